@@ -1,0 +1,1 @@
+"""veriguard: veriguard."""
