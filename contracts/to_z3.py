@@ -1,0 +1,220 @@
+"""Contract -> z3 terms, over a bounded model of list arguments (at most `bound` elements).
+
+Bounded lists make the checks here complete only up to that size; the Nagini proof is the
+unbounded one. z3 is imported when an encoding is built, never at import time.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from contracts import ast as A
+from contracts.check import Contract
+from contracts.signature import Table, element_types
+from contracts.types import BoolT, EnumT, IntT, ListT, RecordT, Scalar, StrT
+
+
+def _z3() -> Any:
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # z3 4.8.7 imports the deprecated pkg_resources
+        import z3
+    return z3
+
+
+class Z3Encoding:
+    """Symbols for every argument plus the contract's clauses as z3 formulas."""
+
+    def __init__(self, contract: Contract, bound: int = 3) -> None:
+        self.z3 = _z3()
+        self.contract = contract
+        self.bound = bound
+        self.scalars: dict[str, Any] = {}
+        self.lists: dict[str, tuple[Any, list[tuple[Any, ...]]]] = {}
+        z3 = self.z3
+        for name, t in contract.signature.flat_params():
+            if isinstance(t, ListT):
+                n = z3.Int(f"len({name})")
+                elems = [tuple(self._const(f"{name}[{i}][{k}]", et) for k, et in enumerate(element_types(t)))
+                         for i in range(bound)]
+                self.lists[name] = (n, elems)
+            else:
+                self.scalars[name] = self._const(name, t)
+
+    def _const(self, name: str, t: Scalar) -> Any:
+        z3 = self.z3
+        if isinstance(t, BoolT):
+            return z3.Bool(name)
+        if isinstance(t, IntT):
+            return z3.Int(name)
+        return z3.String(name)
+
+    def value(self, v: bool | int | str) -> Any:
+        z3 = self.z3
+        if isinstance(v, bool):
+            return z3.BoolVal(v)
+        if isinstance(v, int):
+            return z3.IntVal(v)
+        return z3.StringVal(v)
+
+    # --- the input domain ----------------------------------------------------------------
+    def domain(self) -> Any:
+        """Well-typed inputs: enum values, list sizes within the bound, plus every `assume`."""
+        z3 = self.z3
+        cs = []
+        for name, t in self.contract.signature.flat_params():
+            if isinstance(t, EnumT):
+                cs.append(self._in_enum(self.scalars[name], t))
+            elif isinstance(t, ListT):
+                n, elems = self.lists[name]
+                cs.append(z3.And(n >= 0, n <= self.bound))
+                for i, el in enumerate(elems):
+                    for x, et in zip(el, element_types(t)):
+                        if isinstance(et, EnumT):
+                            cs.append(z3.Implies(i < n, self._in_enum(x, et)))
+        cs += [self.expr(d.body) for d in self.contract.assumes]
+        return z3.And(cs) if cs else z3.BoolVal(True)
+
+    def _in_enum(self, x: Any, t: EnumT) -> Any:
+        return self.z3.Or([x == self.z3.StringVal(v) for v in t.values])
+
+    # --- clauses ---------------------------------------------------------------------------
+    def holds(self, rule_id: str) -> Any:
+        d = self.contract.rule(rule_id)
+        assert d is not None
+        return self.expr(d.body)
+
+    def allowed(self) -> Any:
+        return self.z3.And([self.expr(d.body) for d in self.contract.rules] or [self.z3.BoolVal(True)])
+
+    def is_denied(self, item: tuple[Any, ...]) -> Any:
+        """`item` is reported as denied: it is an element of an item rule's list that fails it."""
+        z3 = self.z3
+        cases = []
+        for r in self.contract.item_rules():
+            n, elems = self.lists[r.quant.source]
+            for i, el in enumerate(elems):
+                env = dict(zip(r.quant.names, el))
+                same = z3.And([a == b for a, b in zip(el, item)])
+                cases.append(z3.And(i < n, same, z3.Not(self.expr(r.quant.body, env))))
+        return z3.Or(cases) if cases else z3.BoolVal(False)
+
+    def expr(self, e: A.Expr, env: dict[str, Any] | None = None) -> Any:
+        z3 = self.z3
+        env = env or {}
+
+        def sub(x: A.Expr) -> Any:
+            return self.expr(x, env)
+
+        if isinstance(e, A.Lit):
+            return self.value(e.value)
+        if isinstance(e, A.Var):
+            return env[e.path[0]] if e.binding == "bound" else self.scalars[e.flat]
+        if isinstance(e, A.Not):
+            return z3.Not(sub(e.operand))
+        if isinstance(e, A.BoolOp):
+            return (z3.And if e.op == "and" else z3.Or)(sub(e.left), sub(e.right))
+        if isinstance(e, A.Implies):
+            return z3.Implies(sub(e.left), sub(e.right))
+        if isinstance(e, A.Compare):
+            left, right = sub(e.left), sub(e.right)
+            return {"==": lambda: left == right, "!=": lambda: left != right, "<": lambda: left < right,
+                    "<=": lambda: left <= right, ">": lambda: left > right, ">=": lambda: left >= right}[e.op]()
+        if isinstance(e, A.Member):
+            x = sub(e.operand)
+            inside = z3.Or([x == self.value(v.value) for v in e.values])
+            return z3.Not(inside) if e.negated else inside
+        if isinstance(e, A.Arith):
+            return sub(e.left) + sub(e.right) if e.op == "+" else sub(e.left) - sub(e.right)
+        if isinstance(e, A.Neg):
+            return -sub(e.operand)
+        if isinstance(e, A.Call):
+            return self._call(e, env)
+        if isinstance(e, A.Quant):
+            n, elems = self.lists[e.source]
+            parts = []
+            for i, el in enumerate(elems):
+                body = self.expr(e.body, {**env, **dict(zip(e.names, el))})
+                parts.append(z3.Implies(i < n, body) if e.kind == "forall" else z3.And(i < n, body))
+            if e.kind == "forall":
+                return z3.And(parts) if parts else z3.BoolVal(True)
+            return z3.Or(parts) if parts else z3.BoolVal(False)
+        if isinstance(e, A.Allowed):
+            return self.allowed()
+        raise TypeError(e)
+
+    def _call(self, e: A.Call, env: dict[str, Any]) -> Any:
+        z3 = self.z3
+        if e.kind == "len":
+            arg = e.args[0]
+            assert isinstance(arg, A.Var)
+            return self.lists[arg.flat][0]
+        if e.kind == "violated":
+            arg = e.args[0]
+            assert isinstance(arg, A.Var)
+            return z3.Not(self.holds(arg.path[0]))
+        if e.kind == "denied":
+            return self.is_denied(tuple(self.expr(a, env) for a in e.args))
+        table = self.contract.signature.table(e.name)
+        assert table is not None
+        return self.table(table, [self.expr(a, env) for a in e.args])
+
+    def table(self, t: Table, args: list[Any]) -> Any:
+        z3 = self.z3
+        matches = [(z3.And([a == self.value(k) for a, k in zip(args, key)]), value) for key, value in t.rows]
+        if t.is_relation:
+            return z3.Or([m for m, v in matches if v is True]) if matches else z3.BoolVal(False)
+        out = self.value(t.default)
+        for m, v in reversed(matches):
+            out = z3.If(m, self.value(v), out)
+        return out
+
+    # --- concrete values -------------------------------------------------------------------
+    def bind(self, flat: dict[str, Any]) -> list[tuple[Any, Any]]:
+        """Substitution pairs that fix every symbol to the concrete flat arguments."""
+        pairs = [(sym, self.value(flat[name])) for name, sym in self.scalars.items()]
+        for name, (n, elems) in self.lists.items():
+            items = flat[name]
+            if len(items) > self.bound:
+                raise ValueError(f"{name} has {len(items)} elements; this encoding holds at most {self.bound}")
+            pairs.append((n, self.z3.IntVal(len(items))))
+            for el_syms, item in zip(elems, items):
+                values = item if isinstance(item, tuple) else (item,)
+                pairs += [(s, self.value(v)) for s, v in zip(el_syms, values)]
+        return pairs
+
+    def evaluate(self, term: Any, flat: dict[str, Any]) -> bool:
+        """`term` under concrete arguments; raises if z3 cannot reduce it to true or false."""
+        z3 = self.z3
+        reduced = z3.simplify(z3.substitute(term, *self.bind(flat)))
+        if z3.is_true(reduced):
+            return True
+        if z3.is_false(reduced):
+            return False
+        raise ValueError(f"z3 did not reduce the clause to a constant: {reduced}")
+
+    def arguments(self, model: Any) -> dict[str, Any]:
+        """A z3 model as nested arguments (the shape an agent's extractor produces)."""
+        z3 = self.z3
+
+        def val(sym: Any, t: Scalar) -> Any:
+            v = model.eval(sym, model_completion=True)
+            if isinstance(t, BoolT):
+                return z3.is_true(v)
+            if isinstance(t, IntT):
+                return v.as_long()
+            return v.as_string()
+
+        out: dict[str, Any] = {}
+        for a in self.contract.signature.arguments:
+            if isinstance(a.type, RecordT):
+                out[a.name] = {f: val(self.scalars[f"{a.name}_{f}"], ft) for f, ft in a.type.fields}
+            elif isinstance(a.type, ListT):
+                n, elems = self.lists[a.name]
+                size = model.eval(n, model_completion=True).as_long()
+                types = element_types(a.type)
+                rows = [[val(s, t) for s, t in zip(elems[i], types)] for i in range(size)]
+                out[a.name] = [r if len(types) > 1 else r[0] for r in rows]
+            else:
+                assert isinstance(a.type, (BoolT, IntT, StrT, EnumT))
+                out[a.name] = val(self.scalars[a.name], a.type)
+        return out

@@ -1,0 +1,263 @@
+"""Load a spec file (TOML): check every section and report errors at file:line:col with a fix."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from contracts.ast import Decl, map_positions
+from contracts.check import Contract, check_contract, resolve_type
+from contracts.errors import ContractError, Pos, SpecError
+from contracts.parse import parse_contract, parse_signature, parse_type
+from contracts.runtime_support import ArgumentError, flatten_arguments
+from contracts.schema import argument_schema
+from contracts.signature import Argument, Signature, Table
+from contracts.spec import Example, Spec, VerifySettings
+from contracts.types import EnumT, RecordT, Type, is_scalar
+from synth.tables import load_table
+from synth.tomlpos import key_positions, string_offsets
+
+TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contract", "examples",
+            "extraction", "enforcement", "clarifications", "verify")
+CONTRACT_KEYS = ("rules", "properties")
+EXAMPLE_KEYS = ("name", "args", "allowed", "violations", "denied", "note")
+TABLE_KEYS = ("file", "path", "signature", "default", "doc")
+VERIFY_KEYS = {"nagini_timeout": int, "hypothesis_examples": int, "mutation_threshold": float,
+               "mutants_per_nagini": int, "z3_bound": int}
+
+
+class _Loader:
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.file = str(path)
+        self.text = text
+        self.positions = key_positions(text)
+
+    def pos(self, *key: object) -> Pos:
+        while key:
+            if key in self.positions:
+                return self.positions[key]
+            key = key[:-1]
+        return Pos(1, 1)
+
+    def fail(self, code: str, message: str, key: tuple[object, ...], fix: str = "") -> SpecError:
+        return SpecError(code, message, file=self.file, pos=self.pos(*key), fix=fix)
+
+    def unknown_keys(self, table: dict[str, Any], allowed: tuple[str, ...], where: tuple[object, ...]) -> None:
+        for k in table:
+            if k not in allowed:
+                close = difflib.get_close_matches(k, allowed, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                if where and (k in TOP_KEYS or k in CONTRACT_KEYS):
+                    hint = (f"in TOML every key after a [table] header belongs to that table; move {k!r} "
+                            f"to its own section (e.g. [contract]) or above the first header. ")
+                raise self.fail("spec.unknown_key", f"unknown key {k!r}" + (f" in [{'.'.join(map(str, where))}]"
+                                if where else ""), (*where, k), hint + "allowed: " + ", ".join(allowed))
+
+    def typed(self, value: Any, kind: type, key: tuple[object, ...], what: str) -> Any:
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.fail("spec.type", f"{what} must be a {kind.__name__}, got {type(value).__name__} {value!r}", key)
+        return value
+
+    def relocate(self, err: ContractError, key: tuple[object, ...]) -> ContractError:
+        pos = self.pos(*key)
+        line_offset, col_offset = string_offsets(self.text, pos)
+        located = err.located(self.file, line_offset, col_offset)
+        assert isinstance(located, ContractError)
+        return located
+
+    # --- sections -----------------------------------------------------------------------------
+    def types(self, raw: Any) -> dict[str, Type]:
+        named: dict[str, Type] = {}
+        for name, body in self.typed(raw, dict, ("types",), "[types]").items():
+            key = ("types", name)
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise self.fail("spec.name", f"type name {name!r} is not an identifier", key)
+            if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in ("enum", "record"):
+                raise self.fail("spec.type_decl", f"type {name} must be `{{ enum = [...] }}` or `{{ record = {{...}} }}`",
+                                key, f'e.g. {name} = {{ enum = ["a", "b"] }}')
+            if "enum" in body:
+                values = body["enum"]
+                if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values) \
+                        or len(set(values)) != len(values):
+                    raise self.fail("spec.enum", f"enum {name} needs a non-empty list of distinct strings", key)
+                named[name] = EnumT(name, tuple(values))
+            else:
+                fields = []
+                for fname, ftext in self.typed(body["record"], dict, key, f"record {name}").items():
+                    ft = self.type_text(ftext, named, key, f" (field {name}.{fname})")
+                    if not is_scalar(ft):
+                        raise self.fail("spec.record", f"field {name}.{fname} is {ft}; record fields are scalars", key)
+                    fields.append((fname, ft))
+                named[name] = RecordT(name, tuple(fields))  # type: ignore[arg-type]
+        return named
+
+    def type_text(self, text: Any, named: dict[str, Type], key: tuple[object, ...], where: str = "") -> Type:
+        text = self.typed(text, str, key, "a type")
+        try:
+            return resolve_type(parse_type(text), named, where)
+        except ContractError as e:
+            raise self.relocate(e, key) from None
+
+    def arguments(self, raw: Any, named: dict[str, Type]) -> tuple[Argument, ...]:
+        out = []
+        for name, body in self.typed(raw, dict, ("arguments",), "[arguments]").items():
+            key = ("arguments", name)
+            if not re.fullmatch(r"[a-z_][A-Za-z0-9_]*", name):
+                raise self.fail("spec.name", f"argument name {name!r} must be a lower-case identifier", key)
+            doc = ""
+            if isinstance(body, dict):
+                self.unknown_keys(body, ("type", "doc"), key)
+                doc = str(body.get("doc", ""))
+                body = body.get("type")
+            out.append(Argument(name, self.type_text(body, named, key), doc, self.pos(*key)))
+        if not out:
+            raise self.fail("spec.arguments", "[arguments] is empty", ("arguments",), "declare the policy's inputs")
+        return tuple(out)
+
+    def tables(self, raw: Any, named: dict[str, Type]) -> tuple[Table, ...]:
+        out = []
+        for name, body in self.typed(raw, dict, ("tables",), "[tables]").items():
+            key = ("tables", name)
+            body = self.typed(body, dict, key, f"[tables.{name}]")
+            self.unknown_keys(body, TABLE_KEYS, key)
+            for required in ("file", "signature"):
+                if required not in body:
+                    raise self.fail("spec.table", f"table {name} needs `{required}`", key,
+                                    'e.g. file = "perms.json", signature = "(Role, str) -> bool"')
+            try:
+                raw_params, raw_result = parse_signature(self.typed(body["signature"], str, (*key, "signature"), "signature"))
+                params = tuple(resolve_type(p, named) for p in raw_params)
+                result = resolve_type(raw_result, named)
+            except ContractError as e:
+                raise self.relocate(e, (*key, "signature")) from None
+            if not all(is_scalar(t) for t in (*params, result)):
+                raise self.fail("spec.table", f"table {name}: parameters and result must be scalars", (*key, "signature"))
+            file = self.path.parent / self.typed(body["file"], str, (*key, "file"), "file")
+            out.append(load_table(name, file, params, result, path=str(body.get("path", "")),  # type: ignore[arg-type]
+                                  default=body.get("default"), doc=str(body.get("doc", "")), pos=self.pos(*key)))
+        return tuple(out)
+
+    def contract(self, sig: Signature, rules: str, properties: str) -> Contract:
+        decls: list[Decl] = []
+        for section, text in (("rules", rules), ("properties", properties)):
+            try:
+                parsed = parse_contract(text)
+            except ContractError as e:
+                raise self.relocate(e, ("contract", section)) from None
+            key = ("contract", section)
+            line_offset, col_offset = string_offsets(self.text, self.pos(*key)) if key in self.positions else (0, 0)
+            for d in parsed:
+                d = map_positions(d, lambda p: p.shifted(line_offset, col_offset) if p.line else p)  # type: ignore[assignment]
+                if (section == "rules") == (d.kind == "property"):
+                    raise ContractError("spec.misplaced", f"{d.kind} {d.id!r} belongs in "
+                                        f"{'properties' if d.kind == 'property' else 'rules'}", file=self.file,
+                                        pos=d.pos, fix="rules and assumptions go in `rules`, properties in `properties`")
+                decls.append(d)
+        try:
+            contract = check_contract(sig, decls, text=rules + "\n" + properties)
+        except ContractError as e:
+            located = e.located(self.file)
+            assert isinstance(located, ContractError)
+            raise located from None
+        if not contract.rules:
+            raise self.fail("spec.no_rules", "[contract] rules declares no rule", ("contract", "rules"),
+                            'add e.g. rule adult "Users must be adults": user.age >= 18')
+        return contract
+
+    def examples(self, raw: Any, sig: Signature, contract: Contract | None) -> tuple[Example, ...]:
+        out = []
+        schema = argument_schema(sig)
+        rule_ids = {d.id for d in contract.rules} if contract else set()
+        for i, ex in enumerate(self.typed(raw, list, ("examples",), "examples")):
+            key = ("examples", i)
+            ex = self.typed(ex, dict, key, f"example {i + 1}")
+            self.unknown_keys(ex, EXAMPLE_KEYS, key)
+            name = str(ex.get("name", f"example {i + 1}"))
+            if "args" not in ex or "allowed" not in ex:
+                raise self.fail("spec.example", f"example {name!r} needs `args` and `allowed`", key)
+            try:
+                flatten_arguments(schema, ex["args"])
+            except ArgumentError as e:
+                raise self.fail("spec.example_args", f"example {name!r}: {e}", (*key, "args"),
+                                "give every argument, with the declared type") from None
+            allowed = self.typed(ex["allowed"], bool, (*key, "allowed"), "allowed")
+            violations = ex.get("violations")
+            if violations is not None:
+                for v in self.typed(violations, list, (*key, "violations"), "violations"):
+                    if v not in rule_ids:
+                        raise self.fail("spec.example", f"example {name!r}: {v!r} is not a rule id", (*key, "violations"),
+                                        "rule ids: " + ", ".join(sorted(rule_ids)))
+                violations = tuple(violations)
+            denied = ex.get("denied")
+            if denied is not None:
+                denied = tuple(tuple(d) if isinstance(d, list) else d
+                               for d in self.typed(denied, list, (*key, "denied"), "denied"))
+            out.append(Example(name, ex["args"], allowed, violations, denied, self.pos(*key)))
+        return tuple(out)
+
+    def settings(self, raw: Any) -> VerifySettings:
+        raw = self.typed(raw, dict, ("verify",), "[verify]")
+        self.unknown_keys(raw, tuple(VERIFY_KEYS), ("verify",))
+        values = {k: self.typed(v, VERIFY_KEYS[k], ("verify", k), k) for k, v in raw.items()}
+        return VerifySettings(**values)
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and check a spec; raises SpecError (file:line:col, the value, the fix)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise SpecError("spec.file", f"cannot read {path}: {e.strerror}", file=str(path),
+                        fix="check the path") from None
+    try:
+        text = data.decode("utf-8")
+        raw = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise SpecError("spec.encoding", "the spec is not UTF-8 text", file=str(path)) from None
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
+        pos = Pos(int(m.group(1)), int(m.group(2))) if m else Pos(0, 0)
+        raise SpecError("spec.toml", re.sub(r"\s*\(at line.*\)", "", str(e)), file=str(path), pos=pos,
+                        fix="fix the TOML syntax (strings in double quotes, one key per line)") from None
+    ld = _Loader(path, text)
+    ld.unknown_keys(raw, TOP_KEYS, ())
+    request = raw.get("request")
+    if not isinstance(request, str) or not request.strip():
+        raise ld.fail("spec.request", "the spec needs a `request`: what the agent must never do, in words", ("request",),
+                      'add request = """..."""')
+    name = ld.typed(raw.get("name", path.stem), str, ("name",), "name")
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise ld.fail("spec.name", f"spec name {name!r} must be lower-case letters, digits and _", ("name",))
+    named = ld.types(raw.get("types", {}))
+    contract_raw = ld.typed(raw.get("contract", {}), dict, ("contract",), "[contract]")
+    ld.unknown_keys(contract_raw, CONTRACT_KEYS, ("contract",))
+    formal = "rules" in contract_raw
+    if formal and "arguments" not in raw:
+        raise ld.fail("spec.arguments", "a spec with [contract] rules needs [arguments]", ("contract", "rules"))
+    arguments = ld.arguments(raw["arguments"], named) if "arguments" in raw else ()
+    tables = ld.tables(raw.get("tables", {}), named)
+    sig = Signature(tuple(named.items()), arguments, tables)
+    rules_text = ld.typed(contract_raw.get("rules", ""), str, ("contract", "rules"), "rules")
+    properties_text = ld.typed(contract_raw.get("properties", ""), str, ("contract", "properties"), "properties")
+    contract = ld.contract(sig, rules_text, properties_text) if formal else None
+    examples = ld.examples(raw.get("examples", []), sig, contract) if arguments else ()
+    if contract is not None and any(e.denied for e in examples) and contract.denied_element() is None:
+        raise ld.fail("spec.example", "an example lists denied items but no rule denies items", ("examples",))
+    files = tuple((str(Path(t.source).relative_to(path.parent)) if Path(t.source).is_relative_to(path.parent)
+                   else t.source, hashlib.sha256(Path(t.source).read_bytes()).hexdigest()) for t in tables)
+    offsets = {s: string_offsets(text, ld.pos("contract", s)) for s in CONTRACT_KEYS if ("contract", s) in ld.positions}
+    return Spec(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
+                agent=ld.typed(raw.get("agent", {}), dict, ("agent",), "[agent]"), signature=sig, contract=contract,
+                rules_text=rules_text, properties_text=properties_text, examples=examples,
+                extraction=ld.typed(raw.get("extraction", {}), dict, ("extraction",), "[extraction]"),
+                enforcement=ld.typed(raw.get("enforcement", {}), dict, ("enforcement",), "[enforcement]"),
+                clarifications=ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]"),
+                settings=ld.settings(raw.get("verify", {})), files=files, contract_offsets=offsets)
+

@@ -1,0 +1,128 @@
+"""Constant tables beside a spec (JSON or CSV) -> `Table` values."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from contracts.errors import Pos, SpecError
+from contracts.signature import Table, Value
+from contracts.types import BoolT, EnumT, IntT, Scalar
+
+
+def _line_of(raw: str, value: object) -> Pos:
+    needle = json.dumps(value) if isinstance(value, str) else str(value)
+    idx = raw.find(needle)
+    if idx < 0:
+        return Pos(0, 0)
+    line = raw.count("\n", 0, idx) + 1
+    return Pos(line, idx - (raw.rfind("\n", 0, idx) + 1) + 1)
+
+
+class _Reader:
+    def __init__(self, name: str, file: Path, raw: str, params: tuple[Scalar, ...], result: Scalar) -> None:
+        self.name, self.file, self.raw, self.params, self.result = name, file, raw, params, result
+
+    def fail(self, message: str, value: object, fix: str) -> SpecError:
+        return SpecError("spec.table", f"table {self.name}: {message}", file=str(self.file),
+                         pos=_line_of(self.raw, value), fix=fix)
+
+    def convert(self, value: Any, t: Scalar, what: str) -> Value:
+        if isinstance(t, BoolT):
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("true", "false"):
+                return value.lower() == "true"
+            raise self.fail(f"{what} {value!r} is not a bool", value, "write true or false")
+        if isinstance(t, IntT):
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                return int(value)
+            raise self.fail(f"{what} {value!r} is not an integer", value, "write a whole number")
+        if not isinstance(value, str):
+            raise self.fail(f"{what} {value!r} is not a string", value, "quote it")
+        if isinstance(t, EnumT) and value not in t.values:
+            raise self.fail(f"{what} {value!r} is not a value of {t.name}", value,
+                            f"use one of {', '.join(map(repr, t.values))}, or add it to the enum")
+        return value
+
+    def key(self, parts: list[Any]) -> tuple[Value, ...]:
+        return tuple(self.convert(v, t, f"key {i + 1}") for i, (v, t) in enumerate(zip(parts, self.params)))
+
+    def from_nested(self, data: Any, prefix: list[Any]) -> list[tuple[tuple[Value, ...], Value]]:
+        depth = len(prefix)
+        relation = isinstance(self.result, BoolT)
+        if depth == len(self.params) - 1 and relation and isinstance(data, list):
+            return [(self.key(prefix + [v]), True) for v in data]
+        if depth == len(self.params):
+            return [(self.key(prefix), self.convert(data, self.result, "value"))]
+        if not isinstance(data, dict):
+            raise self.fail(f"expected an object keyed by parameter {depth + 1} ({self.params[depth]}), got {data!r}",
+                            data, "nest one object level per parameter; a relation's last level may be a list")
+        rows = []
+        for k, v in data.items():
+            if k.startswith("_"):
+                continue  # notes such as "_note"
+            rows += self.from_nested(v, prefix + [k])
+        return rows
+
+    def from_rows(self, rows: list[list[Any]]) -> list[tuple[tuple[Value, ...], Value]]:
+        n = len(self.params)
+        relation = isinstance(self.result, BoolT)
+        out = []
+        for row in rows:
+            if relation and len(row) == n:
+                out.append((self.key(row), True))
+            elif len(row) == n + 1:
+                out.append((self.key(row[:n]), self.convert(row[n], self.result, "value")))
+            else:
+                raise self.fail(f"row {row!r} has {len(row)} columns, expected {n}" + ("" if not relation else
+                                f" (or {n + 1} with a result)"), row[0] if row else row, "fix the row")
+        return out
+
+
+def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar, *, path: str = "",
+               default: Value | None = None, doc: str = "", pos: Pos = Pos(0, 0)) -> Table:
+    """Read `file` (JSON nested objects / row lists, or CSV with a header) into a Table."""
+    try:
+        raw = file.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SpecError("spec.table_file", f"table {name}: cannot read {file}: {e.strerror}", pos=pos,
+                        fix="put the file beside the spec and give its path relative to the spec") from None
+    reader = _Reader(name, file, raw, params, result)
+    if file.suffix.lower() == ".csv":
+        rows = list(csv.reader(io.StringIO(raw)))
+        rows = [r for r in rows[1:] if r and not r[0].startswith("#")]  # first row is the header
+        data_rows = reader.from_rows(rows)
+    else:
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise SpecError("spec.table_json", f"table {name}: {e.msg}", file=str(file), pos=Pos(e.lineno, e.colno),
+                            fix="fix the JSON syntax") from None
+        for part in filter(None, path.split(".")):
+            if not isinstance(data, dict) or part not in data:
+                raise SpecError("spec.table_path", f"table {name}: key {part!r} not found in {file.name}", pos=pos,
+                                fix="set `path` to the dotted key that holds the table, or remove it")
+            data = data[part]
+        data_rows = reader.from_rows(data) if isinstance(data, list) and data and isinstance(data[0], list) \
+            else reader.from_nested(data, [])
+    if isinstance(result, BoolT):
+        default_value: Value = False if default is None else default
+    elif default is None:
+        raise SpecError("spec.table_default", f"table {name} returns {result}; it needs a `default` for missing keys",
+                        pos=pos, fix="add e.g. `default = 0` to the table")
+    else:
+        default_value = reader.convert(default, result, "default")
+    seen: dict[tuple[Value, ...], Value] = {}
+    for key, value in data_rows:
+        if key in seen and seen[key] != value:
+            raise reader.fail(f"key {key!r} has two values ({seen[key]!r} and {value!r})", key[0], "keep one")
+        seen[key] = value
+    rows = tuple(sorted(seen.items(), key=repr))
+    if not rows:
+        raise SpecError("spec.table_empty", f"table {name} has no rows", file=str(file), fix="fill the table")
+    return Table(name, params, result, rows, default_value, doc, str(file), pos)

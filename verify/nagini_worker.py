@@ -1,0 +1,207 @@
+"""The Nagini worker process: one JVM, one verification at a time, JSON lines in and out.
+
+Run as `python -m verify.nagini_worker` by `verify.nagini.NaginiWorker`, never imported by
+the rest of the product. Requests on stdin: {"id", "path", "timeout", "counterexample"}.
+Replies on the original stdout (the JVM's own output is sent to stderr):
+{"id", "status": "proved"|"failed"|"timeout"|"translation_error"|"crash", "errors": [...], "seconds"}.
+Two fixes over stock Nagini 1.3.1 (notes/nagini.md 1.6, 1.7): strings in counterexamples are
+decoded to their values, and a Silicon timeout is a result instead of a crash.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+PROTOCOL_FD: Any = None
+
+
+def _reply(obj: dict[str, Any]) -> None:
+    PROTOCOL_FD.write(json.dumps(obj) + "\n")
+    PROTOCOL_FD.flush()
+
+
+def _start_jvm() -> Any:
+    import jpype
+    from nagini_translation.lib import config
+    from nagini_translation.lib.jvmaccess import JVM
+    import nagini_translation.main as nmain
+
+    heap = os.environ.get("VERIGUARD_JVM_HEAP", "768m")
+    jpype.startJVM(jpype.getDefaultJVMPath(), "-Djava.class.path=" + config.classpath, "-Xss32m",
+                   f"-Xmx{heap}", "-XX:+UseSerialGC", convertStrings=True)
+    jvm = JVM(config.classpath)
+    nmain.sil_programs = nmain.load_sil_files(jvm, 8)
+    _patch_string_decoding()
+    return jvm
+
+
+def _patch_string_decoding() -> None:
+    from nagini_translation.models import converter as conv
+
+    def decode(model: Any, ref: Any) -> str | None:
+        vals = model.get("str___val__")
+        if not isinstance(vals, dict):
+            return None
+        seq = vals.get(("$Snap.unit", ref)) or vals.get((ref,))
+        if seq is None or seq == "#unspecified":
+            return None
+        n = model.get("Seq_length", {}).get((seq,))
+        if n is None:
+            return None
+        idx = model.get("Seq_index", {})
+        return "".join("?" if idx.get((seq, str(i))) is None else chr(int(idx[(seq, str(i))])) for i in range(int(n)))
+
+    original = conv.Converter.convert_value
+
+    def convert_value(self: Any, val: Any, t: Any, name: Any = None) -> Any:
+        if getattr(t, "python_class", None) is not None and t.python_class.name == "str":
+            decoded = decode(self.model, val)
+            if decoded is not None:
+                return repr(decoded)
+        return original(self, val, t, name)
+
+    conv.Converter.convert_value = convert_value
+
+
+def _function_at(path: str, line: int) -> str:
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())
+    except (OSError, SyntaxError):
+        return ""
+    best = ""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            best = node.name
+    return best
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    return str(value)
+
+
+def _error_dict(e: Any, path: str, lines: list[str]) -> dict[str, Any]:
+    pos = e.position
+    in_file = bool(pos.file_name) and os.path.basename(str(pos.file_name)) == os.path.basename(path)
+    line = pos.line if in_file else 0
+    model = e._inputs
+    counterexample = None
+    if model is not None:
+        counterexample = {"inputs": _plain(model.input_store or {}), "final": _plain(model.current_store or {}),
+                          "heap": _plain(model.heap or {}), "old_heap": _plain(model.old_heap or {})}
+    return {"file": str(pos.file_name), "code": e.full_id, "message": e.message, "reason": e.reason.string(False), "line": line,
+            "col": (pos.column + 1) if in_file else 0, "function": _function_at(path, line) if line else "",
+            "source": lines[line - 1].strip() if 0 < line <= len(lines) else "",
+            "branch_conditions": list(e.bcs or []), "counterexample": counterexample}
+
+
+def _translation_error(exc: BaseException, path: str, lines: list[str]) -> dict[str, Any]:
+    from nagini_translation.lib.errors import rules  # noqa: F401  (loads the catalogue)
+    from nagini_translation.lib.typeinfo import TypeException
+    from nagini_translation.lib.util import InvalidProgramException, UnsupportedException
+
+    if isinstance(exc, TypeException):
+        msgs = [str(m) for m in exc.messages]
+        line = 0
+        for m in msgs:
+            parts = m.split(":")
+            if len(parts) > 2 and parts[1].isdigit():
+                line = int(parts[1])
+                break
+        return {"code": "translation.type", "message": "; ".join(msgs)[:2000], "line": line, "col": 0,
+                "function": _function_at(path, line) if line else "",
+                "source": lines[line - 1].strip() if 0 < line <= len(lines) else ""}
+    node = getattr(exc, "node", None)
+    line = getattr(node, "lineno", 0) or 0
+    if isinstance(exc, UnsupportedException):
+        code, message = "translation.unsupported", str(exc.args[0]) if exc.args else "unsupported construct"
+    elif isinstance(exc, InvalidProgramException):
+        code, message = f"translation.invalid.{exc.code}", exc.message or exc.code
+    else:
+        code, message = "translation.crash", f"{type(exc).__name__}: {exc}"
+    return {"code": code, "message": message, "line": line, "col": (getattr(node, "col_offset", 0) or 0) + 1,
+            "function": _function_at(path, line) if line else "",
+            "source": lines[line - 1].strip() if 0 < line <= len(lines) else ""}
+
+
+def verify(jvm: Any, path: str, timeout: int, counterexample: bool) -> dict[str, Any]:
+    from nagini_translation.lib import config
+    from nagini_translation.lib.errors import error_manager  # noqa: F401
+    import nagini_translation.main as nmain
+    from nagini_translation.verifier import Failure, Silicon
+
+    lines = open(path, encoding="utf-8").read().splitlines()
+    config.obligation_config._info.pop("disable_all", None)  # translate() switches it on for good; reset per file
+    try:
+        translated = nmain.translate(path, jvm, 8, counterexample=counterexample)
+    except Exception as exc:  # translator crashes on some unsupported syntax (e.g. string slicing)
+        return {"status": "translation_error", "errors": [_translation_error(exc, path, lines)]}
+    if translated is None:
+        return {"status": "translation_error", "errors": [{"code": "translation.type", "message": "type check failed",
+                                                          "line": 0, "col": 0, "function": "", "source": ""}]}
+    modules, prog = translated
+    args = [f"--timeout={timeout}", "--numberOfErrorsToReport=0"]
+    sil = Silicon(jvm, path, args, counterexample, False)
+    try:
+        raw = sil.silicon.verify(prog)
+    finally:
+        sil.stop()
+    if not isinstance(raw, jvm.viper.silver.verifier.Failure):
+        return {"status": "proved", "errors": []}
+    it = raw.errors().toIterator()
+    errs = []
+    while it.hasNext():
+        errs.append(it.next())
+    timeouts = [e for e in errs if isinstance(e, jvm.viper.silver.verifier.TimeoutOccurred)]
+    others = [e for e in errs if not isinstance(e, jvm.viper.silver.verifier.TimeoutOccurred)]
+    converted = [_error_dict(e, path, lines) for e in Failure(others, jvm, modules, False).errors] if others else []
+    unique = []
+    for e in converted:
+        key = (e["code"], e["line"], e["reason"], json.dumps(e["counterexample"], sort_keys=True))
+        if key not in [(u["code"], u["line"], u["reason"], json.dumps(u["counterexample"], sort_keys=True)) for u in unique]:
+            unique.append(e)
+    if timeouts:
+        return {"status": "timeout", "errors": unique,
+                "message": f"Silicon timed out after {timeout} s (" + str(timeouts[0].readableMessage()) + ")"}
+    return {"status": "failed", "errors": unique}
+
+
+def main() -> None:
+    global PROTOCOL_FD
+    PROTOCOL_FD = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything the JVM or Nagini prints goes to stderr, never into the protocol
+    sys.stdout = sys.stderr
+    started = time.monotonic()
+    try:
+        jvm = _start_jvm()
+    except Exception as exc:
+        _reply({"id": "start", "status": "crash", "errors": [{"code": "worker.start", "message": repr(exc)}]})
+        return
+    _reply({"id": "start", "status": "ready", "seconds": round(time.monotonic() - started, 3), "pid": os.getpid()})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        t0 = time.monotonic()
+        try:
+            res = verify(jvm, req["path"], int(req.get("timeout", 60)), bool(req.get("counterexample", True)))
+        except Exception as exc:
+            res = {"status": "crash", "errors": [{"code": "worker.crash", "message": f"{type(exc).__name__}: {exc}",
+                                                  "trace": traceback.format_exc()[-4000:]}]}
+        res["id"] = req.get("id")
+        res["seconds"] = round(time.monotonic() - t0, 3)
+        _reply(res)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""The audit report (report.md), rendered from a certificate and the run's figures."""
+from __future__ import annotations
+
+from typing import Any
+
+from verify import counterexample as cx
+
+
+def _table(rows: list[list[str]], head: list[str]) -> str:
+    esc = [[str(c).replace("|", "\\|").replace("\n", " ") for c in r] for r in rows]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in esc]
+    return "\n".join(lines)
+
+
+def render(cert: dict[str, Any], run: dict[str, Any]) -> str:
+    name = cert["policy"]
+    status = cert["status"]
+    out = [f"# Policy `{name}`: {status}", ""]
+    verdict_line = ("Every gate passed: Nagini proved the policy against its complete contract and every property."
+                    if cert["fully_proved"] else "**Not every gate passed: this policy is not certified.** "
+                    "The loader refuses it unless told explicitly to accept it.")
+    out += [verdict_line, "", f"Synthesized {cert['synthesized_at']} by the {cert['path']} path.", ""]
+    out += ["## Request", "", cert.get("request", "").strip(), ""]
+    agent = cert.get("agent") or {}
+    if agent.get("description"):
+        out += ["## Agent", "", str(agent["description"]).strip(), ""]
+    out += ["## Rules (the contract)", "", "A request is denied exactly when a rule fails; the decision names every "
+            "failed rule and every denied item.", "", "```", cert["contract_text"]["rules"], "```", ""]
+    out += ["## What was proved", ""]
+    proof = cert.get("proof") or {}
+    out.append(f"- Nagini: **{proof.get('verdict', 'NOT RUN')}**" + (f" ({proof['detail']})" if proof.get("detail") else ""))
+    out.append("- Proved for every input in the domain (unbounded lists): the policy allows exactly when every rule "
+               "holds, reports exactly the violated rules, and reports exactly the failing items."
+               if proof.get("verdict") == "PROVED" else "- The policy's contract is **not** proved; see below.")
+    props = cert.get("properties") or []
+    if props:
+        out += ["", "Properties (requirements stated independently of the rules):", ""]
+        out.append(_table([[p["id"], p["message"], p["nagini"],
+                            {True: "yes", False: "no", None: "unknown"}.get(p["z3_follows_from_rules"], "?")]
+                           for p in props], ["property", "requirement", "Nagini", "follows from the rules (z3)"]))
+        out += ["", "```", cert["contract_text"]["properties"], "```"]
+    diags = proof.get("diagnostics") or []
+    if diags:
+        out += ["", "### Not proved", ""]
+        for d in diags:
+            where = f"line {d['line']} of policy_verified.py, function `{d['function']}`" if d.get("line") else d.get("file", "")
+            out.append(f"- **{d.get('clause') or d['code']}** ({d['code']}) at {where}: {d['message']}")
+            if d.get("counterexample"):
+                out.append(f"  - counterexample: {cx.render(d['counterexample'])}"
+                           + {True: " (reproduced on the policy)", False: " (does not reproduce)"}.get(d.get("confirmed"), ""))
+    out += ["", "## Gates", ""]
+    out.append(_table([[g["name"], "passed" if g["passed"] else "FAILED", g["summary"]] for g in cert["gates"]],
+                      ["gate", "result", "figures"]))
+    for g in cert["gates"]:
+        if g["name"] == "examples" and g.get("results"):
+            out += ["", "### Examples", ""]
+            out.append(_table([[r["name"], "pass" if r["passed"] else "FAIL", r.get("error", "")] for r in g["results"]],
+                              ["example", "result", "detail"]))
+        if g["name"] == "contract (z3)":
+            out += ["", f"### Contract checks (z3, lists up to {g.get('bound')} items)", ""]
+            out.append(_table([[f["check"], f["subject"], {True: "ok", False: "FAILED", None: "unknown"}[f["ok"]],
+                                f["message"]] for f in g.get("findings", [])], ["check", "subject", "result", "detail"]))
+    mut = cert.get("mutation") or {}
+    if mut:
+        out += ["", "### Mutation", "", f"Score {mut.get('score')} ({mut.get('killed')}/{mut.get('total')} mutants "
+                f"killed: {mut.get('by_tests')} by tests, {mut.get('by_proof')} by proof; threshold {mut.get('threshold')})."]
+        for s in mut.get("survivors", []):
+            out.append(f"- survived: mutant {s['id']} ({s['operator']}, line {s['line']}): {s['change']}"
+                       + (f" — {s['note']}" if s.get("note") else ""))
+    if cert.get("assumptions"):
+        out += ["", "## Assumptions made during synthesis", ""]
+        out += [f"- {a.get('question', '')}: **{a.get('answer', '')}** ({a.get('why', '')})" for a in cert["assumptions"]]
+    out += ["", "## Hashes and tools", ""]
+    h = cert["hashes"]
+    rows = [["spec", h["spec"]], ["contract", h["contract"]], ["verified source", h["verified_source"]],
+            ["policy.py", h["policy"]]] + [[f"table {k}", v] for k, v in h.get("tables", {}).items()]
+    if cert.get("transcript"):
+        rows.append(["transcript", cert["transcript"].get("hash", "")])
+    out.append(_table(rows, ["artifact", "sha256"]))
+    out += ["", "Tools: " + ", ".join(f"{k} {v}" for k, v in sorted(cert.get("tools", {}).items())), ""]
+    if run:
+        out += ["## This run", ""]
+        out += [f"- total {run.get('seconds', 0):.1f} s; " + ", ".join(f"{k} {v:.1f} s" for k, v in
+                                                                     run.get("gate_seconds", {}).items())]
+        if run.get("worker_peak_rss_mb"):
+            out.append(f"- verifier worker peak memory {run['worker_peak_rss_mb']:.0f} MB")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,268 @@
+"""The `veriguard` command. Only this module (and verify.report) prints."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from contracts.errors import VeriguardError
+
+EXIT_CODES = """exit codes:
+  0  success: every gate passed / proved / decided
+  1  a gate failed: refuted, not proved, timed out, a test or the mutation score failed
+  2  bad input: a malformed spec, contract, file or argument (the message says where and how to fix it)
+  3  environment: Java, Python 3.12 or the verifier is missing or broken"""
+
+
+class Progress:
+    """Stage lines on stderr with elapsed time, plus a heartbeat while a long step runs."""
+
+    def __init__(self, quiet: bool = False, every: float = 15.0) -> None:
+        self.t0 = time.monotonic()
+        self.quiet = quiet
+        self.every = every
+        self.label = ""
+        self.label_t = self.t0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __call__(self, message: str) -> None:
+        self.label, self.label_t = message.strip(), time.monotonic()
+        if not self.quiet:
+            print(f"[{time.monotonic() - self.t0:6.1f}s] {message}", file=sys.stderr, flush=True)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._beat, daemon=True)
+                self._thread.start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.every):
+            busy = time.monotonic() - self.label_t
+            if busy >= self.every:
+                print(f"[{time.monotonic() - self.t0:6.1f}s]   ... still {self.label} ({busy:.0f} s)",
+                      file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, sort_keys=True, default=str))
+
+
+# --- synth ------------------------------------------------------------------------------------
+def cmd_synth(args: argparse.Namespace) -> int:
+    from synth.compile import compile_policy
+    from synth.freeze import write_build
+    from synth.pipeline import synthesize
+    from synth.specfile import load_spec
+    from verify.nagini import NaginiWorker
+
+    progress = Progress(quiet=args.quiet)
+    out_dir = Path(args.out)
+    summaries: list[dict[str, Any]] = []
+    code = 0
+    worker = NaginiWorker(heap=args.jvm_heap, progress=progress)
+    try:
+        for spec_path in args.specs:
+            try:
+                progress(f"{spec_path}: loading the spec")
+                spec = load_spec(spec_path)
+                compiled = compile_policy(spec)
+                with tempfile.TemporaryDirectory(prefix="veriguard-") as tmp:
+                    result = synthesize(spec, worker, compiled.source, workdir=Path(tmp),
+                                        progress=lambda m, n=spec.name: progress(f"{n}: {m}"),
+                                        mutant_limit=args.mutants)
+                run_info = {"seconds": round(result.seconds, 3),
+                            "gate_seconds": {g.name: round(g.seconds, 3) for g in result.gates},
+                            "worker_peak_rss_mb": round(worker.stats.peak_rss_kb / 1024, 1),
+                            "worker_start_seconds": [round(s, 3) for s in worker.stats.start_seconds]}
+                build, cert = write_build(result, out_dir, run_info=run_info)
+            except VeriguardError as e:
+                print(str(e), file=sys.stderr)
+                summaries.append({"spec": spec_path, "ok": False, "error": e.to_dict()})
+                code = max(code, e.exit_code)
+                if not args.keep_going:
+                    break
+                continue
+            summaries.append({"spec": spec_path, "policy": spec.name, "ok": result.ok, "status": cert["status"],
+                              "build": str(build), "seconds": round(result.seconds, 1),
+                              "gates": [g.to_dict() for g in result.gates], "properties": cert["properties"],
+                              "proof": cert["proof"]})
+            if not args.json:
+                _print_synth(summaries[-1], cert)
+            if not result.ok:
+                code = max(code, 1)
+    except KeyboardInterrupt:
+        print("interrupted: no build was left half-written", file=sys.stderr)
+        return 130
+    finally:
+        worker.close()
+        progress.stop()
+    if args.json:
+        _print_json({"ok": code == 0, "exit_code": code, "results": summaries})
+    return code
+
+
+def _print_synth(s: dict[str, Any], cert: dict[str, Any]) -> None:
+    mark = "PROVED" if s["ok"] else "FAILED"
+    print(f"\n{s['policy']}: {mark} in {s['seconds']} s -> {s['build']}")
+    for g in s["gates"]:
+        print(f"  {'ok ' if g['passed'] else 'FAIL'} {g['name']:<24} {g['summary']}")
+    for p in cert["properties"]:
+        print(f"  property {p['id']}: {p['nagini']}  ({p['message']})")
+    for d in (cert.get("proof") or {}).get("diagnostics", []):
+        from verify import counterexample as cx
+        print(f"  not proved: {d.get('clause') or d['code']} in {d.get('function')} (line {d.get('line')})")
+        if d.get("counterexample"):
+            print(f"    counterexample: {cx.render(d['counterexample'])}")
+
+
+# --- verify -----------------------------------------------------------------------------------
+def cmd_verify(args: argparse.Namespace) -> int:
+    from verify import counterexample as cx
+    from verify.nagini import NaginiWorker
+    from verify.proof import from_worker
+    from verify.verdicts import Verdict
+
+    progress = Progress(quiet=args.quiet or args.json)
+    code = 0
+    results = []
+    with NaginiWorker(heap=args.jvm_heap, progress=progress) as worker:
+        for f in args.files:
+            path = Path(f)
+            if not path.is_file() or path.suffix != ".py":
+                print(f"{f}: error[verify.input]: not a Python file\n  fix: pass a .py file with Nagini "
+                      "annotations", file=sys.stderr)
+                code = max(code, 2)
+                continue
+            progress(f"verifying {f}")
+            result = from_worker(worker.verify_file(path, timeout=args.timeout), file=str(path))
+            results.append({"file": f, **result.to_dict()})
+            if result.verdict is not Verdict.PROVED:
+                code = max(code, 1)
+            if not args.json:
+                print(f"{f}: {result.verdict.value}" + (f" ({result.detail})" if result.detail else "")
+                      + f" in {result.seconds:.1f} s")
+                for d in result.diagnostics:
+                    where = f"{f}:{d.line}:{d.col}" if d.line else f
+                    print(f"  {where}: {d.code}: {d.message}" + (f" [{d.function}]" if d.function else ""))
+                    if d.source:
+                        print(f"    {d.source}")
+                    if d.counterexample:
+                        print(f"    counterexample: {cx.render(d.counterexample)}")
+    progress.stop()
+    if args.json:
+        _print_json({"ok": code == 0, "exit_code": code, "results": results})
+    return code
+
+
+# --- check ------------------------------------------------------------------------------------
+def _json_arg(text: str) -> Any:
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from enforce.loader import PolicyLoadError, load_policy
+
+    try:
+        policy = load_policy(args.build, accept_unproved=args.accept_unproved)
+    except PolicyLoadError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    try:
+        request = _json_arg(args.args)
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"error[check.args]: --args is not valid JSON: {e}\n  fix: pass a JSON object, e.g. "
+              "--args '{\"role\": \"nursing\", ...}' or --args @file.json", file=sys.stderr)
+        return 2
+    try:
+        d = policy.evaluate_checked(request)
+    except ValueError as e:  # ArgumentError: fail closed
+        _print_json({"policy": policy.name, "allowed": False, "violations": [], "denied": [],
+                     "reason": f"fail closed: {e}"})
+        return 2
+    _print_json({"policy": policy.name, "allowed": d.allowed, "violations": list(d.violations),
+                 "denied": [list(x) if isinstance(x, tuple) else x for x in d.denied],
+                 "messages": [policy.rules[v] for v in d.violations], "policy_sha256": policy.sha256,
+                 "certified": policy.trusted})
+    return 0
+
+
+# --- report -----------------------------------------------------------------------------------
+def cmd_report(args: argparse.Namespace) -> int:
+    from verify.report import render
+
+    d = Path(args.build)
+    try:
+        cert = json.loads((d / "certificate.json").read_text(encoding="utf-8"))
+        run = json.loads((d / "run.json").read_text(encoding="utf-8")) if (d / "run.json").exists() else {}
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"error[report.input]: cannot read {d}/certificate.json: {e}\n  fix: pass a build directory made by "
+              "`veriguard synth`", file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json(cert)
+    else:
+        print(render(cert, run))
+    return 0 if cert.get("fully_proved") else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="veriguard", description="Synthesize, prove, freeze and enforce policies for "
+                                "LLM agents.", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name: str, fn: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_, description=help_, epilog=EXIT_CODES,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        sp.set_defaults(fn=fn)
+        return sp
+
+    s = add("synth", cmd_synth, "compile formal specs to policies, prove them, test them and freeze them")
+    s.add_argument("specs", nargs="+", metavar="SPEC", help="spec files (TOML)")
+    s.add_argument("--out", default="build", help="output directory (default: build)")
+    s.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    s.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    s.add_argument("--keep-going", action="store_true", help="continue with the next spec after a bad one")
+    s.add_argument("--mutants", type=int, default=30, help="number of mutants for the mutation score (default 30)")
+    s.add_argument("--jvm-heap", default=None, help="JVM heap of the verifier, e.g. 768m")
+
+    v = add("verify", cmd_verify, "verify Nagini-annotated Python files")
+    v.add_argument("files", nargs="+", metavar="FILE.py")
+    v.add_argument("--timeout", type=int, default=120, help="Silicon timeout in seconds (default 120)")
+    v.add_argument("--json", action="store_true")
+    v.add_argument("--quiet", action="store_true")
+    v.add_argument("--jvm-heap", default=None)
+
+    c = add("check", cmd_check, "decide one request with a frozen policy and print the decision as JSON")
+    c.add_argument("build", metavar="BUILD", help="a build directory, e.g. build/eicu_ac")
+    c.add_argument("--args", required=True, help="the policy arguments as JSON, or @file.json")
+    c.add_argument("--accept-unproved", action="store_true", help="load a policy whose certificate is not PROVED")
+
+    r = add("report", cmd_report, "print the audit report of a build (markdown), or its certificate with --json")
+    r.add_argument("build", metavar="BUILD")
+    r.add_argument("--json", action="store_true")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.fn(args)
+    except VeriguardError as e:
+        print(str(e), file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
