@@ -12,7 +12,7 @@ from contracts.check import Contract
 from contracts.types import BoolT, EnumT, IntT, ListT, RecordT, Scalar, TupleT
 
 
-def _pools(c: Contract) -> tuple[list[str], list[int]]:
+def constant_pools(c: Contract) -> tuple[list[str], list[int]]:
     strs: set[str] = set()
     ints: set[int] = set()
     decls = c.assumes + c.rules + c.properties
@@ -53,7 +53,7 @@ def from_contract(c: Contract, *, max_list: int = 4) -> Any:
     """A strategy of argument dicts for `c` (records as dicts, tuples as lists)."""
     from hypothesis import strategies as st
 
-    strs, ints = _pools(c)
+    strs, ints = constant_pools(c)
 
     def scalar(t: Scalar) -> Any:
         if isinstance(t, BoolT):
@@ -97,7 +97,7 @@ def coverage_inputs(c: Contract, *, limit: int = 3000, bases: int = 12, seed: in
     import random
 
     rng = random.Random(seed)
-    strs, ints = _pools(c)
+    strs, ints = constant_pools(c)
 
     def pool(t: Scalar) -> list[Any]:
         if isinstance(t, BoolT):
@@ -135,7 +135,9 @@ def coverage_inputs(c: Contract, *, limit: int = 3000, bases: int = 12, seed: in
     for a in c.signature.list_arguments():
         assert isinstance(a.type, ListT)
         rows = _row_guided(c, a.name, _arity(a.type))
-        near = {tuple(_other(v) if k == i else x for k, x in enumerate(r)) for r in rows for i, v in enumerate(r)}
+        etypes = a.type.elem.items if isinstance(a.type.elem, TupleT) else (a.type.elem,)
+        near = {tuple(o if k == i else x for k, x in enumerate(r))
+                for r in rows for i, v in enumerate(r) for o in _others(v, etypes[i])}
         elems = [list(e) if isinstance(a.type.elem, TupleT) else e[0] for e in rows + sorted(near - set(rows), key=repr)]
         for e in elems:
             for combo in enum_combos:
@@ -152,13 +154,15 @@ def coverage_inputs(c: Contract, *, limit: int = 3000, bases: int = 12, seed: in
     return out[:limit]
 
 
-def _other(v: Any) -> Any:
-    """A value of the same type as `v` that no contract or table mentions."""
+def _others(v: Any, t: Scalar) -> list[Any]:
+    """Values of `v`'s type near it: every other enum value, or one no contract or table mentions."""
+    if isinstance(t, EnumT):
+        return [x for x in t.values if x != v]
     if isinstance(v, bool):
-        return not v
+        return [not v]
     if isinstance(v, int):
-        return v + 100003
-    return "vg_unlisted"
+        return [v + 100003]
+    return ["vg_unlisted"]
 
 
 def _arity(t: ListT) -> int:

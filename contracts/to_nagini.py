@@ -22,6 +22,8 @@ class NaginiNames:
     length: Callable[[str], str] = lambda name: f"len({name})"
     result: str = RESULT
     bound: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (value text, whole element text)
+    code: bool = False  # True in function bodies: plain Python (no Implies), runnable once contracts are stripped
+    rule_index: dict[str, int] = field(default_factory=dict)  # rule id -> its number in Decision.violations
 
 
 def expr(e: A.Expr, names: NaginiNames = NaginiNames(), depth: int = 0) -> str:
@@ -39,6 +41,8 @@ def expr(e: A.Expr, names: NaginiNames = NaginiNames(), depth: int = 0) -> str:
     if isinstance(e, A.BoolOp):
         return f"({sub(e.left)} {e.op} {sub(e.right)})"
     if isinstance(e, A.Implies):
+        if names.code:
+            return f"((not {sub(e.left)}) or {sub(e.right)})"
         return f"Implies({sub(e.left)}, {sub(e.right)})"
     if isinstance(e, (A.Compare, A.Arith)):
         return f"({sub(e.left)} {e.op} {sub(e.right)})"
@@ -56,7 +60,7 @@ def expr(e: A.Expr, names: NaginiNames = NaginiNames(), depth: int = 0) -> str:
         if e.kind == "violated":
             arg = e.args[0]
             assert isinstance(arg, A.Var)
-            return f"({arg.path[0]!r} in {names.result}.violations)"
+            return f"({names.rule_index[arg.path[0]]} in {names.result}.violations)"
         if e.kind == "denied":
             first = e.args[0]
             assert isinstance(first, A.Var)
@@ -70,7 +74,7 @@ def expr(e: A.Expr, names: NaginiNames = NaginiNames(), depth: int = 0) -> str:
             bound[e.names[0]] = (element, element)
         else:
             bound.update({n: (f"{element}[{k}]", element) for k, n in enumerate(e.names)})
-        inner = NaginiNames(names.table, names.length, names.result, bound)
+        inner = NaginiNames(names.table, names.length, names.result, bound, names.code, names.rule_index)
         body = expr(e.body, inner, depth + 1)
         in_range = f"0 <= {j} and {j} < len({e.source})"
         if e.kind == "forall":

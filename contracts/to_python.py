@@ -99,6 +99,7 @@ class RuntimeChecker:
     """The compiled checker, callable on flat parameters."""
 
     source: str
+    rule_ids: list[str]
     assumes: Callable[..., list[str]]
     spec_decision: Callable[..., tuple[bool, list[str], list[Any]]]
     failed_properties: Callable[..., list[str]]
@@ -108,5 +109,5 @@ def compile_checker(c: Contract) -> RuntimeChecker:
     source = checker_source(c)
     namespace: dict[str, Any] = {}
     exec(compile(source, "<contract>", "exec"), namespace)  # our own compiler's output, no user code
-    return RuntimeChecker(source, namespace["vg_assumes"], namespace["vg_spec_decision"],
+    return RuntimeChecker(source, [d.id for d in c.rules], namespace["vg_assumes"], namespace["vg_spec_decision"],
                           namespace["vg_failed_properties"])

@@ -43,8 +43,9 @@ class CompiledPolicy:
     property_functions: tuple[str, ...] = field(default=())
 
 
-def _names() -> to_nagini.NaginiNames:
-    return to_nagini.NaginiNames(table=lambda n: f"table_{n}", length=lambda n: f"len({n})")
+def _names(c: Contract) -> to_nagini.NaginiNames:
+    return to_nagini.NaginiNames(table=lambda n: f"table_{n}", length=lambda n: f"len({n})",
+                                 rule_index={d.id: k for k, d in enumerate(c.rules)})
 
 
 def _free_vars(e: A.Expr) -> list[str]:
@@ -127,7 +128,7 @@ class _Compiler:
     def rule(self, d: A.Decl) -> str:
         params = _free_vars(d.body)
         sig = ", ".join(f"{p}: {self.ptype(p)}" for p in params)
-        names = to_nagini.NaginiNames(table=lambda n: f"table_{n}", length=lambda n: f"len_{n}")
+        names = to_nagini.NaginiNames(table=lambda n: f"table_{n}", length=lambda n: f"len_{n}", code=True)
         return (f"@Pure\ndef rule_{d.id}({sig}) -> bool:\n    \"\"\"{_doc(d.message)}\"\"\"\n    Decreases(None)\n"
                 f"    return {to_nagini.expr(d.body, names)}\n")
 
@@ -139,7 +140,7 @@ class _Compiler:
         fixed = [v for v in _free_vars(q.body)]
         elems = [f"e{k}" for k in range(len(etypes))]
         names = to_nagini.NaginiNames(table=lambda n: f"table_{n}", length=lambda n: f"len_{n}",
-                                      bound={n: (e, e) for n, e in zip(q.names, elems)})
+                                      bound={n: (e, e) for n, e in zip(q.names, elems)}, code=True)
         sig = ", ".join([f"{p}: {self.ptype(p)}" for p in fixed] +
                         [f"{e}: {python_type(t)}" for e, t in zip(elems, etypes)])
         src = (f"@Opaque\n@Pure\ndef item_{item.decl.id}({sig}) -> bool:\n"
@@ -163,28 +164,34 @@ class _Compiler:
                         out.append(f"    Requires(Forall(int, lambda vg_j: (Implies(0 <= vg_j and vg_j < len({name}), "
                                    f"{_in_enum(el, et)}), [[{name}[vg_j]]])))  # domain: {et.name}")
         for d in self.c.assumes:
-            out.append(f"    Requires({to_nagini.expr(d.body, _names())})  # assume {d.id}")
+            out.append(f"    Requires({to_nagini.expr(d.body, _names(self.c))})  # assume {d.id}")
         return out
 
     def decide(self, item: ItemRule | None, item_fixed: list[str], shape: toolbox.ItemShape | None) -> str:
         params = self.c.signature.flat_params()
         sig = ", ".join(f"{n}: {python_type(t)}" for n, t in params)
         lists = [n for n, t in params if isinstance(t, ListT)]
-        ids = [d.id for d in self.c.rules]
-        lines = [f"def decide({sig}) -> Decision:", '    """The policy: allowed exactly when every rule holds."""']
+        lines = [f"def decide({sig}) -> Decision:",
+                 '    """The policy: allowed exactly when every rule holds. Violations are rule numbers, in rule order."""']
         lines += self.requires()
         lines += [f"    Ensures(Acc(list_pred({n}), 1/2))" for n in lists]
         lines.append(f"    Ensures(Acc(list_pred({R}.violations)) and Acc(list_pred({R}.denied)))")
         lines.append(f"    Ensures({R}.allowed == (len({R}.violations) == 0))  # decision: allowed iff nothing violated")
-        known = " or ".join(f"vg_v == {i!r}" for i in ids)
-        lines.append(f"    Ensures(Forall({R}.violations, lambda vg_v: ({known}, [])))  # decision: only rule ids")
-        body = ["    vg_violations: List[str] = []"]
-        for d in self.c.rules:
+        n = len(self.c.rules)
+        lines.append(f"    Ensures(Forall({R}.violations, lambda vg_v: (0 <= vg_v and vg_v < {n}, [])))"
+                     "  # decision: only rule numbers")
+        holds, flags, body = [], [], []
+        for k, d in enumerate(self.c.rules):
             if item is not None and d.id == item.decl.id:
+                holds.append(f"len({R}.denied) == 0")
+                flags.append("len(vg_denied) > 0")
+                lines.append(f"    Ensures(({k} in {R}.violations) == (len({R}.denied) > 0))  # rule {d.id}")
                 continue
-            args = ", ".join(self.arg(p) for p in _free_vars(d.body))
-            lines.append(f"    Ensures(({d.id!r} in {R}.violations) == (not rule_{d.id}({args})))  # rule {d.id}")
-            body += [f"    if not rule_{d.id}({args}):", f"        vg_violations.append({d.id!r})"]
+            call = f"rule_{d.id}({', '.join(self.arg(p) for p in _free_vars(d.body))})"
+            holds.append(call)
+            flags.append(f"not {call}")
+            lines.append(f"    Ensures(({k} in {R}.violations) == (not {call}))  # rule {d.id}")
+        lines.append(f"    Ensures({R}.allowed == ({' and '.join(holds)}))  # decision: allowed iff every rule holds")
         if item is not None and shape is not None:
             q = item.quant
             rid = item.decl.id
@@ -193,18 +200,19 @@ class _Compiler:
             p_parts = ", ".join(shape.parts("vg_p"))
             j_parts = ", ".join(shape.parts(f"{q.source}[vg_j]"))
             lines += [
-                f"    Ensures(({rid!r} in {R}.violations) == (len({R}.denied) > 0))  # rule {rid}",
                 f"    Ensures(Forall({R}.denied, lambda vg_p: (not item_{rid}({pre}{p_parts}), [])))  # rule {rid}: denied items fail it",
                 f"    Ensures(Forall({R}.denied, lambda vg_p: (vg_p in {q.source}, [])))  # rule {rid}: denied items were requested",
                 f"    Ensures(Forall(int, lambda vg_j: (Implies(0 <= vg_j and vg_j < len({q.source}) and "
                 f"not item_{rid}({pre}{j_parts}), {q.source}[vg_j] in {R}.denied), [[{q.source}[vg_j]]])))"
                 f"  # rule {rid}: every failing item is denied",
+                f"    Ensures(Implies(len({R}.denied) > 0, Exists(int, lambda vg_j: (0 <= vg_j and vg_j < len({q.source}) "
+                f"and not item_{rid}({pre}{j_parts}), [[{q.source}[vg_j]]]))))  # rule {rid}: a denial has a failing item",
             ]
-            body += [f"    vg_denied = violators_{rid}({pre}{q.source})", "    if len(vg_denied) > 0:",
-                     f"        vg_violations.append({rid!r})"]
+            body.append(f"    vg_denied = violators_{rid}({pre}{q.source})")
         else:
             lines.append(f"    Ensures(len({R}.denied) == 0)  # decision: no rule denies items")
             body.append(f"    vg_denied: {self.denied_type()} = []")
+        body.append(f"    vg_violations = violation_list({', '.join(flags)})")
         body.append("    return Decision(len(vg_violations) == 0, vg_violations, vg_denied)")
         return "\n".join(lines + body) + "\n"
 
@@ -220,13 +228,13 @@ class _Compiler:
         lines += self.requires()
         lines += [f"    Ensures(Acc(list_pred({n}), 1/2))" for n, t in params if isinstance(t, ListT)]
         lines.append(f"    Ensures(Acc(list_pred({R}.violations)) and Acc(list_pred({R}.denied)))")
-        lines.append(f"    Ensures({to_nagini.expr(d.body, _names())})  # property {d.id}")
+        lines.append(f"    Ensures({to_nagini.expr(d.body, _names(self.c))})  # property {d.id}")
         lines.append(f"    vg_d = decide({call})")
         if item is not None and shape is not None:
             q = item.quant
             parts = shape.parts(f"{q.source}[vg_j]")
             names = to_nagini.NaginiNames(table=lambda n: f"table_{n}", length=lambda n: f"len({n})",
-                                          bound={n: (p, p) for n, p in zip(q.names, parts)})
+                                          bound={n: (p, p) for n, p in zip(q.names, parts)})  # item body: no decision terms
             body_j = to_nagini.expr(q.body, names)
             lines.append(toolbox.reveal(f"item_{item.decl.id}", [self.arg(p) for p in item_fixed], q.source, shape,
                                         body_j).rstrip("\n"))
@@ -244,7 +252,8 @@ class _Compiler:
         if item is not None:
             src, item_fixed, shape = self.item(item)
             parts.append(src)
-        parts.append("@dataclass(frozen=True)\nclass Decision:\n    allowed: bool\n    violations: List[str]\n"
+        parts.append(toolbox.violation_list([f"f_{d.id}" for d in self.c.rules]))
+        parts.append("@dataclass(frozen=True)\nclass Decision:\n    allowed: bool\n    violations: List[int]\n"
                      f"    denied: {self.denied_type()}\n")
         if item is not None and shape is not None:
             fixed = [(p, self.ptype(p)) for p in item_fixed]
@@ -260,7 +269,7 @@ class _Compiler:
                               tuple(f"property_{d.id}" for d in self.c.properties))
 
     def check_collisions(self) -> None:
-        generated = {"decide", "Decision"} | {f"table_{t.name}" for t in self.c.signature.tables} | \
+        generated = {"decide", "Decision", "violation_list"} | {f"table_{t.name}" for t in self.c.signature.tables} | \
             {f"{k}_{d.id}" for d in self.c.rules for k in ("rule", "item", "violators")} | \
             {f"property_{d.id}" for d in self.c.properties}
         for name, _ in self.c.signature.flat_params():

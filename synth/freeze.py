@@ -53,12 +53,40 @@ def frozen_module(spec: Spec, runnable: str) -> str:
               "It imports only the standard library.\n\"\"\"\n")
     entry = f'''
 POLICY_NAME = {spec.name!r}
+RULE_IDS = {tuple(rules)!r}
 RULES = {rules!r}
 ARGUMENTS = {schema!r}
 
 
+@dataclass(frozen=True)
+class PolicyDecision:
+    """What the policy decided: allowed, the ids of the violated rules, the denied items."""
+
+    allowed: bool
+    violations: Tuple[str, ...]
+    denied: Tuple[Any, ...]
+
+
 class PolicyMismatch(RuntimeError):
     """The policy and the independent contract checker disagree: fail closed."""
+
+
+def tuple_of(x):
+    return tuple(x) if isinstance(x, list) else x
+
+
+def _arguments(args):
+    flat = flatten_arguments(ARGUMENTS, args)
+    failed = vg_assumes(**flat)
+    if failed:
+        raise ArgumentError(failed[0], "is outside the domain the proof covers (assumption failed)")
+    return flat
+
+
+def _public(decision):
+    # inside the proof rules are numbered (see synth.toolbox.violation_list); here they get their ids
+    return PolicyDecision(decision.allowed, tuple(RULE_IDS[k] for k in decision.violations),
+                          tuple(tuple_of(x) for x in decision.denied))
 
 
 def evaluate(args):
@@ -67,29 +95,18 @@ def evaluate(args):
     Raises ArgumentError for a missing or mistyped argument or an input outside the domain the
     proof covers; the caller must deny (fail closed).
     """
-    flat = flatten_arguments(ARGUMENTS, args)
-    failed = vg_assumes(**flat)
-    if failed:
-        raise ArgumentError(failed[0], "is outside the domain the proof covers (assumption failed)")
-    return decide(**flat)
+    return _public(decide(**_arguments(args)))
 
 
 def evaluate_checked(args):
     """evaluate(), then the runtime contract checker on the same input; a disagreement raises."""
-    flat = flatten_arguments(ARGUMENTS, args)
-    failed = vg_assumes(**flat)
-    if failed:
-        raise ArgumentError(failed[0], "is outside the domain the proof covers (assumption failed)")
-    decision = decide(**flat)
+    flat = _arguments(args)
+    decision = _public(decide(**flat))
     allowed, violations, denied = vg_spec_decision(**flat)
     if decision.allowed != allowed or set(decision.violations) != set(violations) or \\
-            set(map(tuple_of, decision.denied)) != set(map(tuple_of, denied)):
+            set(decision.denied) != set(map(tuple_of, denied)):
         raise PolicyMismatch(f"policy says {{decision}}, contract says allowed={{allowed}} violations={{violations}}")
     return decision
-
-
-def tuple_of(x):
-    return tuple(x) if isinstance(x, list) else x
 '''
     support = _without_docstring(Path(runtime_support.__file__).read_text(encoding="utf-8"))
     parts = [header, "# --- argument checks (veriguard runtime support) ---\n" + support,

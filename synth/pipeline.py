@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from contracts.errors import SpecError
 from contracts.spec import Spec
+from contracts.strategies import constant_pools
 from verify import counterexample as cx
 from verify.mutation import Mutant, mutants
 from verify.nagini import NaginiWorker
@@ -73,30 +74,50 @@ def spec_problems(report: Z3Report, spec: Spec) -> SpecError | None:
 
 
 def replay_counterexamples(proof: ProofResult, spec: Spec, runnable: str) -> ProofResult:
-    """Run each counterexample on the policy: REFUTED only when one reproduces, else UNKNOWN."""
+    """Run each counterexample on the policy: REFUTED only when one reproduces, else UNKNOWN.
+
+    Nagini's models can leave values open; those holes are filled from the constants the contract
+    and its tables mention, and the first filling that reproduces the failure is reported.
+    """
     assert spec.contract is not None
     params = spec.contract.signature.flat_params()
-    failing = [d for d in proof.diagnostics if d.counterexample]
-    if not failing:
+    strs, ints = constant_pools(spec.contract)
+    batches = [cx.candidates(d.counterexample or {}, params, {"str": strs, "int": ints}) if d.counterexample else []
+               for d in proof.diagnostics]
+    flat = [c for batch in batches for c in batch]
+    if not flat:
         return proof
-    replays = [cx.concretize(d.counterexample or {}, params) for d in failing]
-    report = run_tests(spec.contract, (), runnable, hypothesis_examples=0, replays=replays)
-    confirmed_by = {i: r.get("problem") for i, r in enumerate(report.extra.get("replays", []))}
-    diags = []
-    k = 0
-    for d in proof.diagnostics:
-        if d.counterexample:
-            problem = confirmed_by.get(k)
-            diags.append(replace(d, confirmed=problem is not None,
-                                 message=d.message + (f" Replayed on the policy: {problem}." if problem else
-                                                      " The counterexample does not reproduce on the policy.")))
-            k += 1
-        else:
+    report = run_tests(spec.contract, (), runnable, hypothesis_examples=0, replays=flat)
+    outcomes = report.extra.get("replays", [])
+    diags, k = [], 0
+    for d, batch in zip(proof.diagnostics, batches):
+        results = outcomes[k:k + len(batch)]
+        k += len(batch)
+        if not batch:
             diags.append(d)
+            continue
+        wanted = d.clause.split()[1] if d.clause.startswith("property ") else None
+        hit = next(((c, o) for c, o in zip(batch, results)
+                    if (wanted in o.get("properties", []) if wanted else o.get("kind") in ("decision", "property"))),
+                   None)
+        if hit is not None:
+            concrete, outcome = hit
+            diags.append(replace(d, confirmed=True, counterexample=_as_values(concrete),
+                                 message=d.message + f" Replayed on the policy: {outcome['problem']}."))
+        else:
+            first = results[0] if results else {"problem": report.error}
+            note = (f" Replaying it on the policy: {first['problem']}." if first.get("problem") else
+                    " The counterexample does not reproduce on the policy.")
+            diags.append(replace(d, confirmed=False, message=d.message + note))
     verdict = Verdict.REFUTED if any(d.confirmed for d in diags) else Verdict.UNKNOWN
     detail = ("counterexample reproduces on the policy" if verdict is Verdict.REFUTED else
               "Nagini could not prove it and its counterexamples do not reproduce (verifier incompleteness)")
     return replace(proof, verdict=verdict, diagnostics=tuple(diags), detail=detail)
+
+
+def _as_values(flat: dict[str, Any]) -> dict[str, Any]:
+    """Concrete flat arguments in the decoded-counterexample shape used by reports."""
+    return {k: {"length": len(v), "items": dict(enumerate(v))} if isinstance(v, list) else v for k, v in flat.items()}
 
 
 def prove(worker: NaginiWorker, source: str, spec: Spec, workdir: Path, label: str) -> ProofResult:

@@ -32,6 +32,7 @@ def {name}({params}) -> List[{T}]:
     Ensures(Forall(ResultT(List[{T}]), lambda vg_p: (not {pred_p}, [])))  # soundness: only failing elements
     Ensures(Forall(ResultT(List[{T}]), lambda vg_p: (vg_p in {xs}, [])))  # soundness: only requested elements
     Ensures(Forall(int, lambda vg_j: (Implies(0 <= vg_j and vg_j < len({xs}) and not {pred_j}, {xs}[vg_j] in ResultT(List[{T}])), [[{xs}[vg_j]]])))  # completeness
+    Ensures(Implies(len(ResultT(List[{T}])) > 0, Exists(int, lambda vg_j: (0 <= vg_j and vg_j < len({xs}) and not {pred_j}, [[{xs}[vg_j]]]))))  # witness
     vg_out: List[{T}] = []
     vg_i = 0
     while vg_i < len({xs}):
@@ -40,6 +41,7 @@ def {name}({params}) -> List[{T}]:
         Invariant(Forall(vg_out, lambda vg_p: (not {pred_p}, [])))
         Invariant(Forall(vg_out, lambda vg_p: (vg_p in {xs}, [])))
         Invariant(Forall(int, lambda vg_j: (Implies(0 <= vg_j and vg_j < vg_i and not {pred_j}, {xs}[vg_j] in vg_out), [[{xs}[vg_j]]])))
+        Invariant(Implies(len(vg_out) > 0, Exists(int, lambda vg_j: (0 <= vg_j and vg_j < vg_i and not {pred_j}, [[{xs}[vg_j]]]))))
         if not {pred_i}:
             vg_out.append({xs}[vg_i])
         vg_i += 1
@@ -66,3 +68,24 @@ REVEAL = ("    Assert(Forall(int, lambda vg_j: (Implies(0 <= vg_j and vg_j < len
 def reveal(pred: str, fixed: list[str], xs: str, shape: ItemShape, body_j: str) -> str:
     """An assertion that unfolds an opaque item predicate on each element, for property lemmas."""
     return REVEAL.format(xs=xs, pred=pred, pred_j=_call(pred, fixed, shape.parts(f"{xs}[vg_j]")), body_j=body_j)
+
+
+def violation_list(flags: list[str]) -> str:
+    """The numbers of the failed rules, in rule order, from one flag per rule (toolbox: violation list).
+
+    Rules are numbered, not named, inside the proof: Z3 separates integers instantly but needs
+    tens of seconds to separate string literals in a list (measured: 5 s vs 42 s for 7 rules).
+    """
+    params = ", ".join(f"{f}: bool" for f in flags)
+    r = "ResultT(List[int])"
+    lines = [f"def violation_list({params}) -> List[int]:",
+             '    """Numbers of the failed rules in rule order (toolbox: violation list)."""',
+             f"    Ensures(Acc(list_pred({r})))"]
+    lines += [f"    Ensures(({k} in {r}) == {f})" for k, f in enumerate(flags)]
+    lines.append(f"    Ensures(Forall({r}, lambda vg_v: (0 <= vg_v and vg_v < {len(flags)}, [])))")
+    lines.append(f"    Ensures((len({r}) == 0) == (" + " and ".join(f"not {f}" for f in flags) + "))")
+    lines.append("    vg_out: List[int] = []")
+    for k, f in enumerate(flags):
+        lines += [f"    if {f}:", f"        vg_out.append({k})"]
+    lines.append("    return vg_out")
+    return "\n".join(lines) + "\n"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from typing import Any
 
@@ -69,6 +70,52 @@ def _default(t: Type) -> Any:
     if isinstance(t, EnumT):
         return t.values[0]
     return "x"
+
+
+def candidates(values: dict[str, Any], params: list[tuple[str, Type]], pools: dict[str, list[Any]],
+               limit: int = 300) -> list[dict[str, Any]]:
+    """Concrete inputs for a counterexample with holes (values the model left open): the default
+    filling first, then fillings drawn from `pools` ("str", "int") of constants the contract mentions."""
+    first = concretize(values, params)
+    holes: list[tuple[str, int | None, int | None, Type]] = []
+    for name, t in params:
+        v = values.get(name)
+        if isinstance(t, ListT):
+            types = element_types(t)
+            items = v.get("items", {}) if isinstance(v, dict) else {}
+            for row, index in enumerate(sorted(items)):
+                el = items[index]
+                parts = el if isinstance(el, tuple) else (el,)
+                for k, et in enumerate(types):
+                    if k >= len(parts) or parts[k] is None:
+                        holes.append((name, row, k, et))
+        elif v is None:
+            holes.append((name, None, None, t))
+    out = [first]
+    options = [_options(t, pools) for *_, t in holes]
+    for combo in itertools.islice(itertools.product(*options), limit):
+        filled = {k: [list(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, list) else v
+                  for k, v in first.items()}
+        for (name, row, k, t), value in zip(holes, combo):
+            if row is None:
+                filled[name] = value
+            elif isinstance(filled[name][row], list):
+                filled[name][row][k] = value
+            else:
+                filled[name][row] = value
+        out.append({k: [tuple(x) if isinstance(x, list) else x for x in v] if isinstance(v, list) else v
+                    for k, v in filled.items()})
+    return out
+
+
+def _options(t: Type, pools: dict[str, list[Any]]) -> list[Any]:
+    if isinstance(t, BoolT):
+        return [False, True]
+    if isinstance(t, EnumT):
+        return list(t.values)
+    if isinstance(t, IntT):
+        return pools.get("int") or [0]
+    return (pools.get("str") or []) + ["x"]
 
 
 def concretize(values: dict[str, Any], params: list[tuple[str, Type]]) -> dict[str, Any]:

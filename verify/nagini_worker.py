@@ -150,7 +150,8 @@ def verify(jvm: Any, path: str, timeout: int, counterexample: bool) -> dict[str,
         return {"status": "translation_error", "errors": [{"code": "translation.type", "message": "type check failed",
                                                           "line": 0, "col": 0, "function": "", "source": ""}]}
     modules, prog = translated
-    args = [f"--timeout={timeout}", "--numberOfErrorsToReport=0"]
+    # moreJoins=2 joins branches after each conditional: a policy with n independent rules has 2**n paths otherwise
+    args = [f"--timeout={timeout}", "--numberOfErrorsToReport=0", "--moreJoins=2"]
     sil = Silicon(jvm, path, args, counterexample, False)
     try:
         raw = sil.silicon.verify(prog)

@@ -52,15 +52,34 @@ def _key(x: Any) -> Any:
     return tuple(x) if isinstance(x, list) else x
 
 
-def _decision(d: Any) -> tuple[bool, list[str], list[Any]]:
-    return bool(d.allowed), list(d.violations), [_key(x) for x in d.denied]
+def _decision(d: Any, rule_ids: list[str]) -> tuple[bool, list[str], list[Any]]:
+    """The policy's decision with rule numbers mapped to rule ids (as the frozen module does)."""
+    violations = [rule_ids[v] if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(rule_ids) else
+                  f"<not a rule: {v!r}>" for v in d.violations]
+    return bool(d.allowed), violations, [_key(x) for x in d.denied]
 
 
 def compare(checker: RuntimeChecker, decide: Callable[..., Any], flat: dict[str, Any]) -> str | None:
     """None when the policy decides `flat` as the contract says, else what differs."""
+    return diagnose(checker, decide, flat)["problem"]
+
+
+def diagnose(checker: RuntimeChecker, decide: Callable[..., Any], flat: dict[str, Any]) -> dict[str, Any]:
+    """{"problem": text or None, "kind": exception|decision|property|None, "properties": [failed ids]}."""
+    problem = _mismatch(checker, decide, flat)
+    if problem is None:
+        return {"problem": None, "kind": None, "properties": []}
+    if problem.startswith("the policy raised"):
+        return {"problem": problem, "kind": "exception", "properties": []}
+    if problem.startswith("property "):
+        return {"problem": problem, "kind": "property", "properties": problem[len("property "):-len(" fails")].split(", ")}
+    return {"problem": problem, "kind": "decision", "properties": []}
+
+
+def _mismatch(checker: RuntimeChecker, decide: Callable[..., Any], flat: dict[str, Any]) -> str | None:
     call = {k: list(v) if isinstance(v, list) else v for k, v in flat.items()}
     try:
-        got = _decision(decide(**call))
+        got = _decision(decide(**call), checker.rule_ids)
     except Exception as e:  # a policy exception is a failed test, never a pass
         return f"the policy raised {type(e).__name__}: {e}"
     allowed, violations, denied = checker.spec_decision(**flat)
@@ -80,7 +99,8 @@ def run_example(ex: Example, schema: Any, checker: RuntimeChecker, decide: Calla
     flat = flatten_arguments(schema, ex.args)
     out: dict[str, Any] = {"name": ex.name, "line": ex.pos.line}
     try:
-        got = _decision(decide(**{k: list(v) if isinstance(v, list) else v for k, v in flat.items()}))
+        got = _decision(decide(**{k: list(v) if isinstance(v, list) else v for k, v in flat.items()}),
+                        checker.rule_ids)
     except Exception as e:
         return {**out, "passed": False, "error": f"the policy raised {type(e).__name__}: {e}"}
     spec = checker.spec_decision(**flat)
@@ -200,7 +220,7 @@ def run(req: TestRequest) -> dict[str, Any]:
             examples.append(run_example(ex, schema, checker, decide))
         except ArgumentError as e:
             examples.append({"name": ex.name, "line": ex.pos.line, "passed": False, "error": str(e)})
-    replays = [{"problem": compare(checker, decide, flat)} for flat in req.replays]
+    replays = [diagnose(checker, decide, flat) for flat in req.replays]
     corpus: list[dict[str, Any]] = []
     hyp = run_hypothesis(req, checker, decide, corpus) if req.hypothesis_examples else {}
     if req.hypothesis_examples:
