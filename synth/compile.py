@@ -252,13 +252,13 @@ class _Compiler:
         if item is not None:
             src, item_fixed, shape = self.item(item)
             parts.append(src)
-        parts.append(toolbox.violation_list([f"f_{d.id}" for d in self.c.rules]))
+        parts.append(toolbox.violation_list([f"f_{d.id}" for d in self.c.rules], [d.id for d in self.c.rules]))
         parts.append("@dataclass(frozen=True)\nclass Decision:\n    allowed: bool\n    violations: List[int]\n"
                      f"    denied: {self.denied_type()}\n")
         if item is not None and shape is not None:
             fixed = [(p, self.ptype(p)) for p in item_fixed]
             parts.append(toolbox.violators(f"violators_{item.decl.id}", f"item_{item.decl.id}", fixed,
-                                           item.quant.source, shape).strip("\n") + "\n")
+                                           item.quant.source, shape, item.decl.id).strip("\n") + "\n")
         parts.append(self.decide(item, item_fixed, shape))
         parts += [self.lemma(d, item, item_fixed, shape) for d in self.c.properties]
         source = "\n\n".join(p.rstrip("\n") + "\n" for p in parts)

@@ -115,6 +115,21 @@ def replay_counterexamples(proof: ProofResult, spec: Spec, runnable: str) -> Pro
     return replace(proof, verdict=verdict, diagnostics=tuple(diags), detail=detail)
 
 
+def confirm_by_tests(proof: ProofResult, tests: TestReport) -> ProofResult:
+    """A failing test is a concrete counterexample: it turns an unconfirmed failure into REFUTED."""
+    failures = [(f"example {e['name']!r}", e.get("error", ""), None) for e in tests.examples if not e.get("passed")]
+    hyp = tests.hypothesis.get("failure") if tests.hypothesis else None
+    if hyp:
+        failures.append(("property test", hyp.get("problem", ""), hyp.get("args")))
+    if proof.verdict is not Verdict.UNKNOWN or not failures:
+        return proof
+    name, problem, args = failures[0]
+    extra = Diagnostic(code="test.failure", message=f"the {name} fails on the policy: {problem}",
+                       clause="tests", counterexample=args, confirmed=True)
+    return replace(proof, verdict=Verdict.REFUTED, diagnostics=proof.diagnostics + (extra,),
+                   detail="a test input reproduces the failure")
+
+
 def _as_values(flat: dict[str, Any]) -> dict[str, Any]:
     """Concrete flat arguments in the decoded-counterexample shape used by reports."""
     return {k: {"length": len(v), "items": dict(enumerate(v))} if isinstance(v, list) else v for k, v in flat.items()}
@@ -188,19 +203,21 @@ def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdi
     lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
     runnable = strip_contracts(verified_source, drop_functions=lemmas)
 
-    progress("proving the policy with Nagini")
-    proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}")
-    if proof.verdict in (Verdict.REFUTED, Verdict.UNKNOWN):
-        proof = replay_counterexamples(proof, spec, runnable)
-    gates.append(Gate("proof (Nagini)", proof.verdict is Verdict.PROVED, f"{proof.verdict.value}"
-                      + (f": {proof.detail}" if proof.detail else ""), proof.seconds,
-                      {"verdict": proof.verdict.value}))
-
-    progress("testing: spec examples, Hypothesis against the runtime contract, mutants")
+    progress("testing: spec examples, Hypothesis and systematic inputs against the runtime contract, mutants")
     chosen = mutants(verified_source, limit=mutant_limit, seed=0, skip_functions=lemmas)
     runnable_mutants = [(m.id, strip_contracts(m.source, drop_functions=lemmas)) for m in chosen]
     tests = run_tests(spec.contract, spec.examples, runnable, mutants=runnable_mutants,
                       hypothesis_examples=spec.settings.hypothesis_examples)
+
+    progress("proving the policy with Nagini")
+    proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}")
+    if proof.verdict in (Verdict.REFUTED, Verdict.UNKNOWN):
+        proof = replay_counterexamples(proof, spec, runnable)
+        proof = confirm_by_tests(proof, tests)
+    gates.append(Gate("proof (Nagini)", proof.verdict is Verdict.PROVED, f"{proof.verdict.value}"
+                      + (f": {proof.detail}" if proof.detail else ""), proof.seconds,
+                      {"verdict": proof.verdict.value}))
+
     if tests.error:
         gates.append(Gate("examples", False, tests.error, tests.seconds))
     else:

@@ -139,8 +139,13 @@ class _Loader:
             if not all(is_scalar(t) for t in (*params, result)):
                 raise self.fail("spec.table", f"table {name}: parameters and result must be scalars", (*key, "signature"))
             file = self.path.parent / self.typed(body["file"], str, (*key, "file"), "file")
-            out.append(load_table(name, file, params, result, path=str(body.get("path", "")),  # type: ignore[arg-type]
-                                  default=body.get("default"), doc=str(body.get("doc", "")), pos=self.pos(*key)))
+            try:
+                out.append(load_table(name, file, params, result, path=str(body.get("path", "")),  # type: ignore[arg-type]
+                                      default=body.get("default"), doc=str(body.get("doc", "")), pos=self.pos(*key)))
+            except SpecError as e:
+                if e.file:
+                    raise
+                raise e.located(self.file) from None
         return tuple(out)
 
     def contract(self, sig: Signature, rules: str, properties: str) -> Contract:

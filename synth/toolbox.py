@@ -29,19 +29,19 @@ def {name}({params}) -> List[{T}]:
     Requires(Acc(list_pred({xs}), 1/2))
     Ensures(Acc(list_pred({xs}), 1/2))
     Ensures(Acc(list_pred(ResultT(List[{T}]))))
-    Ensures(Forall(ResultT(List[{T}]), lambda vg_p: (not {pred_p}, [])))  # soundness: only failing elements
-    Ensures(Forall(ResultT(List[{T}]), lambda vg_p: (vg_p in {xs}, [])))  # soundness: only requested elements
-    Ensures(Forall(int, lambda vg_j: (Implies(0 <= vg_j and vg_j < len({xs}) and not {pred_j}, {xs}[vg_j] in ResultT(List[{T}])), [[{xs}[vg_j]]])))  # completeness
-    Ensures(Implies(len(ResultT(List[{T}])) > 0, Exists(int, lambda vg_j: (0 <= vg_j and vg_j < len({xs}) and not {pred_j}, [[{xs}[vg_j]]]))))  # witness
+    Ensures(Forall(ResultT(List[{T}]), lambda vg_p: (not {pred_p}, [])))  # rule {rule}: only failing items are denied
+    Ensures(Forall(ResultT(List[{T}]), lambda vg_p: (vg_p in {xs}, [])))  # rule {rule}: only requested items are denied
+    Ensures(Forall(int, lambda vg_j: (Implies(0 <= vg_j and vg_j < len({xs}) and not {pred_j}, {xs}[vg_j] in ResultT(List[{T}])), [[{xs}[vg_j]]])))  # rule {rule}: every failing item is denied
+    Ensures(Implies(len(ResultT(List[{T}])) > 0, Exists(int, lambda vg_j: (0 <= vg_j and vg_j < len({xs}) and not {pred_j}, [[{xs}[vg_j]]]))))  # rule {rule}: a denial has a failing item
     vg_out: List[{T}] = []
     vg_i = 0
     while vg_i < len({xs}):
-        Invariant(Acc(list_pred({xs}), 1/2) and Acc(list_pred(vg_out)))
-        Invariant(0 <= vg_i and vg_i <= len({xs}))
-        Invariant(Forall(vg_out, lambda vg_p: (not {pred_p}, [])))
-        Invariant(Forall(vg_out, lambda vg_p: (vg_p in {xs}, [])))
-        Invariant(Forall(int, lambda vg_j: (Implies(0 <= vg_j and vg_j < vg_i and not {pred_j}, {xs}[vg_j] in vg_out), [[{xs}[vg_j]]])))
-        Invariant(Implies(len(vg_out) > 0, Exists(int, lambda vg_j: (0 <= vg_j and vg_j < vg_i and not {pred_j}, [[{xs}[vg_j]]]))))
+        Invariant(Acc(list_pred({xs}), 1/2) and Acc(list_pred(vg_out)))  # rule {rule}: loop invariant
+        Invariant(0 <= vg_i and vg_i <= len({xs}))  # rule {rule}: loop invariant
+        Invariant(Forall(vg_out, lambda vg_p: (not {pred_p}, [])))  # rule {rule}: loop invariant
+        Invariant(Forall(vg_out, lambda vg_p: (vg_p in {xs}, [])))  # rule {rule}: loop invariant
+        Invariant(Forall(int, lambda vg_j: (Implies(0 <= vg_j and vg_j < vg_i and not {pred_j}, {xs}[vg_j] in vg_out), [[{xs}[vg_j]]])))  # rule {rule}: loop invariant
+        Invariant(Implies(len(vg_out) > 0, Exists(int, lambda vg_j: (0 <= vg_j and vg_j < vg_i and not {pred_j}, [[{xs}[vg_j]]]))))  # rule {rule}: loop invariant
         if not {pred_i}:
             vg_out.append({xs}[vg_i])
         vg_i += 1
@@ -49,12 +49,12 @@ def {name}({params}) -> List[{T}]:
 '''
 
 
-def violators(name: str, pred: str, fixed: list[tuple[str, str]], xs: str, shape: ItemShape) -> str:
+def violators(name: str, pred: str, fixed: list[tuple[str, str]], xs: str, shape: ItemShape, rule: str = "") -> str:
     """Source of a violators helper for predicate `pred(fixed..., element parts...)` over list `xs`."""
     fixed_names = [n for n, _ in fixed]
     params = ", ".join([f"{n}: {t}" for n, t in fixed] + [f"{xs}: List[{shape.elem_type}]"])
     return VIOLATORS.format(
-        name=name, params=params, T=shape.elem_type, xs=xs, pred=pred,
+        name=name, params=params, T=shape.elem_type, xs=xs, pred=pred, rule=rule or pred,
         pred_p=_call(pred, fixed_names, shape.parts("vg_p")),
         pred_j=_call(pred, fixed_names, shape.parts(f"{xs}[vg_j]")),
         pred_i=_call(pred, fixed_names, shape.parts(f"{xs}[vg_i]")),
@@ -70,7 +70,7 @@ def reveal(pred: str, fixed: list[str], xs: str, shape: ItemShape, body_j: str) 
     return REVEAL.format(xs=xs, pred=pred, pred_j=_call(pred, fixed, shape.parts(f"{xs}[vg_j]")), body_j=body_j)
 
 
-def violation_list(flags: list[str]) -> str:
+def violation_list(flags: list[str], rule_ids: list[str]) -> str:
     """The numbers of the failed rules, in rule order, from one flag per rule (toolbox: violation list).
 
     Rules are numbered, not named, inside the proof: Z3 separates integers instantly but needs
@@ -81,8 +81,9 @@ def violation_list(flags: list[str]) -> str:
     lines = [f"def violation_list({params}) -> List[int]:",
              '    """Numbers of the failed rules in rule order (toolbox: violation list)."""',
              f"    Ensures(Acc(list_pred({r})))"]
-    lines += [f"    Ensures(({k} in {r}) == {f})" for k, f in enumerate(flags)]
-    lines.append(f"    Ensures(Forall({r}, lambda vg_v: (0 <= vg_v and vg_v < {len(flags)}, [])))")
+    lines += [f"    Ensures(({k} in {r}) == {f})  # rule {rid}: reported exactly when it fails"
+              for k, (f, rid) in enumerate(zip(flags, rule_ids))]
+    lines.append(f"    Ensures(Forall({r}, lambda vg_v: (0 <= vg_v and vg_v < {len(flags)}, [])))  # decision: only rule numbers")
     lines.append(f"    Ensures((len({r}) == 0) == (" + " and ".join(f"not {f}" for f in flags) + "))")
     lines.append("    vg_out: List[int] = []")
     for k, f in enumerate(flags):

@@ -65,15 +65,20 @@ def compare(checker: RuntimeChecker, decide: Callable[..., Any], flat: dict[str,
 
 
 def diagnose(checker: RuntimeChecker, decide: Callable[..., Any], flat: dict[str, Any]) -> dict[str, Any]:
-    """{"problem": text or None, "kind": exception|decision|property|None, "properties": [failed ids]}."""
+    """{"problem": text or None, "kind": exception|decision|property|None, "properties": [failed ids]}.
+
+    Properties are judged on the policy's own decision, so a property failure is reported even
+    when the decision also differs from the rules."""
     problem = _mismatch(checker, decide, flat)
     if problem is None:
         return {"problem": None, "kind": None, "properties": []}
     if problem.startswith("the policy raised"):
         return {"problem": problem, "kind": "exception", "properties": []}
-    if problem.startswith("property "):
-        return {"problem": problem, "kind": "property", "properties": problem[len("property "):-len(" fails")].split(", ")}
-    return {"problem": problem, "kind": "decision", "properties": []}
+    call = {k: list(v) if isinstance(v, list) else v for k, v in flat.items()}
+    got = _decision(decide(**call), checker.rule_ids)
+    failed = checker.failed_properties(**flat, vg_allowed=got[0], vg_violations=got[1], vg_denied=got[2])
+    return {"problem": problem, "kind": "property" if problem.startswith("property ") else "decision",
+            "properties": failed}
 
 
 def _mismatch(checker: RuntimeChecker, decide: Callable[..., Any], flat: dict[str, Any]) -> str | None:
@@ -83,12 +88,16 @@ def _mismatch(checker: RuntimeChecker, decide: Callable[..., Any], flat: dict[st
     except Exception as e:  # a policy exception is a failed test, never a pass
         return f"the policy raised {type(e).__name__}: {e}"
     allowed, violations, denied = checker.spec_decision(**flat)
+    differences = []
     if got[0] != allowed:
-        return f"allowed={got[0]} but the rules say allowed={allowed}"
+        differences.append(f"allowed={got[0]} but the rules say allowed={allowed}")
     if set(got[1]) != set(violations):
-        return f"violations={sorted(set(got[1]))} but the rules say {sorted(set(violations))}"
+        differences.append(f"violations={sorted(set(got[1]))} but the rules say {sorted(set(violations))}")
     if set(got[2]) != set(map(_key, denied)):
-        return f"denied={sorted(set(got[2]), key=repr)} but the rules say {sorted(set(map(_key, denied)), key=repr)}"
+        differences.append(f"denied={sorted(set(got[2]), key=repr)} but the rules say "
+                           f"{sorted(set(map(_key, denied)), key=repr)}")
+    if differences:
+        return "; ".join(differences)
     failed = checker.failed_properties(**flat, vg_allowed=got[0], vg_violations=got[1], vg_denied=got[2])
     if failed:
         return "property " + ", ".join(failed) + " fails"

@@ -1,0 +1,64 @@
+"""Shared fixtures. Unit and property tests never start the JVM; integration tests share one
+warm Nagini worker per session."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = ROOT / "specs"
+SHIPPED = sorted(SPECS.glob("*.toml"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+MINIMAL = '''
+name = "mini"
+request = "Adults only."
+
+[types]
+Role = { enum = ["admin", "user"] }
+
+[arguments]
+role = "Role"
+age = "int"
+items = "list[(str, str)]"
+
+[tables.ok]
+file = "ok.json"
+signature = "(Role, str, str) -> bool"
+
+[contract]
+rules = """
+rule adult "Users must be adults": age >= 18
+rule access "Items must be permitted": forall (a, b) in items: ok(role, a, b)
+"""
+properties = """
+property minors "Minors are denied": age < 18 ==> not allowed
+"""
+
+[[examples]]
+name = "adult admin"
+args = { role = "admin", age = 30, items = [["db", "x"]] }
+allowed = true
+violations = []
+'''
+
+
+def write_spec(tmp: Path, body: str = MINIMAL, *, table: str = '{"admin": {"db": ["x", "y"]}, "user": {"db": ["x"]}}',
+               name: str = "mini.toml") -> Path:
+    """A spec file (and its table) in `tmp`; `body` is dedented."""
+    (tmp / "ok.json").write_text(table, encoding="utf-8")
+    path = tmp / name
+    path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def nagini_worker():
+    from verify.nagini import NaginiWorker
+
+    worker = NaginiWorker()
+    worker.start()
+    yield worker
+    worker.close()

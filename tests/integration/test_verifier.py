@@ -1,0 +1,82 @@
+"""The supervised worker: every failure mode has its own verdict, never PROVED, and the worker recovers."""
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from synth import toolbox
+from tests.conftest import FIXTURES
+from veriguard.cli import main
+from verify.proof import from_worker
+from verify.verdicts import Verdict
+
+pytestmark = pytest.mark.integration
+NAGINI = FIXTURES / "nagini"
+
+
+def verify(worker, name, **kw):
+    return from_worker(worker.verify_file(NAGINI / name, **kw), file=name)
+
+
+def test_proved_and_refuted(nagini_worker):
+    assert verify(nagini_worker, "small_good.py", timeout=60).verdict is Verdict.PROVED
+    bad = verify(nagini_worker, "small_bad.py", timeout=60)
+    assert bad.verdict is Verdict.REFUTED
+    d = bad.diagnostics[0]
+    assert d.function == "allow" and d.line == 5 and d.counterexample == {"role": "admin", "age": 18}
+
+
+def test_silicon_timeout_is_a_timeout(nagini_worker):
+    r = verify(nagini_worker, "hard_nonlinear.py", timeout=5)
+    assert r.verdict is Verdict.TIMEOUT and "timed out" in r.detail
+    assert verify(nagini_worker, "small_good.py", timeout=60).verdict is Verdict.PROVED
+
+
+def test_hard_kill_at_the_wall_clock_then_restart(nagini_worker):
+    pid = nagini_worker.pid
+    raw = nagini_worker.verify_file(NAGINI / "hard_nonlinear.py", timeout=600, wall_limit=6)
+    r = from_worker(raw)
+    assert r.verdict is Verdict.TIMEOUT and "killed" in r.detail
+    assert nagini_worker.stats.kills >= 1
+    assert verify(nagini_worker, "small_good.py", timeout=60).verdict is Verdict.PROVED
+    assert nagini_worker.pid != pid
+
+
+def test_worker_killed_from_outside_is_an_error_then_restart(nagini_worker):
+    nagini_worker.start()
+    pid = nagini_worker.pid
+    threading.Timer(3.0, lambda: os.killpg(pid, signal.SIGKILL)).start()
+    r = from_worker(nagini_worker.verify_file(NAGINI / "hard_nonlinear.py", timeout=120))
+    assert r.verdict is Verdict.ERROR and r.detail == "verifier crashed"
+    assert verify(nagini_worker, "small_good.py", timeout=60).verdict is Verdict.PROVED
+
+
+@pytest.mark.parametrize("name,code", [("unsupported_walrus.py", "translation.unsupported"),
+                                       ("translator_crash_slicing.py", "translation.crash")])
+def test_unsupported_python_is_a_translation_error(nagini_worker, name, code):
+    r = verify(nagini_worker, name, timeout=60)
+    assert r.verdict is Verdict.ERROR and r.detail.startswith("translation error")
+    assert r.diagnostics[0].code == code
+
+
+def test_toolbox_templates_verify_with_an_opaque_predicate(nagini_worker, tmp_path):
+    head = (NAGINI / "toolbox_generic.py.in").read_text()
+    shape = toolbox.ItemShape("Tuple[str, int]", 2)
+    src = head + "\n\n" + toolbox.violators("violators_ok", "item_ok", [("limit", "int")], "xs", shape) + "\n\n" + \
+        toolbox.violation_list(["f_a", "f_b", "f_c"], ["a", "b", "c"])
+    path = tmp_path / "toolbox_check.py"
+    path.write_text(src)
+    r = from_worker(nagini_worker.verify_file(path, timeout=120))
+    assert r.verdict is Verdict.PROVED, r.diagnostics
+
+
+def test_verify_cli(capsys):
+    code = main(["verify", str(NAGINI / "small_good.py"), str(NAGINI / "small_bad.py"), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert [r["verdict"] for r in out["results"]] == ["PROVED", "REFUTED"]
+    assert out["results"][1]["diagnostics"][0]["counterexample"] == {"role": "admin", "age": 18}

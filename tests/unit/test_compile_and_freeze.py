@@ -1,0 +1,145 @@
+import ast
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from contracts.runtime_support import ArgumentError, flatten_arguments
+from contracts.schema import argument_schema
+from contracts.to_python import compile_checker
+from enforce.loader import PolicyLoadError, load_policy
+from synth.compile import compile_policy
+from synth.freeze import frozen_module, sha256, write_build
+from synth.pipeline import Gate, SynthResult
+from synth.specfile import load_spec
+from tests.conftest import SHIPPED, write_spec
+from verify.runnable import strip_contracts
+from verify.verdicts import ProofResult, Verdict
+
+
+def fake_result(spec, *, passed=True):
+    compiled = compile_policy(spec)
+    lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
+    runnable = strip_contracts(compiled.source, drop_functions=lemmas)
+    return SynthResult(spec, compiled.source, runnable, [Gate("unit", passed, "fake gate")],
+                       ProofResult(Verdict.PROVED if passed else Verdict.REFUTED), None, None, {})
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_compiled_policy_is_valid_python_and_stdlib_only_once_frozen(path):
+    spec = load_spec(path)
+    compiled = compile_policy(spec)
+    ast.parse(compiled.source)
+    frozen = frozen_module(spec, strip_contracts(compiled.source))
+    imports = {n.module or n.names[0].name for n in ast.walk(ast.parse(frozen))
+               if isinstance(n, (ast.Import, ast.ImportFrom))}
+    assert imports <= {"typing", "dataclasses"}, imports
+    assert "nagini" not in frozen and "Ensures(" not in frozen
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_examples_hold_on_the_runnable_policy_and_the_checker(path):
+    spec = load_spec(path)
+    namespace = {}
+    exec(frozen_module(spec, strip_contracts(compile_policy(spec).source)), namespace)
+    checker = compile_checker(spec.contract)
+    schema = argument_schema(spec.signature)
+    for ex in spec.examples:
+        d = namespace["evaluate_checked"](ex.args)
+        assert d.allowed == ex.allowed, ex.name
+        if ex.violations is not None:
+            assert set(d.violations) == set(ex.violations), ex.name
+        if ex.denied is not None:
+            assert set(d.denied) == {tuple(x) for x in ex.denied}, ex.name
+        allowed, violations, _ = checker.spec_decision(**flatten_arguments(schema, ex.args))
+        assert allowed == ex.allowed
+
+
+def test_compile_rejects_two_item_rules(tmp_path):
+    from contracts.errors import SpecError
+    from tests.conftest import MINIMAL
+    body = MINIMAL.replace('rule access "Items must be permitted": forall (a, b) in items: ok(role, a, b)',
+                           'rule access "Items must be permitted": forall (a, b) in items: ok(role, a, b)\n'
+                           'rule other "No secrets": forall (a, b) in items: a != "secret"')
+    spec = load_spec(write_spec(tmp_path, body))
+    with pytest.raises(SpecError) as e:
+        compile_policy(spec)
+    assert e.value.code == "compile.shape" and e.value.pos.line > 0 and "merge" in e.value.fix
+
+
+def test_flatten_arguments_rejects_bad_input():
+    spec = load_spec(SHIPPED[[p.stem for p in SHIPPED].index("mind2web_sc")])
+    schema = argument_schema(spec.signature)
+    good = spec.examples[0].args
+    assert flatten_arguments(schema, good)["user_age"] == 16
+    for bad, needle in [({}, "missing"), ({**good, "extra": 1}, "not an argument"),
+                        ({**good, "user": {**good["user"], "age": "16"}}, "integer"),
+                        ({**good, "user": {**good["user"], "age": True}}, "integer"),
+                        ({**good, "task": {**good["task"], "car": 1}}, "true/false"),
+                        ({**good, "user": {k: v for k, v in good["user"].items() if k != "vaccine"}}, "missing")]:
+        with pytest.raises(ArgumentError, match=needle):
+            flatten_arguments(schema, bad)
+
+
+def test_write_build_then_load(tmp_path):
+    spec = load_spec(write_spec(tmp_path))
+    build, cert = write_build(fake_result(spec), tmp_path / "out", run_info={"seconds": 1.0})
+    assert {p.name for p in build.iterdir()} >= {"policy.py", "policy_verified.py", "certificate.json", "report.md",
+                                                 "run.json", "extraction.json", "spec"}
+    assert cert["hashes"]["policy"] == sha256((build / "policy.py").read_bytes())
+    policy = load_policy(build)
+    assert policy.evaluate({"role": "admin", "age": 30, "items": [["db", "y"]]}).allowed
+    d = policy.evaluate({"role": "user", "age": 30, "items": [["db", "y"]]})
+    assert not d.allowed and d.violations == ("access",) and d.denied == (("db", "y"),)
+    with pytest.raises(policy.module.ArgumentError):  # the frozen module's own class (it imports nothing of ours)
+        policy.evaluate({"role": "user", "age": 30})
+    out = subprocess.run([sys.executable, "-I", "-c", f"import runpy; m = runpy.run_path({str(build / 'policy.py')!r}); "
+                          "print(m['evaluate']({'role': 'user', 'age': 9, 'items': []}).violations)"],
+                         capture_output=True, text=True)
+    assert out.stdout.strip() == "('adult',)", out.stderr  # runs in a bare interpreter: stdlib only
+
+
+def test_loader_refuses_tampered_and_unproved_builds(tmp_path):
+    spec = load_spec(write_spec(tmp_path))
+    build, _ = write_build(fake_result(spec), tmp_path / "out", run_info={})
+    policy_py = build / "policy.py"
+    policy_py.write_text(policy_py.read_text().replace("return _public(decide(**_arguments(args)))",
+                                                       "return PolicyDecision(True, (), ())"))
+    with pytest.raises(PolicyLoadError) as e:
+        load_policy(build)
+    assert e.value.code == "load.tampered"
+    with pytest.raises(PolicyLoadError):
+        load_policy(build, accept_unproved=True)  # a hash mismatch is never accepted
+    unproved, _ = write_build(fake_result(spec, passed=False), tmp_path / "out2", run_info={})
+    with pytest.raises(PolicyLoadError) as e:
+        load_policy(unproved)
+    assert e.value.code == "load.unproved"
+    assert not load_policy(unproved, accept_unproved=True).trusted
+    with pytest.raises(PolicyLoadError) as e:
+        load_policy(tmp_path / "nowhere")
+    assert e.value.code == "load.missing"
+
+
+def test_interrupted_write_leaves_nothing_half_written(tmp_path, monkeypatch):
+    spec = load_spec(write_spec(tmp_path))
+    out = tmp_path / "out"
+    first, _ = write_build(fake_result(spec), out, run_info={"n": 1})
+    before = {p.name: p.read_bytes() for p in first.iterdir() if p.is_file()}
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(shutil, "copy2", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_build(fake_result(spec), out, run_info={"n": 2})
+    assert sorted(p.name for p in out.iterdir()) == ["mini"], "no temporary directory is left behind"
+    assert {p.name: p.read_bytes() for p in first.iterdir() if p.is_file()} == before, "the old build is intact"
+
+
+def test_certificate_is_deterministic(tmp_path):
+    spec = load_spec(write_spec(tmp_path))
+    _, a = write_build(fake_result(spec), tmp_path / "a", run_info={}, synthesized_at="2026-01-01T00:00:00+00:00")
+    _, b = write_build(fake_result(spec), tmp_path / "b", run_info={"other": 1}, synthesized_at="2026-01-01T00:00:00+00:00")
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)

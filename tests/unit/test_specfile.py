@@ -1,0 +1,117 @@
+import json
+
+import pytest
+
+from contracts.errors import SpecError
+from synth.specfile import load_spec
+from tests.conftest import MINIMAL, SHIPPED, write_spec
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_specs_load(path):
+    spec = load_spec(path)
+    assert spec.contract is not None and spec.contract.rules and spec.contract.properties
+    assert spec.examples, "every shipped spec carries examples"
+    assert spec.request and spec.agent
+
+
+def load_error(tmp_path, body, **kw) -> SpecError:
+    with pytest.raises(SpecError) as e:
+        load_spec(write_spec(tmp_path, body, **kw))
+    assert e.value.file.endswith("mini.toml") or e.value.file.endswith(".json")
+    return e.value
+
+
+def test_minimal_spec_loads(tmp_path):
+    spec = load_spec(write_spec(tmp_path))
+    assert [d.id for d in spec.contract.rules] == ["adult", "access"]
+    assert spec.files and spec.files[0][0] == "ok.json"
+
+
+def test_toml_syntax_error_has_line_and_column(tmp_path):
+    e = load_error(tmp_path, MINIMAL.replace('request = "Adults only."', 'request = "Adults only.'))
+    assert e.code == "spec.toml" and e.pos.line == 2 and e.pos.col > 0
+
+
+def test_contract_syntax_error_points_into_the_spec_file(tmp_path):
+    e = load_error(tmp_path, MINIMAL.replace('rule adult "Users must be adults": age >= 18',
+                                             'rule adult "Users must be adults": age => 18'))
+    lines = (tmp_path / "mini.toml").read_text().splitlines()
+    assert e.code == "contract.syntax"
+    assert "rule adult" in lines[e.pos.line - 1] and lines[e.pos.line - 1][e.pos.col - 1:].startswith("=>")
+
+
+def test_unknown_argument_points_at_the_name(tmp_path):
+    e = load_error(tmp_path, MINIMAL.replace("age >= 18", "agee >= 18"))
+    line = (tmp_path / "mini.toml").read_text().splitlines()[e.pos.line - 1]
+    assert e.code == "contract.unknown_name" and line[e.pos.col - 1:].startswith("agee")
+    assert "did you mean 'age'" in e.fix
+
+
+def test_unknown_table_name(tmp_path):
+    e = load_error(tmp_path, MINIMAL.replace("ok(role, a, b)", "allowed_cols(role, a, b)"))
+    assert e.code == "contract.unknown_table" and "tables: ok" in e.fix
+
+
+def test_unknown_key_suggests_the_right_one(tmp_path):
+    e = load_error(tmp_path, MINIMAL.replace("[arguments]", "[argument]"))
+    assert e.code == "spec.unknown_key" and "did you mean 'arguments'" in e.fix and e.pos.line == 7
+
+
+def test_key_swallowed_by_a_table_header_is_explained(tmp_path):
+    body = MINIMAL.replace('[contract]\n', '')
+    e = load_error(tmp_path, body)
+    assert e.code == "spec.unknown_key" and "belongs to that table" in e.fix
+
+
+def test_example_with_a_mistyped_argument(tmp_path):
+    e = load_error(tmp_path, MINIMAL.replace('age = 30', 'age = "thirty"'))
+    assert e.code == "spec.example_args" and "'age'" in e.message and e.pos.line > 20
+
+
+def test_example_with_an_unknown_rule(tmp_path):
+    e = load_error(tmp_path, MINIMAL.replace("violations = []", 'violations = ["adultt"]'))
+    assert e.code == "spec.example" and "rule ids" in e.fix
+
+
+def test_table_value_outside_its_enum(tmp_path):
+    e = load_error(tmp_path, MINIMAL, table='{"admin": {"db": ["x"]}, "guest": {"db": ["x"]}}')
+    assert e.code == "spec.table" and "'guest'" in e.message and e.file.endswith("ok.json") and e.pos.line == 1
+
+
+def test_table_json_syntax_error(tmp_path):
+    e = load_error(tmp_path, MINIMAL, table='{"admin": {"db": ["x",]}}')
+    assert e.code == "spec.table_json" and e.file.endswith("ok.json")
+
+
+def test_missing_table_file(tmp_path):
+    path = write_spec(tmp_path)
+    (tmp_path / "ok.json").unlink()
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    assert e.value.code == "spec.table_file"
+
+
+def test_csv_tables_and_value_tables(tmp_path):
+    (tmp_path / "lim.csv").write_text("role,limit\nadmin,100\nuser,10\n")
+    body = MINIMAL.replace('[contract]', '[tables.limit]\nfile = "lim.csv"\nsignature = "(Role) -> int"\ndefault = 0\n\n'
+                           '[contract]').replace('rule adult "Users must be adults": age >= 18',
+                                                 'rule adult "Users must be adults": age >= limit(role)')
+    spec = load_spec(write_spec(tmp_path, body))
+    table = spec.signature.table("limit")
+    assert table.lookup(("admin",)) == 100 and table.lookup(("nobody",)) == 0
+
+
+def test_value_table_needs_a_default(tmp_path):
+    (tmp_path / "lim.csv").write_text("role,limit\nadmin,100\n")
+    body = MINIMAL.replace('[contract]', '[tables.limit]\nfile = "lim.csv"\nsignature = "(Role) -> int"\n\n[contract]')
+    e = load_error(tmp_path, body)
+    assert e.code == "spec.table_default"
+
+
+def test_shipped_eicu_table_matches_the_benchmark_table():
+    spec = load_spec(SHIPPED[[p.stem for p in SHIPPED].index("eicu_ac")])
+    raw = json.loads((spec_dir := SHIPPED[0].parent / "eicu_ac" / "permission_table.json").read_text())["roles"]
+    rows = {k for k, v in spec.signature.table("permitted").rows if v}
+    assert rows == {(r, d, c) for r, dbs in raw.items() for d, cols in dbs.items() for c in cols}
+    assert spec_dir.exists()

@@ -1,0 +1,106 @@
+import ast
+
+from contracts.types import INT, STR, EnumT, ListT, TupleT
+from verify import counterexample as cx
+from verify.mutation import mutants
+from verify.proof import clause_of, from_worker
+from verify.runnable import strip_contracts
+from verify.verdicts import Verdict, worst
+
+SOURCE = '''from typing import List
+from nagini_contracts.contracts import *
+
+
+@Pure
+def rule_adult(age: int) -> bool:
+    """Adults only."""
+    Decreases(None)
+    return age >= 18
+
+
+def decide(age: int, tags: List[str]) -> bool:
+    Requires(Acc(list_pred(tags), 1/2))
+    Ensures(Result() == rule_adult(age))  # rule adult
+    out: List[str] = []
+    if not rule_adult(age):
+        out.append("adult")
+    return len(out) == 0 and not (age < 0)
+
+
+def property_x(age: int) -> bool:
+    Ensures(Implies(age < 18, not Result()))
+    return decide(age, [])
+'''
+
+
+def test_strip_contracts_leaves_plain_python():
+    out = strip_contracts(SOURCE, drop_functions=("property_x",))
+    tree = ast.parse(out)
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert not names & {"Requires", "Ensures", "Decreases", "Pure", "Result", "Acc"}
+    assert "property_x" not in out and "nagini" not in out
+    ns = {}
+    exec(out, ns)
+    assert ns["decide"](18, []) and not ns["decide"](17, [])
+
+
+def test_mutants_never_touch_contracts_or_docstrings():
+    ms = mutants(SOURCE, limit=50, skip_functions=("property_x",))
+    assert {m.operator for m in ms} >= {"swap-comparison", "drop-not", "drop-append", "change-int", "change-string"}
+    for m in ms:
+        assert m.source != SOURCE
+        contract_lines = [l.strip() for l in m.source.splitlines() if l.strip().startswith(("Ensures", "Requires"))]
+        assert contract_lines == ["Requires(Acc(list_pred(tags), 1 / 2))", "Ensures(Result() == rule_adult(age))",
+                                  "Ensures(Implies(age < 18, not Result()))"]
+        assert "Adults only." in m.source
+        assert "def property_x" in m.source and "return decide(age, [])" in m.source
+
+
+def test_mutants_are_deterministic():
+    assert [m.source for m in mutants(SOURCE, seed=3)] == [m.source for m in mutants(SOURCE, seed=3)]
+
+
+def test_counterexample_decoding_of_lists_and_strings():
+    raw = {"inputs": {"role": "'nursing'", "age": 18, "accessed": "?0", "flag": "?"},
+           "heap": {"?0": {"len(?0)": 3, "?0[2]": "( len(None) -> 2, None[0] -> 'diagnosis', None[1] -> 'icd9code' )"}},
+           "old_heap": {"?0": {"len(?0)": 0}}}
+    params = [("role", EnumT("Role", ("nursing",))), ("age", INT), ("accessed", ListT(TupleT((STR, STR)))),
+              ("flag", INT)]
+    values = cx.decode(raw, params)
+    assert values["role"] == "nursing" and values["age"] == 18 and values["flag"] is None
+    assert values["accessed"] == {"length": 3, "items": {2: ("diagnosis", "icd9code")}}
+    concrete = cx.concretize(values, params)
+    assert concrete == {"role": "nursing", "age": 18, "accessed": [("diagnosis", "icd9code")], "flag": 0}
+    assert "accessed[2]=('diagnosis', 'icd9code') (length 3)" in cx.render(values)
+
+
+def test_counterexample_holes_are_filled_from_the_pools():
+    params = [("accessed", ListT(TupleT((STR, STR))))]
+    values = {"accessed": {"length": 5, "items": {4: ("diagnosis", None)}}}
+    cands = cx.candidates(values, params, {"str": ["icd9code", "age"], "int": []})
+    assert cands[0] == {"accessed": [("diagnosis", "x")]}
+    assert {"accessed": [("diagnosis", "icd9code")]} in cands
+
+
+def test_worker_replies_become_verdicts():
+    ok = from_worker({"status": "proved", "seconds": 1.0})
+    assert ok.verdict is Verdict.PROVED and not ok.diagnostics
+    failed = from_worker({"status": "failed", "errors": [{"code": "postcondition.violated:assertion.false",
+                          "message": "m", "line": 4, "source": "Ensures(x)  # rule adult",
+                          "counterexample": {"inputs": {"age": 17}}}]}, params=[("age", INT)])
+    assert failed.verdict is Verdict.REFUTED and failed.diagnostics[0].clause == "rule adult"
+    assert failed.diagnostics[0].counterexample == {"age": 17}
+    no_model = from_worker({"status": "failed", "errors": [{"code": "c", "message": "m"}]})
+    assert no_model.verdict is Verdict.UNKNOWN
+    assert from_worker({"status": "timeout"}).verdict is Verdict.TIMEOUT
+    assert from_worker({"status": "killed"}).verdict is Verdict.TIMEOUT
+    assert from_worker({"status": "translation_error", "errors": [{"code": "translation.unsupported"}]}).verdict \
+        is Verdict.ERROR
+    crash = from_worker({"status": "crash", "message": "died"})
+    assert crash.verdict is Verdict.ERROR and crash.diagnostics[0].code == "verify.backend.crash"
+
+
+def test_verdicts_never_collapse_to_proved():
+    assert worst([Verdict.PROVED, Verdict.TIMEOUT]) is Verdict.TIMEOUT
+    assert worst([Verdict.UNKNOWN, Verdict.REFUTED, Verdict.ERROR]) is Verdict.REFUTED
+    assert clause_of("Ensures(x)  # property p") == "property p"
