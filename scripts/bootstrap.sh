@@ -56,8 +56,12 @@ if [ ! -x "$venv/bin/python" ] || ! is_312 "$venv/bin/python"; then
   rm -rf "$venv"
   "$py" -m venv "$venv"
 fi
-say "installing veriguard and its dependencies into .venv (first run: about a minute)"
-"$venv/bin/python" -m pip install --quiet --upgrade "pip>=24" >&2
-"$venv/bin/python" -m pip install --quiet -e "$root[test]" >&2
+say "installing veriguard and its dependencies into .venv (first run: one to three minutes)"
+log="$venv/bootstrap.log"
+if ! { "$venv/bin/python" -m pip install --upgrade "pip>=24" && "$venv/bin/python" -m pip install -e "$root[test]"; } >"$log" 2>&1; then
+  tail -n 30 "$log" >&2
+  say "pip failed; the full log is $log"
+  exit 2
+fi
 echo "$want" > "$stamp"
 say "ready: $venv"
