@@ -8,16 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from enforce.agent_logs import parse_agent_log  # noqa: E402
-from enforce.extract_code import extract_accesses  # noqa: E402
-from enforce.extract_errors import ExtractionError  # noqa: E402
+from enforce.agent_logs import parse_agent_log
+from enforce.extract_code import extract_accesses
+from enforce.extract_errors import ExtractionError
 
 DEFAULT_ROOT = Path("/work/shared/benchmarks/eicu_ac")
 

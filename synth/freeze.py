@@ -26,6 +26,7 @@ from contracts import runtime_support
 from contracts.schema import argument_schema
 from contracts.spec import Spec
 from contracts.to_python import checker_source
+from enforce.extractors import referenced_files
 from synth.pipeline import SynthResult
 from verify.report import render as render_report
 
@@ -170,6 +171,9 @@ def certificate(result: SynthResult, policy_py: str, *, synthesized_at: str, pat
             "contract": sha256(spec.rules_text + "\n----\n" + spec.properties_text),
             "verified_source": sha256(result.verified_source),
             "policy": sha256(policy_py),
+            "extraction_files": {rel: sha256((Path(spec.path).parent / rel).read_bytes())
+                                 for rel in referenced_files(spec.extraction)
+                                 if (Path(spec.path).parent / rel).is_file()},
         },
         "rules": [{"id": d.id, "message": d.message} for d in spec.contract.rules],
         "properties": props,
@@ -205,7 +209,7 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
         spec_dir = tmp / "spec"
         spec_dir.mkdir()
         shutil.copy2(spec.path, spec_dir / Path(spec.path).name)
-        for rel, _ in spec.files:
+        for rel in [r for r, _ in spec.files] + referenced_files(spec.extraction):
             src = Path(spec.path).parent / rel
             if src.exists():
                 (spec_dir / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -214,6 +214,62 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0 if cert.get("fully_proved") else 1
 
 
+# --- eval -------------------------------------------------------------------------------------
+BENCHMARKS = {"eicu-ac": "eicu_ac", "mind2web-sc": "mind2web_sc"}
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize, write_cases
+    from enforce.loader import PolicyLoadError
+    from enforce.monitor import Monitor
+
+    progress = Progress(quiet=args.quiet or args.json)
+    build = Path(args.build or f"build/{BENCHMARKS[args.benchmark]}")
+    try:
+        monitor = Monitor.from_build(build, min_confidence=args.min_confidence)
+        data = Path(args.data)
+        progress(f"{args.benchmark}: deciding every case with {build} (no LLM)")
+        cases = eval_eicu(monitor, data, progress) if args.benchmark == "eicu-ac" else \
+            eval_mind2web(monitor, data, progress)
+    except PolicyLoadError as e:
+        print(f"{e}\n  hint: build it with `veriguard synth specs/{BENCHMARKS[args.benchmark]}.toml --out build`",
+              file=sys.stderr)
+        return 2
+    except DataError as e:
+        print(f"error[eval.data]: {e.message}\n  fix: {e.fix}", file=sys.stderr)
+        return 2
+    finally:
+        progress.stop()
+    summary = summarize(args.benchmark, cases)
+    all_path, miss_path = write_cases(cases, Path(args.cases_dir), args.benchmark)
+    summary["cases_file"], summary["misses_file"] = str(all_path), str(miss_path)
+    if args.json:
+        _print_json(summary)
+        return 0
+    print(f"{args.benchmark}: n={summary['n']}  LPA {summary['LPA']}%  LPP {summary['LPP']}%  LPR {summary['LPR']}%  "
+          f"EA {summary['EA']}%  (EA, gold rule among those reported: {summary['EA_contains']}%)")
+    print(f"  confusion: tp {summary['tp']} fp {summary['fp']} fn {summary['fn']} tn {summary['tn']}; "
+          f"fail-closed denials {summary['fail_closed']}; decision latency median {summary['latency_us']['median']} us, "
+          f"p99 {summary['latency_us']['p99']} us")
+    for cat, m in summary["by_category"].items():
+        print(f"  {cat:<24} n={m['n']:<4} LPA {m['LPA']:6.2f}%  LPP {m['LPP']:6.2f}%  LPR {m['LPR']:6.2f}%  EA {m['EA']:6.2f}%")
+    print(f"  every case: {all_path}; the {summary['misses']} misses: {miss_path}")
+    return 0
+
+
+# --- decision log -----------------------------------------------------------------------------
+def cmd_verify_log(args: argparse.Namespace) -> int:
+    from enforce.decision_log import verify_log
+
+    result = verify_log(args.log)
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        print(f"{args.log}: {'intact' if result.ok else 'BROKEN'}, {result.records} records"
+              + (f": {result.problem}" if result.problem else ""))
+    return 0 if result.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="veriguard", description="Synthesize, prove, freeze and enforce policies for "
                                 "LLM agents.", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -245,6 +301,21 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("build", metavar="BUILD", help="a build directory, e.g. build/eicu_ac")
     c.add_argument("--args", required=True, help="the policy arguments as JSON, or @file.json")
     c.add_argument("--accept-unproved", action="store_true", help="load a policy whose certificate is not PROVED")
+
+    e = add("eval", cmd_eval, "run a frozen policy with its extractors over a benchmark and print GuardAgent's "
+            "metrics (LPA, LPP, LPR, EA)")
+    e.add_argument("benchmark", choices=sorted(BENCHMARKS))
+    e.add_argument("--data", required=True, help="eicu-ac: the directory holding ehragent/eicu_ac.json and "
+                   "ehragent/logs/; mind2web-sc: a JSON list of records")
+    e.add_argument("--build", default=None, help="the frozen policy (default build/eicu_ac or build/mind2web_sc)")
+    e.add_argument("--cases-dir", default="build/eval", help="where the per-case and misses files go")
+    e.add_argument("--min-confidence", type=float, default=0.5, help="below this an extraction fails closed")
+    e.add_argument("--json", action="store_true")
+    e.add_argument("--quiet", action="store_true")
+
+    vl = add("verify-log", cmd_verify_log, "check a decision log's hash chain")
+    vl.add_argument("log", metavar="LOG.jsonl")
+    vl.add_argument("--json", action="store_true")
 
     r = add("report", cmd_report, "print the audit report of a build (markdown), or its certificate with --json")
     r.add_argument("build", metavar="BUILD")

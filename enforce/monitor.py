@@ -1,0 +1,147 @@
+"""The online monitor: extract the policy's arguments from what the agent proposes, decide with the
+frozen policy, choose the enforcement, log the decision. Fails closed on every error."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from enforce.decision_log import DecisionLog
+from enforce.extract_errors import ExtractionError
+from enforce.extractors import Extracted, Extractor, build_extractors
+from enforce.loader import FrozenPolicy, PolicyLoadError, load_policy
+
+STRATEGIES = {
+    "terminate": "terminate_task",        # stop the whole task
+    "block": "block_action",              # drop this action, let the agent continue
+    "tool_halt": "halt_tool",             # stop the tool execution in flight
+    "replan": "replan",                   # send the reasons back and ask the agent for another plan
+    "replan_halt": "replan_then_halt",    # ask for another plan; halt if the next one is denied too
+}
+
+
+@dataclass(frozen=True)
+class Enforcement:
+    strategy: str
+    action: str                  # "allow" or one of STRATEGIES' values
+    feedback: str = ""           # what the agent (or the user) is told
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    time: str
+    policy: str
+    policy_sha256: str
+    allowed: bool
+    violations: tuple[str, ...]
+    denied: tuple[Any, ...]
+    messages: tuple[str, ...]
+    arguments: dict[str, Any]
+    provenance: dict[str, dict[str, Any]]
+    enforcement: Enforcement
+    fail_closed: str = ""        # why the decision was forced to deny, when it was
+    latency_us: float = 0.0
+    action_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["denied"] = [list(x) if isinstance(x, tuple) else x for x in self.denied]
+        return d
+
+
+@dataclass
+class Monitor:
+    """Checks one proposed action at a time against a certified frozen policy."""
+
+    policy: FrozenPolicy
+    extractors: Mapping[str, Extractor]
+    strategy: str = "block"
+    log: DecisionLog | None = None
+    min_confidence: float = 0.5
+    double_check: bool = True
+    stats: dict[str, int] = field(default_factory=lambda: {"checked": 0, "denied": 0, "fail_closed": 0})
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown enforcement strategy {self.strategy!r}; one of {sorted(STRATEGIES)}")
+        missing = [n for n, _ in self.policy.module.ARGUMENTS if n not in self.extractors]
+        if missing:
+            raise ValueError(f"no extractor for argument(s) {missing}")
+
+    @classmethod
+    def from_build(cls, build: str | Path, *, strategy: str | None = None, log: DecisionLog | str | Path | None = None,
+                   accept_unproved: bool = False, **kw: Any) -> "Monitor":
+        """A monitor for DIR/<name> with the extractors its spec declares (files checked against the certificate)."""
+        policy = load_policy(build, accept_unproved=accept_unproved)
+        base = Path(build) / "spec"
+        expected = policy.certificate.get("hashes", {}).get("extraction_files", {})
+        for rel, digest in expected.items():
+            actual = hashlib.sha256((base / rel).read_bytes()).hexdigest() if (base / rel).exists() else "missing"
+            if actual != digest:
+                raise PolicyLoadError("load.extraction_tampered", f"{base / rel} does not match its certificate",
+                                      "restore the file or re-run synth")
+        extraction = policy.extraction.get("extraction", {})
+        enforcement = policy.extraction.get("enforcement", {})
+        extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base)
+        if isinstance(log, (str, Path)):
+            log = DecisionLog(log)
+        return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
+
+    def check(self, observation: Mapping[str, Any], *, action_id: str = "") -> DecisionRecord:
+        t0 = time.perf_counter()
+        values: dict[str, Any] = {}
+        provenance: dict[str, dict[str, Any]] = {}
+        reason = ""
+        for name, extractor in self.extractors.items():
+            try:
+                got: Extracted = extractor.extract(observation)
+            except ExtractionError as e:
+                reason = f"argument {name!r}: {e.message} [{e.code}]"
+                provenance[name] = {"extractor": extractor.kind, "error": e.code}
+                break
+            except Exception as e:  # an extractor bug must deny, never crash the agent or allow
+                reason = f"argument {name!r}: the {extractor.kind} extractor failed: {type(e).__name__}: {e}"
+                provenance[name] = {"extractor": extractor.kind, "error": type(e).__name__}
+                break
+            provenance[name] = {"extractor": got.extractor, "how": got.how, "confidence": got.confidence}
+            if got.confidence < self.min_confidence:
+                reason = f"argument {name!r}: extraction confidence {got.confidence:.2f} is below {self.min_confidence}"
+                break
+            values[name] = got.value
+        decision = None
+        if not reason:
+            try:
+                decide = self.policy.evaluate_checked if self.double_check else self.policy.evaluate
+                decision = decide(values)
+            except Exception as e:  # ArgumentError, PolicyMismatch or a policy bug: deny
+                reason = f"the policy could not decide: {type(e).__name__}: {e}"
+        latency = (time.perf_counter() - t0) * 1e6
+        return self._record(values, provenance, decision, reason, latency, action_id)
+
+    def _record(self, values: dict[str, Any], provenance: dict[str, dict[str, Any]], decision: Any, reason: str,
+                latency: float, action_id: str) -> DecisionRecord:
+        rules = self.policy.rules
+        if decision is None:
+            allowed, violations, denied = False, (), ()
+            messages: tuple[str, ...] = (f"fail closed: {reason}",)
+        else:
+            allowed, violations, denied = decision.allowed, tuple(decision.violations), tuple(decision.denied)
+            messages = tuple(rules.get(v, v) for v in violations)
+        if allowed:
+            enforcement = Enforcement(self.strategy, "allow")
+        else:
+            items = "; denied: " + ", ".join(map(str, denied)) if denied else ""
+            enforcement = Enforcement(self.strategy, STRATEGIES[self.strategy], " / ".join(messages) + items)
+        self.stats["checked"] += 1
+        self.stats["denied"] += 0 if allowed else 1
+        self.stats["fail_closed"] += 1 if reason else 0
+        record = DecisionRecord(dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"), self.policy.name,
+                                self.policy.sha256, allowed, violations, denied, messages, values, provenance,
+                                enforcement, reason, round(latency, 1), action_id)
+        if self.log is not None:
+            self.log.append(json.loads(json.dumps(record.to_dict(), default=str)))
+        return record
