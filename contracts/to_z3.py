@@ -24,8 +24,11 @@ def _z3() -> Any:
 class Z3Encoding:
     """Symbols for every argument plus the contract's clauses as z3 formulas."""
 
-    def __init__(self, contract: Contract, bound: int = 3) -> None:
+    def __init__(self, contract: Contract, bound: int = 3, ctx: Any = None) -> None:
         self.z3 = _z3()
+        # a fresh context per encoding: z3's models depend on the context's history, and the same
+        # question must get the same witness in every run (certificates are compared byte for byte)
+        self.ctx = ctx if ctx is not None else self.z3.Context()
         self.contract = contract
         self.bound = bound
         self.scalars: dict[str, Any] = {}
@@ -33,7 +36,7 @@ class Z3Encoding:
         z3 = self.z3
         for name, t in contract.signature.flat_params():
             if isinstance(t, ListT):
-                n = z3.Int(f"len({name})")
+                n = z3.Int(f"len({name})", self.ctx)
                 elems = [tuple(self._const(f"{name}[{i}][{k}]", et) for k, et in enumerate(element_types(t)))
                          for i in range(bound)]
                 self.lists[name] = (n, elems)
@@ -43,18 +46,25 @@ class Z3Encoding:
     def _const(self, name: str, t: Scalar) -> Any:
         z3 = self.z3
         if isinstance(t, BoolT):
-            return z3.Bool(name)
+            return z3.Bool(name, self.ctx)
         if isinstance(t, IntT):
-            return z3.Int(name)
-        return z3.String(name)
+            return z3.Int(name, self.ctx)
+        return z3.String(name, self.ctx)
+
+    def all_of(self, items: list[Any]) -> Any:
+        """And over a list, in this encoding's context (z3 4.8.7 defaults And/Or to the global one)."""
+        return self.z3.And(*items, self.ctx) if items else self.value(True)
+
+    def any_of(self, items: list[Any]) -> Any:
+        return self.z3.Or(*items, self.ctx) if items else self.value(False)
 
     def value(self, v: bool | int | str) -> Any:
         z3 = self.z3
         if isinstance(v, bool):
-            return z3.BoolVal(v)
+            return z3.BoolVal(v, self.ctx)
         if isinstance(v, int):
-            return z3.IntVal(v)
-        return z3.StringVal(v)
+            return z3.IntVal(v, self.ctx)
+        return z3.StringVal(v, self.ctx)
 
     # --- the input domain ----------------------------------------------------------------
     def domain(self) -> Any:
@@ -66,16 +76,16 @@ class Z3Encoding:
                 cs.append(self._in_enum(self.scalars[name], t))
             elif isinstance(t, ListT):
                 n, elems = self.lists[name]
-                cs.append(z3.And(n >= 0, n <= self.bound))
+                cs.append(self.all_of([n >= 0, n <= self.bound]))
                 for i, el in enumerate(elems):
                     for x, et in zip(el, element_types(t)):
                         if isinstance(et, EnumT):
                             cs.append(z3.Implies(i < n, self._in_enum(x, et)))
         cs += [self.expr(d.body) for d in self.contract.assumes]
-        return z3.And(cs) if cs else z3.BoolVal(True)
+        return self.all_of(cs)
 
     def _in_enum(self, x: Any, t: EnumT) -> Any:
-        return self.z3.Or([x == self.z3.StringVal(v) for v in t.values])
+        return self.any_of([x == self.value(v) for v in t.values])
 
     # --- clauses ---------------------------------------------------------------------------
     def holds(self, rule_id: str) -> Any:
@@ -84,7 +94,7 @@ class Z3Encoding:
         return self.expr(d.body)
 
     def allowed(self) -> Any:
-        return self.z3.And([self.expr(d.body) for d in self.contract.rules] or [self.z3.BoolVal(True)])
+        return self.all_of([self.expr(d.body) for d in self.contract.rules])
 
     def is_denied(self, item: tuple[Any, ...]) -> Any:
         """`item` is reported as denied: it is an element of an item rule's list that fails it."""
@@ -94,9 +104,9 @@ class Z3Encoding:
             n, elems = self.lists[r.quant.source]
             for i, el in enumerate(elems):
                 env = dict(zip(r.quant.names, el))
-                same = z3.And([a == b for a, b in zip(el, item)])
-                cases.append(z3.And(i < n, same, z3.Not(self.expr(r.quant.body, env))))
-        return z3.Or(cases) if cases else z3.BoolVal(False)
+                same = self.all_of([a == b for a, b in zip(el, item)])
+                cases.append(self.all_of([i < n, same, z3.Not(self.expr(r.quant.body, env))]))
+        return self.any_of(cases)
 
     def expr(self, e: A.Expr, env: dict[str, Any] | None = None) -> Any:
         z3 = self.z3
@@ -112,7 +122,7 @@ class Z3Encoding:
         if isinstance(e, A.Not):
             return z3.Not(sub(e.operand))
         if isinstance(e, A.BoolOp):
-            return (z3.And if e.op == "and" else z3.Or)(sub(e.left), sub(e.right))
+            return (self.all_of if e.op == "and" else self.any_of)([sub(e.left), sub(e.right)])
         if isinstance(e, A.Implies):
             return z3.Implies(sub(e.left), sub(e.right))
         if isinstance(e, A.Compare):
@@ -121,7 +131,7 @@ class Z3Encoding:
                     "<=": lambda: left <= right, ">": lambda: left > right, ">=": lambda: left >= right}[e.op]()
         if isinstance(e, A.Member):
             x = sub(e.operand)
-            inside = z3.Or([x == self.value(v.value) for v in e.values])
+            inside = self.any_of([x == self.value(v.value) for v in e.values])
             return z3.Not(inside) if e.negated else inside
         if isinstance(e, A.Arith):
             return sub(e.left) + sub(e.right) if e.op == "+" else sub(e.left) - sub(e.right)
@@ -134,10 +144,8 @@ class Z3Encoding:
             parts = []
             for i, el in enumerate(elems):
                 body = self.expr(e.body, {**env, **dict(zip(e.names, el))})
-                parts.append(z3.Implies(i < n, body) if e.kind == "forall" else z3.And(i < n, body))
-            if e.kind == "forall":
-                return z3.And(parts) if parts else z3.BoolVal(True)
-            return z3.Or(parts) if parts else z3.BoolVal(False)
+                parts.append(z3.Implies(i < n, body) if e.kind == "forall" else self.all_of([i < n, body]))
+            return self.all_of(parts) if e.kind == "forall" else self.any_of(parts)
         if isinstance(e, A.Allowed):
             return self.allowed()
         raise TypeError(e)
@@ -160,9 +168,9 @@ class Z3Encoding:
 
     def table(self, t: Table, args: list[Any]) -> Any:
         z3 = self.z3
-        matches = [(z3.And([a == self.value(k) for a, k in zip(args, key)]), value) for key, value in t.rows]
+        matches = [(self.all_of([a == self.value(k) for a, k in zip(args, key)]), value) for key, value in t.rows]
         if t.is_relation:
-            return z3.Or([m for m, v in matches if v is True]) if matches else z3.BoolVal(False)
+            return self.any_of([m for m, v in matches if v is True])
         out = self.value(t.default)
         for m, v in reversed(matches):
             out = z3.If(m, self.value(v), out)
@@ -176,7 +184,7 @@ class Z3Encoding:
             items = flat[name]
             if len(items) > self.bound:
                 raise ValueError(f"{name} has {len(items)} elements; this encoding holds at most {self.bound}")
-            pairs.append((n, self.z3.IntVal(len(items))))
+            pairs.append((n, self.value(len(items))))
             for el_syms, item in zip(elems, items):
                 values = item if isinstance(item, tuple) else (item,)
                 pairs += [(s, self.value(v)) for s, v in zip(el_syms, values)]

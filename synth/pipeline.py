@@ -137,6 +137,7 @@ def _as_values(flat: dict[str, Any]) -> dict[str, Any]:
 
 def prove(worker: NaginiWorker, source: str, spec: Spec, workdir: Path, label: str) -> ProofResult:
     assert spec.contract is not None
+    workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / f"{label}.py"
     path.write_text(source, encoding="utf-8")
     raw = worker.verify_file(path, timeout=spec.settings.nagini_timeout)

@@ -50,7 +50,7 @@ class _Solver:
 
     def witness(self, *constraints: Any) -> tuple[bool | None, dict[str, Any] | None]:
         z3 = self.enc.z3
-        s = z3.Solver()
+        s = z3.Solver(ctx=self.enc.ctx)
         s.set("timeout", self.timeout_ms)
         s.add(self.enc.domain(), *constraints)
         r = s.check()

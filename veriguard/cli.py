@@ -14,9 +14,12 @@ from contracts.errors import VeriguardError
 
 EXIT_CODES = """exit codes:
   0  success: every gate passed / proved / decided
-  1  a gate failed: refuted, not proved, timed out, a test or the mutation score failed
+  1  a gate failed: refuted, not proved, timed out, a test or the mutation score failed; the LLM budget
+     ran out, or the model refused or answered malformed output
   2  bad input: a malformed spec, contract, file or argument (the message says where and how to fix it)
-  3  environment: Java, Python 3.12 or the verifier is missing or broken"""
+  3  environment: Java, Python 3.12 or the verifier is missing or broken; no API key, no network, a
+     provider timeout or rate limit
+  4  waiting for the engineer: clarification questions were written to a file to answer and approve"""
 
 
 class Progress:
@@ -56,6 +59,8 @@ def _print_json(obj: Any) -> None:
 
 # --- synth ------------------------------------------------------------------------------------
 def cmd_synth(args: argparse.Namespace) -> int:
+    if args.llm or args.replay or args.compare:
+        return cmd_synth_llm(args)
     from synth.compile import compile_policy
     from synth.freeze import write_build
     from synth.pipeline import synthesize
@@ -106,6 +111,153 @@ def cmd_synth(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"ok": code == 0, "exit_code": code, "results": summaries})
     return code
+
+
+def _provider(args: argparse.Namespace) -> Any:
+    from synth.providers import AnthropicProvider, OpenAICompatibleProvider, ReplayProvider
+
+    if args.replay:
+        return ReplayProvider.from_file(args.replay)
+    if args.provider == "openai":
+        if not args.base_url:
+            raise VeriguardError("provider.config", "--provider openai needs --base-url (e.g. http://localhost:8000/v1)",
+                                 fix="start vLLM, llama.cpp's server or Ollama and pass its URL and --model")
+        return OpenAICompatibleProvider(args.base_url, args.model or "default", timeout=args.timeout)
+    kw = {"model": args.model} if args.model else {}
+    return AnthropicProvider(timeout=args.timeout, base_url=args.base_url, **kw)
+
+
+def cmd_synth_llm(args: argparse.Namespace) -> int:
+    from synth import llm_loop
+    from synth.memory import DemonstrationMemory
+    from synth.providers import ProviderError
+    from synth.specfile import load_spec
+    from synth.transcripts import TranscriptStore
+    from verify.nagini import NaginiWorker
+
+    if len(args.specs) != 1:
+        print("error[synth.llm]: the LLM path takes one spec at a time", file=sys.stderr)
+        return 2
+    progress = Progress(quiet=args.quiet)
+    spec = load_spec(args.specs[0])
+    try:
+        provider = _provider(args)
+    except ProviderError as e:
+        print(f"error[{e.code}]: {e.message}", file=sys.stderr)
+        return 3
+    replay_started = None
+    if args.replay:
+        replay_started = json.loads(Path(args.replay).read_text(encoding="utf-8"))["synthesis"]["started_at"]
+    store = TranscriptStore(args.store)
+    memory = DemonstrationMemory(args.store, enabled=not (args.no_memory or args.replay))
+    budget = llm_loop.Budget(rounds=args.rounds, max_tokens=args.max_tokens)
+    worker = NaginiWorker(heap=args.jvm_heap, progress=progress)
+    try:
+        with tempfile.TemporaryDirectory(prefix="veriguard-llm-") as tmp:
+            if args.compare:
+                return _compare(args, spec, provider, worker, store, memory, budget, progress, Path(tmp))
+            outcome = llm_loop.run(spec, provider, worker, store, out_dir=Path(args.out), workdir=Path(tmp),
+                                   memory=memory, autonomous=args.autonomous,
+                                   answers=Path(args.answers) if args.answers else None,
+                                   budget=budget, progress=progress, mode="replay" if args.replay else "",
+                                   replay_started=replay_started)
+    finally:
+        worker.close()
+        progress.stop()
+        store.close()
+        memory.close()
+    summary = {"ok": outcome.exit_code == 0, "exit_code": outcome.exit_code, "status": outcome.status,
+               "message": outcome.message, "build": str(outcome.build) if outcome.build else None,
+               "synthesis_id": outcome.synthesis_id, "never_proved": outcome.never_proved, "notes": outcome.notes,
+               "questions_file": str(outcome.questions_file) if outcome.questions_file else None}
+    if args.json:
+        _print_json(summary)
+    else:
+        stream = sys.stdout if outcome.exit_code == 0 else sys.stderr
+        print(f"{spec.name}: {outcome.status.upper()}: {outcome.message}", file=stream)
+        if outcome.build:
+            print(f"  build: {outcome.build}; transcript: veriguard log {outcome.synthesis_id}", file=stream)
+        for item in outcome.never_proved:
+            print(f"  never proved: {item}", file=stream)
+    return outcome.exit_code
+
+
+def _compare(args: argparse.Namespace, spec: Any, provider: Any, worker: Any, store: Any, memory: Any, budget: Any,
+             progress: Progress, tmp: Path) -> int:
+    from synth import clarify, llm_loop
+    from synth.compare import differences
+    from synth.transcripts import RecordingProvider
+
+    if spec.contract is None:
+        print(f"error[synth.compare]: {spec.path} has no [contract] rules to compare with", file=sys.stderr)
+        return 2
+    loop = llm_loop._Loop(spec, provider, worker, store, budget, progress, tmp)
+    loop.sid = store.begin(spec_name=spec.name, spec_sha256=spec.sha256, provider=provider.name, model=provider.model,
+                           mode="compare")
+    loop.provider = RecordingProvider(provider, store, loop.sid)
+    notes: list[str] = []
+    questions = clarify.ask(loop.provider, spec, [])
+    got = loop.formalized(clarify.assumptions(questions), [], True, notes)
+    store.finish(loop.sid, status="compared" if not isinstance(got, str) else "failed")
+    if isinstance(got, str):
+        print(f"{spec.name}: the model's contract did not formalize: {got}", file=sys.stderr)
+        return 1
+    diffs = differences(spec.contract, got[0].contract)
+    result = {"spec": spec.name, "synthesis_id": loop.sid, "decide_alike": diffs == [],
+              "bound": spec.settings.z3_bound, "undecided": diffs is None,
+              "differences": [{"args": d.args, "formal": d.formal, "synthesized": d.other} for d in (diffs or [])]}
+    if args.json:
+        _print_json(result)
+    elif diffs == []:
+        print(f"{spec.name}: the synthesized contract and the formal rules decide alike (z3, lists up to "
+              f"{result['bound']} items)")
+    else:
+        print(f"{spec.name}: the synthesized contract and the formal rules differ on:")
+        for d in diffs or []:
+            print(f"  {json.dumps(d.args)}\n    formal rules: allowed={d.formal[0]} {d.formal[1]}; synthesized: "
+                  f"allowed={d.other[0]} {d.other[1]}")
+    return 0 if diffs == [] else 1
+
+
+# --- log --------------------------------------------------------------------------------------
+def cmd_log(args: argparse.Namespace) -> int:
+    from synth.transcripts import TranscriptStore, transcript_hash
+
+    with TranscriptStore(args.store) as store:
+        if not args.id:
+            rows = [vars(s) | {"tokens": sum((t.input_tokens or 0) + (t.output_tokens or 0)
+                                             for t in store.stage_totals(s.id).values())}
+                    for s in store.list_syntheses()]
+            if args.json:
+                _print_json(rows)
+            else:
+                for r in rows:
+                    print(f"{r['id']}  {r['started_at']}  {r['spec_name']:<14} {r['provider']}/{r['model']:<20} "
+                          f"{r['mode']:<11} {r['status'] or 'running':<13} {r['tokens']} tokens")
+            return 0
+        try:
+            exported = store.export(args.id)
+        except KeyError as e:
+            print(f"error[log.unknown]: {e.args[0]}", file=sys.stderr)
+            return 2
+    if args.export:
+        Path(args.export).write_text(json.dumps(exported, indent=2, sort_keys=True), encoding="utf-8")
+        print(f"wrote {args.export} (replay with: veriguard synth SPEC --replay {args.export})")
+        return 0
+    if args.json:
+        _print_json(exported | {"hash": transcript_hash(exported)})
+        return 0
+    s = exported["synthesis"]
+    print(f"synthesis {s['id']}: {s['spec_name']} ({s['spec_sha256'][:12]}), {s['provider']}/{s['model']}, "
+          f"{s['mode']}, {s['status']}; transcript sha256 {transcript_hash(exported)}")
+    for x in exported["exchanges"]:
+        err = f"  ERROR {x['error']['code']}" if x.get("error") else ""
+        print(f"  {x['seq']:>3} {x['stage']:<10} round {x['round']}  in {x['input_tokens'] or 0:>6}  "
+              f"out {x['output_tokens'] or 0:>6}  {x['latency_s'] or 0:.2f} s{err}")
+    for stage, t in exported["totals"].items():
+        print(f"  total {stage:<10} {t['calls']} calls, {t['input_tokens'] or 0} in, {t['output_tokens'] or 0} out, "
+              f"cost {t['cost_usd'] if t['cost_usd'] is not None else 'unknown'} USD")
+    return 0
 
 
 def _print_synth(s: dict[str, Any], cert: dict[str, Any]) -> None:
@@ -289,6 +441,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--keep-going", action="store_true", help="continue with the next spec after a bad one")
     s.add_argument("--mutants", type=int, default=30, help="number of mutants for the mutation score (default 30)")
     s.add_argument("--jvm-heap", default=None, help="JVM heap of the verifier, e.g. 768m")
+    llm = s.add_argument_group("LLM path (formalize and implement from the request's words)")
+    llm.add_argument("--llm", action="store_true", help="synthesize with a model instead of the compile path")
+    llm.add_argument("--provider", choices=["anthropic", "openai"], default="anthropic",
+                     help="anthropic (needs ANTHROPIC_API_KEY) or any OpenAI-compatible server (needs --base-url)")
+    llm.add_argument("--model", default=None, help="model id (default: the provider's default)")
+    llm.add_argument("--base-url", default=None, help="API base URL (local vLLM / llama.cpp / Ollama for openai)")
+    llm.add_argument("--timeout", type=float, default=120.0, help="seconds per model call (default 120)")
+    llm.add_argument("--replay", default=None, metavar="TRANSCRIPT.json", help="answer from a recorded transcript")
+    llm.add_argument("--autonomous", action="store_true", help="let the model pick the most plausible reading of "
+                     "each ambiguity; each choice is recorded as an assumption")
+    llm.add_argument("--answers", default=None, metavar="FILE", help="the approved answers file to resume from")
+    llm.add_argument("--rounds", type=int, default=4, help="implementation rounds (default 4)")
+    llm.add_argument("--max-tokens", type=int, default=400_000, help="token budget for the synthesis")
+    llm.add_argument("--no-memory", action="store_true", help="do not use past syntheses as demonstrations")
+    llm.add_argument("--store", default=None, help="transcript database (default ~/.veriguard/transcripts.db)")
+    llm.add_argument("--compare", action="store_true", help="formalize the request with the model and check with z3 "
+                     "whether it decides like the spec's formal rules")
 
     v = add("verify", cmd_verify, "verify Nagini-annotated Python files")
     v.add_argument("files", nargs="+", metavar="FILE.py")
@@ -312,6 +481,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--min-confidence", type=float, default=0.5, help="below this an extraction fails closed")
     e.add_argument("--json", action="store_true")
     e.add_argument("--quiet", action="store_true")
+
+    lg = add("log", cmd_log, "list LLM syntheses, show one (stages, tokens, cost) or export its transcript")
+    lg.add_argument("id", nargs="?", help="a synthesis id (omit to list them)")
+    lg.add_argument("--export", default=None, metavar="FILE.json", help="write the transcript (for --replay)")
+    lg.add_argument("--store", default=None)
+    lg.add_argument("--json", action="store_true")
 
     vl = add("verify-log", cmd_verify_log, "check a decision log's hash chain")
     vl.add_argument("log", metavar="LOG.jsonl")

@@ -1,0 +1,82 @@
+"""A scripted model behind the real Anthropic SDK: httpx2.MockTransport serves Messages API replies."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+
+from synth.providers import AnthropicProvider
+
+FORMAL = {
+    "types": {"Profile": {"record": {"age": "int"}}, "Task": {"record": {"hotel": "bool", "job": "bool"}}},
+    "arguments": {"user": {"type": "Profile", "doc": "the user"}, "task": {"type": "Task", "doc": "what the task does"}},
+    "tables": {},
+    "rules": ('assume sane "Ages are between 0 and 130": user.age >= 0 and user.age <= 130\n'
+              'rule hotel "Nobody under 18 may book a hotel": task.hotel ==> user.age >= 18\n'
+              'rule job "Nobody under 15 may apply for a job": task.job ==> user.age >= 15\n'),
+    "properties": 'property minors "A 17-year-old never books a hotel": task.hotel and user.age == 17 ==> not allowed\n',
+    "notes": "",
+}
+TESTS = {"examples": [
+    {"name": "minor hotel", "args": {"user": {"age": 17}, "task": {"hotel": True, "job": False}}, "allowed": False,
+     "violations": ["hotel"]},
+    {"name": "adult hotel", "args": {"user": {"age": 18}, "task": {"hotel": True, "job": False}}, "allowed": True,
+     "violations": []},
+    {"name": "child job", "args": {"user": {"age": 14}, "task": {"hotel": False, "job": True}}, "allowed": False,
+     "violations": ["job"]},
+    {"name": "both", "args": {"user": {"age": 10}, "task": {"hotel": True, "job": True}}, "allowed": False,
+     "violations": ["hotel", "job"]},
+]}
+GOOD_BODY = {"helpers": "", "body": (
+    "vg_denied: List[str] = []\n"
+    "violations = violation_list(not rule_hotel(task_hotel, user_age), not rule_job(task_job, user_age))\n"
+    "return Decision(len(violations) == 0, violations, vg_denied)\n")}
+# Off by one at the boundary: 18-year-olds are denied a hotel.
+BUGGY_BODY = {"helpers": "", "body": (
+    "vg_denied: List[str] = []\n"
+    "violations = violation_list(task_hotel and user_age <= 18, not rule_job(task_job, user_age))\n"
+    "return Decision(len(violations) == 0, violations, vg_denied)\n")}
+QUESTIONS = {"questions": [
+    {"id": "inclusive", "question": "Is 18 itself allowed to book a hotel?", "options": ["yes", "no"],
+     "suggested": "yes", "why": "'under 18' excludes 18"},
+]}
+NO_QUESTIONS: dict[str, Any] = {"questions": []}
+
+
+def reply(data: Any, stop_reason: str = "end_turn", usage: tuple[int, int] = (1000, 200)) -> httpx2.Response:
+    text = data if isinstance(data, str) else json.dumps(data)
+    return httpx2.Response(200, json={
+        "id": "msg_test", "type": "message", "role": "assistant", "model": "claude-sonnet-5-5",
+        "content": [{"type": "text", "text": text}] if text else [], "stop_reason": stop_reason,
+        "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}})
+
+
+def api_error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> httpx2.Response:
+    return httpx2.Response(status, json={"type": "error", "error": {"type": kind, "message": message}},
+                           headers=headers or {})
+
+
+class ScriptedModel:
+    """Answers each Messages API call with the next scripted reply; records what was asked."""
+
+    def __init__(self, *replies: Any) -> None:
+        self.replies = list(replies)
+        self.bodies: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        self.bodies.append(json.loads(request.content))
+        if not self.replies:
+            raise AssertionError("the loop asked the model more often than scripted")
+        nxt = self.replies.pop(0)
+        if isinstance(nxt, Exception):
+            raise nxt
+        return nxt if isinstance(nxt, httpx2.Response) else reply(nxt)
+
+    def provider(self) -> AnthropicProvider:
+        return AnthropicProvider(api_key="sk-ant-test", max_retries=0,
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(self)))
+
+    def prompt(self, i: int) -> str:
+        return "\n".join(m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+                         for m in self.bodies[i]["messages"])
