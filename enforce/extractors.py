@@ -211,11 +211,18 @@ class CodeExtractor:
 
 @dataclass(frozen=True)
 class ClassifierExtractor:
-    """A record of booleans, one per category, from the embedded classifier over a text field."""
+    """A record of booleans, one per category, from the embedded classifier over a text field.
+
+    When the classifier abstains, `abstain` decides: "deny" fails closed (the action is denied), and
+    "restrict" takes every uncertain category as applying (the restrictive reading), so the action is
+    denied only if the user fails one of those categories' requirements. A text with nothing to read
+    fails closed in both modes.
+    """
 
     text: str
     classify: Callable[[str], Any]
     categories: tuple[str, ...]
+    abstain: str = "deny"
     kind: str = "classifier"
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
@@ -223,14 +230,19 @@ class ClassifierExtractor:
         if not isinstance(text, str):
             raise ExtractionError("extract.type", f"{self.text!r} must be text")
         result = self.classify(text)
+        labels = set(result.labels)
+        how = f"classifier on {self.text}: {sorted(labels) or 'no category'} ({result.reason})"
         if result.abstained:
-            raise ExtractionError("extract.abstain", f"the classifier is not sure about {self.text!r}: {result.reason}")
-        unknown = set(result.labels) - set(self.categories)
+            if self.abstain != "restrict" or not result.uncertain or not getattr(result, "readable", True):
+                raise ExtractionError("extract.abstain", f"the classifier is not sure about {self.text!r}: "
+                                      f"{result.reason}")
+            labels |= set(result.uncertain)
+            how += f"; unsure, so the restrictive reading: {sorted(result.uncertain)} assumed to apply"
+        unknown = labels - set(self.categories)
         if unknown:
             raise ExtractionError("extract.classifier", f"the classifier returned unknown categories {sorted(unknown)}")
-        value = {c: c in result.labels for c in self.categories}
-        how = f"classifier on {self.text}: {sorted(result.labels) or 'no category'} ({result.reason})"
-        return Extracted(value, how, float(result.confidence), self.kind)
+        value = {c: c in labels for c in self.categories}
+        return Extracted(value, how, 1.0 if result.abstained else float(result.confidence), self.kind)
 
 
 def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, Mapping[str, Any]]],
@@ -253,11 +265,14 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
             db = json.loads((base / str(cfg["schema"])).read_text(encoding="utf-8"))
             out[name] = CodeExtractor(db.get("databases", db), str(cfg.get("source", "log")))
         elif kind == "classifier":
-            from enforce.classify import CategoryClassifier
+            from enforce.categories import CategoryClassifier
 
             classifier = CategoryClassifier.from_bank(base / str(cfg["bank"]))
             categories = tuple(f for f, _ in schema[name]["fields"])
-            out[name] = ClassifierExtractor(str(cfg["text"]), classifier.classify, categories)
+            if str(cfg.get("abstain", "deny")) not in ("deny", "restrict"):
+                raise ExtractionError("extract.config", f"argument {name!r}: abstain must be 'deny' or 'restrict'")
+            out[name] = ClassifierExtractor(str(cfg["text"]), classifier.classify, categories,
+                                            str(cfg.get("abstain", "deny")))
         else:
             raise ExtractionError("extract.config", f"argument {name!r}: unknown extractor {kind!r}")
     return out

@@ -1,0 +1,144 @@
+"""Which restricted categories a task falls under (none, one or several), from an example bank we
+wrote, with an embedded sentence model and no LLM.
+
+Features: the task's MiniLM embedding plus one indicator per category saying whether one of that
+category's cue phrases occurs. One ridge-regularised logistic regression per category (one vs rest),
+trained on the bank when the classifier loads. A category is in when its probability is at least
+`include`; between `unsure` and `include` the classifier is unsure: it reports the category as
+uncertain and abstains, and the spec decides what that means (deny, or assume the category).
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from enforce.embedder import Embedder, shared_embedder
+
+MAX_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Classification:
+    labels: frozenset[str]
+    scores: dict[str, float]
+    abstained: bool
+    confidence: float
+    reason: str
+    uncertain: frozenset[str] = frozenset()
+    readable: bool = True  # False when there was no text to read at all
+
+
+@dataclass(frozen=True)
+class Bank:
+    names: tuple[str, ...]
+    descriptions: dict[str, str]
+    cues: dict[str, tuple[re.Pattern[str], ...]]
+    texts: tuple[str, ...]
+    labels: tuple[frozenset[str], ...]
+    settings: dict[str, Any]
+
+
+def read_bank(path: str | Path) -> Bank:
+    raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    names = tuple(raw["categories"])
+    gold: dict[str, set[str]] = {}
+    for name, body in raw["categories"].items():
+        for t in body["positives"]:
+            gold.setdefault(t, set()).add(name)
+        for t in body.get("negatives", []):
+            gold.setdefault(t, set())
+    for t in raw.get("none", {}).get("examples", []):
+        gold.setdefault(t, set())
+    cues = {n: tuple(re.compile(c, re.IGNORECASE) for c in raw["categories"][n].get("cues", [])) for n in names}
+    return Bank(names, {n: raw["categories"][n].get("description", "") for n in names}, cues, tuple(gold),
+                tuple(frozenset(v) for v in gold.values()), dict(raw.get("settings", {})))
+
+
+def cue_vector(bank: Bank, text: str) -> np.ndarray:
+    return np.array([1.0 if any(p.search(text) for p in bank.cues[n]) else 0.0 for n in bank.names], np.float32)
+
+
+def features(bank: Bank, vectors: np.ndarray, texts: list[str] | tuple[str, ...], cue_weight: float) -> np.ndarray:
+    cues = np.stack([cue_vector(bank, t) for t in texts]) * cue_weight
+    return np.hstack([vectors, cues, np.ones((len(texts), 1), np.float32)]).astype(np.float64)
+
+
+def train(x: np.ndarray, y: np.ndarray, ridge: float, iterations: int = 25) -> np.ndarray:
+    """Logistic regression by Newton's method with an L2 penalty (the bias is penalised too, lightly)."""
+    w = np.zeros(x.shape[1])
+    pos = max(y.sum(), 1.0)
+    weight = np.where(y > 0, (len(y) - pos) / pos, 1.0)  # balance the classes
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        grad = x.T @ (weight * (p - y)) + ridge * w
+        hess = (x * (weight * p * (1 - p))[:, None]).T @ x + ridge * np.eye(x.shape[1])
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    return w
+
+
+class CategoryClassifier:
+    def __init__(self, bank: Bank, embedder: Embedder, *, source: str = "") -> None:
+        self.bank = bank
+        self.embedder = embedder
+        self.source = source
+        s = bank.settings
+        self.cue_weight = float(s.get("cue_weight", 1.5))
+        self.ridge = float(s.get("ridge", 1.0))
+        self.include = float(s.get("include", 0.5))
+        self.unsure = float(s.get("unsure", 0.25))
+        self.vectors = embedder.embed(list(bank.texts))
+        self.weights = self.fit(range(len(bank.texts)))
+
+    @classmethod
+    def from_bank(cls, path: str | Path, embedder: Embedder | None = None) -> "CategoryClassifier":
+        return cls(read_bank(path), embedder or shared_embedder(), source=str(path))
+
+    def fit(self, rows: Any) -> dict[str, np.ndarray]:
+        idx = list(rows)
+        x = features(self.bank, self.vectors[idx], [self.bank.texts[i] for i in idx], self.cue_weight)
+        return {n: train(x, np.array([1.0 if n in self.bank.labels[i] else 0.0 for i in idx]), self.ridge)
+                for n in self.bank.names}
+
+    def probabilities(self, vector: np.ndarray, text: str, weights: dict[str, np.ndarray] | None = None) -> dict[str, float]:
+        x = features(self.bank, vector[None, :], [text], self.cue_weight)[0]
+        ws = weights or self.weights
+        return {n: float(1.0 / (1.0 + np.exp(-(x @ ws[n])))) for n in self.bank.names}
+
+    def decide(self, probs: dict[str, float]) -> Classification:
+        labels = frozenset(n for n, p in probs.items() if p >= self.include)
+        uncertain = frozenset(n for n, p in probs.items() if self.unsure <= p < self.include)
+        parts = [f"{n} {probs[n]:.2f}" for n in sorted(labels)] + [f"{n}? {probs[n]:.2f}" for n in sorted(uncertain)]
+        sure = min((abs(p - self.include) for p in probs.values()), default=1.0)
+        return Classification(labels, {n: round(p, 4) for n, p in probs.items()}, bool(uncertain),
+                              0.5 if uncertain else round(min(1.0, 0.5 + sure), 3),
+                              ", ".join(parts) or "no restricted category", uncertain)
+
+    def classify(self, text: str) -> Classification:
+        if not isinstance(text, str) or not re.search(r"[A-Za-z]{2,}", text or ""):
+            return Classification(frozenset(), {}, True, 0.0, "no task text to classify", frozenset(self.bank.names),
+                                  readable=False)
+        text = " ".join(text.split())[:MAX_CHARS]
+        return self.decide(self.probabilities(self.embedder.embed_one(text), text))
+
+
+def leave_one_out(clf: CategoryClassifier) -> dict[str, Any]:
+    """Each bank example classified by a model trained on all the others."""
+    rows = []
+    n = len(clf.bank.texts)
+    for i in range(n):
+        weights = clf.fit(j for j in range(n) if j != i)
+        got = clf.decide(clf.probabilities(clf.vectors[i], clf.bank.texts[i], weights))
+        rows.append({"text": clf.bank.texts[i], "gold": sorted(clf.bank.labels[i]), "got": sorted(got.labels),
+                     "uncertain": sorted(got.uncertain)})
+    return {"n": n, "exact": sum(1 for r in rows if r["gold"] == r["got"] and not r["uncertain"]),
+            "missed": [r for r in rows if set(r["gold"]) - set(r["got"]) - set(r["uncertain"])],
+            "extra": [r for r in rows if set(r["got"]) - set(r["gold"])],
+            "abstained": sum(1 for r in rows if r["uncertain"]), "rows": rows}
