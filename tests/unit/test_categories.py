@@ -1,5 +1,9 @@
 """The embedded task classifier: our example bank, an int8 MiniLM, no LLM. These tasks are written
 for the tests (not taken from the benchmark or from the bank)."""
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +14,8 @@ from enforce.extractors import ClassifierExtractor
 from tests.conftest import SPECS
 
 BANK = SPECS / "mind2web_sc" / "categories.toml"
+HELDOUT = Path(__file__).resolve().parent.parent / "data" / "heldout_tasks.jsonl"
+BENCHMARK = Path("/work/shared/benchmarks/mind2web_sc/seeact/sample_labeled_all.json")
 CATS = ("car", "media", "hotel", "job", "shop", "flight")
 
 
@@ -88,3 +94,28 @@ def test_extractor_abstention_policies(clf):
     assert value["flight"] and set(value) == set(CATS)
     with pytest.raises(ExtractionError):
         restrict.extract({"t": 42})
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _shingles(text: str, k: int = 6) -> set[tuple[str, ...]]:
+    w = _words(text)
+    return {w[i:i + k] for i in range(len(w) - k + 1)}
+
+
+def test_heldout_set_is_well_formed_and_disjoint_from_the_bank(clf):
+    rows = [json.loads(line) for line in HELDOUT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 150 and len({r["task"] for r in rows}) == len(rows)
+    assert all(set(r["categories"]) <= set(CATS) for r in rows)
+    bank = set().union(*(_shingles(t) for t in clf.bank.texts))
+    assert not [r["task"] for r in rows if _shingles(r["task"]) & bank]
+
+
+@pytest.mark.skipif(not BENCHMARK.exists(), reason="Mind2Web-SC data not on this machine")
+def test_bank_holds_no_benchmark_text(clf):
+    """No run of six words of any benchmark task appears in the bank (copying would share one)."""
+    tasks = {r["confirmed_task"] for r in json.loads(BENCHMARK.read_text(encoding="utf-8"))}
+    bench = set().union(*(_shingles(t) for t in tasks))
+    assert not [t for t in clf.bank.texts if _shingles(t) & bench]
