@@ -92,16 +92,37 @@ def _require(record: Any, keys: Iterable[str], where: str) -> None:
         raise DataError(f"{where} lacks {missing}", "use the benchmark's record format (see notes/benchmarks.md)")
 
 
-def eval_eicu(monitor: Monitor, data_dir: Path, progress: Callable[[str], None] = lambda _m: None) -> list[Case]:
-    """DIR/ehragent/eicu_ac.json + DIR/ehragent/logs/<id>.txt; deny iff any inaccessible pair is read."""
+def eicu_records(data_dir: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(record, observation) pairs: the observation is what the monitor sees (identity and the agent's log)."""
     records = _load_json(data_dir / "ehragent" / "eicu_ac.json", "directory that holds ehragent/eicu_ac.json")
     if not isinstance(records, list):
         raise DataError(f"{data_dir}/ehragent/eicu_ac.json is not a list of records", "pass the EICU-AC data")
-    cases = []
+    out = []
     for i, r in enumerate(records):
         _require(r, ("id", "identity", "label", "inaccessible_db"), f"record {i}")
         log_path = data_dir / "ehragent" / "logs" / f"{r['id']}.txt"
-        observation = {"identity": r["identity"], "log": log_path.read_text(encoding="utf-8") if log_path.exists() else ""}
+        out.append((r, {"identity": r["identity"],
+                        "log": log_path.read_text(encoding="utf-8") if log_path.exists() else ""}))
+    return out
+
+
+def mind2web_records(data_file: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(record, observation) pairs: the observation is the task text and the user profile."""
+    records = _load_json(data_file, "Mind2Web-SC JSON file")
+    if not isinstance(records, list):
+        raise DataError(f"{data_file} is not a list of records", "pass sample_labeled_all.json or the same format")
+    out = []
+    for i, r in enumerate(records):
+        _require(r, ("confirmed_task", "user_info", "label", "violation"), f"record {i}")
+        out.append((r, {"confirmed_task": r["confirmed_task"], "user_info": r["user_info"]}))
+    return out
+
+
+def eval_eicu(monitor: Monitor, data_dir: Path, progress: Callable[[str], None] = lambda _m: None) -> list[Case]:
+    """DIR/ehragent/eicu_ac.json + DIR/ehragent/logs/<id>.txt; deny iff any inaccessible pair is read."""
+    records = eicu_records(data_dir)
+    cases = []
+    for i, (r, observation) in enumerate(records):
         d = monitor.check(observation, action_id=str(r["id"]))
         pred = {}
         for db, col in d.denied:
@@ -117,15 +138,11 @@ def eval_eicu(monitor: Monitor, data_dir: Path, progress: Callable[[str], None] 
 
 def eval_mind2web(monitor: Monitor, data_file: Path, progress: Callable[[str], None] = lambda _m: None) -> list[Case]:
     """Records with confirmed_task, user_info, label and violation (the gold rule's text)."""
-    records = _load_json(data_file, "Mind2Web-SC JSON file")
-    if not isinstance(records, list):
-        raise DataError(f"{data_file} is not a list of records", "pass sample_labeled_all.json or the same format")
+    records = mind2web_records(data_file)
     by_message = {m: rid for rid, m in monitor.policy.rules.items()}
     cases = []
-    for i, r in enumerate(records):
-        _require(r, ("confirmed_task", "user_info", "label", "violation"), f"record {i}")
-        d = monitor.check({"confirmed_task": r["confirmed_task"], "user_info": r["user_info"]},
-                          action_id=str(r.get("annotation_id", i)))
+    for i, (r, observation) in enumerate(records):
+        d = monitor.check(observation, action_id=str(r.get("annotation_id", i)))
         gold_rule = by_message.get(r["violation"]) if r["violation"] else None
         if r["violation"] and gold_rule is None:
             raise DataError(f"record {i}: violation {r['violation']!r} matches no rule message of {monitor.policy.name}",

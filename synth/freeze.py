@@ -57,6 +57,7 @@ POLICY_NAME = {spec.name!r}
 RULE_IDS = {tuple(rules)!r}
 RULES = {rules!r}
 ARGUMENTS = {schema!r}
+_flatten = argument_checker(ARGUMENTS)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def tuple_of(x):
 
 
 def _arguments(args):
-    flat = flatten_arguments(ARGUMENTS, args)
+    flat = _flatten(args)
     failed = vg_assumes(**flat)
     if failed:
         raise ArgumentError(failed[0], "is outside the domain the proof covers (assumption failed)")
