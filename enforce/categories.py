@@ -9,9 +9,11 @@ uncertain and abstains, and the spec decides what that means (deny, or assume th
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +101,9 @@ class CategoryClassifier:
 
     @classmethod
     def from_bank(cls, path: str | Path, embedder: Embedder | None = None) -> "CategoryClassifier":
-        return cls(read_bank(path), embedder or shared_embedder(), source=str(path))
+        if embedder is not None:
+            return cls(read_bank(path), embedder, source=str(path))
+        return _trained(str(path), hashlib.sha256(Path(path).read_bytes()).hexdigest())
 
     def fit(self, rows: Any) -> dict[str, np.ndarray]:
         idx = list(rows)
@@ -127,6 +131,12 @@ class CategoryClassifier:
                                   readable=False)
         text = " ".join(text.split())[:MAX_CHARS]
         return self.decide(self.probabilities(self.embedder.embed_one(text), text))
+
+
+@lru_cache(maxsize=8)
+def _trained(path: str, sha256: str) -> CategoryClassifier:
+    """One trained classifier per bank content (the sha256 is part of the key): training embeds the bank."""
+    return CategoryClassifier(read_bank(path), shared_embedder(), source=path)
 
 
 def leave_one_out(clf: CategoryClassifier) -> dict[str, Any]:
