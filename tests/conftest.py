@@ -2,6 +2,7 @@
 warm Nagini worker per session."""
 from __future__ import annotations
 
+import socket
 import textwrap
 from pathlib import Path
 
@@ -62,3 +63,16 @@ def nagini_worker():
     worker.start()
     yield worker
     worker.close()
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a network connection fails the test (provider tests use mock transports)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a unit test tried to use the network")
+
+    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"):
+        monkeypatch.delenv(name, raising=False)
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)

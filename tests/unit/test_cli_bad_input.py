@@ -42,20 +42,15 @@ def test_rule_that_can_never_fire(tmp_path, capsys):
     assert f"{path}:" in err and not (tmp_path / "o" / "mini").exists()
 
 
-def test_contradictory_rules(tmp_path, capsys):
-    path = write_spec(tmp_path, MINIMAL.replace('rule adult "Users must be adults": age >= 18',
-                                                'rule adult "Users must be adults": age >= 18\n'
-                                                'rule child "Users must be children": age < 18'))
+@pytest.mark.parametrize("extra,code_name,needle", [
+    ('rule child "Users must be children": age < 18', "contract.not_deny_all", "contradict"),  # contradictory rules
+    ('rule grown "Users must be over 21": age >= 21', "contract.not_shadowed", "adult"),       # a shadowed rule
+])
+def test_contradictory_or_shadowed_rules(tmp_path, capsys, extra, code_name, needle):
+    adult = 'rule adult "Users must be adults": age >= 18'
+    path = write_spec(tmp_path, MINIMAL.replace(adult, adult + "\n" + extra))
     code, _, err = run(capsys, "synth", str(path), "--out", str(tmp_path / "o"), "--quiet")
-    assert code == 2 and "contract.not_deny_all" in err and "contradict" in err
-
-
-def test_shadowed_rule(tmp_path, capsys):
-    path = write_spec(tmp_path, MINIMAL.replace('rule adult "Users must be adults": age >= 18',
-                                                'rule adult "Users must be adults": age >= 18\n'
-                                                'rule grown "Users must be over 21": age >= 21'))
-    code, _, err = run(capsys, "synth", str(path), "--out", str(tmp_path / "o"), "--quiet")
-    assert code == 2 and "contract.not_shadowed" in err and "adult" in err
+    assert code == 2 and code_name in err and needle in err
 
 
 def test_check_with_bad_json_and_bad_build(tmp_path, capsys):

@@ -1,7 +1,6 @@
 """Providers driven through their real HTTP code paths, served by httpx2.MockTransport."""
 
 import json
-import socket
 
 import httpx2
 import pytest
@@ -37,16 +36,7 @@ REQUEST = CompletionRequest(
 ANSWER = {"verdict": "deny", "rules": ["amount <= 100"]}
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a unit test tried to use the network")
-
-    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"):
-        monkeypatch.delenv(name, raising=False)
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+pytestmark = pytest.mark.usefixtures("no_network")
 
 
 class Server:

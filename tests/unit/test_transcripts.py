@@ -2,7 +2,6 @@
 
 import copy
 import json
-import socket
 import sqlite3
 
 import httpx2
@@ -30,16 +29,7 @@ FORMALIZE = CompletionRequest("formalize", "You write contracts.", "Spec: refund
 REPAIR = CompletionRequest("formalize", "You write contracts.", "Fix: rules must be strings.", SCHEMA, round=1)
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a unit test tried to use the network")
-
-    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"):
-        monkeypatch.delenv(name, raising=False)
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def message(data, usage):
