@@ -6,7 +6,7 @@ A schema is a list of (name, type) where a type is one of:
   {"kind": "record", "name": N, "fields": [[field, scalar type], ...]}
   {"kind": "list", "elem": scalar type or {"kind": "tuple", "items": [scalar types]}}
 """
-from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Sequence, Tuple
 
 
 class ArgumentError(ValueError):
@@ -18,57 +18,58 @@ class ArgumentError(ValueError):
         self.reason = reason
 
 
-def _scalar_check(where: str, t: Mapping[str, Any]) -> Callable[[Any], Any]:
-    """A checker for one scalar: returns the value or raises ArgumentError."""
+class _Bad(Exception):
+    """A value that fails its type; the caller knows where it sits and raises ArgumentError."""
+
+    def __init__(self, reason: str, where: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.where = where  # a suffix inside the value, e.g. "[1]" for a tuple's second item
+
+
+def _scalar_check(t: Mapping[str, Any]) -> Callable[[Any], Any]:
+    """A checker for one scalar: returns the value or raises _Bad."""
     kind = t["kind"]
     if kind == "bool":
         def check_bool(value: Any) -> Any:
             if value is True or value is False:
                 return value
-            raise ArgumentError(where, f"expected true/false, got {type(value).__name__} {value!r}")
+            raise _Bad(f"expected true/false, got {type(value).__name__} {value!r}")
         return check_bool
     if kind == "int":
         def check_int(value: Any) -> Any:
             if type(value) is int or (isinstance(value, int) and not isinstance(value, bool)):
                 return value
-            raise ArgumentError(where, f"expected an integer, got {type(value).__name__} {value!r}")
+            raise _Bad(f"expected an integer, got {type(value).__name__} {value!r}")
         return check_int
     values = frozenset(t["values"]) if kind == "enum" else None
-    listed = ", ".join(map(repr, t.get("values", ())))
 
     def check_str(value: Any) -> Any:
         if not isinstance(value, str):
-            raise ArgumentError(where, f"expected a string, got {type(value).__name__} {value!r}")
+            raise _Bad(f"expected a string, got {type(value).__name__} {value!r}")
         if values is not None and value not in values:
-            raise ArgumentError(where, f"{value!r} is not a {t['name']} (one of {listed})")
+            raise _Bad(f"{value!r} is not a {t['name']} (one of {', '.join(map(repr, t['values']))})")
         return value
     return check_str
 
 
-def _element_check(where: str, t: Mapping[str, Any]) -> Callable[[int, Any], Any]:
-    """A checker for the i-th element of a list argument (a scalar or a tuple of scalars)."""
+def _element_check(t: Mapping[str, Any]) -> Callable[[Any], Any]:
+    """A checker for one element of a list argument: a scalar, or a tuple of scalars."""
     if t["kind"] != "tuple":
-        kind = t["kind"]
-        return lambda i, value: _scalar_check(f"{where}[{i}]", t)(value) if not _fast_ok(kind, value) else value
-    items = t["items"]
-    kinds = [it["kind"] for it in items]
+        return _scalar_check(t)
+    checks = [_scalar_check(it) for it in t["items"]]
 
-    def check_tuple(i: int, value: Any) -> Any:
-        if not isinstance(value, (list, tuple)) or len(value) != len(items):
-            raise ArgumentError(f"{where}[{i}]", f"expected a {len(items)}-tuple, got {value!r}")
-        if all(_fast_ok(k, v) for k, v in zip(kinds, value)) and not any(k == "enum" for k in kinds):
-            return tuple(value)
-        return tuple(_scalar_check(f"{where}[{i}][{k}]", it)(v) for k, (it, v) in enumerate(zip(items, value)))
+    def check_tuple(value: Any) -> Any:
+        if not isinstance(value, (list, tuple)) or len(value) != len(checks):
+            raise _Bad(f"expected a {len(checks)}-tuple, got {value!r}")
+        out = []
+        for k, (check, v) in enumerate(zip(checks, value)):
+            try:
+                out.append(check(v))
+            except _Bad as e:
+                raise _Bad(e.reason, f"[{k}]") from None
+        return tuple(out)
     return check_tuple
-
-
-def _fast_ok(kind: str, value: Any) -> bool:
-    """The common, well-typed case without building a checker (enums still need their check)."""
-    if kind == "bool":
-        return value is True or value is False
-    if kind == "int":
-        return type(value) is int
-    return kind == "str" and type(value) is str
 
 
 def argument_checker(schema: Sequence[Tuple[str, Mapping[str, Any]]]) -> Callable[[Mapping[str, Any]], Dict[str, Any]]:
@@ -76,9 +77,7 @@ def argument_checker(schema: Sequence[Tuple[str, Mapping[str, Any]]]) -> Callabl
     flat parameters (records -> fields). It raises ArgumentError for a missing, extra or mistyped
     argument: the caller fails closed."""
     known = frozenset(name for name, _ in schema)
-    steps: List[Callable[[Mapping[str, Any], Dict[str, Any]], None]] = []
-    for name, t in schema:
-        steps.append(_argument_step(name, t))
+    steps = [_argument_step(name, t) for name, t in schema]
 
     def flatten(args: Mapping[str, Any]) -> Dict[str, Any]:
         if not isinstance(args, Mapping):
@@ -97,7 +96,7 @@ def argument_checker(schema: Sequence[Tuple[str, Mapping[str, Any]]]) -> Callabl
 def _argument_step(name: str, t: Mapping[str, Any]) -> Callable[[Mapping[str, Any], Dict[str, Any]], None]:
     kind = t["kind"]
     if kind == "record":
-        fields = [(f, f"{name}_{f}", _scalar_check(f"{name}.{f}", ft)) for f, ft in t["fields"]]
+        fields = [(f, f"{name}_{f}", _scalar_check(ft)) for f, ft in t["fields"]]
         names = frozenset(f for f, _ in t["fields"])
 
         def record(args: Mapping[str, Any], out: Dict[str, Any]) -> None:
@@ -109,13 +108,16 @@ def _argument_step(name: str, t: Mapping[str, Any]) -> Callable[[Mapping[str, An
             for field, key, check in fields:
                 if field not in value:
                     raise ArgumentError(f"{name}.{field}", "is missing")
-                out[key] = check(value[field])
+                try:
+                    out[key] = check(value[field])
+                except _Bad as e:
+                    raise ArgumentError(f"{name}.{field}", e.reason) from None
             if len(value) != len(names):
                 unknown = sorted(str(k) for k in value if k not in names)
                 raise ArgumentError(f"{name}.{unknown[0]}", "is not a field of " + str(t["name"]))
         return record
     if kind == "list":
-        element = _element_check(name, t["elem"])
+        element = _element_check(t["elem"])
 
         def listed(args: Mapping[str, Any], out: Dict[str, Any]) -> None:
             if name not in args:
@@ -123,14 +125,23 @@ def _argument_step(name: str, t: Mapping[str, Any]) -> Callable[[Mapping[str, An
             value = args[name]
             if not isinstance(value, (list, tuple)):
                 raise ArgumentError(name, f"expected a list, got {type(value).__name__}")
-            out[name] = [element(i, v) for i, v in enumerate(value)]
+            items = []
+            for i, v in enumerate(value):
+                try:
+                    items.append(element(v))
+                except _Bad as e:
+                    raise ArgumentError(f"{name}[{i}]{e.where}", e.reason) from None
+            out[name] = items
         return listed
-    check = _scalar_check(name, t)
+    check = _scalar_check(t)
 
     def scalar(args: Mapping[str, Any], out: Dict[str, Any]) -> None:
         if name not in args:
             raise ArgumentError(name, "is missing")
-        out[name] = check(args[name])
+        try:
+            out[name] = check(args[name])
+        except _Bad as e:
+            raise ArgumentError(name, e.reason) from None
     return scalar
 
 
