@@ -3,12 +3,23 @@ score it with GuardAgent's metrics. Returns values; the CLI prints them."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from enforce.monitor import Monitor
+
+
+def benchmark_data() -> Path:
+    """Where the benchmark data lives: $VERIGUARD_BENCHMARKS, else ../shared/benchmarks beside the
+    repository (the same default as scripts/demo). The data is not part of the repository."""
+    return Path(os.environ.get("VERIGUARD_BENCHMARKS") or Path(__file__).resolve().parents[2] / "shared" / "benchmarks")
+
+
+EICU_DIR = "eicu_ac"
+MIND2WEB_FILE = "mind2web_sc/seeact/sample_labeled_all.json"
 
 
 class DataError(ValueError):

@@ -23,10 +23,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from enforce.evaluation import eicu_records, mind2web_records  # noqa: E402
+from enforce.evaluation import EICU_DIR, MIND2WEB_FILE, benchmark_data, eicu_records, mind2web_records  # noqa: E402
 from enforce.monitor import Monitor  # noqa: E402
 
-DATA = Path("/work/shared/benchmarks")
 
 
 def timings_us(fn: Callable[[Any], Any], inputs: list[Any], repeat: int) -> list[float]:
@@ -83,7 +82,7 @@ def extracted_args(monitor: Monitor, observations: Iterable[dict[str, Any]]) -> 
     return [{n: e.extract(o).value for n, e in monitor.extractors.items()} for o in observations]
 
 
-def bench_spec(name: str, monitor: Monitor, observations: list[dict[str, Any]], baseline: Callable[[dict[str, Any]], Any],
+def bench_spec(monitor: Monitor, observations: list[dict[str, Any]], baseline: Callable[[dict[str, Any]], Any],
                repeat: int) -> dict[str, Any]:
     args = extracted_args(monitor, observations)
     policy = monitor.policy
@@ -150,8 +149,8 @@ def cold_start(build: Path, observation: dict[str, Any], runs: int) -> dict[str,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", type=Path, default=ROOT / "build")
-    ap.add_argument("--eicu", type=Path, default=DATA / "eicu_ac")
-    ap.add_argument("--mind2web", type=Path, default=DATA / "mind2web_sc" / "seeact" / "sample_labeled_all.json")
+    ap.add_argument("--eicu", type=Path, default=benchmark_data() / EICU_DIR)
+    ap.add_argument("--mind2web", type=Path, default=benchmark_data() / MIND2WEB_FILE)
     ap.add_argument("--repeat", type=int, default=5, help="passes over each benchmark (default 5)")
     ap.add_argument("--cold-runs", type=int, default=3)
     ap.add_argument("--all-cores", action="store_true", help="do not pin the process to one core")
@@ -170,12 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     say("bench: EICU-AC (code/SQL extractor)")
     eicu = Monitor.from_build(args.build / "eicu_ac")
     table = eicu_table(ROOT / "specs")
-    report["eicu_ac"] = bench_spec("eicu_ac", eicu, [o for _, o in eicu_records(args.eicu)], eicu_baseline(table),
+    report["eicu_ac"] = bench_spec(eicu, [o for _, o in eicu_records(args.eicu)], eicu_baseline(table),
                                    args.repeat)
     say("bench: Mind2Web-SC (embedded classifier)")
     m2w = Monitor.from_build(args.build / "mind2web_sc")
     m2w_obs = [o for _, o in mind2web_records(args.mind2web)]
-    report["mind2web_sc"] = bench_spec("mind2web_sc", m2w, m2w_obs, lambda a: m2w_baseline(a["user"], a["task"]),
+    report["mind2web_sc"] = bench_spec(m2w, m2w_obs, lambda a: m2w_baseline(a["user"], a["task"]),
                                        args.repeat)
     say("bench: cold starts")
     report["cold_start"] = {"eicu_ac": cold_start(args.build / "eicu_ac", eicu_records(args.eicu)[0][1], args.cold_runs),

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from enforce.agent_logs import parse_agent_log
+from enforce.evaluation import EICU_DIR, benchmark_data
 from enforce.extract_code import extract_accesses
 from enforce.extract_errors import ExtractionError
 
-DEFAULT_ROOT = Path("/work/shared/benchmarks/eicu_ac")
+DEFAULT_ROOT = benchmark_data() / EICU_DIR
 
 
 def as_pairs(mapping: dict[str, list[str]]) -> set[tuple[str, str]]:

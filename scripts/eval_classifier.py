@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from enforce.categories import CategoryClassifier, Classification, leave_one_out  # noqa: E402
+from enforce.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
 from synth.specfile import load_spec  # noqa: E402
 
-BENCHMARK = Path("/work/shared/benchmarks/mind2web_sc/seeact/sample_labeled_all.json")
 
 
 def pct(a: int, b: int) -> float:
@@ -51,7 +51,7 @@ def score(rows: list[tuple[str, set[str], Classification]], names: tuple[str, ..
 
 def heldout(clf: CategoryClassifier, path: Path) -> dict[str, Any]:
     rows = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             r = json.loads(line)
             rows.append((r["task"], set(r["categories"]), clf.classify(r["task"])))
@@ -61,7 +61,7 @@ def heldout(clf: CategoryClassifier, path: Path) -> dict[str, Any]:
 def benchmark(clf: CategoryClassifier, path: Path, spec: Path) -> dict[str, Any]:
     """On denied records only: is the violated rule's category among those found?"""
     by_message = {r.message: r.id for r in load_spec(spec).contract.rules}
-    records = [r for r in json.loads(path.read_text(encoding="utf-8")) if r.get("violation")]
+    records = [r for r, _ in mind2web_records(path) if r["violation"]]
     found = 0
     misses = []
     for r in records:
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bank", type=Path, default=ROOT / "specs" / "mind2web_sc" / "categories.toml")
     ap.add_argument("--heldout", type=Path, default=ROOT / "tests" / "data" / "heldout_tasks.jsonl")
-    ap.add_argument("--benchmark", type=Path, default=BENCHMARK, help="Mind2Web-SC JSON (skipped if absent)")
+    ap.add_argument("--benchmark", type=Path, default=benchmark_data() / MIND2WEB_FILE, help="Mind2Web-SC JSON (skipped if absent)")
     ap.add_argument("--spec", type=Path, default=ROOT / "specs" / "mind2web_sc.toml")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
