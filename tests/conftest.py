@@ -65,14 +65,32 @@ def nagini_worker():
     worker.close()
 
 
-@pytest.fixture
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def _loopback(address: object) -> bool:
+    host = address[0] if isinstance(address, tuple) and address else address
+    return isinstance(host, str) and (host in LOOPBACK_HOSTS or host.startswith("127.")) or \
+        not isinstance(address, tuple)  # AF_UNIX paths stay on this machine
+
+
+@pytest.fixture(autouse=True)
 def no_network(monkeypatch):
-    """Any attempt to open a network connection fails the test (provider tests use mock transports)."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("a unit test tried to use the network")
+    """Every test: a connection to anything but this machine fails the test. Provider tests use mock
+    transports; tests that start a local server (a fixture) reach it on loopback."""
+    real_connect, real_getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def connect(sock, address, *args, **kwargs):
+        if not _loopback(address):
+            raise AssertionError(f"a test tried to use the network: {address!r}")
+        return real_connect(sock, address, *args, **kwargs)
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host not in (None, *LOOPBACK_HOSTS) and not str(host).startswith("127."):
+            raise AssertionError(f"a test tried to resolve {host!r}")
+        return real_getaddrinfo(host, *args, **kwargs)
 
     for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"):
         monkeypatch.delenv(name, raising=False)
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)

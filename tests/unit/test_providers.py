@@ -36,7 +36,6 @@ REQUEST = CompletionRequest(
 ANSWER = {"verdict": "deny", "rules": ["amount <= 100"]}
 
 
-pytestmark = pytest.mark.usefixtures("no_network")
 
 
 class Server:

@@ -29,7 +29,6 @@ FORMALIZE = CompletionRequest("formalize", "You write contracts.", "Spec: refund
 REPAIR = CompletionRequest("formalize", "You write contracts.", "Fix: rules must be strings.", SCHEMA, round=1)
 
 
-pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def message(data, usage):
