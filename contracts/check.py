@@ -3,17 +3,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import keyword
 from dataclasses import dataclass
 
 from contracts import ast as A
 from contracts.errors import ContractError, Pos
-from contracts.parse import RESERVED
+from contracts.names import BUILTINS, name_problem
 from contracts.signature import Signature, element_types
 from contracts.types import (BOOL, INT, STR, BoolT, EnumT, IntT, ListT, RecordT, Scalar, TupleT, Type,
                              comparable, is_scalar)
-
-BUILTINS = ("len", "violated", "denied")
 
 
 @dataclass(frozen=True)
@@ -79,7 +76,7 @@ class _Checker:
     def decls(self, decls: list[A.Decl]) -> list[A.Decl]:
         seen: dict[str, A.Decl] = {}
         for d in decls:
-            self.name_ok(d.id, d.id_pos, "declaration id")
+            self.name_ok(d.id, d.id_pos, "id", f"{d.kind} id")
             if d.id in seen:
                 raise self.fail("contract.duplicate_id", f"{d.kind} id {d.id!r} is declared twice "
                                 f"(first at line {seen[d.id].pos.line})", d.id_pos, "give each declaration its own id")
@@ -100,10 +97,10 @@ class _Checker:
             out.append(dataclasses.replace(d, body=body))
         return out
 
-    def name_ok(self, name: str, pos: Pos, what: str) -> None:
-        if name in RESERVED or keyword.iskeyword(name) or name.startswith("_") or name.startswith("vg_"):
-            raise self.fail("contract.reserved_name", f"{what} {name!r} is a reserved word", pos,
-                            f"rename it, e.g. {name.strip('_')}_1" if name.strip("_") else "rename it")
+    def name_ok(self, name: str, pos: Pos, kind: str, what: str) -> None:
+        problem = name_problem(kind, name)
+        if problem is not None:
+            raise self.fail("contract.name", f"{what} {name!r} {problem[0]}", pos, problem[1])
 
     # --- expressions ----------------------------------------------------------------------
     def expr(self, e: A.Expr, scope: dict[str, Scalar], kind: str) -> A.Expr:
@@ -290,7 +287,7 @@ class _Checker:
                             e.pos, f"e.g. `{e.kind} {shape} in {e.source}: ...`")
         inner = dict(scope)
         for n, t in zip(e.names, types):
-            self.name_ok(n, e.pos, "variable")
+            self.name_ok(n, e.pos, "variable", "variable")
             if n in inner or self.sig.argument(n) is not None:
                 raise self.fail("contract.shadow", f"variable {n!r} hides another name", e.pos, "pick a fresh name")
             inner[n] = t

@@ -73,3 +73,10 @@ class EnvironmentProblem(VeriguardError):
     """The machine lacks something the verifier needs (Java, Python 3.12, nagini)."""
 
     exit_code = 3
+
+
+class GeneratedCodeError(VeriguardError):
+    """Code veriguard generated falls outside the allowlist for generated modules: nothing of it ran.
+
+    Names and values from a spec are checked before any code is generated, so this is a bug in a
+    generator; it ends the command like bad input (exit 2) and names the construct."""

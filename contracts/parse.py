@@ -4,14 +4,18 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from lark import Lark, Token, Transformer, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, v_args
+from lark import (Lark, Token, Transformer, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
+                  v_args)
 from lark.exceptions import VisitError
 
 from contracts import ast as A
 from contracts.errors import ContractError, Pos
+from contracts.names import RESERVED
 
-RESERVED = ("rule", "assume", "property", "forall", "exists", "in", "not", "and", "or", "implies",
-            "true", "false", "allowed")
+# Every pass over a contract (and Python's parser, on the generated code) recurses once or more
+# per level, and the generated code nests up to three parentheses per level (Python allows 200).
+MAX_NESTING = 50
+MAX_INT_DIGITS = 18
 
 
 @lru_cache(maxsize=1)
@@ -109,10 +113,10 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return A.Neg(operand=c[0], pos=_pos(meta))
 
     def int_lit(self, meta: Any, c: list[Token]) -> A.Lit:
-        return A.Lit(value=int(c[0]), pos=_pos(c[0]))
+        return A.Lit(value=_int(c[0]), pos=_pos(c[0]))
 
     def neg_int_lit(self, meta: Any, c: list[Token]) -> A.Lit:
-        return A.Lit(value=-int(c[0]), pos=_pos(meta))
+        return A.Lit(value=-_int(c[0]), pos=_pos(meta))
 
     def str_lit(self, meta: Any, c: list[Token]) -> A.Lit:
         return A.Lit(value=_unquote(c[0]), pos=_pos(c[0]))
@@ -148,6 +152,28 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def tuple_type(self, meta: Any, c: list[Any]) -> Any:
         return ("tuple", tuple(c), _pos(meta))
+
+
+def _int(tok: Token) -> int:
+    if len(tok) > MAX_INT_DIGITS:
+        raise ContractError("contract.int_too_large", f"the integer {str(tok)[:12]}… has {len(tok)} digits; "
+                            f"at most {MAX_INT_DIGITS} are supported", pos=_pos(tok),
+                            fix="use a smaller number (limits and amounts fit in 18 digits)")
+    return int(tok)
+
+
+def _check_nesting(tree: Tree, what: str) -> None:
+    """Refuse a parse tree deeper than MAX_NESTING, without recursion (the transformer recurses)."""
+    stack: list[tuple[Tree, int, Pos]] = [(tree, 1, Pos(1, 1))]
+    while stack:
+        node, depth, where = stack.pop()
+        where = _pos(node.meta) if not getattr(node.meta, "empty", True) else where
+        if depth > MAX_NESTING:
+            raise ContractError("contract.too_deep", f"{what} nests deeper than {MAX_NESTING} levels; "
+                                "nesting deeper than that is not supported", pos=where,
+                                fix="split the rule into several rules, or name a long list of alternatives "
+                                    "with `x in {...}`")
+        stack.extend((c, depth + 1, where) for c in node.children if isinstance(c, Tree))
 
 
 def _syntax_error(text: str, err: UnexpectedInput, what: str) -> ContractError:
@@ -198,6 +224,7 @@ def _run(text: str, start: str, what: str) -> Any:
         tree = _parser().parse(text, start=start)
     except UnexpectedInput as e:
         raise _syntax_error(text, e, what) from None
+    _check_nesting(tree, what)
     try:
         return _ToAst().transform(tree)
     except VisitError as e:  # unwrap once, at the boundary

@@ -25,6 +25,7 @@ class Table:
     doc: str = ""
     source: str = ""
     pos: Pos = field(default=NOWHERE, compare=False)
+    sha256: str = field(default="", compare=False)  # of the file's bytes the rows were read from
 
     @property
     def is_relation(self) -> bool:

@@ -47,6 +47,7 @@ class Spec:
     clarifications: dict[str, Any]
     settings: VerifySettings
     files: tuple[tuple[str, str], ...] = ()  # (path relative to the spec, sha256) of every table file
+    extraction_files: tuple[tuple[str, str], ...] = ()  # the same for every file [extraction] names
     contract_offsets: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False)
 
     @property

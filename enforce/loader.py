@@ -1,5 +1,10 @@
 """Load a frozen policy from its build directory, refusing anything the certificate does not vouch for.
 
+The certificate binds the sha256 of every build file the monitor trusts (policy.py, policy_verified.py,
+extraction.json, the spec and the files it names under spec/); each is checked here, before policy.py
+runs. The certificate itself is not signed yet: whoever can rewrite it consistently can rewrite the
+build (see the audit issue).
+
 Stdlib only: a production agent that imports a frozen policy pays for nothing else.
 """
 from __future__ import annotations
@@ -7,15 +12,28 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
+import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Any, Mapping
 
+CERT_FORMAT = "veriguard-certificate/2"
+REQUIRED_FILES = ("policy.py", "policy_verified.py", "extraction.json")
+# exactly the keys synth.freeze.certificate writes (a build it did not write is refused)
+CERT_KEYS = frozenset({"format", "policy", "status", "fully_proved", "path", "synthesized_at", "request", "agent",
+                       "contract_text", "hashes", "rules", "properties", "gates", "proof", "mutation", "assumptions",
+                       "transcript", "tools"})
+HASH_KEYS = frozenset({"policy", "verified_source", "spec", "contract", "tables", "extraction_files", "files"})
+_HEX = re.compile(r"[0-9a-f]{64}")
+_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+_RESYNTH = "re-run `veriguard synth` to rebuild it; never edit a build by hand"
+
 
 class PolicyLoadError(Exception):
-    """The build cannot be trusted: missing, tampered with, or not fully proved."""
+    """The build cannot be trusted: missing, tampered with, malformed, or not fully proved."""
 
     def __init__(self, code: str, message: str, fix: str = "") -> None:
         super().__init__(message)
@@ -49,46 +67,161 @@ class FrozenPolicy:
 
 
 def load_policy(directory: str | Path, *, accept_unproved: bool = False) -> FrozenPolicy:
-    """Import DIR/policy.py after checking it against DIR/certificate.json.
+    """Import DIR/policy.py after checking DIR against DIR/certificate.json.
 
-    Refuses (PolicyLoadError) a module whose sha256 differs from the certificate's, and a
-    certificate that is not fully proved unless `accept_unproved` is set.
+    Refuses (PolicyLoadError) a malformed certificate, any certified file whose sha256 differs from
+    the certificate's, and a certificate that is not fully proved unless `accept_unproved` is set.
     """
     d = Path(directory)
     cert_path, policy_path = d / "certificate.json", d / "policy.py"
     if not cert_path.is_file() or not policy_path.is_file():
         raise PolicyLoadError("load.missing", f"{d} is not a policy build (needs policy.py and certificate.json)",
                               "run `veriguard synth SPEC --out DIR` and pass DIR/<name>")
-    try:
-        cert = json.loads(cert_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise PolicyLoadError("load.certificate", f"cannot read {cert_path}: {e}", "re-run synth") from None
-    data = policy_path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    expected = (cert.get("hashes") or {}).get("policy")
-    if digest != expected:
-        raise PolicyLoadError("load.tampered", f"{policy_path} does not match its certificate "
-                              f"(sha256 {digest[:16]}…, certificate says {str(expected)[:16]}…): it was changed after freezing",
-                              "restore the file or re-run synth; never edit a frozen policy")
-    proved = bool(cert.get("fully_proved")) and cert.get("status") == "PROVED"
+    cert = _read_json(cert_path, "load.certificate")
+    name, proved, files = _check_certificate(cert, cert_path)
+    contents = {rel: _certified_bytes(d, rel, digest) for rel, digest in files.items()}
+    _nothing_else(d / "spec", {rel.removeprefix("spec/") for rel in files if rel.startswith("spec/")})
     if not proved and not accept_unproved:
-        raise PolicyLoadError("load.unproved", f"the certificate of {cert.get('policy')} says {cert.get('status')}: "
-                              "not every gate passed", "fix the spec and re-run synth, or pass accept_unproved=True "
+        raise PolicyLoadError("load.unproved", f"the certificate of {name} says {cert['status']}: not every gate "
+                              "passed", "fix the spec and re-run synth, or pass accept_unproved=True "
                               "(--accept-unproved) to load it anyway, knowingly")
-    name = f"veriguard_frozen_{cert.get('policy', 'policy')}_{digest[:12]}"
-    spec = importlib.util.spec_from_loader(name, loader=None)
+    extraction = _extraction(contents["extraction.json"], d / "extraction.json", name)
+    digest = files["policy.py"]
+    module = _import(contents["policy.py"], policy_path, f"veriguard_frozen_{name}_{digest[:12]}", name)
+    return FrozenPolicy(name, d, module, cert, digest, proved, extraction)
+
+
+def _read_json(path: Path, code: str, data: bytes | None = None) -> Any:
+    """Strict JSON: UTF-8, no duplicate keys, no NaN; every failure is a PolicyLoadError."""
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"duplicate key {next(k for k in keys if keys.count(k) > 1)!r}")
+        return dict(items)
+
+    def constant(word: str) -> Any:
+        raise ValueError(f"{word} is not JSON")
+
+    try:
+        raw = path.read_bytes() if data is None else data
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
+    except OSError as e:
+        raise PolicyLoadError(code, f"cannot read {path}: {e.strerror}", _RESYNTH) from None
+    except UnicodeDecodeError as e:
+        raise PolicyLoadError(code, f"{path} is not UTF-8 (byte {e.start})", _RESYNTH) from None
+    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError; so are over-long integers
+        raise PolicyLoadError(code, f"{path} is not valid JSON: {type(e).__name__}: {str(e)[:200]}",
+                              _RESYNTH) from None
+
+
+def _check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str]]:
+    """(policy name, fully proved, certified files -> sha256) from a certificate that passes the schema."""
+    def bad(what: str) -> PolicyLoadError:
+        return PolicyLoadError("load.certificate", f"{path}: {what}", _RESYNTH)
+
+    if not isinstance(cert, dict):
+        raise bad(f"the certificate is a JSON {type(cert).__name__}, not an object")
+    if cert.get("format") != CERT_FORMAT:
+        raise PolicyLoadError("load.certificate_format", f"{path}: format {cert.get('format')!r} is not "
+                              f"{CERT_FORMAT!r} (older certificates do not cover extraction.json and spec/)", _RESYNTH)
+    if set(cert) != CERT_KEYS:
+        raise bad(f"unexpected keys {sorted(set(cert) - CERT_KEYS)} or missing keys {sorted(CERT_KEYS - set(cert))}")
+    name = cert.get("policy")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise bad(f"`policy` must be the policy's name, got {name!r}")
+    status, fully = cert.get("status"), cert.get("fully_proved")
+    if status not in ("PROVED", "FAILED") or not isinstance(fully, bool):
+        raise bad(f"`status` must be \"PROVED\" or \"FAILED\" and `fully_proved` true or false (JSON booleans), got "
+                  f"status={status!r}, fully_proved={fully!r}")
+    if (status == "PROVED") != fully:
+        raise bad(f"`status` {status!r} contradicts `fully_proved` {fully!r}")
+    hashes = cert.get("hashes")
+    if not isinstance(hashes, dict) or set(hashes) != HASH_KEYS:
+        raise bad(f"`hashes` must be an object with exactly the keys {', '.join(sorted(HASH_KEYS))}")
+    for key in ("policy", "verified_source", "spec", "contract"):
+        if not isinstance(hashes.get(key), str) or not _HEX.fullmatch(hashes[key]):
+            raise bad(f"`hashes.{key}` must be 64 lower-case hex digits, got {hashes.get(key)!r}")
+    for key in ("tables", "extraction_files", "files"):
+        table = hashes.get(key)
+        if not isinstance(table, dict) or not all(isinstance(v, str) and _HEX.fullmatch(v) for v in table.values()):
+            raise bad(f"`hashes.{key}` must be an object of 64-hex-digit sha256 values")
+    files: dict[str, str] = hashes["files"]
+    for rel in files:
+        parts = PurePosixPath(rel).parts
+        if not rel or "\\" in rel or "\0" in rel or PurePosixPath(rel).is_absolute() or ".." in parts:
+            raise bad(f"`hashes.files` names {rel!r}, which is not a path inside the build")
+    named = {**hashes["tables"], **hashes["extraction_files"]}  # spec-relative path -> sha256
+    copied = {k.removeprefix("spec/"): v for k, v in files.items() if k.startswith("spec/")}
+    unnamed = set(copied) - set(named)  # what remains must be the copy of the spec itself
+    if set(files) - set(REQUIRED_FILES) - {f"spec/{r}" for r in copied} or not set(REQUIRED_FILES) <= set(files) \
+            or set(named) - set(copied) or len(unnamed) != 1:
+        raise bad("`hashes.files` must list exactly policy.py, policy_verified.py, extraction.json, the spec and "
+                  "the files it names (`hashes.tables`, `hashes.extraction_files`) under spec/")
+    agree = files["policy.py"] == hashes["policy"] and files["policy_verified.py"] == hashes["verified_source"] \
+        and copied[unnamed.pop()] == hashes["spec"] and all(copied[r] == v for r, v in named.items())
+    if not agree:  # `hashes.contract` (of the contract text) is for the report; the loader does not read it
+        raise bad("`hashes.files` disagrees with `hashes.policy`, `verified_source`, `spec`, `tables` or "
+                  "`extraction_files`")
+    return name, fully, files
+
+
+def _certified_bytes(d: Path, rel: str, digest: str) -> bytes:
+    """The bytes of d/rel when they are what the certificate says (d/rel may not lead out of d)."""
+    path = d / rel
+    try:
+        inside = path.resolve().is_relative_to(d.resolve())
+        data = path.read_bytes() if inside else b""
+    except (OSError, RuntimeError) as e:
+        raise PolicyLoadError("load.tampered", f"{path} cannot be read ({e}): the build is incomplete",
+                              "restore the build or re-run synth") from None
+    if not inside:
+        raise PolicyLoadError("load.tampered", f"{path} leads out of the build directory", _RESYNTH)
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != digest:
+        raise PolicyLoadError("load.tampered", f"{path} does not match its certificate (sha256 {actual[:16]}…, "
+                              f"certificate says {digest[:16]}…): it was changed after freezing",
+                              "restore the file or re-run synth; never edit a frozen build")
+    return data
+
+
+def _nothing_else(spec_dir: Path, certified: set[str]) -> None:
+    """Every entry under spec/ is certified: nothing the monitor could be pointed at was slipped in."""
+    found = set()
+    for root, dirs, names in os.walk(spec_dir, followlinks=False):
+        base = Path(root).relative_to(spec_dir)
+        found |= {(base / n).as_posix() for n in names}
+        found |= {(base / n).as_posix() for n in dirs if (Path(root) / n).is_symlink()}
+    extra = sorted(found - certified)
+    if extra:
+        raise PolicyLoadError("load.tampered", f"{spec_dir} holds files the certificate does not cover: "
+                              f"{', '.join(extra[:5])}", "remove them, or re-run synth")
+
+
+def _extraction(data: bytes, path: Path, name: str) -> dict[str, Any]:
+    doc = _read_json(path, "load.extraction", data)
+    if not isinstance(doc, dict) or doc.get("policy") != name or not isinstance(doc.get("extraction"), dict) \
+            or not isinstance(doc.get("enforcement"), dict):
+        raise PolicyLoadError("load.extraction", f"{path} must be an object with `policy` = {name!r} and the "
+                              "objects `extraction` and `enforcement`", _RESYNTH)
+    return doc
+
+
+def _import(data: bytes, path: Path, module_name: str, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_loader(module_name, loader=None)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
-    code = compile(data, str(policy_path), "exec")
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
+    sys.modules[module_name] = module  # dataclasses look their module up while the class is built
     try:
+        code = compile(data, str(path), "exec")
         exec(code, module.__dict__)  # the bytes just hashed, so what runs is what was certified
     except Exception as e:
-        del sys.modules[name]
-        raise PolicyLoadError("load.exec", f"{policy_path} fails to import: {type(e).__name__}: {e}",
-                              "re-run synth") from None
-    extraction: dict[str, Any] = {}
-    ext_path = d / "extraction.json"
-    if ext_path.is_file():
-        extraction = json.loads(ext_path.read_text(encoding="utf-8"))
-    return FrozenPolicy(str(cert.get("policy")), d, module, cert, digest, proved, extraction)
+        del sys.modules[module_name]
+        raise PolicyLoadError("load.exec", f"{path} fails to import: {type(e).__name__}: {e}", _RESYNTH) from None
+    shaped = all(callable(getattr(module, f, None)) for f in ("evaluate", "evaluate_checked")) \
+        and getattr(module, "POLICY_NAME", None) == name and isinstance(getattr(module, "RULES", None), dict) \
+        and isinstance(getattr(module, "ARGUMENTS", None), list)
+    if not shaped:
+        del sys.modules[module_name]
+        raise PolicyLoadError("load.exec", f"{path} is not a frozen policy module for {name!r} (it lacks evaluate, "
+                              "evaluate_checked, POLICY_NAME, RULES or ARGUMENTS)", _RESYNTH)
+    return module

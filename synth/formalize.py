@@ -4,6 +4,7 @@ and type error goes back to the model with file:line:col."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,43 +34,77 @@ class Draft:
 
 
 def _s(value: Any) -> str:
-    return json.dumps(str(value), ensure_ascii=False)
+    """Any value as a TOML basic string: escaped so that it can never end early or start a new line."""
+    out = []
+    for ch in str(value):
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:  # a lone surrogate has no UTF-8 form
+            out.append("\\uFFFD")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _key(name: Any) -> str:
+    """A TOML key: bare when it is a plain word, else a quoted string (the loader then checks the name)."""
+    return name if isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_]+", name) else _s(name)
+
+
+def _value(value: Any) -> str:
+    """A table default: a TOML bool or integer as such, anything else as a string the loader will refuse."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and abs(value) < 10 ** 18:
+        return str(value)
+    return _s(value if isinstance(value, str) else json.dumps(value, default=str))
 
 
 def _multiline(text: str) -> str:
-    body = text.replace("\\", "\\\\").replace('"""', '""\\"')
-    return '"""\n' + body.strip("\n") + '\n"""'
+    """A multi-line basic string that keeps the text's columns (the contract's positions) where it can."""
+    body = []
+    for ch in text.strip("\n"):
+        if ch == "\\":
+            body.append("\\\\")
+        elif (ord(ch) < 0x20 and ch not in "\n\t") or ord(ch) == 0x7F or 0xD800 <= ord(ch) <= 0xDFFF:
+            body.append("\\uFFFD" if ord(ch) >= 0xD800 else f"\\u{ord(ch):04X}")
+        else:
+            body.append(ch)
+    return '"""\n' + "".join(body).replace('"""', '""\\"') + '\n"""'
 
 
 def render_draft(spec: Spec, data: dict[str, Any], workdir: Path) -> Draft:
-    """The draft as a spec file in `workdir` (tables as JSON files beside it)."""
+    """The draft as a spec file in `workdir` (tables as JSON files beside it). Every name and value is
+    escaped as TOML; the loader then checks the names like those of a hand-written spec."""
     workdir.mkdir(parents=True, exist_ok=True)
     lines = [f"name = {_s(spec.name)}", f"request = {_multiline(spec.request)}", "", "[agent]"]
-    lines += [f"{json.dumps(k)} = {_s(v)}" for k, v in spec.agent.items()]
+    lines += [f"{_key(k)} = {_s(v)}" for k, v in spec.agent.items()]
     lines += ["", "[types]"]
     # sorted: a draft must render the same whether it comes live or from a (key-sorted) transcript
     for name, body in sorted((data.get("types") or {}).items()):
         if isinstance(body, dict) and isinstance(body.get("enum"), list):
-            lines.append(f"{json.dumps(name)} = {{ enum = [{', '.join(_s(v) for v in body['enum'])}] }}")
+            lines.append(f"{_key(name)} = {{ enum = [{', '.join(_s(v) for v in body['enum'])}] }}")
         elif isinstance(body, dict) and isinstance(body.get("record"), dict):
-            fields = ", ".join(f"{json.dumps(f)} = {_s(t)}" for f, t in sorted(body["record"].items()))
-            lines.append(f"{json.dumps(name)} = {{ record = {{ {fields} }} }}")
+            fields = ", ".join(f"{_key(f)} = {_s(t)}" for f, t in sorted(body["record"].items()))
+            lines.append(f"{_key(name)} = {{ record = {{ {fields} }} }}")
         else:
-            lines.append(f"{json.dumps(name)} = {json.dumps(body)}  # not an enum or record")
+            lines.append(f"{_key(name)} = {_s(json.dumps(body, default=str))}  # not an enum or record")
     lines += ["", "[arguments]"]
     for name, body in sorted((data.get("arguments") or {}).items()):
         if isinstance(body, dict):
-            lines.append(f"{json.dumps(name)} = {{ type = {_s(body.get('type', ''))}, doc = {_s(body.get('doc', ''))} }}")
+            lines.append(f"{_key(name)} = {{ type = {_s(body.get('type', ''))}, doc = {_s(body.get('doc', ''))} }}")
         else:
-            lines.append(f"{json.dumps(name)} = {_s(body)}")
-    for name, body in sorted((data.get("tables") or {}).items()):
+            lines.append(f"{_key(name)} = {_s(body)}")
+    for k, (name, body) in enumerate(sorted((data.get("tables") or {}).items())):
         body = body if isinstance(body, dict) else {}
-        file = workdir / f"table_{name}.json"
-        file.write_text(json.dumps(body.get("rows", []), indent=0), encoding="utf-8")
-        lines += ["", f"[tables.{json.dumps(name)}]", f"file = {_s(file.name)}",
+        file = workdir / f"table_{k}.json"  # never a name from the draft in a path
+        file.write_text(json.dumps(body.get("rows", []), indent=0, default=str), encoding="utf-8")
+        lines += ["", f"[tables.{_key(name)}]", f"file = {_s(file.name)}",
                   f"signature = {_s(body.get('signature', ''))}", f"doc = {_s(body.get('doc', ''))}"]
         if "default" in body:
-            lines.append(f"default = {json.dumps(body['default'])}")
+            lines.append(f"default = {_value(body['default'])}")
     lines += ["", "[contract]", f"rules = {_multiline(str(data.get('rules', '')))}",
               f"properties = {_multiline(str(data.get('properties', '')))}", ""]
     text = "\n".join(lines)

@@ -154,7 +154,7 @@ class _Loop:
                 continue
             spec = dataclasses.replace(spec, path=self.spec.path, sha256=self.spec.sha256,
                                        extraction=self.spec.extraction, enforcement=self.spec.enforcement,
-                                       clarifications={"assumptions": assumptions})
+                                       extraction_files=self.spec.extraction_files, clarifications={"assumptions": assumptions})
             tests = testgen.write_tests(self.provider, spec, round=round_)
             notes += [f"model example dropped: {m}" for m in tests.malformed]
             if tests.contradictions and round_ + 1 < self.budget.formalize_rounds:

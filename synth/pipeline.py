@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from contracts.errors import SpecError
+from contracts.generated import check_generated
 from contracts.spec import Spec
 from contracts.strategies import constant_pools
 from verify import counterexample as cx
@@ -137,6 +138,7 @@ def _as_values(flat: dict[str, Any]) -> dict[str, Any]:
 
 def prove(worker: NaginiWorker, source: str, spec: Spec, workdir: Path, label: str) -> ProofResult:
     assert spec.contract is not None
+    check_generated(source, "nagini")  # Nagini reads the module; nothing outside the allowlist reaches it
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / f"{label}.py"
     path.write_text(source, encoding="utf-8")
@@ -203,6 +205,7 @@ def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdi
 
     lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
     runnable = strip_contracts(verified_source, drop_functions=lemmas)
+    check_generated(runnable, "runnable")  # the test process checks every module again before it runs it
 
     progress("testing: spec examples, Hypothesis and systematic inputs against the runtime contract, mutants")
     chosen = mutants(verified_source, limit=mutant_limit, seed=0, skip_functions=lemmas)

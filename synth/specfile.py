@@ -5,28 +5,53 @@ import difflib
 import hashlib
 import re
 import tomllib
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any, Mapping
 
 from contracts.ast import Decl, map_positions
 from contracts.check import Contract, check_contract, resolve_type
 from contracts.errors import ContractError, Pos, SpecError
+from contracts.names import name_problem
 from contracts.parse import parse_contract, parse_signature, parse_type
 from contracts.runtime_support import ArgumentError, flatten_arguments
 from contracts.schema import argument_schema
 from contracts.signature import Argument, Signature, Table
 from contracts.spec import Example, Spec, VerifySettings
 from contracts.types import EnumT, RecordT, Type, is_scalar
+from enforce.extractors import referenced_files
 from synth.tables import load_table
-from synth.tomlpos import key_positions, string_offsets
+from synth.tomlpos import key_positions, string_offsets, too_deep
 
 TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contract", "examples",
             "extraction", "enforcement", "clarifications", "verify")
 CONTRACT_KEYS = ("rules", "properties")
 EXAMPLE_KEYS = ("name", "args", "allowed", "violations", "denied", "note")
 TABLE_KEYS = ("file", "path", "signature", "default", "doc")
-VERIFY_KEYS = {"nagini_timeout": int, "hypothesis_examples": int, "mutation_threshold": float,
-               "mutants_per_nagini": int, "z3_bound": int}
+VERIFY_KEYS: dict[str, tuple[type, float, float]] = {  # type, least, greatest
+    "nagini_timeout": (int, 1, 3600), "hypothesis_examples": (int, 0, 100_000), "mutation_threshold": (float, 0, 1),
+    "mutants_per_nagini": (int, 0, 1000), "z3_bound": (int, 1, 8)}
+MAX_TOML_NESTING = 32
+PATH_FIX = "put the file in the spec's folder (or a folder inside it) and give its path relative to the spec"
+
+
+def file_in_folder(folder: Path, rel: object) -> Path:
+    """`folder/rel` when it stays inside `folder` once symbolic links are resolved; ValueError says why not."""
+    if not isinstance(rel, str) or not rel.strip():
+        raise ValueError("is not a file path")
+    if "\0" in rel or "\\" in rel:
+        raise ValueError("contains a NUL character or a backslash (use / between folders)")
+    if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).drive:
+        raise ValueError("is an absolute path")
+    if ".." in PurePosixPath(rel).parts:
+        raise ValueError("climbs out of the spec's folder with `..`")
+    try:
+        base = folder.resolve()
+        target = (base / rel).resolve()
+    except (OSError, RuntimeError) as e:  # a symbolic-link loop
+        raise ValueError(f"cannot be resolved ({e})") from None
+    if not target.is_relative_to(base):
+        raise ValueError("leads out of the spec's folder through a symbolic link")
+    return folder / rel
 
 
 class _Loader:
@@ -43,8 +68,29 @@ class _Loader:
             key = key[:-1]
         return Pos(1, 1)
 
-    def fail(self, code: str, message: str, key: tuple[object, ...], fix: str = "") -> SpecError:
-        return SpecError(code, message, file=self.file, pos=self.pos(*key), fix=fix)
+    def fail(self, code: str, message: str, key: tuple[object, ...], fix: str = "",
+             pos: Pos | None = None) -> SpecError:
+        return SpecError(code, message, file=self.file, pos=pos or self.pos(*key), fix=fix)
+
+    def inline_pos(self, key: tuple[object, ...], needle: str) -> Pos:
+        """Where `needle` sits on the line of `key` (inline tables have no key positions of their own)."""
+        pos = self.pos(*key)
+        lines = self.text.split("\n")
+        line = lines[pos.line - 1] if 0 < pos.line <= len(lines) else ""
+        col = line.find(needle)
+        return Pos(pos.line, col + 1) if col >= 0 else pos
+
+    def name(self, kind: str, name: object, key: tuple[object, ...], what: str, pos: Pos | None = None) -> None:
+        problem = name_problem(kind, name)
+        if problem is not None:
+            raise self.fail("spec.name", f"{what} {name!r} {problem[0]}", key, problem[1], pos)
+
+    def spec_file(self, rel: object, key: tuple[object, ...], what: str) -> Path:
+        try:
+            return file_in_folder(self.path.parent, rel)
+        except ValueError as e:
+            raise self.fail("spec.path", f"{what} {rel!r} {e}", key, PATH_FIX,
+                            self.inline_pos(key, str(rel)) if isinstance(rel, str) else None) from None
 
     def unknown_keys(self, table: dict[str, Any], allowed: tuple[str, ...], where: tuple[object, ...]) -> None:
         for k in table:
@@ -76,8 +122,7 @@ class _Loader:
         named: dict[str, Type] = {}
         for name, body in self.typed(raw, dict, ("types",), "[types]").items():
             key = ("types", name)
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                raise self.fail("spec.name", f"type name {name!r} is not an identifier", key)
+            self.name("type", name, key, "type name")
             if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in ("enum", "record"):
                 raise self.fail("spec.type_decl", f"type {name} must be `{{ enum = [...] }}` or `{{ record = {{...}} }}`",
                                 key, f'e.g. {name} = {{ enum = ["a", "b"] }}')
@@ -90,6 +135,7 @@ class _Loader:
             else:
                 fields = []
                 for fname, ftext in self.typed(body["record"], dict, key, f"record {name}").items():
+                    self.name("field", fname, key, f"field of record {name}:", self.inline_pos(key, fname))
                     ft = self.type_text(ftext, named, key, f" (field {name}.{fname})")
                     if not is_scalar(ft):
                         raise self.fail("spec.record", f"field {name}.{fname} is {ft}; record fields are scalars", key)
@@ -106,16 +152,23 @@ class _Loader:
 
     def arguments(self, raw: Any, named: dict[str, Type]) -> tuple[Argument, ...]:
         out = []
+        flat: dict[str, str] = {}
         for name, body in self.typed(raw, dict, ("arguments",), "[arguments]").items():
             key = ("arguments", name)
-            if not re.fullmatch(r"[a-z_][A-Za-z0-9_]*", name):
-                raise self.fail("spec.name", f"argument name {name!r} must be a lower-case identifier", key)
+            self.name("argument", name, key, "argument name")
             doc = ""
             if isinstance(body, dict):
                 self.unknown_keys(body, ("type", "doc"), key)
                 doc = str(body.get("doc", ""))
                 body = body.get("type")
-            out.append(Argument(name, self.type_text(body, named, key), doc, self.pos(*key)))
+            arg = Argument(name, self.type_text(body, named, key), doc, self.pos(*key))
+            for param, _ in Signature((), (arg,), ()).flat_params():  # a record gives one parameter per field
+                self.name("argument", param, key, f"argument {name!r} gives the policy the parameter")
+                if param in flat:
+                    raise self.fail("spec.name", f"argument {name!r} gives the policy a parameter {param!r}, "
+                                    f"which argument {flat[param]!r} gives too", key, "rename one of them")
+                flat[param] = name
+            out.append(arg)
         if not out:
             raise self.fail("spec.arguments", "[arguments] is empty", ("arguments",), "declare the policy's inputs")
         return tuple(out)
@@ -124,6 +177,7 @@ class _Loader:
         out = []
         for name, body in self.typed(raw, dict, ("tables",), "[tables]").items():
             key = ("tables", name)
+            self.name("table", name, key, "table name")
             body = self.typed(body, dict, key, f"[tables.{name}]")
             self.unknown_keys(body, TABLE_KEYS, key)
             for required in ("file", "signature"):
@@ -138,7 +192,8 @@ class _Loader:
                 raise self.relocate(e, (*key, "signature")) from None
             if not all(is_scalar(t) for t in (*params, result)):
                 raise self.fail("spec.table", f"table {name}: parameters and result must be scalars", (*key, "signature"))
-            file = self.path.parent / self.typed(body["file"], str, (*key, "file"), "file")
+            file = self.spec_file(self.typed(body["file"], str, (*key, "file"), "file"), (*key, "file"),
+                                  f"table {name}: file")
             try:
                 out.append(load_table(name, file, params, result, path=str(body.get("path", "")),  # type: ignore[arg-type]
                                       default=body.get("default"), doc=str(body.get("doc", "")), pos=self.pos(*key)))
@@ -195,7 +250,7 @@ class _Loader:
             violations = ex.get("violations")
             if violations is not None:
                 for v in self.typed(violations, list, (*key, "violations"), "violations"):
-                    if v not in rule_ids:
+                    if not isinstance(v, str) or v not in rule_ids:
                         raise self.fail("spec.example", f"example {name!r}: {v!r} is not a rule id", (*key, "violations"),
                                         "rule ids: " + ", ".join(sorted(rule_ids)))
                 violations = tuple(violations)
@@ -203,14 +258,37 @@ class _Loader:
             if denied is not None:
                 denied = tuple(tuple(d) if isinstance(d, list) else d
                                for d in self.typed(denied, list, (*key, "denied"), "denied"))
+                if not all(_scalar(d) or (isinstance(d, tuple) and all(map(_scalar, d))) for d in denied):
+                    raise self.fail("spec.example", f"example {name!r}: a denied item is not a value or a list of "
+                                    "values", (*key, "denied"), 'e.g. denied = [["diagnosis", "diagnosisname"]]')
             out.append(Example(name, ex["args"], allowed, violations, denied, self.pos(*key)))
         return tuple(out)
 
     def settings(self, raw: Any) -> VerifySettings:
         raw = self.typed(raw, dict, ("verify",), "[verify]")
         self.unknown_keys(raw, tuple(VERIFY_KEYS), ("verify",))
-        values = {k: self.typed(v, VERIFY_KEYS[k], ("verify", k), k) for k, v in raw.items()}
+        values = {}
+        for k, v in raw.items():
+            kind, least, greatest = VERIFY_KEYS[k]
+            values[k] = self.typed(v, kind, ("verify", k), k)
+            if not least <= values[k] <= greatest:
+                raise self.fail("spec.verify", f"{k} = {v!r} is out of range", ("verify", k),
+                                f"give a value from {least} to {greatest}")
         return VerifySettings(**values)
+
+    def extraction_files(self, extraction: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+        """(path, sha256) of every file [extraction] names; each must be a file inside the spec's folder."""
+        out = []
+        for rel in referenced_files(extraction):
+            arg = next(a for a, cfg in extraction.items() if isinstance(cfg, Mapping) and rel in map(str, cfg.values()))
+            what = f"[extraction] {arg}: file"
+            file = self.spec_file(rel, ("extraction", arg), what)
+            try:
+                out.append((rel, hashlib.sha256(file.read_bytes()).hexdigest()))
+            except OSError as e:
+                raise self.fail("spec.file", f"{what} {rel!r} cannot be read: {e.strerror}", ("extraction", arg),
+                                PATH_FIX, self.inline_pos(("extraction", arg), rel)) from None
+        return tuple(out)
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -221,16 +299,7 @@ def load_spec(path: str | Path) -> Spec:
     except OSError as e:
         raise SpecError("spec.file", f"cannot read {path}: {e.strerror}", file=str(path),
                         fix="check the path") from None
-    try:
-        text = data.decode("utf-8")
-        raw = tomllib.loads(text)
-    except UnicodeDecodeError:
-        raise SpecError("spec.encoding", "the spec is not UTF-8 text", file=str(path)) from None
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
-        pos = Pos(int(m.group(1)), int(m.group(2))) if m else Pos(0, 0)
-        raise SpecError("spec.toml", re.sub(r"\s*\(at line.*\)", "", str(e)), file=str(path), pos=pos,
-                        fix="fix the TOML syntax (strings in double quotes, one key per line)") from None
+    text, raw = _parse_toml(data, str(path))
     ld = _Loader(path, text)
     ld.unknown_keys(raw, TOP_KEYS, ())
     request = raw.get("request")
@@ -238,8 +307,7 @@ def load_spec(path: str | Path) -> Spec:
         raise ld.fail("spec.request", "the spec needs a `request`: what the agent must never do, in words", ("request",),
                       'add request = """..."""')
     name = ld.typed(raw.get("name", path.stem), str, ("name",), "name")
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise ld.fail("spec.name", f"spec name {name!r} must be lower-case letters, digits and _", ("name",))
+    ld.name("spec", name, ("name",), "spec name")
     named = ld.types(raw.get("types", {}))
     contract_raw = ld.typed(raw.get("contract", {}), dict, ("contract",), "[contract]")
     ld.unknown_keys(contract_raw, CONTRACT_KEYS, ("contract",))
@@ -255,14 +323,47 @@ def load_spec(path: str | Path) -> Spec:
     examples = ld.examples(raw.get("examples", []), sig, contract) if arguments else ()
     if contract is not None and any(e.denied for e in examples) and contract.denied_element() is None:
         raise ld.fail("spec.example", "an example lists denied items but no rule denies items", ("examples",))
-    files = tuple((str(Path(t.source).relative_to(path.parent)) if Path(t.source).is_relative_to(path.parent)
-                   else t.source, hashlib.sha256(Path(t.source).read_bytes()).hexdigest()) for t in tables)
+    files = tuple((Path(t.source).relative_to(path.parent).as_posix(), t.sha256) for t in tables)
+    extraction = ld.typed(raw.get("extraction", {}), dict, ("extraction",), "[extraction]")
     offsets = {s: string_offsets(text, ld.pos("contract", s)) for s in CONTRACT_KEYS if ("contract", s) in ld.positions}
     return Spec(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
                 agent=ld.typed(raw.get("agent", {}), dict, ("agent",), "[agent]"), signature=sig, contract=contract,
                 rules_text=rules_text, properties_text=properties_text, examples=examples,
-                extraction=ld.typed(raw.get("extraction", {}), dict, ("extraction",), "[extraction]"),
+                extraction=extraction, extraction_files=ld.extraction_files(extraction),
                 enforcement=ld.typed(raw.get("enforcement", {}), dict, ("enforcement",), "[enforcement]"),
                 clarifications=ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]"),
                 settings=ld.settings(raw.get("verify", {})), files=files, contract_offsets=offsets)
 
+
+def _parse_toml(data: bytes, file: str) -> tuple[str, dict[str, Any]]:
+    """The text and the TOML table of a spec; every failure is a SpecError with its place."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise SpecError("spec.encoding", f"the spec is not UTF-8 text (byte {data[e.start]:#04x})", file=file,
+                        pos=Pos(line, col), fix="save the file as UTF-8") from None
+    deep = too_deep(text, MAX_TOML_NESTING)
+    if deep is not None:
+        raise SpecError("spec.too_deep", f"arrays or inline tables nest deeper than {MAX_TOML_NESTING} levels; "
+                        "nesting deeper than that is not supported", file=file, pos=deep, fix="flatten the value")
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
+        pos = Pos(int(m.group(1)), int(m.group(2))) if m else Pos(0, 0)
+        raise SpecError("spec.toml", re.sub(r"\s*\(at line.*\)", "", str(e)), file=file, pos=pos,
+                        fix="fix the TOML syntax (strings in double quotes, one key per line)") from None
+    except ValueError:  # tomllib converts integer literals with int(), which refuses more than 4300 digits
+        m = re.search(r"[0-9][0-9_]{4000,}", text)
+        pos = Pos(text.count("\n", 0, m.start()) + 1, m.start() - text.rfind("\n", 0, m.start())) if m else Pos(0, 0)
+        raise SpecError("spec.toml", "an integer has thousands of digits", file=file, pos=pos,
+                        fix="write integers of at most 18 digits") from None
+    except RecursionError:
+        raise SpecError("spec.too_deep", "the TOML nests too deeply to read", file=file, pos=Pos(1, 1),
+                        fix="flatten the nested values") from None
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, (bool, int, str))

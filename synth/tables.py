@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from contracts.errors import Pos, SpecError
+from contracts.parse import MAX_INT_DIGITS
 from contracts.signature import Table, Value
 from contracts.types import BoolT, EnumT, IntT, Scalar
 
@@ -37,11 +40,13 @@ class _Reader:
                 return value.lower() == "true"
             raise self.fail(f"{what} {value!r} is not a bool", value, "write true or false")
         if isinstance(t, IntT):
-            if isinstance(value, int) and not isinstance(value, bool):
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10 ** MAX_INT_DIGITS:
                 return value
-            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            if isinstance(value, str) and re.fullmatch(rf"\s*-?[0-9]{{1,{MAX_INT_DIGITS}}}\s*", value):
                 return int(value)
-            raise self.fail(f"{what} {value!r} is not an integer", value, "write a whole number")
+            shown = value if not isinstance(value, int) or abs(value) < 10 ** 30 else "(a huge number)"
+            raise self.fail(f"{what} {shown!r} is not an integer of at most {MAX_INT_DIGITS} digits", shown,
+                            "write a whole number")
         if not isinstance(value, str):
             raise self.fail(f"{what} {value!r} is not a string", value, "quote it")
         if isinstance(t, EnumT) and value not in t.values:
@@ -74,6 +79,8 @@ class _Reader:
         relation = isinstance(self.result, BoolT)
         out = []
         for row in rows:
+            if not isinstance(row, list):
+                raise self.fail(f"row {row!r} is not a list", row, "write each row as a list of values")
             if relation and len(row) == n:
                 out.append((self.key(row), True))
             elif len(row) == n + 1:
@@ -88,13 +95,21 @@ def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar
                default: Value | None = None, doc: str = "", pos: Pos = Pos(0, 0)) -> Table:
     """Read `file` (JSON nested objects / row lists, or CSV with a header) into a Table."""
     try:
-        raw = file.read_text(encoding="utf-8")
+        data_bytes = file.read_bytes()
     except OSError as e:
         raise SpecError("spec.table_file", f"table {name}: cannot read {file}: {e.strerror}", pos=pos,
                         fix="put the file beside the spec and give its path relative to the spec") from None
+    try:
+        raw = data_bytes.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError("spec.table_file", f"table {name}: {file.name} is not UTF-8 text (byte {e.start})",
+                        file=str(file), fix="save the table as UTF-8 JSON or CSV") from None
     reader = _Reader(name, file, raw, params, result)
     if file.suffix.lower() == ".csv":
-        rows = list(csv.reader(io.StringIO(raw)))
+        try:
+            rows = list(csv.reader(io.StringIO(raw)))
+        except csv.Error as e:
+            raise SpecError("spec.table_csv", f"table {name}: {e}", file=str(file), fix="fix the CSV") from None
         rows = [r for r in rows[1:] if r and not r[0].startswith("#")]  # first row is the header
         data_rows = reader.from_rows(rows)
     else:
@@ -103,6 +118,9 @@ def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar
         except json.JSONDecodeError as e:
             raise SpecError("spec.table_json", f"table {name}: {e.msg}", file=str(file), pos=Pos(e.lineno, e.colno),
                             fix="fix the JSON syntax") from None
+        except (ValueError, RecursionError):  # an integer of thousands of digits, or nesting the parser cannot follow
+            raise SpecError("spec.table_json", f"table {name}: a number is too long or the JSON nests too deeply",
+                            file=str(file), fix="write the table as nested objects keyed by its parameters") from None
         for part in filter(None, path.split(".")):
             if not isinstance(data, dict) or part not in data:
                 raise SpecError("spec.table_path", f"table {name}: key {part!r} not found in {file.name}", pos=pos,
@@ -125,4 +143,4 @@ def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar
     rows = tuple(sorted(seen.items(), key=repr))
     if not rows:
         raise SpecError("spec.table_empty", f"table {name} has no rows", file=str(file), fix="fill the table")
-    return Table(name, params, result, rows, default_value, doc, str(file), pos)
+    return Table(name, params, result, rows, default_value, doc, str(file), pos, hashlib.sha256(data_bytes).hexdigest())

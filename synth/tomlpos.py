@@ -24,7 +24,7 @@ def key_positions(text: str) -> dict[Key, Pos]:
     table: Key = ()
     counters: dict[Key, int] = {}
     in_string = ""
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(_lines(text), start=1):
         if in_string:
             if line.count(in_string) % 2 == 1:
                 in_string = ""
@@ -54,7 +54,8 @@ def key_positions(text: str) -> dict[Key, Pos]:
 
 def string_offsets(text: str, pos: Pos) -> tuple[int, int]:
     """(line offset, column offset) that map positions inside the string value at `pos` to the file."""
-    line = text.splitlines()[pos.line - 1]
+    lines = _lines(text)
+    line = lines[pos.line - 1] if 0 < pos.line <= len(lines) else ""
     rest = line[pos.col - 1:]
     for quote in ('"""', "'''"):
         if rest.startswith(quote):
@@ -62,3 +63,51 @@ def string_offsets(text: str, pos: Pos) -> tuple[int, int]:
                 return pos.line, 0
             return pos.line - 1, pos.col + 2
     return pos.line - 1, pos.col
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as TOML counts them: only "\n" ends a line (str.splitlines also splits on \x0c, \u2028, ...)."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def too_deep(text: str, limit: int) -> Pos | None:
+    """Where arrays and inline tables first nest deeper than `limit` (strings and comments skipped), or None.
+
+    tomllib recurses once per level and ends in RecursionError on deep input; this finds the place first.
+    """
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if ch in "\"'":
+            i = _string_end(text, i)
+            continue
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                line_start = text.rfind("\n", 0, i) + 1
+                return Pos(text.count("\n", 0, i) + 1, i - line_start + 1)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    return None
+
+
+def _string_end(text: str, i: int) -> int:
+    """The index just past the TOML string that starts at `i` (or the end of the line if unterminated)."""
+    q = text[i]
+    delim = q * 3 if text.startswith(q * 3, i) else q
+    j = i + len(delim)
+    while j < len(text):
+        if q == '"' and text[j] == "\\":
+            j += 2
+            continue
+        if text.startswith(delim, j):
+            return j + len(delim)
+        if len(delim) == 1 and text[j] == "\n":
+            return j
+        j += 1
+    return j

@@ -3,15 +3,16 @@
 Only the Nagini subset a policy needs: assignments, if/while, returns, arithmetic and
 comparisons, list appends and indexing, calls to the policy's own functions (tables, rule and
 item predicates, toolbox helpers, helpers defined alongside) and to Nagini's contract functions.
-No imports, no I/O, no attribute or name starting with an underscore, no eval/exec, no classes.
+No imports, no I/O, no attribute or name starting with an underscore, no eval/exec, no classes, no
+default values or *args. Whatever passes also passes the allowlist for the generated module around it.
 """
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 
-CONTRACT_FUNCTIONS = frozenset({"Requires", "Ensures", "Invariant", "Decreases", "Acc", "list_pred", "Forall",
-                                "Exists", "Implies", "Result", "ResultT", "Old", "Assert", "Reveal"})
+from contracts.generated import CONTRACT_FUNCTIONS, shape_problem
+from verify.runnable import CONTRACT_CALLS
 BUILTINS = frozenset({"len", "List", "Tuple", "int", "str", "bool", "True", "False", "None", "Decision"})
 ALLOWED_NODES = (
     ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign,
@@ -47,8 +48,22 @@ def check_subset(code: str, known: set[str]) -> list[SubsetViolation]:
     local = {t.id for n in ast.walk(tree) for t in _targets(n)} | {a.arg for n in ast.walk(tree)
                                                                    if isinstance(n, ast.arg) for a in [n]}
     out: list[SubsetViolation] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            out.append(SubsetViolation(stmt.lineno, stmt.col_offset, f"top-level {type(stmt).__name__}",
+                                       "write only function definitions"))
+    # contract functions may appear only inside contract statements, which the runnable policy drops
+    in_contracts = {id(n) for stmt in ast.walk(tree) if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                    and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id in CONTRACT_CALLS
+                    for n in ast.walk(stmt)}
+    decorators = {id(d) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) for d in n.decorator_list}
+    owners = {id(n.args): n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))}
     for node in ast.walk(tree):
-        line, col = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+        place = owners.get(id(node), node)  # parameter lists have no position of their own
+        line, col = getattr(place, "lineno", 0), getattr(place, "col_offset", 0)
+        if isinstance(node, ast.Name) and node.id in CONTRACT_FUNCTIONS and id(node) not in in_contracts:
+            out.append(SubsetViolation(line, col, f"{node.id} outside a contract statement",
+                                       "use contract functions only inside Requires/Ensures/Invariant/Assert"))
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append(SubsetViolation(line, col, "imports are not allowed", "use only the functions provided"))
         elif not isinstance(node, ALLOWED_NODES):
@@ -57,10 +72,12 @@ def check_subset(code: str, known: set[str]) -> list[SubsetViolation]:
         if isinstance(node, ast.FunctionDef) and any(not (isinstance(d, ast.Name) and d.id == "Pure")
                                                      for d in node.decorator_list):
             out.append(SubsetViolation(line, col, f"decorator on {node.name}", "only @Pure is allowed"))
-        if isinstance(node, ast.Name) and (node.id.startswith("_") or node.id in ("eval", "exec", "open", "compile",
-                                                                                   "getattr", "setattr", "globals",
-                                                                                   "locals", "vars", "input", "print")):
-            out.append(SubsetViolation(line, col, f"name {node.id!r} is not allowed", "no I/O, reflection or dunders"))
+        problem = shape_problem(node)  # the rules generated modules keep too (contracts.generated)
+        if problem is not None:
+            out.append(SubsetViolation(line, col, problem, "plain functions over the parameters; no dunders"))
+        if isinstance(node, ast.Name) and node.id in ("eval", "exec", "open", "compile", "getattr", "setattr",
+                                                      "globals", "locals", "vars", "input", "print"):
+            out.append(SubsetViolation(line, col, f"name {node.id!r} is not allowed", "no I/O or reflection"))
         if isinstance(node, ast.Attribute) and node.attr not in ATTRIBUTES:
             out.append(SubsetViolation(line, col, f"attribute .{node.attr} is not allowed",
                                        f"only {', '.join(sorted(ATTRIBUTES))}"))
@@ -69,13 +86,12 @@ def check_subset(code: str, known: set[str]) -> list[SubsetViolation]:
             if isinstance(f, ast.Name) and f.id not in defined | CONTRACT_FUNCTIONS | BUILTINS:
                 out.append(SubsetViolation(line, col, f"call of unknown function {f.id!r}",
                                            "call only the tables, predicates and helpers provided"))
-            elif not isinstance(f, (ast.Name, ast.Attribute)):
-                out.append(SubsetViolation(line, col, "calls must name a function", "call a function by its name"))
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
+            elif not (isinstance(f, ast.Name) or (isinstance(f, ast.Attribute) and f.attr == "append")):
+                out.append(SubsetViolation(line, col, "calls must name a function (or .append)",
+                                           "call a function by its name"))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in decorators and \
                 node.id not in defined | CONTRACT_FUNCTIONS | BUILTINS | local:
             out.append(SubsetViolation(line, col, f"unknown name {node.id!r}", "use the parameters and locals"))
-        if isinstance(node, ast.Constant) and not isinstance(node.value, (bool, int, str, type(None))):
-            out.append(SubsetViolation(line, col, f"constant {node.value!r} is not allowed", "use int, str or bool"))
     return sorted(set(out), key=lambda v: (v.line, v.col, v.what))
 
 

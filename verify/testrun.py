@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from contracts.check import Contract
+from contracts.generated import check_generated
 from contracts.runtime_support import ArgumentError, flatten_arguments
 from contracts.schema import argument_schema
 from contracts.spec import Example
@@ -39,6 +40,7 @@ class TestRequest:
 
 
 def _load(source: str) -> Callable[..., Any]:
+    check_generated(source, "runnable")  # before anything of it runs (GeneratedCodeError)
     module = types.ModuleType(f"policy_under_test_{next(_COUNTER)}")
     sys.modules[module.__name__] = module  # dataclasses look their module up while the class is built
     exec(compile(source, "<policy>", "exec"), module.__dict__)

@@ -1,8 +1,8 @@
 import ast
 import json
-import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -128,10 +128,14 @@ def test_interrupted_write_leaves_nothing_half_written(tmp_path, monkeypatch):
     first, _ = write_build(fake_result(spec), out, run_info={"n": 1})
     before = {p.name: p.read_bytes() for p in first.iterdir() if p.is_file()}
 
-    def interrupted(*a, **k):
-        raise KeyboardInterrupt
+    write_bytes = Path.write_bytes
 
-    monkeypatch.setattr(shutil, "copy2", interrupted)
+    def interrupted(self, data):
+        if "spec" in self.parts[-2:]:  # halfway: policy.py is written, the copy of the spec is not
+            raise KeyboardInterrupt
+        return write_bytes(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_build(fake_result(spec), out, run_info={"n": 2})
     assert sorted(p.name for p in out.iterdir()) == ["mini"], "no temporary directory is left behind"
@@ -143,3 +147,21 @@ def test_certificate_is_deterministic(tmp_path):
     _, a = write_build(fake_result(spec), tmp_path / "a", run_info={}, synthesized_at="2026-01-01T00:00:00+00:00")
     _, b = write_build(fake_result(spec), tmp_path / "b", run_info={"other": 1}, synthesized_at="2026-01-01T00:00:00+00:00")
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_freeze_checks_every_generated_part_before_writing(tmp_path):
+    from contracts.errors import GeneratedCodeError
+    from contracts.generated import check_composed
+
+    spec = load_spec(write_spec(tmp_path))
+    result = fake_result(spec)
+    marker = tmp_path / "PWNED"
+    result.runnable_source += f"\nimport os\nos.system('touch {marker}')\n"
+    with pytest.raises(GeneratedCodeError) as e:
+        write_build(result, tmp_path / "out", run_info={})
+    assert e.value.code == "internal.generated_code" and "Import" in e.value.message
+    assert not marker.exists() and not (tmp_path / "out").exists(), "checked before anything is written"
+    for whole, parts in (('x = 1\ny = """\n', ['x = 1\n', 'y = """\n']), ("x = 1\n", ["x = 2\n"])):
+        with pytest.raises(GeneratedCodeError):
+            check_composed(whole, parts)
+    check_composed("x = 1\n\ny = 2\n", ["x = 1\n", "y = 2\n"])

@@ -108,3 +108,36 @@ def test_guarded_forall_is_an_item_rule():
     (item,) = c.item_rules()
     assert item.quant.source == "items"
     assert "role" in render(item.quant.body)
+
+
+@pytest.mark.parametrize("text, code", [
+    ('rule a "m":\n  ' + "not " * 3000 + "age > 1", "contract.too_deep"),
+    ('rule a "m": age > 1' + " and age > 1" * 3000, "contract.too_deep"),
+    ('rule a "m": age == ' + "-" * 3000 + "1", "contract.too_deep"),
+    ('rule a "m": ' + "(" * 3000 + "age > 1" + ")" * 3000 + " and " + "not " * 60 + "true", "contract.too_deep"),
+    ('rule a "m": age == ' + "9" * 5000, "contract.int_too_large"),
+    ('rule a "m": role in {"admin", ' + "1" * 19 + "}", "contract.int_too_large"),
+])
+def test_deep_nesting_and_huge_literals_are_contract_errors(text, code):
+    e = error(text)
+    assert e.code == code and e.pos.line >= 1 and e.pos.col >= 1 and e.fix
+
+
+def test_nesting_up_to_the_limit_still_works():
+    check('rule a "m": ' + "not " * 40 + "age > 1")
+    check('rule a "m": age > 1' + " or age > 2" * 40)
+    check('rule a "m": age < 999999999999999999')
+    deep = error('rule a "m":\n  ' + "not " * 60 + "age > 1")
+    assert deep.pos.line == 2 and 150 < deep.pos.col < 200, "points at the level where the limit is passed"
+
+
+@pytest.mark.parametrize("name", ["class", "_x", "Big", "x__y", "len", "match", "x_"])
+def test_declaration_ids_and_bound_variables_are_checked(name):
+    assert error(f'rule {name} "m": age > 1').code == "contract.name"
+    assert error(f'rule ok_id "m": forall ({name}, b) in items: ok(role, {name}, b)').code == "contract.name"
+
+
+@pytest.mark.parametrize("name", ["vg_x", "table_x", "len_items", "e0", "print", "decide"])
+def test_bound_variables_may_not_take_names_of_the_generated_code(name):
+    check(f'rule {name} "m": age > 1')  # an id becomes rule_<id>: no clash
+    assert error(f'rule ok_id "m": forall ({name}, b) in items: ok(role, {name}, b)').code == "contract.name"

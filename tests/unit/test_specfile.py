@@ -115,3 +115,72 @@ def test_shipped_eicu_table_matches_the_benchmark_table():
     rows = {k for k, v in spec.signature.table("permitted").rows if v}
     assert rows == {(r, d, c) for r, dbs in raw.items() for d, cols in dbs.items() for c in cols}
     assert spec_dir.exists()
+
+
+@pytest.mark.parametrize("replace, code, at", [
+    (('age >= 18', "not " * 3000 + "age >= 18"), "contract.too_deep", "not not"),
+    (('age = 30', "age = " + "[" * 5000 + "]" * 5000), "spec.too_deep", "[[["),
+    (('age = 30', "age = " + "{a=" * 3000 + "1" + "}" * 3000), "spec.too_deep", "{a={a="),
+    (('age = 30', "age = " + "7" * 5000), "spec.toml", "7777"),
+    (('age >= 18', "age >= " + "7" * 5000), "contract.int_too_large", "7777"),
+    (('violations = []', "violations = [[1]]"), "spec.example", "[[1]]"),
+    (('violations = []', "denied = [[[1]]]"), "spec.example", "[[[1]]]"),
+    (('[contract]', '[verify]\nz3_bound = 100000\n\n[contract]'), "spec.verify", "100000"),
+    (('[contract]', '[verify]\nmutation_threshold = nan\n\n[contract]'), "spec.verify", "nan"),
+])
+def test_hostile_specs_are_located_spec_errors(tmp_path, replace, code, at):
+    e = load_error(tmp_path, MINIMAL.replace(*replace))
+    line = (tmp_path / "mini.toml").read_text().splitlines()[e.pos.line - 1]
+    assert e.code == code and at in line[e.pos.col - 1:] and e.fix
+
+
+@pytest.mark.parametrize("data, code", [(b'name = "mini"\nrequest = "caf\xe9"\n', "spec.encoding"),
+                                        (bytes(range(256)) * 4, "spec.encoding"),
+                                        (b"\x00\x01\x02binary", "spec.toml")])
+def test_files_that_are_not_utf8_toml(tmp_path, data, code):
+    path = tmp_path / "bin.toml"
+    path.write_bytes(data)
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    assert e.value.code == code and e.value.pos.line >= 1 and e.value.fix
+    if code == "spec.encoding":
+        assert (e.value.pos.line, e.value.pos.col) == ((2, 15) if data.startswith(b"name") else (2, 118))
+
+
+def test_a_directory_instead_of_a_spec_or_a_table(tmp_path):
+    (tmp_path / "dir.toml").mkdir()
+    with pytest.raises(SpecError) as e:
+        load_spec(tmp_path / "dir.toml")
+    assert e.value.code == "spec.file" and "directory" in e.value.message.lower()
+    path = write_spec(tmp_path)
+    (tmp_path / "ok.json").unlink()
+    (tmp_path / "ok.json").mkdir()
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    assert e.value.code == "spec.table_file"
+
+
+@pytest.mark.parametrize("table, code", [
+    (b"\xff\xfe{}", "spec.table_file"), (b"[" * 100_000 + b"]" * 100_000, "spec.table_json"),
+    (b'{"admin": {"db": [' + b"1" * 5000 + b"]}}", "spec.table_json"),
+    (b'[["admin", "db", "x"], 5]', "spec.table")])
+def test_hostile_table_files(tmp_path, table, code):
+    path = write_spec(tmp_path)
+    (tmp_path / "ok.json").write_bytes(table)
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    assert e.value.code == code and e.value.fix
+
+
+def test_hostile_csv_tables(tmp_path):
+    body = MINIMAL.replace('[contract]', '[tables.limit]\nfile = "lim.csv"\nsignature = "(Role) -> int"\ndefault = 0\n\n'
+                           '[contract]').replace('age >= 18', 'age >= limit(role)')
+    for csv_text, needle in (("role,limit\nadmin,\u00b2\n", "not an integer"),
+                             ("role,limit\nadmin," + "9" * 5000 + "\n", "not an integer"),
+                             ("role,limit\nadmin,1\x00\n", "not an integer"),
+                             ('role,limit\nadmin,"' + "a" * 200_000 + '"\n', "field larger")):
+        (tmp_path / "lim.csv").write_text(csv_text)
+        with pytest.raises(SpecError) as raised:
+            load_spec(write_spec(tmp_path, body))
+        e = raised.value
+        assert e.code in ("spec.table", "spec.table_csv") and needle in e.message and e.file.endswith("lim.csv")
