@@ -8,6 +8,9 @@ A schema is a list of (name, type) where a type is one of:
 """
 from typing import Any, Callable, Dict, Mapping, Sequence, Tuple
 
+# Exact types only: a subclass of int or str can override ==, < or hash and answer the policy's
+# comparisons differently from the value it prints as (bool cannot be subclassed).
+
 
 class ArgumentError(ValueError):
     """A policy argument is missing, mistyped or outside the domain the proof covers."""
@@ -16,6 +19,24 @@ class ArgumentError(ValueError):
         super().__init__(f"argument {argument!r}: {reason}")
         self.argument = argument
         self.reason = reason
+
+
+def _show(value: Any) -> str:
+    """The value for an error message, without running a caller's __repr__ or printing megabytes."""
+    kind = type(value)
+    if kind in (bool, int, float, str, type(None)):
+        try:
+            text = repr(value)
+        except ValueError:  # an int beyond the interpreter's digit limit for str()
+            return f"an int of {value.bit_length()} bits"
+        return f"{kind.__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
+    if kind in (list, tuple, dict):
+        return f"a {kind.__name__} of {len(value)} item(s)"
+    return f"an object of type {kind.__name__}"
+
+
+def _key(key: Any) -> str:
+    return key if type(key) is str else _show(key)
 
 
 class _Bad(Exception):
@@ -34,21 +55,21 @@ def _scalar_check(t: Mapping[str, Any]) -> Callable[[Any], Any]:
         def check_bool(value: Any) -> Any:
             if value is True or value is False:
                 return value
-            raise _Bad(f"expected true/false, got {type(value).__name__} {value!r}")
+            raise _Bad(f"expected true/false, got {_show(value)}")
         return check_bool
     if kind == "int":
         def check_int(value: Any) -> Any:
-            if type(value) is int or (isinstance(value, int) and not isinstance(value, bool)):
+            if type(value) is int:
                 return value
-            raise _Bad(f"expected an integer, got {type(value).__name__} {value!r}")
+            raise _Bad(f"expected an integer, got {_show(value)}")
         return check_int
     values = frozenset(t["values"]) if kind == "enum" else None
 
     def check_str(value: Any) -> Any:
-        if not isinstance(value, str):
-            raise _Bad(f"expected a string, got {type(value).__name__} {value!r}")
+        if type(value) is not str:
+            raise _Bad(f"expected a string, got {_show(value)}")
         if values is not None and value not in values:
-            raise _Bad(f"{value!r} is not a {t['name']} (one of {', '.join(map(repr, t['values']))})")
+            raise _Bad(f"{value[:60]!r} is not a {t['name']} (one of {', '.join(map(repr, t['values']))})")
         return value
     return check_str
 
@@ -60,8 +81,8 @@ def _element_check(t: Mapping[str, Any]) -> Callable[[Any], Any]:
     checks = [_scalar_check(it) for it in t["items"]]
 
     def check_tuple(value: Any) -> Any:
-        if not isinstance(value, (list, tuple)) or len(value) != len(checks):
-            raise _Bad(f"expected a {len(checks)}-tuple, got {value!r}")
+        if (type(value) is not list and type(value) is not tuple) or len(value) != len(checks):
+            raise _Bad(f"expected a {len(checks)}-tuple, got {_show(value)}")
         out = []
         for k, (check, v) in enumerate(zip(checks, value)):
             try:
@@ -80,10 +101,10 @@ def argument_checker(schema: Sequence[Tuple[str, Mapping[str, Any]]]) -> Callabl
     steps = [_argument_step(name, t) for name, t in schema]
 
     def flatten(args: Mapping[str, Any]) -> Dict[str, Any]:
-        if not isinstance(args, Mapping):
-            raise ArgumentError("<arguments>", f"expected an object, got {type(args).__name__}")
+        if type(args) is not dict:
+            raise ArgumentError("<arguments>", f"expected an object (dict), got {_show(args)}")
         if len(args) != len(known) or not known.issuperset(args):
-            extra = sorted(str(k) for k in args if k not in known)
+            extra = sorted(_key(k) for k in args if k not in known)
             if extra:
                 raise ArgumentError(extra[0], "is not an argument of this policy")
         out: Dict[str, Any] = {}
@@ -103,8 +124,9 @@ def _argument_step(name: str, t: Mapping[str, Any]) -> Callable[[Mapping[str, An
             if name not in args:
                 raise ArgumentError(name, "is missing")
             value = args[name]
-            if not isinstance(value, Mapping):
-                raise ArgumentError(name, f"expected an object with fields {[f for f, _ in t['fields']]}, got {value!r}")
+            if type(value) is not dict:
+                raise ArgumentError(name, f"expected an object (dict) with fields {[f for f, _ in t['fields']]}, "
+                                    f"got {_show(value)}")
             for field, key, check in fields:
                 if field not in value:
                     raise ArgumentError(f"{name}.{field}", "is missing")
@@ -113,7 +135,7 @@ def _argument_step(name: str, t: Mapping[str, Any]) -> Callable[[Mapping[str, An
                 except _Bad as e:
                     raise ArgumentError(f"{name}.{field}", e.reason) from None
             if len(value) != len(names):
-                unknown = sorted(str(k) for k in value if k not in names)
+                unknown = sorted(_key(k) for k in value if k not in names)
                 raise ArgumentError(f"{name}.{unknown[0]}", "is not a field of " + str(t["name"]))
         return record
     if kind == "list":
@@ -123,8 +145,8 @@ def _argument_step(name: str, t: Mapping[str, Any]) -> Callable[[Mapping[str, An
             if name not in args:
                 raise ArgumentError(name, "is missing")
             value = args[name]
-            if not isinstance(value, (list, tuple)):
-                raise ArgumentError(name, f"expected a list, got {type(value).__name__}")
+            if type(value) is not list and type(value) is not tuple:
+                raise ArgumentError(name, f"expected a list, got {_show(value)}")
             items = []
             for i, v in enumerate(value):
                 try:

@@ -1,29 +1,256 @@
-"""Append-only, hash-chained JSONL decision log.
+"""Append-only, hash-chained JSONL decision log, anchored by a signed head.
 
-Each line is one record; `prev` is the hash of the line before (64 zeros for the first) and
-`hash` is the sha256 of the record's canonical JSON without `hash`. A sidecar `<log>.head` holds
-the count and last hash, so removing records at the end is detected too.
+Records: one JSON object per line in canonical form (sorted keys, no spaces, ASCII). `seq` counts
+from 0, `prev` is the previous record's hash (64 zeros for the first) and `hash` the sha256 of the
+record without `hash` and `sig`. With a key (`DecisionLog(path, key=...)`, an Ed25519 private key
+file from `veriguard keys new`), `sig` signs the hash: no one without the private key can write a
+record that verifies.
+
+Head: `<log>.head`, beside the log's real path (symlinks resolved, so every writer of one file
+shares one head), holds the record count, the byte length, the first and last hashes and the time;
+with a key it names the key and is signed. It is rewritten atomically after each record, and a head
+with 0 records is written before the first one, so a missing head is always a finding. Neither the
+log nor its head is ever opened through a symlink.
+
+What `verify_log` tells, given the public key: an edited, inserted, removed or reordered record;
+records cut from the end; a deleted or unsigned head; a log replaced by one written without the key.
+It cannot tell a rollback to an earlier state kept whole (an old copy of the log with its old head):
+keep the signed head elsewhere too if that matters. Without the public key nothing is anchored:
+whoever can write the file can rewrite it with a recomputed chain, and the verdict says so.
+
+Appending reads only the head and what follows it (constant work per record): it refuses a head
+that is missing, unsigned or forged, a log shorter than its head, and records after the head that do
+not chain; an edit inside the anchored records is left for `verify_log` to find (the new record
+chains from the signed head, so appending never launders it).
+
+A crash between a record's write and its head's leaves complete records after the last head (or an
+incomplete last line). Those records are checked like the others (chain and, with a key, signature),
+reported as "after the last anchor", and anchored by the next append, which also drops an incomplete
+last line; the log never stays broken because of a crash.
 """
 from __future__ import annotations
 
+import datetime as dt
+import errno
 import fcntl
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+import re
+import stat
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator, Mapping
+
+from contracts.errors import VeriguardError
+from enforce.keys import SigningKey, VerifyKey, load_signing_key, write_atomic
+from enforce.strict_json import StrictJSONError, loads
 
 GENESIS = "0" * 64
+HEAD_FORMAT = "veriguard-log-head/1"
+RESERVED = frozenset({"seq", "prev", "hash", "sig"})
+_HEAD_FIELDS = frozenset({"format", "records", "bytes", "first_hash", "last_hash", "time"})
+_SIGNED_FIELDS = frozenset({"key_id", "sig"})
+_HEX = re.compile(r"[0-9a-f]{64}")
+_RECORD_DOMAIN = b"veriguard-log-record/1\n"
+_HEAD_DOMAIN = b"veriguard-log-head/1\n"
+_MAX_HEAD = 64 * 1024
+_MODE = 0o640
+_VERIFY_FIX = "run `veriguard verify-log LOG --public-key PUB` to see what changed; keep this log as evidence " \
+              "and start a new one"
 
 
-def canonical(record: dict[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+class DecisionLogError(VeriguardError):
+    """The log or its head cannot be read or written, or appending would extend a log that is not
+    what its writer wrote. Nothing is written past such an error."""
 
 
-def record_hash(record: dict[str, Any]) -> str:
-    body = {k: v for k, v in record.items() if k != "hash"}
-    return hashlib.sha256(canonical(body).encode("utf-8")).hexdigest()
+class _Broken(Exception):
+    """A finding: the log or its head is not what the writer wrote."""
+
+    def __init__(self, problem: str, line: int = 0) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+
+
+def canonical(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False, default=str)
+
+
+def record_hash(record: Mapping[str, Any]) -> str:
+    body = {k: v for k, v in record.items() if k not in ("hash", "sig")}
+    return hashlib.sha256(canonical(body).encode("ascii")).hexdigest()
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _head_path(real: Path) -> Path:
+    return real.with_name(real.name + ".head")
+
+
+@dataclass(frozen=True)
+class Head:
+    """What the writer vouches for: the first `records` records, `size` bytes, from `first_hash` to `last_hash`."""
+
+    records: int
+    size: int
+    first_hash: str
+    last_hash: str
+    time: str
+    key_id: str = ""
+    sig: str = ""
+
+    def body(self) -> dict[str, Any]:
+        out = {"format": HEAD_FORMAT, "records": self.records, "bytes": self.size, "first_hash": self.first_hash,
+               "last_hash": self.last_hash, "time": self.time}
+        return out | ({"key_id": self.key_id} if self.key_id else {})
+
+    def message(self) -> bytes:
+        return _HEAD_DOMAIN + canonical(self.body()).encode("ascii")
+
+    def to_bytes(self) -> bytes:
+        return (canonical(self.body() | ({"sig": self.sig} if self.sig else {})) + "\n").encode("ascii")
+
+
+def _parse_head(data: bytes) -> Head:
+    try:
+        h = loads(data)
+    except StrictJSONError as e:
+        raise _Broken(f"the head file is not JSON ({e})") from None
+    if type(h) is not dict:
+        raise _Broken(f"the head file holds a JSON {type(h).__name__}, not an object")
+    if h.get("format") != HEAD_FORMAT:
+        raise _Broken(f"the head file's format is {repr(h.get('format'))[:40]}, not {HEAD_FORMAT!r} (a head from "
+                      "another version, or not a head)")
+    if set(h) not in (_HEAD_FIELDS, _HEAD_FIELDS | _SIGNED_FIELDS):
+        raise _Broken(f"the head file has the fields {sorted(map(str, h))[:12]}, not {sorted(_HEAD_FIELDS)} "
+                      f"(plus {sorted(_SIGNED_FIELDS)} when signed)")
+    counts_ok = all(type(h[k]) is int and h[k] >= 0 for k in ("records", "bytes"))
+    hashes_ok = all(type(h[k]) is str and _HEX.fullmatch(h[k]) for k in ("first_hash", "last_hash"))
+    signed_ok = "sig" not in h or (type(h["key_id"]) is str and _HEX.fullmatch(h["key_id"]) and type(h["sig"]) is str)
+    if not (counts_ok and hashes_ok and signed_ok and type(h["time"]) is str):
+        raise _Broken("the head file has a field of the wrong type (records and bytes are counts, hashes and "
+                      "key_id 64 hex digits, time and sig strings)")
+    if (h["records"] == 0) != (h["bytes"] == 0) or (h["records"] == 0) != (h["last_hash"] == GENESIS):
+        raise _Broken(f"the head file contradicts itself: {h['records']} records in {h['bytes']} bytes, last hash "
+                      f"{h['last_hash'][:16]}…")
+    return Head(h["records"], h["bytes"], h["first_hash"], h["last_hash"], h["time"], h.get("key_id", ""),
+                h.get("sig", ""))
+
+
+def _load_head(path: Path) -> Head | None:
+    """The head at `path`, None when there is none; _Broken when it is not a head; DecisionLogError when unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise _Broken(f"the head file {path.name} is a symlink: refused (it could point anywhere)") from None
+        raise DecisionLogError("log.unreadable", f"cannot read the head file: {e.strerror}", file=str(path)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Broken(f"the head file {path.name} is not a regular file")
+        data = os.read(fd, _MAX_HEAD + 1)
+    except OSError as e:
+        raise DecisionLogError("log.unreadable", f"cannot read the head file: {e.strerror}", file=str(path)) from None
+    finally:
+        os.close(fd)
+    if len(data) > _MAX_HEAD:
+        raise _Broken(f"the head file {path.name} is larger than any head")
+    return _parse_head(data)
+
+
+def _check_signature(head: Head, key: VerifyKey) -> None:
+    if not head.key_id:
+        raise _Broken("the head is not signed: the log was written without a key, or its head was replaced")
+    if head.key_id != key.key_id:
+        raise _Broken(f"the head is signed by key {head.key_id[:16]}…, not by the given key {key.key_id[:16]}…")
+    if not key.verify(head.message(), head.sig):
+        raise _Broken("the head's signature does not verify: the head was altered")
+
+
+@dataclass
+class _Chain:
+    """The state after some records: what a head vouches for."""
+
+    records: int = 0
+    size: int = 0
+    first: str = GENESIS
+    last: str = GENESIS
+
+    @classmethod
+    def at(cls, head: Head) -> "_Chain":
+        return cls(head.records, head.size, head.first_hash, head.last_hash)
+
+    def matches(self, head: Head) -> bool:
+        return (self.records, self.size, self.first, self.last) == \
+            (head.records, head.size, head.first_hash, head.last_hash)
+
+    def add(self, line: bytes, key: VerifyKey | None) -> None:
+        """Check `line` (newline included) as the next record, then advance; raises _Broken."""
+        n = self.records + 1  # line number: the writer puts one record on each line
+        rec = _record(line, n)
+        if rec.get("prev") != self.last:
+            raise _Broken(f"line {n}: the link to the previous record is broken (a record before it was removed, "
+                          "inserted or reordered)", n)
+        if type(rec.get("seq")) is not int or rec["seq"] != self.records:
+            raise _Broken(f"line {n}: sequence number {str(rec.get('seq'))[:20]} where {self.records} was expected "
+                          "(a record was removed, inserted or reordered)", n)
+        if record_hash(rec) != rec.get("hash"):
+            raise _Broken(f"line {n}: the record's content does not match its hash (it was altered)", n)
+        if key is not None and not key.verify(_RECORD_DOMAIN + rec["hash"].encode("ascii"), rec.get("sig")):
+            raise _Broken(f"line {n}: the record's signature is missing or does not verify with the given key (it was "
+                          "written or rewritten without the private key)", n)
+        self.first = rec["hash"] if self.records == 0 else self.first
+        self.records, self.size, self.last = n, self.size + len(line), rec["hash"]
+
+
+def _record(line: bytes, n: int) -> dict[str, Any]:
+    try:
+        rec = loads(line[:-1])
+    except StrictJSONError as e:
+        raise _Broken(f"line {n} is not JSON ({e})", n) from None
+    if type(rec) is not dict:
+        raise _Broken(f"line {n} is a JSON {type(rec).__name__}, not a record", n)
+    try:
+        same = canonical(rec).encode("ascii") == line[:-1]
+    except (ValueError, RecursionError):
+        same = False
+    if not same:
+        raise _Broken(f"line {n} was altered: it is not in the canonical form the writer writes", n)
+    return rec
+
+
+def _extend(chain: _Chain, f: BinaryIO, key: VerifyKey | None, limit: int | None = None) -> bool:
+    """Add the complete lines of `f` to `chain`, up to `limit` records. True when the file ends in an
+    incomplete line (an interrupted write), which is left out."""
+    while limit is None or chain.records < limit:
+        line = f.readline()
+        if not line:
+            return False
+        if not line.endswith(b"\n"):
+            return True
+        chain.add(line, key)
+    return False
+
+
+def _open(path: Path, *, write: bool) -> int:
+    flags = (os.O_RDWR | os.O_CREAT | os.O_APPEND) if write else os.O_RDONLY
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, _MODE)
+    except OSError as e:
+        why = "it is a symlink, and the log is never written or read through one" if e.errno == errno.ELOOP \
+            else e.strerror
+        raise DecisionLogError("log.unreadable" if not write else "log.write", f"cannot open the log: {why}",
+                               file=str(path)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DecisionLogError("log.unreadable", "the log is not a regular file", file=str(path))
+    return fd
 
 
 @dataclass(frozen=True)
@@ -32,86 +259,157 @@ class LogCheck:
     records: int
     problem: str = ""
     line: int = 0
+    anchored: bool = False       # a head signed by the given public key vouches for the records
+    after_anchor: int = 0        # complete records written after the last head (an interrupted write)
+    note: str = ""               # what the verdict does and does not cover
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "records": self.records, "problem": self.problem, "line": self.line}
+        return asdict(self)
 
 
 class DecisionLog:
-    """Appends records under an exclusive lock; never rewrites a line."""
+    """Appends records under an exclusive lock; never rewrites a record."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.head_path = self.path.with_name(self.path.name + ".head")
+    def __init__(self, path: str | Path, key: SigningKey | str | Path | None = None) -> None:
+        self.path = Path(os.path.realpath(path))
+        self.head_path = _head_path(self.path)
+        self.key = load_signing_key(key) if isinstance(key, (str, Path)) else key
 
-    def append(self, record: dict[str, Any]) -> dict[str, Any]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a+", encoding="utf-8") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
+    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Write `record` with its seq, prev, hash (and sig), then the head; returns what was written.
+        Raises DecisionLogError and writes nothing when the log cannot be extended as it stands."""
+        clash = RESERVED & set(record)
+        if clash:
+            raise DecisionLogError("log.reserved", f"a record may not set {sorted(clash)}: the log sets them")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise DecisionLogError("log.write", f"cannot create the log's folder: {e.strerror}",
+                                   file=str(self.path)) from None
+        fd = _open(self.path, write=True)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            chain = self._chain(fd)
+            entry = {**record, "seq": chain.records, "prev": chain.last}
             try:
-                count, prev = self._tail(f)
-                entry = {**record, "seq": count, "prev": prev}
                 entry["hash"] = record_hash(entry)
-                f.seek(0, os.SEEK_END)
-                f.write(canonical(entry) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-                self._write_head(count + 1, entry["hash"])
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+            except (ValueError, TypeError, RecursionError) as e:  # NaN, an int over 4,300 digits, a cycle
+                raise DecisionLogError("log.record", f"the record cannot be written as JSON: {type(e).__name__}: "
+                                       f"{str(e)[:200]}") from None
+            if self.key is not None:
+                entry["sig"] = self.key.sign(_RECORD_DOMAIN + entry["hash"].encode("ascii"))
+            line = (canonical(entry) + "\n").encode("ascii")
+            _write_all(fd, line)
+            os.fsync(fd)
+            first = chain.first if chain.records else entry["hash"]
+            self._write_head(_Chain(chain.records + 1, chain.size + len(line), first, entry["hash"]))
+        except _Broken as e:
+            raise DecisionLogError("log.broken", f"refusing to append: {e.problem}", file=str(self.path),
+                                   fix=_VERIFY_FIX) from None
+        except OSError as e:
+            raise DecisionLogError("log.write", f"cannot write the log or its head: {e.strerror}",
+                                   file=str(self.path)) from None
+        finally:
+            os.close(fd)
         return entry
 
-    def _tail(self, f: Any) -> tuple[int, str]:
-        if self.head_path.exists():
-            head = json.loads(self.head_path.read_text(encoding="utf-8"))
-            return int(head["records"]), str(head["last_hash"])
-        f.seek(0)
-        count, prev = 0, GENESIS
-        for line in f:
-            if line.strip():
-                count += 1
-                prev = json.loads(line)["hash"]
-        return count, prev
+    def _chain(self, fd: int) -> _Chain:
+        """Where the chain ends, once records after the last head are checked (and an incomplete last line dropped)."""
+        size = os.fstat(fd).st_size
+        head = _load_head(self.head_path)
+        if head is None:
+            if size:
+                raise _Broken(f"the head file {self.head_path.name} is missing while the log holds {size} bytes: the "
+                              "head was deleted, or the log was not written here")
+            self._write_head(_Chain())
+            return _Chain()
+        if self.key is not None:
+            _check_signature(head, self.key.public)
+        elif head.key_id:
+            raise DecisionLogError("log.key", f"the log is signed (key {head.key_id[:16]}…): pass its private key",
+                                   file=str(self.path), fix="DecisionLog(path, key=KEY) or Monitor.from_build(..., "
+                                   "log_key=KEY)")
+        if size < head.size:
+            raise _Broken(f"the log holds {size} bytes where its head vouches for {head.size}: records were removed")
+        chain = _Chain.at(head)
+        if size > head.size:
+            with os.fdopen(os.dup(fd), "rb") as f:
+                f.seek(head.size)
+                if _extend(chain, f, self.key.public if self.key else None):
+                    os.ftruncate(fd, chain.size)  # an interrupted write's partial line, never anchored
+        return chain
 
-    def _write_head(self, count: int, last: str) -> None:
-        tmp = self.head_path.with_name(self.head_path.name + ".tmp")
-        tmp.write_text(json.dumps({"records": count, "last_hash": last}) + "\n", encoding="utf-8")
-        os.replace(tmp, self.head_path)
+    def _write_head(self, chain: _Chain) -> None:
+        head = Head(chain.records, chain.size, chain.first, chain.last, _now())
+        if self.key is not None:
+            head = replace(head, key_id=self.key.key_id)
+            head = replace(head, sig=self.key.sign(head.message()))
+        write_atomic(self.head_path, head.to_bytes(), mode=_MODE)
 
     def records(self) -> Iterator[dict[str, Any]]:
-        with open(self.path, encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    yield json.loads(line)
+        """The records as written (not verified: use verify_log for that)."""
+        fd = _open(self.path, write=False)
+        with os.fdopen(fd, "rb") as f:
+            for n, line in enumerate(f, start=1):
+                try:
+                    yield loads(line)
+                except StrictJSONError as e:
+                    raise DecisionLogError("log.broken", f"line {n} is not JSON ({e})", file=str(self.path),
+                                           fix=_VERIFY_FIX) from None
 
 
-def verify_log(path: str | Path) -> LogCheck:
-    """Recompute every hash and link; say where the chain first breaks."""
-    path = Path(path)
-    if not path.exists():
-        return LogCheck(False, 0, f"{path} does not exist")
-    prev, n = GENESIS, 0
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                return LogCheck(False, n, f"line {lineno} is not JSON ({e.msg}): the log was edited", lineno)
-            if rec.get("prev") != prev:
-                return LogCheck(False, n, f"line {lineno}: the link to the previous record is broken (a record before "
-                                "it was removed, inserted or reordered)", lineno)
-            if rec.get("seq") != n:
-                return LogCheck(False, n, f"line {lineno}: sequence number {rec.get('seq')} where {n} was expected", lineno)
-            if record_hash(rec) != rec.get("hash"):
-                return LogCheck(False, n, f"line {lineno}: the record's content does not match its hash (it was "
-                                "altered)", lineno)
-            prev, n = rec["hash"], n + 1
-    head = path.with_name(path.name + ".head")
-    if head.exists():
-        h = json.loads(head.read_text(encoding="utf-8"))
-        if h.get("records") != n or h.get("last_hash") != prev:
-            return LogCheck(False, n, f"the log has {n} records but its head file says {h.get('records')}: records "
-                            "were removed from the end (or the head file was changed)", n)
-    return LogCheck(True, n)
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def verify_log(path: str | Path, key: VerifyKey | None = None) -> LogCheck:
+    """Check every record and the head; with `key`, every signature too. A finding is a LogCheck with
+    ok=False; a log that cannot be read at all is a DecisionLogError."""
+    real = Path(os.path.realpath(path))
+    head_path = _head_path(real)
+    fd = _open(real, write=False)
+    chain = _Chain()
+    with os.fdopen(fd, "rb") as f:
+        fcntl.flock(f, fcntl.LOCK_SH)
+        try:
+            head = _load_head(head_path)
+            if head is None:
+                if _extend(chain, f, key) or chain.records:
+                    raise _Broken(f"the head file {head_path.name} is missing: records were cut from the end and the "
+                                  "head deleted, or the log was replaced")
+                if key is not None:  # a signed head precedes the first record: an empty log without one was emptied
+                    raise _Broken(f"the log is empty and its head file {head_path.name} is missing: it was emptied "
+                                  "and its head deleted (or its writer stopped before the first record)")
+                return LogCheck(True, 0, note="not anchored: an empty log with no head yet (nothing was written to it)")
+            if key is not None:
+                _check_signature(head, key)
+            if _extend(chain, f, key, head.records) or chain.records < head.records:
+                raise _Broken(f"the log has {chain.records} complete records where its head vouches for {head.records}: "
+                              "records were removed from the end (or the head was replaced)", chain.records + 1)
+            if not chain.matches(head):
+                raise _Broken(f"records 1-{head.records} do not match the head (its last hash is {head.last_hash[:16]}…, "
+                              f"the log's {chain.last[:16]}…): the log or its head was replaced", head.records)
+            torn = _extend(chain, f, key)
+        except _Broken as e:
+            return LogCheck(False, chain.records, e.problem, e.line)
+    return LogCheck(True, chain.records, anchored=key is not None, after_anchor=chain.records - head.records,
+                    note=_note(head, key, chain.records - head.records, torn))
+
+
+def _note(head: Head, key: VerifyKey | None, after: int, torn: bool) -> str:
+    if key is not None:
+        notes = [f"anchored: the head is signed by key {head.key_id[:16]}… ({head.time}); a rollback to an earlier "
+                 "state kept whole cannot be detected"]
+    elif head.key_id:
+        notes = [f"not anchored: the head is signed by key {head.key_id[:16]}…, but without --public-key the "
+                 "signatures are not checked, and a rewrite cannot be detected"]
+    else:
+        notes = ["not anchored: the log was written without a key, and a rewrite cannot be detected"]
+    if after:
+        notes.append(f"{after} record(s) after the last anchor (written, but the head was not updated: an interrupted "
+                     "write; the next append anchors them)")
+    if torn:
+        notes.append("an incomplete last line after the last anchor (an interrupted write; the next append drops it)")
+    return "; ".join(notes)

@@ -2,15 +2,39 @@
 
 Each extractor fills one argument and reports how it got the value and with what confidence.
 Any doubt is an ExtractionError, which the monitor turns into a denial (fail closed).
-Declared per spec in its [extraction] section; see `build_extractors`.
+Declared per spec in its [extraction] section; see `build_extractors`. Scalars are taken only as
+exact bool, int and str (a subclass could compare unlike the value it prints as).
+
+Tool calls: everything or nothing. The attack to close is a reader (this module) that sees a benign
+call while the agent framework runs another. The recognised shapes, each parsed exactly (these keys
+and no others; a tool name of 1-128 characters from A-Z a-z 0-9 _ . -; arguments a JSON object):
+  anthropic  {"type": "tool_use" | "server_tool_use" | "mcp_tool_use", "name", "input": {...}}
+             (optional: id, cache_control; server_name for mcp_tool_use)
+  openai     {"type": "function", "function": {"name", "arguments"}} (optional: id, index), alone or
+             as an item of a "tool_calls" list (every item must be one); the legacy message key
+             {"function_call": {"name", "arguments"}}; the Responses API item
+             {"type": "function_call", "name", "arguments"} (optional: id, call_id, status).
+             `arguments` is a JSON text, parsed strictly (duplicate keys, NaN, over-long numbers refused),
+             or an object.
+  mcp        {"method": "tools/call", "params": {"name", "arguments": {...}}} (optional: jsonrpc, id;
+             params.arguments, absent or null for none; params._meta)
+Anything else that looks like a call is an error (extract.tool_call), never skipped: an object whose
+"type" or "method" mentions tool, function, call or invoke (a type ending in result or output
+excepted: tool results are data), or that pairs a name key (name, tool, tool_name, function,
+function_name, action, recipient_name) with an arguments key (arguments, args, input, parameters,
+params, tool_input, action_input, kwargs); a malformed recognised shape; and any call-like object
+inside a call's arguments (whatever runs the outer call may run it). Strings are data and never
+parsed for calls. A framework that runs calls of another shape needs its own extractor.
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, NoReturn, Protocol
 
+from enforce import strict_json
 from enforce.extract_errors import ExtractionError
 
 
@@ -26,6 +50,13 @@ class Extractor(Protocol):
     kind: str
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted: ...
+
+
+def _show(value: Any) -> str:
+    """A value for a message: a short repr of plain data, the type's name for anything else."""
+    if type(value) is int and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    return repr(value)[:60] if type(value) in (str, int, bool, float, type(None)) else type(value).__name__
 
 
 def _path(observation: Any, path: str) -> Any:
@@ -46,26 +77,29 @@ def _path(observation: Any, path: str) -> Any:
     return value
 
 
+_INT_TEXT = re.compile(r"-?[0-9]{1,30}")  # ASCII digits only: str.isdigit() also takes "²" and other scripts' digits
+
+
 def _coerce(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, str] | None = None) -> Any:
     """Type-check one scalar against its schema type, mapping enum spellings; never guess."""
     kind = t["kind"]
     if kind == "bool":
-        if isinstance(value, bool):
+        if type(value) is bool:
             return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        if type(value) is str and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
-        raise ExtractionError("extract.type", f"{where}: expected true/false, got {value!r}")
+        raise ExtractionError("extract.type", f"{where}: expected true/false, got {_show(value)}")
     if kind == "int":
-        if isinstance(value, int) and not isinstance(value, bool):
+        if type(value) is int:
             return value
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        if type(value) is str and _INT_TEXT.fullmatch(value.strip()):
             return int(value.strip())
-        raise ExtractionError("extract.type", f"{where}: expected an integer, got {value!r}")
-    if not isinstance(value, str):
-        raise ExtractionError("extract.type", f"{where}: expected a string, got {value!r}")
+        raise ExtractionError("extract.type", f"{where}: expected an integer, got {_show(value)}")
+    if type(value) is not str:
+        raise ExtractionError("extract.type", f"{where}: expected a string, got {_show(value)}")
     value = (mapping or {}).get(value, value)
     if kind == "enum" and value not in t["values"]:
-        raise ExtractionError("extract.enum", f"{where}: {value!r} is not one of {t['values']}")
+        raise ExtractionError("extract.enum", f"{where}: {_show(value)} is not one of {t['values']}")
     return value
 
 
@@ -128,63 +162,218 @@ class RecordExtractor:
         return Extracted(_typed(value, self.type, "record"), f"context: {how}", 1.0, self.kind)
 
 
-def tool_calls(observation: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], str]]:
-    """(tool name, arguments, format) for every tool call in Anthropic, OpenAI or MCP shape."""
-    found: list[tuple[str, Mapping[str, Any], str]] = []
+class ToolCall(NamedTuple):
+    name: str
+    arguments: dict[str, Any]
+    format: str
+    where: str               # its path in the agent data, for messages
 
-    def visit(x: Any) -> None:
+
+_ANTHROPIC = {"tool_use": "anthropic tool_use", "server_tool_use": "anthropic server_tool_use",
+              "mcp_tool_use": "anthropic mcp_tool_use"}
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_CALLISH = re.compile(r"tool|function|call|invoke", re.IGNORECASE)
+_RESULT = re.compile(r"(result|output)s?$", re.IGNORECASE)
+_NAME_KEYS = frozenset({"name", "tool", "tool_name", "function", "function_name", "action", "recipient_name"})
+_ARGUMENT_KEYS = frozenset({"arguments", "args", "input", "parameters", "params", "tool_input", "action_input",
+                            "kwargs"})
+_CONTAINER_KEYS = ("tool_calls", "function_call")
+_MAX_DEPTH = 64
+_SHAPES = ('{"type": "tool_use" | "server_tool_use" | "mcp_tool_use", "name", "input": {...}}, '
+           '{"type": "function", "function": {"name", "arguments"}}, {"type": "function_call", "name", "arguments"}, '
+           '{"function_call": {"name", "arguments"}}, {"method": "tools/call", "params": {"name", "arguments": {...}}}')
+
+
+def _bad_call(where: str, message: str) -> NoReturn:
+    raise ExtractionError("extract.tool_call", f"{where or 'the agent data'}: {message}")
+
+
+def _only_keys(x: Mapping[Any, Any], required: set[str], optional: set[str], what: str, where: str) -> None:
+    missing, extra = required - set(x), set(x) - required - optional
+    if missing or extra:
+        wrong = ", ".join(([f"lacks {sorted(missing)}"] if missing else [])
+                          + ([f"has {sorted(map(_show, extra))[:5]}"] if extra else []))
+        _bad_call(where, f"a {what} call that {wrong}; the shape is exactly {sorted(required)} plus optionally "
+                  f"{sorted(optional)}, so that no reader of it can see other arguments or another call")
+
+
+def _tool_name(x: Mapping[str, Any], where: str) -> str:
+    name = x.get("name")
+    if type(name) is not str or not _TOOL_NAME.fullmatch(name):
+        _bad_call(where, f"the tool name {_show(name)} is not 1-128 of the characters A-Z a-z 0-9 _ . -")
+    return name
+
+
+def _call_arguments(value: Any, where: str, *, json_text: bool) -> dict[str, Any]:
+    """A call's arguments as an object; `json_text`: OpenAI's JSON text is parsed strictly (no duplicate keys)."""
+    if json_text and type(value) is str:
+        try:
+            value = strict_json.loads(value)
+        except strict_json.StrictJSONError as e:
+            _bad_call(where, f"the arguments are not strict JSON ({e})")
+    if not isinstance(value, Mapping) or not all(type(k) is str for k in value):
+        _bad_call(where, f"the arguments must be a JSON object, got {_show(value)}")
+    return dict(value)
+
+
+def _function(f: Any, where: str, fmt: str) -> ToolCall:
+    """OpenAI's {"name", "arguments"} object (inside a chat tool call, or the legacy `function_call`)."""
+    if not isinstance(f, Mapping):
+        _bad_call(where, f"a function call must be an object with name and arguments, got {_show(f)}")
+    _only_keys(f, {"name", "arguments"}, set(), fmt, where)
+    return ToolCall(_tool_name(f, where), _call_arguments(f["arguments"], f"{where}.arguments", json_text=True), fmt,
+                    where)
+
+
+def _call_at(x: Mapping[Any, Any], where: str) -> ToolCall | None:
+    """The call `x` is, in one of the recognised shapes, parsed strictly; None when `x` is none of them."""
+    kind = x.get("type") if type(x.get("type")) is str else None
+    if kind in _ANTHROPIC:
+        optional = {"id", "cache_control"} | ({"server_name"} if kind == "mcp_tool_use" else set())
+        _only_keys(x, {"type", "name", "input"}, optional, kind, where)
+        return ToolCall(_tool_name(x, where), _call_arguments(x["input"], f"{where}.input", json_text=False),
+                        _ANTHROPIC[kind], where)
+    if kind == "function":
+        _only_keys(x, {"type", "function"}, {"id", "index"}, "openai chat", where)
+        return _function(x["function"], f"{where}.function", "openai function call")
+    if kind == "function_call":
+        _only_keys(x, {"type", "name", "arguments"}, {"id", "call_id", "status"}, "openai responses", where)
+        return ToolCall(_tool_name(x, where), _call_arguments(x["arguments"], f"{where}.arguments", json_text=True),
+                        "openai function_call", where)
+    if x.get("method") == "tools/call":
+        _only_keys(x, {"method", "params"}, {"jsonrpc", "id"}, "mcp tools/call", where)
+        params = x["params"]
+        if not isinstance(params, Mapping):
+            _bad_call(f"{where}.params", f"must be an object with name and arguments, got {_show(params)}")
+        _only_keys(params, {"name"}, {"arguments", "_meta"}, "mcp tools/call params", f"{where}.params")
+        arguments = params.get("arguments")
+        return ToolCall(_tool_name(params, f"{where}.params"),
+                        _call_arguments({} if arguments is None else arguments, f"{where}.params.arguments",
+                                        json_text=False), "mcp tools/call", where)
+    return None
+
+
+def _call_like(x: Mapping[Any, Any]) -> str:
+    """Why `x` looks like a tool call, whatever its shape ('' when it does not)."""
+    kind, method = x.get("type"), x.get("method")
+    if type(kind) is str and _CALLISH.search(kind) and not _RESULT.search(kind):
+        return f'its "type" is {kind[:40]!r}'
+    if type(method) is str and _CALLISH.search(method):
+        return f'its "method" is {method[:40]!r}'
+    keys = {k.lower() for k in x if type(k) is str}
+    if keys & _NAME_KEYS and keys & _ARGUMENT_KEYS:
+        return f"it pairs {sorted(keys & _NAME_KEYS)[0]!r} with {sorted(keys & _ARGUMENT_KEYS)[0]!r}"
+    return ""
+
+
+def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Iterable[tuple[Any, Any]]]) -> None:
+    """visit(mapping, path) for every mapping in `root`, in document order; it returns the (key, value)
+    pairs to descend into. Lists and tuples are descended; strings are data, never parsed."""
+    stack: list[tuple[Any, str, int]] = [(root, where, 0)]
+    while stack:
+        x, at, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            _bad_call(at, f"the agent data nests deeper than {_MAX_DEPTH} levels")
         if isinstance(x, Mapping):
-            if x.get("type") == "tool_use" and "name" in x:
-                found.append((str(x["name"]), x.get("input") or {}, "anthropic tool_use"))
-            elif x.get("method") == "tools/call" and isinstance(x.get("params"), Mapping):
-                p = x["params"]
-                found.append((str(p.get("name")), p.get("arguments") or {}, "mcp tools/call"))
-            elif isinstance(x.get("function"), Mapping) and "name" in x["function"]:
-                args = x["function"].get("arguments", {})
-                if isinstance(args, str):
-                    try:
-                        args = json.loads(args)
-                    except json.JSONDecodeError as e:
-                        raise ExtractionError("extract.tool_call", f"function call arguments are not JSON: {e.msg}")
-                found.append((str(x["function"]["name"]), args, "openai function call"))
-            else:
-                for v in x.values():
-                    visit(v)
-        elif isinstance(x, list):
-            for v in x:
-                visit(v)
+            children = [(v, f"{at}.{k if type(k) is str else _show(k)}".lstrip(".")) for k, v in visit(x, at)]
+        elif isinstance(x, (list, tuple)):
+            children = [(v, f"{at}[{i}]") for i, v in enumerate(x)]
+        else:
+            continue
+        stack.extend((v, p, depth + 1) for v, p in reversed(children))
 
-    visit(observation)
+
+def _accept(call: ToolCall, found: list[ToolCall]) -> None:
+    def inside(x: Mapping[Any, Any], at: str) -> Iterable[tuple[Any, Any]]:
+        why = _call_like(x) or next((f"it has a {k!r} key" for k in _CONTAINER_KEYS if k in x), "")
+        if why:
+            _bad_call(at, f"a tool call nested inside the arguments of {call.name!r} ({why}): whatever runs the "
+                      "outer call may run it too, unchecked")
+        return x.items()
+
+    _walk(call.arguments, f"{call.where}.arguments", inside)
+    found.append(call)
+
+
+def tool_calls(observation: Mapping[str, Any]) -> list[ToolCall]:
+    """Every tool call in the agent data, in document order; ExtractionError for anything call-like
+    that is not exactly one of the recognised shapes (see the module docstring)."""
+    found: list[ToolCall] = []
+
+    def visit(x: Mapping[Any, Any], at: str) -> Iterable[tuple[Any, Any]]:
+        call = _call_at(x, at)
+        if call is not None:
+            _accept(call, found)
+            return ()
+        why = _call_like(x)
+        if why:
+            _bad_call(at, f"this looks like a tool call ({why}) but is not in a recognised shape; recognised: "
+                      f"{_SHAPES}")
+        rest = []
+        for k, v in x.items():
+            if k == "tool_calls":
+                if not isinstance(v, (list, tuple)):
+                    _bad_call(f"{at}.tool_calls", f"must be a list of calls, got {_show(v)}")
+                for i, item in enumerate(v):
+                    call = _call_at(item, f"{at}.tool_calls[{i}]") if isinstance(item, Mapping) else None
+                    if call is None or call.format != "openai function call":
+                        _bad_call(f"{at}.tool_calls[{i}]", 'not an OpenAI tool call {"type": "function", "function": '
+                                  '{"name", "arguments"}}')
+                    _accept(call, found)
+            elif k == "function_call":
+                _accept(_function(v, f"{at}.function_call", "openai function_call (legacy)"), found)
+            else:
+                rest.append((k, v))
+        return rest
+
+    _walk(observation, "", visit)
     return found
+
+
+def _folded(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "").replace(".", "")
 
 
 @dataclass(frozen=True)
 class ToolCallExtractor:
-    """A record from the arguments of one named tool call (Anthropic tool_use, OpenAI, MCP tools/call)."""
+    """A record from the arguments of the one call of `tool` (shapes: see the module docstring).
+
+    Everything or nothing: any argument of the call that `fields` does not map (nor `ignore` lists) is
+    an error, since the tool would act on a value the policy never saw; so is a call of a tool whose
+    name differs from `tool` only in case or punctuation."""
 
     tool: str
     fields: Mapping[str, str]
     type: Mapping[str, Any]
     defaults: Mapping[str, Any] | None = None
+    ignore: tuple[str, ...] = ()
     kind: str = "tool_call"
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
-        calls = [c for c in tool_calls(observation) if c[0] == self.tool]
-        if not calls:
+        calls = tool_calls(observation)
+        alike = [c for c in calls if c.name != self.tool and _folded(c.name) == _folded(self.tool)]
+        if alike:
+            raise ExtractionError("extract.tool_call", f"{alike[0].where}: a call of {alike[0].name!r}, a name that "
+                                  f"differs from {self.tool!r} only in case or punctuation")
+        mine = [c for c in calls if c.name == self.tool]
+        if not mine:
             raise ExtractionError("extract.tool_call", f"no call of tool {self.tool!r} in the agent's output")
-        if len(calls) > 1:
-            raise ExtractionError("extract.tool_call", f"{len(calls)} calls of {self.tool!r} in one action; check them "
+        if len(mine) > 1:
+            raise ExtractionError("extract.tool_call", f"{len(mine)} calls of {self.tool!r} in one action; check them "
                                   "one at a time")
-        name, args, fmt = calls[0]
-        if not isinstance(args, Mapping):
-            raise ExtractionError("extract.tool_call", f"the arguments of {name!r} are not an object")
+        call = mine[0]
+        unseen = sorted(set(call.arguments) - set(self.fields.values()) - set(self.ignore))
+        if unseen:
+            raise ExtractionError("extract.tool_call", f"{call.where}: {call.name!r} has argument(s) {unseen[:5]} "
+                                  "that the policy does not see; map them in the spec's [extraction] `fields`, or "
+                                  "list them in `ignore` if they cannot matter")
         value = dict(self.defaults or {})
         for f, key in self.fields.items():
-            if key not in args:
-                raise ExtractionError("extract.missing", f"tool call {name!r} has no argument {key!r}")
-            value[f] = args[key]
-        return Extracted(_typed(value, self.type, f"{name}(...)"), f"{fmt} {name}({', '.join(self.fields.values())})",
-                         1.0, self.kind)
+            if key not in call.arguments:
+                raise ExtractionError("extract.missing", f"tool call {call.name!r} has no argument {key!r}")
+            value[f] = call.arguments[key]
+        return Extracted(_typed(value, self.type, f"{call.name}(...)"),
+                         f"{call.format} {call.name}({', '.join(self.fields.values())})", 1.0, self.kind)
 
 
 @dataclass(frozen=True)
@@ -260,7 +449,11 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
         elif kind == "context":
             out[name] = RecordExtractor(cfg["fields"], schema[name], cfg.get("defaults"))
         elif kind == "tool_call":
-            out[name] = ToolCallExtractor(str(cfg["tool"]), cfg["fields"], schema[name], cfg.get("defaults"))
+            ignore = cfg.get("ignore", [])
+            if not isinstance(ignore, list) or not all(isinstance(k, str) for k in ignore):
+                raise ExtractionError("extract.config", f"argument {name!r}: `ignore` must be a list of argument names")
+            out[name] = ToolCallExtractor(str(cfg["tool"]), cfg["fields"], schema[name], cfg.get("defaults"),
+                                          tuple(ignore))
         elif kind == "code":
             db = json.loads((base / str(cfg["schema"])).read_text(encoding="utf-8"))
             out[name] = CodeExtractor(db.get("databases", db), str(cfg.get("source", "log")))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 import re
 import sys
@@ -19,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Any, Mapping
+
+from enforce import strict_json
 
 CERT_FORMAT = "veriguard-certificate/2"
 REQUIRED_FILES = ("policy.py", "policy_verified.py", "extraction.json")
@@ -92,26 +93,13 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False) -> Froz
 
 
 def _read_json(path: Path, code: str, data: bytes | None = None) -> Any:
-    """Strict JSON: UTF-8, no duplicate keys, no NaN; every failure is a PolicyLoadError."""
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in items]
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"duplicate key {next(k for k in keys if keys.count(k) > 1)!r}")
-        return dict(items)
-
-    def constant(word: str) -> Any:
-        raise ValueError(f"{word} is not JSON")
-
+    """Strict JSON (enforce.strict_json); every failure is a PolicyLoadError."""
     try:
-        raw = path.read_bytes() if data is None else data
-        return json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
+        return strict_json.loads(path.read_bytes() if data is None else data)
     except OSError as e:
         raise PolicyLoadError(code, f"cannot read {path}: {e.strerror}", _RESYNTH) from None
-    except UnicodeDecodeError as e:
-        raise PolicyLoadError(code, f"{path} is not UTF-8 (byte {e.start})", _RESYNTH) from None
-    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError; so are over-long integers
-        raise PolicyLoadError(code, f"{path} is not valid JSON: {type(e).__name__}: {str(e)[:200]}",
-                              _RESYNTH) from None
+    except strict_json.StrictJSONError as e:
+        raise PolicyLoadError(code, f"{path} is not valid JSON: {str(e)[:200]}", _RESYNTH) from None
 
 
 def _check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str]]:

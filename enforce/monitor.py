@@ -1,19 +1,19 @@
 """The online monitor: extract the policy's arguments from what the agent proposes, decide with the
-frozen policy, choose the enforcement, log the decision. Fails closed on every error."""
+frozen policy, choose the enforcement, log the decision. Fails closed on every error: `check` returns
+a denial, never raises, and a decision that cannot be logged is a denial too."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from enforce.decision_log import DecisionLog
 from enforce.extract_errors import ExtractionError
 from enforce.extractors import Extracted, Extractor, build_extractors
-from enforce.loader import FrozenPolicy, PolicyLoadError, load_policy
+from enforce.loader import FrozenPolicy, load_policy
 
 STRATEGIES = {
     "terminate": "terminate_task",        # stop the whole task
@@ -74,25 +74,46 @@ class Monitor:
 
     @classmethod
     def from_build(cls, build: str | Path, *, strategy: str | None = None, log: DecisionLog | str | Path | None = None,
-                   accept_unproved: bool = False, **kw: Any) -> "Monitor":
-        """A monitor for DIR/<name> with the extractors its spec declares (files checked against the certificate)."""
+                   log_key: str | Path | None = None, accept_unproved: bool = False, **kw: Any) -> "Monitor":
+        """A monitor for DIR/<name> with the extractors its spec declares (files checked against the certificate).
+
+        `log` is a DecisionLog or a path; `log_key`, the private key file that signs a log given as a
+        path (see enforce.keys), anchors it so that a rewrite of its history is detected."""
         policy = load_policy(build, accept_unproved=accept_unproved)
         base = Path(build) / "spec"
-        expected = policy.certificate.get("hashes", {}).get("extraction_files", {})
-        for rel, digest in expected.items():
-            actual = hashlib.sha256((base / rel).read_bytes()).hexdigest() if (base / rel).exists() else "missing"
-            if actual != digest:
-                raise PolicyLoadError("load.extraction_tampered", f"{base / rel} does not match its certificate",
-                                      "restore the file or re-run synth")
         extraction = policy.extraction.get("extraction", {})
         enforcement = policy.extraction.get("enforcement", {})
         extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base)
         if isinstance(log, (str, Path)):
-            log = DecisionLog(log)
+            log = DecisionLog(log, key=log_key)
+        elif log_key is not None:
+            raise ValueError("log_key signs a log given as a path; a DecisionLog brings its own key")
         return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
 
     def check(self, observation: Mapping[str, Any], *, action_id: str = "") -> DecisionRecord:
+        """Decide one proposed action and log the decision. Never raises: a failure anywhere (an
+        extractor, the policy, building the record, writing the log) is a denial that says why. Only
+        KeyboardInterrupt and SystemExit pass through: they stop the process, and no decision is returned."""
         t0 = time.perf_counter()
+        try:
+            record = self._decide(observation, action_id, t0)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # a bug anywhere must deny, never crash the agent or allow
+            record = self._failed(f"the monitor failed: {_describe(e)}", action_id, t0)
+        if self.log is not None:
+            try:
+                self.log.append(json.loads(json.dumps(record.to_dict(), default=str)))
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as e:  # an unlogged decision is no decision: deny
+                record = self._denial(record, f"decision log write failed: {_describe(e)}")
+        self.stats["checked"] += 1
+        self.stats["denied"] += 0 if record.allowed else 1
+        self.stats["fail_closed"] += 1 if record.fail_closed else 0
+        return record
+
+    def _decide(self, observation: Mapping[str, Any], action_id: str, t0: float) -> DecisionRecord:
         values: dict[str, Any] = {}
         provenance: dict[str, dict[str, Any]] = {}
         reason = ""
@@ -103,13 +124,13 @@ class Monitor:
                 reason = f"argument {name!r}: {e.message} [{e.code}]"
                 provenance[name] = {"extractor": extractor.kind, "error": e.code}
                 break
-            except Exception as e:  # an extractor bug must deny, never crash the agent or allow
-                reason = f"argument {name!r}: the {extractor.kind} extractor failed: {type(e).__name__}: {e}"
+            except Exception as e:  # an extractor bug denies (anything stranger: `check` denies it)
+                reason = f"argument {name!r}: the {extractor.kind} extractor failed: {_describe(e)}"
                 provenance[name] = {"extractor": extractor.kind, "error": type(e).__name__}
                 break
             provenance[name] = {"extractor": got.extractor, "how": got.how, "confidence": got.confidence}
-            if got.confidence < self.min_confidence:
-                reason = f"argument {name!r}: extraction confidence {got.confidence:.2f} is below {self.min_confidence}"
+            if not got.confidence >= self.min_confidence:  # `not >=`: a NaN confidence denies too
+                reason = f"argument {name!r}: extraction confidence {got.confidence} is below {self.min_confidence}"
                 break
             values[name] = got.value
         decision = None
@@ -118,7 +139,7 @@ class Monitor:
                 decide = self.policy.evaluate_checked if self.double_check else self.policy.evaluate
                 decision = decide(values)
             except Exception as e:  # ArgumentError, PolicyMismatch or a policy bug: deny
-                reason = f"the policy could not decide: {type(e).__name__}: {e}"
+                reason = f"the policy could not decide: {_describe(e)}"
         latency = (time.perf_counter() - t0) * 1e6
         return self._record(values, provenance, decision, reason, latency, action_id)
 
@@ -129,19 +150,38 @@ class Monitor:
             allowed, violations, denied = False, (), ()
             messages: tuple[str, ...] = (f"fail closed: {reason}",)
         else:
-            allowed, violations, denied = decision.allowed, tuple(decision.violations), tuple(decision.denied)
+            allowed, violations, denied = decision.allowed is True, tuple(decision.violations), tuple(decision.denied)
             messages = tuple(rules.get(v, v) for v in violations)
         if allowed:
             enforcement = Enforcement(self.strategy, "allow")
         else:
             items = "; denied: " + ", ".join(map(str, denied)) if denied else ""
             enforcement = Enforcement(self.strategy, STRATEGIES[self.strategy], " / ".join(messages) + items)
-        self.stats["checked"] += 1
-        self.stats["denied"] += 0 if allowed else 1
-        self.stats["fail_closed"] += 1 if reason else 0
-        record = DecisionRecord(dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"), self.policy.name,
-                                self.policy.sha256, allowed, violations, denied, messages, values, provenance,
-                                enforcement, reason, round(latency, 1), action_id)
-        if self.log is not None:
-            self.log.append(json.loads(json.dumps(record.to_dict(), default=str)))
-        return record
+        return DecisionRecord(_now(), self.policy.name, self.policy.sha256, allowed, violations, denied, messages, values,
+                              provenance, enforcement, reason, round(latency, 1), action_id)
+
+    def _failed(self, reason: str, action_id: str, t0: float) -> DecisionRecord:
+        """The denial when deciding itself failed: nothing of the failed attempt is trusted."""
+        message = f"fail closed: {reason}"
+        return DecisionRecord(_now(), self.policy.name, self.policy.sha256, False, (), (), (message,), {}, {},
+                              Enforcement(self.strategy, STRATEGIES[self.strategy], message), reason,
+                              round((time.perf_counter() - t0) * 1e6, 1), action_id)
+
+    def _denial(self, record: DecisionRecord, reason: str) -> DecisionRecord:
+        """`record` turned into a denial for `reason` (what was extracted and decided is kept for the audit)."""
+        messages = (f"fail closed: {reason}",) + record.messages
+        return replace(record, allowed=False, messages=messages, fail_closed=reason,
+                       enforcement=Enforcement(self.strategy, STRATEGIES[self.strategy], " / ".join(messages)))
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def _describe(e: BaseException) -> str:
+    """`Type: message` on one line, even for an exception whose message cannot be printed."""
+    try:
+        text = " ".join(str(e).split())
+    except Exception:
+        text = "(its message cannot be printed)"
+    return f"{type(e).__name__}: {text[:300]}"

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import sqlite3
 import sys
 import tempfile
 import threading
@@ -10,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from contracts.errors import VeriguardError
+from contracts.errors import NOWHERE, Pos, VeriguardError
+from enforce import strict_json
 
 EXIT_CODES = """exit codes:
   0  success: every gate passed / proved / decided
@@ -19,7 +23,9 @@ EXIT_CODES = """exit codes:
   2  bad input: a malformed spec, contract, file or argument (the message says where and how to fix it)
   3  environment: Java, Python 3.12 or the verifier is missing or broken; no API key, no network, a
      provider timeout or rate limit
-  4  waiting for the engineer: clarification questions were written to a file to answer and approve"""
+  4  waiting for the engineer: clarification questions were written to a file to answer and approve
+ 70  internal error (a bug in veriguard): one line on stderr; set VERIGUARD_DEBUG=1 for the traceback
+130  interrupted"""
 
 
 class Progress:
@@ -55,6 +61,23 @@ class Progress:
 
 def _print_json(obj: Any) -> None:
     print(json.dumps(obj, indent=2, sort_keys=True, default=str))
+
+
+def _json(data: str | bytes, code: str, where: str, fix: str) -> Any:
+    """Strict JSON (see enforce.strict_json); a VeriguardError (exit 2) that says where it is wrong."""
+    try:
+        return strict_json.loads(data)
+    except strict_json.StrictJSONError as e:
+        raise VeriguardError(code, f"not valid JSON: {e.message}", file=where,
+                             pos=Pos(e.line, e.col) if e.line else NOWHERE, fix=fix) from None
+
+
+def _json_file(path: str | Path, code: str, fix: str) -> Any:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise VeriguardError(code, f"cannot read it: {e.strerror}", file=str(path), fix=fix) from None
+    return _json(data, code, str(path), fix)
 
 
 # --- synth ------------------------------------------------------------------------------------
@@ -140,14 +163,12 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
         return 2
     progress = Progress(quiet=args.quiet)
     spec = load_spec(args.specs[0])
+    replay_started = _replay_started(args.replay) if args.replay else None
     try:
         provider = _provider(args)
     except ProviderError as e:
         print(f"error[{e.code}]: {e.message}", file=sys.stderr)
         return 3
-    replay_started = None
-    if args.replay:
-        replay_started = json.loads(Path(args.replay).read_text(encoding="utf-8"))["synthesis"]["started_at"]
     store = TranscriptStore(args.store)
     memory = DemonstrationMemory(args.store, enabled=not (args.no_memory or args.replay))
     budget = llm_loop.Budget(rounds=args.rounds, max_tokens=args.max_tokens)
@@ -180,6 +201,17 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
         for item in outcome.never_proved:
             print(f"  never proved: {item}", file=stream)
     return outcome.exit_code
+
+
+def _replay_started(path: str) -> str:
+    fix = "pass a transcript written by `veriguard log ID --export FILE`"
+    doc = _json_file(path, "synth.replay", fix)
+    synthesis = doc.get("synthesis") if isinstance(doc, dict) else None
+    started = synthesis.get("started_at") if isinstance(synthesis, dict) else None
+    if not isinstance(doc, dict) or not isinstance(doc.get("exchanges"), list) or not isinstance(started, str):
+        raise VeriguardError("synth.replay", "not a transcript: it needs `exchanges` (a list) and "
+                             "`synthesis.started_at`", file=path, fix=fix)
+    return started
 
 
 def _compare(args: argparse.Namespace, spec: Any, provider: Any, worker: Any, store: Any, memory: Any, budget: Any,
@@ -314,35 +346,27 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 # --- check ------------------------------------------------------------------------------------
-def _json_arg(text: str) -> Any:
+def _arguments(text: str) -> Any:
+    fix = "pass a JSON object, e.g. --args '{\"role\": \"nursing\", ...}' or --args @file.json"
     if text.startswith("@"):
-        text = Path(text[1:]).read_text(encoding="utf-8")
-    return json.loads(text)
+        return _json_file(text[1:], "check.args", fix)
+    return _json(text, "check.args", "--args", fix)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from enforce.loader import PolicyLoadError, load_policy
+    from enforce.loader import load_policy
 
-    try:
-        policy = load_policy(args.build, accept_unproved=args.accept_unproved)
-    except PolicyLoadError as e:
-        print(str(e), file=sys.stderr)
-        return 2
-    try:
-        request = _json_arg(args.args)
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error[check.args]: --args is not valid JSON: {e}\n  fix: pass a JSON object, e.g. "
-              "--args '{\"role\": \"nursing\", ...}' or --args @file.json", file=sys.stderr)
-        return 2
+    policy = load_policy(args.build, accept_unproved=args.accept_unproved)
+    request = _arguments(args.args)
     try:
         d = policy.evaluate_checked(request)
-    except ValueError as e:  # ArgumentError: fail closed
+    except Exception as e:  # ArgumentError (the input), PolicyMismatch or a policy bug (the build): fail closed
         _print_json({"policy": policy.name, "allowed": False, "violations": [], "denied": [],
-                     "reason": f"fail closed: {e}"})
+                     "reason": f"fail closed: {type(e).__name__}: {e}"})
         return 2
-    _print_json({"policy": policy.name, "allowed": d.allowed, "violations": list(d.violations),
+    _print_json({"policy": policy.name, "allowed": d.allowed is True, "violations": list(d.violations),
                  "denied": [list(x) if isinstance(x, tuple) else x for x in d.denied],
-                 "messages": [policy.rules[v] for v in d.violations], "policy_sha256": policy.sha256,
+                 "messages": [policy.rules.get(v, v) for v in d.violations], "policy_sha256": policy.sha256,
                  "certified": policy.trusted})
     return 0
 
@@ -352,18 +376,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     from verify.report import render
 
     d = Path(args.build)
-    try:
-        cert = json.loads((d / "certificate.json").read_text(encoding="utf-8"))
-        run = json.loads((d / "run.json").read_text(encoding="utf-8")) if (d / "run.json").exists() else {}
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error[report.input]: cannot read {d}/certificate.json: {e}\n  fix: pass a build directory made by "
-              "`veriguard synth`", file=sys.stderr)
-        return 2
+    fix = "pass a build directory made by `veriguard synth`"
+    cert = _json_file(d / "certificate.json", "report.input", fix)
+    run = _json_file(d / "run.json", "report.input", fix) if (d / "run.json").is_file() else {}
+    if not isinstance(cert, dict) or not isinstance(run, dict):
+        raise VeriguardError("report.input", "certificate.json and run.json must hold JSON objects", file=str(d), fix=fix)
     if args.json:
         _print_json(cert)
     else:
-        print(render(cert, run))
-    return 0 if cert.get("fully_proved") else 1
+        try:
+            text = render(cert, run)
+        except Exception as e:  # a certificate with the right syntax but fields of the wrong shape
+            raise VeriguardError("report.input", f"the certificate is malformed ({type(e).__name__}: {e})",
+                                 file=str(d / "certificate.json"), fix=fix) from None
+        print(text)
+    return 0 if cert.get("fully_proved") is True else 1
 
 
 # --- eval -------------------------------------------------------------------------------------
@@ -371,25 +398,31 @@ BENCHMARKS = {"eicu-ac": "eicu_ac", "mind2web-sc": "mind2web_sc"}
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from enforce.embedder import EmbedderUnavailable
     from enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize, write_cases
-    from enforce.loader import PolicyLoadError
+    from enforce.extract_errors import ExtractionError
     from enforce.monitor import Monitor
 
     progress = Progress(quiet=args.quiet or args.json)
     build = Path(args.build or f"build/{BENCHMARKS[args.benchmark]}")
     try:
-        monitor = Monitor.from_build(build, min_confidence=args.min_confidence)
+        try:
+            monitor = Monitor.from_build(build, min_confidence=args.min_confidence)
+        except ExtractionError as e:
+            raise VeriguardError(e.code, f"the build's [extraction] section: {e.message}", file=str(build),
+                                 fix="fix the spec's [extraction] section and re-run synth") from None
+        except EmbedderUnavailable as e:
+            raise VeriguardError("env.embedder", str(e), fix="reinstall with ./scripts/bootstrap.sh") from None
         data = Path(args.data)
         progress(f"{args.benchmark}: deciding every case with {build} (no LLM)")
-        cases = eval_eicu(monitor, data, progress) if args.benchmark == "eicu-ac" else \
-            eval_mind2web(monitor, data, progress)
-    except PolicyLoadError as e:
-        print(f"{e}\n  hint: build it with `veriguard synth specs/{BENCHMARKS[args.benchmark]}.toml --out build`",
-              file=sys.stderr)
-        return 2
-    except DataError as e:
-        print(f"error[eval.data]: {e.message}\n  fix: {e.fix}", file=sys.stderr)
-        return 2
+        try:
+            cases = eval_eicu(monitor, data, progress) if args.benchmark == "eicu-ac" else \
+                eval_mind2web(monitor, data, progress)
+        except DataError as e:
+            raise VeriguardError("eval.data", e.message, file=str(data), fix=e.fix) from None
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:  # records of the wrong shape
+            raise VeriguardError("eval.data", f"the benchmark records are malformed ({type(e).__name__}: "
+                                 f"{str(e)[:200]})", file=str(data), fix="pass the benchmark's own data files") from None
     finally:
         progress.stop()
     summary = summarize(args.benchmark, cases)
@@ -409,17 +442,40 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- decision log -----------------------------------------------------------------------------
+# --- decision log ---------------------------------------------------------------------------
+VERIFY_LOG_CODES = """exit codes:
+  0  intact: with --public-key, anchored (every record and the head signed by that key); without it,
+     the chain is intact but not anchored, and the output says so
+  1  broken: the log or its head is not what the writer wrote (the message says where); or, with
+     --require-anchor, not anchored
+  2  the log or the key file cannot be read (missing, not a regular file, not a key)
+ 70  internal error (a bug in veriguard)"""
+
+
 def cmd_verify_log(args: argparse.Namespace) -> int:
     from enforce.decision_log import verify_log
+    from enforce.keys import load_verify_key
 
-    result = verify_log(args.log)
+    key = load_verify_key(args.public_key) if args.public_key else None
+    result = verify_log(args.log, key)
+    code = 0 if result.ok and (result.anchored or not args.require_anchor) else 1
     if args.json:
-        _print_json(result.to_dict())
+        _print_json(result.to_dict() | {"exit_code": code})
+    elif result.ok:
+        print(f"{args.log}: intact, {result.records} records; {result.note}")
     else:
-        print(f"{args.log}: {'intact' if result.ok else 'BROKEN'}, {result.records} records"
-              + (f": {result.problem}" if result.problem else ""))
-    return 0 if result.ok else 1
+        print(f"{args.log}: BROKEN: {result.problem} ({result.records} records verified before it)")
+    return code
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from enforce.keys import new_key_pair
+
+    private, public, key_id = new_key_pair(args.out)
+    print(f"private key: {private} (mode 0600; for the writer only: Monitor.from_build(..., log_key=...))\n"
+          f"public key:  {public} (for verifiers: veriguard verify-log LOG --public-key {public})\n"
+          f"key id:      {key_id}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -427,8 +483,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "LLM agents.", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
-    def add(name: str, fn: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
-        sp = sub.add_parser(name, help=help_, description=help_, epilog=EXIT_CODES,
+    def add(name: str, fn: Callable[[argparse.Namespace], int], help_: str,
+            codes: str = EXIT_CODES) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_, description=help_, epilog=codes,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         sp.set_defaults(fn=fn)
         return sp
@@ -488,9 +545,19 @@ def build_parser() -> argparse.ArgumentParser:
     lg.add_argument("--store", default=None)
     lg.add_argument("--json", action="store_true")
 
-    vl = add("verify-log", cmd_verify_log, "check a decision log's hash chain")
+    vl = add("verify-log", cmd_verify_log, "check a decision log: every record, its hash chain and its head; with "
+             "--public-key, every signature (a rewritten history is detected only then)", VERIFY_LOG_CODES)
     vl.add_argument("log", metavar="LOG.jsonl")
+    vl.add_argument("--public-key", default=None, metavar="PUB", help="the public key of the key that signs the log "
+                    "(veriguard.pub from `veriguard keys new`)")
+    vl.add_argument("--require-anchor", action="store_true", help="exit 1 unless the log is anchored (needs "
+                    "--public-key)")
     vl.add_argument("--json", action="store_true")
+
+    k = add("keys", cmd_keys, "create an Ed25519 key pair: DIR/veriguard.key signs decision logs, DIR/veriguard.pub "
+            "verifies them")
+    k.add_argument("action", choices=["new"])
+    k.add_argument("--out", required=True, metavar="DIR", help="where to write the pair (never over existing files)")
 
     r = add("report", cmd_report, "print the audit report of a build (markdown), or its certificate with --json")
     r.add_argument("build", metavar="BUILD")
@@ -499,15 +566,46 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every error ends here as one message and an exit code, never a traceback
+    (unless VERIGUARD_DEBUG is set)."""
     args = build_parser().parse_args(argv)
     try:
-        code: int = args.fn(args)
-    except VeriguardError as e:
-        print(str(e), file=sys.stderr)
-        return e.exit_code
+        return int(args.fn(args))
     except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
         return 130
-    return code
+    except Exception as e:
+        message, code = _failure(e)
+        if code == 70 and os.environ.get("VERIGUARD_DEBUG"):
+            raise
+        print(message, file=sys.stderr)
+        return code
+
+
+def _failure(e: Exception) -> tuple[str, int]:
+    """The message and exit code of an error that ended a command."""
+    from enforce.loader import PolicyLoadError
+
+    if isinstance(e, VeriguardError):
+        return str(e), e.exit_code
+    if isinstance(e, PolicyLoadError):
+        return str(e), 2
+    if isinstance(e, OSError):  # a path given on the command line; a full disk or a dead device is the machine's
+        machine = e.errno is not None and e.errno not in _INPUT_ERRNOS
+        where = f"{e.filename}: " if e.filename else ""
+        return f"{where}error[{'env.io' if machine else 'io'}]: {e.strerror or e}", 3 if machine else 2
+    if isinstance(e, sqlite3.DatabaseError):
+        return f"error[store.unreadable]: the transcript store is not a readable SQLite database ({e})", 2
+    try:
+        text = " ".join(str(e).split())[:500]
+    except Exception:
+        text = "(its message cannot be printed)"
+    return f"internal error: {type(e).__name__}: {text}\n  this is a bug in veriguard; set VERIGUARD_DEBUG=1 for the " \
+        "traceback", 70
+
+
+_INPUT_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG,
+                           errno.ELOOP, errno.ENXIO})
 
 
 if __name__ == "__main__":

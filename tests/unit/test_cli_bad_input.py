@@ -94,3 +94,169 @@ def test_every_command_has_help(capsys):
             main([cmd, "--help"])
         assert e.value.code == 0
         assert "exit codes" in capsys.readouterr().out
+
+
+# --- no traceback anywhere: check, report, eval, log, synth --replay, verify-log, keys ---
+@pytest.fixture(scope="module")
+def payments_build(tmp_path_factory):
+    from synth.freeze import write_build
+    from synth.specfile import load_spec
+    from tests.conftest import SHIPPED
+    from tests.unit.test_compile_and_freeze import fake_result
+
+    spec = load_spec(next(p for p in SHIPPED if p.stem == "payments"))
+    build, _ = write_build(fake_result(spec), tmp_path_factory.mktemp("b"), run_info={})
+    return build
+
+
+GOOD_ARGS = ('{"user": {"role": "treasurer", "sent_today_cents": 0, "mfa": true}, "payment": {"recipient": '
+             '"acme-supplies", "amount_cents": 100, "currency": "USD", "method": "ach", "human_approved": false}}')
+
+
+def test_check_decides(payments_build, capsys):
+    code, out, _ = run(capsys, "check", str(payments_build), "--args", GOOD_ARGS)
+    assert code == 0 and '"allowed": true' in out
+
+
+@pytest.mark.parametrize("args,needle", [
+    ('{"x": ' + "9" * 5000 + "}", "4300 digits"),
+    ("[" * 100_000, "nested too deeply"),
+    ('{"user": 1, "user": 2}', "duplicate key"),
+    ('{"x": NaN}', "NaN"),
+    ("{oops", "check.args"),
+])
+def test_check_with_bad_json(payments_build, capsys, args, needle):
+    code, _, err = run(capsys, "check", str(payments_build), "--args", args)
+    assert code == 2 and needle in err and "check.args" in err
+
+
+@pytest.mark.parametrize("content,needle", [(b'{"a": "\xff"}', "not UTF-8"), (b"[" * 100_000, "nested too deeply"),
+                                            (b'{\n  "a": }', ":2:8:")])
+def test_check_with_a_bad_args_file(payments_build, tmp_path, capsys, content, needle):
+    f = tmp_path / "args.json"
+    f.write_bytes(content)
+    code, _, err = run(capsys, "check", str(payments_build), "--args", f"@{f}")
+    assert code == 2 and needle in err and str(f) in err
+
+
+def test_check_with_a_missing_args_file(payments_build, tmp_path, capsys):
+    code, _, err = run(capsys, "check", str(payments_build), "--args", f"@{tmp_path / 'nope.json'}")
+    assert code == 2 and "cannot read" in err
+
+
+def test_check_with_arguments_outside_the_schema_fails_closed(payments_build, capsys):
+    for args in ("[]", '{"user": 1}', GOOD_ARGS.replace("true", "1", 1)):
+        code, out, _ = run(capsys, "check", str(payments_build), "--args", args)
+        assert code == 2 and '"allowed": false' in out and "fail closed" in out
+    code, out, _ = run(capsys, "check", str(payments_build), "--args", GOOD_ARGS.replace("100", "1" + "0" * 4000))
+    assert code == 0 and '"allowed": false' in out  # a 4,001-digit amount is an int: over the limit, denied
+
+
+@pytest.mark.parametrize("damage", ["list", "not json", "not utf-8", "deep", "policy edited", "no policy"])
+def test_check_on_a_broken_build_is_exit_2(payments_build, tmp_path, capsys, damage):
+    import shutil
+
+    build = tmp_path / "b"
+    shutil.copytree(payments_build, build)
+    cert = build / "certificate.json"
+    edits = {"list": lambda: cert.write_text("[1, 2]"), "not json": lambda: cert.write_text("{"),
+             "not utf-8": lambda: cert.write_bytes(b'{"policy": "\xff"}'), "deep": lambda: cert.write_text("[" * 100_000),
+             "policy edited": lambda: (build / "policy.py").write_text("print('hi')\n"),
+             "no policy": lambda: (build / "policy.py").unlink()}
+    edits[damage]()
+    code, _, err = run(capsys, "check", str(build), "--args", GOOD_ARGS)
+    assert code == 2 and "error[load." in err
+
+
+@pytest.mark.parametrize("cert", [b"[1]", b"{", b'{"a": "\xff"}', b'{"gates": 5, "properties": "x", "proof": []}'])
+def test_report_on_a_bad_certificate(tmp_path, capsys, cert):
+    (tmp_path / "certificate.json").write_bytes(cert)
+    code, _, err = run(capsys, "report", str(tmp_path))
+    assert code == 2 and "report.input" in err
+
+
+def test_report_on_a_missing_build(tmp_path, capsys):
+    code, _, err = run(capsys, "report", str(tmp_path / "nope"))
+    assert code == 2 and "cannot read" in err
+
+
+@pytest.mark.parametrize("records", [b"{", b'{"a": 1}', b'[{"id": 1}]', b'[{"id": 1, "identity": "x", "label": "one", '
+                                     b'"inaccessible_db": {}}]', b"\xff\xfe", b"[" * 100_000])
+def test_eval_on_bad_data(payments_build, tmp_path, capsys, records):
+    (tmp_path / "ehragent").mkdir()
+    (tmp_path / "ehragent" / "eicu_ac.json").write_bytes(records)
+    code, _, err = run(capsys, "eval", "eicu-ac", "--data", str(tmp_path), "--build", str(payments_build), "--quiet",
+                       "--cases-dir", str(tmp_path / "cases"))
+    assert code == 2 and "eval.data" in err
+
+
+def test_eval_on_a_missing_build(tmp_path, capsys):
+    code, _, err = run(capsys, "eval", "eicu-ac", "--data", str(tmp_path), "--build", str(tmp_path / "nope"), "--quiet")
+    assert code == 2 and "load.missing" in err and "veriguard synth" in err
+
+
+def test_log_on_a_garbage_store(tmp_path, capsys):
+    store = tmp_path / "t.db"
+    store.write_bytes(b"not a database" * 100)
+    code, _, err = run(capsys, "log", "--store", str(store))
+    assert code == 2 and "store" in err
+
+
+@pytest.mark.parametrize("content", [b"{", b"[]", b'{"exchanges": []}', b"\xff"])
+def test_synth_replay_of_a_bad_transcript(tmp_path, capsys, content):
+    spec = write_spec(tmp_path, MINIMAL)
+    transcript = tmp_path / "t.json"
+    transcript.write_bytes(content)
+    code, _, err = run(capsys, "synth", str(spec), "--replay", str(transcript), "--store", str(tmp_path / "s.db"),
+                       "--quiet")
+    assert code == 2 and "synth.replay" in err
+
+
+def test_keys_new_refuses_to_overwrite(tmp_path, capsys):
+    assert run(capsys, "keys", "new", "--out", str(tmp_path))[0] == 0
+    code, _, err = run(capsys, "keys", "new", "--out", str(tmp_path))
+    assert code == 2 and "already exists" in err
+
+
+def test_an_unexpected_error_is_one_line_with_exit_70(monkeypatch, capsys):
+    import veriguard.cli as cli
+
+    def boom(args):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(cli, "cmd_report", boom)
+    monkeypatch.delenv("VERIGUARD_DEBUG", raising=False)
+    code, _, err = run(capsys, "report", "x")
+    assert code == 70 and err.startswith("internal error: ZeroDivisionError: a bug") and "VERIGUARD_DEBUG" in err
+    monkeypatch.setenv("VERIGUARD_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        main(["report", "x"])
+
+
+def test_an_os_error_names_the_file(monkeypatch, capsys):
+    import veriguard.cli as cli
+
+    def unreadable(args):
+        raise PermissionError(13, "Permission denied", "/some/file")
+
+    monkeypatch.setattr(cli, "cmd_report", unreadable)
+    code, _, err = run(capsys, "report", "x")
+    assert code == 2 and err.startswith("/some/file: error[io]: Permission denied")
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "{build}", "--args", '{"x": ' + "9" * 5000 + "}"],
+    ["check", "{build}", "--args", "@{tmp}/bad.json"],
+    ["check", "{build}", "--args", "[" * 100_000],
+    ["check", "{tmp}", "--args", "{}"],
+    ["verify-log", "{tmp}/bad.jsonl"],
+], ids=["5000-digit", "invalid-utf8-file", "deep", "broken-build", "bad-log"])
+def test_as_a_process_no_traceback(payments_build, tmp_path, argv):
+    import subprocess
+    import sys
+
+    (tmp_path / "bad.json").write_bytes(b'{"a": "\xff"}')
+    (tmp_path / "bad.jsonl").write_bytes(b"5\n\xff\n")
+    argv = [a.replace("{build}", str(payments_build)).replace("{tmp}", str(tmp_path)) for a in argv]
+    p = subprocess.run([sys.executable, "-m", "veriguard.cli", *argv], capture_output=True, text=True, timeout=120)
+    assert p.returncode in (1, 2) and "Traceback" not in p.stderr and (p.stderr.strip() or p.stdout.strip())

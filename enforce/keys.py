@@ -1,0 +1,176 @@
+"""Ed25519 key files: what anchors the decision log (and, later, builds).
+
+A key pair is two PEM files written by `new_key_pair(DIR)` (`veriguard keys new --out DIR`):
+DIR/veriguard.key, the PKCS#8 private key (mode 0600; it stays with the writer, e.g. the monitor's
+user), and DIR/veriguard.pub, the public key (it goes to whoever verifies). A key's id is the
+sha256 of its raw public key, so a signature names the key that made it. Every problem with a key
+file is a KeyFileError (exit code 2 in the CLI). `cryptography` is imported only when a key is used.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contracts.errors import VeriguardError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+PRIVATE_NAME = "veriguard.key"
+PUBLIC_NAME = "veriguard.pub"
+_MAX_KEY_FILE = 64 * 1024
+_KEEP = "choose another directory: a log (or build) signed with the existing key needs that key to verify"
+
+
+class KeyFileError(VeriguardError):
+    """A key file is missing, unreadable, not an Ed25519 key, or too widely readable."""
+
+
+@dataclass(frozen=True)
+class VerifyKey:
+    public: "Ed25519PublicKey"
+    key_id: str
+
+    def verify(self, message: bytes, signature: object) -> bool:
+        from cryptography.exceptions import InvalidSignature
+
+        if not isinstance(signature, str):
+            return False
+        try:
+            self.public.verify(base64.b64decode(signature, validate=True), message)
+        except (InvalidSignature, binascii.Error, ValueError):
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    private: "Ed25519PrivateKey"
+    public: VerifyKey
+
+    @property
+    def key_id(self) -> str:
+        return self.public.key_id
+
+    def sign(self, message: bytes) -> str:
+        return base64.b64encode(self.private.sign(message)).decode("ascii")
+
+
+def _key_id(public: "Ed25519PublicKey") -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _read(path: Path, what: str) -> tuple[bytes, int]:
+    """The bytes and the permission bits of a key file (never through a symlink)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise KeyFileError("key.unreadable", f"cannot read the {what}: {e.strerror}", file=str(path),
+                           fix="pass the file written by `veriguard keys new --out DIR`") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise KeyFileError("key.unreadable", f"the {what} is not a regular file", file=str(path))
+        data = os.read(fd, _MAX_KEY_FILE + 1)
+    finally:
+        os.close(fd)
+    if len(data) > _MAX_KEY_FILE:
+        raise KeyFileError("key.format", f"the {what} is larger than any key file", file=str(path))
+    return data, stat.S_IMODE(info.st_mode)
+
+
+def load_signing_key(path: str | Path) -> SigningKey:
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    path = Path(path)
+    data, mode = _read(path, "private key")
+    if b"PRIVATE KEY" not in data:
+        raise KeyFileError("key.format", "not a private key", file=str(path),
+                           fix=f"pass {PRIVATE_NAME} from `veriguard keys new --out DIR` ({PUBLIC_NAME} is for verifiers)")
+    if mode & 0o077:
+        raise KeyFileError("key.permissions", f"the private key can be read by other users (mode {mode:o})",
+                           file=str(path), fix=f"chmod 600 {path}")
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as e:
+        raise KeyFileError("key.format", f"not an unencrypted PEM private key ({str(e).split('. ')[0][:100]})",
+                           file=str(path), fix="pass DIR/veriguard.key from `veriguard keys new --out DIR`") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise KeyFileError("key.format", f"a {type(key).__name__}, not an Ed25519 key", file=str(path),
+                           fix="create one with `veriguard keys new --out DIR`")
+    public = key.public_key()
+    return SigningKey(key, VerifyKey(public, _key_id(public)))
+
+
+def load_verify_key(path: str | Path) -> VerifyKey:
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    path = Path(path)
+    data, _ = _read(path, "public key")
+    if b"PRIVATE KEY" in data:
+        raise KeyFileError("key.format", "this is a private key; verifiers get the public key", file=str(path),
+                           fix=f"pass {PUBLIC_NAME}, and keep {PRIVATE_NAME} with the writer only")
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as e:
+        raise KeyFileError("key.format", f"not a PEM public key ({str(e).split('. ')[0][:100]})", file=str(path),
+                           fix=f"pass DIR/{PUBLIC_NAME} from `veriguard keys new --out DIR`") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise KeyFileError("key.format", f"a {type(key).__name__}, not an Ed25519 key", file=str(path))
+    return VerifyKey(key, _key_id(key))
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o644, overwrite: bool = True) -> None:
+    """Write `path` whole or not at all: a temporary file beside it (never through a symlink), fsync,
+    then a rename over `path`, or, with overwrite=False, a hard link that fails if `path` exists."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def new_key_pair(directory: str | Path) -> tuple[Path, Path, str]:
+    """Create DIR/veriguard.key and DIR/veriguard.pub; refuses to replace either. Returns both paths and the key id."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    d = Path(directory)
+    private_path, public_path = d / PRIVATE_NAME, d / PUBLIC_NAME
+    for p in (private_path, public_path):
+        if p.exists() or p.is_symlink():
+            raise KeyFileError("key.exists", "the file already exists", file=str(p), fix=_KEEP)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        key = Ed25519PrivateKey.generate()
+        write_atomic(private_path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                     serialization.NoEncryption()), mode=0o600, overwrite=False)
+        write_atomic(public_path, key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                                serialization.PublicFormat.SubjectPublicKeyInfo),
+                     overwrite=False)
+    except FileExistsError as e:
+        raise KeyFileError("key.exists", "the file already exists", file=str(e.filename2 or d), fix=_KEEP) from None
+    except OSError as e:
+        raise KeyFileError("key.write", f"cannot write a key here: {e.strerror}", file=str(e.filename or d)) from None
+    return private_path, public_path, _key_id(key.public_key())
