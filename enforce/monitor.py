@@ -4,6 +4,7 @@ a denial, never raises, and a decision that cannot be logged is a denial too."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -45,7 +46,12 @@ class DecisionRecord:
     enforcement: Enforcement
     fail_closed: str = ""        # why the decision was forced to deny, when it was
     latency_us: float = 0.0
-    action_id: str = ""
+    action_id: str = ""          # the tool call's id, when the integration has one
+    integration: str = ""        # which enforcement point asked (anthropic_sdk, openai_agents, mcp_proxy, hook...)
+    tool: str = ""               # the tool the call was for, when there is one
+    mode: str = "enforce"        # "shadow": decided and logged, not enforced
+    arguments_sha256: str = ""   # of the canonical JSON of `arguments`
+    decision_sha256: str = ""    # of the policy hash, the arguments hash and the decision (allowed, violations, denied)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -90,17 +96,19 @@ class Monitor:
             raise ValueError("log_key signs a log given as a path; a DecisionLog brings its own key")
         return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
 
-    def check(self, observation: Mapping[str, Any], *, action_id: str = "") -> DecisionRecord:
+    def check(self, observation: Mapping[str, Any], *, action_id: str = "", integration: str = "", tool: str = "",
+              mode: str = "enforce") -> DecisionRecord:
         """Decide one proposed action and log the decision. Never raises: a failure anywhere (an
         extractor, the policy, building the record, writing the log) is a denial that says why. Only
         KeyboardInterrupt and SystemExit pass through: they stop the process, and no decision is returned."""
         t0 = time.perf_counter()
+        meta = {"integration": str(integration), "tool": str(tool), "mode": str(mode)}
         try:
-            record = self._decide(observation, action_id, t0)
+            record = _sealed(replace(self._decide(observation, action_id, t0), **meta))
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as e:  # a bug anywhere must deny, never crash the agent or allow
-            record = self._failed(f"the monitor failed: {_describe(e)}", action_id, t0)
+            record = _sealed(replace(self._failed(f"the monitor failed: {_describe(e)}", action_id, t0), **meta))
         if self.log is not None:
             try:
                 self.log.append(json.loads(json.dumps(record.to_dict(), default=str)))
@@ -170,8 +178,22 @@ class Monitor:
     def _denial(self, record: DecisionRecord, reason: str) -> DecisionRecord:
         """`record` turned into a denial for `reason` (what was extracted and decided is kept for the audit)."""
         messages = (f"fail closed: {reason}",) + record.messages
-        return replace(record, allowed=False, messages=messages, fail_closed=reason,
-                       enforcement=Enforcement(self.strategy, STRATEGIES[self.strategy], " / ".join(messages)))
+        return _sealed(replace(record, allowed=False, messages=messages, fail_closed=reason,
+                               enforcement=Enforcement(self.strategy, STRATEGIES[self.strategy], " / ".join(messages))))
+
+
+def _sha256_json(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _sealed(record: DecisionRecord) -> DecisionRecord:
+    """The record with the hashes that bind its decision to the policy and the arguments it was made on."""
+    arguments = _sha256_json(record.arguments)
+    decision = _sha256_json({"policy_sha256": record.policy_sha256, "arguments_sha256": arguments,
+                             "allowed": record.allowed, "violations": list(record.violations),
+                             "denied": [list(x) if isinstance(x, tuple) else x for x in record.denied]})
+    return replace(record, arguments_sha256=arguments, decision_sha256=decision)
 
 
 def _now() -> str:

@@ -490,6 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(fn=fn)
         return sp
 
+    sub.add_parser("mcp-proxy", help="serve an MCP server's tools behind a policy: "
+                   "veriguard mcp-proxy --build DIR [--context FILE] -- COMMAND [ARGS...]")
     s = add("synth", cmd_synth, "compile formal specs to policies, prove them, test them and freeze them")
     s.add_argument("specs", nargs="+", metavar="SPEC", help="spec files (TOML)")
     s.add_argument("--out", default="build", help="output directory (default: build)")
@@ -568,6 +570,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every error ends here as one message and an exit code, never a traceback
     (unless VERIGUARD_DEBUG is set)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["mcp-proxy"]:  # its own parser: everything after `--` is the child's command line
+        from enforce.integrations.mcp_proxy import main as mcp_proxy
+        return mcp_proxy(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return int(args.fn(args))

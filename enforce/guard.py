@@ -1,0 +1,178 @@
+"""The enforcement point every integration shares: decide one tool call with the monitor, then carry
+out the spec's strategy as an outcome the integration acts on (run the call, refuse it and tell the
+model why, halt the run's tools, or stop the run).
+
+Fails closed: a context that cannot be read, a monitor that raises or answers anything but an allow
+denies the call. Shadow mode decides and logs every call the same way but never refuses one; the
+outcome says what enforcing would have done.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Union
+
+from enforce.decision_log import DecisionLog
+from enforce.monitor import DecisionRecord, Monitor
+
+MODES = ("enforce", "shadow")
+DEFAULT_HALT_AFTER = 2        # replan_halt: "ask for another plan; halt if the next one is denied too"
+CALL_KEY = "tool_call"        # where the call sits in the observation, beside the context's keys
+
+Context = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]], None]
+
+
+class GuardConfigError(ValueError):
+    """The guard's settings (options or the spec's [enforcement] section) are invalid."""
+
+
+@dataclass(frozen=True)
+class GuardOutcome:
+    allowed: bool                  # run the call
+    action: str                    # what was done: allow, block, replan, halt, terminate
+    message: str                   # what the model is told instead of the tool's result ("" when it runs)
+    record: DecisionRecord | None  # None when the monitor could not decide or the run was already halted
+    would: str = ""                # shadow mode: the action enforcing would have taken
+
+
+class RunTerminated(BaseException):
+    """Stops the agent's run. A BaseException on purpose: agent SDKs catch Exception raised by a tool
+    and hand it back to the model as a tool result (the Anthropic tool runner does), so the run
+    would go on."""
+
+    def __init__(self, outcome: GuardOutcome) -> None:
+        super().__init__(outcome.message)
+        self.outcome = outcome
+        self.record = outcome.record
+
+
+@dataclass
+class _Run:
+    denials: int = 0       # consecutive denials; an allowed call resets it
+    halted: str = ""       # why the run's tool execution was halted ("" while it is not)
+
+
+class Guard:
+    """Monitor.check plus the strategy, with the per-run state halting needs.
+
+    `run` names the agent run (conversation, session) a call belongs to; halting and the count of
+    consecutive denials are kept per run. The strategy is the monitor's (the spec's [enforcement]
+    strategy unless Monitor.from_build overrode it); mode and halt_after come from the options or the
+    spec's [enforcement] `mode` and `halt_after`.
+    """
+
+    def __init__(self, monitor: Monitor, *, mode: str | None = None, halt_after: int | None = None) -> None:
+        settings = monitor.policy.extraction.get("enforcement") or {}
+        if not isinstance(settings, Mapping):
+            raise GuardConfigError(f"[enforcement] must be a table, not {type(settings).__name__}")
+        self.monitor = monitor
+        self.strategy = monitor.strategy
+        self.mode = _mode(mode if mode is not None else settings.get("mode", "enforce"))
+        self.halt_after = _halt_after(halt_after if halt_after is not None
+                                      else settings.get("halt_after", DEFAULT_HALT_AFTER))
+        self.policy_name = monitor.policy.name
+        self._runs: dict[str, _Run] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_build(cls, build: str | Path, *, strategy: str | None = None, mode: str | None = None,
+                   halt_after: int | None = None, log: DecisionLog | str | Path | None = None,
+                   **monitor_options: Any) -> "Guard":
+        """A guard over Monitor.from_build(build, strategy=..., log=..., **monitor_options)."""
+        return cls(Monitor.from_build(build, strategy=strategy, log=log, **monitor_options), mode=mode,
+                   halt_after=halt_after)
+
+    def check(self, call: Mapping[str, Any], *, context: Context = None, action_id: str = "",
+              run: str = "", integration: str = "", tool: str = "") -> GuardOutcome:
+        """Decide `call` (one tool call in its SDK's own shape) with `context` (the facts the policy needs
+        beside the call: user, session, ledger; a mapping or a function returning one)."""
+        with self._lock:
+            state = self._runs.setdefault(run, _Run())
+            halted = state.halted
+        if halted and self.mode == "enforce":
+            return GuardOutcome(False, "halt", self._halted_message(halted), None)
+        record, reasons = self._decide(call, context, action_id, integration, tool)
+        with self._lock:
+            action = self._next_action(state, record is not None and record.allowed is True, reasons)
+        if halted:  # shadow mode only: enforcing would have refused it unread
+            action, message = "halt", self._halted_message(halted)
+        else:
+            message = "" if action == "allow" else self._message(action, reasons)
+        if self.mode == "shadow":
+            return GuardOutcome(True, "allow", f"shadow mode, not enforced: {message}" if message else "", record,
+                                would=action)
+        return GuardOutcome(action == "allow", action, message, record)
+
+    def halted(self, run: str = "") -> str:
+        """Why the run's tool execution is halted, or "" when it is not."""
+        with self._lock:
+            return self._runs[run].halted if run in self._runs else ""
+
+    def end_run(self, run: str = "") -> None:
+        """Forget a finished run's state."""
+        with self._lock:
+            self._runs.pop(run, None)
+
+    def _decide(self, call: Mapping[str, Any], context: Context, action_id: str, integration: str,
+                tool: str) -> tuple[DecisionRecord | None, str]:
+        try:
+            observation = observe(call, context)
+            record = self.monitor.check(observation, action_id=action_id, integration=integration, tool=tool,
+                                        mode=self.mode)
+        except Exception as e:  # the monitor must not raise; if it does, nothing was decided: deny
+            return None, f"fail closed: the call could not be checked: {type(e).__name__}: {e}"
+        if not isinstance(record, DecisionRecord):
+            return None, f"fail closed: the monitor answered {type(record).__name__}, not a decision"
+        if record.allowed is True:
+            return record, ""
+        return record, record.enforcement.feedback or " / ".join(record.messages) or "denied by the policy"
+
+    def _next_action(self, state: _Run, allowed: bool, reasons: str) -> str:
+        if allowed:
+            state.denials = 0
+            return "allow"
+        state.denials += 1
+        action = {"terminate": "terminate", "block": "block", "tool_halt": "halt", "replan": "replan",
+                  "replan_halt": "halt" if state.denials >= self.halt_after else "replan"}[self.strategy]
+        if action in ("halt", "terminate") and not state.halted:
+            state.halted = reasons
+        return action
+
+    def _halted_message(self, halted: str) -> str:
+        return f"Tool execution was halted in this run by policy {self.policy_name} ({halted}); this call was not run."
+
+    def _message(self, action: str, reasons: str) -> str:
+        name = self.policy_name
+        return {
+            "block": f"Blocked by policy {name}: {reasons}",
+            "replan": f"Denied by policy {name}: {reasons}. Do not retry this call as it is: change the plan so that "
+                      "it satisfies the rules, or tell the user why it cannot be done.",
+            "halt": f"Denied by policy {name}: {reasons}. Tool execution is halted for the rest of this run.",
+            "terminate": f"Task terminated by policy {name}: {reasons}",
+        }[action]
+
+
+def observe(call: Mapping[str, Any], context: Context) -> dict[str, Any]:
+    """The observation the monitor reads: the context's keys, and the call under CALL_KEY (so nothing
+    the model wrote can stand in for a context fact)."""
+    facts = context() if callable(context) else context
+    if facts is None:
+        facts = {}
+    if not isinstance(facts, Mapping):
+        raise TypeError(f"the context must be a mapping, not {type(facts).__name__}")
+    if CALL_KEY in facts:
+        raise ValueError(f"the context may not have a key {CALL_KEY!r}: it is where the tool call goes")
+    return {**facts, CALL_KEY: call}
+
+
+def _mode(value: Any) -> str:
+    if value not in MODES:
+        raise GuardConfigError(f"enforcement mode {value!r} is not one of {list(MODES)}")
+    return str(value)
+
+
+def _halt_after(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise GuardConfigError(f"halt_after {value!r} must be a whole number of denials, 1 or more")
+    return value

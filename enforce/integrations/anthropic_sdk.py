@@ -1,0 +1,91 @@
+"""The Anthropic Python SDK: a guard for tool functions run by the tool runner
+(`client.beta.messages.tool_runner` with `@beta_tool`), and one for the hand-written tool-use loop.
+
+The check runs inside the tool function, so nothing that edits the runner's messages can reach the
+tool unchecked. A refused call raises the SDK's `ToolError`: the model receives an `is_error`
+tool_result with the reason. A terminated run raises `RunTerminated`, which the runner does not
+catch (it turns only Exception into a tool result), so `until_done()` and iteration stop with it.
+
+The runner hands a tool its input, not the tool_use id (SDK 2.12: `tool.call(tool_use.input)`), so
+records made there carry no tool call id; `split_tool_uses` has the id and records it.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, TypeVar
+
+from anthropic.lib.tools import ToolError
+
+from enforce.guard import Context, Guard, GuardOutcome, RunTerminated
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded(guard: Guard, *, context: Context = None, run: str = "", name: str | None = None) -> Callable[[F], F]:
+    """Decorate a tool function beneath `@beta_tool` (or `@beta_async_tool`):
+
+        @beta_tool
+        @guarded(guard, context=lambda: {"session": ..., "ledger": ...})
+        def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str: ...
+
+    The policy sees the arguments the function is about to receive (after the SDK's validation, with
+    defaults filled in) as an Anthropic tool_use block named `name` (default: the function's name,
+    which is also the tool's name unless `@beta_tool(name=...)` says otherwise: pass the same)."""
+    def wrap(func: F) -> F:
+        signature = inspect.signature(func)
+        tool = name or func.__name__
+
+        def enforce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            call = {"type": "tool_use", "name": tool, "input": dict(bound.arguments)}
+            act(guard.check(call, context=context, run=run, integration="anthropic_sdk", tool=tool))
+
+        if inspect.iscoroutinefunction(func):
+            @functools.wraps(func)
+            async def run_async(*args: Any, **kwargs: Any) -> Any:
+                enforce(args, kwargs)
+                return await func(*args, **kwargs)
+            return run_async  # type: ignore[return-value]
+
+        @functools.wraps(func)
+        def run_sync(*args: Any, **kwargs: Any) -> Any:
+            enforce(args, kwargs)
+            return func(*args, **kwargs)
+        return run_sync  # type: ignore[return-value]
+    return wrap
+
+
+def act(outcome: GuardOutcome) -> None:
+    """Carry out an outcome inside a tool: return to run it, raise to refuse it or stop the run."""
+    if outcome.action == "terminate":
+        raise RunTerminated(outcome)
+    if not outcome.allowed:
+        raise ToolError(outcome.message)
+
+
+def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
+                    run: str = "") -> tuple[list[Any], list[dict[str, Any]]]:
+    """For the hand-written loop: the response's tool_use blocks that may run, and an `is_error`
+    tool_result for each refused one (send them with the results of the calls you run). Raises
+    `RunTerminated` when the strategy terminates the run: then none of the calls may run."""
+    content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
+    to_run: list[Any] = []
+    refused: list[dict[str, Any]] = []
+    for block in content or ():
+        b = block if isinstance(block, dict) else block.model_dump()
+        if b.get("type") != "tool_use":
+            continue
+        call_id = str(b.get("id", ""))
+        outcome = guard.check({"type": "tool_use", "id": call_id, "name": b.get("name"), "input": b.get("input")},
+                              context=context, action_id=call_id, run=run, integration="anthropic_sdk",
+                              tool=str(b.get("name")))
+        if outcome.action == "terminate":
+            raise RunTerminated(outcome)
+        if outcome.allowed:
+            to_run.append(block)
+        else:
+            refused.append({"type": "tool_result", "tool_use_id": call_id, "content": outcome.message,
+                            "is_error": True})
+    return to_run, refused

@@ -1,0 +1,158 @@
+"""The Anthropic SDK integration, end to end through the SDK's own tool runner and HTTP layer (a
+scripted model behind httpx2.MockTransport)."""
+import anyio
+import httpx2
+import pytest
+from anthropic import Anthropic, AsyncAnthropic
+from anthropic.lib.tools import beta_async_tool, beta_tool
+
+from enforce.decision_log import DecisionLog
+from enforce.guard import RunTerminated
+from enforce.integrations.anthropic_sdk import guarded, split_tool_uses
+from tests.llm_fakes import ScriptedModel
+from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
+from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
+
+
+def tool_use_reply(*calls):
+    """A Messages API reply asking for these (id, input) calls of send_payment."""
+    return httpx2.Response(200, json={
+        "id": "msg_tool", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": "Paying."}] + [{"type": "tool_use", "id": call_id, "name": "send_payment",
+                                                              "input": payment} for call_id, payment in calls],
+        "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 10}})
+
+
+def client(model, cls=Anthropic, http=httpx2.Client):
+    return cls(api_key="sk-ant-test", max_retries=0, http_client=http(transport=httpx2.MockTransport(model)))
+
+
+def payments_tool(g, ran, **kw):
+    @beta_tool
+    @guarded(g, context=lambda: CONTEXT, **kw)
+    def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:
+        """Send a payment."""
+        ran.append(amount_cents)
+        return f"sent {amount_cents} to {recipient}"
+    return send_payment
+
+
+def run(model, tool):
+    runner = client(model).beta.messages.tool_runner(model="claude-test", max_tokens=256, tools=[tool],
+                                                     messages=[{"role": "user", "content": "Pay the invoices."}])
+    return runner.until_done()
+
+
+def tool_results(model, turn):
+    """The tool_result blocks the runner sent on request `turn`."""
+    return [b for m in model.bodies[turn]["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"]
+
+
+def test_allowed_call_runs_and_denied_call_returns_is_error(payments_build, tmp_path):
+    ran = []
+    g = guard(payments_build, "block", log=tmp_path / "log.jsonl")
+    model = ScriptedModel(tool_use_reply(("toolu_1", PAYMENT)), tool_use_reply(("toolu_2", OVER_LIMIT)), "Done.")
+    final = run(model, payments_tool(g, ran))
+    assert final.content[0].text == "Done." and ran == [45000]
+    ok, = tool_results(model, 1)
+    assert ok == {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sent 45000 to acme-supplies"}
+    denied = tool_results(model, 2)[-1]
+    assert denied["tool_use_id"] == "toolu_2" and denied["is_error"] is True
+    assert "Blocked by policy payments" in denied["content"] and "per-payment limit" in denied["content"]
+    assert [r["allowed"] for r in DecisionLog(tmp_path / "log.jsonl").records()] == [True, False]
+
+
+def test_terminate_stops_the_runner(payments_build):
+    ran = []
+    model = ScriptedModel(tool_use_reply(("toolu_1", OVER_LIMIT)), "never sent")
+    with pytest.raises(RunTerminated) as stopped:
+        run(model, payments_tool(guard(payments_build, "terminate"), ran))
+    assert ran == [] and len(model.bodies) == 1 and model.replies == ["never sent"]
+    assert stopped.value.record.violations == ("per_payment_limit",)
+    assert "Task terminated by policy payments" in str(stopped.value)
+
+
+def test_tool_halt_refuses_the_later_calls_of_the_run(payments_build):
+    ran = []
+    model = ScriptedModel(tool_use_reply(("toolu_1", OVER_LIMIT)), tool_use_reply(("toolu_2", PAYMENT)), "Stopped.")
+    run(model, payments_tool(guard(payments_build, "tool_halt"), ran))
+    assert ran == []
+    halted = tool_results(model, 2)[-1]
+    assert halted["is_error"] and "halted in this run" in halted["content"]
+
+
+def test_shadow_mode_runs_the_call_and_logs_the_would_be_denial(payments_build, tmp_path):
+    ran = []
+    g = guard(payments_build, "terminate", mode="shadow", log=tmp_path / "log.jsonl")
+    model = ScriptedModel(tool_use_reply(("toolu_1", OVER_LIMIT)), "Done.")
+    run(model, payments_tool(g, ran))
+    assert ran == [250000] and "is_error" not in tool_results(model, 1)[0]
+    record, = DecisionLog(tmp_path / "log.jsonl").records()
+    assert record["allowed"] is False and record["violations"] == ["per_payment_limit"]
+
+
+def test_the_policy_sees_the_defaults_the_function_receives(payments_build, tmp_path):
+    ran = []
+    g = guard(payments_build, log=tmp_path / "log.jsonl")
+    no_method = {k: v for k, v in PAYMENT.items() if k != "method"}
+    run(ScriptedModel(tool_use_reply(("toolu_1", no_method)), "Done."), payments_tool(g, ran))
+    assert ran == [45000]
+    record, = DecisionLog(tmp_path / "log.jsonl").records()
+    assert record["arguments"]["payment"]["method"] == "ach"
+
+
+def test_a_tool_named_otherwise_than_the_policy_expects_is_denied(payments_build):
+    ran = []
+    model = ScriptedModel(tool_use_reply(("toolu_1", PAYMENT)), "Done.")
+    run(model, payments_tool(guard(payments_build), ran, name="wire_money"))
+    assert ran == [] and tool_results(model, 1)[0]["is_error"]
+
+
+def test_async_runner_and_async_tool(payments_build):
+    ran = []
+
+    @beta_async_tool
+    @guarded(guard(payments_build, "terminate"), context=CONTEXT)
+    async def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str:
+        """Send a payment."""
+        ran.append(amount_cents)
+        return "sent"
+
+    model = ScriptedModel(tool_use_reply(("toolu_1", PAYMENT)), tool_use_reply(("toolu_2", OVER_LIMIT)), "never")
+
+    async def main():
+        runner = client(model, AsyncAnthropic, httpx2.AsyncClient).beta.messages.tool_runner(
+            model="claude-test", max_tokens=256, tools=[send_payment], messages=[{"role": "user", "content": "Pay."}])
+        return await runner.until_done()
+
+    with pytest.raises(RunTerminated):
+        anyio.run(main)
+    assert ran == [45000] and len(model.bodies) == 2
+
+
+def test_split_tool_uses_in_a_hand_written_loop(payments_build, tmp_path):
+    g = guard(payments_build, "replan", log=tmp_path / "log.jsonl")
+    model = ScriptedModel(tool_use_reply(("toolu_1", PAYMENT), ("toolu_2", OVER_LIMIT)), "Done.")
+    api = client(model)
+    messages = [{"role": "user", "content": "Pay the invoices."}]
+    reply = api.messages.create(model="claude-test", max_tokens=256, messages=messages)
+    to_run, refused = split_tool_uses(g, reply, context=CONTEXT)
+    assert [b.id for b in to_run] == ["toolu_1"]
+    assert refused == [{"type": "tool_result", "tool_use_id": "toolu_2", "is_error": True,
+                        "content": refused[0]["content"]}] and "change the plan" in refused[0]["content"]
+    results = [{"type": "tool_result", "tool_use_id": b.id, "content": "sent"} for b in to_run] + refused
+    messages += [{"role": "assistant", "content": [b.model_dump() for b in reply.content]},
+                 {"role": "user", "content": results}]
+    assert api.messages.create(model="claude-test", max_tokens=256, messages=messages).content[0].text == "Done."
+    assert [(r["action_id"], r["allowed"]) for r in DecisionLog(tmp_path / "log.jsonl").records()] == [
+        ("toolu_1", True), ("toolu_2", False)]
+
+
+def test_split_tool_uses_terminates_before_anything_runs(payments_build):
+    reply = {"content": [{"type": "tool_use", "id": "a", "name": "send_payment", "input": PAYMENT},
+                         {"type": "tool_use", "id": "b", "name": "send_payment", "input": OVER_LIMIT}]}
+    with pytest.raises(RunTerminated) as stopped:
+        split_tool_uses(guard(payments_build, "terminate"), reply, context=CONTEXT)
+    assert stopped.value.record.action_id == "b"
+    assert split_tool_uses(guard(payments_build), {"content": [{"type": "text", "text": "hi"}]}) == ([], [])
