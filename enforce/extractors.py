@@ -457,6 +457,10 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
         elif kind == "code":
             db = json.loads((base / str(cfg["schema"])).read_text(encoding="utf-8"))
             out[name] = CodeExtractor(db.get("databases", db), str(cfg.get("source", "log")))
+        elif kind == "shell":
+            from enforce.shell import build_shell_extractor
+
+            out[name] = build_shell_extractor(cfg, schema[name], base)
         elif kind == "classifier":
             from enforce.categories import CategoryClassifier
 
@@ -474,5 +478,5 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
 def referenced_files(extraction: Mapping[str, Any]) -> list[str]:
     """Files an [extraction] section points at (schemas, example banks), relative to the spec."""
     return sorted({str(cfg[k]) for cfg in extraction.values() if isinstance(cfg, Mapping)
-                   for k in ("schema", "bank") if k in cfg})
+                   for k in ("schema", "bank", "commands", "zones") if k in cfg})
 

@@ -1,0 +1,158 @@
+"""Static analysis of a shell command into the shell_agent policy's arguments (`from = "shell"`).
+
+The command is parsed with tree-sitter-bash and the whole tree is walked; every node kind is either
+followed or refused (ExtractionError: the monitor denies). What the walk cannot know statically (a
+program named by a variable, code passed to an interpreter, eval of unknown text, an unknown program)
+makes the command class unknown, which the spec sends to a human; paths it cannot resolve go to the
+zone map's `unresolved` zone. Programs and zones come from commands.toml and zones.toml in the spec's
+folder. One analysis serves both arguments (cached by command text and paths).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from enforce.extract_errors import ExtractionError
+from enforce.extractors import Extracted, Extractor, _coerce, _path, _typed
+from enforce.shell_state import IO, State
+from enforce.shell_syntax import check_text, parse
+from enforce.shell_table import ACCESSES, CommandTable, ZoneMap, fill, load_commands, load_zones, normalise
+from enforce.shell_walk import Analyser, Analysis
+
+__all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
+
+
+def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
+            commands: CommandTable, zones: ZoneMap) -> Analysis:
+    """The analysis of `command` run in `cwd` (cached: both arguments share one parse)."""
+    return _analyse(command, normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp),
+                    commands, zones)
+
+
+@functools.lru_cache(maxsize=512)
+def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table: CommandTable,
+             zmap: ZoneMap) -> Analysis:
+    check_text(command)
+    tree = parse(command)
+    if not any(c.is_named and c.type != "comment" for c in tree.root_node.children):
+        raise ExtractionError("extract.shell.empty", "the command has nothing to run (only comments)")
+    compiled = zmap.compile(workspace, home, tmp)
+    project = tuple(normalise(fill(d, {"workspace": workspace, "home": home, "tmp": tmp}))
+                    for d in table.project_dirs)
+    a = Analyser(table, compiled, home, cwd, project)
+    a.st = State((cwd,))
+    a.stmt(tree.root_node, a.st, IO())
+    a.check_visited(tree.root_node)
+    return a.result()
+
+
+def _absolute(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.startswith("/"):
+        raise ExtractionError("extract.shell.path", f"{where} must be an absolute path, got {value!r}")
+    check_text(value)
+    return normalise(value)
+
+
+def _optional(observation: Mapping[str, Any], path: str | None) -> Any:
+    if not path:
+        return None
+    try:
+        return _path(observation, path)
+    except ExtractionError as e:
+        if e.code == "extract.missing":
+            return None
+        raise
+
+
+@dataclass(frozen=True)
+class ShellExtractor:
+    """One argument (`part` = "command" or "touched") of the shell_agent policy from a shell command."""
+
+    part: str
+    type: Mapping[str, Any]
+    commands: CommandTable
+    zones: ZoneMap
+    field: str = "command"
+    cwd: str = "cwd"
+    home: str = "home"
+    approved: str | None = "approved"
+    workspace: str | None = "workspace"
+    tmp: str | None = "tmp"
+    kind: str = "shell"
+
+    def extract(self, observation: Mapping[str, Any]) -> Extracted:
+        text = _path(observation, self.field)
+        if not isinstance(text, str):
+            raise ExtractionError("extract.type", f"{self.field!r} must be the command text, got "
+                                  f"{type(text).__name__}")
+        cwd = _absolute(_path(observation, self.cwd), self.cwd)
+        home = _absolute(_path(observation, self.home), self.home)
+        ws = _optional(observation, self.workspace)
+        tmp = _optional(observation, self.tmp)
+        workspace = _absolute(ws, str(self.workspace)) if ws is not None else cwd
+        tmpdir = _absolute(tmp, str(self.tmp)) if tmp is not None else "/tmp"
+        raw = _optional(observation, self.approved)
+        approved = False if raw is None else _coerce(raw, {"kind": "bool"}, str(self.approved))
+        a = analyse(text, cwd=cwd, home=home, workspace=workspace, tmp=tmpdir, commands=self.commands,
+                    zones=self.zones)
+        if self.part == "command":
+            value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
+        else:
+            value = [list(p) for p in a.touched]
+        return Extracted(_typed(value, self.type, self.part), a.how, 1.0, self.kind)
+
+
+_CFG_KEYS = {"from", "field", "part", "cwd", "home", "approved", "workspace", "tmp", "commands", "zones"}
+
+
+def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], base: Path) -> Extractor:
+    """The extractor for one [extraction] entry `{ from = "shell", part = ..., commands = ..., zones = ... }`."""
+    extra = sorted(set(cfg) - _CFG_KEYS)
+    if extra:
+        raise ExtractionError("extract.config", f"shell extractor: unknown key(s) {extra}; allowed: "
+                              f"{sorted(_CFG_KEYS)}")
+    part = cfg.get("part")
+    if part not in ("command", "touched"):
+        raise ExtractionError("extract.config", f"shell extractor: part must be \"command\" or \"touched\", "
+                              f"got {part!r}")
+    for key in ("commands", "zones"):
+        if not isinstance(cfg.get(key), str):
+            raise ExtractionError("extract.config", f"shell extractor: {key} must name a file in the spec's folder")
+    table = load_commands(base / cfg["commands"])
+    if part == "command":
+        _check_command_type(arg_type, table)
+        zmap = load_zones(base / cfg["zones"])
+    else:
+        accesses, zone_names = _check_touched_type(arg_type)
+        zmap = load_zones(base / cfg["zones"], zone_names)
+        missing = sorted(set(ACCESSES) - accesses)
+        if missing:
+            raise ExtractionError("extract.config", f"shell extractor: the spec's access type lacks {missing}")
+    strings = {k: cfg[k] for k in ("field", "cwd", "home", "approved", "workspace", "tmp") if k in cfg}
+    for k, v in strings.items():
+        if not isinstance(v, str):
+            raise ExtractionError("extract.config", f"shell extractor: {k} must be a field path, got {v!r}")
+    return ShellExtractor(part, arg_type, table, zmap, **strings)
+
+
+def _check_command_type(t: Mapping[str, Any], table: CommandTable) -> None:
+    fields = dict(t.get("fields", [])) if t.get("kind") == "record" else {}
+    want = {"kind", "sudo", "pipes_to_shell", "approved"}
+    if set(fields) != want:
+        raise ExtractionError("extract.config", f"shell extractor: part \"command\" fills a record with fields "
+                              f"{sorted(want)}, the spec's type has {sorted(fields)}")
+    kinds = fields["kind"].get("values", [])
+    if set(kinds) != set(table.class_order):
+        raise ExtractionError("extract.config", f"{table.path}: class_order {list(table.class_order)} must list "
+                              f"exactly the spec's classes {kinds}")
+
+
+def _check_touched_type(t: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    elem = t.get("elem", {}) if t.get("kind") == "list" else {}
+    items = elem.get("items", []) if elem.get("kind") == "tuple" else []
+    if len(items) != 2 or any(i.get("kind") != "enum" for i in items):
+        raise ExtractionError("extract.config", "shell extractor: part \"touched\" fills a list of (access, zone) "
+                              "enum pairs")
+    return set(items[0]["values"]), set(items[1]["values"])

@@ -1,0 +1,789 @@
+"""Simple commands: what each program does with its arguments, from commands.toml, and the shell
+built-ins that change the shell itself (cd, eval, source, set, read...). A mixin of the analyser
+(enforce/shell_walk.py): the methods use its results, paths and zones."""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from enforce.shell_scripts import awk_program_is_plain, sed_script_is_plain
+from enforce.shell_state import IO, Invocation, State
+from enforce.shell_table import ACCESSES, CommandSpec, OptionSpec, Slot
+from enforce.shell_words import Value
+
+if TYPE_CHECKING:
+    from enforce.shell_table import CommandTable
+
+STDIN_PATHS = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+REMOTE = re.compile(r"^(?:[^@/:\s]+@)?[A-Za-z0-9][A-Za-z0-9.\-]*:(?!//)")
+
+
+class Commands:
+    """Needs from the analyser (enforce/shell_walk.py) its results and these helpers."""
+
+    table: "CommandTable"
+    inv: Invocation | None
+    prints: Value | None
+    lines: list[str]
+    written: set[str]
+    system_dirs: tuple[str, ...]
+    project_dirs: tuple[str, ...]
+    sudo: bool
+
+    if TYPE_CHECKING:
+        def unknown(self, why: str) -> None: ...
+        def classify(self, cls: str, why: str) -> None: ...
+        def note(self, phrase: str) -> None: ...
+        def pipe_to_shell(self, why: str) -> None: ...
+        def touch(self, accesses: tuple[str, ...], value: Value, inv: Invocation | None, recursive: bool) -> None: ...
+        def paths(self, value: Value, cwds: tuple[str, ...] | None) -> list[str | None]: ...
+        def chdir(self, target: Value, cwds: tuple[str, ...] | None) -> tuple[str, ...] | None: ...
+        def script(self, text: str, st: State, io: IO) -> State: ...
+        def home_value(self, st: State) -> Value: ...
+
+    def run(self, words: list[Value], st: State, io: IO, env_assigns: list[tuple[str, Value]], label: str,
+            cwds: tuple[str, ...] | None = None, inherit_cwds: bool = True) -> State:
+        """Analyse one simple command; it runs in `st`'s directories unless `inherit_cwds` is false."""
+        if not words:
+            return st
+        outer = self.inv
+        inv = Invocation("", words[1:], st, io, st.cwds if inherit_cwds else cwds, dict(env_assigns))
+        self.inv = inv
+        self.prints = None
+        try:
+            for name, _ in env_assigns:
+                if not self.table.harmless(name):
+                    self.unknown(f"sets {name} for the program, which may change what it runs")
+            prog = words[0]
+            if prog.text is None or prog.pattern is not None:
+                self.unknown(f"the program name is {prog.reason or 'a glob'}")
+                if io.stdin == "pipe":
+                    self.pipe_to_shell("a program the analysis cannot name reads the pipe")
+                self.unknown_program(inv)
+                return st
+            spec, name = self.program(prog.text, inv)
+            inv.name = name
+            if spec is None:
+                self.unknown_program(inv)
+                return st
+            return self.apply(spec, name, inv)
+        finally:
+            self.lines.append(f"`{label}`: " + (", ".join(dict.fromkeys(inv.phrases)) or "nothing to check"))
+            self.inv = outer
+
+    def again(self, words: list[Value], inv: Invocation, st: State, io: IO) -> State:
+        """A command another one runs (a wrapper's, xargs', find -exec's), in the same directories."""
+        return self.run(words, st, io, [], "… " + " ".join(w.text or "?" for w in words)[:70], inv.cwds, False)
+
+    def program(self, name: str, inv: Invocation) -> tuple[CommandSpec | None, str]:
+        """The table entry for the program `name` (a bare name, or a path in a known folder)."""
+        if "/" in name:
+            paths = self.paths(Value.of(name), inv.cwds)
+            folders = {posixpath.dirname(p) for p in paths if p is not None}
+            base = posixpath.basename(name)
+            if paths and None not in paths and folders <= set(self.system_dirs):
+                return self.lookup(base, inv)
+            self.touch(("execute",), Value.of(name), inv, False)
+            if paths and None not in paths and folders <= set(self.project_dirs):
+                return self.lookup(base, inv)
+            self.executes_written(Value.of(name), inv)
+            self.unknown(f"runs {name}, a program the table does not describe")
+            return None, base
+        if name in inv.st.functions:
+            self.unknown(f"calls the function {name} defined in the command")
+            return None, name
+        return self.lookup(name, inv)
+
+    def lookup(self, name: str, inv: Invocation) -> tuple[CommandSpec | None, str]:
+        spec = self.table.commands.get(name)
+        if spec is None and name.lower() in self.table.commands:
+            # a case-insensitive file system (macOS) runs `Sudo` as sudo: analyse it as that, unknown
+            self.unknown(f"{name!r} is not in {self.table.path.name}; it may run {name.lower()!r}")
+            spec, name = self.table.commands[name.lower()], name.lower()
+        if spec is not None and spec.same_as is not None:
+            spec = self.table.commands[spec.same_as]
+        if spec is None:
+            self.unknown(f"{name!r} is not in {self.table.path.name}")
+        return spec, name
+
+    def unknown_program(self, inv: Invocation) -> None:
+        """A program we cannot describe: each argument may be a path it reads or writes."""
+        for a in inv.args:
+            if a.text is not None and a.text.startswith("-"):
+                if "=" in a.text:
+                    self.touch(("read", "write"), Value.of(a.text.split("=", 1)[1]), inv, False)
+                continue
+            self.touch(("read", "write"), a, inv, False)
+
+    # -- table-driven commands ------------------------------------------------------------------
+
+    def apply(self, spec: CommandSpec, name: str, inv: Invocation) -> State:
+        if spec.special is not None:
+            return _SPECIALS[spec.special](self, spec, inv)
+        parsed = self.parse_args(spec, inv)
+        st = inv.st
+        dispatch = bool(spec.subcommands) and not spec.interpreter and bool(parsed.operands)
+        classes = ([] if dispatch or parsed.sub is not None else [(spec.cls, spec.why)]) + \
+            [(o.cls, o.why or word) for o, word, _ in parsed.opts if o.cls]
+        for cls, why in classes:
+            self.classify(cls, why if cls != self.table.lowest() else "")
+        if spec.sudo or any(o.sudo for o, _, _ in parsed.opts):
+            self.sudo = True
+            self.note("runs as another user (sudo)")
+        for opt, word, value in parsed.opts:
+            if opt.value == "chdir" and value is not None:
+                inv.cwds = self.chdir(value, inv.cwds)
+        recursive = spec.recursive or any(o.recursive for o, _, _ in parsed.opts)
+        roles = dict(spec.roles)
+        pattern, default, prints = spec.operands, spec.default_operand, spec.prints
+        script_from: str | None = None
+        script_value: Value | None = None
+        for opt, word, value in parsed.opts:
+            roles.update(opt.roles)
+            pattern = opt.operands if opt.operands is not None else pattern
+            default = opt.default_operand if opt.default_operand is not None else default
+            prints = opt.prints or prints
+            if opt.script:
+                script_from, script_value = opt.script, value
+        for opt, word, value in parsed.opts:
+            role = opt.value
+            if value is not None and role is not None and role not in ("chdir", "command", "subcommand"):
+                self.value_role(role, value, inv, recursive, roles, word)
+        if parsed.sub is not None:
+            return self.subcommand(spec, parsed.sub, inv)
+        operands = parsed.operands
+        if dispatch:
+            return self.subcommand(spec, operands, inv)
+        if script_from == "operand":
+            script_value = operands[0] if operands else None
+            operands = operands[1:]
+        if spec.keyed:
+            operands = self.keyed(spec, operands, inv, recursive, roles)
+        remote = [o for o in operands if spec.remote and o.text is not None and REMOTE.match(o.text)]
+        if remote and spec.remote:
+            self.classify(spec.remote, "a remote path")
+        if spec.plus:
+            for o in operands:
+                if o.text is not None and o.text.startswith("+"):
+                    self.classify(spec.plus, f"the command {o.text!r}")
+        if not [o for o in operands if o.text != "-"] and default is not None and script_from != "operand":
+            operands = operands + [Value.of(default)]
+        assigned = assign_slots(pattern, operands)
+        union = tuple(r for s in pattern for r in s.roles if r in ACCESSES or r in roles)
+        for i, (value, slot_roles) in enumerate(assigned):
+            if "command" in slot_roles:
+                rest = [v for v, r in assigned[i:]]
+                inner = spec.option(rest[0].text) if rest[0].text and rest[0].text.startswith("-") else None
+                if inner is not None and inner.value == "shell" and len(rest) > 1:  # flock FILE -c CMD
+                    return self.shell_text(rest[1], inv, st, positional=None, why=rest[0].text or "")
+                return self.wrapped(rest, inv, script_from)
+            if "shell" in slot_roles:
+                rest = [v for v, r in assigned[i:]]
+                return self.shell_text(_joined(rest), inv, st, positional=None, why="its arguments")
+            if "script" in slot_roles and spec.interpreter and script_from is None:
+                script_from, script_value = "file", value
+                continue
+            if "unknown" in slot_roles:
+                self.unknown(f"{value.text!r} as an argument" if value.text is not None else "an argument")
+                continue
+            if any(value is r for r in remote):
+                continue
+            effective = union if value.multi else slot_roles
+            self.value_role("+".join(effective), value, inv, recursive, roles, "")
+        cwd_roles = tuple(dict.fromkeys(spec.cwd + tuple(r for o, _, _ in parsed.opts for r in o.cwd)))
+        if cwd_roles:
+            self.touch(cwd_roles, Value.of("."), inv, recursive)
+        if spec.interpreter:
+            positional = tuple(v for v, r in assigned if script_from == "operand")
+            self.interpret(spec, script_from, script_value, inv, positional)
+        if script_from == "stdin" and not spec.interpreter and any(
+                "command" in slot.roles or "shell" in slot.roles for slot in pattern):
+            self.interpret_stdin("shell", inv)
+        for opt, word, nested in parsed.nested:
+            self.nested(nested, operands, inv)
+        paths = [v for v, r in assigned if any(x in ACCESSES or x in roles for x in r)]
+        self.prints = self.printed(prints, spec, paths if operands else [], inv)
+        return st
+
+    def value_role(self, role: str, value: Value, inv: Invocation, recursive: bool, roles: Mapping[str, str],
+                   word: str) -> None:
+        parts: list[str] = []
+        for r in role.split("+"):
+            parts.extend(roles.get(r, r).split("+"))
+        accesses = tuple(p for p in parts if p in ACCESSES)
+        if "url" in parts:
+            local = _local_url(value)
+            if local is None:
+                return
+            value, accesses = local, accesses or ("read",)
+        if "program" in parts:
+            if value.pipe or value.stream:
+                self.pipe_to_shell(f"{inv.name} runs a program read from a pipe")
+            elif value.text in ("-", *STDIN_PATHS):
+                self.interpret_stdin(None, inv)
+            accesses = accesses or ("read",)
+        if accesses:
+            if "execute" in accesses:
+                self.executes_written(value, inv)
+            self.touch(accesses, value, inv, recursive)
+            if "write" in accesses and value.static:
+                for p in self.paths(value, inv.cwds):
+                    if p is not None:
+                        self.written.add(p)
+        if "unknown" in parts:
+            self.unknown(f"{word} {value.text!r}" if value.text is not None else word)
+        if "at_file" in parts:
+            if value.text is None:
+                self.touch(("read",), value, inv, False)
+            else:
+                m = re.search(r"(?:^|=)[@<]([^;]*)", value.text)
+                if m and m.group(1) not in ("-", ""):
+                    self.touch(("read",), Value.of(m.group(1)), inv, False)
+        if "shell" in parts:
+            self.shell_text(value, inv, inv.st, positional=None, why=word)
+        if "sed" in parts and not (value.text is not None and sed_script_is_plain(value.text)):
+            self.unknown("a sed script that may run commands or write files")
+        if "awk" in parts and not (value.text is not None and awk_program_is_plain(value.text)):
+            self.unknown("an awk program that may run commands or touch files")
+        if "variable" in parts:
+            self.set_variable(value, inv.st, f"set by {inv.name}")
+
+    def set_variable(self, name: Value, st: State, how: str) -> None:
+        """A variable a builtin sets by name (read, printf -v, mapfile): a subscript in the name is
+        evaluated as arithmetic, so only plain names are followed."""
+        if name.text is None or not re.fullmatch(r"[A-Za-z_]\w*", name.text):
+            self.unknown(f"a variable name the analysis cannot follow ({name.text or name.reason})")
+            st.opaque = st.opaque or "a variable set by a name the analysis cannot read"
+            return
+        st.vars[name.text] = Value.unknown(f"${name.text} is {how}", stream=True)
+
+    @dataclass
+    class Parsed:
+        opts: list[tuple[OptionSpec, str, Value | None]] = field(default_factory=list)
+        operands: list[Value] = field(default_factory=list)
+        nested: list[tuple[OptionSpec, str, list[Value]]] = field(default_factory=list)
+        sub: list[Value] | None = None
+
+    def parse_args(self, spec: CommandSpec, inv: Invocation) -> "Commands.Parsed":
+        out = Commands.Parsed()
+        args = inv.args
+        if spec.first_cluster and args and args[0].text is not None and args[0].text[:1] not in ("-", ""):
+            args = [Value.of("-" + args[0].text), *args[1:]]
+        done = False
+        i = 0
+        while i < len(args):
+            a = args[i]
+            i += 1
+            if a.text is None:
+                if not done and spec.options_matter and _may_be_option(a):
+                    self.unknown(f"an argument the analysis cannot see ({a.reason}) may be an option")
+                out.operands.append(a)
+                done = done or spec.stop_at_operand
+                continue
+            t = a.text
+            if done or t == "-" or not t.startswith("-") or (a.pattern is not None and not t.startswith("-")):
+                out.operands.append(a)
+                done = done or spec.stop_at_operand
+                continue
+            if t == "--":
+                done = True
+                continue
+            got = self._option(spec, t, args, i, out)
+            if got is None:
+                if spec.other_options == "operand":
+                    out.operands.append(a)
+                    done = done or spec.stop_at_operand
+                    continue
+                self._other(spec, t)
+                continue
+            i = got
+            last = out.opts[-1][0] if out.opts else None
+            if last is not None and last.value == "command" and out.opts[-1][2] is None:
+                opt, word, _ = out.opts.pop()
+                nested: list[Value] = []
+                while i < len(args) and not (args[i].text in opt.terminators):
+                    nested.append(args[i])
+                    i += 1
+                i += 1
+                out.nested.append((opt, word, nested))
+                continue
+            chosen = out.opts[-1][2] if out.opts else None
+            if last is not None and last.value == "subcommand" and chosen is not None:
+                out.opts[-1] = (last, out.opts[-1][1], None)
+                out.sub = [chosen, *args[i:]]
+                return out
+            if last is not None and last.stop:
+                out.operands.extend(args[i:])
+                return out
+        return out
+
+    def _option(self, spec: CommandSpec, t: str, args: list[Value], i: int, out: "Commands.Parsed") -> int | None:
+        """Record the option word `t` (args[i-1]); returns the index after it, None when not declared."""
+        if spec.style == "single" or t.startswith("--"):
+            name, eq, attached = t.partition("=")
+            opt = spec.option(name)
+            if opt is None and spec.style == "single":
+                for k, o in spec.options.items():
+                    if o.attached and o.value and t.startswith(k) and len(t) > len(k):
+                        out.opts.append((o, k, Value.of(t[len(k):])))
+                        return i
+                return None
+            if opt is None:
+                if eq:
+                    self._other(spec, name, Value.of(attached))
+                    return i
+                return None
+            if opt.value is None or (opt.attached and not eq):
+                out.opts.append((opt, name, None))
+                return i
+            if opt.value == "command":
+                out.opts.append((opt, name, None))
+                return i
+            if eq:
+                out.opts.append((opt, name, Value.of(attached)))
+                return i
+            out.opts.append((opt, name, args[i] if i < len(args) else None))
+            return i + 1
+        j = 1
+        while j < len(t):
+            name = "-" + t[j]
+            opt = spec.option(name)
+            if opt is None:
+                if spec.other_options == "operand":
+                    return None if j == 1 else i
+                self._other(spec, name)
+                j += 1
+                continue
+            if opt.value is None:
+                out.opts.append((opt, name, None))
+                j += 1
+                continue
+            rest = t[j + 1:]
+            if opt.value == "command":
+                out.opts.append((opt, name, None))
+                return i
+            if opt.attached:
+                out.opts.append((opt, name, Value.of(rest) if rest else None))
+                return i
+            if rest:
+                out.opts.append((opt, name, Value.of(rest)))
+                return i
+            out.opts.append((opt, name, args[i] if i < len(args) else None))
+            return i + 1
+        return i
+
+    def _other(self, spec: CommandSpec, name: str, value: Value | None = None) -> None:
+        if spec.other_options == "unknown":
+            self.unknown(f"the option {name} is not in the table")
+        elif value is not None and spec.other_options == "ignore":
+            self.touch(("read",), value, self.inv, False) if self.inv is not None else None
+
+    def keyed(self, spec: CommandSpec, operands: list[Value], inv: Invocation, recursive: bool,
+              roles: Mapping[str, str]) -> list[Value]:
+        rest = []
+        for o in operands:
+            if o.text is not None and "=" in o.text:
+                key, value = o.text.split("=", 1)
+                if key in spec.keyed:
+                    self.value_role(spec.keyed[key], Value.of(value), inv, recursive, roles, key)
+                continue
+            rest.append(o)
+        return rest
+
+    def subcommand(self, spec: CommandSpec, operands: list[Value], inv: Invocation) -> State:
+        if not operands:
+            return inv.st
+        first = operands[0]
+        if first.text is None:
+            self.unknown(f"a {inv.name} subcommand the analysis cannot see")
+            inv.args = operands[1:]
+            self.unknown_program(inv)
+            return inv.st
+        found = spec.subcommands.get(first.text)
+        if found is None:
+            self.unknown(f"{inv.name} {first.text} is not in {self.table.path.name}")
+            inv.args = operands[1:]
+            self.unknown_program(inv)
+            return inv.st
+        sub = self.table.commands[found.same_as] if found.same_as is not None else found
+        inv.args = operands[1:]
+        inv.name = f"{inv.name} {first.text}"
+        return self.apply(sub, inv.name, inv)
+
+    def wrapped(self, rest: list[Value], inv: Invocation, script_from: str | None) -> State:
+        """A wrapper's command (sudo, env, timeout...): analysed as a command of its own."""
+        if not rest:
+            if script_from == "stdin":
+                self.interpret_stdin("shell", inv)
+            return inv.st
+        return self.again(rest, inv, inv.st, inv.io)
+
+    def nested(self, words: list[Value], operands: list[Value], inv: Invocation) -> None:
+        """`find ... -exec cmd {} ;`: `{}` is a path under the starting points."""
+        starts = [o for o in operands] or [Value.of(".")]
+        dirs: list[str] = []
+        unknown = False
+        for s in starts:
+            for p in self.paths(s, inv.cwds) if s.static else [None]:
+                if p is None:
+                    unknown = True
+                else:
+                    dirs.append(p)
+        found = Value.unknown("a path find found", under=tuple(dirs)) if not unknown else \
+            Value.unknown("a path under a starting point the analysis cannot resolve")
+        replaced = [found if w.text is not None and "{}" in w.text else w for w in words]
+        if replaced == words:
+            replaced = words + [found]
+        self.again(replaced, inv, inv.st.copy(), IO())
+
+    def printed(self, prints: str | None, spec: CommandSpec, operands: list[Value], inv: Invocation) -> Value | None:
+        if prints == "cwd":
+            return Value.unknown("paths printed", under=inv.cwds, stream=True) if inv.cwds else None
+        if prints == "operands":
+            dirs: list[str] = []
+            for o in operands or [Value.of(".")]:
+                ps = self.paths(o, inv.cwds) if o.static else [None]
+                if None in ps:
+                    return None
+                dirs.extend(p for p in ps if p is not None)
+            return Value.unknown("paths printed", under=tuple(dirs), stream=True)
+        if spec.filter and not [o for o in operands if o.text != "-"] and inv.io.stdin == "pipe":
+            return inv.io.data
+        return None
+
+    # -- interpreters -----------------------------------------------------------------------------
+
+    def interpret(self, spec: CommandSpec, source: str | None, text: Value | None, inv: Invocation,
+                  positional: tuple[Value, ...]) -> None:
+        kind = spec.interpreter
+        if source in ("value", "operand"):
+            if text is None:
+                return
+            if kind == "shell":
+                self.shell_text(text, inv, inv.st, positional=positional or (Value.of(inv.name),),
+                                why="its -c argument")
+            else:
+                self.code(text, inv)
+            return
+        if source == "file" and text is not None:
+            if text.pipe or text.stream:
+                self.pipe_to_shell(f"{inv.name} runs a script read from {text.reason or 'a pipe'}")
+                return
+            if text.text in ("-", *STDIN_PATHS):
+                self.interpret_stdin(kind, inv)
+                return
+            self.touch(("execute",), text, inv, False)
+            self.executes_written(text, inv)
+            if kind == "shell":
+                self.unknown(f"runs the shell script {text.text or '?'}, whose commands are not analysed")
+            return
+        self.interpret_stdin(kind, inv)
+
+    def interpret_stdin(self, kind: str | None, inv: Invocation) -> None:
+        io = inv.io
+        if io.stdin == "pipe":
+            self.pipe_to_shell(f"{inv.name} reads its program from a pipe")
+        elif io.stdin == "text" and io.data is not None:
+            if io.data.text is None:
+                if io.data.stream:
+                    self.pipe_to_shell(f"{inv.name} runs text that includes a command's output")
+                else:
+                    self.unknown(f"{inv.name} runs text the analysis cannot read ({io.data.reason})")
+            elif kind == "shell":
+                self.shell_text(io.data, inv, inv.st, positional=None, why="a here-document")
+            else:
+                self.code(io.data, inv)
+        elif io.stdin == "file":
+            self.unknown(f"{inv.name} runs a script read from a file")
+        else:
+            self.unknown(f"{inv.name} without a script: an interactive session")
+
+    def code(self, text: Value, inv: Invocation) -> None:
+        if text.text is None and (text.stream or text.pipe):
+            self.pipe_to_shell(f"{inv.name} runs code from a command's output")
+        self.unknown(f"{inv.name} runs code given on the command line, which is not analysed")
+
+    def shell_text(self, text: Value, inv: Invocation, st: State, positional: tuple[Value, ...] | None,
+                   why: str, same_shell: bool = False) -> State:
+        if text.text is None or text.pattern is not None:
+            if text.stream or text.pipe:
+                self.pipe_to_shell(f"{inv.name} runs {why}, which comes from a command's output")
+            else:
+                self.unknown(f"{inv.name} runs {why}, which the analysis cannot read ({text.reason})")
+            return st
+        inner = st if same_shell else State(inv.cwds, {}, positional, frozenset(), "", st.loose_glob)
+        outer = self.inv
+        self.inv = None
+        try:
+            self.note(f"{inv.name} runs {why}, analysed:")
+            out = self.script(text.text, inner, IO())
+        finally:
+            self.inv = outer
+        return out if same_shell else st
+
+    # -- specials: shell builtins -----------------------------------------------------------------
+
+    def sp_cd(self, spec: CommandSpec, inv: Invocation) -> State:
+        args = [a for a in inv.args if not (a.text is not None and re.fullmatch(r"-[LPe@]+", a.text))]
+        args = [a for a in args if a.text != "--"]
+        out = inv.st.copy()
+        target: Value = args[0] if args else inv.env.get("HOME", self.home_value(inv.st))
+        cdpath = "CDPATH" in inv.env or "CDPATH" in inv.st.vars
+        searched = cdpath and target.text is not None and not target.text.startswith(("/", "./", "../", "~"))
+        if target.text == "-" or (target.text is not None and re.fullmatch(r"[+-]\d+", target.text)) or searched:
+            out.cwds = None
+            self.note("changes to a directory the analysis does not track")
+        else:
+            out.cwds = self.chdir(target, inv.cwds)
+            self.note(f"now in {', '.join(out.cwds) if out.cwds else 'a directory the analysis cannot resolve'}")
+        self.classify(spec.cls, "")
+        return out
+
+    def sp_popd(self, spec: CommandSpec, inv: Invocation) -> State:
+        out = inv.st.copy()
+        out.cwds = None
+        self.classify(spec.cls, "")
+        return out
+
+    def sp_eval(self, spec: CommandSpec, inv: Invocation) -> State:
+        text = _joined(inv.args)
+        self.classify(spec.cls, "")
+        if text.text is None:
+            if any(a.stream or a.pipe for a in inv.args):
+                self.pipe_to_shell("eval of a command's output")
+            self.unknown(f"eval of text the analysis cannot read ({text.reason})")
+            out = inv.st.copy()
+            out.opaque = "eval of unknown text"
+            return out
+        return self.shell_text(text, inv, inv.st, None, "eval", same_shell=True)
+
+    def sp_source(self, spec: CommandSpec, inv: Invocation) -> State:
+        out = inv.st.copy()
+        out.opaque = f"{inv.name} may change any variable"
+        if not inv.args:
+            return out
+        file = inv.args[0]
+        self.unknown(f"{inv.name} runs a script whose commands are not analysed")
+        if file.pipe or file.stream or (file.text in STDIN_PATHS and inv.io.stdin == "pipe"):
+            self.pipe_to_shell(f"{inv.name} of a command's output")
+        elif file.text not in STDIN_PATHS:
+            self.touch(("read", "execute"), file, inv, False)
+            self.executes_written(file, inv)
+        return out
+
+    def sp_alias(self, spec: CommandSpec, inv: Invocation) -> State:
+        self.classify(spec.cls, "")
+        for a in inv.args:
+            if a.text is not None and "=" in a.text:
+                self.unknown("defines an alias; what its uses run is not followed")
+                self.shell_text(Value.of(a.text.split("=", 1)[1]), inv, inv.st, None, "the alias text")
+            elif a.text is None:
+                self.unknown("an alias the analysis cannot read")
+        return inv.st
+
+    def sp_set(self, spec: CommandSpec, inv: Invocation) -> State:
+        out = inv.st.copy()
+        self.classify(spec.cls, "")
+        args = inv.args
+        harmless = set(_SET_FLAGS)
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a.text is None:
+                self.unknown("set with an argument the analysis cannot see")
+                return out
+            if a.text == "--":
+                out.positional = (out.positional[0] if out.positional else Value.of("sh"), *args[i + 1:])
+                return out
+            if a.text in ("-o", "+o"):
+                if i + 1 < len(args) and args[i + 1].text not in _SET_OPTIONS:
+                    self.unknown(f"set -o {args[i + 1].text}")
+                i += 2
+                continue
+            if a.text[:1] in "-+" and set(a.text[1:]) <= harmless:
+                i += 1
+                continue
+            if a.text[:1] in "-+":
+                self.unknown(f"set {a.text}")
+                i += 1
+                continue
+            out.positional = (out.positional[0] if out.positional else Value.of("sh"), *args[i:])
+            return out
+        return out
+
+    def sp_shopt(self, spec: CommandSpec, inv: Invocation) -> State:
+        self.classify(spec.cls, "")
+        out = inv.st.copy()
+        if any(a.text in ("-s", "-u", "-o") or a.text is None for a in inv.args):
+            self.unknown("shopt changes how the shell expands words")
+            out.loose_glob = True
+        return out
+
+    def sp_trap(self, spec: CommandSpec, inv: Invocation) -> State:
+        self.classify(spec.cls, "")
+        args = [a for a in inv.args if a.text not in ("--",)]
+        if args and args[0].text not in ("-p", "-l", "-", "") and len(args) >= 2:
+            self.shell_text(args[0], inv, inv.st, None, "a trap")
+        return inv.st
+
+    def sp_read(self, spec: CommandSpec, inv: Invocation) -> State:
+        self.classify(spec.cls, "")
+        out = inv.st.copy()
+        parsed = self.parse_args(spec, inv)
+        for opt, word, value in parsed.opts:
+            if opt.value == "variable" and value is not None:
+                self.set_variable(value, out, "read from input")
+        for o in parsed.operands:
+            self.set_variable(o, out, "read from input")
+        if not parsed.operands:
+            out.vars["REPLY"] = Value.unknown("$REPLY is read from input", stream=True)
+        return out
+
+    def sp_env(self, spec: CommandSpec, inv: Invocation) -> State:
+        self.classify(spec.cls, "")
+        parsed = self.parse_args(spec, inv)
+        for opt, word, value in parsed.opts:
+            if opt.value == "chdir" and value is not None:
+                inv.cwds = self.chdir(value, inv.cwds)
+            elif opt.value is not None and value is not None:
+                self.value_role(opt.value, value, inv, False, {}, word)
+            if opt.cls:
+                self.classify(opt.cls, opt.why or word)
+        rest = list(parsed.operands)
+        while rest and rest[0].text is not None and re.match(r"[A-Za-z_]\w*=", rest[0].text):
+            name = rest.pop(0).text.split("=", 1)[0]  # type: ignore[union-attr]
+            if not self.table.harmless(name):
+                self.unknown(f"sets {name} for the program, which may change what it runs")
+        if rest and rest[0].text is None:
+            self.unknown("env runs a program the analysis cannot name")
+        return self.wrapped(rest, inv, None) if rest else inv.st
+
+    def sp_xargs(self, spec: CommandSpec, inv: Invocation) -> State:
+        self.classify(spec.cls, "")
+        parsed = self.parse_args(spec, inv)
+        replace_with: str | None = None
+        from_file = False
+        for opt, word, value in parsed.opts:
+            if opt.roles.get("replace") or word in ("-I", "--replace", "-i"):
+                replace_with = value.text if value is not None and value.text else "{}"
+            if opt.value and "read" in opt.value and value is not None:
+                self.touch(("read",), value, inv, False)
+                from_file = True
+            if opt.cls:
+                self.classify(opt.cls, opt.why or word)
+        io = inv.io
+        if from_file or io.stdin == "file":
+            items = [Value.unknown("arguments read from a file", multi=True)]
+        elif io.stdin == "text" and io.data is not None and io.data.text is not None \
+                and not re.search(r"[\"'\\]", io.data.text):
+            items = [Value.of(w) for w in io.data.text.split()]
+        elif io.stdin in ("pipe", "text") and io.data is not None:
+            items = [replace(io.data, multi=True, stream=True)] if io.data.text is None else \
+                [Value.unknown("arguments read from its input", stream=True, multi=True)]
+        else:
+            items = [Value.unknown("arguments read from its input", stream=True, multi=True)]
+        words = list(parsed.operands) or [Value.of("echo")]
+        if replace_with is not None:
+            item = items[0] if len(items) == 1 else Value.unknown("one of several input words", multi=False)
+            words = [_replace(w, replace_with, item) for w in words]
+        else:
+            words = words + items
+        return self.again(words, inv, inv.st.copy(), IO())
+
+    def sp_busybox(self, spec: CommandSpec, inv: Invocation) -> State:
+        self.classify(spec.cls, "")
+        if not inv.args:
+            return inv.st
+        return self.again(inv.args, inv, inv.st, inv.io)
+
+    def sp_watch(self, spec: CommandSpec, inv: Invocation) -> State:
+        self.classify(spec.cls, "")
+        parsed = self.parse_args(spec, inv)
+        if any(word in ("-x", "--exec") for _, word, _ in parsed.opts):
+            return self.again(parsed.operands, inv, inv.st.copy(), IO())
+        return self.shell_text(_joined(parsed.operands), inv, inv.st, None, "its arguments")
+
+
+    def executes_written(self, value: Value, inv: Invocation) -> None:
+        if value.static and any(p in self.written for p in self.paths(value, inv.cwds) if p is not None):
+            self.unknown(f"runs {value.text}, which the command itself wrote (downloaded or generated)")
+
+
+_SET_FLAGS = "euxvfCBEHhTnmbkpP"
+_SET_OPTIONS = {"pipefail", "errexit", "nounset", "xtrace", "noclobber", "noglob", "verbose", "errtrace",
+                "functrace", "noexec", "notify", "monitor", "ignoreeof"}
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def _local_url(value: Value) -> Value | None:
+    """The local file a URL operand names (file://, or a plain path); None for a remote URL."""
+    text = value.text if value.text is not None else value.prefix
+    m = _SCHEME.match(text)
+    if m and m.group(1).lower() != "file":
+        return None
+    if value.text is None:
+        return value
+    if m:
+        rest = re.sub(r"^file:(//(localhost)?)?", "", text, flags=re.I)
+        return Value.of(rest if rest.startswith("/") else "/" + rest)
+    if REMOTE.match(text):
+        return None
+    return value
+
+
+def _may_be_option(v: Value) -> bool:
+    """Whether an unknown word may start with '-' (or split into words that do)."""
+    if v.under or v.pipe or v.numeric:
+        return False
+    return v.multi or not v.prefix or v.prefix.startswith("-")
+
+
+def _joined(vals: list[Value]) -> Value:
+    texts = [v.text for v in vals]
+    if any(t is None for t in texts):
+        bad = next(v for v in vals if v.text is None)
+        return replace(bad, multi=False)
+    return Value.of(" ".join(t for t in texts if t is not None))
+
+
+def _replace(word: Value, marker: str, item: Value) -> Value:
+    if word.text is None or marker not in word.text:
+        return word
+    if word.text == marker or (word.text.startswith(marker) and item.under):
+        return item
+    if item.text is not None:
+        return Value.of(word.text.replace(marker, item.text))
+    return Value.unknown(item.reason or "an input word", stream=item.stream)
+
+
+def assign_slots(pattern: tuple[Slot, ...], operands: list[Value]) -> list[tuple[Value, tuple[str, ...]]]:
+    """Give each operand the roles of its place in the pattern (one item may take any number)."""
+    star = next((i for i, s in enumerate(pattern) if s.many), None)
+    if star is None:
+        return [(v, pattern[i].roles if i < len(pattern) else ("none",)) for i, v in enumerate(operands)]
+    before, after = pattern[:star], pattern[star + 1:]
+    if "command" in pattern[star].roles or "shell" in pattern[star].roles:
+        after = ()
+    out: list[tuple[Value, tuple[str, ...]]] = []
+    n = len(operands)
+    k_before = min(len(before), n)
+    k_after = min(len(after), n - k_before)
+    for i in range(k_before):
+        out.append((operands[i], before[i].roles))
+    middle = operands[k_before:n - k_after]
+    out.extend((v, pattern[star].roles) for v in middle)
+    for j, v in enumerate(operands[n - k_after:]):
+        out.append((v, after[len(after) - k_after + j].roles))
+    return out
+
+
+_SPECIALS: dict[str, Callable[[Any, CommandSpec, Invocation], State]] = {
+    "cd": Commands.sp_cd, "pushd": Commands.sp_cd, "popd": Commands.sp_popd, "eval": Commands.sp_eval,
+    "source": Commands.sp_source, "alias": Commands.sp_alias, "set": Commands.sp_set, "shopt": Commands.sp_shopt,
+    "trap": Commands.sp_trap, "read": Commands.sp_read, "env": Commands.sp_env, "xargs": Commands.sp_xargs,
+    "busybox": Commands.sp_busybox, "watch": Commands.sp_watch,
+}

@@ -1,0 +1,669 @@
+"""The shell extractor's two tables, read from the spec's folder and checked once at load time.
+
+commands.toml says what each program does with its arguments (class, the role of each operand and
+option value); zones.toml says which zone a path is in. Nothing about zones or programs is written in
+Python: a user extends both files for their own tools. Every error names the file and the key.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from enforce.extract_errors import ExtractionError
+
+ACCESSES = ("read", "write", "delete", "execute")
+# Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").
+KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "subcommand", "variable", "sed", "awk",
+         "url", "program")
+OTHER_OPTIONS = ("ignore", "unknown", "operand")
+STYLES = ("gnu", "single")
+INTERPRETERS = ("shell", "code")
+SPECIALS = ("cd", "pushd", "popd", "eval", "source", "alias", "set", "shopt", "trap", "read", "env", "xargs",
+            "busybox", "watch")
+PRINTS = ("operands", "cwd")
+PLACEHOLDERS = ("workspace", "home", "tmp")
+
+
+def _fail(file: Path, where: str, message: str) -> ExtractionError:
+    return ExtractionError("extract.config", f"{file}: {where}: {message}")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One item of an operand pattern: its roles and whether it takes any number of operands."""
+
+    roles: tuple[str, ...]
+    many: bool = False
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    value: str | None = None            # None: a flag; else the role or kind of its value
+    attached: bool = False               # the value only counts when attached (-i.bak, -ofile)
+    cls: str | None = None
+    operands: tuple[Slot, ...] | None = None
+    recursive: bool = False
+    default_operand: str | None = None
+    prints: str | None = None
+    sudo: bool = False
+    roles: Mapping[str, str] = field(default_factory=dict)
+    script: str | None = None            # the program text comes from: "value", "operand" or "stdin"
+    stop: bool = False                   # no option after this one
+    terminators: tuple[str, ...] = ()    # for value = "command": the words that end it
+    cwd: tuple[str, ...] = ()            # accesses to the working directory it adds
+    why: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class CommandSpec:
+    name: str
+    cls: str
+    operands: tuple[Slot, ...] = (Slot(("none",), True),)
+    options: Mapping[str, OptionSpec] = field(default_factory=dict)
+    other_options: str = "unknown"
+    style: str = "gnu"
+    stop_at_operand: bool = False
+    first_cluster: bool = False          # the first argument is an option cluster even without "-" (tar czf)
+    recursive: bool = False
+    default_operand: str | None = None
+    cwd: tuple[str, ...] = ()
+    prints: str | None = None
+    filter: bool = False
+    subcommands: Mapping[str, "CommandSpec"] = field(default_factory=dict)
+    same_as: str | None = None
+    sudo: bool = False
+    interpreter: str | None = None
+    special: str | None = None
+    keyed: Mapping[str, str] = field(default_factory=dict)
+    remote: str | None = None
+    plus: str | None = None
+    roles: Mapping[str, str] = field(default_factory=dict)
+    why: str = ""
+
+    @functools.cached_property
+    def options_matter(self) -> bool:
+        """Whether an option can change what the command touches or its class (then an argument
+        the analysis cannot see, which may be such an option, makes the command unknown)."""
+        return self.other_options != "ignore" or any(
+            o.value not in (None, "none") or o.cls or o.operands is not None or o.recursive or o.sudo or o.roles
+            or o.script or o.default_operand for o in self.options.values())
+
+    def option(self, name: str) -> OptionSpec | None:
+        """The declared option `name`; a unique prefix of a declared `--long` option counts (getopt_long)."""
+        if name in self.options:
+            return self.options[name]
+        if name.startswith("--") and len(name) > 3:
+            hits = {k for k in self.options if k.startswith(name)}
+            if len(hits) == 1:
+                return self.options[hits.pop()]
+            if hits:
+                return OptionSpec(cls="unknown", why=f"{name} is an ambiguous abbreviation")
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class CommandTable:
+    path: Path
+    class_order: tuple[str, ...]          # most restrictive first
+    unknown: str                          # the class of what cannot be classified
+    commands: Mapping[str, CommandSpec]
+    system_dirs: tuple[str, ...]          # programs named by a path here are looked up by name
+    project_dirs: tuple[str, ...]         # the same, and running them is an execute access
+    harmless_env: tuple[str, ...]         # variables a command may set for what it runs (globs)
+    shell_variables: tuple[str, ...]      # assigning one changes how the shell runs what follows
+
+    def rank(self, cls: str) -> int:
+        return len(self.class_order) - self.class_order.index(cls)
+
+    def lowest(self) -> str:
+        return self.class_order[-1]
+
+    def harmless(self, name: str) -> bool:
+        return any(_glob_match(p, name) for p in self.harmless_env)
+
+
+def _glob_match(pattern: str, name: str) -> bool:
+    return _component_regex(pattern, False).fullmatch(name) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# commands.toml
+
+_CMD_KEYS = {"class", "operands", "options", "other_options", "style", "stop_at_operand", "first_cluster", "recursive",
+             "default_operand", "cwd", "prints", "filter", "subcommands", "same_as", "sudo", "interpreter",
+             "special", "keyed", "remote", "plus", "roles", "why"}
+_OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_operand", "prints", "sudo", "roles",
+             "script", "stop", "terminators", "cwd", "why"}
+
+
+class _Reader:
+    def __init__(self, file: Path, classes: tuple[str, ...]) -> None:
+        self.file, self.classes = file, classes
+
+    def role(self, text: Any, where: str, names: Mapping[str, str], kinds: bool = True) -> tuple[str, ...]:
+        if not isinstance(text, str) or not text:
+            raise _fail(self.file, where, f"expected a role such as \"read\", got {text!r}")
+        parts = tuple(text.split("+"))
+        allowed = set(ACCESSES) | set(names) | (set(KINDS) if kinds else {"none"})
+        for p in parts:
+            if p not in allowed:
+                raise _fail(self.file, where, f"unknown role {p!r}; one of {sorted(allowed)}")
+        if len(parts) > 1 and not set(parts) <= set(ACCESSES) | set(names) | {"url", "program"}:
+            raise _fail(self.file, where, f"only accesses, url and program combine with '+', got {text!r}")
+        return parts
+
+    def pattern(self, raw: Any, where: str, names: Mapping[str, str]) -> tuple[Slot, ...]:
+        if not isinstance(raw, list):
+            raise _fail(self.file, where, f"expected a list such as [\"read*\", \"write\"], got {raw!r}")
+        slots = []
+        for i, item in enumerate(raw):
+            text = str(item)
+            many = text.endswith("*") or text.endswith("...")
+            slot = Slot(self.role(text.rstrip("*.") or text, f"{where}[{i}]", names), many)
+            if "command" in slot.roles and i != len(raw) - 1:
+                raise _fail(self.file, f"{where}[{i}]", "\"command...\" must be the last item")
+            slots.append(Slot(slot.roles, many or "command" in slot.roles))
+        if sum(s.many for s in slots) > 1:
+            raise _fail(self.file, where, "at most one item may take any number of operands ('*')")
+        return tuple(slots)
+
+    def cls(self, raw: Any, where: str) -> str:
+        if raw not in self.classes:
+            raise _fail(self.file, where, f"class {raw!r} is not one of {list(self.classes)}")
+        return str(raw)
+
+    def choice(self, raw: Any, where: str, allowed: tuple[str, ...]) -> str:
+        if raw not in allowed:
+            raise _fail(self.file, where, f"{raw!r} is not one of {list(allowed)}")
+        return str(raw)
+
+    def keys(self, raw: Any, where: str, allowed: set[str]) -> Mapping[str, Any]:
+        if not isinstance(raw, Mapping):
+            raise _fail(self.file, where, f"expected a table, got {raw!r}")
+        extra = sorted(set(raw) - allowed)
+        if extra:
+            raise _fail(self.file, where, f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
+        return raw
+
+    def roles_table(self, raw: Any, where: str, names: Mapping[str, str] | None = None) -> dict[str, str]:
+        if not isinstance(raw, Mapping):
+            raise _fail(self.file, where, "expected a table of name = role")
+        for k, v in raw.items():
+            self.role(v, f"{where}.{k}", {}, kinds=False)
+            if names is not None and k not in names:
+                raise _fail(self.file, f"{where}.{k}", f"no role {k!r} is declared in the command's roles")
+        return {str(k): str(v) for k, v in raw.items()}
+
+    def option(self, raw: Any, where: str, names: Mapping[str, str]) -> OptionSpec:
+        raw = self.keys(raw, where, _OPT_KEYS)
+        value = raw.get("value")
+        if value is not None:
+            value = "+".join(self.role(value, f"{where}.value", names))
+        script = raw.get("script")
+        if script is not None:
+            self.choice(script, f"{where}.script", ("value", "operand", "stdin"))
+        prints = raw.get("prints")
+        if prints is not None:
+            self.choice(prints, f"{where}.prints", PRINTS)
+        return OptionSpec(
+            value=value, attached=bool(raw.get("attached", False)),
+            cls=self.cls(raw["class"], f"{where}.class") if "class" in raw else None,
+            operands=self.pattern(raw["operands"], f"{where}.operands", names) if "operands" in raw else None,
+            recursive=bool(raw.get("recursive", False)), default_operand=raw.get("default_operand"),
+            prints=prints, sudo=bool(raw.get("sudo", False)),
+            roles=self.roles_table(raw.get("roles", {}), f"{where}.roles", names),
+            script=script, stop=bool(raw.get("stop", False)),
+            terminators=tuple(map(str, raw.get("terminators", ()))), cwd=self.accesses(raw.get("cwd", []), where),
+            why=str(raw.get("why", "")))
+
+    def accesses(self, raw: Any, where: str) -> tuple[str, ...]:
+        if not isinstance(raw, list):
+            raise _fail(self.file, f"{where}.cwd", f"expected a list of accesses, got {raw!r}")
+        for i, r in enumerate(raw):
+            self.role(r, f"{where}.cwd[{i}]", {}, kinds=False)
+        return tuple(map(str, raw))
+
+    def command(self, name: str, raw: Any, where: str) -> CommandSpec:
+        raw = self.keys(raw, where, _CMD_KEYS)
+        if "same_as" in raw:
+            if set(raw) != {"same_as"}:
+                raise _fail(self.file, where, "same_as stands alone")
+            return CommandSpec(name, self.lowest, same_as=str(raw["same_as"]))
+        if "class" not in raw:
+            raise _fail(self.file, where, "every command needs a class")
+        names = self.roles_table(raw.get("roles", {}), f"{where}.roles")
+        options: dict[str, OptionSpec] = {}
+        for key, spec in (raw.get("options") or {}).items():
+            opt = self.option(spec, f"{where}.options.{key!r}", names)
+            for alias in str(key).split("|"):
+                if not alias.startswith(("-", "+")):
+                    raise _fail(self.file, f"{where}.options.{key!r}", f"option {alias!r} must start with '-'")
+                options[alias] = opt
+        subs: dict[str, CommandSpec] = {}
+        for key, spec in (raw.get("subcommands") or {}).items():
+            sub = self.command(f"{name} {key}", spec, f"{where}.subcommands.{key}")
+            for alias in str(key).split("|"):
+                subs[alias] = sub
+        for k, allowed in (("other_options", OTHER_OPTIONS), ("style", STYLES)):
+            if k in raw:
+                self.choice(raw[k], f"{where}.{k}", allowed)
+        for k, allowed in (("interpreter", INTERPRETERS), ("special", SPECIALS), ("prints", PRINTS)):
+            if k in raw:
+                self.choice(raw[k], f"{where}.{k}", allowed)
+        cwd = self.accesses(raw.get("cwd", []), where)
+        keyed = {str(k): "+".join(self.role(v, f"{where}.keyed.{k}", names))
+                 for k, v in (raw.get("keyed") or {}).items()}
+        operands = self.pattern(raw["operands"], f"{where}.operands", names) if "operands" in raw else None
+        return CommandSpec(
+            name=name, cls=self.cls(raw["class"], f"{where}.class"),
+            operands=operands if operands is not None else (Slot(("none",), True),),
+            options=options, other_options=str(raw.get("other_options", "unknown")), style=str(raw.get("style", "gnu")),
+            stop_at_operand=bool(raw.get("stop_at_operand", bool(subs))), first_cluster=bool(raw.get("first_cluster")),
+            recursive=bool(raw.get("recursive", False)),
+            default_operand=raw.get("default_operand"), cwd=cwd, prints=raw.get("prints"),
+            filter=bool(raw.get("filter", False)), subcommands=subs, sudo=bool(raw.get("sudo", False)),
+            interpreter=raw.get("interpreter"), special=raw.get("special"), keyed=keyed,
+            remote=self.cls(raw["remote"], f"{where}.remote") if "remote" in raw else None,
+            plus=self.cls(raw["plus"], f"{where}.plus") if "plus" in raw else None,
+            roles=names, why=str(raw.get("why", "")))
+
+    @property
+    def lowest(self) -> str:
+        return self.classes[-1]
+
+
+def _toml(file: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ExtractionError("extract.config", f"{file}: cannot be read: {e.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ExtractionError("extract.config", f"{file}: not valid TOML: {e}") from None
+
+
+def _strings(raw: Any, file: Path, where: str) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise _fail(file, where, f"expected a list of strings, got {raw!r}")
+    return tuple(raw)
+
+
+def load_commands(file: Path) -> CommandTable:
+    """The command table in `file`, loaded and checked once per content."""
+    return _load_commands(str(file), hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else "")
+
+
+@functools.lru_cache(maxsize=16)
+def _load_commands(file_name: str, digest: str) -> CommandTable:
+    file = Path(file_name)
+    raw = _toml(file)
+    allowed = {"class_order", "unknown_class", "programs", "environment", "commands"}
+    extra = sorted(set(raw) - allowed)
+    if extra:
+        raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
+    order = _strings(raw.get("class_order"), file, "class_order")
+    if len(set(order)) != len(order) or not order:
+        raise _fail(file, "class_order", "list every class once, most restrictive first")
+    unknown = str(raw.get("unknown_class", ""))
+    if unknown not in order:
+        raise _fail(file, "unknown_class", f"{unknown!r} is not in class_order")
+    reader = _Reader(file, order)
+    commands: dict[str, CommandSpec] = {}
+    for key, spec in (raw.get("commands") or {}).items():
+        cmd = reader.command(str(key).split("|")[0], spec, f"[commands.{key}]")
+        for alias in str(key).split("|"):
+            if alias in commands:
+                raise _fail(file, f"[commands.{key}]", f"{alias!r} is declared twice")
+            commands[alias] = cmd
+    _check_same_as(commands, commands, file)
+    programs = raw.get("programs") or {}
+    env = raw.get("environment") or {}
+    return CommandTable(file, order, unknown, commands,
+                        _strings(programs.get("system", []), file, "programs.system"),
+                        _strings(programs.get("project", []), file, "programs.project"),
+                        _strings(env.get("harmless", []), file, "environment.harmless"),
+                        _strings(env.get("shell", []), file, "environment.shell"))
+
+
+def _check_same_as(table: Mapping[str, CommandSpec], top: Mapping[str, CommandSpec], file: Path) -> None:
+    for name, cmd in table.items():
+        if cmd.same_as is not None and (cmd.same_as not in top or top[cmd.same_as].same_as is not None):
+            raise _fail(file, f"[commands... {name}]", f"same_as {cmd.same_as!r} names no command with a class")
+        _check_same_as(cmd.subcommands, top, file)
+
+
+# ---------------------------------------------------------------------------------------------
+# zones.toml and path matching
+
+@functools.lru_cache(maxsize=4096)
+def _component_regex(pattern: str, dot_rule: bool, loose: bool = False) -> re.Pattern[str]:
+    """A regex for one path component of a glob (`*`, `?`, `[...]`, backslash escapes). `loose` reads
+    every bracket expression as any one character: a command's glob may use classes ([[:alpha:]])
+    this translation does not follow, and a path it might match must count."""
+    out, i = [], 0
+    if dot_rule and pattern[:1] in ("*", "?"):  # only a literal dot matches a leading dot (a bracket may)
+        out.append(r"(?!\.)")
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = _bracket_end(pattern, i)
+            if end < 0:
+                out.append(re.escape(c))
+            elif loose:
+                out.append("[^/]")
+                i = end
+            else:
+                body = pattern[i + 1:end]
+                neg = body[:1] in ("!", "^")
+                body = body[1:] if neg else body
+                out.append("[" + ("^" if neg else "") + "".join(ch if ch == "-" else re.escape(ch) for ch in body)
+                           + "]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out))
+
+
+def _bracket_end(pattern: str, i: int) -> int:
+    """Index of the `]` closing the bracket expression at `i` (bash's reading), or -1."""
+    j = i + 1
+    if j < len(pattern) and pattern[j] in "!^":
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    while j < len(pattern):
+        if pattern[j] == "[" and pattern[j + 1:j + 2] in (":", "=", "."):
+            close = pattern.find(pattern[j + 1] + "]", j + 2)
+            if close < 0:
+                return -1
+            j = close + 2
+            continue
+        if pattern[j] == "\\":
+            j += 2
+            continue
+        if pattern[j] == "]":
+            return j
+        j += 1
+    return -1
+
+
+GLOB_CHARS = frozenset("*?[")
+
+
+def has_glob(component: str) -> bool:
+    """Whether a (backslash-escaped) component has an active glob character."""
+    i = 0
+    while i < len(component):
+        if component[i] == "\\":
+            i += 2
+            continue
+        if component[i] in GLOB_CHARS:
+            return True
+        i += 1
+    return False
+
+
+def unescape(component: str) -> str:
+    return re.sub(r"\\(.)", r"\1", component)
+
+
+@dataclass(frozen=True)
+class Comp:
+    """A path component: a literal name, a glob over one name, or `**` (any number of components)."""
+
+    text: str
+    glob: bool = False
+    star2: bool = False
+
+    def matches(self, name: str, dot_rule: bool, loose: bool = False) -> bool:
+        if not self.glob:
+            return self.text == name
+        if name in (".", ".."):
+            return False
+        return _component_regex(self.text, dot_rule, loose).fullmatch(name) is not None
+
+
+STAR2 = Comp("**", True, True)
+
+
+def split_pattern(path: str) -> tuple[Comp, ...]:
+    """Components of an absolute, normalised, backslash-escaped pattern ('/' is the empty tuple)."""
+    comps = []
+    for part in path.split("/"):
+        if not part:
+            continue
+        if part == "**":
+            comps.append(STAR2)
+        elif has_glob(part):
+            comps.append(Comp(part, True))
+        else:
+            comps.append(Comp(unescape(part)))
+    return tuple(comps)
+
+
+def _meet(a: Comp, b: Comp, dot_rule: bool) -> bool:
+    """Whether a name can match both components (`a` is the command's, `b` the zone map's)."""
+    if not a.glob and not b.glob:
+        return a.text == b.text
+    if not a.glob:
+        return b.matches(a.text, False)
+    if not b.glob:
+        return a.matches(b.text, dot_rule, loose=True)
+    return True  # two globs are assumed to meet
+
+
+def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], dot_rule: bool) -> bool:
+    """Whether some path matches both patterns."""
+    if not any(c.star2 for c in t):
+        if not any(c.star2 for c in z):
+            return len(t) == len(z) and all(_meet(a, b, dot_rule) for a, b in zip(t, z))
+        if z[-1].star2 and not any(c.star2 for c in z[:-1]):
+            return len(t) >= len(z) - 1 and all(_meet(a, b, dot_rule) for a, b in zip(t, z[:-1]))
+    memo: dict[tuple[int, int], bool] = {}
+
+    def go(i: int, j: int) -> bool:
+        key = (i, j)
+        if key not in memo:
+            if i == len(t) and j == len(z):
+                memo[key] = True
+            elif i < len(t) and t[i].star2:
+                memo[key] = go(i + 1, j) or (j < len(z) and go(i, j + 1))
+            elif j < len(z) and z[j].star2:
+                memo[key] = go(i, j + 1) or (i < len(t) and go(i + 1, j))
+            else:
+                memo[key] = i < len(t) and j < len(z) and _meet(t[i], z[j], dot_rule) and go(i + 1, j + 1)
+        return memo[key]
+
+    return go(0, 0)
+
+
+def _contains(z: tuple[Comp, ...], t: tuple[Comp, ...]) -> bool:
+    """Whether every path matching t matches z (only decided for the shapes that occur; else False)."""
+    if not any(c.glob for c in t):
+        return _intersect(t, z, False)  # a literal path: matching is containment
+    if z and z[-1].star2 and not any(c.glob for c in z[:-1]):
+        prefix = z[:-1]
+        literal = [c for c in t[:len(prefix)] if not c.glob]
+        return len(t) >= len(prefix) and len(literal) == len(prefix) and all(
+            a.text == b.text for a, b in zip(t, prefix))
+    return False
+
+
+@dataclass(frozen=True, eq=False)
+class ZoneMap:
+    path: Path
+    zones: tuple[tuple[str, tuple[str, ...]], ...]   # (zone, patterns) in order; first match wins
+    unmatched: str
+    unresolved: str
+    no_data: tuple[str, ...]
+    links: tuple[str, ...] = ()
+
+    def names(self) -> set[str]:
+        return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
+
+    def compile(self, workspace: str, home: str, tmp: str) -> "Zones":
+        return _compile(self, workspace, home, tmp)
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str) -> "Zones":
+    values = {"workspace": workspace, "home": home, "tmp": tmp}
+    zones = tuple((zone, tuple(split_pattern(normalise(fill(p, values)))
+                               for p in patterns)) for zone, patterns in zmap.zones)
+    no_data = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.no_data)
+    links = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.links)
+    folded = tuple((zone, tuple(tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in z) for z in patterns))
+                   for zone, patterns in zones)
+    return Zones(zones, zmap.unmatched, zmap.unresolved, no_data, links, zones if folded == zones else folded)
+
+
+def fill(pattern: str, values: Mapping[str, str]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)].replace("\\", "\\\\").replace("*", "\\*")
+                  .replace("?", "\\?").replace("[", "\\["), pattern)
+
+
+def normalise(path: str) -> str:
+    """Lexical normalisation of an absolute path: `//`, `/./` and `..` (symlinks are not followed)."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return "/" + "/".join(parts)
+
+
+@dataclass(frozen=True, eq=False)
+class Zones:
+    """A zone map with its placeholders filled in for one observation."""
+
+    zones: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...]
+    unmatched: str
+    unresolved: str
+    no_data: tuple[tuple[Comp, ...], ...]
+    links: tuple[tuple[Comp, ...], ...]
+    folded: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...]
+
+    def no_data_path(self, target: tuple[Comp, ...]) -> bool:
+        """Whether a literal path is a pseudo-file that holds no data (/dev/null...)."""
+        if any(c.glob for c in target):
+            return False
+        if len(target) > 4 or target[:1] not in self._no_data_heads:
+            return False
+        return any(_intersect(target, nd, False) for nd in self.no_data)
+
+    @functools.cached_property
+    def _no_data_heads(self) -> set[tuple[Comp, ...]]:
+        return {nd[:1] for nd in self.no_data}
+
+    def through_link(self, target: tuple[Comp, ...]) -> bool:
+        """Whether `..` follows a component that is a symbolic link (/proc/self/cwd/..): lexical
+        normalisation cannot resolve that path."""
+        for k, c in enumerate(target):
+            if not c.glob and c.text == ".." and any(
+                    _intersect(target[:j], link, False) for link in self.links for j in range(1, k + 1)):
+                return True
+        return False
+
+    def of(self, target: tuple[Comp, ...], dot_rule: bool = True) -> list[str]:
+        """Every zone a path matching `target` may be in, in map order; matched as written and
+        ignoring case (a case-insensitive file system), which only ever adds zones."""
+        key = (target, dot_rule)
+        cache = self._cache
+        if key not in cache:
+            if len(cache) > 4096:
+                cache.clear()
+            cache[key] = self._zones_of(target, dot_rule)
+        return list(cache[key])
+
+    @functools.cached_property
+    def _cache(self) -> dict[tuple[tuple[Comp, ...], bool], tuple[str, ...]]:
+        return {}
+
+    def _zones_of(self, target: tuple[Comp, ...], dot_rule: bool) -> tuple[str, ...]:
+        if self.no_data_path(target):
+            return ()
+        found = self._of(target, dot_rule, self.zones)
+        folded = tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in target)
+        if folded != target or self.folded is not self.zones:
+            found += [z for z in self._of(folded, dot_rule, self.folded) if z not in found]
+        return tuple(found)
+
+    def _of(self, target: tuple[Comp, ...], dot_rule: bool, zones: Any) -> list[str]:
+        found: list[str] = []
+        for zone, patterns in zones:
+            for z in patterns:
+                if _intersect(target, z, dot_rule):
+                    if zone not in found:
+                        found.append(zone)
+                    if _contains(z, target):
+                        return found
+        if self.unmatched not in found:
+            found.append(self.unmatched)
+        return found
+
+
+def load_zones(file: Path, zone_names: set[str] | None = None) -> ZoneMap:
+    """The zone map in `file` (loaded once per content), checked against the spec's Zone values."""
+    zmap = _load_zones(str(file), hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else "")
+    if zone_names is not None:
+        bad = sorted(zmap.names() - zone_names)
+        if bad:
+            raise _fail(file, "zones", f"zone(s) {bad} are not values of the spec's Zone type {sorted(zone_names)}")
+    return zmap
+
+
+@functools.lru_cache(maxsize=16)
+def _load_zones(file_name: str, digest: str) -> ZoneMap:
+    file = Path(file_name)
+    raw = _toml(file)
+    allowed = {"unmatched", "unresolved", "no_data", "links", "zones"}
+    extra = sorted(set(raw) - allowed)
+    if extra:
+        raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
+    table = raw.get("zones")
+    if not isinstance(table, Mapping) or not table:
+        raise _fail(file, "[zones]", "expected a table of zone = [patterns], most specific first")
+    zones = []
+    for zone, patterns in table.items():
+        pats = _strings(patterns, file, f"zones.{zone}")
+        for p in pats:
+            _check_pattern(p, file, f"zones.{zone}")
+        zones.append((str(zone), pats))
+    no_data = _strings(raw.get("no_data", []), file, "no_data")
+    links = _strings(raw.get("links", []), file, "links")
+    for p in no_data + links:
+        _check_pattern(p, file, "no_data / links")
+    zmap = ZoneMap(file, tuple(zones), str(raw.get("unmatched", "")), str(raw.get("unresolved", "")), no_data,
+                   links)
+    for k in ("unmatched", "unresolved"):
+        if not getattr(zmap, k):
+            raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")
+    return zmap
+
+
+def _check_pattern(p: str, file: Path, where: str) -> None:
+    if re.search(r"\[[:=.]", p):
+        raise _fail(file, where, f"{p!r}: character classes such as [[:alpha:]] are not supported in zone patterns")
+    names = re.findall(r"\{(\w+)\}", p)
+    bad = [n for n in names if n not in PLACEHOLDERS]
+    if bad:
+        raise _fail(file, where, f"unknown placeholder {{{bad[0]}}} in {p!r}; use {{workspace}}, {{home}} or {{tmp}}")
+    if not p.startswith("/") and not p.startswith("{"):
+        raise _fail(file, where, f"{p!r} must be absolute or start with a placeholder")
