@@ -1,103 +1,238 @@
-"""Turn an EHRAgent output log into what the guard sees, following GuardAgent's `get_output_ehr`.
+"""Read an EHRAgent log the way EHRAgent wrote it and hand over every program the agent may have run.
 
-The guard's input is knowledge + "Generated code:" + code + "Answer:" + answer, where code is the
-last autogen `{"cell": ...}` attempt (JSON-decoded here, so `\\n` escapes become real newlines), or
-the longest section when the log holds raw code, and answer is the section before the last
-TERMINATE. One deliberate difference: the longest-section fallback only looks before the answer, so
-a long answer can never stand in for the code. A log without those parts is refused
-(ExtractionError), never half-read.
+EHRAgent (ehragent/main.py) writes its chat messages joined by SECTION_SEPARATOR: the question, its
+gold answer, the prompt (examples, "(END OF EXAMPLES)", knowledge, "Question: ...", "Solution: "),
+then the conversation: an assistant message (the raw arguments of its `python` function call, or
+text), the user proxy's reply (what `run_code` returned, or "" when nothing ran), and so on, up to the
+assistant message that ends in TERMINATE; the benchmark adds a "Ground-Truth Answer --->" section.
+Every call runs in a fresh namespace on json.loads(arguments)["cell"], or, when the arguments are not
+JSON, on the text after their last `: "` up to the first `", ` (medagent.execute_function).
+
+Every program is read, failed attempts included: each `{"cell": ...}` object in an assistant message,
+found with a JSON decoder at every '{' (any spelling or order of keys), and the `: "` cut of every run
+of whole sections, outputs included, wherever it parses as Python and is more than a literal value.
+A printed separator can make code look like output or split it in two, so no placement is trusted:
+reading more can only deny more. The answer is the section before TERMINATE, as in GuardAgent's
+`get_output_ehr`; the old longest-section fallback is gone (the cut is what EHRAgent runs).
+
+Refused (ExtractionError), never half-read: a log without those parts; messages and outputs that do
+not alternate; text after TERMINATE other than the benchmark's line; a cell object that is not one
+string under "cell" alone (duplicate or extra keys, another type) or that spans a separator; anything
+keyed "cell" in an output; an output after a message that shows no code (what ran is not in the log);
+a call that does not compile while its output does not report the error.
+Limit: when a message has both text and a function call, EHRAgent logs only the text; the code that
+ran is then not in the log and its output is refused only because the message shows no code.
 """
 from __future__ import annotations
 
+import ast
+import bisect
+import json
 import re
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from enforce.extract_errors import ExtractionError
 
 SECTION_SEPARATOR = "\n" + "-" * 58 + "\n"
 END_OF_EXAMPLES = "(END OF EXAMPLES)\n"
-CELL = re.compile(r'\{\s*"cell":\s*"((?:[^"\\]|\\.)*)"\s*\}', re.DOTALL)
-ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.DOTALL)
-SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
-                  "'": "'", "\n": ""}
+GROUND_TRUTH = "Ground-Truth Answer --->"
+ERROR_REPORTS = ("SyntaxError:", "Error:")  # how run_code reports code that did not compile
+CUT_OPEN, CUT_CLOSE = ': "', '", '          # where execute_function cuts arguments that are not JSON
+MAX_SECTIONS = 64
+MAX_LOG_CHARS = 500_000
+PARSE_BUDGET = 1_000_000  # characters handed to the Python parser for one log
+CELL_KEY = "cell"
+KEY = re.compile(r'("(?:[^"\\]|\\.){1,24}")\s*:')  # "cell" spelled with escapes is at most 24 units
+# strict=False: autogen turns raw newlines and tabs in strings into escapes; pairs keep duplicate keys
+DECODER = json.JSONDecoder(strict=False, object_pairs_hook=list)
 
 
 @dataclass(frozen=True)
 class AgentOutput:
     knowledge: str
-    code: str
+    code: tuple[str, ...]  # every program the agent may have run, each to be analysed on its own
     answer: str
     question: str
 
     def guard_input(self) -> str:
-        """The text GuardAgent hands its guard, for comparison with LLM guards."""
-        return self.knowledge + "\nGenerated code:\n" + self.code + "\nAnswer:\n" + self.answer
+        """The text GuardAgent hands its guard (with every program), for comparison with LLM guards."""
+        return self.knowledge + "\nGenerated code:\n" + "\n\n".join(self.code) + "\nAnswer:\n" + self.answer
+
+
+@dataclass(frozen=True)
+class _Cell:
+    start: int
+    end: int
+    code: str
+
+
+class _Parser:
+    """ast.parse under a budget per log: a log built to be costly to read is refused, not waited on."""
+
+    def __init__(self) -> None:
+        self.left = PARSE_BUDGET
+
+    def parses(self, code: str) -> bool:
+        self.left -= len(code)
+        if self.left < 0:
+            raise ExtractionError("extract.log.structure", f"reading every program of this log would parse more "
+                                  f"than {PARSE_BUDGET:,} characters of Python")
+        try:
+            with warnings.catch_warnings():  # invalid escapes in strings warn; they do not stop the code
+                warnings.simplefilter("ignore")
+                ast.parse(code)
+        except SyntaxError:
+            return False
+        except (ValueError, RecursionError, MemoryError) as e:  # null bytes, nesting: cannot tell, so refuse
+            raise ExtractionError("extract.code.unanalysable", f"unanalysable code: Python cannot parse it "
+                                  f"({type(e).__name__})") from None
+        return True
 
 
 def parse_agent_log(text: str) -> AgentOutput:
-    """Parse one EHRAgent log; raise ExtractionError if it is empty, truncated or malformed."""
+    """Parse one EHRAgent log; raise ExtractionError if it is empty, truncated, malformed or ambiguous."""
     if not text.strip():
         raise ExtractionError("extract.log.empty", "the agent log is empty")
+    if len(text) > MAX_LOG_CHARS:
+        raise ExtractionError("extract.log.structure", f"the log has {len(text):,} characters, more than the "
+                              f"{MAX_LOG_CHARS:,} read")
     if END_OF_EXAMPLES not in text:
         raise ExtractionError("extract.log.format", "no '(END OF EXAMPLES)' line: this is not an EHRAgent log")
-    tail = text.split(END_OF_EXAMPLES, 1)[1]
-    if "Question:" not in tail or "Solution:" not in tail:
+    prompt, separator, conversation = text.split(END_OF_EXAMPLES, 1)[1].partition(SECTION_SEPARATOR)
+    if "Question:" not in prompt or "Solution:" not in prompt or not separator:
         raise ExtractionError("extract.log.truncated", "the log ends before its 'Question:'/'Solution:' lines")
-    knowledge = tail.split("Question:", 1)[0]
-    question = tail.split("Question:", 1)[1].split("\n", 1)[0].strip()
-    sections = tail.split("Solution:")[-1].split(SECTION_SEPARATOR)
-    answer_at = _answer_index(sections)
-    code = _last_cell(sections[:answer_at])  # output and answer text are data, never code
-    if code is None:  # GuardAgent takes the longest section; the answer and what follows it are not code
-        code = max(sections[:answer_at], key=len)
-    if not code.strip():
+    if not prompt.rstrip().endswith("Solution:"):
+        raise ExtractionError("extract.log.format", "the prompt does not end with 'Solution:' before the first "
+                              "section separator: the conversation cannot be told apart from the prompt")
+    knowledge, _, asked = prompt.rpartition("Question:")
+    sections = conversation.split(SECTION_SEPARATOR)
+    if len(sections) > MAX_SECTIONS:
+        raise ExtractionError("extract.log.structure", f"the log has {len(sections)} sections, more than the "
+                              f"{MAX_SECTIONS} a run of EHRAgent writes")
+    messages = _messages(sections)
+    parser = _Parser()
+    candidates = [cell.code for cell in _cells(messages, parser)] + _cuts(messages)
+    code = tuple(program for program in dict.fromkeys(candidates)
+                 if program.strip() and parser.parses(program) and not _is_value(program))
+    if not code:
         raise ExtractionError("extract.log.no_code", "the log holds no generated code")
-    return AgentOutput(knowledge=knowledge, code=code, answer=sections[answer_at], question=question)
+    return AgentOutput(knowledge=knowledge, code=code, answer=sections[len(messages) - 1],
+                       question=asked.split("\n", 1)[0].strip())
 
 
-def _answer_index(sections: list[str]) -> int:
-    terminate = [i for i, section in enumerate(sections) if "TERMINATE" in section]
-    if not terminate:
-        raise ExtractionError("extract.log.truncated",
-                              "no TERMINATE section: the agent did not finish, or the log was cut")
-    if terminate[-1] == 0:
+def _messages(sections: list[str]) -> list[str]:
+    """The sections before the final TERMINATE; refuses a log that does not end the way EHRAgent ends one."""
+    ending = list(sections)
+    while len(ending) > 1 and (not ending[-1].strip() or ending[-1].startswith(GROUND_TRUTH)):
+        ending.pop()  # the benchmark's gold-answer line, or nothing, may follow TERMINATE
+    if not ending[-1].rstrip().endswith("TERMINATE"):
+        where = "no TERMINATE section" if not any("TERMINATE" in s for s in ending) else "text after TERMINATE"
+        raise ExtractionError("extract.log.truncated", f"{where}: the agent did not finish, or the log was cut "
+                              "or extended")
+    messages = ending[:-1]
+    if not messages:
         raise ExtractionError("extract.log.truncated", "TERMINATE comes before any answer section")
-    return terminate[-1] - 1
+    if len(messages) % 2:
+        raise ExtractionError("extract.log.structure", f"{len(messages)} sections before TERMINATE: the agent's "
+                              "messages and the outputs do not alternate (a section separator was printed?)")
+    return messages
 
 
-def _last_cell(sections: list[str]) -> str | None:
-    """The last `{"cell": "..."}` payload anywhere in the solution, decoded; None if there is none."""
-    raw: str | None = None
-    for number, section in enumerate(sections):
-        matches = list(CELL.finditer(section))
-        if '"cell":' in section and not matches:
-            raise ExtractionError("extract.log.cell", f"section {number} opens a \"cell\" that never closes: "
-                                  "the log is truncated or corrupt")
-        for match in matches:
-            raw = match.group(1)
-    return None if raw is None else _decode_cell(raw)
+def _cells(sections: list[str], parser: _Parser) -> list[_Cell]:
+    """Every cell object before TERMINATE, checked against where it stands and what follows it."""
+    bounds, position = [], 0
+    for section in sections:
+        bounds.append((position, position + len(section)))
+        position += len(section) + len(SECTION_SEPARATOR)
+    found = list(_cell_objects(SECTION_SEPARATOR.join(sections)))
+    for number, (start, end) in enumerate(bounds):
+        section, inside = sections[number], [c for c in found if start <= c.start < end]
+        if any(cell.end > end for cell in inside):
+            raise ExtractionError("extract.log.cell", f"the cell object in section {number + 1} spans a section "
+                                  "separator")
+        if number % 2:
+            if _mentions_cell_key(section):
+                raise ExtractionError("extract.log.structure", f"section {number + 1} is an output but holds a "
+                                      "cell object: output is never code")
+            continue
+        output = sections[number + 1]
+        if _is_call(section):
+            whole = [c for c in inside if not (section[:c.start - start] + section[c.end - start:]).strip()]
+            ran = whole[0].code if whole else _cut(section)  # what execute_function hands run_code
+            if not parser.parses(ran) and not output.lstrip().startswith(ERROR_REPORTS):
+                raise ExtractionError("extract.code.syntax", f"the call in section {number + 1} is not valid "
+                                      "Python, yet its output does not report the error: cannot tell what ran")
+        elif not inside and not parser.parses(_cut(section)) and output.strip():
+            raise ExtractionError("extract.log.structure", f"section {number + 2} is output, but section "
+                                  f"{number + 1} shows no code: what ran is not in the log")
+    return found
 
 
-def _decode_cell(raw: str) -> str:
-    """Decode a JSON string body, also accepting the two escapes LLMs add: \\' and backslash-newline.
+def _cell_objects(text: str) -> Iterator[_Cell]:
+    """Each JSON object with a "cell" key, decoded at every '{' (any spelling of the key, any key order).
 
-    JSON's own escapes keep their meaning; `\\'` is a quote and backslash-newline a line continuation,
-    as in Python. Any other escape is refused rather than guessed.
+    One that does not decode is not a cell: execute_function then runs the `: "` cut, which `_cuts` reads.
     """
-    out: list[str] = []
-    position = 0
-    for match in ESCAPE.finditer(raw):
-        out.append(raw[position:match.start()])
-        escape = match.group(0)
-        if escape.startswith("\\u"):
-            out.append(chr(int(escape[2:], 16)))
-        elif escape[1] in SIMPLE_ESCAPES:
-            out.append(SIMPLE_ESCAPES[escape[1]])
-        else:
-            line = raw.count("\n", 0, match.start()) + 1
-            raise ExtractionError("extract.log.cell",
-                                  f"the last \"cell\" has an unknown escape {escape!r} on its line {line}: "
-                                  "cannot tell what code the agent ran")
-        position = match.end()
-    out.append(raw[position:])
-    return "".join(out)
+    for brace in (m.start() for m in re.finditer(r"\{", text)):
+        try:
+            pairs, end = DECODER.raw_decode(text, brace)
+        except ValueError:
+            continue
+        except RecursionError:
+            raise ExtractionError("extract.log.cell", "a JSON object nested too deeply to read") from None
+        keys = [key for key, _ in pairs]
+        if CELL_KEY not in keys:
+            continue
+        if keys != [CELL_KEY] or not isinstance(pairs[0][1], str):
+            raise ExtractionError("extract.log.cell", f"a cell object must hold one string under \"cell\" and "
+                                  f"nothing else; it has keys {keys}")
+        yield _Cell(brace, end, pairs[0][1])
+
+
+def _cuts(sections: list[str]) -> list[str]:
+    """The `: "` cut of every run of whole sections: whichever separators are real, each message is one."""
+    text = SECTION_SEPARATOR.join(sections)
+    starts = [sum(len(s) + len(SECTION_SEPARATOR) for s in sections[:i]) for i in range(len(sections))]
+    opens = [m.end() for m in re.finditer(re.escape(CUT_OPEN), text)]
+    closes = [m.start() for m in re.finditer(re.escape(CUT_CLOSE), text)]
+    spans = set()
+    for first, low in enumerate(starts):
+        for last in range(first, len(sections)):
+            high = starts[last] + len(sections[last])
+            k = bisect.bisect_right(opens, high) - 1
+            begin = opens[k] if k >= 0 and opens[k] - len(CUT_OPEN) >= low else low
+            c = bisect.bisect_left(closes, begin)
+            spans.add((begin, closes[c] if c < len(closes) and closes[c] + len(CUT_CLOSE) <= high else high))
+    return [text[begin:end] for begin, end in sorted(spans)]
+
+
+def _cut(text: str) -> str:
+    """The code execute_function runs when a call's arguments are not JSON."""
+    return text.split(CUT_OPEN)[-1].split(CUT_CLOSE)[0]
+
+
+def _mentions_cell_key(text: str) -> bool:
+    """Whether any JSON object key in the text, well-formed object or not, decodes to "cell"."""
+    return any(_decodes_to(m.group(1), CELL_KEY) for m in KEY.finditer(text))
+
+
+def _is_call(section: str) -> bool:
+    return section.lstrip().startswith("{") and _mentions_cell_key(section)
+
+
+def _decodes_to(literal: str, expected: str) -> bool:
+    try:
+        return json.loads(literal, strict=False) == expected
+    except ValueError:
+        return False
+
+
+def _is_value(code: str) -> bool:
+    """A plain literal ('42', "['a', 1]"): printed output that reads nothing even if it ran."""
+    try:
+        ast.literal_eval(code.strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True

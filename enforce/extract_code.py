@@ -1,5 +1,28 @@
 """Which (database, column) pairs an EHRAgent program reads, found statically: no LLM, no execution.
 
+The program must stay inside a subset of Python followed completely here; anything else is refused
+with `extract.code.unanalysable` ("unanalysable code: <construct> at line L:C"). Allowlists, not
+denylists:
+* statements: assignment to names, tuples, lists and subscripts, augmented assignment, expressions,
+  if, for, while, break, continue, pass, try/except/else/finally, raise, assert, return, imports from
+  LIBRARY, def (no decorators, annotations) and lambda. Not with, class, del, global, nonlocal,
+  match, async, yield, `:=`, annotated assignment, attribute stores, `*args`/`**kwargs` in calls.
+* names: the tools, the builtins in BUILTINS, and names the program binds. Other builtins (eval,
+  getattr, type, open, vars, map, ...), dunders and the modules EHRAgent's header binds (tabtools,
+  calculator) are refused. A program starts with exactly the names EHRAgent's run_code gives it
+  (CodeHeader's tools and modules, `answer`), so a name bound nowhere raises NameError and reads nothing.
+  eval/exec/compile of a value that is certainly a DataFrame raise TypeError before running anything.
+* modules and their members: only those in LIBRARY (`collections._sys`, `calendar` are refused).
+* attributes and methods, by the kind of value they are taken from: a table or row (SAFE_TABLE_ATTRS,
+  columns, WHOLE_TABLE_ATTRS, TABLE_METHODS), a string (STR_METHODS), a container the program made
+  (CONTAINER_METHODS), a library object (LIBRARY), any other run-time value (VALUE_ATTRS,
+  VALUE_METHODS). Reflection (gi_frame, f_globals, __globals__, base, ...) is in no list.
+* functions and lambdas read only their parameters, their own locals and globals that cannot change
+  before a call: tools and builtins the program never rebinds, imported modules, functions defined
+  once. A closure, or a global bound elsewhere, is refused: it would be read when the function runs.
+* a generator expression only where it is consumed at once (CONSUMERS, str.join): it runs late.
+* str.format only on a constant template whose fields index nothing ('{0.x}', '{0[k]}' are refused).
+
 What counts as reading a column:
 * GetValue(db, 'col[, agg]') reads col. FilterDB(db, cond) reads every column its conditions name,
   max(col)/min(col) selectors included: which rows survive reveals those columns.
@@ -11,22 +34,30 @@ What counts as reading a column:
   Calendar's argument is SQL too: EHRAgent runs "select datetime(current_time, '<argument>')".
 * A table that is loaded (LoadDB, or FROM in SQL) but of which no column is named counts as read
   whole: its data is in the agent's hands and nothing shows that less was used (count(*), len()).
-* A table used in a way not modelled here (printed, formatted into text, returned as the answer,
-  handed to a function or a pandas method) counts as read whole, and confidence drops to 0.5.
+* A table handed to code not modelled here (printed, formatted into text, returned as the answer,
+  passed to a function, a callback or a whole-table method, stored where it is not tracked) counts as
+  read whole, and confidence drops to 0.5.
 * len(), isinstance(), `is`, `'c' in row`, truth tests and .empty/.shape/.columns reveal no value.
-* Both branches of an `if` count, dead or not. User functions are read once where they are defined,
-  with unknown parameters; a table passed to one counts as read whole.
+* Both branches of an `if` count, dead or not. Function bodies are read where they are defined, with
+  unknown parameters; a table passed to one counts as read whole.
+* Containers (lists, sets; dicts with keys and values apart) are tracked by the place that makes them,
+  so every alias sees what is added through any other (`b = a; b.append(t)` puts t in a), read again
+  until nothing changes. The state at a break, a continue or any statement of a try body flows on.
+* A column the schema does not have fails closed (`extract.code.unknown_column`), unless the caller
+  says the schema lists every column of each database (`complete`): then the tool raises when run
+  and nothing is read. GetValue with an aggregation the tool does not know raises, reading nothing.
 Fail closed: ExtractionError for empty or invalid code, SQL that does not parse or is not a query,
-unknown tables or columns, a table argument not traceable to LoadDB, SQL whose shape depends on
-run-time text, dynamic code (eval, exec, getattr, open, dunders), and imports that can read data
-around the tools. Assumption: values that flow in at run time (format arguments) are data, not syntax.
+unknown tables, a table argument not traceable to LoadDB, SQL whose shape depends on run-time text.
+Assumption: values that flow in at run time (format arguments) are data, not syntax.
 """
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 import string
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
@@ -43,27 +74,88 @@ from enforce.extract_errors import ExtractionError
 HOLE = "\x00"  # stands for a run-time value inside a string template
 SQL_HOLE = "987654321012345"
 TOOLS = frozenset({"LoadDB", "FilterDB", "GetValue", "SQLInterpreter", "Calendar", "Calculate"})
-FORBIDDEN = frozenset({"eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "delattr",
-                       "globals", "locals", "vars", "input", "breakpoint", "memoryview", "exit", "quit"})
-SAFE_BUILTINS = frozenset({"len", "isinstance", "type", "id", "callable"})
-ITERATING_BUILTINS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"})
-ALLOWED_IMPORTS = frozenset({"datetime", "time", "math", "statistics", "collections", "re", "itertools",
-                             "functools", "decimal", "fractions", "json", "string", "heapq", "bisect",
-                             "calendar", "dateutil"})
+HEADER = frozenset({"tabtools", "calculator"})  # what EHRAgent's CodeHeader imports beside the tools
+NO_REVEAL = frozenset({"len", "isinstance"})
+VALUE_FUNCTIONS = frozenset({"abs", "bool", "float", "int", "str", "round", "repr", "divmod", "pow", "chr", "ord",
+                             "print", "Exception", "ValueError", "TypeError", "KeyError", "IndexError",
+                             "ZeroDivisionError", "AttributeError", "RuntimeError", "ArithmeticError",
+                             "LookupError"})
+COLLECTING = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed", "dict", "enumerate", "zip",
+                        "range", "min", "max", "sum", "any", "all"})
+BUILTINS = NO_REVEAL | VALUE_FUNCTIONS | COLLECTING
+CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "dict", "min", "max", "sum", "any", "all"})
+RAISES_ON_TABLE = frozenset({"eval", "exec", "compile"})  # take text or code only: a DataFrame is a TypeError
+LIBRARY: dict[str, str] = {  # importable modules and the members used from them: kind of each
+    "datetime": "module", "datetime.datetime": "class", "datetime.date": "class", "datetime.time": "class",
+    "datetime.timedelta": "class", "datetime.MINYEAR": "constant", "datetime.MAXYEAR": "constant",
+    **{f"datetime.{c}.{m}": "function" for c in ("datetime", "date") for m in ("today", "fromisoformat",
+                                                                             "fromtimestamp")},
+    **{f"datetime.datetime.{m}": "function" for m in ("now", "strptime", "combine")},
+    **{f"datetime.{c}.{k}": "constant" for c in ("datetime", "date", "time", "timedelta")
+       for k in ("min", "max", "resolution")},
+    "collections": "module",
+    **{f"collections.{c}": "container" for c in ("Counter", "defaultdict", "OrderedDict", "deque")},
+    "math": "module",
+    **{f"math.{f}": "function" for f in ("ceil", "floor", "trunc", "sqrt", "exp", "log", "log2", "log10", "pow",
+                                         "fabs", "fsum", "prod", "isnan", "isinf", "isfinite", "isclose")},
+    **{f"math.{c}": "constant" for c in ("pi", "e", "tau", "inf", "nan")},
+    "statistics": "module",
+    **{f"statistics.{f}": "function" for f in ("mean", "fmean", "median", "median_low", "median_high", "mode",
+                                               "multimode", "stdev", "pstdev", "variance", "pvariance")},
+}
 SAFE_TABLE_ATTRS = frozenset({"empty", "shape", "columns", "size", "ndim", "dtypes"})
-ADDING_METHODS = frozenset({"append", "add", "insert", "extend", "update", "appendleft"})
+WHOLE_TABLE_ATTRS = frozenset({"values", "T", "iloc", "loc", "at", "iat", "index"})
+TABLE_METHODS = frozenset({"head", "tail", "to_dict", "to_list", "tolist", "unique", "nunique", "value_counts",
+                           "count", "sum", "mean", "max", "min", "sort_values", "drop_duplicates", "reset_index",
+                           "copy", "dropna", "isin", "items", "keys"})  # read-only: count as reading all of it
+STR_METHODS = frozenset({"join", "split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "lower", "upper",
+                         "title", "capitalize", "casefold", "replace", "startswith", "endswith", "find", "rfind",
+                         "index", "rindex", "count", "isdigit", "isnumeric", "isdecimal", "isalpha", "isalnum",
+                         "isspace", "islower", "isupper", "zfill", "center", "ljust", "rjust", "partition",
+                         "rpartition", "encode"})
+VALUE_ATTRS = frozenset({"year", "month", "day", "hour", "minute", "second", "microsecond", "days", "seconds",
+                         "microseconds", "values", "real", "imag", "empty", "shape", "size"})
+VALUE_METHODS = (STR_METHODS - {"join"}) | frozenset({
+    "strftime", "isoformat", "date", "time", "weekday", "isoweekday", "timestamp", "total_seconds", "ctime",
+    "append", "extend", "insert", "pop", "remove", "copy", "sort", "reverse", "clear", "get", "items", "keys",
+    "values", "update", "setdefault", "add", "discard", "union", "intersection", "difference", "issubset",
+    "issuperset", "most_common", "tolist", "to_list", "unique", "nunique", "item", "mean", "max", "min", "sum",
+    "value_counts"})
+CONTAINER_METHODS = frozenset({"append", "add", "appendleft", "insert", "extend", "update", "setdefault", "get",
+                               "pop", "popleft", "copy", "items", "keys", "values", "most_common", "union",
+                               "intersection", "difference", "symmetric_difference", "count", "index", "remove",
+                               "discard", "clear", "reverse", "sort", "issubset", "issuperset"})
+ALLOWED_NODES = frozenset({
+    ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.If, ast.For, ast.While, ast.Break, ast.Continue, ast.Pass,
+    ast.Try, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.alias, ast.FunctionDef, ast.Lambda, ast.arguments,
+    ast.arg, ast.Return, ast.Raise, ast.Assert, ast.Constant, ast.Name, ast.Load, ast.Store, ast.Call, ast.keyword,
+    ast.Attribute, ast.Subscript, ast.Slice, ast.Compare, ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.IfExp,
+    ast.JoinedStr, ast.FormattedValue, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+    ast.DictComp, ast.GeneratorExp, ast.comprehension, ast.Starred, ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd,
+    ast.Invert, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Add,
+    ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.BitXor})
+CONTAINER_OPS = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.Sub)
+CONSTRUCTS = {ast.With: "`with`", ast.ClassDef: "a class definition", ast.Delete: "`del`", ast.Global: "`global`",
+              ast.Nonlocal: "`nonlocal`", ast.Match: "`match`", ast.NamedExpr: "the walrus operator `:=`",
+              ast.Yield: "`yield`", ast.YieldFrom: "`yield from`", ast.Await: "`await`",
+              ast.AnnAssign: "an annotated assignment", ast.AsyncFunctionDef: "`async def`",
+              ast.AsyncFor: "`async for`", ast.AsyncWith: "`async with`", ast.TryStar: "`except*`",
+              ast.MatMult: "the operator `@`", ast.LShift: "the operator `<<`", ast.RShift: "the operator `>>`"}
 AGGREGATIONS = ("mean", "max", "min", "sum", "list")
 CONDITION_OP = re.compile(r">=|<=|!=|==|=|>|<|\s(?:not\s+)?in\s|\s(?:not\s+)?like\s", re.IGNORECASE)
 SELECTOR = re.compile(r"\s*(?:max|min)\s*\((.*)\)\s*", re.DOTALL)
 PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*\d*(?:\.\d+)?[sdifrxXeEgGc]")
+FIELD_NAME = re.compile(r"\d*|[^\W\d]\w*")
 MAX_TEXTS = 16
+MAX_ROUNDS = 6
+MAX_STEPS = 10_000  # statements read for all programs of one call; the agents' largest log needs about 500
+EMPTY: frozenset[str] = frozenset()
 HANDLERS = {ast.Constant: "constant", ast.Name: "name", ast.Call: "call", ast.Attribute: "attribute",
             ast.Subscript: "subscript", ast.Compare: "compare", ast.BinOp: "arithmetic", ast.BoolOp: "either",
             ast.UnaryOp: "unary", ast.IfExp: "if_expression", ast.JoinedStr: "fstring", ast.List: "literal",
             ast.Tuple: "literal", ast.Set: "literal", ast.Dict: "dictionary", ast.ListComp: "comprehension",
-            ast.SetComp: "comprehension", ast.GeneratorExp: "comprehension", ast.DictComp: "comprehension",
-            ast.NamedExpr: "named", ast.Lambda: "function", ast.Starred: "starred", ast.Slice: "slice"}
-EMPTY: frozenset[str] = frozenset()
+            ast.SetComp: "comprehension", ast.DictComp: "comprehension", ast.Lambda: "function",
+            ast.Starred: "starred", ast.Slice: "slice", ast.GeneratorExp: "generator"}
 
 
 @dataclass(frozen=True)
@@ -76,14 +168,18 @@ class CodeAccess:
 
 @dataclass(frozen=True)
 class Val:
-    """What an expression may evaluate to; every field is a possibility, so joins are unions."""
+    """What an expression may evaluate to; every field is a possibility, so joins are unions.
+
+    Val() is no value at all: the expression raises (an unbound name) and nothing after it runs.
+    """
     tables: frozenset[str] = EMPTY  # a (possibly filtered) table of one of these databases
     rows: frozenset[str] = EMPTY    # one row of one of these databases
     texts: frozenset[str] = EMPTY   # one of these strings, HOLE marking run-time parts
-    other: bool = False             # any other run-time value
-    items: Val | None = None        # a container whose elements may be this
-    fields: tuple[Val, ...] | None = None  # a fixed-length tuple or list, position by position
-    funcs: frozenset[str] = EMPTY   # a tool ("tool:LoadDB") or builtin ("builtin:len")
+    other: bool = False             # any other run-time value (its parts are such values too)
+    items: Val | None = None        # an immutable sequence (tuple, iterator) whose elements may be this
+    fields: tuple[Val, ...] | None = None  # a fixed-length tuple, position by position
+    funcs: frozenset[str] = EMPTY   # known callables and modules: tool:X, builtin:X, lib:X, user:N
+    locs: frozenset[int] = frozenset()  # a container made at one of these places; elements in the heap
 
 
 OTHER = Val(other=True)
@@ -99,7 +195,7 @@ def join(a: Val, b: Val) -> Val:
     else:
         fields = a.fields if b.items is None else b.fields if a.items is None else None
     return Val(a.tables | b.tables, a.rows | b.rows, a.texts | b.texts, a.other or b.other, items, fields,
-               a.funcs | b.funcs)
+               a.funcs | b.funcs, a.locs | b.locs)
 
 
 def join_all(values: Iterable[Val]) -> Val:
@@ -116,26 +212,19 @@ def widen(old: Val, new: Val) -> Val:
     moved = new.texts != old.texts
     items = new.items if old.items is None or new.items is None else widen(old.items, new.items)
     return Val(new.tables, new.rows, EMPTY if moved else new.texts, new.other or moved, items,
-               new.fields if new.fields == old.fields else None, new.funcs)
+               new.fields if new.fields == old.fields else None, new.funcs, new.locs)
 
 
 def container(elements: Sequence[Val], positional: bool) -> Val:
     return Val(items=join_all(elements), fields=tuple(elements) if positional else None)
 
 
-def held_tables(value: Val) -> frozenset[str]:
-    """Every database whose data the value, or anything inside it, may carry."""
-    inner = ([value.items] if value.items is not None else []) + list(value.fields or ())
-    return frozenset().union(value.tables, value.rows, *map(held_tables, inner))
-
-
-def _held_funcs(value: Val) -> frozenset[str]:
-    inner = ([value.items] if value.items is not None else []) + list(value.fields or ())
-    return frozenset().union(value.funcs, *map(_held_funcs, inner))
+def is_text(value: Val) -> bool:
+    return value == Val(texts=value.texts) and bool(value.texts)
 
 
 def single_text(value: Val) -> str | None:
-    if len(value.texts) == 1 and not (value.other or value.items or value.funcs or held_tables(value)):
+    if is_text(value) and len(value.texts) == 1:
         text = next(iter(value.texts))
         return None if HOLE in text else text
     return None
@@ -145,45 +234,111 @@ def fail(code: str, where: str, message: str) -> NoReturn:
     raise ExtractionError(code, f"{where}: {message}")
 
 
-def at(node: ast.AST) -> str:
-    return f"line {getattr(node, 'lineno', '?')}:{getattr(node, 'col_offset', -1) + 1}"
+def unanalysable(node: ast.AST | None, construct: str) -> NoReturn:
+    raise ExtractionError("extract.code.unanalysable", f"unanalysable code: {construct} at {at(node)}")
 
 
+def at(node: ast.AST | None) -> str:
+    return f"line {getattr(node, 'lineno', 1)}:{getattr(node, 'col_offset', 0) + 1}"
+
+
+@functools.lru_cache(maxsize=4096)  # a node is read again each round; unparsing is slow
 def snippet(node: ast.AST) -> str:
     text = " ".join(ast.unparse(node).split())
     return text if len(text) <= 100 else text[:97] + "..."
 
 
-def extract_accesses(code: str, schema: Mapping[str, Sequence[str]]) -> CodeAccess:
-    """The (database, column) pairs `code` reads; ExtractionError when that cannot be told for sure."""
+def extract_accesses(code: str | Sequence[str], schema: Mapping[str, Sequence[str]], *,
+                     complete: bool = False) -> CodeAccess:
+    """The (database, column) pairs `code` reads; ExtractionError when that cannot be told for sure.
+
+    `code` is one program or several (each run on its own, as EHRAgent runs each attempt); the pairs
+    of all count. `complete` says `schema` lists every column each database has.
+    """
+    programs = [code] if isinstance(code, str) else list(code)
+    if not programs:
+        fail("extract.code.empty", "line 1", "there is no generated code: nothing to check")
+    results, steps = [], [MAX_STEPS]  # one budget for every program: a log cannot buy more with more programs
+    for number, program in enumerate(programs, 1):
+        try:
+            results.append(_analyse(program, schema, complete, steps))
+        except ExtractionError as e:
+            if len(programs) == 1:
+                raise
+            raise ExtractionError(e.code, f"program {number} of {len(programs)}: {e.message}") from None
+    return _merge(results)
+
+
+def _analyse(code: str, schema: Mapping[str, Sequence[str]], complete: bool, steps: list[int]) -> CodeAccess:
     if not code or not code.strip():
         fail("extract.code.empty", "line 1", "the generated code is empty: nothing to check")
     try:
-        tree = ast.parse(code)
+        with warnings.catch_warnings():  # invalid escapes in strings warn; they do not stop the code
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code)
     except SyntaxError as e:
         fail("extract.code.syntax", f"line {e.lineno}:{e.offset}", f"the generated code is not valid Python: {e.msg}")
+    except (ValueError, RecursionError, MemoryError) as e:
+        unanalysable(None, f"code Python itself cannot parse ({type(e).__name__})")
     if not tree.body:
         fail("extract.code.empty", "line 1", "the generated code has no statements (only comments)")
-    analyzer = _Analyzer(schema)
-    analyzer.run(tree)
+    analyzer = _Analyzer(schema, complete, steps)
+    try:
+        analyzer.run(tree)
+    except RecursionError:
+        unanalysable(None, "code nested too deeply to follow")
     return analyzer.result()
 
 
+def _merge(results: list[CodeAccess]) -> CodeAccess:
+    if len(results) == 1:
+        return results[0]
+    how: dict[tuple[str, str], list[str]] = {}
+    for number, result in enumerate(results, 1):
+        for pair, line in zip(result.pairs, result.provenance):
+            how.setdefault(pair, []).append(f"program {number}: {line}")
+    pairs = tuple(sorted(how))
+    provenance = tuple(how[p][0] + (f" (+{len(how[p]) - 1} more)" if len(how[p]) > 1 else "") for p in pairs)
+    notes = tuple(dict.fromkeys(f"program {n}: {note}" for n, r in enumerate(results, 1) for note in r.notes))
+    return CodeAccess(pairs, provenance, min(r.confidence for r in results), notes)
+
+
 class _Analyzer:
-    def __init__(self, schema: Mapping[str, Sequence[str]]) -> None:
+    def __init__(self, schema: Mapping[str, Sequence[str]], complete: bool, steps: list[int]) -> None:
         self.schema = {table: frozenset(columns) for table, columns in schema.items()}
+        self.schema_key = tuple(sorted(self.schema.items()))
+        self.complete = complete
         self.env: dict[str, Val] = {}
+        self.heap: dict[int, Val] = {}       # container made at a place -> what iterating it yields
+        self.mapped: dict[int, Val] = {}     # dict made at a place -> what its values may be
+        self.scopes: list[tuple[bool, frozenset[str]]] = []  # enclosing functions (True) and comprehensions
+        self.stable: dict[str, Val] = {}     # module names that never change: imports, functions defined once
+        self.bound: frozenset[str] = EMPTY   # every name the module binds
         self.reads: dict[tuple[str, str], list[str]] = {}
         self.loaded: dict[str, str] = {}
+        self.named: set[str] = set()         # tables the program tried to read a column of that is not there
         self.notes: list[str] = []
         self.confidence = 1.0
+        self.catching: list[list[dict[str, Val]]] = []  # each enclosing try body: states a handler may start in
+        self.jumps: list[tuple[list[dict[str, Val]], list[dict[str, Val]]]] = []  # each loop: break, continue states
+        self.round = 0
+        self.steps = steps  # statements left to read, shared with the other programs of the call
 
     # ---- results -------------------------------------------------------------------------------
     def run(self, tree: ast.Module) -> None:
-        self.block(tree.body)
+        _check_constructs(tree)
+        self.stable, self.bound = _module_names(tree)
+        for self.round in range(MAX_ROUNDS):  # the heap is shared by every place: read again until it settles
+            heap = (dict(self.heap), dict(self.mapped))
+            self.env = {"answer": OTHER}  # EHRAgent's run_code starts every program with answer = 0
+            self.block(tree.body)
+            if (self.heap, self.mapped) == heap:
+                break
+        else:
+            unanalysable(tree.body[0], "containers whose contents do not settle")
         self.escape(self.env.get("answer", NOTHING), tree.body[-1], "the answer is the table itself")
         for table, where in self.loaded.items():
-            if not any(t == table for t, _ in self.reads):
+            if table not in self.named and not any(t == table for t, _ in self.reads):
                 for column in sorted(self.schema[table]):
                     self.read_one(table, column, f"{where}: nothing of it is named -> {table}.{column} (whole table)")
                 self.notes.append(f"{where}: {table} is loaded but no column of it is named; every column counts")
@@ -202,6 +357,11 @@ class _Analyzer:
     def read(self, tables: frozenset[str], column: str, node: ast.AST, how: str) -> None:
         owners = sorted(t for t in tables if column in self.schema[t])
         if not owners:
+            if self.complete:  # no such column: the tool raises, nothing is read, the table was not unused
+                self.named.update(tables)
+                self.notes.append(f"{at(node)}: {how} names {column!r}, which {'/'.join(sorted(tables))} does not "
+                                  "have: it raises when run")
+                return
             fail("extract.code.unknown_column", at(node), f"{how} names column {column!r}, which "
                  f"{'/'.join(sorted(tables))} does not have")
         if len(tables) > 1:
@@ -219,17 +379,88 @@ class _Analyzer:
             self.notes.append(f"{at(node)}: {why}; every column of {table} counts as read")
         self.confidence = min(self.confidence, 0.5)
 
+    def held(self, value: Val) -> tuple[frozenset[str], frozenset[str]]:
+        """Every database whose data the value or anything inside it may carry, and every known callable."""
+        tables: set[str] = set()
+        funcs: set[str] = set()
+        seen: set[int] = set()
+        todo = [value]
+        while todo:
+            current = todo.pop()
+            tables |= current.tables | current.rows
+            funcs |= current.funcs
+            todo += ([current.items] if current.items is not None else []) + list(current.fields or ())
+            for loc in current.locs - seen:
+                seen.add(loc)
+                todo += [self.heap.get(loc, NOTHING), self.mapped.get(loc, NOTHING)]
+        return frozenset(tables), frozenset(funcs)
+
     def escape(self, value: Val, node: ast.AST, why: str) -> None:
-        tools = sorted(f[5:] for f in _held_funcs(value) if f.startswith("tool:"))
+        """The value reaches code not modelled: its tables count as read whole; a tool there is refused."""
+        tables, funcs = self.held(value)
+        tools = sorted(f[5:] for f in funcs if f.startswith("tool:"))
         if tools:
-            fail("extract.code.dynamic", at(node), f"the tool {tools[0]} is handed to code the extractor cannot "
-                 f"follow ({why.replace('a table', 'it')})")
-        tables = held_tables(value)
+            unanalysable(node, f"the tool {tools[0]} handed to code the extractor cannot follow "
+                         f"({why.replace('a table', 'it')})")
         if tables:
             self.read_whole(tables, node, why)
 
-    def unsupported(self, node: ast.AST, what: str) -> NoReturn:
-        fail("extract.code.unsupported", at(node), f"{what} is not analysed, so its accesses cannot be vouched for")
+    # ---- containers ----------------------------------------------------------------------------
+    def new_container(self, node: ast.AST, element: Val, values: Val | None = None) -> Val:
+        """A list or set (values None) or a dict (element: its keys) made at this place."""
+        self.grow(self.heap, id(node), element)
+        if values is not None:
+            self.grow(self.mapped, id(node), values)
+        return Val(locs=frozenset({id(node)}))
+
+    def grow(self, store: dict[int, Val], loc: int, value: Val) -> None:
+        old = store.get(loc, NOTHING)
+        new = join(old, value)
+        store[loc] = widen(old, new) if self.round >= 2 else new
+
+    def elements(self, value: Val, node: ast.AST) -> Val:
+        """What iterating over (or unpacking) the value yields."""
+        parts = ([value.items] if value.items is not None else []) + list(value.fields or ())
+        parts += [self.heap.get(loc, NOTHING) for loc in sorted(value.locs)]
+        if value.tables:
+            parts.append(Val(rows=value.tables))
+        if value.rows:
+            self.escape(Val(rows=value.rows), node, "iterating over a row yields every column's value")
+        if value.rows or value.texts or value.other:
+            parts.append(OTHER)
+        return join_all(parts)
+
+    def entries(self, value: Val) -> Val:
+        """What subscripting a container yields: a dict's values, a list's elements."""
+        parts = ([value.items] if value.items is not None else []) + list(value.fields or ())
+        parts += [self.mapped[loc] if loc in self.mapped else self.heap.get(loc, NOTHING) for loc in sorted(value.locs)]
+        return join_all(parts)
+
+    def store(self, receiver: Val, key: Val, value: Val, node: ast.AST) -> None:
+        """`receiver[key] = value`, `receiver.append(value)` (key NOTHING), ...: what the receiver may now hold."""
+        if receiver.tables or receiver.rows:
+            unanalysable(node, f"a write into the table `{snippet(node)}`")
+        if receiver.funcs:
+            unanalysable(node, f"a write into a function or module `{snippet(node)}`")
+        for loc in receiver.locs:
+            if loc in self.mapped:
+                self.grow(self.heap, loc, key)
+                self.grow(self.mapped, loc, value)
+            else:
+                self.grow(self.heap, loc, value)
+        if receiver.other or receiver.texts or receiver.items is not None:
+            self.escape(join(key, value), node, f"a table is stored into `{snippet(node)}`, which is not tracked")
+
+    def merge_into(self, receiver: Val, source: Val, node: ast.AST) -> None:
+        """`receiver.extend(source)`, `.update(source)`, `+=`, `|=`: keys or elements, and values, of the source."""
+        items = self.elements(source, node)
+        for loc in receiver.locs:
+            if loc in self.mapped:  # a dict takes another dict's keys and values, or (key, value) pairs
+                pairs = self.elements(items, node)
+                self.grow(self.heap, loc, join(items, pairs))
+                self.grow(self.mapped, loc, join(self.entries(source), pairs))
+            else:
+                self.grow(self.heap, loc, items)
 
     # ---- statements ----------------------------------------------------------------------------
     def block(self, body: list[ast.stmt]) -> None:
@@ -237,14 +468,15 @@ class _Analyzer:
             self.stmt(statement)
 
     def stmt(self, node: ast.stmt) -> None:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            if node.value is not None:
-                value = self.expr(node.value)
-                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                    self.bind(target, value, node)
+        self.steps[0] -= 1
+        if self.steps[0] < 0:
+            unanalysable(node, "code too costly to follow (loops nested too deep)")
+        if isinstance(node, ast.Assign):
+            value = self.expr(node.value)
+            for target in node.targets:
+                self.bind(target, value, node)
         elif isinstance(node, ast.AugAssign):
-            current = self.expr(node.target)  # expr ignores ctx, so the target reads as a load
-            self.bind(node.target, self.binop(node.op, current, self.expr(node.value), node), node)
+            self.augment(node)
         elif isinstance(node, ast.Expr):
             self.escape(self.expr(node.value), node, f"`{snippet(node.value)}` is shown as the cell's value")
         elif isinstance(node, ast.If):
@@ -252,18 +484,9 @@ class _Analyzer:
             self.branches([node.body, node.orelse])
         elif isinstance(node, (ast.For, ast.While)):
             self.loop(node)
-            self.block(node.orelse)
         elif isinstance(node, ast.Try):
             self.try_(node)
-        elif isinstance(node, ast.With):
-            for item in node.items:
-                value = self.expr(item.context_expr)
-                if item.optional_vars is not None:
-                    self.bind(item.optional_vars, value, node)
-            self.block(node.body)
         elif isinstance(node, ast.FunctionDef):
-            if node.decorator_list:
-                self.unsupported(node, "a decorated function")
             self.env[node.name] = self.function(node)
         elif isinstance(node, (ast.Return, ast.Raise, ast.Assert)):
             for part in (getattr(node, f, None) for f in ("value", "exc", "cause", "test", "msg")):
@@ -271,9 +494,21 @@ class _Analyzer:
                     self.escape(self.expr(part), node, f"a table leaves through `{type(node).__name__.lower()}`")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             self.import_(node)
-        elif not isinstance(node, (ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.Delete)):
-            # (del keeps a name's last value: an over-approximation)
-            self.unsupported(node, f"the statement {type(node).__name__}")
+        elif isinstance(node, (ast.Break, ast.Continue)) and self.jumps:
+            self.jumps[-1][isinstance(node, ast.Continue)].append(dict(self.env))
+        elif not isinstance(node, (ast.Pass, ast.Break, ast.Continue)):
+            unanalysable(node, _construct(node))
+        for states in self.catching:  # anything after this statement may raise into an enclosing handler
+            states.append(dict(self.env))
+
+    def augment(self, node: ast.AugAssign) -> None:
+        current = self.expr(node.target)  # expr ignores ctx, so the target reads as a load
+        value = self.expr(node.value)
+        result = self.binop(node.op, current, value, node)
+        if current.locs and isinstance(node.op, CONTAINER_OPS):  # `lst += more` grows the same list in place
+            self.merge_into(current, value, node)
+            result = join(result, Val(locs=current.locs))
+        self.bind(node.target, result, node)
 
     def branches(self, bodies: list[list[ast.stmt]]) -> None:
         start, outcomes = self.env, []
@@ -284,26 +519,37 @@ class _Analyzer:
         self.env = _join_envs(outcomes)
 
     def loop(self, node: ast.For | ast.While) -> None:
-        for round_ in range(5):
-            start = dict(self.env)
-            if isinstance(node, ast.For):  # iterated again each round: the body may grow the list
-                self.bind(node.target, self.elements(self.expr(node.iter), node), node)
+        breaks: list[dict[str, Val]] = []
+        continues: list[dict[str, Val]] = []
+        self.jumps.append((breaks, continues))
+        try:
+            for round_ in range(5):
+                start = dict(self.env)
+                if isinstance(node, ast.For):  # iterated again each round: the body may grow the list
+                    self.bind(node.target, self.elements(self.expr(node.iter), node), node)
+                else:
+                    self.expr(node.test)
+                self.block(node.body)
+                merged = _join_envs([start, self.env] + continues)
+                if round_ >= 2:
+                    merged = {k: widen(start[k], v) if k in start else v for k, v in merged.items()}
+                self.env = merged
+                if merged == start:
+                    break
             else:
-                self.expr(node.test)
-            self.block(node.body)
-            merged = _join_envs([start, self.env])
-            if round_ >= 2:
-                merged = {k: widen(start[k], v) if k in start else v for k, v in merged.items()}
-            self.env = merged
-            if merged == start:
-                return
-        self.unsupported(node, "a loop whose values do not settle")
+                unanalysable(node, "a loop whose values do not settle")
+        finally:
+            self.jumps.pop()
+        self.block(node.orelse)
+        self.env = _join_envs([self.env] + breaks)  # a break leaves with the state it had, skipping the else
 
     def try_(self, node: ast.Try) -> None:
-        seen = [dict(self.env)]  # a handler may start after any statement of the body
-        for statement in node.body:
-            self.stmt(statement)
-            seen.append(dict(self.env))
+        seen = [dict(self.env)]  # a handler may start in any state the body passes through, at any depth
+        self.catching.append(seen)
+        try:
+            self.block(node.body)
+        finally:
+            self.catching.pop()
         self.block(node.orelse)
         outcomes = [self.env]
         for handler in node.handlers:
@@ -318,29 +564,36 @@ class _Analyzer:
         self.block(node.finalbody)
 
     def import_(self, node: ast.Import | ast.ImportFrom) -> None:
-        for module in [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]:
-            if module.split(".")[0] not in ALLOWED_IMPORTS:
-                fail("extract.code.import", at(node), f"import of {module!r}: it can read data around the tools")
         for alias in node.names:
-            if alias.name == "*":
-                self.unsupported(node, "a star import")
-            self.env[(alias.asname or alias.name).split(".")[0]] = OTHER
+            if isinstance(node, ast.Import):
+                name, bound = alias.name, alias.asname or alias.name
+            else:
+                name, bound = f"{node.module}.{alias.name}", alias.asname or alias.name
+            if name not in LIBRARY or (isinstance(node, ast.Import) and LIBRARY[name] != "module"):
+                modules = ", ".join(m for m, kind in LIBRARY.items() if kind == "module")
+                unanalysable(node, f"the import of {name!r} (only {modules} and their listed members)")
+            self.env[bound] = _library_value(name)
 
     def function(self, node: ast.FunctionDef | ast.Lambda) -> Val:
-        """Read a body once, where it is defined, with unknown parameters: what it reads from enclosing
-        variables is recorded, tables it returns leak, and a call to it is a call to unknown code."""
+        """Read a body once, where it is defined, with unknown parameters; a call to it is unknown code."""
         for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.escape(self.expr(default), node, "a table is a default argument")
-        saved, args = self.env, node.args
-        self.env = dict(saved)
-        for arg in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
-            self.env[arg.arg] = OTHER
-        if isinstance(node, ast.Lambda):
-            self.escape(self.expr(node.body), node, "a function returns a table")
-        else:
-            self.block(node.body)
-        self.env = _join_envs([saved, self.env])  # globals it changes; its locals too, harmlessly
-        return OTHER
+        args = node.args
+        params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg,
+                                                                                              args.kwarg) if a]]
+        local = frozenset(params) | (_bound_names(node.body) if isinstance(node, ast.FunctionDef) else EMPTY)
+        saved = self.env, self.catching, self.jumps  # its body runs in a frame of its own
+        self.env, self.catching, self.jumps = {p: OTHER for p in params}, [], []
+        self.scopes.append((True, local))
+        try:
+            if isinstance(node, ast.Lambda):
+                self.escape(self.expr(node.body), node, "a function returns a table")
+            else:
+                self.block(node.body)
+        finally:
+            self.scopes.pop()
+            self.env, self.catching, self.jumps = saved
+        return Val(funcs=frozenset({f"user:{id(node)}"}))
 
     def bind(self, target: ast.expr, value: Val, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
@@ -353,21 +606,22 @@ class _Analyzer:
             else:
                 element = self.elements(value, node)
                 for part in target.elts:
-                    self.bind(part, Val(items=element) if isinstance(part, ast.Starred) else element, node)
-        elif isinstance(target, ast.Starred):
-            self.bind(target.value, value, node)
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in self.env:
-            self.expr(target.slice)
-            self.env[target.value.id] = join(self.env[target.value.id], Val(items=value))
+                    if isinstance(part, ast.Starred):  # `a, *rest = ...`: rest is a new list
+                        self.bind(part.value, self.new_container(part, element), node)
+                    else:
+                        self.bind(part, element, node)
+        elif isinstance(target, ast.Subscript):
+            receiver, key = self.expr(target.value), self.expr(target.slice)
+            spliced = isinstance(target.slice, ast.Slice)  # `a[i:j] = b` puts b's elements in, not b
+            self.store(receiver, key, self.elements(value, node) if spliced else value, target)
         else:
-            self.expr(target)
-            self.escape(value, node, f"a table is stored into `{snippet(target)}`, which is not tracked")
+            unanalysable(target, f"a store into `{snippet(target)}`")
 
     # ---- expressions ---------------------------------------------------------------------------
     def expr(self, node: ast.expr) -> Val:
         handler = HANDLERS.get(type(node))
         if handler is None:
-            self.unsupported(node, f"the expression {type(node).__name__}")
+            unanalysable(node, _construct(node))
         return getattr(self, handler)(node)
 
     def arithmetic(self, node: ast.BinOp) -> Val:
@@ -382,7 +636,7 @@ class _Analyzer:
     def slice(self, node: ast.Slice) -> Val:
         for part in (node.lower, node.upper, node.step):
             if part is not None:
-                self.expr(part)
+                self.escape(self.expr(part), node, "a table is a slice bound")
         return OTHER
 
     def constant(self, node: ast.Constant) -> Val:
@@ -391,11 +645,35 @@ class _Analyzer:
     def name(self, node: ast.Name) -> Val:
         if node.id in self.env:
             return self.env[node.id]
-        if node.id.startswith("__") or node.id in FORBIDDEN:
-            fail("extract.code.dynamic", at(node), f"`{node.id}` can run or reach code the extractor cannot see")
+        functions = [i for i, (is_function, _) in enumerate(self.scopes) if is_function]
+        if functions:
+            return self.global_name(node, functions[-1])
+        return self.unbound_name(node)
+
+    def global_name(self, node: ast.Name, innermost: int) -> Val:
+        """A name a function body reads that is not (yet) one of its own: it is looked up when called."""
+        if any(node.id in names for _, names in self.scopes[innermost:]):
+            return NOTHING  # its own local (or a comprehension's) read before it is bound: it raises
+        if any(node.id in names for _, names in self.scopes[:innermost]):
+            unanalysable(node, f"a closure over `{node.id}` (read when the function runs, not where it is "
+                         "defined)")
+        if node.id in self.stable:
+            return self.stable[node.id]
+        if node.id in self.bound:
+            unanalysable(node, f"the global `{node.id}` read in a function (it may be rebound before the "
+                         "function runs)")
+        return self.unbound_name(node)
+
+    def unbound_name(self, node: ast.Name) -> Val:
+        if node.id == "answer":  # run_code binds it to 0 before the program starts
+            return OTHER
         if node.id in TOOLS:
             return Val(funcs=frozenset({f"tool:{node.id}"}))
-        return Val(funcs=frozenset({f"builtin:{node.id}"})) if hasattr(builtins, node.id) else OTHER
+        if node.id in BUILTINS:
+            return Val(funcs=frozenset({f"builtin:{node.id}"}))
+        if node.id.startswith("__") or node.id in HEADER or hasattr(builtins, node.id):
+            unanalysable(node, f"the name `{node.id}`")
+        return NOTHING  # bound nowhere: NameError when run
 
     def unary(self, node: ast.UnaryOp) -> Val:
         value = self.expr(node.operand)
@@ -407,77 +685,109 @@ class _Analyzer:
         self.expr(node.test)
         return join(self.expr(node.body), self.expr(node.orelse))
 
-    def named(self, node: ast.NamedExpr) -> Val:
-        value = self.expr(node.value)
-        self.bind(node.target, value, node)
-        return value
-
     def literal(self, node: ast.List | ast.Tuple | ast.Set) -> Val:
-        positional = not isinstance(node, ast.Set) and not any(isinstance(e, ast.Starred) for e in node.elts)
-        return container([self.expr(e) for e in node.elts], positional)
+        elements = [self.expr(e) for e in node.elts]
+        if isinstance(node, ast.Tuple):
+            return container(elements, positional=not any(isinstance(e, ast.Starred) for e in node.elts))
+        return self.new_container(node, join_all(elements))
 
     def dictionary(self, node: ast.Dict) -> Val:
-        keys = [self.expr(k) for k in node.keys if k is not None]
-        values = [self.expr(v) if k is not None else self.elements(self.expr(v), node)
-                  for k, v in zip(node.keys, node.values)]
-        return container(keys + values, positional=False)
+        keys, values = [], []
+        for key, value in zip(node.keys, node.values):
+            if key is None:  # {**other}
+                inner = self.expr(value)
+                keys.append(self.elements(inner, node))
+                values.append(self.entries(inner))
+            else:
+                keys.append(self.expr(key))
+                values.append(self.expr(value))
+        return self.new_container(node, join_all(keys), join_all(values))
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> Val:
         saved = self.env
         self.env = dict(saved)
-        for generator in node.generators:
-            self.bind(generator.target, self.elements(self.expr(generator.iter), node), node)
-            for condition in generator.ifs:
-                self.expr(condition)
-        if isinstance(node, ast.DictComp):
-            element = join(self.expr(node.key), self.expr(node.value))
-        else:
-            element = self.expr(node.elt)
-        self.env = _join_envs([saved, self.env])  # lst.append and := inside reach the enclosing scope
-        return Val(items=element)
+        targets = frozenset(n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name))
+        self.scopes.append((False, targets))  # a lambda inside may not close over these
+        try:
+            for generator in node.generators:
+                self.bind(generator.target, self.elements(self.expr(generator.iter), node), node)
+                for condition in generator.ifs:
+                    self.expr(condition)
+            key = self.expr(node.key if isinstance(node, ast.DictComp) else node.elt)
+            values = self.expr(node.value) if isinstance(node, ast.DictComp) else None
+        finally:
+            self.scopes.pop()
+            self.env = saved  # its variables stay inside; what it adds to containers is in the heap
+        return self.new_container(node, key, values)
 
-    def elements(self, value: Val, node: ast.AST) -> Val:
-        """What iterating over (or unpacking) the value yields."""
-        parts = [value.items] if value.items is not None else []
-        if value.tables:
-            parts.append(Val(rows=value.tables))
-        if value.rows:
-            self.escape(Val(rows=value.rows), node, "iterating over a row yields every column's value")
-        if value.rows or value.texts or value.other or value.funcs:
-            parts.append(OTHER)
-        return join_all(parts)
+    def generator(self, node: ast.GeneratorExp) -> Val:
+        unanalysable(node, "a generator expression not consumed at once (it runs later, when iterated)")
+
+    def argument(self, node: ast.expr, consumer: bool) -> Val:
+        if consumer and isinstance(node, ast.GeneratorExp):
+            return self.comprehension(node)
+        return self.expr(node)
 
     def attribute(self, node: ast.Attribute) -> Val:
-        if node.attr.startswith("__"):
-            fail("extract.code.dynamic", at(node), f"attribute {node.attr!r} reaches interpreter internals")
         base = self.expr(node.value)
+        attr, parts = node.attr, []
+        for q in sorted(f[4:] for f in base.funcs if f.startswith("lib:")):
+            parts.append(self.library_member(q, attr, node))
+        if base.funcs - {f for f in base.funcs if f.startswith("lib:")}:
+            unanalysable(node, f"the attribute {attr!r} of a function")
         tables = base.tables | base.rows
-        if tables and node.attr not in SAFE_TABLE_ATTRS:
-            if any(node.attr in self.schema[t] for t in tables):
-                self.read(tables, node.attr, node, snippet(node))
+        if tables:
+            if attr in SAFE_TABLE_ATTRS or attr in TABLE_METHODS:
+                parts.append(OTHER)
+            elif any(attr in self.schema[t] for t in tables):
+                self.read(tables, attr, node, snippet(node))
+                parts.append(OTHER)
+            elif attr in WHOLE_TABLE_ATTRS:
+                self.read_whole(tables, node, f"`{snippet(node)}` exposes the whole table")
+                parts.append(OTHER)
             else:
-                self.escape(base, node, f"`{snippet(node)}` uses the table in a way not modelled")
-        return OTHER
+                unanalysable(node, f"the attribute {attr!r} of a table")
+        if base.texts and attr not in STR_METHODS:
+            unanalysable(node, f"the attribute {attr!r} of a string")
+        if (base.locs or base.items is not None) and attr not in CONTAINER_METHODS:
+            unanalysable(node, f"the attribute {attr!r} of a list, dict or set")
+        if base.other and attr not in VALUE_ATTRS | VALUE_METHODS:
+            unanalysable(node, f"the attribute {attr!r} of a run-time value")
+        if base.texts or base.locs or base.items is not None or base.other:
+            parts.append(OTHER)  # a plain value, or a bound method: calling that later is refused
+        return join_all(parts)
+
+    def library_member(self, q: str, attr: str, node: ast.AST) -> Val:
+        member = f"{q}.{attr}"
+        if member not in LIBRARY:
+            unanalysable(node, f"the attribute {attr!r} of {q} (not one of its listed members)")
+        return _library_value(member)
 
     def subscript(self, node: ast.Subscript) -> Val:
         base, key = self.expr(node.value), self.expr(node.slice)
+        if base.funcs:
+            unanalysable(node, f"a subscript of a function or module `{snippet(node)}`")
         parts: list[Val] = []
         tables = base.tables | base.rows
         if tables:
-            names = [single_text(field) for field in key.fields or ()] if not key.texts else [single_text(key)]
+            listed = node.slice.elts if isinstance(node.slice, (ast.List, ast.Tuple)) else []
+            names = [single_text(self.expr(e)) for e in listed] if listed else [single_text(key)]
             if names and None not in names:
                 for column in names:
                     self.read(tables, column or "", node, snippet(node))
             else:
                 self.escape(base, node, f"`{snippet(node)}` indexes the table by something other than column names")
             parts.append(OTHER)
-        if base.items is not None:
+        if base.items is not None or base.locs:
             index = node.slice.value if isinstance(node.slice, ast.Constant) else None
             if base.fields is not None and isinstance(index, int) and -len(base.fields) <= index < len(base.fields):
                 parts.append(base.fields[index])
+            elif isinstance(node.slice, ast.Slice):
+                parts.append(self.new_container(node, self.elements(Val(items=base.items, locs=base.locs), node)))
             else:
-                parts.append(Val(items=base.items) if isinstance(node.slice, ast.Slice) else base.items)
-        if base.texts or base.other or base.funcs:
+                parts.append(self.entries(Val(items=base.items, fields=base.fields, locs=base.locs)))
+        if base.texts or base.other:
+            self.escape(key, node, "a table is used as a key")
             parts.append(OTHER)
         return join_all(parts)
 
@@ -496,8 +806,11 @@ class _Analyzer:
         if isinstance(op, ast.Mod) and left.texts:
             self.escape(right, node, "a table is %-formatted into text")
             return self.templates([{PERCENT_SPEC.sub(HOLE, t).replace("%%", "%") for t in left.texts}])
-        if isinstance(op, (ast.Add, ast.Mult)) and (left.items is not None or right.items is not None):
-            return Val(items=join_all(v.items for v in (left, right) if v.items is not None))
+        sides = [v for v in (left, right) if v.locs or v.items is not None]
+        if isinstance(op, CONTAINER_OPS) and sides:
+            others = [v for v in (left, right) if not (v.locs or v.items is not None)]
+            self.escape(join_all(others), node, "arithmetic on a table")
+            return self.new_container(node, join_all(self.elements(v, node) for v in sides))
         self.escape(join(left, right), node, "arithmetic on a table")
         return OTHER
 
@@ -507,7 +820,7 @@ class _Analyzer:
         known = single_text(value)
         if known is not None:
             return {known}
-        return set(value.texts) | ({HOLE} if value.other or value.items or value.funcs or not value.texts else set())
+        return set(value.texts) | ({HOLE} if not is_text(value) else set())
 
     def templates(self, pieces: list[set[str]]) -> Val:
         combined = {""}
@@ -530,10 +843,15 @@ class _Analyzer:
         return self.templates(pieces)
 
     def format(self, base: Val, node: ast.Call) -> Val:
+        if not is_text(base) or any(HOLE in t for t in base.texts):
+            unanalysable(node, "str.format on a template known only at run time (its fields could reach into "
+                         "the arguments)")
+        for template in base.texts:
+            _check_format_fields(template, node)
         args, kwargs = self.args(node)
         self.escape(container(args + list(kwargs.values()), False), node, "a table is formatted into text")
         try:
-            return Val(texts=frozenset(_format_template(t, args, kwargs) for t in base.texts), other=base.other)
+            return Val(texts=frozenset(_format_template(t, args, kwargs) for t in base.texts))
         except (ValueError, IndexError, KeyError):
             return OTHER
 
@@ -541,15 +859,43 @@ class _Analyzer:
     def call(self, node: ast.Call) -> Val:
         if isinstance(node.func, ast.Attribute):
             return self.method(node)
+        if self.raises_on_table(node):
+            return NOTHING
         callee = self.expr(node.func)
-        results = [self.tool(name[5:], node) if name.startswith("tool:") else self.builtin(name[8:], node)
-                   for name in sorted(callee.funcs)]
-        if callee.other or callee.texts or held_tables(callee) or not callee.funcs:
-            results.append(self.call_unknown(node, f"`{snippet(node.func)}`"))
+        if callee == NOTHING:
+            return NOTHING  # the callee raised: the arguments never run
+        if callee != Val(funcs=callee.funcs):
+            unanalysable(node, f"a call of `{snippet(node.func)}`, which is not a known function")
+        results = []
+        for function in sorted(callee.funcs):
+            kind, _, name = function.partition(":")
+            if kind == "tool":
+                results.append(self.tool(name, node))
+            elif kind == "builtin":
+                results.append(self.builtin(name, node))
+            elif kind == "lib":
+                results.append(self.library_call(name, node))
+            else:
+                results.append(self.call_unknown(node, f"`{snippet(node.func)}`"))
         return join_all(results)
 
-    def args(self, node: ast.Call) -> tuple[list[Val], dict[str | None, Val]]:
-        return [self.expr(a) for a in node.args], {k.arg: self.expr(k.value) for k in node.keywords}
+    def raises_on_table(self, node: ast.Call) -> bool:
+        """eval/exec/compile of a value that is certainly a table: a TypeError before anything runs."""
+        name = node.func.id if isinstance(node.func, ast.Name) else ""
+        shadowed = name in self.env or name in self.bound or any(name in names for _, names in self.scopes)
+        if name not in RAISES_ON_TABLE or shadowed:
+            return False
+        if len(node.args) != 1 or node.keywords:
+            return False
+        value = self.expr(node.args[0])  # LoadDB and FilterDB give DataFrames; a "row" may be a column name
+        if not value.tables or value != Val(tables=value.tables):
+            return False
+        self.notes.append(f"{at(node)}: {name}() of a table raises TypeError; nothing runs")
+        return True
+
+    def args(self, node: ast.Call, consumer: bool = False) -> tuple[list[Val], dict[str | None, Val]]:
+        return ([self.argument(a, consumer and len(node.args) == 1) for a in node.args],
+                {k.arg: self.expr(k.value) for k in node.keywords})
 
     def call_unknown(self, node: ast.Call, what: str) -> Val:
         args, kwargs = self.args(node)
@@ -557,18 +903,64 @@ class _Analyzer:
         return OTHER
 
     def builtin(self, function: str, node: ast.Call) -> Val:
-        if function in SAFE_BUILTINS:
+        if function in NO_REVEAL:
             self.args(node)
             return OTHER
-        if function in ITERATING_BUILTINS and len(node.args) == 1 and not node.keywords:
-            return Val(items=self.elements(self.expr(node.args[0]), node))
-        return self.call_unknown(node, f"{function}()")  # sorted(rows, key=f) hands every row to f
+        if function in VALUE_FUNCTIONS:
+            return self.call_unknown(node, f"{function}()")
+        args, kwargs = self.args(node, consumer=function in CONSUMERS)
+        callbacks = [v for v in kwargs.values() if v.funcs] + [v for v in args if v.funcs]
+        if callbacks or function in ("sum", "any", "all", "range"):  # the elements reach code not modelled
+            self.escape(container(args + list(kwargs.values()), False), node, f"a table is passed to {function}()")
+        if function in ("sum", "any", "all"):
+            return OTHER
+        elements = [self.elements(a, node) for a in args]
+        if function in ("min", "max"):
+            found = elements[0] if len(args) == 1 else join_all(args)
+            return join(found, kwargs.get("default", NOTHING))
+        if function == "enumerate":
+            element = Val(fields=(OTHER, elements[0] if elements else NOTHING))
+        elif function == "zip":
+            element = Val(fields=tuple(elements))
+        elif function == "dict":
+            made = self.new_container(node, Val(texts=frozenset(k for k in kwargs if k)), join_all(kwargs.values()))
+            for arg in args:
+                self.merge_into(made, arg, node)
+            return made
+        elif function == "range":
+            element = OTHER
+        else:
+            element = elements[0] if elements else NOTHING
+        return self.new_container(node, element)
+
+    def library_call(self, q: str, node: ast.Call) -> Val:
+        kind = LIBRARY[q]
+        if kind in ("module", "constant"):
+            unanalysable(node, f"a call of {q}, which is not callable")
+        if kind != "container":
+            return self.call_unknown(node, q)
+        args, kwargs = self.args(node)
+        callables = [v for v in args + list(kwargs.values()) if v.funcs]  # defaultdict(factory)
+        self.escape(join_all(callables), node, f"a function is handed to {q}")
+        sources = [v for v in args if not v.funcs]
+        if q == "collections.deque":
+            return self.new_container(node, join_all(self.elements(v, node) for v in sources))
+        made = self.new_container(node, Val(texts=frozenset(k for k in kwargs if k)), join_all(kwargs.values()) if
+                                  q != "collections.Counter" else OTHER)
+        for source in sources:
+            if q == "collections.Counter":  # counts the elements: they are its keys
+                self.grow(self.heap, id(node), self.elements(source, node))
+            else:
+                self.merge_into(made, source, node)
+        if q == "collections.defaultdict":  # a missing key gets whatever the factory makes
+            self.grow(self.mapped, id(node), OTHER)
+        return made
 
     def tool(self, function: str, node: ast.Call) -> Val:
         if function == "Calculate":  # EHRAgent's calculator parses arithmetic, nothing else
             return self.call_unknown(node, function)
         count = 2 if function in ("FilterDB", "GetValue") else 1
-        if len(node.args) != count or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+        if len(node.args) != count or node.keywords:
             fail("extract.code.call", at(node), f"`{snippet(node)}` needs exactly {count} positional argument(s)")
         if function == "SQLInterpreter":
             self.sql(self.expr(node.args[0]), node)
@@ -588,7 +980,7 @@ class _Analyzer:
         return Val(tables=tables) if function == "FilterDB" else OTHER
 
     def load_db(self, node: ast.Call, name: Val) -> Val:
-        if name.other or not name.texts or any(HOLE in t for t in name.texts) or held_tables(name):
+        if not is_text(name) or any(HOLE in t for t in name.texts):
             fail("extract.code.unresolved_table", at(node), f"LoadDB({snippet(node.args[0])}): the name is not a "
                  "constant, so the table cannot be determined")
         for table in sorted(name.texts):
@@ -599,58 +991,211 @@ class _Analyzer:
 
     def columns_of(self, function: str, tables: frozenset[str], argument: Val, node: ast.Call) -> None:
         how = snippet(node)
-        if single_text(argument) is None and (argument.other or not argument.texts or argument.items
-                                              or argument.funcs or held_tables(argument)):
+        if not is_text(argument):
+            self.escape(argument, node, f"{how}: a table is its argument")
+        if single_text(argument) is None and not is_text(argument):
             self.read_whole(tables, node, f"{how}: its argument is not known statically")
         for template in sorted(argument.texts):
             if function == "GetValue":
                 columns = [_getvalue_column(template, how, node)]
             else:
-                columns = [_condition_column(c, how, node) for c in template.split("||") if c.strip()]
+                columns = [_condition_column(c, how, node, self.complete) for c in template.split("||") if c.strip()]
             for column in columns:
                 if column is None:
                     self.read_whole(tables, node, f"{how}: a column name is only known at run time")
-                else:
+                elif column:
                     self.read(tables, column, node, how)
 
     def method(self, node: ast.Call) -> Val:
         assert isinstance(node.func, ast.Attribute)
-        attr, receiver = node.func.attr, node.func.value
-        if attr.startswith("__"):
-            fail("extract.code.dynamic", at(node), f"method {attr!r} reaches interpreter internals")
-        base = self.expr(receiver)
+        attr = node.func.attr
+        base = self.expr(node.func.value)
+        if base == NOTHING:
+            return NOTHING
+        results = []
+        for q in sorted(f[4:] for f in base.funcs if f.startswith("lib:")):
+            member = f"{q}.{attr}"
+            if member not in LIBRARY:
+                unanalysable(node, f"the attribute {attr!r} of {q} (not one of its listed members)")
+            results.append(self.library_call(member, node))
+        if base.funcs - {f for f in base.funcs if f.startswith("lib:")}:
+            unanalysable(node, f"the method {attr!r} of a function")
+        if base.tables or base.rows:
+            results.append(self.table_method(base, attr, node))
+        if base.texts:
+            results.append(self.text_method(base, attr, node))
+        if base.locs or base.items is not None:
+            results.append(self.container_method(Val(items=base.items, fields=base.fields, locs=base.locs), attr,
+                                                 node))
+        if base.other:
+            if attr not in VALUE_METHODS:
+                unanalysable(node, f"the method {attr!r} of a run-time value")
+            results.append(self.call_unknown(node, f"`.{attr}()`"))
+        return join_all(results)
+
+    def table_method(self, base: Val, attr: str, node: ast.Call) -> Val:
         tables = base.tables | base.rows
-        if base.texts and attr == "format":
-            return join(self.format(base, node), OTHER if tables else NOTHING)
-        if tables and attr == "iterrows" and not node.args:
+        if attr == "iterrows" and base.tables and not node.args and not node.keywords:
             return Val(items=Val(items=Val(rows=tables, other=True), fields=(OTHER, Val(rows=tables))))
-        key = single_text(self.expr(node.args[0])) if tables and attr == "get" and node.args else None
+        key = single_text(self.expr(node.args[0])) if attr == "get" and node.args else None
         if key is not None:
             self.read(tables, key, node, snippet(node))
             return OTHER
-        if base.items is not None and attr in ADDING_METHODS and node.args:
-            args, _ = self.args(node)
-            added = self.elements(args[-1], node) if attr in ("extend", "update") else args[-1]
-            if isinstance(receiver, ast.Name) and receiver.id in self.env:
-                self.env[receiver.id] = join(self.env[receiver.id], Val(items=added))
-            else:
-                self.escape(added, node, f"a table is added to `{snippet(receiver)}`, which is not tracked")
+        if attr in TABLE_METHODS or attr == "get":
+            self.read_whole(tables, node, f"`.{attr}()` reads the whole table")
+            return self.call_unknown(node, f"`.{attr}()`")
+        unanalysable(node, f"the method {attr!r} of a table")
+
+    def text_method(self, base: Val, attr: str, node: ast.Call) -> Val:
+        if attr == "format":
+            return self.format(Val(texts=base.texts), node)
+        if attr == "join":
+            args, _ = self.args(node, consumer=True)
+            self.escape(join_all(self.elements(a, node) for a in args), node, "a table is joined into text")
             return OTHER
-        # lst.sort(key=f), df.merge(...), d.items(): the receiver's data reaches code not modelled
-        self.escape(base, node, f"`.{attr}()` is an operation not modelled")
+        if attr not in STR_METHODS:
+            unanalysable(node, f"the method {attr!r} of a string")
         return self.call_unknown(node, f"`.{attr}()`")
+
+    def container_method(self, base: Val, attr: str, node: ast.Call) -> Val:
+        if attr not in CONTAINER_METHODS:
+            unanalysable(node, f"the method {attr!r} of a list, dict or set")
+        args, kwargs = self.args(node)
+        if attr in ("append", "add", "appendleft", "insert"):
+            self.store(base, NOTHING, join_all(args[1:] if attr == "insert" else args), node)
+            return OTHER
+        if attr in ("extend", "update"):
+            for source in args:
+                self.merge_into(base, source, node)
+            self.store(base, Val(texts=frozenset(k for k in kwargs if k)), join_all(kwargs.values()), node)
+            return OTHER
+        if attr == "setdefault":
+            self.store(base, join_all(args[:1]), join_all(args[1:] or [OTHER]), node)  # default None
+            return join(self.entries(base), join_all(args[1:] or [OTHER]))
+        if attr in ("get", "pop", "popleft"):  # a missing key gives get's default (None), or raises
+            self.escape(join_all(args[:1]), node, "a table is used as a key")
+            return join(self.entries(base), join_all(args[1:] or [OTHER if attr == "get" else NOTHING]))
+        if attr == "copy":
+            return base
+        if attr in ("items", "keys", "values", "most_common"):  # read from the heap as it is once settled
+            keys, values = self.elements(base, node), self.entries(base)
+            return Val(items={"keys": keys, "values": values, "items": Val(fields=(keys, values)),
+                              "most_common": Val(fields=(keys, OTHER))}[attr])
+        if attr in ("union", "intersection", "difference", "symmetric_difference"):
+            element = self.elements(base, node)
+            return self.new_container(node, join_all([element] + [self.elements(a, node) for a in args]))
+        if attr == "sort" and kwargs.get("key", NOTHING).funcs:  # the key function sees every element
+            self.escape(base, node, "a table is handed to a sort key")
+        self.escape(container(args + list(kwargs.values()), False), node, f"a table is passed to `.{attr}()`")
+        return OTHER
 
     # ---- SQL -----------------------------------------------------------------------------------
     def sql(self, query: Val, node: ast.Call) -> None:
-        if query.other or not query.texts or query.items or query.funcs or held_tables(query):
+        if not is_text(query):
             fail("extract.sql.unresolved", at(node), f"SQLInterpreter({snippet(node.args[0])}): the query is not "
                  "known statically, so its tables cannot be determined")
         for text in sorted(query.texts):
-            for table, column, how in sql_reads(text, self.schema, at(node)):
+            for table, column, how in _cached_sql_reads(text, self.schema_key, at(node)):
                 if column:
                     self.read_one(table, column, f"{snippet(node)} line {node.lineno}: {how} -> {table}.{column}")
                 else:
                     self.loaded.setdefault(table, f"{snippet(node)} line {node.lineno}")
+
+
+def _library_value(name: str) -> Val:
+    return OTHER if LIBRARY[name] == "constant" else Val(funcs=frozenset({f"lib:{name}"}))
+
+
+def _construct(node: ast.AST) -> str:
+    return CONSTRUCTS.get(type(node), f"the construct {type(node).__name__}")
+
+
+def _check_constructs(tree: ast.Module) -> None:
+    """Refuse, before reading anything, every construct outside the subset this module follows."""
+    for node in ast.walk(tree):
+        if type(node) not in ALLOWED_NODES:
+            unanalysable(node, _construct(node))
+        if isinstance(node, ast.FunctionDef) and (node.decorator_list or node.returns
+                                                  or getattr(node, "type_params", None)):
+            unanalysable(node, "a decorated or annotated function")
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            unanalysable(node, "an annotated parameter")
+        elif isinstance(node, ast.Call) and (any(isinstance(a, ast.Starred) for a in node.args)
+                                             or any(k.arg is None for k in node.keywords)):
+            unanalysable(node, "a call with *args or **kwargs")
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            unanalysable(node, "a relative import")
+        elif isinstance(node, ast.comprehension) and node.is_async:
+            unanalysable(node, "an async comprehension")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("__"):
+            unanalysable(node, f"the attribute {node.attr!r} (interpreter internals)")
+        elif isinstance(node, ast.Name) and node.id.startswith("__"):
+            unanalysable(node, f"the name `{node.id}` (interpreter internals)")
+
+
+def _module_names(tree: ast.Module) -> tuple[dict[str, Val], frozenset[str]]:
+    """Module names a function may read (bound only by one import, or by one def), and every bound name."""
+    bindings: dict[str, list[tuple[str, object]]] = {}
+    for name, how in _bindings(tree.body):
+        bindings.setdefault(name, []).append(how)
+    stable: dict[str, Val] = {}
+    for name, hows in bindings.items():
+        kind, what = hows[0]
+        if kind == "import" and all(h == hows[0] for h in hows) and what in LIBRARY:
+            stable[name] = _library_value(str(what))
+        elif kind == "def" and len(hows) == 1:
+            stable[name] = Val(funcs=frozenset({f"user:{what}"}))
+    return stable, frozenset(bindings)
+
+
+def _bound_names(body: list[ast.stmt]) -> frozenset[str]:
+    return frozenset(name for name, _ in _bindings(body))
+
+
+def _bindings(body: list[ast.stmt]) -> Iterable[tuple[str, tuple[str, object]]]:
+    """(name, how) for every name the statements bind in their own scope (not inside functions)."""
+    for node in body:
+        if isinstance(node, ast.FunctionDef):
+            yield node.name, ("def", id(node))
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                qualified = alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}"
+                yield alias.asname or alias.name, ("import", qualified)
+            continue
+        targets = (node.targets if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, (ast.AugAssign, ast.For)) else [])
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
+                    yield name.id, ("other", None)
+        for handler in getattr(node, "handlers", []):
+            if handler.name:
+                yield handler.name, ("other", None)
+            yield from _bindings(handler.body)
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                yield from _bindings(inner)
+
+
+def _check_format_fields(template: str, node: ast.AST) -> None:
+    """A str.format field may name an argument, never an attribute or item of it ('{0.x}', '{0[k]}')."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return  # str.format raises the same ValueError when run
+    for _, field, spec, _ in parsed:
+        if field is not None and not FIELD_NAME.fullmatch(field):
+            unanalysable(node, f"the format field {{{field}}} (it reaches into an argument)")
+        if spec:
+            _check_format_fields(spec, node)
+
+
+@functools.lru_cache(maxsize=1024)  # agents retry: the same query comes back attempt after attempt
+def _cached_sql_reads(text: str, schema: tuple[tuple[str, frozenset[str]], ...],
+                      where: str) -> tuple[tuple[str, str, str], ...]:
+    return tuple(sql_reads(text, dict(schema), where))
 
 
 def sql_reads(text: str, schema: Mapping[str, frozenset[str]], where: str) -> list[tuple[str, str, str]]:
@@ -718,7 +1263,8 @@ def _check_holes(statement: exp.Query, where: str) -> None:
             parent = parent.parent
 
 
-def _condition_column(condition: str, how: str, node: ast.AST) -> str | None:
+
+def _condition_column(condition: str, how: str, node: ast.AST, complete: bool) -> str | None:
     """The column a FilterDB condition names; None when the name is only known at run time."""
     shown = condition.replace(HOLE, "{…}")
     selector = SELECTOR.fullmatch(condition)
@@ -729,12 +1275,16 @@ def _condition_column(condition: str, how: str, node: ast.AST) -> str | None:
     name = selector.group(1).strip() if selector else condition[:operator.start()].strip()  # type: ignore[union-attr]
     if HOLE in name:
         return None
-    if not name.isidentifier():
+    if not name.isidentifier() and not complete:  # with every column known, `read` finds it is none of them
         fail("extract.code.filter_syntax", at(node), f"{how}: condition {shown!r} does not start with a column name")
     return name
 
 
 def _getvalue_column(argument: str, how: str, node: ast.AST) -> str | None:
+    """The column GetValue reads; "" when the tool raises before reading anything."""
+    last = argument.split(", ")[-1]
+    if ", " in argument and HOLE not in last and not any(a in last for a in AGGREGATIONS):
+        return ""  # get_value knows only these aggregations and raises on any other
     column, *aggregations = [part.strip() for part in argument.split(",")]
     for aggregation in aggregations:
         if not any(a in aggregation for a in AGGREGATIONS) or HOLE in aggregation:
@@ -754,13 +1304,12 @@ def _format_template(template: str, args: list[Val], kwargs: dict[str | None, Va
         out.append(literal)
         if field is None:
             continue
-        key, rest = re.match(r"([^.\[]*)(.*)", field).groups()  # type: ignore[union-attr]
-        if key == "":
+        if field == "":
             value, auto = args[auto], auto + 1
         else:
-            value = args[int(key)] if key.isdigit() else kwargs[key]
+            value = args[int(field)] if field.isdigit() else kwargs[field]
         known = single_text(value)
-        out.append(known if known is not None and not (rest or spec or conversion) else HOLE)
+        out.append(known if known is not None and not (spec or conversion) else HOLE)
     return "".join(out)
 
 

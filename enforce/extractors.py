@@ -382,6 +382,7 @@ class CodeExtractor:
 
     schema: Mapping[str, Any]
     source: str = "log"          # observation field: a full EHRAgent log ("log") or bare code ("code")
+    complete: bool = False       # the schema lists every column: a column outside it does not exist
     kind: str = "code"
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
@@ -392,7 +393,7 @@ class CodeExtractor:
         if not isinstance(text, str):
             raise ExtractionError("extract.type", f"{self.source!r} must be text")
         code = parse_agent_log(text).code if self.source == "log" else text
-        access = extract_accesses(code, self.schema)
+        access = extract_accesses(code, self.schema, complete=self.complete)
         pairs = [list(p) for p in access.pairs]
         how = "code: " + "; ".join(access.provenance) if access.provenance else "code: reads no column"
         return Extracted(pairs, how, access.confidence, self.kind)
@@ -456,7 +457,7 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
                                           tuple(ignore))
         elif kind == "code":
             db = json.loads((base / str(cfg["schema"])).read_text(encoding="utf-8"))
-            out[name] = CodeExtractor(db.get("databases", db), str(cfg.get("source", "log")))
+            out[name] = CodeExtractor(db.get("databases", db), str(cfg.get("source", "log")), db.get("complete") is True)
         elif kind == "shell":
             from enforce.shell import build_shell_extractor
 
