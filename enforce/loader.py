@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Any, Mapping
 
+from contracts.errors import VeriguardError
 from enforce import strict_json
 
 CERT_FORMAT = "veriguard-certificate/2"
@@ -33,17 +34,37 @@ _NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 _RESYNTH = "re-run `veriguard synth` to rebuild it; never edit a build by hand"
 
 
-class PolicyLoadError(Exception):
+class PolicyLoadError(VeriguardError):
     """The build cannot be trusted: missing, tampered with, malformed, or not fully proved."""
 
     def __init__(self, code: str, message: str, fix: str = "") -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.fix = fix
+        super().__init__(code, message, fix=fix)
 
-    def __str__(self) -> str:
-        return f"error[{self.code}]: {self.message}" + (f"\n  fix: {self.fix}" if self.fix else "")
+
+class ArgumentError(VeriguardError, ValueError):
+    """A policy argument is missing, mistyped or outside the domain the proof covers: deny."""
+
+    def __init__(self, argument: str, reason: str) -> None:
+        super().__init__("policy.argument", f"argument {argument!r}: {reason}",
+                         fix="pass the arguments the policy declares (FrozenPolicy.arguments), with exact types")
+        self.argument = argument
+        self.reason = reason
+
+
+class PolicyMismatch(VeriguardError, RuntimeError):
+    """The proved policy and the independent runtime contract checker disagree: deny."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("policy.mismatch", message, fix="report it: the build's proof and checker disagree")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a frozen policy decided: allowed, the ids of the violated rules, the denied items."""
+
+    allowed: bool
+    violations: tuple[str, ...]
+    denied: tuple[tuple[Any, ...] | Any, ...]
 
 
 @dataclass(frozen=True)
@@ -56,15 +77,31 @@ class FrozenPolicy:
     trusted: bool            # False only when loaded with accept_unproved=True and the certificate is not PROVED
     extraction: dict[str, Any]
 
-    def evaluate(self, args: Mapping[str, Any]) -> Any:
-        return self.module.evaluate(args)
+    def evaluate(self, args: Mapping[str, Any]) -> Decision:
+        """The proved policy's decision; ArgumentError when the arguments are not the policy's."""
+        return self._call(self.module.evaluate, args)
 
-    def evaluate_checked(self, args: Mapping[str, Any]) -> Any:
-        return self.module.evaluate_checked(args)
+    def evaluate_checked(self, args: Mapping[str, Any]) -> Decision:
+        """evaluate(), double-checked by the runtime contract checker; PolicyMismatch if they disagree."""
+        return self._call(self.module.evaluate_checked, args)
+
+    def _call(self, entry: Any, args: Mapping[str, Any]) -> Decision:
+        try:
+            d = entry(args)
+        except self.module.ArgumentError as e:  # the frozen module's own classes, as importable veriguard errors
+            raise ArgumentError(e.argument, e.reason) from None
+        except self.module.PolicyMismatch as e:
+            raise PolicyMismatch(str(e)) from None
+        return Decision(d.allowed is True, tuple(d.violations), tuple(d.denied))
 
     @property
     def rules(self) -> dict[str, str]:
         return dict(self.module.RULES)
+
+    @property
+    def arguments(self) -> list[tuple[str, Any]]:
+        """The policy's arguments and their types (the schema its argument checks enforce)."""
+        return [(name, t) for name, t in self.module.ARGUMENTS]
 
 
 def load_policy(directory: str | Path, *, accept_unproved: bool = False) -> FrozenPolicy:
