@@ -1,8 +1,10 @@
 """The one error every extractor raises: extraction fails closed, with a stable code and a precise message."""
 from __future__ import annotations
 
+from contracts.errors import VeriguardError
 
-class ExtractionError(ValueError):
+
+class ExtractionError(VeriguardError, ValueError):
     """The agent's output could not be turned into policy arguments; the caller must deny.
 
     `code` is a stable dotted identifier (e.g. `extract.code.syntax`) that callers and tests match on;
@@ -10,6 +12,4 @@ class ExtractionError(ValueError):
     """
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"error[{code}]: {message}")
-        self.code = code
-        self.message = message
+        super().__init__(code, message)
