@@ -6,6 +6,17 @@ category's cue phrases occurs. One ridge-regularised logistic regression per cat
 trained on the bank when the classifier loads. A category is in when its probability is at least
 `include`; between `unsure` and `include` the classifier is unsure: it reports the category as
 uncertain and abstains, and the spec decides what that means (deny, or assume the category).
+
+The text is normalised first (enforce/textnorm.py: escapes, invisible characters, look-alike letters,
+spaced letters, leetspeak, run-on words) and read whole: a task up to `WINDOW` characters as one piece
+and, when it has several sentences, sentence by sentence; a longer one sentence by sentence, with
+half-overlapping word windows for a sentence over `WINDOW`. The categories of all pieces are united
+(the restrictive union: a prefix or filler cannot dilute the ask). Above `MAX_CHARS` characters or
+`MAX_PIECES` pieces nothing is read: the classifier abstains with an unreadable text, which every
+abstain mode denies (the cost grows with the length, and no web task is that long; the benchmark's
+longest has 244 characters). Text unlike the bank abstains with every category not found uncertain:
+characters the normaliser cannot map to Latin, words broken by digits or symbols that spell nothing,
+another language, a piece longer than the model reads, or an embedding far from every bank example.
 """
 from __future__ import annotations
 
@@ -19,9 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from enforce.embedder import Embedder, shared_embedder
+from enforce.embedder import Embedder, lexicon, shared_embedder
+from enforce.textnorm import Normalised, describe, foreign_words, normalise
 
-MAX_CHARS = 2000
+MAX_CHARS = 10_000
+MAX_PIECES = 256      # distinct sentences or windows read; more abstains like a text over MAX_CHARS
+WINDOW = 400          # characters: a task up to this long is read whole as well as sentence by sentence
+WINDOW_WORDS = 40     # a sentence longer than WINDOW is read in windows of this many words, half overlapping
+MIN_SIMILARITY = 0.25  # below the least similar benchmark task (0.263) and bank example to its nearest other (0.267)
 
 
 @dataclass(frozen=True)
@@ -96,7 +112,10 @@ class CategoryClassifier:
         self.ridge = float(s.get("ridge", 1.0))
         self.include = float(s.get("include", 0.5))
         self.unsure = float(s.get("unsure", 0.25))
+        self.min_similarity = float(s.get("min_similarity", MIN_SIMILARITY))
         self.vectors = embedder.embed(list(bank.texts))
+        bank_words = {w.lower() for t in bank.texts for w in re.findall(r"[A-Za-z]+", t)}
+        self.known: frozenset[str] = lexicon() | bank_words
         self.weights = self.fit(range(len(bank.texts)))
 
     @classmethod
@@ -125,12 +144,81 @@ class CategoryClassifier:
                               0.5 if uncertain else round(min(1.0, 0.5 + sure), 3),
                               ", ".join(parts) or "no restricted category", uncertain)
 
+    def unreadable(self, reason: str) -> Classification:
+        return Classification(frozenset(), {}, True, 0.0, reason, frozenset(self.bank.names), readable=False)
+
     def classify(self, text: str) -> Classification:
-        if not isinstance(text, str) or not re.search(r"[A-Za-z]{2,}", text or ""):
-            return Classification(frozenset(), {}, True, 0.0, "no task text to classify", frozenset(self.bank.names),
-                                  readable=False)
-        text = " ".join(text.split())[:MAX_CHARS]
-        return self.decide(self.probabilities(self.embedder.embed_one(text), text))
+        if not isinstance(text, str):
+            return self.unreadable("the task is not text")
+        if len(text) > MAX_CHARS:
+            return self.unreadable(f"the task has {len(text)} characters, over the {MAX_CHARS} the classifier reads")
+        norm = normalise(text, self.known)
+        if not re.search(r"[A-Za-z]{2,}", norm.text):
+            shown = f" (unreadable characters: {describe(norm.unreadable)})" if norm.unreadable else ""
+            return self.unreadable("no task text to classify" + shown)
+        pieces, whole = split_text(norm.text)
+        if len(pieces) > MAX_PIECES:
+            return self.unreadable(f"the task has {len(pieces)} distinct sentences or windows, over the {MAX_PIECES} "
+                                   "the classifier reads")
+        vectors = self.embedder.embed(pieces)
+        results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors, pieces)]
+        checked = [0] if whole else list(range(len(pieces)))
+        doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
+        return self.merge(results, doubts, norm)
+
+    def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray) -> list[str]:
+        """Why the text is unlike anything the bank taught the classifier to read (empty: it is like it)."""
+        out = []
+        if norm.unreadable:
+            out.append(f"characters it cannot read: {describe(norm.unreadable)}")
+        if norm.residue:
+            out.append(f"words with digits or symbols that spell no known word: {', '.join(norm.residue[:5])}")
+        foreign = next(filter(None, (foreign_words(p, self.known) for p in pieces)), "")
+        if foreign:
+            out.append(f"not English ({foreign})")
+        similarity = float((vectors @ self.vectors.T).max(axis=1).min())
+        if similarity < self.min_similarity:
+            out.append(f"unlike every bank example (similarity {similarity:.2f} < {self.min_similarity})")
+        if any(self.embedder.truncated(pieces)):
+            out.append("a piece longer than the model reads")
+        return out
+
+    def merge(self, results: list[Classification], doubts: list[str], norm: Normalised) -> Classification:
+        """The restrictive union of the pieces' readings; a doubt makes every category not found uncertain."""
+        labels = frozenset().union(*(r.labels for r in results))
+        uncertain = frozenset(self.bank.names) - labels if doubts else \
+            frozenset().union(*(r.uncertain for r in results)) - labels
+        scores = {n: max(r.scores[n] for r in results) for n in self.bank.names}
+        reason = ", ".join([f"{n} {scores[n]:.2f}" for n in sorted(labels)]
+                           + [f"{n}? {scores[n]:.2f}" for n in sorted(uncertain) if scores[n] >= self.unsure]) \
+            or "no restricted category"
+        if len(results) > 1:
+            reason += f" (read in {len(results)} pieces)"
+        if norm.changes:
+            reason += f"; normalised: {'; '.join(norm.changes)}"
+        if doubts:
+            reason += f"; text unlike the bank, every category not found is uncertain: {'; '.join(doubts)}"
+        confidence = 0.0 if doubts else min(r.confidence for r in results)
+        return Classification(labels, scores, bool(uncertain), confidence, reason, uncertain)
+
+
+def split_text(text: str) -> tuple[list[str], bool]:
+    """The pieces to read, and whether the first is the whole text: a text up to WINDOW characters whole
+    and, when it has several sentences, each sentence; a longer one in windows (sentences, and words
+    for a sentence longer than WINDOW, half overlapping)."""
+    sentences = [" ".join(s.split()) for s in re.split(r"(?<=[.!?;])\s+|\n", text) if s.strip()]
+    flat = " ".join(text.split())
+    if len(flat) <= WINDOW:
+        return list(dict.fromkeys([flat] + (sentences if len(sentences) > 1 else []))), True
+    pieces: list[str] = []
+    for sentence in sentences:
+        words = sentence.split(" ")
+        if len(sentence) <= WINDOW:
+            pieces.append(sentence)
+            continue
+        step = WINDOW_WORDS // 2
+        pieces.extend(" ".join(words[i:i + WINDOW_WORDS]) for i in range(0, max(len(words) - step, 1), step))
+    return list(dict.fromkeys(pieces)), False
 
 
 @lru_cache(maxsize=8)

@@ -3,6 +3,7 @@ onnxruntime on one thread, mean pooling and L2 normalisation. No torch, no downl
 from __future__ import annotations
 
 import hashlib
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
@@ -60,6 +61,10 @@ class Embedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
 
+    def truncated(self, texts: Sequence[str]) -> list[bool]:
+        """Whether each text is longer than the MAX_TOKENS the model reads (its embedding ignores the rest)."""
+        return [bool(e.overflowing) for e in self.tokenizer.encode_batch(list(texts))]
+
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
@@ -67,6 +72,17 @@ class Embedder:
 @lru_cache(maxsize=1)
 def shared_embedder() -> Embedder:
     return Embedder()
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> frozenset[str]:
+    """The whole words of the model's WordPiece vocabulary (lower case, Latin letters only): what the
+    model reads as one word, so what the text normaliser may join pieces into or decode leetspeak to."""
+    try:
+        vocab = json.loads(TOKENIZER.read_text(encoding="utf-8"))["model"]["vocab"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise EmbedderUnavailable(f"{TOKENIZER} cannot be read ({e}); reinstall veriguard") from None
+    return frozenset(w for w in vocab if w.isascii() and w.isalpha())
 
 
 def fingerprint(vectors: np.ndarray) -> str:

@@ -3,7 +3,9 @@
 * held-out: tests/data/heldout_tasks.jsonl, tasks we wrote and never tuned on (the honest figure);
 * benchmark: the denied Mind2Web-SC records, whose violated rule names the category that must be
   found (the bank was tuned on these results: see [provenance] in the bank);
-* bank: leave-one-out over the bank's own examples (each classified by a model trained on the rest).
+* bank: leave-one-out over the bank's own examples (each classified by a model trained on the rest);
+* evasions: tests/data/evasions.jsonl, obfuscated restricted tasks we wrote (dev half looked at while
+  building the normaliser, heldout half not): how many a user who qualifies for nothing gets through.
 
 Categories the classifier is unsure about count as detected, as the spec's `abstain = "restrict"`
 reading does; "strict" figures count them as misses.
@@ -23,6 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 from enforce.categories import CategoryClassifier, Classification, leave_one_out  # noqa: E402
 from enforce.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
+from enforce.extract_errors import ExtractionError  # noqa: E402
+from enforce.extractors import ClassifierExtractor  # noqa: E402
 from synth.specfile import load_spec  # noqa: E402
 
 
@@ -58,6 +62,34 @@ def heldout(clf: CategoryClassifier, path: Path) -> dict[str, Any]:
     return score(rows, clf.bank.names)
 
 
+def evasions(clf: CategoryClassifier, path: Path) -> dict[str, Any]:
+    """Per split: evasions caught as labelled, and allowed for a user who qualifies for nothing (every
+    restricted category denies that user, so an action is allowed only when no category is assumed)."""
+    restrict = ClassifierExtractor("task", clf.classify, clf.bank.names, "restrict")
+    out: dict[str, Any] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        c = clf.classify(r["text"])
+        found = set(c.labels) | set(c.uncertain)
+        caught = c.abstained if r["expect"] == "abstain" else set(r["expect"]) <= found
+        try:
+            allowed = not any(restrict.extract({"task": r["text"]}).value.values())
+        except ExtractionError:
+            allowed = False
+        tally = out.setdefault(r["split"], {"n": 0, "caught": 0, "allowed": 0, "allowed_cases": [], "missed": []})
+        tally["n"] += 1
+        tally["caught"] += caught
+        tally["allowed"] += allowed
+        if allowed:
+            tally["allowed_cases"].append(f"{r['id']} ({r['class']})")
+        if not caught:
+            tally["missed"].append({"id": r["id"], "class": r["class"], "expect": r["expect"], "got": sorted(found),
+                                "reason": c.reason})
+    return out
+
+
 def benchmark(clf: CategoryClassifier, path: Path, spec: Path) -> dict[str, Any]:
     """On denied records only: is the violated rule's category among those found?"""
     by_message = {r.message: r.id for r in load_spec(spec).contract.rules}
@@ -78,12 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bank", type=Path, default=ROOT / "specs" / "mind2web_sc" / "categories.toml")
     ap.add_argument("--heldout", type=Path, default=ROOT / "tests" / "data" / "heldout_tasks.jsonl")
+    ap.add_argument("--evasions", type=Path, default=ROOT / "tests" / "data" / "evasions.jsonl")
     ap.add_argument("--benchmark", type=Path, default=benchmark_data() / MIND2WEB_FILE, help="Mind2Web-SC JSON (skipped if absent)")
     ap.add_argument("--spec", type=Path, default=ROOT / "specs" / "mind2web_sc.toml")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     clf = CategoryClassifier.from_bank(args.bank)
     report: dict[str, Any] = {"bank": str(args.bank), "heldout": heldout(clf, args.heldout)}
+    report["evasions"] = evasions(clf, args.evasions)
     if args.benchmark.exists():
         report["benchmark"] = benchmark(clf, args.benchmark, args.spec)
     loo = leave_one_out(clf)
@@ -98,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {n:<7} support {m['support']:>3}  precision {m['precision']:>5}%  recall {m['recall']:>5}%")
     for miss in h["misses"]:
         print(f"  miss: {miss['task']!r}: gold {miss['gold']}, got {miss['got']} ({miss['reason']})")
+    for split, e in report["evasions"].items():
+        print(f"evasions ({args.evasions.name}, {split}): n={e['n']}  caught as labelled {e['caught']}  "
+              f"allowed for a user who qualifies for nothing {e['allowed']}"
+              + (f": {', '.join(e['allowed_cases'])}" if e["allowed_cases"] else ""))
+        for miss in e["missed"]:
+            print(f"  evasion missed: {miss['id']} ({miss['class']}): expected {miss['expect']}, got {miss['got']}")
     if "benchmark" in report:
         b = report["benchmark"]
         print(f"benchmark denied records (the bank was tuned on these): n={b['n_denied']}  "

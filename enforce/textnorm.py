@@ -1,0 +1,281 @@
+"""Free text brought to the plain Latin form the category classifier was trained on, before it is read.
+
+Steps, in order: HTML and percent escapes decoded; Unicode NFKC (fullwidth, mathematical, circled and
+superscript letters become plain ones); invisible characters removed (format controls, variation
+selectors, tags, fillers); diacritics and other combining marks stripped; letters that look Latin
+mapped to Latin (Cyrillic, Greek, Armenian, Cherokee, Lisu, small capitals, enclosed and
+regional-indicator letters); letters spaced out or separated by dots or dashes joined; leetspeak
+decoded where a word becomes a known one; run-on words split into known ones. What is left that the
+classifier cannot read is reported, never dropped: characters outside Latin letters, digits,
+punctuation and common symbols (`unreadable`, blanked in the text), and words broken by a digit or
+symbol that decode to no known word (`residue`). `foreign_words` says when a text reads as another
+language. The caller decides what all that means (the classifier abstains). Standard library only.
+"""
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+import urllib.parse
+from dataclasses import dataclass
+from itertools import product
+from typing import Container
+
+# Default-ignorable code points that are not format controls (category Cf is removed as a whole).
+_IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
+              (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
+
+# Each entry: a character that reads as Latin, then the Latin it reads as.
+_LOOKALIKES = """
+Cyrillic: аa вb сc ԁd еe ёe һh іi їi јj кk мm нh оo рp ԛq ѕs тt уy үy хx ԝw гr пn ьb ӏl
+  АA ВB СC ЕE ЁE НH ІI ЇI ЈJ КK МM ОO РP ЅS ТT УY ҮY ХX ԜW ԚQ
+Greek: αa βb γy εe ηn ιi κk νv οo ρp σo τt υu χx ωw ϲc ϳj ϵe
+  ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX ϹC
+Armenian: օo ոn սu ցg հh զq աw քp գq ՕO ՍU ՏS
+Cherokee: ᎪA ᏴB ᏟC ᎠD ᎬE ᏀG ᎻH ᏆI ᎫJ ᏦK
+  ᏞL ᎷM ᏢP ᎡR ᏚS ᎢT ᏙV ᏔW ᏃZ
+Lisu: ꓮA ꓐB ꓚC ꓓD ꓰE ꓝF ꓖG ꓧH ꓲI ꓙJ ꓗK ꓡL ꓟM ꓠN
+  ꓳO ꓑP ꓣR ꓢS ꓔT ꓴU ꓦV ꓪW ꓫX ꓬY ꓜZ
+small capitals: ᴀa ʙb ᴄc ᴅd ᴇe ꜰf ɢg ʜh ɪi ᴊj ᴋk ʟl ᴍm
+  ɴn ᴏo ᴘp ʀr ꜱs ᴛt ᴜu ᴠv ᴡw ʏy ᴢz
+other Latin: ɑa ƅb ɓb ƀb ƈc ɗd ɖd đd ðd ɛe ℮e ƒf ɠg ɡg ɦh ħh ıi ɩi ɨi
+  ȷj ʝj ĸk ɫl ŀl ɭl łl ɱm ɲn ɳn ŋn ɵo ᴑo øo ʂs ƭt ʈt ŧt ʉu ʋv ʐz ȥz ĦH ĐD ÐD ŁL ØO
+  ßss æae ÆAE œoe ŒOE þth ÞTh
+"""
+_LOOKALIKE: dict[int, str] = {ord(item[0]): item[1:] for line in _LOOKALIKES.strip().splitlines()
+                              for item in line.split(":")[-1].split()}
+# negative circled, negative squared and regional-indicator letters (NFKC leaves them as symbols)
+for _first in (0x1F150, 0x1F170, 0x1F1E6):
+    _LOOKALIKE.update({_first + i: chr(ord("A") + i) for i in range(26)})
+
+# leetspeak: digits and symbols written for letters (a digit with two readings has both)
+_LEET = {"0": "o", "1": "il", "2": "z", "3": "e", "4": "a", "5": "s", "6": "gb", "7": "t", "8": "b", "9": "g",
+         "@": "a", "$": "s", "!": "i", "|": "li", "+": "t", "(": "c", "€": "e", "£": "l", "¥": "y", "©": "c",
+         "®": "r", "°": "o", "†": "t", "¡": "i", "∩": "n", "∪": "u", "∨": "v", "∘": "o", "×": "x"}
+_READABLE_SYMBOLS = frozenset("©®™°")
+_INNER_PUNCTUATION = frozenset("-'’.&/_:,")  # between letters of a word: e-mail, O'Hare, U.S., AT&T
+_SEPARATOR = r"(?:[^\S\n]*[.\-_*·•/|+~:,][^\S\n]*|\s+)"
+_SPACED = re.compile(rf"(?<![^\W_])[^\W_](?:{_SEPARATOR}[^\W_])+(?![^\W_])")
+_SPLIT_WORD = re.compile(r"\b([A-Za-z]{2,})(-| )([A-Za-z]{2,})\b")
+_CODED = re.compile(r"%[0-9A-Fa-f]{2}|&(#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z]+[0-9]*);")
+_EMAIL_OR_URL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|[A-Za-z][A-Za-z0-9+.-]*://\S+|www\.\S+")
+MAX_LEET_CHOICES = 64
+MIN_RUN_WORD = 12     # an unknown run of letters this long is split into known words when it can be
+
+
+@dataclass(frozen=True)
+class Normalised:
+    text: str                     # what the classifier reads: unreadable characters are blanked out
+    unreadable: tuple[str, ...]   # characters that are no Latin letter, digit, punctuation or common symbol
+    residue: tuple[str, ...]      # words with a digit or symbol between letters that decode to no known word
+    changes: tuple[str, ...]      # what was done, for the decision log
+
+
+def is_invisible(ch: str) -> bool:
+    cp = ord(ch)
+    return unicodedata.category(ch) == "Cf" or any(lo <= cp <= hi for lo, hi in _IGNORABLE)
+
+
+def strip_invisible(text: str) -> str:
+    return "".join(ch for ch in text if not is_invisible(ch))
+
+
+def strip_marks(text: str) -> str:
+    """Diacritics and every other combining mark removed (é -> e; stacked 'zalgo' marks vanish)."""
+    return unicodedata.normalize("NFC", "".join(ch for ch in unicodedata.normalize("NFKD", text)
+                                                if not unicodedata.category(ch).startswith("M")))
+
+
+def map_lookalikes(text: str) -> str:
+    return text.translate(_LOOKALIKE)
+
+
+def readable(ch: str) -> bool:
+    cat = unicodedata.category(ch)
+    return (ch.isascii() and cat != "Cc") or ch in "\t\n\r" or cat[0] in "PZ" or cat in ("Sc", "Sm", "Sk") \
+        or ch in _READABLE_SYMBOLS
+
+
+def decode_escapes(text: str) -> str:
+    """HTML character references and percent-escapes decoded, up to three layers deep (`h&#111;tel`,
+    `Book%20a%20hotel`)."""
+    for _ in range(3):
+        if not _CODED.search(text):
+            break
+        text = urllib.parse.unquote(html.unescape(text))
+    return text
+
+
+def join_spaced(text: str, known: Container[str]) -> str:
+    """`h o t e l`, `h.o.t.e.l`, `h - o - t - e - l` -> `hotel`: three or more single letters or digits, more
+    letters than digits, with one separator repeated, or four or more with mixed separators (so `e.g. a`
+    and `4 x 4` stay). A leading `a` or `I` stays a word when only the rest is a known word
+    (`a f l i g h t` -> `a flight`)."""
+    def join(m: re.Match[str]) -> str:
+        run = m.group(0)
+        singles = re.findall(r"[^\W_]", run)
+        separators = {re.sub(r"\s+", " ", sep) for sep in re.split(r"[^\W_]", run)[1:-1]}
+        letters = sum(c.isalpha() for c in singles)
+        if letters < 2 or letters <= len(singles) - letters or len(singles) < (3 if len(separators) == 1 else 4):
+            return run
+        word = "".join(singles)
+        if word[0] in "aAiI" and word.lower() not in known and word[1:].lower() in known:
+            return f"{word[0]} {word[1:]}"
+        return word
+    return _SPACED.sub(join, text)
+
+
+def join_split_words(text: str, known: Container[str]) -> str:
+    """`fl ight`, `ho-tel` -> `flight`, `hotel`: two pieces joined when together they form a known word and,
+    for a space, one piece alone is not a word."""
+    def join(m: re.Match[str]) -> str:
+        a, sep, b = m.groups()
+        whole = (a + b).lower()
+        if whole in known and (sep == "-" or a.lower() not in known or b.lower() not in known):
+            return a + b
+        return m.group(0)
+    return _SPLIT_WORD.sub(join, text)
+
+
+def decode_leet(token: str, known: Container[str]) -> str | None:
+    """The known word a token spells with leetspeak digits and symbols (`h0t3l`, `fl!ght`, `$hop`)."""
+    options = [c if c.isalpha() else _LEET.get(c, c) for c in token.lower()]
+    count = 1
+    for o in options:
+        count *= len(o)
+    if count > MAX_LEET_CHOICES:
+        return None
+    return next((w for w in map("".join, product(*options)) if w in known), None)
+
+
+def segment(word: str, known: Container[str]) -> list[str] | None:
+    """`bookahotelinparis` -> book a hotel in paris: the fewest known words (of two letters or more, or
+    `a`) that spell `word`, longer words first on a tie; None when there are none."""
+    low = word.lower()
+    best: list[tuple[int, int, list[str]] | None] = [None] * (len(low) + 1)
+    best[0] = (0, 0, [])
+    for end in range(1, len(low) + 1):
+        for start in range(max(0, end - 24), end):
+            piece, prefix = low[start:end], best[start]
+            if prefix is None or not (piece in known and len(piece) > 1 or piece == "a"):
+                continue
+            candidate = (prefix[0] + 1, prefix[1] - len(piece) ** 2, prefix[2] + [piece])
+            current = best[end]
+            if current is None or candidate[:2] < current[:2]:
+                best[end] = candidate
+    found = best[-1]
+    return found[2] if found else None
+
+
+def _core(token: str) -> tuple[str, str, str]:
+    """A token split into leading punctuation, the word, trailing punctuation (leet symbols stay in the word)."""
+    inside = [i for i, c in enumerate(token) if c.isalnum() or c in "$@|"]
+    if not inside:
+        return token, "", ""
+    return token[:inside[0]], token[inside[0]:inside[-1] + 1], token[inside[-1] + 1:]
+
+
+def read_word(word: str, known: Container[str]) -> tuple[str, bool]:
+    """The word as the classifier should read it, and whether it is residue (a non-letter between letters
+    that decodes to no known word)."""
+    letters = [i for i, c in enumerate(word) if c.isalpha()]
+    if not letters or word.lower() in known or _EMAIL_OR_URL.fullmatch(word):
+        return word, False
+    inner = word[letters[0]:letters[-1] + 1]
+    odd = [c for c in inner if not c.isalpha() and c not in _INNER_PUNCTUATION]
+    edge = re.fullmatch(r"[A-Za-z]{3,}[0-9@$|]+|[0-9@$|]+[A-Za-z]{3,}", word)
+    if odd or edge:
+        decoded = decode_leet(word, known)
+        if decoded:
+            return decoded, False
+        return word, bool(odd)
+    if word.isalpha() and len(word) >= MIN_RUN_WORD:
+        pieces = segment(word, known)
+        if pieces and len(pieces) > 1:
+            return " ".join(pieces), False
+    return word, False
+
+
+def decode_words(text: str, known: Container[str]) -> tuple[str, list[str], list[str]]:
+    """Every whitespace-separated word read with `read_word`: (text, what was decoded, residue)."""
+    decoded: list[str] = []
+    residue: list[str] = []
+
+    def sub(m: re.Match[str]) -> str:
+        before, word, after = _core(m.group(0))
+        read, odd = read_word(word, known)
+        if odd:
+            residue.append(word)
+        elif read != word:
+            decoded.append(f"{word} -> {read}")
+        return before + read + after
+    return re.sub(r"\S+", sub, text), decoded, residue
+
+
+def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
+    """The readable form of `text`; `known` is the lexicon (lower-case words) used to join pieces and
+    decode leetspeak; with an empty lexicon nothing is joined by a guess and nothing is decoded."""
+    changes: list[str] = []
+
+    def note(change: str, before: str, after: str) -> str:
+        if after != before and change not in changes:
+            changes.append(change)
+        return after
+
+    out = note("HTML or percent escapes decoded", text, decode_escapes(text))
+    # look-alikes mapped before NFKC as well: NFKC turns some of them into others (lunate sigma)
+    out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
+    out = note("NFKC", out, unicodedata.normalize("NFKC", out))
+    out = note("invisible characters removed", out, strip_invisible(out))
+    out = note("diacritics and other marks removed", out, strip_marks(out))
+    out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
+    out = re.sub(r"[^\S\n]+", " ", out)
+    out = note("spaced or split letters joined", out, join_split_words(join_spaced(out, known), known))
+    out, decoded, residue = decode_words(out, known)
+    if decoded:
+        changes.append("words decoded: " + ", ".join(decoded[:5]))
+    unreadable = tuple(dict.fromkeys(ch for ch in out if not readable(ch)))
+    if unreadable:
+        out = "".join(ch if readable(ch) else " " for ch in out)
+    return Normalised(out, unreadable, tuple(dict.fromkeys(residue)), tuple(changes))
+
+
+# Frequent function words of other languages written in Latin letters (Spanish, French, German, Italian,
+# Portuguese, Dutch, Scandinavian, Polish, Turkish, Indonesian, Romanian, Czech) that are not English
+# words; ambiguous ones (die, den, per, van, do, no, as, con, e, o, i, mi, im, uber, fur, com) left out.
+_FOREIGN = frozenset("""
+el la los las una unos unas del al en para por sin y que su sus esta este estos hay muy desde hasta donde cuando
+como quiero le les des du un une et pour avec dans sur au aux ce cette ces mon mes votre qui est sont pas je nous
+vous chez der das dem ein eine einen einem einer und zu zum zur auf bei nach ich wir sie ist nicht oder mein meine
+il gli uno della delle dei degli nel nella che di da tra fra sono questo questa mio mia um uma uns umas dos das
+na nos ao aos meu minha het een voor te om naar bij uit aan zijn niet ik mijn och att det som ett jag inte og
+ikke jeg nie dla za ze przez oraz lub czy mnie ve bir bu icin ile cok gibi daha ama dan yang ke dari untuk
+dengan ini itu saya tidak ada si sau pentru cu je se jako
+""".split())
+_ENGLISH = frozenset("""
+the a an to for of in on at with from by into onto about near under over after before between and or but not
+my me i you your our we us it its this that these those is are was be am can will please all any some every
+""".split())
+MIN_UNKNOWN_WORDS = 3
+MAX_UNKNOWN_SHARE = 0.5
+
+
+def foreign_words(text: str, known: Container[str]) -> str:
+    """Why `text` reads as another language than English ('' when it does not): more function words of
+    other languages than of English (two at least), or half its words or more unknown to the lexicon.
+    Case is ignored: a name like Las Vegas counts, and an English sentence outweighs it with its own."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", text)]
+    foreign = [w for w in words if w in _FOREIGN]
+    english = sum(1 for w in words if w in _ENGLISH)
+    if len(foreign) >= 2 and len(foreign) > english:
+        return f"function words {', '.join(foreign[:5])}"
+    long = [w for w in words if len(w) >= 2]
+    unknown = [w for w in long if w not in known]
+    if len(long) >= MIN_UNKNOWN_WORDS and len(unknown) >= MAX_UNKNOWN_SHARE * len(long):
+        return f"{len(unknown)} of {len(long)} words unknown: {', '.join(unknown[:5])}"
+    return ""
+
+
+def describe(chars: tuple[str, ...], limit: int = 5) -> str:
+    shown = ", ".join(f"{c!r} (U+{ord(c):04X})" for c in chars[:limit])
+    return shown + (f" and {len(chars) - limit} more" if len(chars) > limit else "")
