@@ -26,11 +26,12 @@ def build_option(description: str) -> Path | None:
     return parser.parse_args().build
 
 
-def payments_build(build: Path | None) -> Path:
-    """`build` when given (made by `veriguard synth specs/payments.toml --out DIR`); otherwise the payments
-    spec compiled into a temporary folder WITHOUT running Nagini, and the output says so."""
+def payments_build(build: Path | None) -> tuple[Path, bool]:
+    """(build, accept_unproved): `build` when given (made by `veriguard synth specs/payments.toml --out DIR`);
+    otherwise the payments spec compiled into a temporary folder WITHOUT running Nagini. That build's
+    certificate says NOT_CHECKED (so FAILED), it loads only with accept_unproved, and the output says so."""
     if build is not None:
-        return build
+        return build, False
     from synth.compile import compile_policy
     from synth.freeze import frozen_module, write_build
     from synth.pipeline import Gate, SynthResult
@@ -43,13 +44,14 @@ def payments_build(build: Path | None) -> Path:
     lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
     runnable = strip_contracts(compiled.source, drop_functions=lemmas)
     result = SynthResult(spec, compiled.source, runnable, frozen_module(spec, runnable),
-                         [Gate("offline example", Verdict.PASSED, "Nagini was not run")], ProofResult(Verdict.PROVED),
+                         [Gate("offline example", Verdict.NOT_CHECKED, "Nagini was not run")],
+                         ProofResult(Verdict.NOT_CHECKED, detail="Nagini was not run"),
                          None, None, {})
     build, _ = write_build(result, Path(tempfile.mkdtemp(prefix="veriguard-example-")), run_info={})
     print("NOTE: offline example. The payments policy was compiled from specs/payments.toml WITHOUT running "
-          "Nagini: its certificate claims a proof that did not run. For a proved build run "
+          "Nagini: its certificate says NOT_CHECKED and it is loaded with accept_unproved. For a proved build run "
           "`.venv/bin/veriguard synth specs/payments.toml --out build` and pass --build build/payments.\n")
-    return build
+    return build, True
 
 
 def anthropic_http(*replies: Any) -> httpx2.MockTransport:

@@ -23,13 +23,13 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from _offline import (CONTEXT, INVOICE, OVER_LIMIT, ROOT, UNKNOWN_PAYEE, anthropic_http, build_option, payments_build,
                       show_log)
 
-build = payments_build(build_option(__doc__.splitlines()[0]))
+build, offline = payments_build(build_option(__doc__.splitlines()[0]))
 work = Path(tempfile.mkdtemp(prefix="veriguard-example-mcp-"))
 (work / "context.json").write_text(json.dumps(CONTEXT), encoding="utf-8")   # read again at every call
 log = work / "decisions.jsonl"
 proxy = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
     "-m", "enforce.integrations.mcp_proxy", "--build", str(build), "--context", str(work / "context.json"),
-    "--log", str(log), "--", sys.executable, str(ROOT / "examples" / "payments_mcp_server.py")])
+    "--log", str(log), *(["--accept-unproved"] if offline else []), "--", sys.executable, str(ROOT / "examples" / "payments_mcp_server.py")])
 print(f"Host runs: {' '.join(['veriguard mcp-proxy', *proxy.args[2:]])}\n")
 
 

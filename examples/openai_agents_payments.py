@@ -20,9 +20,9 @@ from _offline import CONTEXT, INVOICE, OVER_LIMIT, build_option, openai_http, pa
 from enforce.guard import Guard
 from enforce.integrations.openai_agents import policy_guardrail
 
-build = payments_build(build_option(__doc__.splitlines()[0]))
+build, offline = payments_build(build_option(__doc__.splitlines()[0]))
 log = Path(tempfile.mkdtemp(prefix="veriguard-example-log-")) / "decisions.jsonl"
-guard = Guard.from_build(build, strategy="replan", log=log)
+guard = Guard.from_build(build, strategy="replan", log=log, accept_unproved=offline)
 print(f"Policy {guard.policy_name}, strategy {guard.strategy}, mode {guard.mode}; the user is a clerk without MFA.\n")
 
 

@@ -21,9 +21,9 @@ from _offline import (CONTEXT, INVOICE, OVER_LIMIT, UNKNOWN_PAYEE, anthropic_htt
 from enforce.guard import Guard
 from enforce.integrations.anthropic_sdk import guarded
 
-build = payments_build(build_option(__doc__.splitlines()[0]))
+build, offline = payments_build(build_option(__doc__.splitlines()[0]))
 log = Path(tempfile.mkdtemp(prefix="veriguard-example-log-")) / "decisions.jsonl"
-guard = Guard.from_build(build, log=log)   # strategy from the spec's [enforcement] (block)
+guard = Guard.from_build(build, log=log, accept_unproved=offline)   # strategy from the spec's [enforcement] (block)
 print(f"Policy {guard.policy_name}, strategy {guard.strategy}, mode {guard.mode}; the user is a clerk without MFA.\n")
 
 

@@ -23,7 +23,7 @@ from synth.providers import Completion, CompletionRequest, Provider, ProviderErr
 from synth.transcripts import RecordingProvider, TranscriptStore, transcript_hash
 from verify import counterexample as cx
 from verify.nagini import NaginiWorker
-from verify.verdicts import Verdict
+from verify.verdicts import Verdict, holds
 from verify.z3check import check_contract
 
 Progress = Callable[[str], None]
@@ -66,9 +66,7 @@ class MemoryStage:
 
     def complete(self, request: CompletionRequest) -> Completion:
         spec_request, _, agent = request.prompt.partition("\n---\n")
-        demos = [{"spec": m.demonstration.spec_name, "request": m.demonstration.request,
-                  "contract": m.demonstration.contract, "policy": m.demonstration.policy,
-                  "distance": round(m.distance, 4)} for m in self.memory.retrieve(spec_request, agent, k=self.k)]
+        demos = [m.as_prompt_case() for m in self.memory.retrieve(spec_request, agent, k=self.k)]
         data = {"demonstrations": demos}
         return Completion(data, json.dumps(data), self.model, 0, 0, 0.0, "memory", {}, {})
 
@@ -100,8 +98,8 @@ def gate_feedback(result: SynthResult) -> list[str]:
         if tests.error:
             out.append(f"the tests could not run: {tests.error}")
         for e in tests.examples:
-            if not e.get("passed"):
-                out.append(f"example {e['name']!r} fails: {e.get('error', '')}")
+            if e["verdict"] != Verdict.PASSED.value:
+                out.append(f"example {e['name']!r} fails ({e['verdict']}): {e.get('error', '')}")
         failure = (tests.hypothesis or {}).get("failure")
         if failure:
             out.append(f"property test fails on {json.dumps(failure.get('args'))}: {failure.get('problem')}")
@@ -111,7 +109,7 @@ def gate_feedback(result: SynthResult) -> list[str]:
 def never_proved(result: SynthResult | None) -> list[str]:
     if result is None:
         return ["no implementation reached the verifier"]
-    out = [f"{g.name}: {g.summary}" for g in result.gates if not g.passed]
+    out = [f"{g.name}: {g.verdict.value}: {g.summary}" for g in result.gates if not holds(g.verdict)]
     if result.proof is not None:
         out += [f"{d.clause or d.code} ({d.function})" for d in result.proof.diagnostics]
     return out
@@ -265,7 +263,8 @@ def _run(loop: _Loop, spec: Spec, memory: DemonstrationMemory, autonomous: bool,
     if result.ok:
         memory.add(spec_name=spec.name, request=spec.request, agent=json.dumps(spec.agent, sort_keys=True),
                    contract=(result.spec.rules_text + "\n" + result.spec.properties_text).strip(),
-                   policy=result.verified_source, synthesis_id=loop.sid)
+                   policy=result.verified_source, clarifications=clarify.answers_text(assumptions),
+                   synthesis_id=loop.sid)
         return Outcome("proved", 0, "every gate passed", result, build, cert)
     return Outcome("budget" if why else "failed", 1, why or "a gate failed", result, build, cert,
                    never_proved=never_proved(result))

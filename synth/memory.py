@@ -1,7 +1,8 @@
 """Demonstration memory (as in GuardAgent): finished syntheses, retrieved by text similarity.
 
 Demonstrations live in the transcript database (table `demonstrations`, created by migration
-`m002_demonstrations` in `synth.transcripts`), so one file holds a user's whole history.
+`m002_demonstrations` in `synth.transcripts`, its `clarifications` column by
+`m003_demonstration_clarifications`), so one file holds a user's whole history.
 Similarity is the normalized Levenshtein distance between the query's request+agent text and
 each stored case's, after lower-casing, collapsing whitespace and capping the length.
 """
@@ -12,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from synth.transcripts import connect
 
@@ -26,6 +28,8 @@ class Demonstration:
     policy: str
     synthesis_id: str | None
     created_at: str
+    clarifications: str
+    """The approved answers (or recorded assumptions) that resolved the request's ambiguities."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,12 @@ class Match:
     demonstration: Demonstration
     distance: float
     """Normalized Levenshtein distance in [0, 1]; 0 means identical texts."""
+
+    def as_prompt_case(self) -> dict[str, Any]:
+        """The case as the prompts show it (synth.prompting.demonstrations reads a stage's key from it)."""
+        d = self.demonstration
+        return {"spec": d.spec_name, "request": d.request, "clarifications": d.clarifications,
+                "contract": d.contract, "policy": d.policy, "distance": round(self.distance, 4)}
 
 
 def levenshtein(a: str, b: str, *, max_distance: int | None = None) -> int:
@@ -102,6 +112,7 @@ class DemonstrationMemory:
         agent: str,
         contract: str,
         policy: str,
+        clarifications: str = "",
         synthesis_id: str | None = None,
     ) -> int | None:
         """Store a finished synthesis; returns its id, or None when the memory is disabled."""
@@ -109,9 +120,9 @@ class DemonstrationMemory:
             return None
         with self.db:
             cursor = self.db.execute(
-                "INSERT INTO demonstrations (spec_name, request, agent, contract, policy, synthesis_id, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (spec_name, request, agent, contract, policy, synthesis_id,
+                "INSERT INTO demonstrations (spec_name, request, agent, contract, policy, clarifications, synthesis_id,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (spec_name, request, agent, contract, policy, clarifications, synthesis_id,
                  datetime.now(UTC).isoformat(timespec="milliseconds")),
             )
         return int(cursor.lastrowid or 0)

@@ -1,5 +1,5 @@
-"""The offline stage for one spec: compile, then every gate, then freeze. Results are values;
-the CLI prints them."""
+"""The offline stage for one spec: freeze the policy's module in memory, run every gate on it, then
+(synth.freeze.write_build) write exactly that module. Results are values; the CLI prints them."""
 from __future__ import annotations
 
 import time
@@ -15,9 +15,9 @@ from verify import counterexample as cx
 from verify.mutation import Mutant, mutants
 from verify.nagini import NaginiWorker
 from verify.proof import from_worker
-from verify.runnable import strip_contracts
+from verify.runnable import frozen_module, strip_contracts
 from verify.testing import TestReport, run_tests
-from verify.verdicts import Diagnostic, ProofResult, Verdict
+from verify.verdicts import Diagnostic, ProofResult, Verdict, holds, worst
 from verify.z3check import Z3Report, check_contract
 
 Progress = Callable[[str], None]
@@ -27,13 +27,13 @@ SPEC_CHECKS = ("satisfiable", "can_fire", "can_hold", "not_deny_all", "not_allow
 @dataclass(frozen=True)
 class Gate:
     name: str
-    passed: bool
+    verdict: Verdict
     summary: str
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, *, timings: bool = True) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "passed": self.passed, "summary": self.summary, **self.details}
+        d: dict[str, Any] = {"name": self.name, "verdict": self.verdict.value, "summary": self.summary, **self.details}
         if timings:
             d["seconds"] = round(self.seconds, 3)
         return d
@@ -44,6 +44,7 @@ class SynthResult:
     spec: Spec
     verified_source: str
     runnable_source: str
+    frozen_source: str          # the frozen module the gates tested, byte for byte what freeze writes
     gates: list[Gate]
     proof: ProofResult | None
     z3: Z3Report | None
@@ -54,8 +55,14 @@ class SynthResult:
     transcript: dict[str, Any] | None = None
 
     @property
+    def verdict(self) -> Verdict:
+        """The worst gate verdict (precedence in verify.verdicts); NOT_CHECKED when no gate ran."""
+        return worst(g.verdict for g in self.gates)
+
+    @property
     def ok(self) -> bool:
-        return bool(self.gates) and all(g.passed for g in self.gates)
+        """Certified: every gate holds and Nagini proved the policy."""
+        return holds(self.verdict) and self.proof is not None and self.proof.verdict is Verdict.PROVED
 
 
 def spec_problems(report: Z3Report, spec: Spec) -> SpecError | None:
@@ -67,15 +74,15 @@ def spec_problems(report: Z3Report, spec: Spec) -> SpecError | None:
                  "not_deny_all": "the rules contradict each other; no request could ever be allowed",
                  "not_allow_all": "the rules can never deny; they say nothing",
                  "not_shadowed": "merge it into the rule that shadows it, or remove it"}
-        if f.ok is None:
-            return SpecError("contract.z3_unknown", f"z3 could not decide: {f.message}", file=spec.path, pos=f.pos,
+        if f.verdict is Verdict.UNKNOWN:
+            return SpecError("contract.z3_unknown", f.message, file=spec.path, pos=f.pos,
                              fix="simplify the rule (no nonlinear arithmetic)")
         return SpecError(f"contract.{f.check}", f.message, file=spec.path, pos=f.pos, fix=fixes[f.check])
     return None
 
 
-def replay_counterexamples(proof: ProofResult, spec: Spec, runnable: str) -> ProofResult:
-    """Run each counterexample on the policy: REFUTED only when one reproduces, else UNKNOWN.
+def replay_counterexamples(proof: ProofResult, spec: Spec, runnable: str, frozen: str) -> ProofResult:
+    """Run each counterexample on the frozen policy: REFUTED only when one reproduces, else UNKNOWN.
 
     Nagini's models can leave values open; those holes are filled from the constants the contract
     and its tables mention, and the first filling that reproduces the failure is reported.
@@ -88,8 +95,8 @@ def replay_counterexamples(proof: ProofResult, spec: Spec, runnable: str) -> Pro
     flat = [c for batch in batches for c in batch]
     if not flat:
         return proof
-    report = run_tests(spec.contract, (), runnable, hypothesis_examples=0, replays=flat)
-    outcomes = report.extra.get("replays", [])
+    report = run_tests(spec, (), runnable, frozen, hypothesis_examples=0, replays=flat)
+    outcomes = report.replays
     diags, k = [], 0
     for d, batch in zip(proof.diagnostics, batches):
         results = outcomes[k:k + len(batch)]
@@ -118,10 +125,11 @@ def replay_counterexamples(proof: ProofResult, spec: Spec, runnable: str) -> Pro
 
 def confirm_by_tests(proof: ProofResult, tests: TestReport) -> ProofResult:
     """A failing test is a concrete counterexample: it turns an unconfirmed failure into REFUTED."""
-    failures = [(f"example {e['name']!r}", e.get("error", ""), None) for e in tests.examples if not e.get("passed")]
-    hyp = tests.hypothesis.get("failure") if tests.hypothesis else None
-    if hyp:
-        failures.append(("property test", hyp.get("problem", ""), hyp.get("args")))
+    refuted = Verdict.REFUTED.value
+    failures = [(f"example {e['name']!r}", e.get("error", ""), None) for e in tests.examples if e["verdict"] == refuted]
+    if tests.hypothesis.get("verdict") == refuted:
+        failure = tests.hypothesis["failure"]
+        failures.append(("property test", failure.get("problem", ""), failure.get("args")))
     if proof.verdict is not Verdict.UNKNOWN or not failures:
         return proof
     name, problem, args = failures[0]
@@ -146,16 +154,65 @@ def prove(worker: NaginiWorker, source: str, spec: Spec, workdir: Path, label: s
     return from_worker(raw, file=path.name, params=spec.contract.signature.flat_params())
 
 
-def mutation_gate(spec: Spec, worker: NaginiWorker, verified: str, tests: TestReport, chosen: list[Mutant],
+def contract_gate(z3r: Z3Report) -> Gate:
+    bad = z3r.failed("property")
+    summary = f"{len(z3r.findings) - len(bad)}/{len(z3r.findings)} checks proved (lists up to {z3r.bound} items)"
+    if bad:
+        summary += "; properties that do not follow from the rules: " + ", ".join(
+            f"{f.subject} ({f.verdict.value})" for f in bad)
+    return Gate("contract (z3)", worst(f.verdict for f in z3r.findings), summary, z3r.seconds,
+                {"bound": z3r.bound, "findings": [f.to_dict() for f in z3r.findings]})
+
+
+def proof_gate(proof: ProofResult) -> Gate:
+    return Gate("proof (Nagini)", proof.verdict, proof.verdict.value + (f": {proof.detail}" if proof.detail else ""),
+                proof.seconds)
+
+
+def examples_gate(tests: TestReport) -> Gate:
+    seconds = tests.seconds.get("load", 0.0) + tests.seconds.get("examples", 0.0)
+    if tests.error:
+        return Gate("examples", tests.error_verdict, tests.error, tests.seconds.get("total", 0.0))
+    rows = [{"name": e["name"], "line": e.get("line", 0), "verdict": e["verdict"], "error": e.get("error", "")}
+            for e in tests.examples]
+    passed = sum(1 for r in rows if r["verdict"] == Verdict.PASSED.value)
+    summary = f"{passed}/{len(rows)} spec examples pass" if rows else "the spec has no [[examples]]"
+    return Gate("examples", worst(Verdict(r["verdict"]) for r in rows), summary, seconds,
+                {"passed": passed, "total": len(rows), "results": rows})
+
+
+def hypothesis_gate(tests: TestReport, spec: Spec) -> Gate:
+    name = "properties (Hypothesis)"
+    if tests.error:
+        return Gate(name, tests.error_verdict, f"the tests could not run: {tests.error}")
+    hyp = tests.hypothesis
+    verdict = Verdict(hyp["verdict"])
+    systematic = (hyp.get("coverage") or {}).get("run", 0)
+    summary = {Verdict.PASSED: f"{hyp['examples_run']} random + {systematic} systematic inputs decided as the "
+                               "contract says",
+               Verdict.NOT_CHECKED: f"not run: [verify] hypothesis_examples = {spec.settings.hypothesis_examples}"
+               }.get(verdict, f"{verdict.value}: {(hyp.get('failure') or {}).get('problem')}")
+    return Gate(name, verdict, summary, tests.seconds.get("hypothesis", 0.0),
+                {"examples_run": hyp["examples_run"], "systematic": systematic, "rejected": hyp["rejected"],
+                 "failure": hyp.get("failure")})
+
+
+def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: list[Mutant],
                   workdir: Path, progress: Progress) -> tuple[Gate, dict[str, Any]]:
+    """Mutants killed by the tests (of their frozen modules) or, within a budget, by Nagini.
+
+    PASSED at or above the threshold; REFUTED below it (the survivors are the witnesses); NOT_CHECKED
+    without mutants."""
+    if tests.error:
+        return Gate("mutation", tests.error_verdict, f"the tests could not run: {tests.error}"), {}
     t0 = time.monotonic()
     by_test = {m["id"]: m["killed_by"] for m in tests.mutants}
     rows = []
     budget = spec.settings.mutants_per_nagini
     for m in chosen:
         killed_by = by_test.get(m.id)
-        row = {"id": m.id, "operator": m.operator, "line": m.line, "change": m.description,
-               "killed_by": f"tests ({killed_by})" if killed_by else None}
+        row: dict[str, Any] = {"id": m.id, "operator": m.operator, "line": m.line, "change": m.description,
+                               "killed_by": f"tests ({killed_by})" if killed_by else None}
         if killed_by is None and budget > 0:
             budget -= 1
             progress(f"  mutant {m.id} survived the tests; asking Nagini ({m.description})")
@@ -171,78 +228,55 @@ def mutation_gate(spec: Spec, worker: NaginiWorker, verified: str, tests: TestRe
         rows.append(row)
     killed = sum(1 for r in rows if r["killed_by"])
     total = len(rows)
-    score = killed / total if total else 1.0
+    score = killed / total if total else 0.0
     threshold = spec.settings.mutation_threshold
     summary = {"score": round(score, 4), "killed": killed, "total": total, "threshold": threshold,
                "by_tests": sum(1 for r in rows if (r["killed_by"] or "").startswith("tests")),
                "by_proof": sum(1 for r in rows if (r["killed_by"] or "").startswith("proof")),
                "survivors": [r for r in rows if not r["killed_by"]], "mutants": rows}
-    gate = Gate("mutation", score >= threshold,
-                f"{killed}/{total} mutants killed (score {score:.2f}, threshold {threshold:.2f})",
-                time.monotonic() - t0, {"score": summary["score"], "killed": killed, "total": total})
-    return gate, summary
+    if not total:
+        verdict, text = Verdict.NOT_CHECKED, "no mutants were made (mutant limit 0, or no mutable site)"
+    else:
+        verdict = Verdict.PASSED if score >= threshold else Verdict.REFUTED
+        text = f"{killed}/{total} mutants killed (score {score:.2f}, threshold {threshold:.2f})"
+    seconds = tests.seconds.get("mutants", 0.0) + time.monotonic() - t0
+    return Gate("mutation", verdict, text, seconds, {"score": summary["score"], "killed": killed, "total": total}), \
+        summary
 
 
 def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdir: Path,
                progress: Progress = lambda _m: None, mutant_limit: int = 30) -> SynthResult:
-    """Run every gate on `verified_source` (a Nagini-annotated policy for `spec`)."""
+    """Freeze `verified_source` (a Nagini-annotated policy for `spec`), then run every gate: the tests
+    run on the frozen module, the module freeze writes."""
     assert spec.contract is not None
     t_start = time.monotonic()
-    gates: list[Gate] = []
 
     progress("checking the contract with z3 (satisfiable, non-vacuous, properties)")
-    t0 = time.monotonic()
     z3r = check_contract(spec.contract, bound=spec.settings.z3_bound)
     problem = spec_problems(z3r, spec)
     if problem is not None:
         raise problem
-    bad_props = z3r.failed("property")
-    gates.append(Gate("contract (z3)", not bad_props,
-                      f"{len(z3r.findings) - len(bad_props)}/{len(z3r.findings)} checks passed"
-                      + (f"; properties that do not follow from the rules: {', '.join(f.subject for f in bad_props)}"
-                         if bad_props else ""),
-                      time.monotonic() - t0, {"bound": z3r.bound, "findings": [f.to_dict() for f in z3r.findings]}))
 
     lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
     runnable = strip_contracts(verified_source, drop_functions=lemmas)
-    check_generated(runnable, "runnable")  # the test process checks every module again before it runs it
-
-    progress("testing: spec examples, Hypothesis and systematic inputs against the runtime contract, mutants")
+    frozen = frozen_module(spec, runnable)  # checks every generated part before any of it runs
     chosen = mutants(verified_source, limit=mutant_limit, seed=0, skip_functions=lemmas)
     runnable_mutants = [(m.id, strip_contracts(m.source, drop_functions=lemmas)) for m in chosen]
-    tests = run_tests(spec.contract, spec.examples, runnable, mutants=runnable_mutants,
+
+    progress("testing the frozen module: spec examples, Hypothesis and systematic inputs against the runtime "
+             "contract, mutants")
+    tests = run_tests(spec, spec.examples, runnable, frozen, mutants=runnable_mutants,
                       hypothesis_examples=spec.settings.hypothesis_examples)
 
     progress("proving the policy with Nagini")
     proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}")
-    if proof.verdict in (Verdict.REFUTED, Verdict.UNKNOWN):
-        proof = replay_counterexamples(proof, spec, runnable)
+    if proof.verdict is Verdict.UNKNOWN:
+        proof = replay_counterexamples(proof, spec, runnable, frozen)
         proof = confirm_by_tests(proof, tests)
-    gates.append(Gate("proof (Nagini)", proof.verdict is Verdict.PROVED, f"{proof.verdict.value}"
-                      + (f": {proof.detail}" if proof.detail else ""), proof.seconds,
-                      {"verdict": proof.verdict.value}))
 
-    if tests.error:
-        gates.append(Gate("examples", False, tests.error, tests.seconds))
-    else:
-        passed = sum(1 for e in tests.examples if e["passed"])
-        rows = [{"name": e["name"], "line": e.get("line", 0), "passed": e["passed"], "error": e.get("error", "")}
-                for e in tests.examples]
-        gates.append(Gate("examples", tests.examples_passed, f"{passed}/{len(tests.examples)} spec examples pass",
-                          tests.seconds, {"passed": passed, "total": len(tests.examples), "results": rows}))
-        hyp = tests.hypothesis
-        systematic = (hyp.get("coverage") or {}).get("run", 0)
-        gates.append(Gate("properties (Hypothesis)", tests.hypothesis_passed,
-                          f"{hyp.get('examples_run', 0)} random + {systematic} systematic inputs decided as the "
-                          "contract says" if tests.hypothesis_passed else
-                          f"failed: {(hyp.get('failure') or {}).get('problem')}",
-                          0.0, {"examples_run": hyp.get("examples_run", 0), "systematic": systematic,
-                                "rejected": hyp.get("rejected", 0), "failure": hyp.get("failure")}))
-    mutation: dict[str, Any] = {}
     if not tests.error:
         progress(f"mutation: {len(chosen)} mutants")
-        gate, mutation = mutation_gate(spec, worker, verified_source, tests, chosen, workdir, progress)
-        gates.append(gate)
-    return SynthResult(spec, verified_source, runnable, gates, proof, z3r, tests, mutation,
+    gate, mutation = mutation_gate(spec, worker, tests, chosen, workdir, progress)
+    gates = [contract_gate(z3r), proof_gate(proof), examples_gate(tests), hypothesis_gate(tests, spec), gate]
+    return SynthResult(spec, verified_source, runnable, frozen, gates, proof, z3r, tests, mutation,
                        seconds=time.monotonic() - t_start)
-

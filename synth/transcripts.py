@@ -101,6 +101,12 @@ def m002_demonstrations(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m003_demonstration_clarifications(db: sqlite3.Connection) -> None:
+    """The approved answers of each demonstration, shown to the clarify stage (synth.memory)."""
+    db.execute("ALTER TABLE demonstrations ADD COLUMN clarifications TEXT NOT NULL DEFAULT ''")
+
+
 def default_db_path() -> Path:
     """`$VERIGUARD_HOME/transcripts.db`, with VERIGUARD_HOME defaulting to ~/.veriguard."""
     return Path(os.environ.get("VERIGUARD_HOME", "~/.veriguard")).expanduser() / "transcripts.db"

@@ -69,6 +69,7 @@ class NaginiWorker:
         self.proc: subprocess.Popen[str] | None = None
         self.replies: queue.Queue[str | None] = queue.Queue()
         self.stderr_tail: deque[str] = deque(maxlen=60)
+        self._stderr_reader: threading.Thread | None = None
         self.stats = WorkerStats()
         self._counter = 0
 
@@ -86,11 +87,13 @@ class NaginiWorker:
         self.progress("starting the Nagini verifier (JVM)")
         t0 = time.monotonic()
         self.replies = queue.Queue()
+        self.stderr_tail.clear()  # a crash report shows this process's lines, not an earlier one's
         self.proc = subprocess.Popen([self.python, "-m", "verify.nagini_worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                      start_new_session=True, cwd=root)
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.replies), daemon=True).start()
-        threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True)
+        self._stderr_reader.start()
         reply = self._read(START_TIMEOUT)
         if reply is None or reply.get("status") != "ready":
             self.kill()
@@ -196,8 +199,10 @@ class NaginiWorker:
             reply = None
         if reply is None:
             self.stats.crashes += 1
-            tail = list(self.stderr_tail)[-12:]
             self.kill()
+            if self._stderr_reader is not None:
+                self._stderr_reader.join(timeout=5)  # the process is gone: its last lines are the crash trace
+            tail = list(self.stderr_tail)[-12:]
             return {"status": "crash", "seconds": round(time.monotonic() - t0, 3), "errors": [],
                     "message": "the verifier process died", "stderr": tail}
         self._sample_rss(self.proc.pid if self.proc else 0)

@@ -8,6 +8,8 @@ from contracts.types import Type
 from verify import counterexample as cx
 from verify.verdicts import Diagnostic, ProofResult, Verdict
 
+MODEL_NOT_REPLAYED = "Nagini's counterexample model was not replayed on running code; it may be spurious"
+TAIL_LINES = 12
 _CLAUSE = re.compile(r"#\s*((?:rule|property|decision|assume|domain|soundness|completeness)\b.*)$")
 
 
@@ -30,9 +32,10 @@ def from_worker(raw: dict[str, Any], *, file: str = "", params: list[tuple[str, 
     if status == "proved":
         return ProofResult(Verdict.PROVED, (), seconds)
     if status == "failed":
-        verdict = Verdict.REFUTED if any(d.counterexample for d in diags) else Verdict.UNKNOWN
-        detail = "counterexample found" if verdict is Verdict.REFUTED else "could not prove; no counterexample"
-        return ProofResult(verdict, tuple(diags), seconds, detail)
+        # a model is Nagini's claim, not a fact: only a replay on running code (synth.pipeline) makes it REFUTED
+        detail = (MODEL_NOT_REPLAYED if any(d.counterexample for d in diags) else
+                  "could not prove; no counterexample")
+        return ProofResult(Verdict.UNKNOWN, tuple(diags), seconds, detail)
     if status == "timeout":
         return ProofResult(Verdict.TIMEOUT, tuple(diags), seconds, raw.get("message", "Silicon timed out"))
     if status == "killed":
@@ -40,8 +43,17 @@ def from_worker(raw: dict[str, Any], *, file: str = "", params: list[tuple[str, 
     if status == "translation_error":
         return ProofResult(Verdict.ERROR, tuple(diags), seconds, "translation error: the file is outside the subset "
                            "Nagini verifies")
-    message = raw.get("message", "the verifier crashed")
-    extra = {"stderr": raw.get("stderr", [])} if raw.get("stderr") else {}
-    crash = [Diagnostic(code="verify.backend.crash", message=message + (": " + "; ".join(
-        str(e.get("message", "")) for e in raw.get("errors", [])) if raw.get("errors") else ""), file=file)]
-    return ProofResult(Verdict.ERROR, tuple(crash), seconds, "verifier crashed", extra=extra)
+    return ProofResult(Verdict.ERROR, (crash_diagnostic(raw, file),), seconds, "verifier crashed")
+
+
+def crash_diagnostic(raw: dict[str, Any], file: str) -> Diagnostic:
+    """The crash, with the last lines the worker wrote (its stderr, or the trace of an exception it caught)."""
+    message = str(raw.get("message", "the verifier crashed"))
+    errors = [str(e.get("message", "")) for e in raw.get("errors", []) if e.get("message")]
+    tail = [str(line) for line in raw.get("stderr") or []]
+    tail += [line for e in raw.get("errors", []) for line in str(e.get("trace", "")).splitlines()]
+    tail = [line[:300] for line in tail if line.strip()][-TAIL_LINES:]
+    text = message + (": " + "; ".join(errors) if errors else "")
+    if tail:
+        text += f"\nlast {len(tail)} lines the verifier wrote:\n" + "\n".join(tail)
+    return Diagnostic(code="verify.backend.crash", message=text, file=file)

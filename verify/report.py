@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from verify import counterexample as cx
+from verify.verdicts import Verdict, worst
 
 
 def _table(rows: list[list[str]], head: list[str]) -> str:
@@ -16,9 +17,12 @@ def _table(rows: list[list[str]], head: list[str]) -> str:
 def render(cert: dict[str, Any], run: dict[str, Any]) -> str:
     name = cert["policy"]
     status = cert["status"]
+    if not cert["fully_proved"]:  # the reason, by the precedence of verify.verdicts
+        status += f" ({worst(Verdict(g['verdict']) for g in cert['gates']).value})"
     out = [f"# Policy `{name}`: {status}", ""]
-    verdict_line = ("Every gate passed: Nagini proved the policy against its complete contract and every property."
-                    if cert["fully_proved"] else "**Not every gate passed: this policy is not certified.** "
+    verdict_line = ("Every gate holds: Nagini proved the policy against its complete contract and every property, "
+                    "and every test passed." if cert["fully_proved"] else
+                    "**Not every gate holds: this policy is not certified.** "
                     "The loader refuses it unless told explicitly to accept it.")
     out += [verdict_line, "", f"Synthesized {cert['synthesized_at']} by the {cert['path']} path.", ""]
     out += ["## Request", "", cert.get("request", "").strip(), ""]
@@ -36,31 +40,33 @@ def render(cert: dict[str, Any], run: dict[str, Any]) -> str:
     props = cert.get("properties") or []
     if props:
         out += ["", "Properties (requirements stated independently of the rules):", ""]
-        out.append(_table([[p["id"], p["message"], p["nagini"],
-                            {True: "yes", False: "no", None: "unknown"}.get(p["z3_follows_from_rules"], "?")]
-                           for p in props], ["property", "requirement", "Nagini", "follows from the rules (z3)"]))
+        out.append(_table([[p["id"], p["message"], p["nagini"] + (f" ({p['detail']})" if p.get("detail") else ""),
+                            p["z3"]] for p in props],
+                          ["property", "requirement", "Nagini", "follows from the rules (z3, bounded lists)"]))
         out += ["", "```", cert["contract_text"]["properties"], "```"]
     diags = proof.get("diagnostics") or []
     if diags:
         out += ["", "### Not proved", ""]
         for d in diags:
             where = f"line {d['line']} of policy_verified.py, function `{d['function']}`" if d.get("line") else d.get("file", "")
-            out.append(f"- **{d.get('clause') or d['code']}** ({d['code']}) at {where}: {d['message']}")
+            first, *rest = str(d["message"]).splitlines() or [""]
+            out.append(f"- **{d.get('clause') or d['code']}** ({d['code']}) at {where}: {first}")
+            if rest:  # e.g. the last lines a crashed verifier wrote
+                out += ["", "  ```"] + [f"  {line}" for line in rest] + ["  ```"]
             if d.get("counterexample"):
                 out.append(f"  - counterexample: {cx.render(d['counterexample'])}"
                            + {True: " (reproduced on the policy)", False: " (does not reproduce)"}.get(d.get("confirmed"), ""))
     out += ["", "## Gates", ""]
-    out.append(_table([[g["name"], "passed" if g["passed"] else "FAILED", g["summary"]] for g in cert["gates"]],
-                      ["gate", "result", "figures"]))
+    out.append(_table([[g["name"], g["verdict"], g["summary"]] for g in cert["gates"]], ["gate", "verdict", "figures"]))
     for g in cert["gates"]:
         if g["name"] == "examples" and g.get("results"):
             out += ["", "### Examples", ""]
-            out.append(_table([[r["name"], "pass" if r["passed"] else "FAIL", r.get("error", "")] for r in g["results"]],
-                              ["example", "result", "detail"]))
+            out.append(_table([[r["name"], r["verdict"], r.get("error", "")] for r in g["results"]],
+                              ["example", "verdict", "detail"]))
         if g["name"] == "contract (z3)":
             out += ["", f"### Contract checks (z3, lists up to {g.get('bound')} items)", ""]
-            out.append(_table([[f["check"], f["subject"], {True: "ok", False: "FAILED", None: "unknown"}[f["ok"]],
-                                f["message"]] for f in g.get("findings", [])], ["check", "subject", "result", "detail"]))
+            out.append(_table([[f["check"], f["subject"], f["verdict"], f["message"]] for f in g.get("findings", [])],
+                              ["check", "subject", "verdict", "detail"]))
     mut = cert.get("mutation") or {}
     if mut:
         out += ["", "### Mutation", "", f"Score {mut.get('score')} ({mut.get('killed')}/{mut.get('total')} mutants "

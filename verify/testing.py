@@ -1,4 +1,4 @@
-"""Run a policy's tests in a child process (verify.testrun) and collect the results."""
+"""Run a policy's tests against its frozen module in a child process (verify.testrun) and collect the results."""
 from __future__ import annotations
 
 import json
@@ -7,41 +7,33 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contracts.check import Contract
-from contracts.spec import Example
+from contracts.spec import Example, Spec
 from verify.testrun import TestRequest
+from verify.verdicts import Verdict
 
 
 @dataclass(frozen=True)
 class TestReport:
-    examples: list[dict[str, Any]]
-    hypothesis: dict[str, Any]
-    mutants: list[dict[str, Any]]
-    corpus: int
-    error: str = ""
-    seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def examples_passed(self) -> bool:
-        return not self.error and all(e.get("passed") for e in self.examples)
-
-    @property
-    def hypothesis_passed(self) -> bool:
-        return not self.error and bool(self.hypothesis.get("passed"))
+    examples: list[dict[str, Any]]         # one row per spec example, with its verdict
+    hypothesis: dict[str, Any]             # the verdict, figures and first failure of the random and systematic inputs
+    mutants: list[dict[str, Any]]          # {"id", "killed_by": how the tests killed it, or None}
+    replays: list[dict[str, Any]] = field(default_factory=list)  # verify.testrun.diagnose of each replayed input
+    seconds: dict[str, float] = field(default_factory=dict)  # per phase, measured in the child
+    error: str = ""                        # the tests could not run at all
+    error_verdict: Verdict = Verdict.ERROR  # TIMEOUT when that was the wall clock
 
 
-def run_tests(contract: Contract, examples: tuple[Example, ...], policy_source: str, *,
+def run_tests(spec: Spec, examples: tuple[Example, ...], runnable: str, module: str, *,
               mutants: list[tuple[int, str]] | None = None, hypothesis_examples: int = 300,
               replays: list[dict[str, Any]] | None = None, wall_seconds: float = 300.0) -> TestReport:
-    """Examples, Hypothesis against the runtime contract, and mutants, in a sandboxed child."""
-    import time
-
-    req = TestRequest(contract, examples, policy_source, tuple(mutants or ()), hypothesis_examples,
+    """Examples, Hypothesis against the runtime contract, and mutants (contracts stripped), run in a
+    sandboxed child on the frozen module of `runnable`, which must be `module`, and on each frozen mutant."""
+    req = TestRequest(spec, examples, runnable, module, tuple(mutants or ()), hypothesis_examples,
                       replays=tuple(replays or ()))
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
@@ -54,15 +46,15 @@ def run_tests(contract: Contract, examples: tuple[Example, ...], policy_source: 
             proc = subprocess.run([sys.executable, "-m", "verify.testrun", str(path)], capture_output=True, text=True,
                                   timeout=wall_seconds, env=env, cwd=tmp)
         except subprocess.TimeoutExpired:
-            return TestReport([], {}, [], 0, error=f"the tests did not finish within {wall_seconds:.0f} s",
-                              seconds=time.monotonic() - t0)
-    seconds = time.monotonic() - t0
+            return TestReport([], {}, [], error=f"the tests did not finish within {wall_seconds:.0f} s",
+                              error_verdict=Verdict.TIMEOUT, seconds={"total": time.monotonic() - t0})
+    total = {"total": time.monotonic() - t0}
     if proc.returncode != 0 or not proc.stdout.strip():
         tail = (proc.stderr or "").strip().splitlines()[-5:]
-        return TestReport([], {}, [], 0, error=f"the test process failed (exit {proc.returncode}): {' | '.join(tail)}",
-                          seconds=seconds)
+        return TestReport([], {}, [], error=f"the test process failed (exit {proc.returncode}): {' | '.join(tail)}",
+                          seconds=total)
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     if out.get("error"):
-        return TestReport([], {}, [], 0, error=out["error"], seconds=seconds)
-    return TestReport(out["examples"], out["hypothesis"], out["mutants"], out["corpus"], seconds=seconds,
-                      extra={"replays": out.get("replays", [])})
+        return TestReport([], {}, [], error=out["error"], seconds=total)
+    return TestReport(out["examples"], out["hypothesis"], out["mutants"], out["replays"],
+                      seconds={**out["seconds"], **total})

@@ -9,25 +9,29 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from contracts import ast as A
 from contracts.check import Contract
 from contracts.errors import NOWHERE, Pos
 from contracts.runtime_support import flatten_arguments
 from contracts.schema import argument_schema
 from contracts.to_python import compile_checker
 from contracts.to_z3 import Z3Encoding
+from verify.verdicts import Verdict
 
 
 @dataclass(frozen=True)
 class Finding:
     check: str          # satisfiable | can_fire | can_hold | not_deny_all | not_allow_all | not_shadowed | property
     subject: str
-    ok: bool | None     # None: z3 gave up (unknown)
+    verdict: Verdict    # PROVED: it holds; REFUTED: it does not (`witness` shows a property failing, or z3
+                        # proved that no input exists); UNKNOWN: z3 gave up; ERROR: z3 and the checker disagree
     message: str
     witness: dict[str, Any] | None = None
     pos: Pos = field(default=NOWHERE, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["verdict"] = self.verdict.value
         d["line"], d["col"] = self.pos.line, self.pos.col
         del d["pos"]
         return d
@@ -40,7 +44,7 @@ class Z3Report:
     bound: int
 
     def failed(self, *checks: str) -> list[Finding]:
-        return [f for f in self.findings if f.ok is not True and (not checks or f.check in checks)]
+        return [f for f in self.findings if f.verdict is not Verdict.PROVED and (not checks or f.check in checks)]
 
 
 class _Solver:
@@ -49,6 +53,8 @@ class _Solver:
         self.timeout_ms = timeout_ms
 
     def witness(self, *constraints: Any) -> tuple[bool | None, dict[str, Any] | None]:
+        """(True, an input) when some input in the domain meets `constraints`, (False, None) when none
+        does, (None, None) when z3 gives up."""
         z3 = self.enc.z3
         s = z3.Solver(ctx=self.enc.ctx)
         s.set("timeout", self.timeout_ms)
@@ -61,54 +67,70 @@ class _Solver:
         return None, None
 
 
+def _some_input(found: bool | None) -> Verdict:
+    """The verdict of a claim "some input does this" (an input proves it; unsat refutes it)."""
+    return Verdict.UNKNOWN if found is None else Verdict.PROVED if found else Verdict.REFUTED
+
+
+def _exists(sv: _Solver, check: str, subject: str, pos: Pos, says: tuple[str, str], *constraints: Any) -> Finding:
+    """A finding for a claim that some input meets `constraints`; `says` = (message if so, message if not)."""
+    found, w = sv.witness(*constraints)
+    message = says[0] if found else says[1] if found is False else f"z3 could not decide: {says[0]}"
+    return Finding(check, subject, _some_input(found), message, w, pos)
+
+
 def check_contract(contract: Contract, *, bound: int = 3, timeout_ms: int = 20000) -> Z3Report:
     t0 = time.monotonic()
     enc = Z3Encoding(contract, bound)
     z3 = enc.z3
     sv = _Solver(enc, timeout_ms)
-    out: list[Finding] = []
-
-    ok, w = sv.witness()
-    out.append(Finding("satisfiable", "", ok, "some input satisfies the argument domains and assumptions" if ok else
-                       "no input satisfies the argument domains and assumptions: every request would be out of domain",
-                       w, contract.assumes[0].pos if contract.assumes else NOWHERE))
-    if not ok:
+    first = _exists(sv, "satisfiable", "", contract.assumes[0].pos if contract.assumes else NOWHERE,
+                    ("some input satisfies the argument domains and assumptions",
+                     "no input satisfies the argument domains and assumptions: every request would be out of domain"))
+    out = [first]
+    if first.verdict is not Verdict.PROVED:
         return Z3Report(tuple(out), time.monotonic() - t0, bound)
 
     holds = {d.id: enc.holds(d.id) for d in contract.rules}
     for d in contract.rules:
-        ok, w = sv.witness(z3.Not(holds[d.id]))
-        out.append(Finding("can_fire", d.id, ok, f"rule {d.id} can be violated" if ok else
-                           f"rule {d.id} can never be violated: it holds for every input (up to {bound} list items)",
-                           w, d.pos))
-        ok, w = sv.witness(holds[d.id])
-        out.append(Finding("can_hold", d.id, ok, f"rule {d.id} can hold" if ok else
-                           f"rule {d.id} is violated by every input: it denies everything", w, d.pos))
-    ok, w = sv.witness(enc.allowed())
-    out.append(Finding("not_deny_all", "", ok, "some input is allowed" if ok else
-                       "no input is allowed: the rules contradict each other (deny-all)", w,
-                       contract.rules[0].pos))
-    ok, w = sv.witness(z3.Not(enc.allowed()))
-    out.append(Finding("not_allow_all", "", ok, "some input is denied" if ok else
-                       "every input is allowed: the policy can never deny (allow-all)", w, contract.rules[0].pos))
+        out.append(_exists(sv, "can_fire", d.id, d.pos, (
+            f"rule {d.id} can be violated",
+            f"rule {d.id} can never be violated: it holds for every input (up to {bound} list items)"),
+            z3.Not(holds[d.id])))
+        out.append(_exists(sv, "can_hold", d.id, d.pos, (
+            f"rule {d.id} can hold", f"rule {d.id} is violated by every input: it denies everything"), holds[d.id]))
+    where = contract.rules[0].pos
+    out.append(_exists(sv, "not_deny_all", "", where, (
+        "some input is allowed", "no input is allowed: the rules contradict each other (deny-all)"), enc.allowed()))
+    out.append(_exists(sv, "not_allow_all", "", where, (
+        "some input is denied", "every input is allowed: the policy can never deny (allow-all)"),
+        z3.Not(enc.allowed())))
     if len(contract.rules) > 1:
         for d in contract.rules:
             others = [holds[o.id] for o in contract.rules if o.id != d.id]
-            ok, w = sv.witness(z3.Not(holds[d.id]), *others)
-            out.append(Finding("not_shadowed", d.id, ok, f"rule {d.id} alone can deny a request" if ok else
-                               f"rule {d.id} is shadowed: whenever it is violated another rule is too, so it never "
-                               "changes a decision", w, d.pos))
-    checker = compile_checker(contract)
-    schema = argument_schema(contract.signature)
-    for p in contract.properties:
-        ok, w = sv.witness(z3.Not(enc.expr(p.body)))
-        message = (f"property {p.id} follows from the rules (up to {bound} list items)" if ok is False else
-                   f"property {p.id} does not follow from the rules" if ok else f"z3 could not decide property {p.id}")
-        if ok and w is not None:
-            flat = flatten_arguments(schema, w)
-            allowed, violations, denied = checker.spec_decision(**flat)
-            failed = checker.failed_properties(**flat, vg_allowed=allowed, vg_violations=violations, vg_denied=denied)
-            message += "; confirmed by the runtime checker" if p.id in failed else \
-                "; NOT confirmed by the runtime checker (report this as a bug)"
-        out.append(Finding("property", p.id, None if ok is None else not ok, message, w, p.pos))
+            out.append(_exists(sv, "not_shadowed", d.id, d.pos, (
+                f"rule {d.id} alone can deny a request",
+                f"rule {d.id} is shadowed: whenever it is violated another rule is too, so it never changes a "
+                "decision"), z3.Not(holds[d.id]), *others))
+    out += [_property(sv, contract, p, bound) for p in contract.properties]
     return Z3Report(tuple(out), time.monotonic() - t0, bound)
+
+
+def _property(sv: _Solver, contract: Contract, p: A.Decl, bound: int) -> Finding:
+    """PROVED when no input within the bound breaks the property; REFUTED with an input that does, once
+    the runtime checker agrees; ERROR when the checker disagrees with z3 (a bug in one of them)."""
+    found, w = sv.witness(sv.enc.z3.Not(sv.enc.expr(p.body)))
+    if found is None:
+        return Finding("property", p.id, Verdict.UNKNOWN, f"z3 could not decide property {p.id}", None, p.pos)
+    if not found or w is None:
+        return Finding("property", p.id, Verdict.PROVED,
+                       f"property {p.id} follows from the rules (up to {bound} list items)", None, p.pos)
+    checker = compile_checker(contract)
+    flat = flatten_arguments(argument_schema(contract.signature), w)
+    allowed, violations, denied = checker.spec_decision(**flat)
+    failed = checker.failed_properties(**flat, vg_allowed=allowed, vg_violations=violations, vg_denied=denied)
+    if p.id in failed:
+        return Finding("property", p.id, Verdict.REFUTED,
+                       f"property {p.id} does not follow from the rules; confirmed by the runtime checker", w, p.pos)
+    return Finding("property", p.id, Verdict.ERROR, f"property {p.id} does not follow from the rules according to "
+                   "z3, but the runtime checker does not confirm it on z3's input (report this as a bug)", w, p.pos)

@@ -296,9 +296,10 @@ def _print_synth(s: dict[str, Any], cert: dict[str, Any]) -> None:
     mark = "PROVED" if s["ok"] else "FAILED"
     print(f"\n{s['policy']}: {mark} in {s['seconds']} s -> {s['build']}")
     for g in s["gates"]:
-        print(f"  {'ok ' if g['passed'] else 'FAIL'} {g['name']:<24} {g['summary']}")
+        print(f"  {g['verdict']:<11} {g['name']:<24} {g['summary']}")
     for p in cert["properties"]:
-        print(f"  property {p['id']}: {p['nagini']}  ({p['message']})")
+        print(f"  property {p['id']}: {p['nagini']}  ({p['message']}" + (f"; {p['detail']}" if p["detail"] else "")
+              + ")")
     for d in (cert.get("proof") or {}).get("diagnostics", []):
         from verify import counterexample as cx
         print(f"  not proved: {d.get('clause') or d['code']} in {d.get('function')} (line {d.get('line')})")

@@ -185,10 +185,11 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
 def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: Context = None,
               strategy: str | None = None, mode: str | None = None, halt_after: int | None = None,
               log: str | Path | None = None, log_key: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-              start_timeout_s: float = START_TIMEOUT_S) -> None:
+              start_timeout_s: float = START_TIMEOUT_S, accept_unproved: bool = False) -> None:
     """Load the build and serve until the host hangs up (raises PolicyLoadError, GuardConfigError, a
     KeyFileError or ProxyStartError when it cannot start)."""
-    guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key)
+    guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
+                             accept_unproved=accept_unproved)
     try:
         anyio.run(lambda: serve(guard, command, args, context=context, timeout_s=timeout_s,
                                 start_timeout_s=start_timeout_s))
@@ -224,6 +225,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log", type=Path, help="append a hash-chained decision record per call to this JSONL file")
     p.add_argument("--log-key", type=Path, help="the private key that signs the log (`veriguard keys new`)")
     p.add_argument("--strategy", help="override the spec's [enforcement] strategy")
+    p.add_argument("--accept-unproved", action="store_true", help="load a build whose certificate is not PROVED "
+                   "(knowingly: for trying a policy out, never for guarding an agent)")
     p.add_argument("--mode", choices=MODES, help="shadow: decide and log, never refuse (default: the spec's, "
                    "else enforce)")
     p.add_argument("--halt-after", type=int, help="replan_halt: halt after this many denials in a row")
@@ -271,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run_proxy(opts.build, command, args, context=context_file(opts.context) if opts.context else None,
                   strategy=opts.strategy, mode=opts.mode, halt_after=opts.halt_after, log=opts.log,
-                  log_key=opts.log_key, timeout_s=opts.timeout, start_timeout_s=opts.start_timeout)
+                  log_key=opts.log_key, timeout_s=opts.timeout, start_timeout_s=opts.start_timeout,
+                  accept_unproved=opts.accept_unproved)
     except (PolicyLoadError, ProxyStartError, VeriguardError, ValueError) as e:
         # ValueError: a bad guard setting, or Monitor.from_build's unknown strategy; VeriguardError: a bad log key
         say(f"error: {e}")

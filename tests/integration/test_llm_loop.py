@@ -176,6 +176,8 @@ def test_memory_serves_demonstrations_and_is_recorded(spec, nagini_worker, tmp_p
     recalled = store.exchanges(out.synthesis_id)[0]
     assert recalled["stage"] == "memory" and len(recalled["data"]["demonstrations"]) == 1
     assert "Worked examples from earlier syntheses" in second.prompt(1)
+    # the clarify stage is shown what the first synthesis settled (its answers; here: nothing was ambiguous)
+    assert "(none: nothing in the request was found ambiguous)" in second.prompt(0)
 
 
 def test_cli_llm_path_and_log(tmp_path, monkeypatch, capsys):

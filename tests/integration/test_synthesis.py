@@ -4,13 +4,14 @@ import json
 import pytest
 
 from enforce.loader import load_policy
+from enforce.monitor import Monitor
 from synth.compile import compile_policy
 from synth.freeze import write_build
 from synth.pipeline import synthesize
 from synth.specfile import load_spec
 from tests.conftest import FIXTURES, SHIPPED
 from veriguard.cli import main
-from verify.verdicts import Verdict
+from verify.verdicts import Verdict, holds
 
 pytestmark = pytest.mark.integration
 
@@ -19,16 +20,19 @@ pytestmark = pytest.mark.integration
 def test_shipped_spec_synthesizes_to_a_proved_certificate(path, nagini_worker, tmp_path):
     spec = load_spec(path)
     result = synthesize(spec, nagini_worker, compile_policy(spec).source, workdir=tmp_path)
-    failed = [g for g in result.gates if not g.passed]
-    assert not failed, [(g.name, g.summary) for g in failed]
+    failed = [g for g in result.gates if not holds(g.verdict)]
+    assert not failed, [(g.name, g.verdict, g.summary) for g in failed]
     assert result.proof.verdict is Verdict.PROVED
     build, cert = write_build(result, tmp_path / "build", run_info={})
     assert cert["status"] == "PROVED" and cert["fully_proved"]
-    assert all(p["nagini"] == "PROVED" and p["z3_follows_from_rules"] for p in cert["properties"])
+    assert all(p["nagini"] == "PROVED" and p["z3"] == "PROVED" for p in cert["properties"])
     assert cert["mutation"]["score"] >= spec.settings.mutation_threshold
+    assert (build / "policy.py").read_text(encoding="utf-8") == result.frozen_source, "what was tested ships"
     policy = load_policy(build)
     for ex in spec.examples:
         assert policy.evaluate_checked(ex.args).allowed == ex.allowed
+    monitor = Monitor.from_build(build)  # the proved build is enforceable: its extractors exist and load
+    assert set(monitor.extractors) == {name for name, _ in policy.module.ARGUMENTS}
 
 
 def refuted(result):
@@ -84,14 +88,15 @@ def test_false_property_is_refuted_with_the_offending_values(nagini_worker, tmp_
     spec = load_spec(FIXTURES / "wrong_table" / "eicu_wrong_table.toml")
     result = synthesize(spec, nagini_worker, compile_policy(spec).source, workdir=tmp_path, mutant_limit=0)
     z3_gate = next(g for g in result.gates if g.name == "contract (z3)")
-    assert not z3_gate.passed and "nursing_no_diagnosis" in z3_gate.summary
+    assert z3_gate.verdict is Verdict.REFUTED and "nursing_no_diagnosis (REFUTED)" in z3_gate.summary
     confirmed = refuted(result)
     d = next(d for d in confirmed if d.clause == "property nursing_no_diagnosis")
     assert d.counterexample["role"] == "nursing"
     assert ("diagnosis", "icd9code") in d.counterexample["accessed"]["items"].values()
     build, cert = write_build(result, tmp_path / "b", run_info={})
-    props = {p["id"]: p["nagini"] for p in cert["properties"]}
-    assert props["nursing_no_diagnosis"] == "REFUTED" and props["unknown_databases_denied"] == "PROVED"
+    props = {p["id"]: (p["nagini"], p["z3"]) for p in cert["properties"]}
+    assert props["nursing_no_diagnosis"] == ("REFUTED", "REFUTED")
+    assert props["unknown_databases_denied"] == ("PROVED", "PROVED")
     assert cert["status"] == "FAILED"
 
 
@@ -109,4 +114,7 @@ def test_unprovable_but_correct_policy_is_unknown_not_refuted(nagini_worker, tmp
     assert result.proof.verdict is Verdict.UNKNOWN, result.proof
     assert result.proof.diagnostics and all(d.confirmed is False for d in result.proof.diagnostics)
     assert "incompleteness" in result.proof.detail
-    assert all(g.passed for g in result.gates if g.name != "proof (Nagini)")
+    assert {g.name: g.verdict for g in result.gates} == {
+        "contract (z3)": Verdict.PROVED, "proof (Nagini)": Verdict.UNKNOWN, "examples": Verdict.PASSED,
+        "properties (Hypothesis)": Verdict.PASSED, "mutation": Verdict.NOT_CHECKED}  # --mutants 0: not run
+    assert result.verdict is Verdict.UNKNOWN and not result.ok

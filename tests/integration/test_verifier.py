@@ -3,15 +3,13 @@ import json
 import os
 import signal
 import threading
-import time
-from pathlib import Path
 
 import pytest
 
 from synth import toolbox
 from tests.conftest import FIXTURES
 from veriguard.cli import main
-from verify.proof import from_worker
+from verify.proof import MODEL_NOT_REPLAYED, from_worker
 from verify.verdicts import Verdict
 
 pytestmark = pytest.mark.integration
@@ -22,11 +20,12 @@ def verify(worker, name, **kw):
     return from_worker(worker.verify_file(NAGINI / name, **kw), file=name)
 
 
-def test_proved_and_refuted(nagini_worker):
+def test_proved_and_a_counterexample_model(nagini_worker):
     assert verify(nagini_worker, "small_good.py", timeout=60).verdict is Verdict.PROVED
     bad = verify(nagini_worker, "small_bad.py", timeout=60)
-    assert bad.verdict is Verdict.REFUTED
+    assert bad.verdict is Verdict.UNKNOWN and bad.detail == MODEL_NOT_REPLAYED  # REFUTED needs a replay
     d = bad.diagnostics[0]
+    assert d.confirmed is None
     assert d.function == "allow" and d.line == 5 and d.counterexample == {"role": "admin", "age": 18}
 
 
@@ -52,6 +51,7 @@ def test_worker_killed_from_outside_is_an_error_then_restart(nagini_worker):
     threading.Timer(3.0, lambda: os.killpg(pid, signal.SIGKILL)).start()
     r = from_worker(nagini_worker.verify_file(NAGINI / "hard_nonlinear.py", timeout=120))
     assert r.verdict is Verdict.ERROR and r.detail == "verifier crashed"
+    assert r.diagnostics[0].message.startswith("the verifier process died")
     assert verify(nagini_worker, "small_good.py", timeout=60).verdict is Verdict.PROVED
 
 
@@ -78,5 +78,5 @@ def test_verify_cli(capsys):
     code = main(["verify", str(NAGINI / "small_good.py"), str(NAGINI / "small_bad.py"), "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1
-    assert [r["verdict"] for r in out["results"]] == ["PROVED", "REFUTED"]
+    assert [(r["verdict"], r["detail"]) for r in out["results"]] == [("PROVED", ""), ("UNKNOWN", MODEL_NOT_REPLAYED)]
     assert out["results"][1]["diagnostics"][0]["counterexample"] == {"role": "admin", "age": 18}

@@ -9,7 +9,7 @@ import pytest
 from contracts.runtime_support import ArgumentError, flatten_arguments
 from contracts.schema import argument_schema
 from contracts.to_python import compile_checker
-from enforce.loader import PolicyLoadError, load_policy
+from enforce.loader import ArgumentError as LoadedArgumentError, PolicyLoadError, load_policy
 from synth.compile import compile_policy
 from synth.freeze import frozen_module, sha256, write_build
 from synth.pipeline import Gate, SynthResult
@@ -20,10 +20,12 @@ from verify.verdicts import ProofResult, Verdict
 
 
 def fake_result(spec, *, passed=True):
+    """A result as if every gate had run (PASSED, Nagini PROVED) or had failed (REFUTED); no gate runs."""
     compiled = compile_policy(spec)
     lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
     runnable = strip_contracts(compiled.source, drop_functions=lemmas)
-    return SynthResult(spec, compiled.source, runnable, [Gate("unit", passed, "fake gate")],
+    verdict = Verdict.PASSED if passed else Verdict.REFUTED
+    return SynthResult(spec, compiled.source, runnable, frozen_module(spec, runnable), [Gate("unit", verdict, "fake gate")],
                        ProofResult(Verdict.PROVED if passed else Verdict.REFUTED), None, None, {})
 
 
@@ -93,8 +95,9 @@ def test_write_build_then_load(tmp_path):
     assert policy.evaluate({"role": "admin", "age": 30, "items": [["db", "y"]]}).allowed
     d = policy.evaluate({"role": "user", "age": 30, "items": [["db", "y"]]})
     assert not d.allowed and d.violations == ("access",) and d.denied == (("db", "y"),)
-    with pytest.raises(policy.module.ArgumentError):  # the frozen module's own class (it imports nothing of ours)
+    with pytest.raises(LoadedArgumentError) as e:  # the frozen module's own class, turned into ours by the loader
         policy.evaluate({"role": "user", "age": 30})
+    assert e.value.argument == "items" and e.value.code == "policy.argument"
     out = subprocess.run([sys.executable, "-I", "-c", f"import runpy; m = runpy.run_path({str(build / 'policy.py')!r}); "
                           "print(m['evaluate']({'role': 'user', 'age': 9, 'items': []}).violations)"],
                          capture_output=True, text=True)
@@ -105,8 +108,10 @@ def test_loader_refuses_tampered_and_unproved_builds(tmp_path):
     spec = load_spec(write_spec(tmp_path))
     build, _ = write_build(fake_result(spec), tmp_path / "out", run_info={})
     policy_py = build / "policy.py"
-    policy_py.write_text(policy_py.read_text().replace("return _public(decide(**_arguments(args)))",
-                                                       "return PolicyDecision(True, (), ())"))
+    text = policy_py.read_text()
+    assert text.count("return public_decision(decide(**arguments(args)), rule_ids)") == 1
+    policy_py.write_text(text.replace("return public_decision(decide(**arguments(args)), rule_ids)",
+                                      "return PolicyDecision(True, (), ())"))
     with pytest.raises(PolicyLoadError) as e:
         load_policy(build)
     assert e.value.code == "load.tampered"
@@ -165,3 +170,116 @@ def test_freeze_checks_every_generated_part_before_writing(tmp_path):
         with pytest.raises(GeneratedCodeError):
             check_composed(whole, parts)
     check_composed("x = 1\n\ny = 2\n", ["x = 1\n", "y = 2\n"])
+
+
+def test_the_entry_code_ships_verbatim_from_a_real_module(tmp_path):
+    from contracts import frozen_entry
+
+    spec = load_spec(write_spec(tmp_path))
+    frozen = fake_result(spec).frozen_source
+    entry = Path(frozen_entry.__file__).read_text(encoding="utf-8")
+    body = entry[entry.index('"""', 3) + 3:].lstrip("\n")  # all but the module docstring
+    assert body in frozen and frozen.index(body) > frozen.index("def vg_spec_decision(")
+    assert {n.module for n in ast.walk(ast.parse(entry)) if isinstance(n, ast.ImportFrom)} <= {"typing", "dataclasses"}
+
+
+def test_the_entry_points_fail_closed_on_a_malformed_or_contested_decision():
+    from types import SimpleNamespace as Answer
+
+    from contracts.frozen_entry import PolicyDecision, PolicyMismatch, entry_points
+
+    def build(answer, contract=(True, [], [])):
+        return entry_points(lambda args: dict(args), lambda **flat: [], lambda **flat: answer,
+                            lambda **flat: contract, ("adult", "access"), ArgumentError)
+
+    evaluate, checked = build(Answer(allowed=False, violations=[1], denied=[["db", "x"]]),
+                              contract=(False, ["access"], [("db", "x")]))
+    assert evaluate({}) == checked({}) == PolicyDecision(False, ("access",), (("db", "x"),))
+    for bad in (Answer(allowed=1, violations=[], denied=[]), Answer(allowed=None, violations=[], denied=[]),
+                Answer(allowed=False, violations=[2], denied=[]), Answer(allowed=False, violations=[-1], denied=[]),
+                Answer(allowed=False, violations=[True], denied=[]), Answer(allowed=False, violations=["0"], denied=[])):
+        for entry in build(bad):
+            with pytest.raises(PolicyMismatch):
+                entry({})
+    evaluate, checked = build(Answer(allowed=True, violations=[], denied=[]), contract=(False, ["adult"], []))
+    assert evaluate({}).allowed
+    with pytest.raises(PolicyMismatch, match="contract says allowed=False"):
+        checked({})
+    assumed = entry_points(lambda args: dict(args), lambda **flat: ["age_known"], lambda **flat: 1 / 0,
+                           lambda **flat: (True, [], []), (), ArgumentError)
+    for entry in assumed:
+        with pytest.raises(ArgumentError, match="outside the domain"):
+            entry({})
+
+
+BROKEN_ENTRIES = {
+    "evaluate allows everything": ("return public_decision(decide(**arguments(args)), rule_ids)",
+                                   "return PolicyDecision(True, (), ())"),
+    "evaluate_checked answers its own decision": ("        return decision\n\n    return evaluate, evaluate_checked",
+                                                  "        return PolicyDecision(True, (), ())\n\n"
+                                                  "    return evaluate, evaluate_checked"),
+}
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory):
+    spec = load_spec(write_spec(tmp_path_factory.mktemp("m")))
+    result = fake_result(spec)
+    return spec, result.runnable_source, result.frozen_source
+
+
+def test_the_tests_run_in_a_child_on_the_module_that_ships(mini):
+    from verify.testing import run_tests
+
+    spec, runnable, frozen = mini
+    report = run_tests(spec, spec.examples, runnable, frozen, hypothesis_examples=30)
+    assert not report.error and [e["verdict"] for e in report.examples] == ["PASSED"]
+    assert report.hypothesis["verdict"] == "PASSED" and report.hypothesis["examples_run"] > 0
+    assert report.seconds["hypothesis"] > 0 and set(report.seconds) >= {"load", "examples", "mutants", "total"}
+    other = run_tests(spec, spec.examples, runnable, frozen + "\n", hypothesis_examples=30)
+    assert other.error == "the frozen policy does not load: ValueError: the module to test differs from the frozen " \
+        "module of this policy" and other.error_verdict is Verdict.ERROR
+
+
+@pytest.mark.parametrize("bug", sorted(BROKEN_ENTRIES))
+def test_the_tests_run_the_entry_code_that_ships(mini, bug, monkeypatch):
+    """A bug in the frozen module's own entry code (not in the policy) fails the gates."""
+    from verify import testrun
+
+    spec, runnable, frozen = mini
+    old, new = BROKEN_ENTRIES[bug]
+    assert frozen.count(old) == 1
+    broken = frozen.replace(old, new)
+    monkeypatch.setattr(testrun, "frozen_module", lambda spec, runnable: broken)  # as if frozen_entry.py had the bug
+    out = testrun.run(testrun.TestRequest(spec, spec.examples, runnable, broken, (), 30))
+    assert out["hypothesis"]["verdict"] == "REFUTED", out["hypothesis"]
+    expected = "evaluate_checked answers" if "evaluate_checked" in bug else "but the rules say allowed=False"
+    assert expected in out["hypothesis"]["failure"]["problem"]
+
+
+def test_a_mutant_is_frozen_and_checked_before_it_runs(mini, tmp_path):
+    from verify import testrun
+
+    spec, runnable, frozen = mini
+    marker = tmp_path / "PWNED"
+    req = testrun.TestRequest(spec, spec.examples, runnable, frozen, (), 0)
+    checker = compile_checker(spec.contract)
+    bad = runnable + f"\nimport os\nos.system('touch {marker}')\n"
+    assert testrun.run_mutant(bad, req, checker, []) == "does not freeze or load (GeneratedCodeError)"
+    assert runnable.count("age >= 18") == 1
+    assert testrun.run_mutant(runnable.replace("age >= 18", "age > 18"), req, checker,
+                              [{"role": "admin", "age": 18, "items": []}]) == "property test"
+    assert testrun.run_mutant(runnable, req, checker, [{"role": "admin", "age": 18, "items": []}]) is None
+    assert not marker.exists()
+
+
+def test_freeze_writes_only_the_module_the_gates_tested(tmp_path):
+    from contracts.errors import GeneratedCodeError
+
+    spec = load_spec(write_spec(tmp_path))
+    result = fake_result(spec)
+    assert result.frozen_source.count("return PolicyDecision(allowed,") == 1
+    result.frozen_source = result.frozen_source.replace("return PolicyDecision(allowed,", "return PolicyDecision(True,")
+    with pytest.raises(GeneratedCodeError, match="differs from the one the gates tested"):
+        write_build(result, tmp_path / "out", run_info={})
+    assert not (tmp_path / "out" / "mini").exists()

@@ -159,3 +159,35 @@ def test_k_zero_returns_nothing(tmp_path):
     memory = DemonstrationMemory(tmp_path / "t.db")
     add(memory, "x", "request")
     assert memory.retrieve("request", "agent", k=0) == []
+
+
+class CapturingProvider:
+    """Records the prompt it is sent; answers that nothing is ambiguous."""
+
+    name, model = "capture", "capture"
+
+    def complete(self, request):
+        from synth.providers import Completion
+
+        self.prompt = request.prompt
+        return Completion({"questions": []}, '{"questions": []}', self.model, 0, 0, 0.0, "end_turn", {}, {})
+
+
+def test_clarifications_are_stored_and_shown_to_the_clarify_stage(tmp_path):
+    from synth import clarify
+    from synth.specfile import load_spec
+    from tests.conftest import write_spec
+
+    answers = clarify.answers_text([{"question": "Does the $100 limit include tax?", "answer": "yes, tax included",
+                                     "by": "engineer"}])
+    memory = DemonstrationMemory(tmp_path / "t.db")
+    memory.add(spec_name="refunds", request="Never refund more than $100.", agent="Shop agent.", contract="c",
+               policy="p", clarifications=answers)
+    (match,) = memory.retrieve("Never refund more than $150.", "Shop agent.", k=1)
+    assert match.demonstration.clarifications == answers
+    case = match.as_prompt_case()
+    assert all(case[key] for key in ("clarifications", "contract", "policy")), "every stage's key is served"
+    provider = CapturingProvider()
+    assert clarify.ask(provider, load_spec(write_spec(tmp_path)), [case]) == []
+    assert "Does the $100 limit include tax? -> yes, tax included (engineer)" in provider.prompt
+    assert "Never refund more than $100." in provider.prompt

@@ -21,7 +21,7 @@ from synth.implement import assemble
 from synth.specfile import load_spec
 from tests.conftest import MINIMAL, ROOT, SHIPPED, write_spec
 from verify.runnable import strip_contracts
-from verify.testrun import _load
+from verify.testrun import load
 
 PAYLOAD = "__import__('os').system('touch {marker}')"
 R5 = '''
@@ -200,12 +200,13 @@ def test_generated_code_is_checked_even_when_a_bad_name_gets_past_the_loader(tmp
 
 def test_the_test_process_checks_the_module_before_running_it(tmp_path):
     marker = tmp_path / "PWNED"
+    spec = load_spec(write_spec(tmp_path))
     for source in (f"import os\nos.system('touch {marker}')\ndef decide():\n    return 1\n",
                    f"def decide():\n    return 1\n__import__('os').system('touch {marker}')\n",
                    f"def decide(x=__import__('os').system('touch {marker}')):\n    return 1\n",
                    "def decide():\n    return ().__class__\n"):
         with pytest.raises(GeneratedCodeError):
-            _load(source)
+            load(spec, source)  # freezes it first: every generated part is checked before any runs
     assert not marker.exists()
 
 

@@ -92,16 +92,13 @@ def test_migrations_are_named_unique_and_ordered():
 def test_migrations_are_idempotent(tmp_path):
     path = tmp_path / "t.db"
     db = sqlite3.connect(path)
-    assert migrate(db) == ["m001_initial", "m002_demonstrations"]
+    assert migrate(db) == ["m001_initial", "m002_demonstrations", "m003_demonstration_clarifications"]
     assert migrate(db) == []
     db.close()
     TranscriptStore(path).close()
     TranscriptStore(path).close()
     db = sqlite3.connect(path)
-    assert [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY name")] == [
-        "m001_initial",
-        "m002_demonstrations",
-    ]
+    assert [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY name")] == [step.__name__ for step in MIGRATIONS]
 
 
 def test_migrate_upgrades_an_old_database_and_keeps_its_data(tmp_path):

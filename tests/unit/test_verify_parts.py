@@ -3,9 +3,9 @@ import ast
 from contracts.types import INT, STR, EnumT, ListT, TupleT
 from verify import counterexample as cx
 from verify.mutation import mutants
-from verify.proof import clause_of, from_worker
+from verify.proof import MODEL_NOT_REPLAYED, clause_of, from_worker
 from verify.runnable import strip_contracts
-from verify.verdicts import Verdict, worst
+from verify.verdicts import Verdict
 
 SOURCE = '''from typing import List
 from nagini_contracts.contracts import *
@@ -88,19 +88,36 @@ def test_worker_replies_become_verdicts():
     failed = from_worker({"status": "failed", "errors": [{"code": "postcondition.violated:assertion.false",
                           "message": "m", "line": 4, "source": "Ensures(x)  # rule adult",
                           "counterexample": {"inputs": {"age": 17}}}]}, params=[("age", INT)])
-    assert failed.verdict is Verdict.REFUTED and failed.diagnostics[0].clause == "rule adult"
+    # a model nobody replayed is Nagini's claim, not a refutation
+    assert failed.verdict is Verdict.UNKNOWN and failed.detail == MODEL_NOT_REPLAYED
+    assert failed.diagnostics[0].clause == "rule adult" and failed.diagnostics[0].confirmed is None
     assert failed.diagnostics[0].counterexample == {"age": 17}
     no_model = from_worker({"status": "failed", "errors": [{"code": "c", "message": "m"}]})
-    assert no_model.verdict is Verdict.UNKNOWN
+    assert no_model.verdict is Verdict.UNKNOWN and no_model.detail != MODEL_NOT_REPLAYED
     assert from_worker({"status": "timeout"}).verdict is Verdict.TIMEOUT
     assert from_worker({"status": "killed"}).verdict is Verdict.TIMEOUT
     assert from_worker({"status": "translation_error", "errors": [{"code": "translation.unsupported"}]}).verdict \
         is Verdict.ERROR
     crash = from_worker({"status": "crash", "message": "died"})
     assert crash.verdict is Verdict.ERROR and crash.diagnostics[0].code == "verify.backend.crash"
+    assert from_worker({"status": "something new"}).verdict is Verdict.ERROR
 
 
-def test_verdicts_never_collapse_to_proved():
-    assert worst([Verdict.PROVED, Verdict.TIMEOUT]) is Verdict.TIMEOUT
-    assert worst([Verdict.UNKNOWN, Verdict.REFUTED, Verdict.ERROR]) is Verdict.REFUTED
+def test_a_crash_keeps_the_tail_of_what_the_worker_wrote():
+    stderr = [f"noise {i}" for i in range(30)] + ["Exception in thread main java.lang.StackOverflowError",
+                                                  "\tat viper.silicon.Foo(Foo.scala:12)"]
+    died = from_worker({"status": "crash", "message": "the verifier process died", "stderr": stderr}, file="p.py")
+    text = died.diagnostics[0].message
+    assert died.verdict is Verdict.ERROR and died.detail == "verifier crashed"
+    assert text.startswith("the verifier process died") and "StackOverflowError" in text and "Foo.scala:12" in text
+    assert "noise 0" not in text and len(text.splitlines()) <= 14
+    trace = "Traceback (most recent call last):\n  File \"x.py\", line 3\nKeyError: 'sil_programs'"
+    caught = from_worker({"status": "crash", "errors": [{"code": "worker.crash", "message": "KeyError: 'x'",
+                                                         "trace": trace}]})
+    assert "KeyError: 'x'" in caught.diagnostics[0].message and "KeyError: 'sil_programs'" in caught.diagnostics[0].message
+    assert "stderr" not in caught.to_dict()  # the tail lives in the diagnostic, once
+
+
+def test_clause_names_come_from_the_generated_comment():
     assert clause_of("Ensures(x)  # property p") == "property p"
+    assert clause_of("Ensures(x)") == "Ensures(x)"
