@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
 
-from contracts.errors import NOWHERE, Pos
-from contracts.types import Type
+from veriguard.contracts.errors import NOWHERE, Pos
+from veriguard.contracts.types import Type
 
 
 @dataclass(frozen=True, kw_only=True)

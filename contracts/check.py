@@ -5,11 +5,11 @@ import dataclasses
 import difflib
 from dataclasses import dataclass
 
-from contracts import ast as A
-from contracts.errors import ContractError, Pos
-from contracts.names import BUILTINS, name_problem
-from contracts.signature import Signature, element_types
-from contracts.types import (BOOL, INT, STR, BoolT, EnumT, IntT, ListT, RecordT, Scalar, TupleT, Type,
+from veriguard.contracts import ast as A
+from veriguard.contracts.errors import ContractError, Pos
+from veriguard.contracts.names import BUILTINS, name_problem
+from veriguard.contracts.signature import Signature, element_types
+from veriguard.contracts.types import (BOOL, INT, STR, BoolT, EnumT, IntT, ListT, RecordT, Scalar, TupleT, Type,
                              comparable, is_scalar)
 
 

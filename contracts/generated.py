@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from contracts.errors import GeneratedCodeError
+from veriguard.contracts.errors import GeneratedCodeError
 
 CONTRACT_FUNCTIONS = frozenset({"Requires", "Ensures", "Invariant", "Decreases", "Acc", "list_pred", "Forall",
                                 "Exists", "Implies", "Result", "ResultT", "Old", "Assert", "Reveal"})

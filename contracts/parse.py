@@ -8,9 +8,9 @@ from lark import (Lark, Token, Transformer, Tree, UnexpectedCharacters, Unexpect
                   v_args)
 from lark.exceptions import VisitError
 
-from contracts import ast as A
-from contracts.errors import ContractError, Pos
-from contracts.names import RESERVED
+from veriguard.contracts import ast as A
+from veriguard.contracts.errors import ContractError, Pos
+from veriguard.contracts.names import RESERVED
 
 # Every pass over a contract (and Python's parser, on the generated code) recurses once or more
 # per level, and the generated code nests up to three parentheses per level (Python allows 200).
@@ -21,7 +21,7 @@ MAX_INT_DIGITS = 18
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     return Lark.open_from_package(
-        "contracts", "grammar.lark", ("",),
+        "veriguard.contracts", "grammar.lark", ("",),
         parser="lalr", strict=True, propagate_positions=True, maybe_placeholders=True,
         start=["start", "type_start", "signature_start"],
     )

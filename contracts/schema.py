@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.signature import Signature
-from contracts.types import BoolT, EnumT, IntT, ListT, RecordT, StrT, TupleT, Type
+from veriguard.contracts.signature import Signature
+from veriguard.contracts.types import BoolT, EnumT, IntT, ListT, RecordT, StrT, TupleT, Type
 
 
 def type_schema(t: Type) -> dict[str, Any]:

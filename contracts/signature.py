@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from contracts.errors import NOWHERE, Pos
-from contracts.types import BOOL, BoolT, ListT, RecordT, Scalar, TupleT, Type
+from veriguard.contracts.errors import NOWHERE, Pos
+from veriguard.contracts.types import BOOL, BoolT, ListT, RecordT, Scalar, TupleT, Type
 
 Value = bool | int | str
 

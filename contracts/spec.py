@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contracts.check import Contract
-from contracts.errors import NOWHERE, Pos
-from contracts.signature import Signature
+from veriguard.contracts.check import Contract
+from veriguard.contracts.errors import NOWHERE, Pos
+from veriguard.contracts.signature import Signature
 
 
 @dataclass(frozen=True)

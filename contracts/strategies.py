@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts import ast as A
-from contracts.check import Contract
-from contracts.types import BoolT, EnumT, IntT, ListT, RecordT, Scalar, TupleT
+from veriguard.contracts import ast as A
+from veriguard.contracts.check import Contract
+from veriguard.contracts.types import BoolT, EnumT, IntT, ListT, RecordT, Scalar, TupleT
 
 
 def constant_pools(c: Contract) -> tuple[list[str], list[int]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from contracts import ast as A
+from veriguard.contracts import ast as A
 
 RESULT = "ResultT(Decision)"
 

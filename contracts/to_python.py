@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from contracts import ast as A
-from contracts.check import Contract
-from contracts.generated import check_generated
-from contracts.signature import Table
+from veriguard.contracts import ast as A
+from veriguard.contracts.check import Contract
+from veriguard.contracts.generated import check_generated
+from veriguard.contracts.signature import Table
 
 
 def expr(e: A.Expr) -> str:

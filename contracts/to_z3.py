@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts import ast as A
-from contracts.check import Contract
-from contracts.signature import Table, element_types
-from contracts.types import BoolT, EnumT, IntT, ListT, RecordT, Scalar, StrT
+from veriguard.contracts import ast as A
+from veriguard.contracts.check import Contract
+from veriguard.contracts.signature import Table, element_types
+from veriguard.contracts.types import BoolT, EnumT, IntT, ListT, RecordT, Scalar, StrT
 
 
 def _z3() -> Any:

@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.extract_errors import ExtractionError
 
 SECTION_SEPARATOR = "\n" + "-" * 58 + "\n"
 END_OF_EXAMPLES = "(END OF EXAMPLES)\n"

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from enforce.embedder import Embedder, lexicon, shared_embedder
-from enforce.textnorm import Normalised, describe, foreign_words, normalise
+from veriguard.enforce.embedder import Embedder, lexicon, shared_embedder
+from veriguard.enforce.textnorm import Normalised, describe, foreign_words, normalise
 
 MAX_CHARS = 10_000
 MAX_PIECES = 256      # distinct sentences or windows read; more abstains like a text over MAX_CHARS

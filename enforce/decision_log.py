@@ -42,9 +42,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Mapping
 
-from contracts.errors import VeriguardError
-from enforce.keys import SigningKey, VerifyKey, load_signing_key, write_atomic
-from enforce.strict_json import StrictJSONError, loads
+from veriguard.contracts.errors import VeriguardError
+from veriguard.enforce.keys import SigningKey, VerifyKey, load_signing_key, write_atomic
+from veriguard.enforce.strict_json import StrictJSONError, loads
 
 GENESIS = "0" * 64
 HEAD_FORMAT = "veriguard-log-head/1"

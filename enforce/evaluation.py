@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from enforce.monitor import Monitor
+from veriguard.enforce.monitor import Monitor
 
 
 def benchmark_data() -> Path:

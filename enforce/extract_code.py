@@ -69,7 +69,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.tokens import TokenType
 
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.extract_errors import ExtractionError
 
 HOLE = "\x00"  # stands for a run-time value inside a string template
 SQL_HOLE = "987654321012345"

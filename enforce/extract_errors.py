@@ -1,7 +1,7 @@
 """The one error every extractor raises: extraction fails closed, with a stable code and a precise message."""
 from __future__ import annotations
 
-from contracts.errors import VeriguardError
+from veriguard.contracts.errors import VeriguardError
 
 
 class ExtractionError(VeriguardError, ValueError):

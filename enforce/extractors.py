@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, NoReturn, Protocol
 
-from enforce import strict_json
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce import strict_json
+from veriguard.enforce.extract_errors import ExtractionError
 
 
 @dataclass(frozen=True)
@@ -386,8 +386,8 @@ class CodeExtractor:
     kind: str = "code"
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
-        from enforce.agent_logs import parse_agent_log
-        from enforce.extract_code import extract_accesses
+        from veriguard.enforce.agent_logs import parse_agent_log
+        from veriguard.enforce.extract_code import extract_accesses
 
         text = _path(observation, self.source)
         if not isinstance(text, str):
@@ -459,11 +459,11 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
             db = json.loads((base / str(cfg["schema"])).read_text(encoding="utf-8"))
             out[name] = CodeExtractor(db.get("databases", db), str(cfg.get("source", "log")), db.get("complete") is True)
         elif kind == "shell":
-            from enforce.shell import build_shell_extractor
+            from veriguard.enforce.shell import build_shell_extractor
 
             out[name] = build_shell_extractor(cfg, schema[name], base)
         elif kind == "classifier":
-            from enforce.categories import CategoryClassifier
+            from veriguard.enforce.categories import CategoryClassifier
 
             classifier = CategoryClassifier.from_bank(base / str(cfg["bank"]))
             categories = tuple(f for f, _ in schema[name]["fields"])
@@ -474,10 +474,3 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
         else:
             raise ExtractionError("extract.config", f"argument {name!r}: unknown extractor {kind!r}")
     return out
-
-
-def referenced_files(extraction: Mapping[str, Any]) -> list[str]:
-    """Files an [extraction] section points at (schemas, example banks), relative to the spec."""
-    return sorted({str(cfg[k]) for cfg in extraction.values() if isinstance(cfg, Mapping)
-                   for k in ("schema", "bank", "commands", "zones") if k in cfg})
-

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
-from enforce.decision_log import DecisionLog
-from enforce.monitor import DecisionRecord, Monitor
+from veriguard.enforce.decision_log import DecisionLog
+from veriguard.enforce.monitor import DecisionRecord, Monitor
 
 MODES = ("enforce", "shadow")
 DEFAULT_HALT_AFTER = 2        # replan_halt: "ask for another plan; halt if the next one is denied too"

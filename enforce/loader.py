@@ -19,10 +19,10 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Any, Mapping
 
-from contracts.errors import VeriguardError
-from enforce import strict_json
+from veriguard.contracts.build_format import CERT_FORMAT
+from veriguard.contracts.errors import VeriguardError
+from veriguard.enforce import strict_json
 
-CERT_FORMAT = "veriguard-certificate/2"
 REQUIRED_FILES = ("policy.py", "policy_verified.py", "extraction.json")
 # exactly the keys synth.freeze.certificate writes (a build it did not write is refused)
 CERT_KEYS = frozenset({"format", "policy", "status", "fully_proved", "path", "synthesized_at", "request", "agent",

@@ -11,10 +11,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from enforce.decision_log import DecisionLog
-from enforce.extract_errors import ExtractionError
-from enforce.extractors import Extracted, Extractor, build_extractors
-from enforce.loader import FrozenPolicy, load_policy
+from veriguard.enforce.decision_log import DecisionLog
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.extractors import Extracted, Extractor, build_extractors
+from veriguard.enforce.loader import FrozenPolicy, load_policy
 
 STRATEGIES = {
     "terminate": "terminate_task",        # stop the whole task

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from enforce.extract_errors import ExtractionError
-from enforce.extractors import Extracted, Extractor, _coerce, _path, _typed
-from enforce.shell_state import IO, State
-from enforce.shell_syntax import check_text, parse
-from enforce.shell_table import ACCESSES, CommandTable, ZoneMap, fill, load_commands, load_zones, normalise
-from enforce.shell_walk import Analyser, Analysis
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.extractors import Extracted, Extractor, _coerce, _path, _typed
+from veriguard.enforce.shell_state import IO, State
+from veriguard.enforce.shell_syntax import check_text, parse
+from veriguard.enforce.shell_table import ACCESSES, CommandTable, ZoneMap, fill, load_commands, load_zones, normalise
+from veriguard.enforce.shell_walk import Analyser, Analysis
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 

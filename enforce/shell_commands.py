@@ -8,13 +8,13 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from enforce.shell_scripts import awk_program_is_plain, sed_script_is_plain
-from enforce.shell_state import IO, Invocation, State
-from enforce.shell_table import ACCESSES, CommandSpec, OptionSpec, Slot
-from enforce.shell_words import Value
+from veriguard.enforce.shell_scripts import awk_program_is_plain, sed_script_is_plain
+from veriguard.enforce.shell_state import IO, Invocation, State
+from veriguard.enforce.shell_table import ACCESSES, CommandSpec, OptionSpec, Slot
+from veriguard.enforce.shell_words import Value
 
 if TYPE_CHECKING:
-    from enforce.shell_table import CommandTable
+    from veriguard.enforce.shell_table import CommandTable
 
 STDIN_PATHS = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
 REMOTE = re.compile(r"^(?:[^@/:\s]+@)?[A-Za-z0-9][A-Za-z0-9.\-]*:(?!//)")

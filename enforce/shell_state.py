@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from enforce.shell_words import Value
+from veriguard.enforce.shell_words import Value
 
 
 @dataclass

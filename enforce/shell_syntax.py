@@ -10,7 +10,7 @@ import re
 import threading
 from typing import Any, Iterable
 
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.extract_errors import ExtractionError
 
 MAX_LENGTH = 64 * 1024
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.extract_errors import ExtractionError
 
 ACCESSES = ("read", "write", "delete", "execute")
 # Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").

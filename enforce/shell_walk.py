@@ -9,12 +9,12 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from enforce.extract_errors import ExtractionError
-from enforce.shell_commands import Commands
-from enforce.shell_state import IO, Invocation, State, merge, with_cwds
-from enforce.shell_syntax import backtick_text, check_text, parse, single_command, walk_tree
-from enforce.shell_table import ACCESSES, STAR2, CommandTable, Zones, normalise, split_pattern
-from enforce.shell_words import Env, Value, assignment_value, heredoc_tokens, tokens, unsupported, values
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.shell_commands import Commands
+from veriguard.enforce.shell_state import IO, Invocation, State, merge, with_cwds
+from veriguard.enforce.shell_syntax import backtick_text, check_text, parse, single_command, walk_tree
+from veriguard.enforce.shell_table import ACCESSES, STAR2, CommandTable, Zones, normalise, split_pattern
+from veriguard.enforce.shell_words import Env, Value, assignment_value, heredoc_tokens, tokens, unsupported, values
 
 MAX_DEPTH = 120          # nesting of statements, words, substitutions and `sh -c` strings
 MAX_STEPS = 20000        # statements analysed (loops are analysed more than once)

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.extract_errors import ExtractionError
 
 MAX_BRACE_WORDS = 256
 IFS_WHITESPACE = re.compile(r"[ \t\n]+")

@@ -32,12 +32,12 @@ def payments_build(build: Path | None) -> tuple[Path, bool]:
     certificate says NOT_CHECKED (so FAILED), it loads only with accept_unproved, and the output says so."""
     if build is not None:
         return build, False
-    from synth.compile import compile_policy
-    from synth.freeze import frozen_module, write_build
-    from synth.pipeline import Gate, SynthResult
-    from synth.specfile import load_spec
-    from verify.runnable import strip_contracts
-    from verify.verdicts import ProofResult, Verdict
+    from veriguard.synth.compile import compile_policy
+    from veriguard.synth.freeze import frozen_module, write_build
+    from veriguard.synth.pipeline import Gate, SynthResult
+    from veriguard.synth.specfile import load_spec
+    from veriguard.verify.runnable import strip_contracts
+    from veriguard.verify.verdicts import ProofResult, Verdict
 
     spec = load_spec(ROOT / "specs" / "payments.toml")
     compiled = compile_policy(spec)
@@ -89,7 +89,7 @@ def openai_http(*replies: Any) -> httpx2.MockTransport:
 
 
 def show_log(path: Path) -> None:
-    from enforce.decision_log import DecisionLog, verify_log
+    from veriguard.enforce.decision_log import DecisionLog, verify_log
 
     print(f"\nDecision log {path} ({'chain intact' if verify_log(path).ok else 'CHAIN BROKEN'}):")
     for r in DecisionLog(path).records():

@@ -2,7 +2,7 @@
 
     .venv/bin/python examples/mcp_server_behind_proxy.py [--build build/payments]
 
-The agent's MCP client starts `python -m enforce.integrations.mcp_proxy --build ... -- python
+The agent's MCP client starts `python -m veriguard.enforce.integrations.mcp_proxy --build ... -- python
 examples/payments_mcp_server.py` (what `veriguard mcp-proxy` runs): the proxy starts the real server as
 its child and decides every tools/call before forwarding it. The model is scripted (its replies come
 through the Anthropic SDK's own HTTP layer), so this runs offline.
@@ -28,7 +28,7 @@ work = Path(tempfile.mkdtemp(prefix="veriguard-example-mcp-"))
 (work / "context.json").write_text(json.dumps(CONTEXT), encoding="utf-8")   # read again at every call
 log = work / "decisions.jsonl"
 proxy = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
-    "-m", "enforce.integrations.mcp_proxy", "--build", str(build), "--context", str(work / "context.json"),
+    "-m", "veriguard.enforce.integrations.mcp_proxy", "--build", str(build), "--context", str(work / "context.json"),
     "--log", str(log), *(["--accept-unproved"] if offline else []), "--", sys.executable, str(ROOT / "examples" / "payments_mcp_server.py")])
 print(f"Host runs: {' '.join(['veriguard mcp-proxy', *proxy.args[2:]])}\n")
 

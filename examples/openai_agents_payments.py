@@ -17,8 +17,8 @@ from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, functio
 from openai import AsyncOpenAI
 
 from _offline import CONTEXT, INVOICE, OVER_LIMIT, build_option, openai_http, payments_build, show_log
-from enforce.guard import Guard
-from enforce.integrations.openai_agents import policy_guardrail
+from veriguard.enforce.guard import Guard
+from veriguard.enforce.integrations.openai_agents import policy_guardrail
 
 build, offline = payments_build(build_option(__doc__.splitlines()[0]))
 log = Path(tempfile.mkdtemp(prefix="veriguard-example-log-")) / "decisions.jsonl"

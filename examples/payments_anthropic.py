@@ -18,8 +18,8 @@ from anthropic.lib.tools import beta_tool
 
 from _offline import (CONTEXT, INVOICE, OVER_LIMIT, UNKNOWN_PAYEE, anthropic_http, build_option, payments_build,
                       show_log)
-from enforce.guard import Guard
-from enforce.integrations.anthropic_sdk import guarded
+from veriguard.enforce.guard import Guard
+from veriguard.enforce.integrations.anthropic_sdk import guarded
 
 build, offline = payments_build(build_option(__doc__.splitlines()[0]))
 log = Path(tempfile.mkdtemp(prefix="veriguard-example-log-")) / "decisions.jsonl"

@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from contracts.errors import VeriguardError  # noqa: E402
-from enforce.evaluation import benchmark_data  # noqa: E402
-from enforce.keys import write_atomic  # noqa: E402
+from veriguard.contracts.errors import VeriguardError  # noqa: E402
+from veriguard.enforce.evaluation import benchmark_data  # noqa: E402
+from veriguard.enforce.keys import write_atomic  # noqa: E402
 from veriguard.evaluation_asb import AsbAgent, load_asb  # noqa: E402
 
 HEADER = """\

@@ -23,8 +23,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from enforce.evaluation import EICU_DIR, MIND2WEB_FILE, benchmark_data, eicu_records, mind2web_records  # noqa: E402
-from enforce.monitor import Monitor  # noqa: E402
+from veriguard.enforce.evaluation import EICU_DIR, MIND2WEB_FILE, benchmark_data, eicu_records, mind2web_records  # noqa: E402
+from veriguard.enforce.monitor import Monitor  # noqa: E402
 
 
 
@@ -110,7 +110,7 @@ COLD = PEAK + """
 import json, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
-from enforce.monitor import Monitor
+from veriguard.enforce.monitor import Monitor
 m = Monitor.from_build({build!r})
 t1 = time.perf_counter()
 d = m.check(json.loads({obs!r}))

@@ -3,7 +3,7 @@
   * in process: Monitor.check alone; the Guard; an Anthropic `@guarded` tool function called with the
     same arguments; the OpenAI Agents guardrail function. Target: the Anthropic wrapper adds < 100 us.
   * the MCP proxy: one tools/call from a client session to the payments MCP server directly, and the
-    same call through `python -m enforce.integrations.mcp_proxy` in front of the same server. Target:
+    same call through `python -m veriguard.enforce.integrations.mcp_proxy` in front of the same server. Target:
     the proxy adds < 2 ms.
 
 Allowed calls only (a denial raises ToolError, which the SDK catches). No decision log unless
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 
 from _offline import CONTEXT, INVOICE, payments_build  # noqa: E402
-from enforce.guard import Guard  # noqa: E402
-from enforce.monitor import Monitor  # noqa: E402
+from veriguard.enforce.guard import Guard  # noqa: E402
+from veriguard.enforce.monitor import Monitor  # noqa: E402
 
 
 def interleaved_us(fns: dict[str, Callable[[], Any]], calls: int) -> dict[str, list[float]]:
@@ -47,8 +47,8 @@ def in_process(build: Path, calls: int, log: Path | None) -> dict[str, float]:
     from agents import ToolInputGuardrailData
     from agents.tool_context import ToolContext
 
-    from enforce.integrations.anthropic_sdk import guarded
-    from enforce.integrations.openai_agents import policy_guardrail
+    from veriguard.enforce.integrations.anthropic_sdk import guarded
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
 
     guard = Guard(Monitor.from_build(build, log=log))
     observation = {**CONTEXT, "tool_call": {"type": "tool_use", "name": "send_payment", "input": INVOICE}}
@@ -90,7 +90,7 @@ async def mcp_medians(build: Path, calls: int, log: Path | None, work: Path) -> 
     (work / "context.json").write_text(json.dumps(CONTEXT), encoding="utf-8")
     server = [sys.executable, str(ROOT / "examples" / "payments_mcp_server.py")]
     logging = ["--log", str(log)] if log else []
-    proxy = [sys.executable, "-m", "enforce.integrations.mcp_proxy", "--build", str(build), "--context",
+    proxy = [sys.executable, "-m", "veriguard.enforce.integrations.mcp_proxy", "--build", str(build), "--context",
              str(work / "context.json"), *logging, "--", *server]
     errlog = open(work / "stderr.txt", "w", encoding="utf-8")
     times: dict[str, list[float]] = {"MCP direct": [], "MCP through the proxy": []}

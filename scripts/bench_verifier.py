@@ -17,10 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from synth.compile import compile_policy  # noqa: E402
-from synth.pipeline import synthesize  # noqa: E402
-from synth.specfile import load_spec  # noqa: E402
-from verify.nagini import NaginiWorker  # noqa: E402
+from veriguard.synth.compile import compile_policy  # noqa: E402
+from veriguard.synth.pipeline import synthesize  # noqa: E402
+from veriguard.synth.specfile import load_spec  # noqa: E402
+from veriguard.verify.nagini import NaginiWorker  # noqa: E402
 
 SILICON_ARGS = "--moreJoins=2"  # the worker's setting, so both sides verify the same problem
 

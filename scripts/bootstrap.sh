@@ -58,7 +58,7 @@ if [ ! -x "$venv/bin/python" ] || ! is_312 "$venv/bin/python"; then
 fi
 say "installing veriguard and its dependencies into .venv (first run: one to three minutes)"
 log="$venv/bootstrap.log"
-if ! { "$venv/bin/python" -m pip install --upgrade "pip>=24" && "$venv/bin/python" -m pip install -e "$root[test]"; } >"$log" 2>&1; then
+if ! { "$venv/bin/python" -m pip install --upgrade "pip>=24" && "$venv/bin/python" -m pip install -e "$root[all,test]"; } >"$log" 2>&1; then
   tail -n 30 "$log" >&2
   say "pip failed; the full log is $log"
   exit 2

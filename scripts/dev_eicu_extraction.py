@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from enforce.agent_logs import parse_agent_log
-from enforce.evaluation import EICU_DIR, benchmark_data
-from enforce.extract_code import extract_accesses
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.agent_logs import parse_agent_log
+from veriguard.enforce.evaluation import EICU_DIR, benchmark_data
+from veriguard.enforce.extract_code import extract_accesses
+from veriguard.enforce.extract_errors import ExtractionError
 
 DEFAULT_ROOT = benchmark_data() / EICU_DIR
 

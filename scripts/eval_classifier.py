@@ -23,11 +23,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from enforce.categories import CategoryClassifier, Classification, leave_one_out  # noqa: E402
-from enforce.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
-from enforce.extract_errors import ExtractionError  # noqa: E402
-from enforce.extractors import ClassifierExtractor  # noqa: E402
-from synth.specfile import load_spec  # noqa: E402
+from veriguard.enforce.categories import CategoryClassifier, Classification, leave_one_out  # noqa: E402
+from veriguard.enforce.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
+from veriguard.enforce.extract_errors import ExtractionError  # noqa: E402
+from veriguard.enforce.extractors import ClassifierExtractor  # noqa: E402
+from veriguard.synth.specfile import load_spec  # noqa: E402
 
 
 

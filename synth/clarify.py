@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contracts.errors import Pos, SpecError
-from contracts.spec import Spec
-from synth import prompting
-from synth.providers import CompletionRequest, Provider
-from synth.tomlpos import key_positions
+from veriguard.contracts.errors import Pos, SpecError
+from veriguard.contracts.spec import Spec
+from veriguard.synth import prompting
+from veriguard.synth.providers import CompletionRequest, Provider
+from veriguard.synth.tomlpos import key_positions
 
 SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["questions"],

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.check import Contract
-from contracts.runtime_support import flatten_arguments
-from contracts.schema import argument_schema
-from contracts.to_python import compile_checker
-from contracts.to_z3 import Z3Encoding
+from veriguard.contracts.check import Contract
+from veriguard.contracts.runtime_support import flatten_arguments
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.to_python import compile_checker
+from veriguard.contracts.to_z3 import Z3Encoding
 
 
 @dataclass(frozen=True)

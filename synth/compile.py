@@ -9,15 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contracts import ast as A
-from contracts import to_nagini
-from contracts.check import Contract, ItemRule
-from contracts.errors import SpecError
-from contracts.generated import check_generated, docstring
-from contracts.signature import Table, element_types
-from contracts.spec import Spec
-from contracts.types import EnumT, ListT, Type, python_type
-from synth import toolbox
+from veriguard.contracts import ast as A
+from veriguard.contracts import to_nagini
+from veriguard.contracts.check import Contract, ItemRule
+from veriguard.contracts.errors import SpecError
+from veriguard.contracts.generated import check_generated, docstring
+from veriguard.contracts.signature import Table, element_types
+from veriguard.contracts.spec import Spec
+from veriguard.contracts.types import EnumT, ListT, Type, python_type
+from veriguard.synth import toolbox
 
 R = to_nagini.RESULT
 SPLIT_ROWS = 16

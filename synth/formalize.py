@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contracts.spec import Spec
-from synth import prompting
-from synth.clarify import answers_text
-from synth.providers import CompletionRequest, Provider
-from synth.specfile import load_spec
+from veriguard.contracts.spec import Spec
+from veriguard.synth import prompting
+from veriguard.synth.clarify import answers_text
+from veriguard.synth.providers import CompletionRequest, Provider
+from veriguard.synth.specfile import load_spec
 
 SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["types", "arguments", "tables", "rules", "properties", "notes"],
@@ -145,7 +145,7 @@ def load_draft(draft: Draft) -> Spec:
 
 def error_feedback(err: Exception, draft: Draft) -> str:
     """One feedback line: the error, plus the draft line it points at."""
-    from contracts.errors import VeriguardError
+    from veriguard.contracts.errors import VeriguardError
 
     if isinstance(err, VeriguardError) and err.pos.line and err.file == str(draft.path):
         line = draft.toml.splitlines()[err.pos.line - 1] if err.pos.line <= len(draft.toml.splitlines()) else ""
@@ -155,7 +155,7 @@ def error_feedback(err: Exception, draft: Draft) -> str:
 
 def signature_as_draft(spec: Spec) -> dict[str, Any]:
     """The spec's own types, arguments and tables in draft form (for --compare, where they are fixed)."""
-    from contracts.types import EnumT, RecordT
+    from veriguard.contracts.types import EnumT, RecordT
 
     types: dict[str, Any] = {}
     for name, t in spec.signature.types:

@@ -26,16 +26,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from contracts.errors import GeneratedCodeError, SpecError
-from contracts.generated import check_generated
-from contracts.spec import Spec
-from enforce.extractors import referenced_files
-from enforce.loader import CERT_FORMAT
-from synth.pipeline import SynthResult
-from synth.specfile import PATH_FIX, file_in_folder
-from verify.report import render as render_report
-from verify.runnable import frozen_module
-from verify.verdicts import ProofResult, Verdict
+from veriguard.contracts.errors import GeneratedCodeError, SpecError
+from veriguard.contracts.generated import check_generated
+from veriguard.contracts.spec import Spec
+from veriguard.contracts.build_format import CERT_FORMAT, referenced_files
+from veriguard.synth.pipeline import SynthResult
+from veriguard.synth.specfile import PATH_FIX, file_in_folder
+from veriguard.verify.report import render as render_report
+from veriguard.verify.runnable import frozen_module
+from veriguard.verify.verdicts import ProofResult, Verdict
 
 
 def sha256(data: bytes | str) -> str:
@@ -50,7 +49,7 @@ def tool_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[dist] = "not installed"
     try:
-        from verify.nagini import java_version
+        from veriguard.verify.nagini import java_version
         out["java"] = str(java_version()[1])
     except Exception:  # the certificate still records that it is unknown
         out["java"] = "unknown"

@@ -8,10 +8,10 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from synth import prompting
-from synth.compile import CompiledPolicy
-from synth.providers import CompletionRequest, Provider
-from verify.subset import SubsetViolation, check_subset
+from veriguard.synth import prompting
+from veriguard.synth.compile import CompiledPolicy
+from veriguard.synth.providers import CompletionRequest, Provider
+from veriguard.verify.subset import SubsetViolation, check_subset
 
 SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["body", "helpers"],

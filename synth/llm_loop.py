@@ -12,19 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from contracts.errors import SpecError, VeriguardError
-from contracts.spec import Spec
-from synth import clarify, formalize, implement, testgen
-from synth.compile import CompiledPolicy, compile_policy
-from synth.freeze import write_build
-from synth.memory import DemonstrationMemory
-from synth.pipeline import SynthResult, synthesize
-from synth.providers import Completion, CompletionRequest, Provider, ProviderError
-from synth.transcripts import RecordingProvider, TranscriptStore, transcript_hash
-from verify import counterexample as cx
-from verify.nagini import NaginiWorker
-from verify.verdicts import Verdict, holds
-from verify.z3check import check_contract
+from veriguard.contracts.errors import SpecError, VeriguardError
+from veriguard.contracts.spec import Spec
+from veriguard.synth import clarify, formalize, implement, testgen
+from veriguard.synth.compile import CompiledPolicy, compile_policy
+from veriguard.synth.freeze import write_build
+from veriguard.synth.memory import DemonstrationMemory
+from veriguard.synth.pipeline import SynthResult, synthesize
+from veriguard.synth.providers import Completion, CompletionRequest, Provider, ProviderError
+from veriguard.synth.transcripts import RecordingProvider, TranscriptStore, transcript_hash
+from veriguard.verify import counterexample as cx
+from veriguard.verify.nagini import NaginiWorker
+from veriguard.verify.verdicts import Verdict, holds
+from veriguard.verify.z3check import check_contract
 
 Progress = Callable[[str], None]
 MEMORY_SCHEMA: dict[str, Any] = {"type": "object", "required": ["demonstrations"],
@@ -191,7 +191,7 @@ class _Loop:
 
 
 def _spec_problem(spec: Spec) -> SpecError | None:
-    from synth.pipeline import spec_problems
+    from veriguard.synth.pipeline import spec_problems
 
     assert spec.contract is not None
     return spec_problems(check_contract(spec.contract, bound=spec.settings.z3_bound), spec)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from synth.transcripts import connect
+from veriguard.synth.transcripts import connect
 
 
 @dataclass(frozen=True)

@@ -7,18 +7,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from contracts.errors import SpecError
-from contracts.generated import check_generated
-from contracts.spec import Spec
-from contracts.strategies import constant_pools
-from verify import counterexample as cx
-from verify.mutation import Mutant, mutants
-from verify.nagini import NaginiWorker
-from verify.proof import from_worker
-from verify.runnable import frozen_module, strip_contracts
-from verify.testing import TestReport, run_tests
-from verify.verdicts import Diagnostic, ProofResult, Verdict, holds, worst
-from verify.z3check import Z3Report, check_contract
+from veriguard.contracts.errors import SpecError
+from veriguard.contracts.generated import check_generated
+from veriguard.contracts.spec import Spec
+from veriguard.contracts.strategies import constant_pools
+from veriguard.verify import counterexample as cx
+from veriguard.verify.mutation import Mutant, mutants
+from veriguard.verify.nagini import NaginiWorker
+from veriguard.verify.proof import from_worker
+from veriguard.verify.runnable import frozen_module, strip_contracts
+from veriguard.verify.testing import TestReport, run_tests
+from veriguard.verify.verdicts import Diagnostic, ProofResult, Verdict, holds, worst
+from veriguard.verify.z3check import Z3Report, check_contract
 
 Progress = Callable[[str], None]
 SPEC_CHECKS = ("satisfiable", "can_fire", "can_hold", "not_deny_all", "not_allow_all", "not_shadowed")

@@ -9,7 +9,7 @@ from typing import Any
 
 @lru_cache(maxsize=None)
 def template(name: str) -> Template:
-    return Template(resources.files("synth").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8"))
+    return Template(resources.files("veriguard.synth").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8"))
 
 
 def render(name: str, **values: Any) -> str:

@@ -8,19 +8,19 @@ import tomllib
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Mapping
 
-from contracts.ast import Decl, map_positions
-from contracts.check import Contract, check_contract, resolve_type
-from contracts.errors import ContractError, Pos, SpecError
-from contracts.names import name_problem
-from contracts.parse import parse_contract, parse_signature, parse_type
-from contracts.runtime_support import ArgumentError, flatten_arguments
-from contracts.schema import argument_schema
-from contracts.signature import Argument, Signature, Table
-from contracts.spec import Example, Spec, VerifySettings
-from contracts.types import EnumT, RecordT, Type, is_scalar
-from enforce.extractors import referenced_files
-from synth.tables import load_table
-from synth.tomlpos import key_positions, string_offsets, too_deep
+from veriguard.contracts.ast import Decl, map_positions
+from veriguard.contracts.check import Contract, check_contract, resolve_type
+from veriguard.contracts.errors import ContractError, Pos, SpecError
+from veriguard.contracts.names import name_problem
+from veriguard.contracts.parse import parse_contract, parse_signature, parse_type
+from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.signature import Argument, Signature, Table
+from veriguard.contracts.spec import Example, Spec, VerifySettings
+from veriguard.contracts.types import EnumT, RecordT, Type, is_scalar
+from veriguard.contracts.build_format import referenced_files
+from veriguard.synth.tables import load_table
+from veriguard.synth.tomlpos import key_positions, string_offsets, too_deep
 
 TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contract", "examples",
             "extraction", "enforcement", "clarifications", "verify")

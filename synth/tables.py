@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from contracts.errors import Pos, SpecError
-from contracts.parse import MAX_INT_DIGITS
-from contracts.signature import Table, Value
-from contracts.types import BoolT, EnumT, IntT, Scalar
+from veriguard.contracts.errors import Pos, SpecError
+from veriguard.contracts.parse import MAX_INT_DIGITS
+from veriguard.contracts.signature import Table, Value
+from veriguard.contracts.types import BoolT, EnumT, IntT, Scalar
 
 
 def _line_of(raw: str, value: object) -> Pos:

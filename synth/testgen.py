@@ -6,12 +6,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.runtime_support import ArgumentError, flatten_arguments
-from contracts.schema import argument_schema
-from contracts.spec import Example, Spec
-from contracts.to_python import compile_checker
-from synth import prompting
-from synth.providers import CompletionRequest, Provider
+from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.spec import Example, Spec
+from veriguard.contracts.to_python import compile_checker
+from veriguard.synth import prompting
+from veriguard.synth.providers import CompletionRequest, Provider
 
 SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["examples"],

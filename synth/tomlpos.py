@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from contracts.errors import Pos
+from veriguard.contracts.errors import Pos
 
 Key = tuple[object, ...]
 

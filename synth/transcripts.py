@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from synth.providers import (
+from veriguard.synth.providers import (
     Completion,
     CompletionRequest,
     Provider,

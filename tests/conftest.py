@@ -57,7 +57,7 @@ def write_spec(tmp: Path, body: str = MINIMAL, *, table: str = '{"admin": {"db":
 
 @pytest.fixture(scope="session")
 def nagini_worker():
-    from verify.nagini import NaginiWorker
+    from veriguard.verify.nagini import NaginiWorker
 
     worker = NaginiWorker()
     worker.start()

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx2
 
-from synth.providers import AnthropicProvider
+from veriguard.synth.providers import AnthropicProvider
 
 FORMAL = {
     "types": {"Profile": {"record": {"age": "int"}}, "Task": {"record": {"hotel": "bool", "job": "bool"}}},

@@ -6,8 +6,8 @@ import itertools
 import re
 from typing import Any
 
-from contracts.types import BoolT, EnumT, IntT, ListT, TupleT, Type
-from contracts.signature import element_types
+from veriguard.contracts.types import BoolT, EnumT, IntT, ListT, TupleT, Type
+from veriguard.contracts.signature import element_types
 
 _TUPLE_PART = re.compile(r"None\[(\d+)\] -> ((?:'(?:[^'\\]|\\.)*')|(?:\"(?:[^\"\\]|\\.)*\")|[^,)]+)")
 

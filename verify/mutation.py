@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass
 from typing import Iterator
 
-from verify.runnable import CONTRACT_CALLS
+from veriguard.verify.runnable import CONTRACT_CALLS
 
 SWAP_CMP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 

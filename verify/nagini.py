@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from contracts.errors import EnvironmentProblem
+from veriguard.contracts.errors import EnvironmentProblem
 
 START_TIMEOUT = 180.0
 GRACE = 20.0
@@ -88,7 +88,7 @@ class NaginiWorker:
         t0 = time.monotonic()
         self.replies = queue.Queue()
         self.stderr_tail.clear()  # a crash report shows this process's lines, not an earlier one's
-        self.proc = subprocess.Popen([self.python, "-m", "verify.nagini_worker"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([self.python, "-m", "veriguard.verify.nagini_worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                      start_new_session=True, cwd=root)
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.replies), daemon=True).start()
@@ -99,7 +99,7 @@ class NaginiWorker:
             self.kill()
             detail = (reply or {}).get("errors") or list(self.stderr_tail)[-8:]
             raise EnvironmentProblem("env.nagini_start", f"the Nagini worker did not start: {detail}",
-                                     fix="check that `python -m verify.nagini_worker` runs in the project's .venv "
+                                     fix="check that `python -m veriguard.verify.nagini_worker` runs in the project's .venv "
                                          "(Python 3.12, nagini 1.3.1, Java 11+)")
         self.stats.starts += 1
         self.stats.start_seconds.append(time.monotonic() - t0)

@@ -1,6 +1,6 @@
 """The Nagini worker process: one JVM, one verification at a time, JSON lines in and out.
 
-Run as `python -m verify.nagini_worker` by `verify.nagini.NaginiWorker`, never imported by
+Run as `python -m veriguard.verify.nagini_worker` by `verify.nagini.NaginiWorker`, never imported by
 the rest of the product. Requests on stdin: {"id", "path", "timeout", "counterexample"}.
 Replies on the original stdout (the JVM's own output is sent to stderr):
 {"id", "status": "proved"|"failed"|"timeout"|"translation_error"|"crash", "errors": [...], "seconds"}.

@@ -4,9 +4,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from contracts.types import Type
-from verify import counterexample as cx
-from verify.verdicts import Diagnostic, ProofResult, Verdict
+from veriguard.contracts.types import Type
+from veriguard.verify import counterexample as cx
+from veriguard.verify.verdicts import Diagnostic, ProofResult, Verdict
 
 MODEL_NOT_REPLAYED = "Nagini's counterexample model was not replayed on running code; it may be spurious"
 TAIL_LINES = 12

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from verify import counterexample as cx
-from verify.verdicts import Verdict, worst
+from veriguard.verify import counterexample as cx
+from veriguard.verify.verdicts import Verdict, worst
 
 
 def _table(rows: list[list[str]], head: list[str]) -> str:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from contracts import frozen_entry, runtime_support
-from contracts.generated import check_composed, check_generated, docstring
-from contracts.schema import argument_schema
-from contracts.spec import Spec
-from contracts.to_python import checker_source
+from veriguard.contracts import frozen_entry, runtime_support
+from veriguard.contracts.generated import check_composed, check_generated, docstring
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.spec import Spec
+from veriguard.contracts.to_python import checker_source
 
 CONTRACT_CALLS = {"Requires", "Ensures", "Invariant", "Decreases", "Assert", "Assume", "Fold", "Unfold", "Exsures"}
 CONTRACT_DECORATORS = {"Pure", "Opaque", "Predicate", "ContractOnly", "Inline", "Ghost"}

@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from contracts.generated import CONTRACT_FUNCTIONS, shape_problem
-from verify.runnable import CONTRACT_CALLS
+from veriguard.contracts.generated import CONTRACT_FUNCTIONS, shape_problem
+from veriguard.verify.runnable import CONTRACT_CALLS
 BUILTINS = frozenset({"len", "List", "Tuple", "int", "str", "bool", "True", "False", "None", "Decision"})
 ALLOWED_NODES = (
     ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign,

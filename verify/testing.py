@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contracts.spec import Example, Spec
-from verify.testrun import TestRequest
-from verify.verdicts import Verdict
+from veriguard.contracts.spec import Example, Spec
+from veriguard.verify.testrun import TestRequest
+from veriguard.verify.verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def run_tests(spec: Spec, examples: tuple[Example, ...], runnable: str, module: 
         path = Path(tmp) / "request.pickle"
         path.write_bytes(pickle.dumps(req))
         try:
-            proc = subprocess.run([sys.executable, "-m", "verify.testrun", str(path)], capture_output=True, text=True,
+            proc = subprocess.run([sys.executable, "-m", "veriguard.verify.testrun", str(path)], capture_output=True, text=True,
                                   timeout=wall_seconds, env=env, cwd=tmp)
         except subprocess.TimeoutExpired:
             return TestReport([], {}, [], error=f"the tests did not finish within {wall_seconds:.0f} s",

@@ -7,7 +7,7 @@ Every module that runs here is first built by verify.runnable.frozen_module, her
 generated part against the allowlist (contracts.generated) and the module against its parts before
 anything of it runs; the policy's own module must be byte for byte the one the caller will ship.
 
-Usage (by verify.testing): python -m verify.testrun REQUEST.pickle  -> one JSON object on stdout.
+Usage (by verify.testing): python -m veriguard.verify.testrun REQUEST.pickle  -> one JSON object on stdout.
 """
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from contracts.runtime_support import ArgumentError, flatten_arguments
-from contracts.schema import argument_schema
-from contracts.spec import Example, Spec
-from contracts.to_python import RuntimeChecker, compile_checker
-from verify.runnable import frozen_module
-from verify.verdicts import Verdict
+from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.spec import Example, Spec
+from veriguard.contracts.to_python import RuntimeChecker, compile_checker
+from veriguard.verify.runnable import frozen_module
+from veriguard.verify.verdicts import Verdict
 
 _COUNTER = itertools.count()
 Schema = list[tuple[str, dict[str, Any]]]
@@ -180,7 +180,7 @@ def run_hypothesis(req: TestRequest, checker: RuntimeChecker, policy: Shipped,
                    corpus: list[dict[str, Any]]) -> dict[str, Any]:
     from hypothesis import HealthCheck, assume, given, settings
 
-    from contracts.strategies import from_contract
+    from veriguard.contracts.strategies import from_contract
 
     contract = req.spec.contract
     assert contract is not None
@@ -215,7 +215,7 @@ def run_hypothesis(req: TestRequest, checker: RuntimeChecker, policy: Shipped,
 def run_coverage(req: TestRequest, checker: RuntimeChecker, policy: Shipped,
                  corpus: list[dict[str, Any]]) -> dict[str, Any]:
     """The systematic inputs of contracts.strategies.coverage_inputs, checked like the random ones."""
-    from contracts.strategies import coverage_inputs
+    from veriguard.contracts.strategies import coverage_inputs
 
     assert req.spec.contract is not None
     schema = argument_schema(req.spec.signature)

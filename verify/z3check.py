@@ -9,14 +9,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from contracts import ast as A
-from contracts.check import Contract
-from contracts.errors import NOWHERE, Pos
-from contracts.runtime_support import flatten_arguments
-from contracts.schema import argument_schema
-from contracts.to_python import compile_checker
-from contracts.to_z3 import Z3Encoding
-from verify.verdicts import Verdict
+from veriguard.contracts import ast as A
+from veriguard.contracts.check import Contract
+from veriguard.contracts.errors import NOWHERE, Pos
+from veriguard.contracts.runtime_support import flatten_arguments
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.to_python import compile_checker
+from veriguard.contracts.to_z3 import Z3Encoding
+from veriguard.verify.verdicts import Verdict
 
 
 @dataclass(frozen=True)

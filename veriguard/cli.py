@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from contracts.errors import NOWHERE, Pos, VeriguardError
-from enforce import strict_json
+from veriguard.contracts.errors import NOWHERE, Pos, VeriguardError
+from veriguard.enforce import strict_json
 
 EXIT_CODES = """exit codes:
   0  success: every gate passed / proved / decided
@@ -84,11 +84,11 @@ def _json_file(path: str | Path, code: str, fix: str) -> Any:
 def cmd_synth(args: argparse.Namespace) -> int:
     if args.llm or args.replay or args.compare:
         return cmd_synth_llm(args)
-    from synth.compile import compile_policy
-    from synth.freeze import write_build
-    from synth.pipeline import synthesize
-    from synth.specfile import load_spec
-    from verify.nagini import NaginiWorker
+    from veriguard.synth.compile import compile_policy
+    from veriguard.synth.freeze import write_build
+    from veriguard.synth.pipeline import synthesize
+    from veriguard.synth.specfile import load_spec
+    from veriguard.verify.nagini import NaginiWorker
 
     progress = Progress(quiet=args.quiet)
     out_dir = Path(args.out)
@@ -137,7 +137,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def _provider(args: argparse.Namespace) -> Any:
-    from synth.providers import AnthropicProvider, OpenAICompatibleProvider, ReplayProvider
+    from veriguard.synth.providers import AnthropicProvider, OpenAICompatibleProvider, ReplayProvider
 
     if args.replay:
         return ReplayProvider.from_file(args.replay)
@@ -151,12 +151,12 @@ def _provider(args: argparse.Namespace) -> Any:
 
 
 def cmd_synth_llm(args: argparse.Namespace) -> int:
-    from synth import llm_loop
-    from synth.memory import DemonstrationMemory
-    from synth.providers import ProviderError
-    from synth.specfile import load_spec
-    from synth.transcripts import TranscriptStore
-    from verify.nagini import NaginiWorker
+    from veriguard.synth import llm_loop
+    from veriguard.synth.memory import DemonstrationMemory
+    from veriguard.synth.providers import ProviderError
+    from veriguard.synth.specfile import load_spec
+    from veriguard.synth.transcripts import TranscriptStore
+    from veriguard.verify.nagini import NaginiWorker
 
     if len(args.specs) != 1:
         print("error[synth.llm]: the LLM path takes one spec at a time", file=sys.stderr)
@@ -216,9 +216,9 @@ def _replay_started(path: str) -> str:
 
 def _compare(args: argparse.Namespace, spec: Any, provider: Any, worker: Any, store: Any, memory: Any, budget: Any,
              progress: Progress, tmp: Path) -> int:
-    from synth import clarify, llm_loop
-    from synth.compare import differences
-    from synth.transcripts import RecordingProvider
+    from veriguard.synth import clarify, llm_loop
+    from veriguard.synth.compare import differences
+    from veriguard.synth.transcripts import RecordingProvider
 
     if spec.contract is None:
         print(f"error[synth.compare]: {spec.path} has no [contract] rules to compare with", file=sys.stderr)
@@ -253,7 +253,7 @@ def _compare(args: argparse.Namespace, spec: Any, provider: Any, worker: Any, st
 
 # --- log --------------------------------------------------------------------------------------
 def cmd_log(args: argparse.Namespace) -> int:
-    from synth.transcripts import TranscriptStore, transcript_hash
+    from veriguard.synth.transcripts import TranscriptStore, transcript_hash
 
     with TranscriptStore(args.store) as store:
         if not args.id:
@@ -301,7 +301,7 @@ def _print_synth(s: dict[str, Any], cert: dict[str, Any]) -> None:
         print(f"  property {p['id']}: {p['nagini']}  ({p['message']}" + (f"; {p['detail']}" if p["detail"] else "")
               + ")")
     for d in (cert.get("proof") or {}).get("diagnostics", []):
-        from verify import counterexample as cx
+        from veriguard.verify import counterexample as cx
         print(f"  not proved: {d.get('clause') or d['code']} in {d.get('function')} (line {d.get('line')})")
         if d.get("counterexample"):
             print(f"    counterexample: {cx.render(d['counterexample'])}")
@@ -309,10 +309,10 @@ def _print_synth(s: dict[str, Any], cert: dict[str, Any]) -> None:
 
 # --- verify -----------------------------------------------------------------------------------
 def cmd_verify(args: argparse.Namespace) -> int:
-    from verify import counterexample as cx
-    from verify.nagini import NaginiWorker
-    from verify.proof import from_worker
-    from verify.verdicts import Verdict
+    from veriguard.verify import counterexample as cx
+    from veriguard.verify.nagini import NaginiWorker
+    from veriguard.verify.proof import from_worker
+    from veriguard.verify.verdicts import Verdict
 
     progress = Progress(quiet=args.quiet or args.json)
     code = 0
@@ -355,7 +355,7 @@ def _arguments(text: str) -> Any:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from enforce.loader import load_policy
+    from veriguard.enforce.loader import load_policy
 
     policy = load_policy(args.build, accept_unproved=args.accept_unproved)
     request = _arguments(args.args)
@@ -374,7 +374,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 # --- report -----------------------------------------------------------------------------------
 def cmd_report(args: argparse.Namespace) -> int:
-    from verify.report import render
+    from veriguard.verify.report import render
 
     d = Path(args.build)
     fix = "pass a build directory made by `veriguard synth`"
@@ -417,10 +417,10 @@ def cmd_eval_asb(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     if args.benchmark == "asb":
         return cmd_eval_asb(args)
-    from enforce.embedder import EmbedderUnavailable
-    from enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize, write_cases
-    from enforce.extract_errors import ExtractionError
-    from enforce.monitor import Monitor
+    from veriguard.enforce.embedder import EmbedderUnavailable
+    from veriguard.enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize, write_cases
+    from veriguard.enforce.extract_errors import ExtractionError
+    from veriguard.enforce.monitor import Monitor
 
     progress = Progress(quiet=args.quiet or args.json)
     build = Path(args.build or f"build/{BENCHMARKS[args.benchmark]}")
@@ -472,8 +472,8 @@ VERIFY_LOG_CODES = """exit codes:
 
 
 def cmd_verify_log(args: argparse.Namespace) -> int:
-    from enforce.decision_log import verify_log
-    from enforce.keys import load_verify_key
+    from veriguard.enforce.decision_log import verify_log
+    from veriguard.enforce.keys import load_verify_key
 
     key = load_verify_key(args.public_key) if args.public_key else None
     result = verify_log(args.log, key)
@@ -488,7 +488,7 @@ def cmd_verify_log(args: argparse.Namespace) -> int:
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
-    from enforce.keys import new_key_pair
+    from veriguard.enforce.keys import new_key_pair
 
     private, public, key_id = new_key_pair(args.out)
     print(f"private key: {private} (mode 0600; for the writer only: Monitor.from_build(..., log_key=...))\n"
@@ -593,7 +593,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (unless VERIGUARD_DEBUG is set)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["mcp-proxy"]:  # its own parser: everything after `--` is the child's command line
-        from enforce.integrations.mcp_proxy import main as mcp_proxy
+        from veriguard.enforce.integrations.mcp_proxy import main as mcp_proxy
         return mcp_proxy(argv[1:])
     args = build_parser().parse_args(argv)
     try:

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from contracts.errors import NOWHERE, Pos, VeriguardError
-from contracts.names import name_problem
-from enforce import strict_json
-from enforce.extract_errors import ExtractionError
-from enforce.keys import write_atomic
-from enforce.monitor import Monitor
+from veriguard.contracts.errors import NOWHERE, Pos, VeriguardError
+from veriguard.contracts.names import name_problem
+from veriguard.enforce import strict_json
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.keys import write_atomic
+from veriguard.enforce.monitor import Monitor
 
 KINDS = {"dpi": "direct prompt injection", "opi": "observation prompt injection", "mp": "memory poisoning"}
 ALLOWLIST = ("ASB's attacker tools are never among an agent's own tools (checked when the data is read), so a "

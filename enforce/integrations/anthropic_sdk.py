@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 
 from anthropic.lib.tools import ToolError
 
-from enforce.guard import Context, Guard, GuardOutcome, RunTerminated
+from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
 
 F = TypeVar("F", bound=Callable[..., Any])
 

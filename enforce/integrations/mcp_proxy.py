@@ -41,10 +41,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from contracts.errors import VeriguardError
-from enforce.guard import MODES, Context, Guard
-from enforce.loader import PolicyLoadError
-from enforce.strict_json import loads as strict_loads
+from veriguard.contracts.errors import VeriguardError
+from veriguard.enforce.guard import MODES, Context, Guard
+from veriguard.enforce.loader import PolicyLoadError
+from veriguard.enforce.strict_json import loads as strict_loads
 
 RUN = "mcp"                    # one host session per proxy process
 DEFAULT_TIMEOUT_S = 30.0

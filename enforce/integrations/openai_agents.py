@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 from agents import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
 
-from enforce.guard import Guard
+from veriguard.enforce.guard import Guard
 
 Facts = Callable[[ToolInputGuardrailData], Mapping[str, Any]]
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from synth import llm_loop
-from synth.memory import DemonstrationMemory
-from synth.providers import ReplayProvider
-from synth.specfile import load_spec
-from synth.transcripts import TranscriptStore
+from veriguard.synth import llm_loop
+from veriguard.synth.memory import DemonstrationMemory
+from veriguard.synth.providers import ReplayProvider
+from veriguard.synth.specfile import load_spec
+from veriguard.synth.transcripts import TranscriptStore
 from tests.conftest import FIXTURES
 from tests.llm_fakes import (BUGGY_BODY, FORMAL, GOOD_BODY, NO_QUESTIONS, QUESTIONS, TESTS, ScriptedModel, api_error,
                              reply)

@@ -3,15 +3,15 @@ import json
 
 import pytest
 
-from enforce.loader import load_policy
-from enforce.monitor import Monitor
-from synth.compile import compile_policy
-from synth.freeze import write_build
-from synth.pipeline import synthesize
-from synth.specfile import load_spec
+from veriguard.enforce.loader import load_policy
+from veriguard.enforce.monitor import Monitor
+from veriguard.synth.compile import compile_policy
+from veriguard.synth.freeze import write_build
+from veriguard.synth.pipeline import synthesize
+from veriguard.synth.specfile import load_spec
 from tests.conftest import FIXTURES, SHIPPED
 from veriguard.cli import main
-from verify.verdicts import Verdict, holds
+from veriguard.verify.verdicts import Verdict, holds
 
 pytestmark = pytest.mark.integration
 

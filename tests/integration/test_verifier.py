@@ -6,11 +6,11 @@ import threading
 
 import pytest
 
-from synth import toolbox
+from veriguard.synth import toolbox
 from tests.conftest import FIXTURES
 from veriguard.cli import main
-from verify.proof import MODEL_NOT_REPLAYED, from_worker
-from verify.verdicts import Verdict
+from veriguard.verify.proof import MODEL_NOT_REPLAYED, from_worker
+from veriguard.verify.verdicts import Verdict
 
 pytestmark = pytest.mark.integration
 NAGINI = FIXTURES / "nagini"

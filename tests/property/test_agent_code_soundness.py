@@ -3,8 +3,8 @@ every column read: whatever they read is among the pairs the extractor reports (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from enforce.extract_code import extract_accesses
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.extract_code import extract_accesses
+from veriguard.enforce.extract_errors import ExtractionError
 
 SCHEMA = {"diagnosis": ["patientunitstayid", "diagnosisname"], "lab": ["patientunitstayid", "labname"]}
 NAMES = ["a", "b", "c", "d"]

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from enforce.loader import PolicyLoadError, load_policy
-from synth.freeze import sha256, write_build
-from synth.specfile import load_spec
+from veriguard.enforce.loader import PolicyLoadError, load_policy
+from veriguard.synth.freeze import sha256, write_build
+from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED
 from tests.unit.test_compile_and_freeze import fake_result
 

@@ -3,12 +3,12 @@ assumption and property on random inputs: two compilers of one AST held to agree
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from contracts.runtime_support import flatten_arguments
-from contracts.schema import argument_schema
-from contracts.strategies import coverage_inputs, from_contract
-from contracts.to_python import compile_checker
-from contracts.to_z3 import Z3Encoding
-from synth.specfile import load_spec
+from veriguard.contracts.runtime_support import flatten_arguments
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.strategies import coverage_inputs, from_contract
+from veriguard.contracts.to_python import compile_checker
+from veriguard.contracts.to_z3 import Z3Encoding
+from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED
 
 MAX_LIST = 3

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from enforce.decision_log import DecisionLog
-from enforce.keys import new_key_pair
+from veriguard.enforce.decision_log import DecisionLog
+from veriguard.enforce.keys import new_key_pair
 from veriguard.cli import main
 
 FAST = settings(max_examples=120, deadline=None, database=None,
@@ -25,8 +25,8 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
-    from synth.freeze import write_build
-    from synth.specfile import load_spec
+    from veriguard.synth.freeze import write_build
+    from veriguard.synth.specfile import load_spec
     from tests.conftest import SHIPPED
     from tests.unit.test_compile_and_freeze import fake_result
 

@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.runtime_support import ArgumentError, flatten_arguments
-from contracts.schema import argument_schema
-from contracts.strategies import from_contract
-from synth.specfile import load_spec
+from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.strategies import from_contract
+from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
@@ -144,8 +144,8 @@ def test_messages_never_run_the_callers_repr_nor_print_huge_integers():
 
 
 def test_the_frozen_copy_in_a_build_checks_exact_types_too(tmp_path):
-    from enforce.loader import ArgumentError as LoadedArgumentError, load_policy
-    from synth.freeze import write_build
+    from veriguard.enforce.loader import ArgumentError as LoadedArgumentError, load_policy
+    from veriguard.synth.freeze import write_build
     from tests.unit.test_compile_and_freeze import fake_result
 
     spec = load_spec(next(p for p in SHIPPED if p.stem == "payments"))

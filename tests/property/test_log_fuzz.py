@@ -4,8 +4,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from enforce.decision_log import DecisionLog, DecisionLogError, verify_log
-from enforce.keys import load_verify_key, new_key_pair
+from veriguard.enforce.decision_log import DecisionLog, DecisionLogError, verify_log
+from veriguard.enforce.keys import load_verify_key, new_key_pair
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enforce.extract_errors import ExtractionError
-from enforce.shell import analyse
-from enforce.shell_table import load_commands, load_zones
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.shell import analyse
+from veriguard.enforce.shell_table import load_commands, load_zones
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = load_commands(ROOT / "specs" / "shell_agent" / "commands.toml")

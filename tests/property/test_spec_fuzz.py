@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.errors import SpecError
-from synth.specfile import load_spec
+from veriguard.contracts.errors import SpecError
+from veriguard.synth.specfile import load_spec
 from tests.conftest import MINIMAL, SHIPPED, SPECS
 
 FRAGMENTS = [

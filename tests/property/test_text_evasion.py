@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enforce.categories import CategoryClassifier
-from enforce.textnorm import _LOOKALIKE, normalise, readable
+from veriguard.enforce.categories import CategoryClassifier
+from veriguard.enforce.textnorm import _LOOKALIKE, normalise, readable
 from tests.conftest import SPECS
 
 BANK = SPECS / "mind2web_sc" / "categories.toml"

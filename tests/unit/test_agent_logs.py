@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from enforce.agent_logs import SECTION_SEPARATOR, AgentOutput, parse_agent_log
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.agent_logs import SECTION_SEPARATOR, AgentOutput, parse_agent_log
+from veriguard.enforce.extract_errors import ExtractionError
 
 PREAMBLE = ("how many widgets did patient 1 get?\n['3']\nYou are an agent. Tools: LoadDB, FilterDB, GetValue.\n"
             "Knowledge:\n- an example bullet\nQuestion: an example question\nSolution: example code\n"

@@ -7,11 +7,11 @@ import shutil
 
 import pytest
 
-from contracts.errors import SpecError
-from enforce.loader import PolicyLoadError, load_policy
-from enforce.monitor import Monitor
-from synth.freeze import _write, sha256, write_build
-from synth.specfile import load_spec
+from veriguard.contracts.errors import SpecError
+from veriguard.enforce.loader import PolicyLoadError, load_policy
+from veriguard.enforce.monitor import Monitor
+from veriguard.synth.freeze import _write, sha256, write_build
+from veriguard.synth.specfile import load_spec
 from tests.conftest import MINIMAL, SHIPPED, write_spec
 from tests.unit.test_compile_and_freeze import fake_result
 from veriguard.cli import main

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from enforce.categories import MAX_CHARS, CategoryClassifier, split_text
-from enforce.embedder import Embedder
-from enforce.evaluation import MIND2WEB_FILE, benchmark_data
-from enforce.extract_errors import ExtractionError
-from enforce.extractors import ClassifierExtractor
-from enforce.monitor import Monitor
+from veriguard.enforce.categories import MAX_CHARS, CategoryClassifier, split_text
+from veriguard.enforce.embedder import Embedder
+from veriguard.enforce.evaluation import MIND2WEB_FILE, benchmark_data
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.extractors import ClassifierExtractor
+from veriguard.enforce.monitor import Monitor
 from tests.conftest import SPECS
 
 BANK = SPECS / "mind2web_sc" / "categories.toml"

@@ -99,8 +99,8 @@ def test_every_command_has_help(capsys):
 # --- no traceback anywhere: check, report, eval, log, synth --replay, verify-log, keys ---
 @pytest.fixture(scope="module")
 def payments_build(tmp_path_factory):
-    from synth.freeze import write_build
-    from synth.specfile import load_spec
+    from veriguard.synth.freeze import write_build
+    from veriguard.synth.specfile import load_spec
     from tests.conftest import SHIPPED
     from tests.unit.test_compile_and_freeze import fake_result
 

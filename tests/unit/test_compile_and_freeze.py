@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from contracts.runtime_support import ArgumentError, flatten_arguments
-from contracts.schema import argument_schema
-from contracts.to_python import compile_checker
-from enforce.loader import ArgumentError as LoadedArgumentError, PolicyLoadError, load_policy
-from synth.compile import compile_policy
-from synth.freeze import frozen_module, sha256, write_build
-from synth.pipeline import Gate, SynthResult
-from synth.specfile import load_spec
+from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.to_python import compile_checker
+from veriguard.enforce.loader import ArgumentError as LoadedArgumentError, PolicyLoadError, load_policy
+from veriguard.synth.compile import compile_policy
+from veriguard.synth.freeze import frozen_module, sha256, write_build
+from veriguard.synth.pipeline import Gate, SynthResult
+from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED, write_spec
-from verify.runnable import strip_contracts
-from verify.verdicts import ProofResult, Verdict
+from veriguard.verify.runnable import strip_contracts
+from veriguard.verify.verdicts import ProofResult, Verdict
 
 
 def fake_result(spec, *, passed=True):
@@ -60,7 +60,7 @@ def test_examples_hold_on_the_runnable_policy_and_the_checker(path):
 
 
 def test_compile_rejects_two_item_rules(tmp_path):
-    from contracts.errors import SpecError
+    from veriguard.contracts.errors import SpecError
     from tests.conftest import MINIMAL
     body = MINIMAL.replace('rule access "Items must be permitted": forall (a, b) in items: ok(role, a, b)',
                            'rule access "Items must be permitted": forall (a, b) in items: ok(role, a, b)\n'
@@ -155,8 +155,8 @@ def test_certificate_is_deterministic(tmp_path):
 
 
 def test_freeze_checks_every_generated_part_before_writing(tmp_path):
-    from contracts.errors import GeneratedCodeError
-    from contracts.generated import check_composed
+    from veriguard.contracts.errors import GeneratedCodeError
+    from veriguard.contracts.generated import check_composed
 
     spec = load_spec(write_spec(tmp_path))
     result = fake_result(spec)
@@ -173,7 +173,7 @@ def test_freeze_checks_every_generated_part_before_writing(tmp_path):
 
 
 def test_the_entry_code_ships_verbatim_from_a_real_module(tmp_path):
-    from contracts import frozen_entry
+    from veriguard.contracts import frozen_entry
 
     spec = load_spec(write_spec(tmp_path))
     frozen = fake_result(spec).frozen_source
@@ -186,7 +186,7 @@ def test_the_entry_code_ships_verbatim_from_a_real_module(tmp_path):
 def test_the_entry_points_fail_closed_on_a_malformed_or_contested_decision():
     from types import SimpleNamespace as Answer
 
-    from contracts.frozen_entry import PolicyDecision, PolicyMismatch, entry_points
+    from veriguard.contracts.frozen_entry import PolicyDecision, PolicyMismatch, entry_points
 
     def build(answer, contract=(True, [], [])):
         return entry_points(lambda args: dict(args), lambda **flat: [], lambda **flat: answer,
@@ -229,7 +229,7 @@ def mini(tmp_path_factory):
 
 
 def test_the_tests_run_in_a_child_on_the_module_that_ships(mini):
-    from verify.testing import run_tests
+    from veriguard.verify.testing import run_tests
 
     spec, runnable, frozen = mini
     report = run_tests(spec, spec.examples, runnable, frozen, hypothesis_examples=30)
@@ -244,7 +244,7 @@ def test_the_tests_run_in_a_child_on_the_module_that_ships(mini):
 @pytest.mark.parametrize("bug", sorted(BROKEN_ENTRIES))
 def test_the_tests_run_the_entry_code_that_ships(mini, bug, monkeypatch):
     """A bug in the frozen module's own entry code (not in the policy) fails the gates."""
-    from verify import testrun
+    from veriguard.verify import testrun
 
     spec, runnable, frozen = mini
     old, new = BROKEN_ENTRIES[bug]
@@ -258,7 +258,7 @@ def test_the_tests_run_the_entry_code_that_ships(mini, bug, monkeypatch):
 
 
 def test_a_mutant_is_frozen_and_checked_before_it_runs(mini, tmp_path):
-    from verify import testrun
+    from veriguard.verify import testrun
 
     spec, runnable, frozen = mini
     marker = tmp_path / "PWNED"
@@ -274,7 +274,7 @@ def test_a_mutant_is_frozen_and_checked_before_it_runs(mini, tmp_path):
 
 
 def test_freeze_writes_only_the_module_the_gates_tested(tmp_path):
-    from contracts.errors import GeneratedCodeError
+    from veriguard.contracts.errors import GeneratedCodeError
 
     spec = load_spec(write_spec(tmp_path))
     result = fake_result(spec)

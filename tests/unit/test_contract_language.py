@@ -1,11 +1,11 @@
 import pytest
 
-from contracts.ast import render
-from contracts.check import check_contract
-from contracts.errors import ContractError
-from contracts.parse import parse_contract, parse_expr
-from contracts.signature import Argument, Signature, Table
-from contracts.types import BOOL, INT, STR, EnumT, ListT, RecordT, TupleT
+from veriguard.contracts.ast import render
+from veriguard.contracts.check import check_contract
+from veriguard.contracts.errors import ContractError
+from veriguard.contracts.parse import parse_contract, parse_expr
+from veriguard.contracts.signature import Argument, Signature, Table
+from veriguard.contracts.types import BOOL, INT, STR, EnumT, ListT, RecordT, TupleT
 
 ROLE = EnumT("Role", ("admin", "nursing"))
 SIG = Signature(

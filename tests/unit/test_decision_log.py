@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from enforce.decision_log import GENESIS, DecisionLog, DecisionLogError, Head, canonical, record_hash, verify_log
-from enforce.keys import KeyFileError, load_signing_key, load_verify_key, new_key_pair
+from veriguard.enforce.decision_log import GENESIS, DecisionLog, DecisionLogError, Head, canonical, record_hash, verify_log
+from veriguard.enforce.keys import KeyFileError, load_signing_key, load_verify_key, new_key_pair
 from veriguard.cli import main
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from contracts.errors import VeriguardError
-from enforce.evaluation import benchmark_data
-from enforce.monitor import Monitor
-from synth.compile import compile_policy
-from synth.freeze import write_build
-from synth.specfile import load_spec
+from veriguard.contracts.errors import VeriguardError
+from veriguard.enforce.evaluation import benchmark_data
+from veriguard.enforce.monitor import Monitor
+from veriguard.synth.compile import compile_policy
+from veriguard.synth.freeze import write_build
+from veriguard.synth.specfile import load_spec
 from tests.unit.test_compile_and_freeze import fake_result
 from veriguard.evaluation_asb import KINDS, NO_LLM, evaluate_asb, load_asb, observation, render
-from verify.runnable import frozen_module, strip_contracts
+from veriguard.verify.runnable import frozen_module, strip_contracts
 
 ROOT = Path(__file__).resolve().parents[2]
 ASB_SPECS = sorted((ROOT / "specs" / "asb").glob("*.toml"))

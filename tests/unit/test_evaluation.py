@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize
-from enforce.monitor import Monitor
-from synth.freeze import write_build
-from synth.specfile import load_spec
+from veriguard.enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize
+from veriguard.enforce.monitor import Monitor
+from veriguard.synth.freeze import write_build
+from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED
 from tests.unit.test_agent_logs import cell, log
 from tests.unit.test_compile_and_freeze import fake_result

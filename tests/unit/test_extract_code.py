@@ -1,8 +1,8 @@
 """The code/SQL extractor: each construct it resolves, each way it fails closed, and injection text it ignores."""
 import pytest
 
-from enforce.extract_code import CodeAccess, extract_accesses
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.extract_code import CodeAccess, extract_accesses
+from veriguard.enforce.extract_errors import ExtractionError
 
 SCHEMA = {
     "patient": ["patientunitstayid", "patienthealthsystemstayid", "uniquepid", "age", "gender", "hospitaladmittime"],

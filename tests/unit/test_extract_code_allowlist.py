@@ -5,8 +5,8 @@ refused (ExtractionError) or be counted.
 """
 import pytest
 
-from enforce.extract_code import extract_accesses
-from enforce.extract_errors import ExtractionError
+from veriguard.enforce.extract_code import extract_accesses
+from veriguard.enforce.extract_errors import ExtractionError
 
 SCHEMA = {
     "patient": ["patientunitstayid", "uniquepid", "age", "hospitaladmittime"],

@@ -3,12 +3,12 @@ import json
 
 import pytest
 
-from enforce.agent_logs import SECTION_SEPARATOR, parse_agent_log
-from enforce.extract_code import extract_accesses
-from enforce.extract_errors import ExtractionError
-from enforce.monitor import Monitor
-from synth.freeze import write_build
-from synth.specfile import load_spec
+from veriguard.enforce.agent_logs import SECTION_SEPARATOR, parse_agent_log
+from veriguard.enforce.extract_code import extract_accesses
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.monitor import Monitor
+from veriguard.synth.freeze import write_build
+from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED
 from tests.unit.test_compile_and_freeze import fake_result
 

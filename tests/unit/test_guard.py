@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from enforce.decision_log import DecisionLog, verify_log
-from enforce.guard import CALL_KEY, Guard, GuardConfigError, GuardOutcome, RunTerminated, observe
-from enforce.monitor import Monitor
-from synth.freeze import write_build
-from synth.specfile import load_spec
+from veriguard.enforce.decision_log import DecisionLog, verify_log
+from veriguard.enforce.guard import CALL_KEY, Guard, GuardConfigError, GuardOutcome, RunTerminated, observe
+from veriguard.enforce.monitor import Monitor
+from veriguard.synth.freeze import write_build
+from veriguard.synth.specfile import load_spec
 from tests.conftest import SPECS
 from tests.unit.test_compile_and_freeze import fake_result
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)

@@ -6,9 +6,9 @@ import pytest
 from anthropic import Anthropic, AsyncAnthropic
 from anthropic.lib.tools import beta_async_tool, beta_tool
 
-from enforce.decision_log import DecisionLog
-from enforce.guard import RunTerminated
-from enforce.integrations.anthropic_sdk import guarded, split_tool_uses
+from veriguard.enforce.decision_log import DecisionLog
+from veriguard.enforce.guard import RunTerminated
+from veriguard.enforce.integrations.anthropic_sdk import guarded, split_tool_uses
 from tests.llm_fakes import ScriptedModel
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)

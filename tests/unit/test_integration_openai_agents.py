@@ -11,8 +11,8 @@ from agents import (Agent, OpenAIChatCompletionsModel, RunConfig, Runner,  # noq
                     ToolInputGuardrailTripwireTriggered, function_tool)
 from openai import AsyncOpenAI  # noqa: E402
 
-from enforce.decision_log import DecisionLog  # noqa: E402
-from enforce.integrations.openai_agents import policy_guardrail  # noqa: E402
+from veriguard.enforce.decision_log import DecisionLog  # noqa: E402
+from veriguard.enforce.integrations.openai_agents import policy_guardrail  # noqa: E402
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard  # noqa: E402
 from tests.unit.test_monitor import payments_build  # noqa: E402,F401  (fixture)
 

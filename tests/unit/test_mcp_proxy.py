@@ -1,5 +1,5 @@
 """The MCP proxy for real: a payments MCP server written here (mcp SDK, low-level Server) runs as the
-proxy's child, the proxy runs as its own process (`python -m enforce.integrations.mcp_proxy`), and a
+proxy's child, the proxy runs as its own process (`python -m veriguard.enforce.integrations.mcp_proxy`), and a
 real MCP client session talks to it. No JVM: the build is made without Nagini."""
 import json
 import subprocess
@@ -15,8 +15,8 @@ import mcp_types as types  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-from enforce.decision_log import DecisionLog  # noqa: E402
-from enforce.integrations.mcp_proxy import main  # noqa: E402
+from veriguard.enforce.decision_log import DecisionLog  # noqa: E402
+from veriguard.enforce.integrations.mcp_proxy import main  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT  # noqa: E402
 from tests.unit.test_monitor import payments_build  # noqa: E402,F401  (fixture)
@@ -98,7 +98,7 @@ def setup(tmp_path, payments_build):
 
 
 def proxy_argv(setup, *options: str) -> list[str]:
-    return ["-m", "enforce.integrations.mcp_proxy", "--build", str(setup["build"]), "--context",
+    return ["-m", "veriguard.enforce.integrations.mcp_proxy", "--build", str(setup["build"]), "--context",
             str(setup["tmp"] / "context.json"), "--log", str(setup["log"]), "--timeout", "1", *options, "--",
             sys.executable, str(setup["tmp"] / "child.py"), str(setup["calls"])]
 

@@ -6,8 +6,8 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synth.memory import DemonstrationMemory, levenshtein, normalized_distance, normalized_text
-from synth.transcripts import TranscriptStore
+from veriguard.synth.memory import DemonstrationMemory, levenshtein, normalized_distance, normalized_text
+from veriguard.synth.transcripts import TranscriptStore
 
 short_text = st.text(alphabet="abc d", max_size=12)
 
@@ -167,15 +167,15 @@ class CapturingProvider:
     name, model = "capture", "capture"
 
     def complete(self, request):
-        from synth.providers import Completion
+        from veriguard.synth.providers import Completion
 
         self.prompt = request.prompt
         return Completion({"questions": []}, '{"questions": []}', self.model, 0, 0, 0.0, "end_turn", {}, {})
 
 
 def test_clarifications_are_stored_and_shown_to_the_clarify_stage(tmp_path):
-    from synth import clarify
-    from synth.specfile import load_spec
+    from veriguard.synth import clarify
+    from veriguard.synth.specfile import load_spec
     from tests.conftest import write_spec
 
     answers = clarify.answers_text([{"question": "Does the $100 limit include tax?", "answer": "yes, tax included",

@@ -5,14 +5,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from enforce.decision_log import DecisionLog, verify_log
-from enforce.extractors import Extracted, ToolCallExtractor, tool_calls
-from enforce.keys import load_verify_key, new_key_pair
-from enforce.extract_errors import ExtractionError
-from enforce.loader import PolicyLoadError
-from enforce.monitor import Monitor
-from synth.freeze import write_build
-from synth.specfile import load_spec
+from veriguard.enforce.decision_log import DecisionLog, verify_log
+from veriguard.enforce.extractors import Extracted, ToolCallExtractor, tool_calls
+from veriguard.enforce.keys import load_verify_key, new_key_pair
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.loader import PolicyLoadError
+from veriguard.enforce.monitor import Monitor
+from veriguard.synth.freeze import write_build
+from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED
 from tests.unit.test_compile_and_freeze import fake_result
 

@@ -5,7 +5,7 @@ import json
 import httpx2
 import pytest
 
-from synth.providers import (
+from veriguard.synth.providers import (
     AnthropicProvider,
     CompletionRequest,
     OpenAICompatibleProvider,

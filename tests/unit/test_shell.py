@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from enforce.extract_errors import ExtractionError
-from enforce.shell import Analysis, _analyse, analyse, build_shell_extractor
-from enforce.shell_table import load_commands, load_zones
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.shell import Analysis, _analyse, analyse, build_shell_extractor
+from veriguard.enforce.shell_table import load_commands, load_zones
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_DIR = ROOT / "specs"
@@ -286,9 +286,9 @@ def test_astral_characters_cannot_crash_the_parser() -> None:
 
     code = (
         "from pathlib import Path\n"
-        "from enforce.shell import analyse\n"
-        "from enforce.shell_table import load_commands, load_zones\n"
-        "from enforce.extract_errors import ExtractionError\n"
+        "from veriguard.enforce.shell import analyse\n"
+        "from veriguard.enforce.shell_table import load_commands, load_zones\n"
+        "from veriguard.enforce.extract_errors import ExtractionError\n"
         f"T = load_commands(Path({str(SPEC_DIR / 'shell_agent' / 'commands.toml')!r}))\n"
         f"Z = load_zones(Path({str(SPEC_DIR / 'shell_agent' / 'zones.toml')!r}))\n"
         "for i in range(40):\n"
@@ -467,10 +467,10 @@ def test_the_labelled_set_is_well_formed() -> None:
 
 @pytest.fixture(scope="module")
 def policy(tmp_path_factory: pytest.TempPathFactory):
-    from synth.freeze import write_build
-    from synth.specfile import load_spec
+    from veriguard.synth.freeze import write_build
+    from veriguard.synth.specfile import load_spec
     from tests.unit.test_compile_and_freeze import fake_result
-    from enforce.loader import load_policy
+    from veriguard.enforce.loader import load_policy
 
     spec = load_spec(SPEC_DIR / "shell_agent.toml")
     build = write_build(fake_result(spec), tmp_path_factory.mktemp("shell_build"), run_info={})[0]

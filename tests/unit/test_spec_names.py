@@ -9,19 +9,19 @@ import tomllib
 
 import pytest
 
-from contracts.errors import GeneratedCodeError, SpecError
-from contracts.generated import check_generated
-from contracts.signature import Signature
-from contracts.to_python import checker_source, compile_checker
-from contracts.types import BOOL, INT, RecordT
-from synth.compile import compile_policy
-from synth.formalize import load_draft, render_draft
-from synth.freeze import frozen_module
-from synth.implement import assemble
-from synth.specfile import load_spec
+from veriguard.contracts.errors import GeneratedCodeError, SpecError
+from veriguard.contracts.generated import check_generated
+from veriguard.contracts.signature import Signature
+from veriguard.contracts.to_python import checker_source, compile_checker
+from veriguard.contracts.types import BOOL, INT, RecordT
+from veriguard.synth.compile import compile_policy
+from veriguard.synth.formalize import load_draft, render_draft
+from veriguard.synth.freeze import frozen_module
+from veriguard.synth.implement import assemble
+from veriguard.synth.specfile import load_spec
 from tests.conftest import MINIMAL, ROOT, SHIPPED, write_spec
-from verify.runnable import strip_contracts
-from verify.testrun import load
+from veriguard.verify.runnable import strip_contracts
+from veriguard.verify.testrun import load
 
 PAYLOAD = "__import__('os').system('touch {marker}')"
 R5 = '''

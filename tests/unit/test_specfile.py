@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from contracts.errors import SpecError
-from synth.specfile import load_spec
+from veriguard.contracts.errors import SpecError
+from veriguard.synth.specfile import load_spec
 from tests.conftest import MINIMAL, SHIPPED, write_spec
 
 

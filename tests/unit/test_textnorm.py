@@ -3,8 +3,8 @@ import unicodedata
 
 import pytest
 
-from enforce.embedder import lexicon
-from enforce.textnorm import _LOOKALIKE, decode_escapes, foreign_words, normalise, readable, segment
+from veriguard.enforce.embedder import lexicon
+from veriguard.enforce.textnorm import _LOOKALIKE, decode_escapes, foreign_words, normalise, readable, segment
 
 KNOWN = lexicon() | {"browse", "airbnb"}
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enforce.extract_errors import ExtractionError
-from enforce.extractors import _ARGUMENT_KEYS, _NAME_KEYS, ToolCallExtractor, build_extractors, tool_calls
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.extractors import _ARGUMENT_KEYS, _NAME_KEYS, ToolCallExtractor, build_extractors, tool_calls
 
 ARGS = {"recipient": "acme", "amount_cents": 100}
 ARGS_TEXT = json.dumps(ARGS)

@@ -7,8 +7,8 @@ import sqlite3
 import httpx2
 import pytest
 
-from synth.providers import AnthropicProvider, CompletionRequest, ProviderError, provider_from_config
-from synth.transcripts import (
+from veriguard.synth.providers import AnthropicProvider, CompletionRequest, ProviderError, provider_from_config
+from veriguard.synth.transcripts import (
     MIGRATIONS,
     RecordingProvider,
     TranscriptStore,
@@ -128,7 +128,7 @@ def test_a_failing_migration_leaves_no_trace(monkeypatch, tmp_path):
         db.execute("CREATE TABLE half_done (x INTEGER)")
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr("synth.transcripts.MIGRATIONS", [*MIGRATIONS, m999_broken])
+    monkeypatch.setattr("veriguard.synth.transcripts.MIGRATIONS", [*MIGRATIONS, m999_broken])
     db = sqlite3.connect(tmp_path / "t.db")
     with pytest.raises(RuntimeError):
         migrate(db)

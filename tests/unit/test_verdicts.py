@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from enforce.loader import PolicyLoadError, load_policy
-from synth.compile import compile_policy
-from synth.freeze import property_verdict, write_build
-from synth.pipeline import Gate, synthesize
-from synth.specfile import load_spec
+from veriguard.enforce.loader import PolicyLoadError, load_policy
+from veriguard.synth.compile import compile_policy
+from veriguard.synth.freeze import property_verdict, write_build
+from veriguard.synth.pipeline import Gate, synthesize
+from veriguard.synth.specfile import load_spec
 from tests.conftest import MINIMAL, write_spec
 from tests.unit.test_compile_and_freeze import fake_result
-from verify import verdicts
-from verify.report import render
-from verify.verdicts import Diagnostic, ProofResult, Verdict, holds, worst
-from verify.z3check import check_contract
+from veriguard.verify import verdicts
+from veriguard.verify.report import render
+from veriguard.verify.verdicts import Diagnostic, ProofResult, Verdict, holds, worst
+from veriguard.verify.z3check import check_contract
 
 FAST = MINIMAL + "\n[verify]\nhypothesis_examples = 40\nmutants_per_nagini = 1\n"
 

@@ -1,11 +1,11 @@
 import ast
 
-from contracts.types import INT, STR, EnumT, ListT, TupleT
-from verify import counterexample as cx
-from verify.mutation import mutants
-from verify.proof import MODEL_NOT_REPLAYED, clause_of, from_worker
-from verify.runnable import strip_contracts
-from verify.verdicts import Verdict
+from veriguard.contracts.types import INT, STR, EnumT, ListT, TupleT
+from veriguard.verify import counterexample as cx
+from veriguard.verify.mutation import mutants
+from veriguard.verify.proof import MODEL_NOT_REPLAYED, clause_of, from_worker
+from veriguard.verify.runnable import strip_contracts
+from veriguard.verify.verdicts import Verdict
 
 SOURCE = '''from typing import List
 from nagini_contracts.contracts import *
