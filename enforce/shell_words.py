@@ -153,15 +153,21 @@ def _string(node: Any, env: Env) -> list[Tok]:
             continue
         if kind == "string_content":
             out.append(Lit(dq_unescape(c.text.decode("utf-8")), True))
-        elif kind in ("simple_expansion", "expansion"):
-            out.append(_expansion(c, env, quoted=True))
-        elif kind == "command_substitution":
-            out.append(Exp((env.substitute(c),), True))
-        elif kind == "arithmetic_expansion":
-            out.append(Exp((env.arith(c),), True))
         else:
-            raise unsupported(c, f"{kind} inside double quotes")
+            out.append(_quoted_expansion(c, env, "double quotes"))
     return out
+
+
+def _quoted_expansion(c: Any, env: Env, where: str) -> Tok:
+    """An expansion inside double quotes or an unquoted here-document (never word-split)."""
+    kind = c.type
+    if kind in ("simple_expansion", "expansion"):
+        return _expansion(c, env, quoted=True)
+    if kind == "command_substitution":
+        return Exp((env.substitute(c),), True)
+    if kind == "arithmetic_expansion":
+        return Exp((env.arith(c),), True)
+    raise unsupported(c, f"{kind} inside {where}")
 
 
 def heredoc_tokens(body: Any, env: Env) -> list[Tok]:
@@ -171,14 +177,8 @@ def heredoc_tokens(body: Any, env: Env) -> list[Tok]:
         kind = c.type
         if kind == "heredoc_content":
             out.append(Lit(dq_unescape(c.text.decode("utf-8"), heredoc=True), True))
-        elif kind in ("simple_expansion", "expansion"):
-            out.append(_expansion(c, env, quoted=True))
-        elif kind == "command_substitution":
-            out.append(Exp((env.substitute(c),), True))
-        elif kind == "arithmetic_expansion":
-            out.append(Exp((env.arith(c),), True))
         else:
-            raise unsupported(c, f"{kind} inside a here-document")
+            out.append(_quoted_expansion(c, env, "a here-document"))
     if len(out) == 1:  # no expansion at all: tree-sitter keeps the text on the body node
         out.append(Lit(dq_unescape(body.text.decode("utf-8"), heredoc=True), True))
     return out
