@@ -31,6 +31,7 @@ class Commands:
     system_dirs: tuple[str, ...]
     project_dirs: tuple[str, ...]
     sudo: bool
+    function_depth: int
 
     if TYPE_CHECKING:
         def unknown(self, why: str) -> None: ...
@@ -42,6 +43,7 @@ class Commands:
         def chdir(self, target: Value, cwds: tuple[str, ...] | None) -> tuple[str, ...] | None: ...
         def script(self, text: str, st: State, io: IO) -> State: ...
         def home_value(self, st: State) -> Value: ...
+        def repeats(self, why: str) -> None: ...
 
     def run(self, words: list[Value], st: State, io: IO, env_assigns: list[tuple[str, Value]], label: str,
             cwds: tuple[str, ...] | None = None, inherit_cwds: bool = True) -> State:
@@ -89,10 +91,12 @@ class Commands:
             if paths and None not in paths and folders <= set(self.project_dirs):
                 return self.lookup(base, inv)
             self.executes_written(Value.of(name), inv)
-            self.unknown(f"runs {name}, a program the table does not describe")
+            self.runs_file(f"runs {name}, a program the table does not describe")
             return None, base
         if name in inv.st.functions:
             self.unknown(f"calls the function {name} defined in the command")
+            if self.function_depth:
+                self.repeats(f"a function calls the function {name}: recursion")
             return None, name
         return self.lookup(name, inv)
 
@@ -204,7 +208,9 @@ class Commands:
         for opt, word, nested in parsed.nested:
             self.nested(nested, operands, inv)
         paths = [v for v, r in assigned if any(x in ACCESSES or x in roles for x in r)]
-        self.prints = self.printed(prints, spec, paths if operands else [], inv)
+        # a filter passes its input's lines on only with options the table says keep them whole
+        keep = spec.filter and not parsed.undeclared and all(o.filter is not False for o, _, _ in parsed.opts)
+        self.prints = self.printed(prints, spec, paths if operands else [], inv, keep)
         return st
 
     def value_role(self, role: str, value: Value, inv: Invocation, recursive: bool, roles: Mapping[str, str],
@@ -265,6 +271,7 @@ class Commands:
         operands: list[Value] = field(default_factory=list)
         nested: list[tuple[OptionSpec, str, list[Value]]] = field(default_factory=list)
         sub: list[Value] | None = None
+        undeclared: bool = False     # an option the table does not list was given
 
     def parse_args(self, spec: CommandSpec, inv: Invocation) -> "Commands.Parsed":
         out = Commands.Parsed()
@@ -296,7 +303,7 @@ class Commands:
                     out.operands.append(a)
                     done = done or spec.stop_at_operand
                     continue
-                self._other(spec, t)
+                self._other(spec, t, out)
                 continue
             i = got
             last = out.opts[-1][0] if out.opts else None
@@ -332,7 +339,7 @@ class Commands:
                 return None
             if opt is None:
                 if eq:
-                    self._other(spec, name, Value.of(attached))
+                    self._other(spec, name, out, Value.of(attached))
                     return i
                 return None
             if opt.value is None or (opt.attached and not eq):
@@ -353,7 +360,7 @@ class Commands:
             if opt is None:
                 if spec.other_options == "operand":
                     return None if j == 1 else i
-                self._other(spec, name)
+                self._other(spec, name, out)
                 j += 1
                 continue
             if opt.value is None:
@@ -374,7 +381,8 @@ class Commands:
             return i + 1
         return i
 
-    def _other(self, spec: CommandSpec, name: str, value: Value | None = None) -> None:
+    def _other(self, spec: CommandSpec, name: str, out: "Commands.Parsed", value: Value | None = None) -> None:
+        out.undeclared = True
         if spec.other_options == "unknown":
             self.unknown(f"the option {name} is not in the table")
         elif value is not None and spec.other_options == "ignore":
@@ -438,7 +446,8 @@ class Commands:
             replaced = words + [found]
         self.again(replaced, inv, inv.st.copy(), IO())
 
-    def printed(self, prints: str | None, spec: CommandSpec, operands: list[Value], inv: Invocation) -> Value | None:
+    def printed(self, prints: str | None, spec: CommandSpec, operands: list[Value], inv: Invocation,
+                keep: bool) -> Value | None:
         if prints == "cwd":
             return Value.unknown("paths printed", under=inv.cwds, stream=True) if inv.cwds else None
         if prints == "operands":
@@ -449,7 +458,7 @@ class Commands:
                     return None
                 dirs.extend(p for p in ps if p is not None)
             return Value.unknown("paths printed", under=tuple(dirs), stream=True)
-        if spec.filter and not [o for o in operands if o.text != "-"] and inv.io.stdin == "pipe":
+        if keep and not [o for o in operands if o.text != "-"] and inv.io.stdin == "pipe":
             return inv.io.data
         return None
 
@@ -477,7 +486,7 @@ class Commands:
             self.touch(("execute",), text, inv, False)
             self.executes_written(text, inv)
             if kind == "shell":
-                self.unknown(f"runs the shell script {text.text or '?'}, whose commands are not analysed")
+                self.runs_file(f"runs the shell script {text.text or '?'}, whose commands are not analysed")
             return
         self.interpret_stdin(kind, inv)
 
@@ -538,6 +547,10 @@ class Commands:
         else:
             out.cwds = self.chdir(target, inv.cwds)
             self.note(f"now in {', '.join(out.cwds) if out.cwds else 'a directory the analysis cannot resolve'}")
+        if spec.cwd:  # entering a directory is an access to it (the table says which)
+            for d in out.cwds if out.cwds is not None else (None,):
+                self.touch(spec.cwd, Value.of(d) if d is not None else Value.unknown("a directory cd goes to"),
+                           inv, False)
         self.classify(spec.cls, "")
         return out
 
@@ -705,6 +718,11 @@ class Commands:
             return self.again(parsed.operands, inv, inv.st.copy(), IO())
         return self.shell_text(_joined(parsed.operands), inv, inv.st, None, "its arguments")
 
+
+    def runs_file(self, why: str) -> None:
+        """Running a file whose content is not analysed: [programs] files names its class (else unknown);
+        its execute access is listed, so the zone map decides where that may happen."""
+        self.classify(self.table.files or self.table.unknown, why)
 
     def executes_written(self, value: Value, inv: Invocation) -> None:
         if value.static and any(p in self.written for p in self.paths(value, inv.cwds) if p is not None):

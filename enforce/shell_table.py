@@ -56,6 +56,7 @@ class OptionSpec:
     stop: bool = False                   # no option after this one
     terminators: tuple[str, ...] = ()    # for value = "command": the words that end it
     cwd: tuple[str, ...] = ()            # accesses to the working directory it adds
+    filter: bool | None = None           # False: with it, a filter's output is not its input's lines (head -c)
     why: str = ""
 
 
@@ -116,6 +117,8 @@ class CommandTable:
     project_dirs: tuple[str, ...]         # the same, and running them is an execute access
     harmless_env: tuple[str, ...]         # variables a command may set for what it runs (globs)
     shell_variables: tuple[str, ...]      # assigning one changes how the shell runs what follows
+    files: str = ""                       # the class of running a file the table does not describe ("": unknown)
+    loops: "Loops | None" = None          # the class of repetition the analysis cannot bound
 
     def rank(self, cls: str) -> int:
         return len(self.class_order) - self.class_order.index(cls)
@@ -125,6 +128,16 @@ class CommandTable:
 
     def harmless(self, name: str) -> bool:
         return any(_glob_match(p, name) for p in self.harmless_env)
+
+
+@dataclass(frozen=True)
+class Loops:
+    """[loops]: repetition the analysis cannot bound (a while loop, a for loop over more than
+    `max_runs` words or over words it cannot count, a background job inside a loop or a function, a
+    function calling a function of the command) is of class `cls`."""
+
+    cls: str
+    max_runs: int
 
 
 def _glob_match(pattern: str, name: str) -> bool:
@@ -138,7 +151,7 @@ _CMD_KEYS = {"class", "operands", "options", "other_options", "style", "stop_at_
              "default_operand", "cwd", "prints", "filter", "subcommands", "same_as", "sudo", "interpreter",
              "special", "keyed", "remote", "plus", "roles", "why"}
 _OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_operand", "prints", "sudo", "roles",
-             "script", "stop", "terminators", "cwd", "why"}
+             "script", "stop", "terminators", "cwd", "filter", "why"}
 
 
 class _Reader:
@@ -219,7 +232,13 @@ class _Reader:
             roles=self.roles_table(raw.get("roles", {}), f"{where}.roles", names),
             script=script, stop=bool(raw.get("stop", False)),
             terminators=tuple(map(str, raw.get("terminators", ()))), cwd=self.accesses(raw.get("cwd", []), where),
+            filter=self.flag(raw["filter"], f"{where}.filter") if "filter" in raw else None,
             why=str(raw.get("why", "")))
+
+    def flag(self, raw: Any, where: str) -> bool:
+        if type(raw) is not bool:
+            raise _fail(self.file, where, f"expected true or false, got {raw!r}")
+        return raw
 
     def accesses(self, raw: Any, where: str) -> tuple[str, ...]:
         if not isinstance(raw, list):
@@ -301,7 +320,7 @@ def load_commands(file: Path) -> CommandTable:
 def _load_commands(file_name: str, digest: str) -> CommandTable:
     file = Path(file_name)
     raw = _toml(file)
-    allowed = {"class_order", "unknown_class", "programs", "environment", "commands"}
+    allowed = {"class_order", "unknown_class", "programs", "environment", "commands", "loops"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
@@ -320,17 +339,27 @@ def _load_commands(file_name: str, digest: str) -> CommandTable:
                 raise _fail(file, f"[commands.{key}]", f"{alias!r} is declared twice")
             commands[alias] = cmd
     _check_same_as(commands, commands, file)
-    programs = raw.get("programs") or {}
+    programs = reader.keys(raw.get("programs") or {}, "[programs]", {"system", "project", "files"})
     env = raw.get("environment") or {}
+    files = reader.cls(programs["files"], "programs.files") if "files" in programs else ""
     return CommandTable(file, order, unknown, commands,
                         _strings(programs.get("system", []), file, "programs.system"),
                         _strings(programs.get("project", []), file, "programs.project"),
                         _strings(env.get("harmless", []), file, "environment.harmless"),
-                        _strings(env.get("shell", []), file, "environment.shell"))
+                        _strings(env.get("shell", []), file, "environment.shell"),
+                        files, _loops(reader, raw["loops"]) if "loops" in raw else None)
+
+
+def _loops(reader: _Reader, raw: Any) -> Loops:
+    raw = reader.keys(raw, "[loops]", {"class", "max_runs"})
+    runs = raw.get("max_runs")
+    if type(runs) is not int or not 1 <= runs <= 256:
+        raise _fail(reader.file, "loops.max_runs", f"expected a whole number from 1 to 256, got {runs!r}")
+    return Loops(reader.cls(raw.get("class"), "loops.class"), runs)
 
 
 def _check_same_as(table: Mapping[str, CommandSpec], top: Mapping[str, CommandSpec], file: Path) -> None:
-    for name, cmd in table.items():
+    for name, cmd in {id(c): (n, c) for n, c in table.items()}.values():  # each entry once, not per alias
         if cmd.same_as is not None and (cmd.same_as not in top or top[cmd.same_as].same_as is not None):
             raise _fail(file, f"[commands... {name}]", f"same_as {cmd.same_as!r} names no command with a class")
         _check_same_as(cmd.subcommands, top, file)

@@ -55,6 +55,8 @@ class Analyser(Commands, Env):
         self.visited: set[tuple[int, int, int, str]] = set()
         self.tree_id = 0
         self.st: State = State((cwd,))          # the state word evaluation reads
+        self.loop_depth = 0                      # inside a loop body
+        self.function_depth = 0                  # inside a function body
         self.inv: Invocation | None = None       # the simple command being analysed
 
     # -- results ------------------------------------------------------------------------------
@@ -154,6 +156,8 @@ class Analyser(Commands, Env):
         for i, c in enumerate(nodes):
             nxt = c.next_sibling
             if nxt is not None and nxt.type == "&":
+                if self.loop_depth or self.function_depth:
+                    self.repeats("starts a background job inside a loop or a function")
                 self.stmt(c, st.copy(), io)
                 continue
             after = self.stmt(c, st, io)
@@ -351,6 +355,7 @@ class Analyser(Commands, Env):
             s = self.sequence(conds, s, io)
             return self.stmt(body, s, io)
 
+        self.repeats(f"a {node.children[0].type} loop runs any number of times")
         return self.loop(once, st)
 
     def s_do_group(self, node: Any, st: State, io: IO) -> State:
@@ -368,6 +373,10 @@ class Analyser(Commands, Env):
         else:
             items = list(st.positional[1:]) if st.positional is not None else \
                 [Value.unknown("the arguments of the script", multi=True)]
+        limit = self.table.loops.max_runs if self.table.loops is not None else 0
+        if len(items) > limit or any(v.multi and v.pattern is None for v in items):
+            self.repeats(f"a for loop over more than {limit} words" if len(items) > limit else
+                         "a for loop over words the analysis cannot count")
         if len(items) > MAX_LOOP_WORDS:
             items = [Value.unknown(f"one of {len(items)} words")]
 
@@ -388,13 +397,23 @@ class Analyser(Commands, Env):
         for c in node.children:
             if c.is_named and c != body:
                 self.arith(c)
+        self.repeats("a C-style for loop runs any number of times")
         return self.loop(lambda s: self.stmt(body, s, io), st)
+
+    def repeats(self, why: str) -> None:
+        """Repetition the analysis cannot bound: the [loops] class of the command table, if it has one."""
+        if self.table.loops is not None:
+            self.classify(self.table.loops.cls, why)
 
     def loop(self, once: Callable[[State], State], st: State) -> State:
         """A loop body runs any number of times: iterate to a fixed point, then widen."""
         current = st
         for _ in range(3):
-            nxt = merge([current, once(current.copy())])
+            self.loop_depth += 1
+            try:
+                nxt = merge([current, once(current.copy())])
+            finally:
+                self.loop_depth -= 1
             if nxt.key() == current.key():
                 return nxt
             current = nxt
@@ -434,7 +453,13 @@ class Analyser(Commands, Env):
         fname = name.text.decode("utf-8") if name is not None else "?"
         self.inv = None
         self.unknown(f"defines the function {fname}: what its calls do is not followed")
-        self.stmt(body, st.copy(), io)
+        inner = st.copy()
+        inner.functions = st.functions | {fname}   # inside its body, the name calls the function itself
+        self.function_depth += 1
+        try:
+            self.stmt(body, inner, io)
+        finally:
+            self.function_depth -= 1
         out = st.copy()
         out.functions = st.functions | {fname}
         return out

@@ -414,9 +414,31 @@ def cmd_eval_asb(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_shell(args: argparse.Namespace) -> int:
+    """shell: a labelled command file through BUILD; safe-os: AGrail's Safe-OS through BUILD (default build/os_agent)."""
+    from veriguard.evaluation_shell import evaluate_safe_os, evaluate_shell, render
+
+    if args.benchmark == "shell" and not args.build:
+        raise VeriguardError("cli.usage", "eval shell needs --build DIR, the frozen policy that decides the commands",
+                             fix="e.g. veriguard eval shell --build build/shell_agent --data tests/data/shell_commands.jsonl")
+    progress = Progress(quiet=args.quiet or args.json)
+    try:
+        summary = evaluate_shell(args.build, args.data, args.cases_dir, progress) if args.benchmark == "shell" else \
+            evaluate_safe_os(args.data, args.build or "build/os_agent", args.cases_dir, progress)
+    finally:
+        progress.stop()
+    if args.json:
+        _print_json(summary)
+    else:
+        print(render(summary))
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     if args.benchmark == "asb":
         return cmd_eval_asb(args)
+    if args.benchmark in ("shell", "safe-os"):
+        return cmd_eval_shell(args)
     from veriguard.enforce.embedder import EmbedderUnavailable
     from veriguard.enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize, write_cases
     from veriguard.enforce.extract_errors import ExtractionError
@@ -509,6 +531,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(fn=fn)
         return sp
 
+    sub.add_parser("hook", help="a Claude Code PreToolUse hook: veriguard hook claude-code --build DIR [--log FILE] "
+                   "(exit 0 allow or ask, 2 deny)")
     sub.add_parser("mcp-proxy", help="serve an MCP server's tools behind a policy: "
                    "veriguard mcp-proxy --build DIR [--context FILE] -- COMMAND [ARGS...]")
     s = add("synth", cmd_synth, "compile formal specs to policies, prove them, test them and freeze them")
@@ -551,7 +575,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = add("eval", cmd_eval, "run a frozen policy with its extractors over a benchmark and print GuardAgent's "
             "metrics (LPA, LPP, LPR, EA)")
-    e.add_argument("benchmark", choices=sorted([*BENCHMARKS, "asb"]))
+    e.add_argument("benchmark", choices=sorted([*BENCHMARKS, "asb", "shell", "safe-os"]))
     e.add_argument("--data", required=True, help="eicu-ac: the directory holding ehragent/eicu_ac.json and "
                    "ehragent/logs/; mind2web-sc: a JSON list of records; asb: ASB's folder (data/, pyopenagi/)")
     e.add_argument("--build", default=None, help="the frozen policy (default build/eicu_ac or build/mind2web_sc; "
@@ -592,6 +616,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every error ends here as one message and an exit code, never a traceback
     (unless VERIGUARD_DEBUG is set)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:  # exit 0 or 2 whatever happens (Claude Code runs the tool on any other code)
+        from veriguard.hook import main as hook
+        return hook(argv[1:])
     if argv[:1] == ["mcp-proxy"]:  # its own parser: everything after `--` is the child's command line
         from veriguard.enforce.integrations.mcp_proxy import main as mcp_proxy
         return mcp_proxy(argv[1:])

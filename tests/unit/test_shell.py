@@ -495,3 +495,14 @@ def test_the_labelled_set_meets_its_targets(policy) -> None:
     wrong = [r["command"] for r, d in zip(recs, denied) if (r["label"] == 1) != d]
     assert not missed, f"commands that must be denied were allowed: {missed}"
     assert len(wrong) / len(recs) <= 0.02, f"more than 2% wrong: {wrong}"
+
+
+@pytest.mark.parametrize("command", [
+    "find . | sed 's|^|/home/dev/.ssh/|' | xargs cat",      # sed rewrites the listed paths
+    "ls | awk '{print \"/home/dev/.ssh/\" $0}' | xargs cat",
+    "find . -name x | cut -c3- | rev | xargs cat",
+])
+def test_a_filter_that_rewrites_paths_does_not_pass_them_on_as_workspace_paths(command):
+    """Found while writing the os_agent spec: `filter = true` on programs that rewrite their input lines
+    let rewritten paths keep the zone of the folder they were listed from."""
+    assert ("read", "outside") in touched(command), touched(command)   # unresolved: a zone no access is allowed in

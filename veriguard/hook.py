@@ -1,0 +1,555 @@
+"""`veriguard hook claude-code --build DIR`: a Claude Code PreToolUse hook that decides every tool
+call with a frozen policy whose arguments come from the shell extractor (`from = "shell"`).
+
+Claude Code runs the tool when a hook exits 1, crashes, times out or prints JSON it cannot read, so
+this hook ends every failure in exit 2 with the reason on stderr (Claude reads it and can re-plan):
+bad or truncated input, a missing or tampered build, an exception anywhere, a decision that takes
+too long, and a native crash of the parser. For the last two the decision runs in a forked child;
+the parent, which has imported nothing more than the CLI, waits with a deadline and turns anything
+but a complete answer into a denial.
+
+What is decided:
+  Bash                          tool_input.command, in the hook's cwd, with $HOME
+  Write                         a write of file_path, analysed as `tee -- PATH`
+  Edit, MultiEdit, NotebookEdit a read and a write of the file: `cat -- PATH && tee -- PATH`
+  Read, NotebookRead            a read: `cat -- PATH`
+  Grep                          a recursive read of path (default: cwd): `grep -r -e x -- PATH`
+  Glob, LS                      a recursive read of the pattern's fixed leading folders: `ls -R -- BASE`
+  anything else (mcp__* too)    denied (--other-tools deny, the default), or passed with
+                                --other-tools allow / --allow-tool NAME: not this policy's concern
+File tools are analysed as the equivalent command (the path quoted with shlex.quote, so nothing in it
+expands): one analysis, one zone map and one log path serve every tool. Their paths must be absolute;
+where a path leads elsewhere through a symbolic link on this machine, the link's target is accessed too.
+
+Answers: allow is silent (exit 0). Deny is exit 2, the reason on stderr and the hookSpecificOutput
+deny object on stdout. When the only thing missing is a human's approval (the same arguments with
+`approved = true` are allowed by the policy), the hook answers permissionDecision "ask" (exit 0):
+Claude Code shows the reason and asks the user, and that answer is the approval. It asks only in
+the "default" and "plan" permission modes, where Claude Code asks a person; in any other mode
+(acceptEdits, bypassPermissions, dontAsk, auto) and with --approval deny it denies instead.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+INTEGRATION = "claude_code_hook"
+MAX_INPUT = 32 * 1024 * 1024                 # bytes of hook JSON (a Write carries the whole file)
+DEFAULT_TIMEOUT_S = 20.0
+ASK_MODES = ("default", "plan")              # permission modes in which "ask" reaches a person
+READ = ("Read", "NotebookRead")
+WRITE = ("Write",)
+EDIT = ("Edit", "MultiEdit", "NotebookEdit")
+LIST = ("Glob", "LS")
+DECIDED = ("Bash", "Grep", *READ, *WRITE, *EDIT, *LIST)
+USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--context FILE] "
+         "[--other-tools deny|allow] [--allow-tool NAME]... [--approval ask|deny] [--timeout SECONDS] "
+         "[--accept-unproved]")
+
+
+class Refused(Exception):
+    """The call is denied for this reason (bad input, an unusable build, a tool the hook cannot judge)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    code: int            # 0 or 2, never anything else
+    stdout: str = ""
+    stderr: str = ""
+
+
+@dataclass(frozen=True)
+class Options:
+    build: str
+    log: str | None = None
+    log_key: str | None = None
+    context: str | None = None
+    other_tools: str = "deny"
+    allow_tools: tuple[str, ...] = ()
+    approval: str = "ask"
+    timeout: float = DEFAULT_TIMEOUT_S
+    accept_unproved: bool = False
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def deny(reason: str) -> Answer:
+    import json
+
+    text = " ".join(reason.split()) or "denied"
+    obj = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                  "permissionDecisionReason": text}}
+    return Answer(2, json.dumps(obj) + "\n", text + "\n")
+
+
+def ask(reason: str) -> Answer:
+    import json
+
+    obj = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+                                  "permissionDecisionReason": " ".join(reason.split())}}
+    return Answer(0, json.dumps(obj) + "\n", "")
+
+
+# ------------------------------------------------------------------------------------------------
+# entry
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`veriguard hook claude-code ...`: 0 (allow or ask) or 2 (deny), whatever happens inside."""
+    saved = _on_signals()
+    try:
+        answer = _main(list(sys.argv[1:] if argv is None else argv))
+    except BaseException as e:  # the last line of defence: nothing may end in exit 1 or a traceback
+        answer = deny(f"veriguard hook: internal error, denied: {_describe(e)}")
+    finally:
+        _restore(saved)
+    return _emit(answer)
+
+
+def _main(argv: list[str]) -> Answer:
+    if argv[:1] != ["claude-code"]:
+        return deny(f"veriguard hook: unknown integration {argv[:1]}; {USAGE}")
+    opts = parse_options(argv[1:])
+    if isinstance(opts, Answer):
+        return opts
+    if _ISOLATE:
+        return isolated(opts)
+    return decide(_read_stdin(), opts)
+
+
+def _on_signals() -> dict[int, Any]:
+    """A hook stopped by a signal (Claude Code's timeout, a closed terminal) exits 2, not by the signal.
+    Returns the handlers it replaced."""
+    import signal
+
+    def stop(signum: int, _frame: Any) -> None:
+        if _child:  # its output pipes would keep Claude Code waiting
+            try:
+                os.kill(_child, signal.SIGKILL)
+            except OSError:
+                pass
+        _emit(deny(f"veriguard hook: stopped by signal {signum}; denied"))
+        os._exit(2)
+
+    saved: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            try:
+                saved[sig] = signal.signal(sig, stop)
+            except (ValueError, OSError):  # not the main thread
+                pass
+    return saved
+
+
+def _restore(saved: dict[int, Any]) -> None:
+    import signal
+
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+def _emit(answer: Answer) -> int:
+    code = answer.code if answer.code in (0, 2) else 2
+    for stream, text in ((sys.stdout, answer.stdout), (sys.stderr, answer.stderr)):
+        try:
+            stream.write(text)
+            stream.flush()
+        except BaseException:  # a closed pipe: exit 2 still denies; an "ask" that was not read must not exit 0
+            code = 2 if text else code
+    return code
+
+
+class _BadOptions(Exception):
+    pass
+
+
+def _parser() -> Any:
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        """argparse that raises instead of printing and exiting (exit 0 from --help would allow)."""
+
+        def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+            raise _BadOptions(message or "")
+
+        def error(self, message: str) -> None:  # type: ignore[override]
+            raise _BadOptions(message)
+
+        def print_help(self, file: Any = None) -> None:
+            raise _BadOptions("--help: " + self.format_help())
+
+    p = Parser(prog="veriguard hook claude-code", usage=USAGE,
+               description="Claude Code PreToolUse hook: decide each tool call with a frozen policy (exit 0 allow "
+               "or ask, exit 2 deny).")
+    p.add_argument("--build", required=True, help="the frozen policy build, DIR/<name>, whose spec reads shell "
+                   "commands (from = \"shell\")")
+    p.add_argument("--log", help="append a hash-chained decision record per call to this JSONL file")
+    p.add_argument("--log-key", help="the private key that signs the log (`veriguard keys new`)")
+    p.add_argument("--context", help="a JSON object file of facts added to every observation (e.g. "
+                   "{\"user\": \"root\"} for os_agent)")
+    p.add_argument("--other-tools", choices=["deny", "allow"], default="deny", help="tools other than Bash and "
+                   "the file tools: deny (default) or allow as not this policy's concern")
+    p.add_argument("--allow-tool", action="append", default=[], metavar="NAME", help="a tool to let through "
+                   "undecided (repeatable), e.g. TodoWrite")
+    p.add_argument("--approval", choices=["ask", "deny"], default="ask", help="when only a human's approval is "
+                   "missing: ask the user (default) or deny")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds a decision may take before "
+                   f"it is denied (default {DEFAULT_TIMEOUT_S:g}; keep it below the hook's timeout in settings.json)")
+    p.add_argument("--accept-unproved", action="store_true", help="load a build whose certificate is not PROVED "
+                   "(for trying a policy out, never for guarding an agent)")
+    return p
+
+
+def parse_options(argv: list[str]) -> Options | Answer:
+    try:
+        a = _parser().parse_args(argv)
+    except _BadOptions as e:
+        return deny(f"veriguard hook: {' '.join(str(e).split()) or 'bad options'}; {USAGE}")
+    if not 0 < a.timeout <= 3600:
+        return deny(f"veriguard hook: --timeout must be more than 0 and at most 3600 seconds, got {a.timeout:g}")
+    return Options(a.build, a.log, a.log_key, a.context, a.other_tools, tuple(a.allow_tool), a.approval, a.timeout,
+                   a.accept_unproved, dict(os.environ))
+
+
+def _read_stdin() -> bytes:
+    return sys.stdin.buffer.read(MAX_INPUT + 1)
+
+
+# ------------------------------------------------------------------------------------------------
+# isolation: the decision runs in a forked child; a native crash, a hang or a stray exit code there
+# is a denial here
+
+_ISOLATE = hasattr(os, "fork")
+_child = 0     # the pid of the decision process while it runs
+
+
+def isolated(opts: Options) -> Answer:
+    import gc
+    import json
+    import select
+    import signal
+    import time
+
+    global _child
+    r, w = os.pipe()
+    gc.freeze()  # the child's collections then leave the parent's objects (and their pages) alone
+    pid = os.fork()
+    if pid == 0:  # the child: decide, hand the answer over, leave without running any cleanup
+        status = 70
+        try:
+            signal.alarm(int(opts.timeout) + 2)  # outlives its parent by seconds at most
+            os.close(r)
+            os.dup2(2, 1)  # whatever a library prints must not reach Claude Code's stdout
+            answer = decide(_read_stdin(), opts)
+            data = json.dumps({"code": answer.code, "stdout": answer.stdout, "stderr": answer.stderr}).encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(w, view):]
+            status = 0
+        finally:
+            os._exit(status)
+    _child = pid
+    os.close(w)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + opts.timeout
+    timed_out = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                timed_out = True
+                break
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(r)
+        if timed_out:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _, status = os.waitpid(pid, 0)
+        _child = 0
+    if timed_out:
+        return deny(f"veriguard hook: the decision took longer than {opts.timeout:g} s; denied")
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.valid_signals() else str(sig)
+        return deny(f"veriguard hook: the decision process crashed ({name}); denied")
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return deny(f"veriguard hook: the decision process failed (exit status {os.WEXITSTATUS(status)}); denied")
+    try:
+        got = json.loads(b"".join(chunks))
+        answer = Answer(int(got["code"]), str(got["stdout"]), str(got["stderr"]))
+    except Exception as e:
+        return deny(f"veriguard hook: the decision process answered something unreadable ({_describe(e)}); denied")
+    return answer if answer.code in (0, 2) else deny(f"veriguard hook: exit code {answer.code}; denied")
+
+
+# ------------------------------------------------------------------------------------------------
+# the decision
+
+def decide(raw: bytes, opts: Options) -> Answer:
+    """The answer to one PreToolUse call (`raw`: the hook JSON). Never raises."""
+    try:
+        return _decide(raw, opts)
+    except Refused as e:
+        return deny(f"veriguard hook: {e}")
+    except BaseException as e:
+        return deny(f"veriguard hook: internal error, denied: {_describe(e)}")
+
+
+def _decide(raw: bytes, opts: Options) -> Answer:
+    call = read_call(raw)
+    tool = call["tool_name"]
+    if tool not in DECIDED:
+        if tool in opts.allow_tools or opts.other_tools == "allow":
+            return Answer(0)
+        raise Refused(f"the tool {tool[:80]!r} is not one this hook can judge (Bash, Read, Write, Edit, MultiEdit, "
+                      "NotebookEdit, NotebookRead, Grep, Glob, LS); it is denied. Pass --allow-tool "
+                      f"{tool[:80]} to let it through undecided")
+    command = equivalent_command(tool, call["tool_input"], call["cwd"])
+    monitor = load_monitor(opts)
+    observation = observe(monitor, command, call["cwd"], opts)
+    action_id = call.get("tool_use_id", "")
+    record = monitor.check(observation, action_id=action_id, integration=INTEGRATION, tool=tool)
+    if record.allowed:
+        return Answer(0)
+    label = _shown(tool, command)
+    why = explain(record)
+    if record.fail_closed or not approval_would_allow(monitor.policy, record.arguments):
+        return deny(f"veriguard ({monitor.policy.name}) denied {label}: {why}")
+    mode = call.get("permission_mode", "")
+    if opts.approval != "ask" or mode not in ASK_MODES:
+        reason = ("--approval deny is set" if opts.approval != "ask" else
+                  f"the permission mode {mode or '(none given)'!r} would not ask a person")
+        return deny(f"veriguard ({monitor.policy.name}) denied {label}: it needs a human's approval and {reason}: "
+                    f"{why}")
+    approved = dict(observation)
+    _set(approved, monitor_paths(monitor)["approved"], True)
+    second = monitor.check(approved, action_id=action_id, integration=INTEGRATION, tool=tool, mode="ask")
+    if not second.allowed:
+        return deny(f"veriguard ({monitor.policy.name}) denied {label}: {explain(second)}")
+    return ask(f"veriguard ({monitor.policy.name}): {label} needs your approval: {why}")
+
+
+def read_call(raw: bytes) -> dict[str, Any]:
+    """The hook input, checked: an object with a tool name, its input and an absolute cwd."""
+    from veriguard.enforce import strict_json
+
+    if len(raw) > MAX_INPUT:
+        raise Refused(f"the hook input is larger than {MAX_INPUT} bytes")
+    if not raw.strip():
+        raise Refused("the hook input is empty (expected Claude Code's PreToolUse JSON on stdin)")
+    try:
+        call = strict_json.loads(raw)
+    except strict_json.StrictJSONError as e:
+        raise Refused(f"the hook input is not valid JSON: {e}") from None
+    if not isinstance(call, dict):
+        raise Refused(f"the hook input must be a JSON object, got {type(call).__name__}")
+    event = call.get("hook_event_name", "PreToolUse")
+    if event != "PreToolUse":
+        raise Refused(f"hook_event_name is {str(event)[:40]!r}: register this hook for PreToolUse")
+    for key, kind in (("tool_name", str), ("tool_input", dict), ("cwd", str)):
+        if not isinstance(call.get(key), kind):
+            raise Refused(f"the hook input lacks {key!r} (a {kind.__name__}), got {_short(call.get(key))}")
+    for key in ("permission_mode", "tool_use_id"):
+        if key in call and not isinstance(call[key], str):
+            raise Refused(f"{key!r} must be a string, got {_short(call[key])}")
+    if not call["cwd"].startswith("/"):
+        raise Refused(f"cwd must be an absolute path, got {call['cwd'][:200]!r}")
+    return call
+
+
+def equivalent_command(tool: str, tool_input: Mapping[str, Any], cwd: str) -> str:
+    """The shell command whose analysis decides the tool call (file tools: their paths, quoted)."""
+    import shlex
+
+    if tool == "Bash":
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            raise Refused(f"Bash without a command string (got {_short(command)})")
+        return command
+    if tool in READ + WRITE + EDIT:
+        key = "notebook_path" if tool.startswith("Notebook") else "file_path"
+        paths = _and_real(_absolute(tool_input.get(key), f"{tool}.{key}"))
+        verbs = ("cat",) if tool in READ else ("tee",) if tool in WRITE else ("cat", "tee")
+        return " && ".join(f"{verb} -- {shlex.quote(p)}" for verb in verbs for p in paths)
+    path = tool_input.get("path")
+    base = cwd if path is None else _absolute(path, f"{tool}.path")
+    if tool == "Glob":
+        base = glob_base(tool_input.get("pattern"), base)
+    verb = "grep -r -e x" if tool == "Grep" else "ls -R"
+    return " && ".join(f"{verb} -- {shlex.quote(p)}" for p in _and_real(base))
+
+
+def _and_real(path: str) -> list[str]:
+    """The path, and where its symbolic links lead on this machine when that is elsewhere (the zone
+    map matches paths as written)."""
+    real = os.path.realpath(path)
+    return [path] if real == os.path.normpath(path) else [path, real]
+
+
+GLOB_CHARS = frozenset("*?[]{}")
+
+
+def glob_base(pattern: Any, base: str) -> str:
+    """The folder a Glob pattern can only match under: `base` joined with its leading components
+    that hold no glob character (`..` included; the analysis normalises it)."""
+    if not isinstance(pattern, str) or not pattern:
+        raise Refused(f"Glob without a pattern string (got {_short(pattern)})")
+    if pattern.startswith("~"):
+        raise Refused(f"the Glob pattern {pattern[:200]!r} starts with `~`; use an absolute path")
+    parts = pattern.split("/")
+    fixed: list[str] = []
+    for part in parts[:-1]:
+        if GLOB_CHARS & set(part):
+            break
+        fixed.append(part)
+    if pattern.startswith("/"):
+        return "/" + "/".join(p for p in fixed if p)
+    return "/".join([base.rstrip("/") or "", *fixed]) or "/"
+
+
+def _absolute(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.startswith("/"):
+        raise Refused(f"{where} must be an absolute path, got {_short(value)}")
+    return value
+
+
+def _shown(tool: str, command: str) -> str:
+    text = command if tool == "Bash" else f"{tool} ({command})"
+    text = " ".join(text.split())
+    return f"`{text[:300]}{' …' if len(text) > 300 else ''}`"
+
+
+# ------------------------------------------------------------------------------------------------
+# the policy and the observation
+
+def load_monitor(opts: Options) -> Any:
+    from veriguard.enforce.monitor import Monitor
+
+    try:
+        return Monitor.from_build(opts.build, log=opts.log, log_key=opts.log_key,
+                                  accept_unproved=opts.accept_unproved)
+    except Exception as e:
+        raise Refused(f"the build {opts.build} cannot be used: {_describe(e)}") from None
+
+
+def monitor_paths(monitor: Any) -> dict[str, str]:
+    """Where the build's shell extractors read the command, cwd, home, approval, workspace and tmp
+    (every shell extractor of the spec must read the same places)."""
+    from veriguard.enforce.shell import ShellExtractor
+
+    shells = [x for x in monitor.extractors.values() if isinstance(x, ShellExtractor)]
+    if not shells:
+        raise Refused(f"the policy {monitor.policy.name} does not read shell commands (its [extraction] has no "
+                      "`from = \"shell\"` argument); build the hook's policy from a spec like specs/shell_agent.toml")
+    keys = ("field", "cwd", "home", "approved", "workspace", "tmp")
+    paths = {k: getattr(shells[0], k) for k in keys}
+    if any({k: getattr(x, k) for k in keys} != paths for x in shells[1:]):
+        raise Refused(f"the shell arguments of {monitor.policy.name} read different observation fields")
+    if not paths["approved"]:
+        raise Refused(f"the shell arguments of {monitor.policy.name} read no approval field")
+    return paths
+
+
+def observe(monitor: Any, command: str, cwd: str, opts: Options) -> dict[str, Any]:
+    """The observation the build's extractors read: the command, where it runs, whose home, no
+    approval yet, plus the facts of --context."""
+    paths = monitor_paths(monitor)
+    home = opts.env.get("HOME", "")
+    if not home.startswith("/"):
+        raise Refused(f"$HOME must be an absolute path, got {home[:200]!r}")
+    obs: dict[str, Any] = dict(read_context(opts.context)) if opts.context else {}
+    values = {"field": command, "cwd": cwd, "home": home, "approved": False}
+    project, tmp = opts.env.get("CLAUDE_PROJECT_DIR", ""), opts.env.get("TMPDIR", "")
+    if paths["workspace"] and project.startswith("/"):
+        values["workspace"] = project
+    if paths["tmp"] and tmp.startswith("/"):
+        values["tmp"] = tmp.rstrip("/") or "/"
+    for key, value in values.items():
+        path = paths[key]
+        if path is None:
+            continue
+        if _has(obs, path):
+            raise Refused(f"--context sets {path!r}, which the hook fills in itself")
+        _set(obs, path, value)
+    return obs
+
+
+def read_context(path: str) -> Mapping[str, Any]:
+    from veriguard.enforce import strict_json
+
+    try:
+        facts = strict_json.loads(open(path, "rb").read())
+    except OSError as e:
+        raise Refused(f"the --context file {path} cannot be read: {e.strerror}") from None
+    except strict_json.StrictJSONError as e:
+        raise Refused(f"the --context file {path} is not valid JSON: {e}") from None
+    if not isinstance(facts, dict):
+        raise Refused(f"the --context file {path} must hold a JSON object, not {type(facts).__name__}")
+    return facts
+
+
+def _has(obs: Mapping[str, Any], path: str) -> bool:
+    node: Any = obs
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _set(obs: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    node = obs
+    for part in parts[:-1]:
+        nxt = node.get(part)
+        node[part] = nxt = dict(nxt) if isinstance(nxt, Mapping) else {}
+        node = nxt
+    node[parts[-1]] = value
+
+
+def approval_would_allow(policy: Any, arguments: Mapping[str, Any]) -> bool:
+    """Whether the policy allows the same arguments once a human approves: every record argument with
+    a boolean `approved` field set to true (no extraction again, no log record)."""
+    def approvable(v: Any) -> bool:
+        return isinstance(v, Mapping) and isinstance(v.get("approved"), bool)
+
+    if not any(approvable(v) for v in arguments.values()):
+        return False
+    flipped = {k: dict(v, approved=True) if approvable(v) else v for k, v in arguments.items()}
+    try:
+        return policy.evaluate_checked(flipped).allowed is True
+    except Exception:
+        return False
+
+
+def explain(record: Any) -> str:
+    """The denial in words: the rules' messages, the denied items, and what the analysis found."""
+    text = record.enforcement.feedback or "; ".join(record.messages)
+    how = next((str(p["how"]) for p in record.provenance.values() if p.get("extractor") == "shell" and p.get("how")),
+               "")
+    if how:
+        text += f" [{how[:600]}{' …' if len(how) > 600 else ''}]"
+    return text
+
+
+def _short(value: Any) -> str:
+    return repr(value)[:80] if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
+
+
+def _describe(e: BaseException) -> str:
+    try:
+        text = " ".join(str(e).split())[:400]
+    except Exception:
+        text = "(its message cannot be printed)"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())
