@@ -402,9 +402,15 @@ def cmd_eval_asb(args: argparse.Namespace) -> int:
     """ASB: replay the attacked agents' tool calls through BUILD/<agent> for each of the ten agents."""
     from veriguard.evaluation_asb import evaluate_asb, render
 
+    return _run_eval(args, lambda progress: evaluate_asb(args.data, args.build or "build", args.cases_dir, progress),
+                     render)
+
+
+def _run_eval(args: argparse.Namespace, run: Callable[[Progress], Any], render: Callable[[Any], str]) -> int:
+    """Run one benchmark harness with progress on stderr; print its summary as text or JSON."""
     progress = Progress(quiet=args.quiet or args.json)
     try:
-        summary = evaluate_asb(args.data, args.build or "build", args.cases_dir, progress)
+        summary = run(progress)
     finally:
         progress.stop()
     if args.json:
@@ -421,17 +427,10 @@ def cmd_eval_shell(args: argparse.Namespace) -> int:
     if args.benchmark == "shell" and not args.build:
         raise VeriguardError("cli.usage", "eval shell needs --build DIR, the frozen policy that decides the commands",
                              fix="e.g. veriguard eval shell --build build/shell_agent --data tests/data/shell_commands.jsonl")
-    progress = Progress(quiet=args.quiet or args.json)
-    try:
-        summary = evaluate_shell(args.build, args.data, args.cases_dir, progress) if args.benchmark == "shell" else \
-            evaluate_safe_os(args.data, args.build or "build/os_agent", args.cases_dir, progress)
-    finally:
-        progress.stop()
-    if args.json:
-        _print_json(summary)
-    else:
-        print(render(summary))
-    return 0
+    if args.benchmark == "shell":
+        return _run_eval(args, lambda progress: evaluate_shell(args.build, args.data, args.cases_dir, progress), render)
+    return _run_eval(args, lambda progress: evaluate_safe_os(args.data, args.build or "build/os_agent", args.cases_dir,
+                                                             progress), render)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

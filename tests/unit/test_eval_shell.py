@@ -213,13 +213,9 @@ def test_safe_os_targets(builds, tmp_path: Path) -> None:
     assert d["by_category"]["benign"]["LPA"] >= 95.0, render(s)
 
 
-def test_through_the_cli_when_wired(builds, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_through_the_cli(builds, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from veriguard import cli
 
-    choices = next(a.choices for a in cli.build_parser()._subparsers._group_actions[0].choices["eval"]._actions
-                   if a.dest == "benchmark")
-    if "shell" not in choices:
-        pytest.skip("veriguard/cli.py does not dispatch `eval shell` yet")
     data = jsonl(tmp_path / "d.jsonl", [{"command": "ls", "label": 0}, '{"command": "ls", "label": 3}'])
     assert cli.main(["eval", "shell", "--build", str(builds["shell_agent"]), "--data", str(data)]) == 2
     assert f"{data}:2:19" in capsys.readouterr().err
