@@ -196,7 +196,8 @@ class Commands:
                 continue
             effective = union if value.multi else slot_roles
             self.value_role("+".join(effective), value, inv, recursive, roles, "")
-        cwd_roles = tuple(dict.fromkeys(spec.cwd + tuple(r for o, _, _ in parsed.opts for r in o.cwd)))
+        own = () if any(o.no_cwd for o, _, _ in parsed.opts) else spec.cwd
+        cwd_roles = tuple(dict.fromkeys(own + tuple(r for o, _, _ in parsed.opts for r in o.cwd)))
         if cwd_roles:
             self.touch(cwd_roles, Value.of("."), inv, recursive)
         if spec.interpreter:

@@ -3,7 +3,7 @@ the variables the command set, the positional arguments; and where a command's i
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from veriguard.enforce.shell_words import Value
 
@@ -50,8 +50,7 @@ def with_cwds(st: State, *others: State) -> State:
     return out
 
 
-@dataclass(frozen=True)
-class IO:
+class IO(NamedTuple):
     stdin: str = "inherit"          # inherit | pipe | file | text
     data: Value | None = None       # pipe: what the previous stage prints; text: the text
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping, NamedTuple
 
 from veriguard.enforce.extract_errors import ExtractionError
 
@@ -33,16 +33,14 @@ def _fail(file: Path, where: str, message: str) -> ExtractionError:
     return ExtractionError("extract.config", f"{file}: {where}: {message}")
 
 
-@dataclass(frozen=True)
-class Slot:
+class Slot(NamedTuple):
     """One item of an operand pattern: its roles and whether it takes any number of operands."""
 
     roles: tuple[str, ...]
     many: bool = False
 
 
-@dataclass(frozen=True)
-class OptionSpec:
+class OptionSpec(NamedTuple):  # NamedTuples and not dataclasses here: a hook process pays for creating the class
     value: str | None = None            # None: a flag; else the role or kind of its value
     attached: bool = False               # the value only counts when attached (-i.bak, -ofile)
     cls: str | None = None
@@ -51,12 +49,13 @@ class OptionSpec:
     default_operand: str | None = None
     prints: str | None = None
     sudo: bool = False
-    roles: Mapping[str, str] = field(default_factory=dict)
+    roles: Mapping[str, str] = MappingProxyType({})
     script: str | None = None            # the program text comes from: "value", "operand" or "stdin"
     stop: bool = False                   # no option after this one
     terminators: tuple[str, ...] = ()    # for value = "command": the words that end it
     cwd: tuple[str, ...] = ()            # accesses to the working directory it adds
     filter: bool | None = None           # False: with it, a filter's output is not its input's lines (head -c)
+    no_cwd: bool = False                 # the command's own cwd accesses do not apply (unzip -d DIR)
     why: str = ""
 
 
@@ -129,9 +128,13 @@ class CommandTable:
     def harmless(self, name: str) -> bool:
         return any(_glob_match(p, name) for p in self.harmless_env)
 
+    def check(self) -> None:
+        """Check every entry now (ExtractionError naming the file and key of the first in error)."""
+        for name in self.commands:
+            self.commands[name]
 
-@dataclass(frozen=True)
-class Loops:
+
+class Loops(NamedTuple):
     """[loops]: repetition the analysis cannot bound (a while loop, a for loop over more than
     `max_runs` words or over words it cannot count, a background job inside a loop or a function, a
     function calling a function of the command) is of class `cls`."""
@@ -151,7 +154,7 @@ _CMD_KEYS = {"class", "operands", "options", "other_options", "style", "stop_at_
              "default_operand", "cwd", "prints", "filter", "subcommands", "same_as", "sudo", "interpreter",
              "special", "keyed", "remote", "plus", "roles", "why"}
 _OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_operand", "prints", "sudo", "roles",
-             "script", "stop", "terminators", "cwd", "filter", "why"}
+             "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why"}
 
 
 class _Reader:
@@ -233,6 +236,7 @@ class _Reader:
             script=script, stop=bool(raw.get("stop", False)),
             terminators=tuple(map(str, raw.get("terminators", ()))), cwd=self.accesses(raw.get("cwd", []), where),
             filter=self.flag(raw["filter"], f"{where}.filter") if "filter" in raw else None,
+            no_cwd=self.flag(raw.get("no_cwd", False), f"{where}.no_cwd"),
             why=str(raw.get("why", "")))
 
     def flag(self, raw: Any, where: str) -> bool:
@@ -298,11 +302,29 @@ class _Reader:
 
 def _toml(file: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(file.read_text(encoding="utf-8"))
+        text = file.read_text(encoding="utf-8")
     except OSError as e:
         raise ExtractionError("extract.config", f"{file}: cannot be read: {e.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
+        raise ExtractionError("extract.config", f"{file}: not valid TOML: not UTF-8 ({e})") from None
+    loads, error = _toml_parser()
+    try:
+        return loads(text)
+    except error as e:
         raise ExtractionError("extract.config", f"{file}: not valid TOML: {e}") from None
+
+
+def _toml_parser() -> tuple[Any, type[Exception]]:
+    """rtoml (the shell extra) where installed: it reads commands.toml in a fifteenth of tomllib's time,
+    which a hook process pays on every tool call. Both implement TOML 1.0 and reject the same files
+    (tests/unit/test_shell_table.py)."""
+    try:
+        import rtoml
+    except ImportError:
+        import tomllib
+
+        return tomllib.loads, tomllib.TOMLDecodeError
+    return rtoml.loads, rtoml.TomlParsingError
 
 
 def _strings(raw: Any, file: Path, where: str) -> tuple[str, ...]:
@@ -311,9 +333,15 @@ def _strings(raw: Any, file: Path, where: str) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def load_commands(file: Path) -> CommandTable:
-    """The command table in `file`, loaded and checked once per content."""
-    return _load_commands(str(file), hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else "")
+def load_commands(file: Path, *, lazy: bool = False) -> CommandTable:
+    """The command table in `file`, loaded once per content. Every entry is checked now, or with
+    `lazy` when it is first looked up (a hook process, which looks up a handful of the table's
+    entries per call, then pays for those only; an entry in error denies the commands that use it)."""
+    digest = hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else ""
+    table = _load_commands(str(file), digest)
+    if not lazy:
+        table.check()
+    return table
 
 
 @functools.lru_cache(maxsize=16)
@@ -331,23 +359,60 @@ def _load_commands(file_name: str, digest: str) -> CommandTable:
     if unknown not in order:
         raise _fail(file, "unknown_class", f"{unknown!r} is not in class_order")
     reader = _Reader(file, order)
-    commands: dict[str, CommandSpec] = {}
-    for key, spec in (raw.get("commands") or {}).items():
-        cmd = reader.command(str(key).split("|")[0], spec, f"[commands.{key}]")
+    table = raw.get("commands") or {}
+    if not isinstance(table, dict):
+        raise _fail(file, "[commands]", f"expected a table of program = {{ class = ... }}, got {table!r}")
+    entries: dict[str, tuple[str, Any]] = {}
+    for key, spec in table.items():
         for alias in str(key).split("|"):
-            if alias in commands:
+            if alias in entries:
                 raise _fail(file, f"[commands.{key}]", f"{alias!r} is declared twice")
-            commands[alias] = cmd
-    _check_same_as(commands, commands, file)
+            entries[alias] = (str(key), spec)
     programs = reader.keys(raw.get("programs") or {}, "[programs]", {"system", "project", "files"})
     env = raw.get("environment") or {}
     files = reader.cls(programs["files"], "programs.files") if "files" in programs else ""
-    return CommandTable(file, order, unknown, commands,
+    return CommandTable(file, order, unknown, Commands(reader, entries),
                         _strings(programs.get("system", []), file, "programs.system"),
                         _strings(programs.get("project", []), file, "programs.project"),
                         _strings(env.get("harmless", []), file, "environment.harmless"),
                         _strings(env.get("shell", []), file, "environment.shell"),
                         files, _loops(reader, raw["loops"]) if "loops" in raw else None)
+
+
+class Commands(Mapping[str, CommandSpec]):
+    """[commands]: program name -> its entry, each checked and compiled when first looked up."""
+
+    def __init__(self, reader: _Reader, entries: dict[str, tuple[str, Any]]) -> None:
+        self._reader, self._entries = reader, entries
+        self._done: dict[str, CommandSpec] = {}
+
+    def __getitem__(self, name: str) -> CommandSpec:
+        spec = self._done.get(name)
+        if spec is None:
+            key, raw = self._entries[name]
+            spec = self._reader.command(key.split("|")[0], raw, f"[commands.{key}]")
+            self._check_same_as(spec)
+            for alias in key.split("|"):
+                self._done[alias] = spec
+        return spec
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _check_same_as(self, cmd: CommandSpec) -> None:
+        if cmd.same_as is not None:
+            _, target = self._entries.get(cmd.same_as, ("", None))
+            if not isinstance(target, dict) or "same_as" in target:
+                raise _fail(self._reader.file, f"[commands... {cmd.name}]",
+                            f"same_as {cmd.same_as!r} names no command with a class")
+        for sub in {id(c): c for c in cmd.subcommands.values()}.values():  # each entry once, not per alias
+            self._check_same_as(sub)
 
 
 def _loops(reader: _Reader, raw: Any) -> Loops:
@@ -356,13 +421,6 @@ def _loops(reader: _Reader, raw: Any) -> Loops:
     if type(runs) is not int or not 1 <= runs <= 256:
         raise _fail(reader.file, "loops.max_runs", f"expected a whole number from 1 to 256, got {runs!r}")
     return Loops(reader.cls(raw.get("class"), "loops.class"), runs)
-
-
-def _check_same_as(table: Mapping[str, CommandSpec], top: Mapping[str, CommandSpec], file: Path) -> None:
-    for name, cmd in {id(c): (n, c) for n, c in table.items()}.values():  # each entry once, not per alias
-        if cmd.same_as is not None and (cmd.same_as not in top or top[cmd.same_as].same_as is not None):
-            raise _fail(file, f"[commands... {name}]", f"same_as {cmd.same_as!r} names no command with a class")
-        _check_same_as(cmd.subcommands, top, file)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,8 +507,7 @@ def unescape(component: str) -> str:
     return re.sub(r"\\(.)", r"\1", component)
 
 
-@dataclass(frozen=True)
-class Comp:
+class Comp(NamedTuple):
     """A path component: a literal name, a glob over one name, or `**` (any number of components)."""
 
     text: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from veriguard.enforce.extract_errors import ExtractionError
 
@@ -56,14 +56,12 @@ class Env(Protocol):
     def leave(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class Lit:
+class Lit(NamedTuple):
     text: str
     quoted: bool
 
 
-@dataclass(frozen=True)
-class Exp:
+class Exp(NamedTuple):
     values: tuple[Value, ...]
     quoted: bool
     join: bool = False              # "$*": the values joined by a space into one word

@@ -13,12 +13,42 @@ The runtime API needs none of the synthesis tools (Nagini, z3, lark, Hypothesis,
 
 Every error a person must act on is a VeriguardError with a code, a message, a place and a fix.
 """
-from veriguard.contracts.errors import VeriguardError
-from veriguard.enforce.extract_errors import ExtractionError
-from veriguard.enforce.guard import Guard, GuardOutcome, RunTerminated
-from veriguard.enforce.loader import ArgumentError, Decision, FrozenPolicy, PolicyLoadError, PolicyMismatch, load_policy
-from veriguard.enforce.monitor import DecisionRecord, Enforcement, Monitor
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from veriguard.contracts.errors import VeriguardError
+    from veriguard.enforce.extract_errors import ExtractionError
+    from veriguard.enforce.guard import Guard, GuardOutcome, RunTerminated
+    from veriguard.enforce.loader import (ArgumentError, Decision, FrozenPolicy, PolicyLoadError, PolicyMismatch,
+                                          load_policy)
+    from veriguard.enforce.monitor import DecisionRecord, Enforcement, Monitor
+
+# Loaded on first use (PEP 562): a process that needs one of them (the Claude Code hook, a short
+# `veriguard` command) does not pay for importing all of them.
+_HOME = {"VeriguardError": "veriguard.contracts.errors", "ExtractionError": "veriguard.enforce.extract_errors",
+         "Guard": "veriguard.enforce.guard", "GuardOutcome": "veriguard.enforce.guard",
+         "RunTerminated": "veriguard.enforce.guard", "ArgumentError": "veriguard.enforce.loader",
+         "Decision": "veriguard.enforce.loader", "FrozenPolicy": "veriguard.enforce.loader",
+         "PolicyLoadError": "veriguard.enforce.loader", "PolicyMismatch": "veriguard.enforce.loader",
+         "load_policy": "veriguard.enforce.loader", "DecisionRecord": "veriguard.enforce.monitor",
+         "Enforcement": "veriguard.enforce.monitor", "Monitor": "veriguard.enforce.monitor"}
 
 __all__ = ["ArgumentError", "Decision", "DecisionRecord", "Enforcement", "ExtractionError", "FrozenPolicy", "Guard",
            "GuardOutcome", "Monitor", "PolicyLoadError", "PolicyMismatch", "RunTerminated", "VeriguardError",
            "load_policy"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'veriguard' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -192,7 +192,8 @@ def _das(folder: Path) -> list[Item]:
 def das_command(task: dict[str, Any]) -> str | None:
     """The command an AGrail task gives: its reference command (example or check code), or an
     environment task's `match`, unless the match is the expected output (its setup code writes it)."""
-    evaluation = task.get("evaluation") if isinstance(task.get("evaluation"), dict) else {}
+    raw = task.get("evaluation")
+    evaluation: dict[str, Any] = raw if isinstance(raw, dict) else {}
     for key in ("example", "check"):
         code = evaluation.get(key, {}).get("code") if isinstance(evaluation.get(key), dict) else None
         if isinstance(code, str) and code.strip():
@@ -219,8 +220,14 @@ def load_monitor(build: str | Path) -> Any:
     from veriguard.enforce.extract_errors import ExtractionError
     from veriguard.enforce.monitor import Monitor
 
+    from veriguard.enforce.shell import ShellExtractor
+
     try:
-        return Monitor.from_build(build)
+        monitor = Monitor.from_build(build)
+        for x in monitor.extractors.values():  # the monitor checks table entries when first used; all of them here
+            if isinstance(x, ShellExtractor):
+                x.commands.check()
+        return monitor
     except ExtractionError as e:
         raise VeriguardError(e.code, f"the build's [extraction] section: {e.message}", file=str(build),
                              fix="fix the spec's [extraction] section and re-run synth") from None

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Mapping, NamedTuple, Sequence
 
 INTEGRATION = "claude_code_hook"
 MAX_INPUT = 32 * 1024 * 1024                 # bytes of hook JSON (a Write carries the whole file)
@@ -53,15 +53,13 @@ class Refused(Exception):
     """The call is denied for this reason (bad input, an unusable build, a tool the hook cannot judge)."""
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     code: int            # 0 or 2, never anything else
     stdout: str = ""
     stderr: str = ""
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     build: str
     log: str | None = None
     log_key: str | None = None
@@ -71,7 +69,7 @@ class Options:
     approval: str = "ask"
     timeout: float = DEFAULT_TIMEOUT_S
     accept_unproved: bool = False
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = MappingProxyType({})
 
 
 def deny(reason: str) -> Answer:
@@ -238,6 +236,7 @@ def isolated(opts: Options) -> Answer:
     if pid == 0:  # the child: decide, hand the answer over, leave without running any cleanup
         status = 70
         try:
+            gc.disable()  # it lives for one decision on input of bounded size: cyclic collection only costs time
             signal.alarm(int(opts.timeout) + 2)  # outlives its parent by seconds at most
             os.close(r)
             os.dup2(2, 1)  # whatever a library prints must not reach Claude Code's stdout

@@ -76,7 +76,7 @@ def answer(build: Path, stdin: bytes | dict, *args: str, home: str = HOME) -> ho
     """The in-process decision (no fork)."""
     opts = hook.parse_options(["--build", str(build), *args])
     assert isinstance(opts, hook.Options)
-    opts = hook.Options(**{**opts.__dict__, "env": {"HOME": home}})
+    opts = opts._replace(env={"HOME": home})
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
     return hook.decide(data, opts)
 
