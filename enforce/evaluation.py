@@ -7,7 +7,7 @@ import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from veriguard.enforce.monitor import Monitor
 
@@ -181,3 +181,53 @@ def write_cases(cases: list[Case], directory: Path, benchmark: str) -> tuple[Pat
         tmp.replace(path)
     return all_path, miss_path
 
+
+
+# --- the free-text extractor, chosen for an evaluation (`veriguard eval --extractor`) -----------------
+EXTRACTORS = ("classifier", "llm", "cascade", "both")
+FREE_TEXT = ("classifier", "llm")
+
+
+def with_extractor(monitor: Monitor, mode: str, provider: Mapping[str, Any] | None = None) -> Monitor:
+    """`monitor` with every free-text argument (`from = "classifier"` or `"llm"` in the build, with a `text`
+    and a `bank`) read by `mode`: the classifier alone, the model alone, the cascade or the restrictive union.
+    `provider` (provider, model, base_url, timeout, max_tokens) replaces the build's. This is not the build's
+    certified extraction (the model's pins are not checked): an evaluation of an alternative, said as such."""
+    from veriguard.enforce.extract_llm import build_llm_extractor
+    from veriguard.enforce.extractors import build_extractors
+
+    if mode not in EXTRACTORS:
+        raise DataError(f"extractor {mode!r} is not one of {list(EXTRACTORS)}", "pick one of them")
+    config = monitor.policy.extraction.get("extraction", {})
+    types = dict(monitor.policy.arguments)
+    base = monitor.policy.directory / "spec"
+    free = {name: cfg for name, cfg in config.items()
+            if isinstance(cfg, Mapping) and cfg.get("from") in FREE_TEXT and "text" in cfg and "bank" in cfg}
+    if not free:
+        raise DataError(f"{monitor.policy.name} reads no free text with the classifier or a model",
+                        "--extractor applies to specs whose [extraction] has a `classifier` or `llm` entry with a bank")
+    extractors = dict(monitor.extractors)
+    for name, cfg in free.items():
+        common = {"text": cfg["text"], "bank": cfg["bank"], "abstain": cfg.get("abstain", "restrict")} | \
+            ({"frozen": cfg["frozen"]} if "frozen" in cfg else {})
+        if mode == "classifier":
+            extractors.update(build_extractors({name: {"from": "classifier", **common}}, [(name, types[name])], base))
+            continue
+        keep = {k: cfg[k] for k in ("provider", "model", "base_url", "timeout", "max_tokens", "structured",
+                                    "api_key_env", "describe", "instructions", "doc") if k in cfg}
+        entry = {"from": "llm", **common, **keep, **dict(provider or {}), "mode": mode}
+        extractors[name] = build_llm_extractor(name, entry, types[name], base, check_pins=False)
+        extractors[name].provider()  # no key, no SDK: an error now, not a denial of every case
+    return Monitor(monitor.policy, extractors, monitor.strategy, monitor.log, monitor.min_confidence,
+                   monitor.double_check)
+
+
+def llm_usage(monitor: Monitor) -> dict[str, Any]:
+    """Per argument read by a model: mode, provider and model, calls, tokens, list-price cost, model latency."""
+    from veriguard.enforce.extract_llm import LLMExtractor
+
+    out = {}
+    for name, ex in monitor.extractors.items():
+        if isinstance(ex, LLMExtractor):
+            out[name] = ex.usage()
+    return out

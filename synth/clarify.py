@@ -13,7 +13,7 @@ from typing import Any
 from veriguard.contracts.errors import Pos, SpecError
 from veriguard.contracts.spec import Spec
 from veriguard.synth import prompting
-from veriguard.synth.providers import CompletionRequest, Provider
+from veriguard.providers.types import CompletionRequest, Provider
 from veriguard.synth.tomlpos import key_positions
 
 SCHEMA: dict[str, Any] = {

@@ -12,7 +12,7 @@ from typing import Any
 from veriguard.contracts.spec import Spec
 from veriguard.synth import prompting
 from veriguard.synth.clarify import answers_text
-from veriguard.synth.providers import CompletionRequest, Provider
+from veriguard.providers.types import CompletionRequest, Provider
 from veriguard.synth.specfile import load_spec
 
 SCHEMA: dict[str, Any] = {

@@ -10,7 +10,7 @@ from typing import Any
 
 from veriguard.synth import prompting
 from veriguard.synth.compile import CompiledPolicy
-from veriguard.synth.providers import CompletionRequest, Provider
+from veriguard.providers.types import CompletionRequest, Provider
 from veriguard.verify.subset import SubsetViolation, check_subset
 
 SCHEMA: dict[str, Any] = {

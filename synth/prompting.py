@@ -24,7 +24,7 @@ def demonstrations(demos: list[dict[str, Any]], what: str) -> str:
     """Past syntheses retrieved from memory, shown as worked examples."""
     if not demos:
         return ""
-    parts = [f"\n## Worked examples from earlier syntheses (most similar first)\n"]
+    parts = ["\n## Worked examples from earlier syntheses (most similar first)\n"]
     for d in demos:
         parts.append(f"### Request\n{d.get('request', '').strip()}\n\n### {what}\n```\n{d.get(what, '').strip()}\n```\n")
     return "\n".join(parts)

@@ -19,14 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from veriguard.synth.providers import (
-    Completion,
-    CompletionRequest,
-    Provider,
-    ProviderError,
-    canonical_json,
-    cost_usd,
-    request_hash,
+from veriguard.providers.prices import cost_usd
+from veriguard.providers.types import (
+    Completion, CompletionRequest, Provider, ProviderError, canonical_json, request_hash,
 )
 
 TRANSCRIPT_FORMAT = "veriguard.transcript/1"

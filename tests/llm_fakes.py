@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx2
 
-from veriguard.synth.providers import AnthropicProvider
+from veriguard.providers.anthropic_api import AnthropicProvider
 
 FORMAL = {
     "types": {"Profile": {"record": {"age": "int"}}, "Task": {"record": {"hotel": "bool", "job": "bool"}}},
@@ -52,6 +52,15 @@ def reply(data: Any, stop_reason: str = "end_turn", usage: tuple[int, int] = (10
         "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}})
 
 
+def tool_reply(data: Any, model: str = "claude-haiku-4-5", usage: tuple[int, int] = (400, 30),
+               name: str = "respond") -> httpx2.Response:
+    """A Messages API reply that calls the forced tool with `data` as its input."""
+    return httpx2.Response(200, json={
+        "id": "msg_test", "type": "message", "role": "assistant", "model": model,
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": name, "input": data}], "stop_reason": "tool_use",
+        "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}})
+
+
 def api_error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> httpx2.Response:
     return httpx2.Response(status, json={"type": "error", "error": {"type": kind, "message": message}},
                            headers=headers or {})
@@ -73,8 +82,8 @@ class ScriptedModel:
             raise nxt
         return nxt if isinstance(nxt, httpx2.Response) else reply(nxt)
 
-    def provider(self) -> AnthropicProvider:
-        return AnthropicProvider(api_key="sk-ant-test", max_retries=0,
+    def provider(self, **kw: Any) -> AnthropicProvider:
+        return AnthropicProvider(api_key="sk-ant-test", **{"max_retries": 0, **kw},
                                  http_client=httpx2.Client(transport=httpx2.MockTransport(self)))
 
     def prompt(self, i: int) -> str:

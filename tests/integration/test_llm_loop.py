@@ -9,7 +9,7 @@ import pytest
 
 from veriguard.synth import llm_loop
 from veriguard.synth.memory import DemonstrationMemory
-from veriguard.synth.providers import ReplayProvider
+from veriguard.providers.replay import ReplayProvider
 from veriguard.synth.specfile import load_spec
 from veriguard.synth.transcripts import TranscriptStore
 from tests.conftest import FIXTURES

@@ -10,15 +10,21 @@ import pytest
 
 from tests.conftest import ROOT
 
-LAYERS = ("contracts", "verify", "synth", "enforce")
+LAYERS = ("contracts", "verify", "providers", "synth", "enforce")
 MAY_IMPORT = {
     "contracts": {"contracts"},
     "verify": {"contracts", "verify"},
-    "synth": {"contracts", "verify", "synth"},
-    # the online side: only its own modules and the stdlib-only support it shares with frozen builds
-    "enforce": {"enforce", "contracts.errors", "contracts.build_format"},
+    # LLM providers, below synthesis and the online `llm` extractor: they share nothing else
+    "providers": {"providers", "contracts.errors"},
+    # synth/classifier_build trains the classifier the monitor will run, with the monitor's own code, and
+    # freezes it into the build (so synth imports those two online modules; enforce never imports synth)
+    "synth": {"contracts", "verify", "providers", "synth", "enforce.categories", "enforce.embedder"},
+    # the online side: only its own modules, the stdlib-only support it shares with frozen builds, and the
+    # providers (imported lazily, by the `llm` extractor only)
+    "enforce": {"enforce", "contracts.errors", "contracts.build_format", "providers"},
 }
 SYNTHESIS = ("nagini", "z3", "lark", "hypothesis", "jpype", "anthropic", "veriguard.synth", "veriguard.verify")
+LLM_CLIENTS = ("anthropic", "httpx2", "openai", "veriguard.providers.anthropic_api", "veriguard.providers.openai_api")
 EXTRACTOR_EXTRAS = ("onnxruntime", "tokenizers", "numpy", "sqlglot", "tree_sitter", "tree_sitter_bash", "mcp", "agents")
 
 
@@ -62,7 +68,14 @@ def heavy(loaded: set[str], roots: tuple[str, ...]) -> list[str]:
 
 def test_the_runtime_api_loads_neither_synthesis_tools_nor_extractor_extras():
     loaded = loaded_after("from veriguard import Monitor, load_policy, Guard\nimport veriguard.enforce.extractors")
-    assert not heavy(loaded, SYNTHESIS + EXTRACTOR_EXTRAS)
+    assert not heavy(loaded, SYNTHESIS + EXTRACTOR_EXTRAS + LLM_CLIENTS)
+
+
+def test_the_llm_extractor_and_the_providers_load_no_client_until_one_is_built():
+    modules = [f"veriguard.providers.{p.stem}" for p in (ROOT / "providers").glob("*.py")
+               if p.stem not in ("__init__", "anthropic_api", "openai_api")]
+    loaded = loaded_after("\n".join(f"import {m}" for m in modules + ["veriguard.enforce.extract_llm"]))
+    assert not heavy(loaded, SYNTHESIS + LLM_CLIENTS)
 
 
 def test_no_online_module_loads_a_synthesis_tool():
@@ -79,6 +92,7 @@ def test_the_contract_layer_loads_no_solver_jvm_or_llm_at_import():
 
 def test_no_layer_is_importable_at_the_top_level_from_outside_the_repository():
     out = subprocess.run([sys.executable, "-c", "import importlib.util, json; print(json.dumps("
-                          "[n for n in ('contracts', 'verify', 'synth', 'enforce') if importlib.util.find_spec(n)]))"],
+                          "[n for n in ('contracts', 'verify', 'providers', 'synth', 'enforce')"
+                          " if importlib.util.find_spec(n)]))"],
                          capture_output=True, text=True, cwd=ROOT.parent, timeout=60)
     assert out.returncode == 0 and json.loads(out.stdout) == [], out.stdout + out.stderr

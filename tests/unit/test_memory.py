@@ -167,7 +167,7 @@ class CapturingProvider:
     name, model = "capture", "capture"
 
     def complete(self, request):
-        from veriguard.synth.providers import Completion
+        from veriguard.providers.types import Completion
 
         self.prompt = request.prompt
         return Completion({"questions": []}, '{"questions": []}', self.model, 0, 0, 0.0, "end_turn", {}, {})

@@ -5,17 +5,13 @@ import json
 import httpx2
 import pytest
 
-from veriguard.synth.providers import (
-    AnthropicProvider,
-    CompletionRequest,
-    OpenAICompatibleProvider,
-    ProviderError,
-    ReplayProvider,
-    cost_usd,
-    provider_from_config,
-    request_hash,
-    validate,
-)
+from veriguard.providers.anthropic_api import AnthropicProvider
+from veriguard.providers.config import provider_from_config
+from veriguard.providers.openai_api import OpenAICompatibleProvider
+from veriguard.providers.prices import cost_usd
+from veriguard.providers.replay import ReplayProvider
+from veriguard.providers.schema import validate
+from veriguard.providers.types import CompletionRequest, ProviderError, request_hash
 
 SCHEMA = {
     "type": "object",
@@ -515,6 +511,14 @@ def test_validate_reports_paths():
     assert validate({"n": None}, {"properties": {"n": {"type": ["integer", "null"]}}}) == []
     assert validate(True, {"type": "integer"}) != []
     assert validate(3, {"type": "number"}) == []
+
+
+def test_validate_refuses_unexpected_properties_only_when_the_schema_says_so():
+    closed = {"type": "object", "properties": {"a": {"type": "boolean"}}, "additionalProperties": False}
+    assert validate({"a": True, "b": 1, "c": 2}, closed) == ["$: unexpected property 'b'", "$: unexpected property 'c'"]
+    assert validate({"a": True}, closed) == []
+    assert validate({"a": True, "b": 1}, {**closed, "additionalProperties": True}) == []
+    assert validate({"a": True, "b": 1}, {"type": "object", "properties": {"a": {"type": "boolean"}}}) == []
 
 
 def test_provider_from_config(monkeypatch, tmp_path):

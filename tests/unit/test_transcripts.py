@@ -7,7 +7,9 @@ import sqlite3
 import httpx2
 import pytest
 
-from veriguard.synth.providers import AnthropicProvider, CompletionRequest, ProviderError, provider_from_config
+from veriguard.providers.anthropic_api import AnthropicProvider
+from veriguard.providers.config import provider_from_config
+from veriguard.providers.types import CompletionRequest, ProviderError
 from veriguard.synth.transcripts import (
     MIGRATIONS,
     RecordingProvider,

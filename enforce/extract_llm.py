@@ -1,0 +1,376 @@
+"""The `llm` extractor: a language model reads what the agent proposed and returns one policy argument.
+
+Declared in the spec's [extraction] section, e.g.
+    task = { from = "llm", text = "confirmed_task", model = "claude-haiku-4-5", timeout = 20, max_tokens = 1024,
+             bank = "mind2web_sc/categories.toml", mode = "cascade" }
+Keys: `text` (a path to the agent's text; absent: the whole agent data as JSON), `provider` ("anthropic",
+the default, or "openai": any OpenAI-compatible server, with `base_url`), `model`, `base_url`, `timeout`
+(seconds), `max_tokens`, `max_retries` (Anthropic), `structured` (Anthropic: "tool", forced tool use, the
+default, or "output_config"; OpenAI-compatible: "auto" (json_schema, falling back to json_object),
+"json_schema", "json_object" or "tools", a forced function call), `api_key_env`,
+`max_chars` (a longer text denies; default 20,000), `doc`, `describe` (a table: field -> meaning),
+`instructions`, and for a record of booleans (categories)
+`mode`: "llm" (the model alone), "cascade" (the embedded classifier of `bank` first; the model only when
+the classifier abstains, its sure categories kept) or "both" (each decides; the restrictive union), with
+the classifier's `abstain` (and `frozen`, the classifier synth froze into the build). The build pins
+`pinned` = {model, prompt_sha256, schema_sha256} (providers.extraction.pins); a build whose pins differ
+from what this code would send is refused. One model call has a wall-clock deadline (timeout x attempts + 1 s).
+
+The answer is checked against the schema generated from the argument's type (every key required, no
+other, enums closed) whatever the provider did, then type-checked exactly like every extractor's value,
+and the monitor runs the frozen module's own argument checks on it. Every failure is an ExtractionError
+whose code says which (extract.llm.timeout, .network, .rate_limited, .refusal, .malformed, .empty, .auth,
+.server, .bad_request, .no_key, .unavailable, ...): the monitor denies. Answers are cached by content
+hash within the process. The agent's text is data: see providers.extraction.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.extractors import ClassifierExtractor, Extracted, _path, _typed
+from veriguard.providers.extraction import (
+    DEFAULT_EXTRACTION_MODEL, STAGE, extraction_request, from_answer, pins, sha256_text, user_prompt,
+)
+
+if TYPE_CHECKING:
+    from veriguard.providers.types import Provider
+
+MODES = ("llm", "cascade", "both")
+PROVIDER_KEYS = {"anthropic": ("model", "base_url", "timeout", "max_retries", "structured", "api_key_env"),
+                 "openai": ("model", "base_url", "timeout", "structured", "api_key_env")}
+CONFIG_KEYS = frozenset({"from", "text", "provider", "max_tokens", "max_chars", "doc", "describe", "instructions",
+                         "mode", "bank", "frozen", "abstain", "pinned"} | set(PROVIDER_KEYS["anthropic"]))
+STRUCTURED = {"anthropic": ("tool", "output_config"), "openai": ("auto", "json_schema", "json_object", "tools")}
+CACHE_SIZE = 10_000
+MAX_CHARS = 20_000   # default: a longer agent text is not sent (cost, and no web task or tool call is that long)
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+@dataclass
+class LLMStats:
+    """What the model cost over the extractor's life (eval output and benchmarks read it)."""
+
+    extractions: int = 0
+    model_calls: int = 0         # calls sent (cache hits excluded), failed ones included
+    cache_hits: int = 0
+    failures: int = 0
+    classifier_only: int = 0     # cascade: decided by the classifier alone, no model call
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0      # calls of a model without a list price (their cost is not in cost_usd)
+    latencies_s: list[float] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        lat = sorted(self.latencies_s)
+        return {"extractions": self.extractions, "model_calls": self.model_calls, "cache_hits": self.cache_hits,
+                "failures": self.failures, "classifier_only": self.classifier_only,
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cost_usd": round(self.cost_usd, 6), "unpriced_calls": self.unpriced_calls,
+                "model_latency_s": {"median": round(lat[len(lat) // 2], 3) if lat else None,
+                                    "max": round(lat[-1], 3) if lat else None}}
+
+
+@dataclass(frozen=True)
+class Answer:
+    value: Any
+    model: str
+    latency_s: float
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+    def how(self, cached: bool) -> str:
+        cost = "unpriced" if self.cost_usd is None else f"${self.cost_usd:.6f} at list price"
+        return (f"model {self.model}{' (cached answer)' if cached else ''}: {self.latency_s * 1000:.0f} ms, "
+                f"{self.input_tokens} in + {self.output_tokens} out tokens, {cost}")
+
+
+@dataclass
+class LLMExtractor:
+    """One argument from a model's answer; with a classifier, the cascade or the restrictive union."""
+
+    argument: str
+    type: Mapping[str, Any]
+    system: str
+    schema: dict[str, Any]
+    make_provider: Callable[[], "Provider"]
+    text: str = ""
+    max_tokens: int = 1024
+    max_chars: int = MAX_CHARS
+    deadline_s: float = 30.0     # wall clock for one model call, retries included (HTTP timeouts are per phase)
+    mode: str = "llm"
+    classifier: ClassifierExtractor | None = None
+    kind: str = "llm"
+    stats: LLMStats = field(default_factory=LLMStats)
+    _provider: Any = field(default=None, repr=False)
+    _cache: OrderedDict[str, Answer] = field(default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ExtractionError("extract.config", f"argument {self.argument!r}: mode {self.mode!r} is not one of "
+                                  f"{list(MODES)}")
+        if self.mode != "llm" and (self.classifier is None or not self.text):
+            raise ExtractionError("extract.config", f"argument {self.argument!r}: mode {self.mode!r} needs the "
+                                  "classifier's `bank` and the `text` it reads")
+
+    def extract(self, observation: Mapping[str, Any]) -> Extracted:
+        self.stats.extractions += 1
+        if self.mode == "llm":
+            value, how = self._ask(observation)
+            return Extracted(value, f"llm: {how}", 1.0, self.kind)
+        assert self.classifier is not None
+        result = self.classifier.classify(_read_text(observation, self.text))
+        if self.mode == "cascade" and not result.abstained:
+            self.stats.classifier_only += 1
+            got = self._classifier_reading(observation, result)
+            return Extracted(got.value, f"cascade: classifier sure, model not called; {got.how}", got.confidence,
+                             self.kind)
+        if self.mode == "cascade":
+            value, how = self._ask(observation)
+            kept = sorted(result.labels)
+            merged = {c: bool(value[c]) or c in result.labels for c in value}
+            return Extracted(merged, f"cascade: classifier unsure ({result.reason}), model called: {how}; "
+                             f"classifier's sure categories kept: {kept or 'none'}", 1.0, self.kind)
+        got = self._classifier_reading(observation, result)
+        value, how = self._ask(observation)
+        merged = {c: bool(value[c]) or bool(got.value[c]) for c in value}
+        return Extracted(merged, f"both (restrictive union): {got.how}; llm: {how}", got.confidence, self.kind)
+
+    def _classifier_reading(self, observation: Mapping[str, Any], result: Any) -> Extracted:
+        """The classifier extractor's own reading of `result` (its abstain mode applies)."""
+        assert self.classifier is not None
+        c = self.classifier
+        return ClassifierExtractor(c.text, lambda _text: result, c.categories, c.abstain).extract(observation)
+
+    def usage(self) -> dict[str, Any]:
+        """Mode, provider and model (once built), and the stats: what an evaluation reports."""
+        return {"mode": self.mode, "provider": getattr(self._provider, "name", None),
+                "model": getattr(self._provider, "model", None), **self.stats.to_dict()}
+
+    def provider(self) -> "Provider":
+        """The provider, built on first use; ExtractionError when it cannot be (no key, SDK missing)."""
+        if self._provider is None:
+            from veriguard.providers.types import ProviderError
+
+            try:
+                self._provider = self.make_provider()
+            except ProviderError as e:
+                raise ExtractionError("extract.llm." + e.code.removeprefix("provider."), e.message) from None
+            except ImportError as e:
+                raise ExtractionError("extract.llm.unavailable", f"the LLM provider cannot load ({e}); install "
+                                      "veriguard[llm]") from None
+        return self._provider
+
+    def _ask(self, observation: Mapping[str, Any]) -> tuple[Any, str]:
+        text = _read_text(observation, self.text)
+        if len(text) > self.max_chars:
+            raise ExtractionError("extract.llm.too_long", f"the agent's text has {len(text)} characters, over the "
+                                  f"{self.max_chars} this extractor sends to the model (`max_chars`)")
+        provider = self.provider()
+        key = sha256_text([provider.name, provider.model, self.system, self.schema, text])
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                self.stats.cache_hits += 1
+                return cached.value, cached.how(cached=True)
+        answer = self._call(provider, text)
+        with self._lock:
+            self._cache[key] = answer
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return answer.value, answer.how(cached=False)
+
+    def _call(self, provider: "Provider", text: str) -> Answer:
+        from veriguard.providers.prices import cost_usd
+        from veriguard.providers.schema import validate
+        from veriguard.providers.types import CompletionRequest, ProviderError
+
+        request = CompletionRequest(STAGE, self.system, user_prompt(text), self.schema, self.max_tokens)
+        self.stats.model_calls += 1
+        started = time.monotonic()
+        try:
+            completion = _pool().submit(provider.complete, request).result(timeout=self.deadline_s)
+        except concurrent.futures.TimeoutError:
+            self._failed(provider, 0, 0)
+            raise ExtractionError("extract.llm.timeout", f"no answer from the model within {self.deadline_s:g} s "
+                                  "(the extractor's deadline for one call, retries included)") from None
+        except ProviderError as e:
+            self._failed(provider, e.input_tokens, e.output_tokens)
+            raise ExtractionError("extract.llm." + e.code.removeprefix("provider."),
+                                  f"the model gave no usable answer: {e.message}") from None
+        except Exception as e:  # a provider bug or an exception its SDK did not map: deny, say what
+            self._failed(provider, 0, 0)
+            raise ExtractionError("extract.llm.failed", f"the model call failed: {type(e).__name__}: "
+                                  f"{' '.join(str(e).split())[:200]}") from None
+        latency = time.monotonic() - started
+        self.stats.latencies_s.append(latency)
+        self._count(provider.name, completion.model, completion.input_tokens, completion.output_tokens)
+        problems = validate(completion.data, self.schema)  # again: a replayed or lax provider may not check
+        if problems:
+            self.stats.failures += 1
+            raise ExtractionError("extract.llm.malformed", f"the model's answer does not satisfy the argument's "
+                                  f"schema: {'; '.join(problems[:5])}")
+        value = _typed(from_answer(completion.data[self.argument], self.type), self.type,
+                       f"the model's {self.argument}")
+        return Answer(value, completion.model, latency, completion.input_tokens, completion.output_tokens,
+                      cost_usd(provider.name, completion.model, completion.input_tokens, completion.output_tokens))
+
+    def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int) -> None:
+        self.stats.failures += 1
+        self._count(provider.name, provider.model, input_tokens, output_tokens)
+
+    def _count(self, provider: str, model: str, input_tokens: int, output_tokens: int) -> None:
+        from veriguard.providers.prices import cost_usd
+
+        self.stats.input_tokens += input_tokens
+        self.stats.output_tokens += output_tokens
+        cost = cost_usd(provider, model, input_tokens, output_tokens)
+        if cost is None:
+            self.stats.unpriced_calls += 1
+        else:
+            self.stats.cost_usd += cost
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    """Model calls run here so that a deadline holds even against a server that answers byte by byte."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="veriguard-llm")
+        return _POOL
+
+
+def _forget_pool() -> None:
+    global _POOL
+    _POOL = None  # a forked child (the Claude Code hook forks) has none of the parent's threads
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _read_text(observation: Mapping[str, Any], path: str) -> str:
+    """The text at `path`, or the whole agent data as canonical JSON when no path is given."""
+    if path:
+        text = _path(observation, path)
+        if not isinstance(text, str):
+            raise ExtractionError("extract.type", f"{path!r} must be text")
+        return text
+    try:
+        return json.dumps(observation, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ExtractionError("extract.type", f"the agent data is not JSON ({e})") from None
+
+
+def provider_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The providers.config mapping for an [extraction] entry (timeouts and retries set for the online path)."""
+    kind = str(cfg.get("provider", "anthropic"))
+    if kind not in PROVIDER_KEYS:
+        raise ExtractionError("extract.config", f"provider {kind!r} is not one of {sorted(PROVIDER_KEYS)} (an "
+                              "OpenAI-compatible server, e.g. vLLM, llama.cpp or Ollama, is 'openai' with base_url)")
+    out: dict[str, Any] = {"provider": kind, "model": DEFAULT_EXTRACTION_MODEL, "timeout": 20.0}
+    out |= {"max_retries": 0, "structured": "tool"} if kind == "anthropic" else {}
+    out |= {k: cfg[k] for k in PROVIDER_KEYS[kind] if k in cfg}
+    if kind == "openai" and "base_url" not in out:
+        raise ExtractionError("extract.config", "provider 'openai' needs base_url, e.g. http://localhost:8000/v1")
+    return out
+
+
+def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any], base: Path, *,
+                        check_pins: bool = True, classify: Callable[[str], Any] | None = None,
+                        make_provider: Callable[[], "Provider"] | None = None) -> LLMExtractor:
+    """The extractor for an `llm` entry of [extraction] (files relative to `base`). `check_pins`: refuse an
+    entry whose `pinned` hashes are not what this code sends (off only for an evaluation that overrides
+    the build's extraction); `classify` and `make_provider` replace the bank's classifier and the
+    configured provider (tests, evaluations)."""
+    unknown = sorted(set(cfg) - CONFIG_KEYS)
+    if unknown:
+        raise ExtractionError("extract.config", f"argument {name!r}: unknown key(s) {unknown} for `from = \"llm\"`; "
+                              f"allowed: {sorted(CONFIG_KEYS)}")
+    problem = _config_problem(cfg)
+    if problem:
+        raise ExtractionError("extract.config", f"argument {name!r}: {problem}")
+    config = provider_config(cfg)
+    try:
+        system, schema = extraction_request(name, t, cfg, base)
+    except (OSError, ValueError) as e:
+        raise ExtractionError("extract.config", f"argument {name!r}: {e}") from None
+    if check_pins:
+        _check_pins(name, t, cfg, base)
+    mode = str(cfg.get("mode", "llm"))
+    classifier = None
+    if mode != "llm":
+        classifier = _classifier(name, cfg, t, base, classify)
+    if make_provider is None:
+        def make_provider() -> "Provider":
+            from veriguard.providers.config import provider_from_config
+
+            return provider_from_config(config)
+
+    deadline = float(config["timeout"]) * (int(config.get("max_retries", 0)) + 1) + 1.0
+    return LLMExtractor(name, t, system, schema, make_provider, str(cfg.get("text", "")),
+                        int(cfg.get("max_tokens", 1024)), int(cfg.get("max_chars", MAX_CHARS)), deadline, mode,
+                        classifier)
+
+
+def _config_problem(cfg: Mapping[str, Any]) -> str:
+    """What is wrong with the values of an `llm` entry ("" when nothing is)."""
+    for key in ("max_tokens", "max_chars", "max_retries"):
+        if key in cfg and (type(cfg[key]) is not int or cfg[key] < (0 if key == "max_retries" else 1)):
+            return f"`{key}` must be a positive integer, got {cfg[key]!r}"
+    if "timeout" in cfg and (type(cfg["timeout"]) not in (int, float) or not 0 < cfg["timeout"] <= 600):
+        return f"`timeout` must be a number of seconds in (0, 600], got {cfg['timeout']!r}"
+    for key in ("text", "model", "base_url", "doc", "instructions", "structured", "api_key_env", "bank", "mode"):
+        if key in cfg and type(cfg[key]) is not str:
+            return f"`{key}` must be a string, got {cfg[key]!r}"
+    allowed = STRUCTURED.get(str(cfg.get("provider", "anthropic")), ())
+    if "structured" in cfg and cfg["structured"] not in allowed:
+        return f"`structured` must be one of {list(allowed)} for this provider, got {cfg['structured']!r}"
+    describe = cfg.get("describe", {})
+    if not isinstance(describe, Mapping) or not all(type(v) is str for v in describe.values()):
+        return "`describe` must be a table of field = \"what it means\""
+    return ""
+
+
+def _check_pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: Path) -> None:
+    expected = pins(name, t, cfg, base)
+    pinned = cfg.get("pinned")
+    if not isinstance(pinned, Mapping):
+        raise ExtractionError("extract.llm.pin", f"argument {name!r}: the build pins nothing (no `pinned` model, "
+                              "prompt and schema hashes in its extraction.json); re-run synth with a veriguard that "
+                              "pins them, so that the certificate covers what the monitor sends")
+    if pinned != expected:
+        differ = [k for k in expected if pinned.get(k) != expected[k]] or sorted(set(pinned) - set(expected))
+        raise ExtractionError("extract.llm.pin", f"argument {name!r}: the build's pinned {differ} differ from what "
+                              "this veriguard would send (model, system prompt, answer schema); re-run synth so "
+                              "that the certificate covers what the monitor sends")
+
+
+def _classifier(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any], base: Path,
+                classify: Callable[[str], Any] | None) -> ClassifierExtractor:
+    if t["kind"] != "record" or any(ft["kind"] != "bool" for _f, ft in t["fields"]):
+        raise ExtractionError("extract.config", f"argument {name!r}: mode {cfg.get('mode')!r} combines the model "
+                              "with the category classifier, which fills a record of booleans")
+    if "bank" not in cfg or "text" not in cfg:
+        raise ExtractionError("extract.config", f"argument {name!r}: mode {cfg.get('mode')!r} needs `bank` (the "
+                              "classifier's example bank) and `text`")
+    abstain = str(cfg.get("abstain", "deny"))
+    if abstain not in ("deny", "restrict"):
+        raise ExtractionError("extract.config", f"argument {name!r}: abstain must be 'deny' or 'restrict'")
+    if classify is None:
+        from veriguard.enforce.categories import CategoryClassifier
+
+        classify = CategoryClassifier.from_extraction(cfg, base).classify  # frozen by synth, else trained now
+    return ClassifierExtractor(str(cfg["text"]), classify, tuple(f for f, _ in t["fields"]), abstain)

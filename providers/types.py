@@ -1,0 +1,94 @@
+"""What every provider exchanges: a request (prompt plus the JSON Schema of the answer), a checked
+completion, and the error with a stable dotted code. Standard library only."""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+TOOL_NAME = "respond"
+
+Raw = tuple[Mapping[str, Any] | None, Any]
+"""(raw request body, raw response body) of one provider call, kept on errors for the transcript."""
+
+
+class ProviderError(Exception):
+    """A provider call failed; `code` is stable (e.g. `provider.timeout`), the message says what to do."""
+
+    def __init__(
+        self, code: str, message: str, *, retry_after: float | None = None,
+        raw_request: Mapping[str, Any] | None = None, raw_response: Any = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.retry_after = retry_after
+        self.raw_request = dict(raw_request) if raw_request is not None else None
+        self.raw_response = raw_response
+        usage = raw_response.get("usage") if isinstance(raw_response, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        # Tokens spent on an answer that was then rejected (malformed, refusal) still cost money.
+        self.input_tokens = int(usage.get("input_tokens") or usage.get("prompt_tokens") or 0)
+        self.output_tokens = int(usage.get("output_tokens") or usage.get("completion_tokens") or 0)
+
+
+@dataclass(frozen=True)
+
+
+class CompletionRequest:
+    stage: str
+    system: str
+    prompt: str
+    schema: Mapping[str, Any]
+    """JSON Schema (an object schema) the parsed answer must satisfy."""
+    max_tokens: int = 8192
+    """Includes any (adaptive) thinking the model does before answering."""
+    temperature: float = 0.0
+    """Sent to OpenAI-compatible servers only: Claude 5 models reject sampling parameters."""
+    round: int = 0
+    """Repair round within the stage; recorded in transcripts, never sent to the model."""
+
+    def __post_init__(self) -> None:
+        if self.schema.get("type") != "object":
+            raise ValueError(
+                f"stage {self.stage!r}: the answer schema must be an object schema (type 'object'), "
+                f"got type {self.schema.get('type')!r}; wrap the value in a property"
+            )
+
+
+@dataclass(frozen=True)
+
+
+class Completion:
+    data: dict[str, Any]
+    text: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    stop_reason: str | None
+    raw_request: dict[str, Any] = field(repr=False)
+    raw_response: dict[str, Any] = field(repr=False)
+
+
+class Provider(Protocol):
+    name: str
+    model: str
+
+    def complete(self, request: CompletionRequest) -> Completion: ...
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def request_hash(request: CompletionRequest) -> str:
+    """sha256 over system, prompt and schema: what a replayed exchange must match."""
+    return hash_parts(request.system, request.prompt, request.schema)
+
+
+def hash_parts(system: str, prompt: str, schema: Mapping[str, Any]) -> str:
+    payload = {"system": system, "prompt": prompt, "schema": schema}
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
