@@ -4,11 +4,23 @@ Stdlib only, no I/O: the online side imports it.
 """
 from __future__ import annotations
 
+import datetime as dt
+import re
 from typing import Any, Mapping
 
 CERT_FORMAT = "veriguard-certificate/2"
 # keys of a spec's [extraction] entries whose values name files beside the spec (copied into the build, hashed)
 FILE_KEYS = ("schema", "bank", "commands", "zones")
+# the approval of a verified update that allows something the previous build denied (`synth --previous`)
+APPROVAL_KEYS = frozenset({"by", "reason", "previous_policy", "newly_allowed", "approved_at"})
+# signature.json: an Ed25519 signature over certificate.json's exact bytes (the certificate covers the rest)
+SIGNATURE_NAME = "signature.json"
+SIGNATURE_FORMAT = "veriguard-signature/1"
+SIGNATURE_ALGORITHM = "ed25519"
+SIGNATURE_KEYS = frozenset({"format", "algorithm", "key_id", "signed_file", "signature"})
+# files a build may hold beside the certified ones: none of them is read by the monitor
+UNCERTIFIED_FILES = frozenset({"certificate.json", SIGNATURE_NAME, "run.json", "report.md"})
+HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def referenced_files(extraction: Mapping[str, Any]) -> list[str]:
@@ -16,3 +28,34 @@ def referenced_files(extraction: Mapping[str, Any]) -> list[str]:
     relative to the spec."""
     return sorted({str(cfg[k]) for cfg in extraction.values() if isinstance(cfg, Mapping)
                    for k in FILE_KEYS if k in cfg})
+
+
+def approval_problem(approval: Any) -> str:
+    """What is wrong with a certificate's `approval` object ("" when it has exactly the right shape)."""
+    if not isinstance(approval, dict):
+        return f"`approval` must be an object, got a {type(approval).__name__}"
+    if set(approval) != APPROVAL_KEYS:
+        return (f"`approval` must have exactly the keys {', '.join(sorted(APPROVAL_KEYS))} (unexpected: "
+                f"{sorted(set(approval) - APPROVAL_KEYS)}, missing: {sorted(APPROVAL_KEYS - set(approval))})")
+    for key in ("by", "reason"):
+        if not isinstance(approval[key], str) or not approval[key].strip():
+            return f"`approval.{key}` must be a non-empty string, got {approval[key]!r}"
+    if not isinstance(approval["previous_policy"], str) or not HEX64.fullmatch(approval["previous_policy"]):
+        return f"`approval.previous_policy` must be the previous policy's sha256 (64 lower-case hex digits), " \
+               f"got {approval['previous_policy']!r}"
+    n = approval["newly_allowed"]
+    if type(n) is not int or n < 0:
+        return f"`approval.newly_allowed` must be an integer >= 0, got {n!r}"
+    if not _iso_datetime(approval["approved_at"]):
+        return f"`approval.approved_at` must be an ISO-8601 date and time with its UTC offset (e.g. " \
+               f"2026-11-23T14:05:00+00:00), got {approval['approved_at']!r}"
+    return ""
+
+
+def _iso_datetime(value: Any) -> bool:
+    if not isinstance(value, str) or "T" not in value:
+        return False
+    try:
+        return dt.datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        return False

@@ -1,4 +1,4 @@
-"""Ed25519 key files: what anchors the decision log (and, later, builds).
+"""Ed25519 key files: what anchors the decision log and signs builds.
 
 A key pair is two PEM files written by `new_key_pair(DIR)` (`veriguard keys new --out DIR`):
 DIR/veriguard.key, the PKCS#8 private key (mode 0600; it stays with the writer, e.g. the monitor's
@@ -11,12 +11,14 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
+from veriguard.contracts.build_format import SIGNATURE_ALGORITHM, SIGNATURE_FORMAT
 from veriguard.contracts.errors import VeriguardError
 
 if TYPE_CHECKING:
@@ -174,3 +176,45 @@ def new_key_pair(directory: str | Path) -> tuple[Path, Path, str]:
     except OSError as e:
         raise KeyFileError("key.write", f"cannot write a key here: {e.strerror}", file=str(e.filename or d)) from None
     return private_path, public_path, _key_id(key.public_key())
+
+
+# --- builds: an Ed25519 signature over certificate.json's exact bytes -------------------------------------
+_BUILD_DOMAIN = b"veriguard-build-signature/1\0"  # a build signature can never pass for a log signature
+
+
+def sign_certificate(key: SigningKey, certificate: bytes) -> bytes:
+    """The bytes of signature.json for a build whose certificate.json holds `certificate`."""
+    doc = {"format": SIGNATURE_FORMAT, "algorithm": SIGNATURE_ALGORITHM, "key_id": key.key_id,
+           "signed_file": "certificate.json", "signature": key.sign(_BUILD_DOMAIN + certificate)}
+    return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("ascii")
+
+
+def certificate_signed_by(key: VerifyKey, certificate: bytes, signature: object) -> bool:
+    return key.verify(_BUILD_DOMAIN + certificate, signature)
+
+
+def load_trusted_keys(source: str | Path | Sequence[str | Path]) -> dict[str, VerifyKey]:
+    """Key id -> public key, from a directory of .pub files, a key file, an os.pathsep-separated list of
+    either (the syntax of VERIGUARD_TRUSTED_KEYS), or a sequence of them. Naming no key at all is an error:
+    a trust anchor that trusts nothing is a mistake, never a silent pass."""
+    items: list[str | Path] = [p for p in str(source).split(os.pathsep) if p] \
+        if isinstance(source, (str, Path)) else list(source)
+    keys: dict[str, VerifyKey] = {}
+    for item in items:
+        path = Path(item).expanduser()
+        try:
+            files = sorted(p for p in path.iterdir() if p.suffix == ".pub") if path.is_dir() else [path]
+        except OSError as e:
+            raise KeyFileError("key.unreadable", f"cannot list the directory of trusted keys: {e.strerror}",
+                               file=str(path)) from None
+        if path.is_dir() and not files:
+            raise KeyFileError("key.trust", "the directory of trusted keys holds no .pub file", file=str(path),
+                               fix=f"copy the signer's {PUBLIC_NAME} (from `veriguard keys new`) into it")
+        for f in files:
+            key = load_verify_key(f)
+            keys[key.key_id] = key
+    if not keys:
+        raise KeyFileError("key.trust", f"no trusted public key is named by {str(source)!r}",
+                           fix="name a directory of .pub files or the .pub files themselves, separated by "
+                           f"{os.pathsep!r}")
+    return keys

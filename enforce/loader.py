@@ -2,10 +2,19 @@
 
 The certificate binds the sha256 of every build file the monitor trusts (policy.py, policy_verified.py,
 extraction.json, the spec and the files it names under spec/); each is checked here, before policy.py
-runs. The certificate itself is not signed yet: whoever can rewrite it consistently can rewrite the
-build (see the audit issue).
+runs, and nothing else may sit in the build (but the certificate, its signature, run.json and report.md).
 
-Stdlib only: a production agent that imports a frozen policy pays for nothing else.
+Signatures (`synth --sign KEY`): signature.json holds an Ed25519 signature over certificate.json's exact
+bytes. Without one, whoever can write the build can rewrite a file and its hash consistently; with one
+checked against a trusted key, they cannot. Trust comes from `trusted_keys=` or VERIGUARD_TRUSTED_KEYS
+(a directory of .pub files, or .pub files separated by os.pathsep); `require_signed=True` or
+VERIGUARD_REQUIRE_SIGNED=1 refuses an unsigned build. A signature is verified whenever trusted keys are
+configured; a signed build loaded with none configured (and signing not required) loads as an unsigned
+one would, with `FrozenPolicy.signature == "unchecked"`: the signature adds nothing then, and refusing
+would break every deployment that has not set up keys yet, which `require_signed` is there to demand.
+
+Stdlib only (and `cryptography` once a signature is verified): a production agent that imports a frozen
+policy pays for nothing else.
 """
 from __future__ import annotations
 
@@ -17,21 +26,27 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import ModuleType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from veriguard.contracts.build_format import CERT_FORMAT
+from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, SIGNATURE_ALGORITHM, SIGNATURE_FORMAT,
+                                               SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, approval_problem)
 from veriguard.contracts.errors import VeriguardError
 from veriguard.enforce import strict_json
+from veriguard.enforce.keys import KeyFileError, VerifyKey, certificate_signed_by, load_trusted_keys
 
 REQUIRED_FILES = ("policy.py", "policy_verified.py", "extraction.json")
 # exactly the keys synth.freeze.certificate writes (a build it did not write is refused)
 CERT_KEYS = frozenset({"format", "policy", "status", "fully_proved", "path", "synthesized_at", "request", "agent",
                        "contract_text", "hashes", "rules", "properties", "gates", "proof", "mutation", "assumptions",
                        "transcript", "tools"})
+OPTIONAL_CERT_KEYS = frozenset({"approval"})  # present only when synth wrote it (an approved verified update)
 HASH_KEYS = frozenset({"policy", "verified_source", "spec", "contract", "tables", "extraction_files", "files"})
-_HEX = re.compile(r"[0-9a-f]{64}")
 _NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 _RESYNTH = "re-run `veriguard synth` to rebuild it; never edit a build by hand"
+TRUSTED_KEYS_ENV = "VERIGUARD_TRUSTED_KEYS"
+REQUIRE_SIGNED_ENV = "VERIGUARD_REQUIRE_SIGNED"
+_RESIGN = "re-run `veriguard synth SPEC --sign KEY` with the key whose public half the monitor trusts"
+TrustedKeys = str | Path | Sequence[str | Path] | Mapping[str, VerifyKey]
 
 
 class PolicyLoadError(VeriguardError):
@@ -76,6 +91,8 @@ class FrozenPolicy:
     sha256: str
     trusted: bool            # False only when loaded with accept_unproved=True and the certificate is not PROVED
     extraction: dict[str, Any]
+    signature: str = "unsigned"   # "verified" (by `signed_by`), "unsigned", or "unchecked" (no trusted keys given)
+    signed_by: str = ""           # the id of the trusted key whose signature was verified
 
     def evaluate(self, args: Mapping[str, Any]) -> Decision:
         """The proved policy's decision; ArgumentError when the arguments are not the policy's."""
@@ -104,21 +121,27 @@ class FrozenPolicy:
         return [(name, t) for name, t in self.module.ARGUMENTS]
 
 
-def load_policy(directory: str | Path, *, accept_unproved: bool = False) -> FrozenPolicy:
-    """Import DIR/policy.py after checking DIR against DIR/certificate.json.
+def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted_keys: TrustedKeys | None = None,
+                require_signed: bool | None = None) -> FrozenPolicy:
+    """Import DIR/policy.py after checking DIR against DIR/certificate.json (and its signature).
 
     Refuses (PolicyLoadError) a malformed certificate, any certified file whose sha256 differs from
-    the certificate's, and a certificate that is not fully proved unless `accept_unproved` is set.
+    the certificate's, a file the certificate does not cover, a signature that is malformed, made by
+    an untrusted key or does not verify, an unsigned build when `require_signed`, and a certificate
+    that is not fully proved unless `accept_unproved` is set. `trusted_keys` and `require_signed`
+    default to VERIGUARD_TRUSTED_KEYS and VERIGUARD_REQUIRE_SIGNED (see the module's docstring).
     """
     d = Path(directory)
     cert_path, policy_path = d / "certificate.json", d / "policy.py"
     if not cert_path.is_file() or not policy_path.is_file():
         raise PolicyLoadError("load.missing", f"{d} is not a policy build (needs policy.py and certificate.json)",
                               "run `veriguard synth SPEC --out DIR` and pass DIR/<name>")
-    cert = _read_json(cert_path, "load.certificate")
-    name, proved, files = _check_certificate(cert, cert_path)
-    contents = {rel: _certified_bytes(d, rel, digest) for rel, digest in files.items()}
-    _nothing_else(d / "spec", {rel.removeprefix("spec/") for rel in files if rel.startswith("spec/")})
+    keys, required = trust_settings(trusted_keys, require_signed)
+    cert_bytes = _read_bytes(cert_path, "load.certificate")
+    signature, signed_by = check_signature(d, cert_bytes, keys, required)
+    cert = _read_json(cert_path, "load.certificate", cert_bytes)
+    name, proved, files, _ = check_certificate(cert, cert_path)
+    contents = certified_contents(d, files)
     if not proved and not accept_unproved:
         raise PolicyLoadError("load.unproved", f"the certificate of {name} says {cert['status']}: not every gate "
                               "passed", "fix the spec and re-run synth, or pass accept_unproved=True "
@@ -126,21 +149,89 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False) -> Froz
     extraction = _extraction(contents["extraction.json"], d / "extraction.json", name)
     digest = files["policy.py"]
     module = _import(contents["policy.py"], policy_path, f"veriguard_frozen_{name}_{digest[:12]}", name)
-    return FrozenPolicy(name, d, module, cert, digest, proved, extraction)
+    return FrozenPolicy(name, d, module, cert, digest, proved, extraction, signature, signed_by)
+
+
+def trust_settings(trusted_keys: TrustedKeys | None, require_signed: bool | None) -> \
+        tuple[Mapping[str, VerifyKey] | None, bool]:
+    """(trusted key id -> key, or None when none is configured; whether a signature is required), from
+    the arguments or else the environment. A misconfiguration is a PolicyLoadError, never a pass."""
+    if require_signed is None:
+        flag = os.environ.get(REQUIRE_SIGNED_ENV, "")
+        if flag not in ("", "0", "1"):
+            raise PolicyLoadError("load.trust", f"{REQUIRE_SIGNED_ENV}={flag!r} is neither 1 nor 0",
+                                  f"set {REQUIRE_SIGNED_ENV}=1 to refuse unsigned builds, or unset it")
+        require_signed = flag == "1"
+    if trusted_keys is None:
+        trusted_keys = os.environ.get(TRUSTED_KEYS_ENV) or None
+    keys: Mapping[str, VerifyKey] | None = None
+    if isinstance(trusted_keys, Mapping):
+        keys = dict(trusted_keys)
+    elif trusted_keys is not None:
+        try:
+            keys = load_trusted_keys(trusted_keys)
+        except KeyFileError as e:
+            raise PolicyLoadError("load.trust", f"the trusted keys cannot be read: {e}",
+                                  f"fix {TRUSTED_KEYS_ENV} (or trusted_keys=): a directory of .pub files or .pub "
+                                  f"files separated by {os.pathsep!r}") from None
+    if require_signed and not keys:
+        raise PolicyLoadError("load.trust", "signed builds are required, but no trusted public key is configured",
+                              f"set {TRUSTED_KEYS_ENV} to the signer's .pub file (or a directory of them), or pass "
+                              "trusted_keys=")
+    return keys, bool(require_signed)
+
+
+def check_signature(d: Path, certificate: bytes, keys: Mapping[str, VerifyKey] | None, required: bool) -> \
+        tuple[str, str]:
+    """("verified", key id), ("unsigned", "") or ("unchecked", "") for the build in `d` whose certificate.json
+    holds `certificate`; PolicyLoadError for anything a trusted signer did not vouch for."""
+    path = d / SIGNATURE_NAME
+    if not path.exists() and not path.is_symlink():
+        if required:
+            raise PolicyLoadError("load.unsigned", f"{d} is not signed ({SIGNATURE_NAME} is missing), and signed "
+                                  f"builds are required ({REQUIRE_SIGNED_ENV})", _RESIGN)
+        return "unsigned", ""
+    doc = _read_json(path, "load.signature", _read_bytes(path, "load.signature"))
+    shaped = isinstance(doc, dict) and set(doc) == SIGNATURE_KEYS and doc["format"] == SIGNATURE_FORMAT \
+        and doc["algorithm"] == SIGNATURE_ALGORITHM and doc["signed_file"] == "certificate.json" \
+        and isinstance(doc["key_id"], str) and HEX64.fullmatch(doc["key_id"]) is not None \
+        and isinstance(doc["signature"], str)
+    if not shaped:
+        raise PolicyLoadError("load.signature", f"{path} is not a veriguard build signature (it must be an object "
+                              f"with exactly {', '.join(sorted(SIGNATURE_KEYS))}; format {SIGNATURE_FORMAT!r}, "
+                              f"algorithm {SIGNATURE_ALGORITHM!r}, signed_file \"certificate.json\")", _RESIGN)
+    if not keys:
+        return "unchecked", ""
+    key = keys.get(doc["key_id"])
+    if key is None:
+        raise PolicyLoadError("load.signature_key", f"{path}: the build is signed by key {doc['key_id'][:16]}…, "
+                              f"which is not among the {len(keys)} trusted key(s)",
+                              f"add the signer's .pub file to {TRUSTED_KEYS_ENV} if you trust it, or re-sign "
+                              "the build with a trusted key")
+    if not certificate_signed_by(key, certificate, doc["signature"]):
+        raise PolicyLoadError("load.signature", f"{path}: the signature does not verify against certificate.json: "
+                              "the certificate was changed after signing, or the signature was", _RESIGN)
+    return "verified", key.key_id
+
+
+def _read_bytes(path: Path, code: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise PolicyLoadError(code, f"cannot read {path}: {e.strerror}", _RESYNTH) from None
 
 
 def _read_json(path: Path, code: str, data: bytes | None = None) -> Any:
     """Strict JSON (enforce.strict_json); every failure is a PolicyLoadError."""
     try:
-        return strict_json.loads(path.read_bytes() if data is None else data)
-    except OSError as e:
-        raise PolicyLoadError(code, f"cannot read {path}: {e.strerror}", _RESYNTH) from None
+        return strict_json.loads(_read_bytes(path, code) if data is None else data)
     except strict_json.StrictJSONError as e:
         raise PolicyLoadError(code, f"{path} is not valid JSON: {str(e)[:200]}", _RESYNTH) from None
 
 
-def _check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str]]:
-    """(policy name, fully proved, certified files -> sha256) from a certificate that passes the schema."""
+def check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str], str]:
+    """(policy name, fully proved, certified files -> sha256, the spec's path in the build) from a
+    certificate that passes the schema; PolicyLoadError otherwise."""
     def bad(what: str) -> PolicyLoadError:
         return PolicyLoadError("load.certificate", f"{path}: {what}", _RESYNTH)
 
@@ -149,8 +240,11 @@ def _check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str]
     if cert.get("format") != CERT_FORMAT:
         raise PolicyLoadError("load.certificate_format", f"{path}: format {cert.get('format')!r} is not "
                               f"{CERT_FORMAT!r} (older certificates do not cover extraction.json and spec/)", _RESYNTH)
-    if set(cert) != CERT_KEYS:
-        raise bad(f"unexpected keys {sorted(set(cert) - CERT_KEYS)} or missing keys {sorted(CERT_KEYS - set(cert))}")
+    if not CERT_KEYS <= set(cert) <= CERT_KEYS | OPTIONAL_CERT_KEYS:
+        raise bad(f"unexpected keys {sorted(set(cert) - CERT_KEYS - OPTIONAL_CERT_KEYS)} or missing keys "
+                  f"{sorted(CERT_KEYS - set(cert))}")
+    if "approval" in cert and approval_problem(cert["approval"]):
+        raise bad(approval_problem(cert["approval"]))
     name = cert.get("policy")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise bad(f"`policy` must be the policy's name, got {name!r}")
@@ -164,11 +258,11 @@ def _check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str]
     if not isinstance(hashes, dict) or set(hashes) != HASH_KEYS:
         raise bad(f"`hashes` must be an object with exactly the keys {', '.join(sorted(HASH_KEYS))}")
     for key in ("policy", "verified_source", "spec", "contract"):
-        if not isinstance(hashes.get(key), str) or not _HEX.fullmatch(hashes[key]):
+        if not isinstance(hashes.get(key), str) or not HEX64.fullmatch(hashes[key]):
             raise bad(f"`hashes.{key}` must be 64 lower-case hex digits, got {hashes.get(key)!r}")
     for key in ("tables", "extraction_files", "files"):
         table = hashes.get(key)
-        if not isinstance(table, dict) or not all(isinstance(v, str) and _HEX.fullmatch(v) for v in table.values()):
+        if not isinstance(table, dict) or not all(isinstance(v, str) and HEX64.fullmatch(v) for v in table.values()):
             raise bad(f"`hashes.{key}` must be an object of 64-hex-digit sha256 values")
     files: dict[str, str] = hashes["files"]
     for rel in files:
@@ -182,12 +276,22 @@ def _check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str]
             or set(named) - set(copied) or len(unnamed) != 1:
         raise bad("`hashes.files` must list exactly policy.py, policy_verified.py, extraction.json, the spec and "
                   "the files it names (`hashes.tables`, `hashes.extraction_files`) under spec/")
+    spec_file = unnamed.pop()
     agree = files["policy.py"] == hashes["policy"] and files["policy_verified.py"] == hashes["verified_source"] \
-        and copied[unnamed.pop()] == hashes["spec"] and all(copied[r] == v for r, v in named.items())
+        and copied[spec_file] == hashes["spec"] and all(copied[r] == v for r, v in named.items())
     if not agree:  # `hashes.contract` (of the contract text) is for the report; the loader does not read it
         raise bad("`hashes.files` disagrees with `hashes.policy`, `verified_source`, `spec`, `tables` or "
                   "`extraction_files`")
-    return name, fully, files
+    return name, fully, files, f"spec/{spec_file}"
+
+
+def certified_contents(d: Path, files: Mapping[str, str]) -> dict[str, bytes]:
+    """The bytes of every certified file of the build in `d` (path in the build -> bytes), each matching its
+    sha256; PolicyLoadError for a changed or missing file, or one the certificate does not cover."""
+    contents = {rel: _certified_bytes(d, rel, digest) for rel, digest in files.items()}
+    _nothing_else(d / "spec", {rel.removeprefix("spec/") for rel in files if rel.startswith("spec/")})
+    _no_stray_files(d, files)
+    return contents
 
 
 def _certified_bytes(d: Path, rel: str, digest: str) -> bytes:
@@ -220,6 +324,20 @@ def _nothing_else(spec_dir: Path, certified: set[str]) -> None:
     if extra:
         raise PolicyLoadError("load.tampered", f"{spec_dir} holds files the certificate does not cover: "
                               f"{', '.join(extra[:5])}", "remove them, or re-run synth")
+
+
+def _no_stray_files(d: Path, files: Mapping[str, str]) -> None:
+    """The build's top level holds the certified files and the certificate, its signature, run.json and
+    report.md: anything else was put there after freezing."""
+    allowed = {rel.split("/")[0] for rel in files} | UNCERTIFIED_FILES
+    try:
+        extra = sorted(p.name for p in d.iterdir() if p.name not in allowed)
+    except OSError as e:
+        raise PolicyLoadError("load.tampered", f"cannot list {d}: {e.strerror}", _RESYNTH) from None
+    if extra:
+        raise PolicyLoadError("load.tampered", f"{d} holds entries the certificate does not cover: "
+                              f"{', '.join(extra[:5])}", "remove them (nothing may be added to a frozen build), or "
+                              "re-run synth")
 
 
 def _extraction(data: bytes, path: Path, name: str) -> dict[str, Any]:

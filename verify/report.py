@@ -74,6 +74,11 @@ def render(cert: dict[str, Any], run: dict[str, Any]) -> str:
         for s in mut.get("survivors", []):
             out.append(f"- survived: mutant {s['id']} ({s['operator']}, line {s['line']}): {s['change']}"
                        + (f" — {s['note']}" if s.get("note") else ""))
+    if cert.get("approval"):
+        a = cert["approval"]
+        out += ["", "## Approved update", "", f"This policy allows what the previous policy (sha256 "
+                f"`{a['previous_policy']}`) denied: {a['newly_allowed']} newly allowed witness(es), approved by "
+                f"**{a['by']}** at {a['approved_at']}.", "", f"Reason: {a['reason']}"]
     if cert.get("assumptions"):
         out += ["", "## Assumptions made during synthesis", ""]
         out += [f"- {a.get('question', '')}: **{a.get('answer', '')}** ({a.get('why', '')})" for a in cert["assumptions"]]

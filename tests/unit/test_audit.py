@@ -1,0 +1,219 @@
+"""`veriguard audit` on fake builds (no JVM: the Nagini check is replaced by a recording stub; the real one runs
+in tests/integration/test_audit_real.py): each way a build can be wrong fails its own check."""
+import json
+import os
+import tarfile
+import zipfile
+
+import pytest
+
+import veriguard.audit as audit
+from veriguard.audit import audit_build, write_bundle
+from veriguard.cli import main
+from veriguard.contracts.errors import EnvironmentProblem
+from veriguard.enforce.decision_log import DecisionLog
+from veriguard.enforce.keys import load_signing_key, sign_certificate
+from veriguard.synth.freeze import sha256, write_build
+from veriguard.synth.specfile import load_spec
+from veriguard.verify.verdicts import Verdict
+from tests.conftest import write_spec
+from tests.unit.test_compile_and_freeze import fake_result
+# the signed fake build (and the autouse fixture that keeps VERIGUARD_* out of the tests)
+from tests.unit.test_signed_builds import build, keys, no_trust_from_the_environment, signed  # noqa: F401, F811
+
+NAMES = ["certificate", "signature", "files", "tools", "compiled source", "frozen module", "contract (z3)",
+         "examples", "proof (Nagini)"]
+
+
+class Prover:
+    """Stands in for Nagini: says PROVED and remembers the source it was given."""
+
+    def __init__(self, verdict=Verdict.PROVED, error=None):
+        self.sources, self.verdict, self.error = [], verdict, error
+
+    def __call__(self, spec, verified, progress):
+        self.sources.append(verified)
+        if self.error:
+            raise self.error
+        return self.verdict, "stub prover (unit test)"
+
+
+@pytest.fixture(scope="module")
+def key(keys):
+    """(the signing key, its public key file) of the key that signed `build`."""
+    return load_signing_key(keys["signer"][0]), keys["signer"][1]
+
+
+def signer(key):
+    return lambda cert: sign_certificate(key[0], cert)
+
+
+def run(build, key=None, **kw):
+    trusted = {key[0].key_id: key[0].public} if key else None
+    prover = kw.pop("prover", Prover())
+    return audit_build(build, trusted_keys=trusted, prover=prover, **kw)
+
+
+def verdicts(result):
+    return {c.name: c.verdict for c in result.checks}
+
+
+def rewrite(build, rel, change, key=None):
+    """Edit build/rel and rewrite its hashes in the certificate consistently (and re-sign it, with `key`)."""
+    path = build / rel
+    path.write_text(change(path.read_text()))
+    cert = json.loads((build / "certificate.json").read_text())
+    digest = sha256(path.read_bytes())
+    cert["hashes"]["files"][rel] = digest
+    cert["hashes"][{"policy.py": "policy", "policy_verified.py": "verified_source"}.get(rel, "spec")] = digest
+    data = (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode()
+    (build / "certificate.json").write_bytes(data)
+    if key:
+        (build / "signature.json").write_bytes(sign_certificate(key[0], data))
+
+
+def test_a_clean_signed_build_passes_every_check(build, key):
+    prover = Prover()
+    result = run(build, key, prover=prover)
+    assert [c.name for c in result.checks] == NAMES
+    assert all(c.verdict in (Verdict.PASSED, Verdict.PROVED) for c in result.checks), result.to_dict()
+    assert result.ok and result.exit_code == 0
+    assert prover.sources == [(build / "policy_verified.py").read_text()]
+
+
+def test_an_unsigned_build_or_no_key_does_not_pass(build, key):
+    result = run(build)
+    assert verdicts(result)["signature"] is Verdict.NOT_CHECKED and "no public key" in result.checks[1].summary
+    assert result.exit_code == 1
+    os.remove(build / "signature.json")
+    result = run(build, key)
+    assert verdicts(result)["signature"] is Verdict.NOT_CHECKED and result.exit_code == 1
+
+
+def test_a_rewritten_policy_with_consistent_hashes_is_caught_twice(build, key):
+    rewrite(build, "policy.py", lambda s: s.replace("def evaluate(", "def evaluate(  ", 1))
+    v = verdicts(run(build, key))
+    assert v["files"] is Verdict.PASSED          # the hashes agree: only the signature and regeneration see it
+    assert v["signature"] is Verdict.REFUTED and v["frozen module"] is Verdict.REFUTED
+    assert v["examples"] is Verdict.NOT_CHECKED  # the shipped module is not run once it is not the regenerated one
+
+
+def test_a_rewritten_proved_source_is_what_nagini_gets_and_does_not_compile_again(build, key):
+    rewrite(build, "policy_verified.py", lambda s: s + "\n# edited\n", key)
+    prover = Prover()
+    v = verdicts(run(build, key, prover=prover))
+    assert v["signature"] is Verdict.PROVED      # re-signed by the key holder: the audit still re-derives
+    assert v["compiled source"] is Verdict.REFUTED and prover.sources[0].endswith("# edited\n")
+
+
+def test_a_rewritten_rule_in_the_spec_is_caught_by_compiling_again(build, key):
+    rewrite(build, "spec/mini.toml", lambda s: s.replace("age >= 18", "age >= 16"), key)
+    v = verdicts(run(build, key))
+    assert v["compiled source"] is Verdict.REFUTED and v["files"] is Verdict.PASSED
+
+
+@pytest.mark.parametrize("change", ["table", "extra", "missing"])
+def test_files_that_differ_from_the_certificate_fail_the_files_check(build, key, change):
+    if change == "table":
+        (build / "spec" / "ok.json").write_text('{"admin": {"db": ["x", "y", "z"]}, "user": {"db": ["x"]}}')
+    elif change == "extra":
+        (build / "planted.py").write_text("x = 1\n")
+    else:
+        os.remove(build / "extraction.json")
+    result = run(build, key)
+    assert verdicts(result)["files"] is Verdict.REFUTED and result.exit_code == 1
+
+
+def test_a_failed_certificate_is_refuted(tmp_path, key):
+    build, _ = write_build(fake_result(load_spec(write_spec(tmp_path)), passed=False), tmp_path / "out", run_info={},
+                           signer=signer(key))
+    check = run(build, key).checks[0]
+    assert check.verdict is Verdict.REFUTED and "FAILED" in check.summary
+
+
+def test_other_tool_versions_are_unknown(build, key):
+    cert = json.loads((build / "certificate.json").read_text())
+    cert["tools"]["nagini"] = "1.2.0"
+    data = json.dumps(cert).encode()
+    (build / "certificate.json").write_bytes(data)
+    (build / "signature.json").write_bytes(sign_certificate(key[0], data))
+    check = run(build, key).checks[3]
+    assert check.verdict is Verdict.UNKNOWN and "'1.2.0'" in check.summary
+
+
+@pytest.mark.parametrize("text", ["{", "[]", '{"format": "veriguard-certificate/2"}'])
+def test_a_malformed_certificate_is_an_error_and_nothing_runs_from_it(build, text):
+    (build / "certificate.json").write_text(text)
+    prover = Prover()
+    result = run(build, prover=prover)
+    v = verdicts(result)
+    assert v["certificate"] is Verdict.ERROR and v["proof (Nagini)"] is Verdict.ERROR and not prover.sources
+    assert result.exit_code == 1 and result.policy == "build"    # a name from a bad certificate names nothing
+
+
+def test_a_check_that_breaks_is_an_error_and_a_missing_verifier_is_exit_3(build, key):
+    result = run(build, key, prover=Prover(error=RuntimeError("boom")))
+    assert verdicts(result)["proof (Nagini)"] is Verdict.ERROR and result.exit_code == 1
+    result = run(build, key, prover=Prover(error=EnvironmentProblem("env.java_missing", "no Java")))
+    assert result.checks[-1].details == {"environment": True} and result.exit_code == 3
+
+
+def test_a_log_is_verified_and_counted(build, key, tmp_path):
+    policy_sha = json.loads((build / "certificate.json").read_text())["hashes"]["policy"]
+    log = DecisionLog(tmp_path / "decisions.jsonl", key=key[0])
+    for allowed in (True, False, False):
+        log.append({"policy_sha256": policy_sha, "allowed": allowed, "fail_closed": "" if allowed else "x"})
+    log.append({"policy_sha256": "0" * 64, "allowed": True})
+    result = run(build, key, log=tmp_path / "decisions.jsonl", log_key=key[0].public)
+    assert result.ok and result.log["anchored"]
+    assert result.log["decisions"] == {"this_policy": 3, "allowed": 1, "denied": 2, "fail_closed": 2,
+                                       "other_policies": 1}
+    lines = (tmp_path / "decisions.jsonl").read_text().splitlines()
+    (tmp_path / "decisions.jsonl").write_text("\n".join([lines[0].replace('"allowed":true', '"allowed":false')]
+                                                        + lines[1:]) + "\n")
+    result = run(build, key, log=tmp_path / "decisions.jsonl", log_key=key[0].public)
+    assert not result.log["ok"] and "decisions" not in result.log and result.exit_code == 1
+
+
+@pytest.mark.parametrize("name", ["audit.zip", "audit.tar.gz"])
+def test_the_bundle_holds_the_build_the_result_and_the_log(build, key, tmp_path, name):
+    DecisionLog(tmp_path / "log.jsonl").append({"policy_sha256": "1" * 64, "allowed": True})
+    result = run(build, key, log=tmp_path / "log.jsonl")
+    target = write_bundle(result, tmp_path / "out" / name)
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(target) as z:
+            members = {n: z.read(n) for n in z.namelist()}
+    else:
+        with tarfile.open(target) as t:
+            members = {m.name: t.extractfile(m).read() for m in t.getmembers()}
+    for rel in ("report.md", "certificate.json", "signature.json", "spec/mini.toml", "spec/ok.json", "policy.py"):
+        assert members[f"mini/{rel}"] == (build / rel).read_bytes(), rel
+    assert json.loads(members["audit.json"])["checks"] == [c.to_dict() for c in result.checks]
+    assert json.loads(members["decision-log.json"])["records"] == 1
+    assert sorted(p.name for p in target.parent.iterdir()) == [name]   # no temporary file left
+
+
+def test_the_cli_prints_json_writes_the_bundle_and_exits_by_the_checks(build, key, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(audit, "prove_fresh", Prover())
+    code = main(["audit", str(build), "--json", "--public-key", str(key[1]), "--bundle", str(tmp_path / "a.tgz")])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["ok"] and out["bundle"] == str(tmp_path / "a.tgz") and (tmp_path / "a.tgz").is_file()
+    code = main(["audit", str(build), "--quiet"])
+    text = capsys.readouterr().out
+    assert code == 1 and "signature        NOT_CHECKED" in text and "FAIL" in text.splitlines()[0]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--bundle", "x.rar"], "error[audit.bundle]"), (["--public-key", "/nonexistent.pub"], "error[load.trust]"),
+    (["--log-public-key", "/nonexistent.pub"], "error[key.unreadable]"),
+    (["--log", "/nonexistent.jsonl"], "error[audit.input]")])
+def test_bad_input_is_exit_2_before_any_work(build, argv, needle, monkeypatch, capsys):
+    prover = Prover()
+    monkeypatch.setattr(audit, "prove_fresh", prover)
+    code = main(["audit", str(build), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and "Traceback" not in err and not prover.sources
+
+
+def test_not_a_build_is_exit_2(tmp_path, capsys):
+    assert main(["audit", str(tmp_path)]) == 2 and "error[audit.input]" in capsys.readouterr().err

@@ -1,0 +1,365 @@
+"""`veriguard audit BUILD`: re-verify a build from its files alone, trusting nothing it did not re-run.
+
+Each check has one Verdict (verify.verdicts); the audit passes only when every one holds:
+  certificate      the certificate passes the loader's schema and says PROVED
+  signature        signature.json verifies with a trusted key (--public-key or VERIGUARD_TRUSTED_KEYS);
+                   an unsigned build, or one audited with no key, is NOT_CHECKED: it does not pass
+  files            every certified file matches its sha256, and nothing else is in the build
+  tools            Nagini, z3 and Python here are the versions the certificate records
+  compiled source  (compile path) the spec, compiled again, gives policy_verified.py byte for byte
+  frozen module    policy.py is byte for byte the frozen module of policy_verified.py
+  contract (z3)    the spec's contract is satisfiable, every rule can fire and hold, properties follow
+  examples         the spec's examples, run on the frozen module in a sandboxed child
+  proof (Nagini)   Nagini, run here on policy_verified.py (never a cached proof)
+The regeneration, the examples and the proof use policy.py and policy_verified.py as read once at the
+start. Nothing from the build runs in this process: the examples run in verify.testing's child, and
+only after the frozen module was regenerated (every generated part checked against the allowlist) and
+found identical to policy.py.
+Results are values; the CLI prints them.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import os
+import tarfile
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
+from veriguard.contracts.spec import Spec
+from veriguard.enforce import strict_json
+from veriguard.enforce.keys import VerifyKey
+from veriguard.enforce.loader import (PolicyLoadError, certified_contents, check_certificate, check_signature,
+                                      trust_settings)
+from veriguard.synth.pipeline import Gate
+from veriguard.verify.verdicts import Verdict, holds
+
+Progress = Callable[[str], None]
+Prover = Callable[[Spec, str, Progress], tuple[Verdict, str]]
+BUNDLE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
+COMPARED_TOOLS = ("nagini", "z3-solver", "python")
+
+
+def _environment(check: Gate) -> bool:
+    """An ERROR of this machine (no Java, no Nagini), not of the build."""
+    return check.details.get("environment") is True
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    build: str
+    policy: str
+    checks: tuple[Gate, ...]       # one claim each, as synth's gates
+    audited_at: str
+    log: dict[str, Any] | None = None     # the decision log's verified summary (--log)
+
+    @property
+    def ok(self) -> bool:
+        return all(holds(c.verdict) for c in self.checks) and (self.log is None or self.log["ok"])
+
+    @property
+    def exit_code(self) -> int:
+        """0 every check holds; 3 a check could not run on this machine; 1 otherwise."""
+        if self.ok:
+            return 0
+        return 3 if any(_environment(c) for c in self.checks) else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"build": self.build, "policy": self.policy, "ok": self.ok, "exit_code": self.exit_code,
+                "audited_at": self.audited_at, "checks": [c.to_dict() for c in self.checks], "log": self.log}
+
+
+@dataclass
+class _Build:
+    """What the audit read from the build, once."""
+
+    directory: Path
+    certificate_bytes: bytes
+    files: dict[str, bytes] = field(default_factory=dict)     # policy.py and policy_verified.py as read
+    certificate: dict[str, Any] = field(default_factory=dict)
+    name: str = "build"          # the policy's name once the certificate passes the schema
+    policy_sha256: str = ""
+    spec: Spec | None = None
+    spec_error: str = ""
+
+
+def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] | None,
+                log: str | Path | None = None, log_key: VerifyKey | None = None,
+                progress: Progress = lambda _m: None, prover: Prover | None = None) -> AuditResult:
+    """Every check on the build in `directory`. `trusted_keys` (see `trusted_keys_for`) verify its signature;
+    `log`, a decision log, is verified (with `log_key` when given) and summarized. `prover` is
+    `prove_fresh` (Nagini) unless a test replaces it."""
+    d = Path(directory)
+    b = _read(d)
+    checks = [_certificate(b), _signature(b, trusted_keys), _files(b), _tools(b)]
+    if b.spec is None:
+        compiled = ("compiled source",) if b.certificate.get("path") == "compile" else ()
+        checks += [Gate(n, Verdict.ERROR, f"not run: {b.spec_error}") for n in
+                   (*compiled, "frozen module", "contract (z3)", "examples", "proof (Nagini)")]
+    else:
+        checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
+    summary = log_summary(log, log_key, b.policy_sha256) if log else None
+    stamp = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+    return AuditResult(str(d), b.name, tuple(checks), stamp, summary)
+
+
+def trusted_keys_for(public_keys: list[str] | None) -> Mapping[str, VerifyKey] | None:
+    """The keys given on the command line, else VERIGUARD_TRUSTED_KEYS, else None (PolicyLoadError if unreadable)."""
+    keys, _ = trust_settings(public_keys or None, False)
+    return keys
+
+
+def _read(d: Path) -> _Build:
+    from veriguard.synth.specfile import load_spec
+
+    if not (d / "certificate.json").is_file():
+        raise VeriguardError("audit.input", f"{d} is not a policy build (it has no certificate.json)", file=str(d),
+                             fix="pass a build directory made by `veriguard synth`, e.g. build/payments")
+    try:
+        b = _Build(d, (d / "certificate.json").read_bytes())
+        b.files = {rel: (d / rel).read_bytes() for rel in ("policy.py", "policy_verified.py") if (d / rel).is_file()}
+    except OSError as e:
+        raise VeriguardError("audit.input", f"cannot read the build: {e.strerror}", file=str(e.filename or d)) from None
+    try:
+        cert = strict_json.loads(b.certificate_bytes)
+        b.certificate = cert if isinstance(cert, dict) else {}
+        b.name, _, files, spec_file = check_certificate(cert, d / "certificate.json")
+        b.policy_sha256 = files["policy.py"]
+        b.spec = load_spec(d / spec_file)
+    except (strict_json.StrictJSONError, VeriguardError) as e:
+        b.spec_error = f"the build's certificate or spec is unusable: {str(e).splitlines()[0][:300]}"
+    return b
+
+
+def _timed(name: str, run: Callable[[], tuple[Verdict, str]]) -> Gate:
+    t0 = time.monotonic()
+    try:
+        verdict, detail = run()
+    except EnvironmentProblem as e:
+        return Gate(name, Verdict.ERROR, str(e), time.monotonic() - t0, {"environment": True})
+    except VeriguardError as e:
+        return Gate(name, Verdict.ERROR, str(e), time.monotonic() - t0)
+    except Exception as e:  # the build is untrusted input: whatever breaks a check fails it, never the audit
+        return Gate(name, Verdict.ERROR, f"{type(e).__name__}: {str(e)[:300]}", time.monotonic() - t0)
+    return Gate(name, verdict, detail, time.monotonic() - t0)
+
+
+def _certificate(b: _Build) -> Gate:
+    def run() -> tuple[Verdict, str]:
+        try:
+            name, proved, files, _ = check_certificate(strict_json.loads(b.certificate_bytes),
+                                                       b.directory / "certificate.json")
+        except strict_json.StrictJSONError as e:
+            return Verdict.ERROR, f"certificate.json is not valid JSON: {e}"
+        except PolicyLoadError as e:
+            return Verdict.ERROR, e.message
+        if not proved:
+            return Verdict.REFUTED, f"the certificate of {name} says {b.certificate['status']}: not every gate passed"
+        return Verdict.PASSED, f"the schema holds; {len(files)} files certified; status PROVED"
+    return _timed("certificate", run)
+
+
+def _signature(b: _Build, keys: Mapping[str, VerifyKey] | None) -> Gate:
+    def run() -> tuple[Verdict, str]:
+        try:
+            state, key_id = check_signature(b.directory, b.certificate_bytes, keys, False)
+        except PolicyLoadError as e:
+            return Verdict.REFUTED, e.message
+        return {"verified": (Verdict.PROVED, f"signed by trusted key {key_id}"),
+                "unsigned": (Verdict.NOT_CHECKED, "the build is not signed (synth --sign KEY)"),
+                "unchecked": (Verdict.NOT_CHECKED, "signed, but no public key was given (--public-key or "
+                              "VERIGUARD_TRUSTED_KEYS)")}[state]
+    return _timed("signature", run)
+
+
+def _files(b: _Build) -> Gate:
+    def run() -> tuple[Verdict, str]:
+        try:
+            _, _, files, _ = check_certificate(strict_json.loads(b.certificate_bytes), b.directory / "certificate.json")
+            certified_contents(b.directory, files)
+        except strict_json.StrictJSONError as e:
+            return Verdict.ERROR, f"certificate.json is not valid JSON: {e}"
+        except PolicyLoadError as e:
+            return (Verdict.REFUTED if e.code == "load.tampered" else Verdict.ERROR), e.message
+        return Verdict.PASSED, f"{len(files)} files match their sha256; the build holds nothing else"
+    return _timed("files", run)
+
+
+def _tools(b: _Build) -> Gate:
+    def run() -> tuple[Verdict, str]:
+        from veriguard.synth.freeze import tool_versions
+
+        here, recorded = tool_versions(), b.certificate.get("tools")
+        if not isinstance(recorded, dict):
+            return Verdict.ERROR, "the certificate records no tool versions"
+        short = {"python": lambda v: ".".join(str(v).split(".")[:2])}
+        differ = [f"{t} {recorded.get(t)!r} in the certificate, {here[t]!r} here" for t in COMPARED_TOOLS
+                  if short.get(t, str)(recorded.get(t)) != short.get(t, str)(here[t])]
+        if differ:
+            return Verdict.UNKNOWN, "this audit re-ran other versions than the build's: " + "; ".join(differ)
+        return Verdict.PASSED, ", ".join(f"{t} {here[t]}" for t in COMPARED_TOOLS) + " (as in the certificate)"
+    return _timed("tools", run)
+
+
+def _from_the_spec(b: _Build, spec: Spec, progress: Progress, prover: Prover) -> list[Gate]:
+    from veriguard.synth.pipeline import contract_gate, examples_gate
+    from veriguard.verify.runnable import frozen_module, strip_contracts
+    from veriguard.verify.testing import run_tests
+    from veriguard.verify.z3check import check_contract
+
+    assert spec.contract is not None
+    checks = []
+    verified = b.files.get("policy_verified.py", b"").decode("utf-8", errors="replace")
+    if b.certificate.get("path") == "compile":
+        checks.append(_timed("compiled source", lambda: _compiled_again(spec, verified)))
+    lemmas = tuple(f"property_{p.id}" for p in spec.contract.properties)
+    regenerated: list[str] = []
+
+    def frozen() -> tuple[Verdict, str]:
+        regenerated.append(frozen_module(spec, strip_contracts(verified, drop_functions=lemmas)))
+        if regenerated[0].encode("utf-8") != b.files.get("policy.py"):
+            return Verdict.REFUTED, "policy.py is not the frozen module of policy_verified.py: it was changed"
+        return Verdict.PASSED, "policy.py is byte for byte the frozen module regenerated from policy_verified.py"
+    checks.append(_timed("frozen module", frozen))
+    progress("checking the contract with z3")
+    checks.append(_timed("contract (z3)", lambda: _gate(contract_gate(check_contract(spec.contract,
+                                                                                       bound=spec.settings.z3_bound)))))
+    progress("running the spec's examples on the frozen module")
+
+    def examples() -> tuple[Verdict, str]:
+        if not regenerated or regenerated[0].encode("utf-8") != b.files.get("policy.py"):
+            return Verdict.NOT_CHECKED, "not run: policy.py is not the regenerated frozen module (nothing else runs)"
+        runnable = strip_contracts(verified, drop_functions=lemmas)
+        return _gate(examples_gate(run_tests(spec, spec.examples, runnable, regenerated[0], hypothesis_examples=0)))
+    checks.append(_timed("examples", examples))
+    progress("proving policy_verified.py with Nagini (a fresh run, no cache)")
+    checks.append(_timed("proof (Nagini)", lambda: prover(spec, verified, progress)))
+    return checks
+
+
+def _gate(gate: Any) -> tuple[Verdict, str]:
+    return gate.verdict, gate.summary
+
+
+def _compiled_again(spec: Spec, verified: str) -> tuple[Verdict, str]:
+    from veriguard.synth.compile import compile_policy
+
+    if compile_policy(spec).source != verified:
+        return Verdict.REFUTED, "policy_verified.py is not what the compile path makes of the build's spec"
+    return Verdict.PASSED, "the build's spec compiles to policy_verified.py byte for byte"
+
+
+def prove_fresh(spec: Spec, verified: str, progress: Progress, worker: Any = None) -> tuple[Verdict, str]:
+    """Nagini on `verified`: a worker of its own (or `worker`, a warm NaginiWorker) called directly, never
+    through a proof cache."""
+    from veriguard.contracts.generated import check_generated
+    from veriguard.synth.pipeline import replay_counterexamples
+    from veriguard.verify.nagini import NaginiWorker
+    from veriguard.verify.proof import from_worker
+    from veriguard.verify.runnable import frozen_module, strip_contracts
+
+    assert spec.contract is not None
+    check_generated(verified, "nagini")  # nothing outside the allowlist reaches the verifier
+    with tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
+        path = Path(tmp) / f"policy_{spec.name}.py"
+        path.write_text(verified, encoding="utf-8")
+        if worker is None:
+            with NaginiWorker(progress=progress) as own:
+                raw = own.verify_file(path, timeout=spec.settings.nagini_timeout)
+        else:
+            raw = worker.verify_file(path, timeout=spec.settings.nagini_timeout)
+        proof = from_worker(raw, file="policy_verified.py", params=spec.contract.signature.flat_params())
+    if proof.verdict is Verdict.UNKNOWN:
+        lemmas = tuple(f"property_{p.id}" for p in spec.contract.properties)
+        runnable = strip_contracts(verified, drop_functions=lemmas)
+        proof = replay_counterexamples(proof, spec, runnable, frozen_module(spec, runnable))
+    where = "; ".join(f"{d.clause or d.code} (line {d.line})" for d in proof.diagnostics[:3])
+    return proof.verdict, f"{proof.verdict.value} in {proof.seconds:.1f} s" + \
+        (f": {proof.detail}" if proof.detail else "") + (f"; {where}" if where else "")
+
+
+def log_summary(path: str | Path, key: VerifyKey | None, policy_sha256: str) -> dict[str, Any]:
+    """The decision log verified (enforce.decision_log.verify_log) and, when intact, counted: decisions of this
+    build's policy (allowed, denied, failed closed) and of other policies."""
+    from veriguard.enforce.decision_log import DecisionLog, verify_log
+
+    check = verify_log(path, key)
+    out: dict[str, Any] = {"log": str(path), **check.to_dict()}
+    if not check.ok:
+        return out
+    counts = {"this_policy": 0, "allowed": 0, "denied": 0, "fail_closed": 0, "other_policies": 0}
+    for n, record in enumerate(DecisionLog(path).records()):
+        if n >= check.records:   # only what verify_log vouched for
+            break
+        if record.get("policy_sha256") != policy_sha256:
+            counts["other_policies"] += 1
+            continue
+        counts["this_policy"] += 1
+        counts["allowed" if record.get("allowed") is True else "denied"] += 1
+        counts["fail_closed"] += 1 if record.get("fail_closed") else 0
+    return out | {"decisions": counts}
+
+
+def write_bundle(result: AuditResult, target: str | Path) -> Path:
+    """One archive (.zip, .tar.gz or .tgz) an auditor keeps, written atomically: the build's files as they are
+    (report, certificate, signature, spec and tables, the policy sources) under <policy>/, audit.json and,
+    with a log, decision-log.json."""
+    target = bundle_path(target)
+    members = {f"{result.policy}/{rel}": data for rel, data in _build_files(Path(result.build)).items()}
+    members["audit.json"] = (json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n").encode("utf-8")
+    if result.log is not None:
+        members["decision-log.json"] = (json.dumps(result.log, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                _archive(f, target.name.endswith(".zip"), members)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as e:
+        raise VeriguardError("audit.bundle", f"cannot write the bundle: {e.strerror}", file=str(target),
+                             fix="choose a writable place for --bundle") from None
+    return target
+
+
+def bundle_path(target: str | Path) -> Path:
+    """`target` when it names an archive this module writes (checked before the audit's long work)."""
+    target = Path(target)
+    if not target.name.endswith(BUNDLE_SUFFIXES) or target.name.startswith(BUNDLE_SUFFIXES):
+        raise VeriguardError("audit.bundle", f"{target.name!r} is neither NAME.zip, NAME.tar.gz nor NAME.tgz",
+                             file=str(target), fix="name the bundle e.g. audit-payments.zip or audit-payments.tar.gz")
+    return target
+
+
+def _build_files(d: Path) -> dict[str, bytes]:
+    """Every regular file of the build (never through a symbolic link), by path in the build."""
+    out = {}
+    for root, dirs, names in os.walk(d, followlinks=False):
+        for n in sorted(names):
+            path = Path(root) / n
+            if path.is_file() and not path.is_symlink():
+                out[path.relative_to(d).as_posix()] = path.read_bytes()
+    return dict(sorted(out.items()))
+
+
+def _archive(f: Any, as_zip: bool, members: Mapping[str, bytes]) -> None:
+    if as_zip:
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in members.items():
+                z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+        return
+    with tarfile.open(fileobj=f, mode="w:gz") as t:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            t.addfile(info, io.BytesIO(data))
