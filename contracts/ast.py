@@ -154,10 +154,6 @@ def has_quantifier(e: Expr) -> bool:
     return any(isinstance(n, Quant) for n in walk(e))
 
 
-def mentions_decision(e: Expr) -> bool:
-    return any(isinstance(n, Allowed) or (isinstance(n, Call) and n.name in ("violated", "denied")) for n in walk(e))
-
-
 def render(e: Expr) -> str:
     """The contract-language text of `e` (fully parenthesised where it matters)."""
     if isinstance(e, Lit):
@@ -206,7 +202,7 @@ def map_positions(obj: object, f: "Callable[[Pos], Pos]") -> object:
         return f(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         changes = {fl.name: map_positions(getattr(obj, fl.name), f) for fl in dataclasses.fields(obj) if fl.name != "ty"}
-        return dataclasses.replace(obj, **changes)
+        return dataclasses.replace(obj, **changes)  # type: ignore[misc]  # mypy 1.5: is_dataclass does not narrow
     if isinstance(obj, tuple):
         return tuple(map_positions(x, f) for x in obj)
     return obj

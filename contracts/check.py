@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass
+from typing import Any
 
 from veriguard.contracts import ast as A
 from veriguard.contracts.errors import ContractError, Pos
@@ -322,12 +323,15 @@ def _elem_type(sig: Signature, source: str) -> Type:
     return a.type.elem
 
 
-def resolve_type(raw: object, named: dict[str, Type], where: str = "") -> Type:
+BUILTIN_TYPES: dict[str, Type] = {"bool": BOOL, "int": INT, "str": STR}
+
+
+def resolve_type(raw: Any, named: dict[str, Type], where: str = "") -> Type:
     """Turn a parsed type tree into a Type, resolving declared enum and record names."""
-    kind = raw[0]  # type: ignore[index]
+    kind = raw[0]
     if kind == "named":
-        _, name, pos = raw  # type: ignore[misc]
-        builtin = {"bool": BOOL, "int": INT, "str": STR}.get(name)
+        _, name, pos = raw
+        builtin = BUILTIN_TYPES.get(name)
         if builtin is not None:
             return builtin
         if name in named:
@@ -337,12 +341,12 @@ def resolve_type(raw: object, named: dict[str, Type], where: str = "") -> Type:
                             fix=(f"did you mean {close[0]!r}? " if close else "")
                             + "declare it under [types] or use bool, int, str, list[...], (T, T)")
     if kind == "tuple":
-        _, items, pos = raw  # type: ignore[misc]
+        _, items, pos = raw
         resolved = tuple(resolve_type(i, named, where) for i in items)
         if not all(is_scalar(i) for i in resolved):
             raise ContractError("spec.type", "tuple elements must be bool, int, str or an enum", pos=pos)
         return TupleT(resolved)  # type: ignore[arg-type]
-    _, name, inner, pos = raw  # type: ignore[misc]
+    _, name, inner, pos = raw
     if name != "list":
         raise ContractError("spec.type", f"unknown generic type {name!r}", pos=pos, fix="only list[...] is supported")
     elem = resolve_type(inner, named, where)

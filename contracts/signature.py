@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from veriguard.contracts.errors import NOWHERE, Pos
-from veriguard.contracts.types import BOOL, BoolT, ListT, RecordT, Scalar, TupleT, Type
+from veriguard.contracts.types import BoolT, ListT, RecordT, Scalar, TupleT, Type
 
 Value = bool | int | str
 
@@ -69,12 +69,5 @@ class Signature:
         return [a for a in self.arguments if isinstance(a.type, ListT)]
 
 
-def element_arity(t: ListT) -> int:
-    return len(t.elem.items) if isinstance(t.elem, TupleT) else 1
-
-
 def element_types(t: ListT) -> tuple[Scalar, ...]:
     return t.elem.items if isinstance(t.elem, TupleT) else (t.elem,)
-
-
-BOOL_T: Type = BOOL

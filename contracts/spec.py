@@ -48,8 +48,3 @@ class Spec:
     settings: VerifySettings
     files: tuple[tuple[str, str], ...] = ()  # (path relative to the spec, sha256) of every table file
     extraction_files: tuple[tuple[str, str], ...] = ()  # the same for every file [extraction] names
-    contract_offsets: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False)
-
-    @property
-    def is_formal(self) -> bool:
-        return self.contract is not None

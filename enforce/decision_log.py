@@ -395,10 +395,10 @@ def verify_log(path: str | Path, key: VerifyKey | None = None) -> LogCheck:
         except _Broken as e:
             return LogCheck(False, chain.records, e.problem, e.line)
     return LogCheck(True, chain.records, anchored=key is not None, after_anchor=chain.records - head.records,
-                    note=_note(head, key, chain.records - head.records, torn))
+                    note=_note(head, key, chain.records - head.records, torn=torn))
 
 
-def _note(head: Head, key: VerifyKey | None, after: int, torn: bool) -> str:
+def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool) -> str:
     if key is not None:
         notes = [f"anchored: the head is signed by key {head.key_id[:16]}… ({head.time}); a rollback to an earlier "
                  "state kept whole cannot be detected"]

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from veriguard.contracts.errors import Pos, SpecError
+from veriguard.contracts.errors import NOWHERE, Pos, SpecError
 from veriguard.contracts.parse import MAX_INT_DIGITS
 from veriguard.contracts.signature import Table, Value
 from veriguard.contracts.types import BoolT, EnumT, IntT, Scalar
@@ -77,7 +77,7 @@ class _Reader:
     def from_rows(self, rows: list[list[Any]]) -> list[tuple[tuple[Value, ...], Value]]:
         n = len(self.params)
         relation = isinstance(self.result, BoolT)
-        out = []
+        out: list[tuple[tuple[Value, ...], Value]] = []
         for row in rows:
             if not isinstance(row, list):
                 raise self.fail(f"row {row!r} is not a list", row, "write each row as a list of values")
@@ -92,7 +92,7 @@ class _Reader:
 
 
 def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar, *, path: str = "",
-               default: Value | None = None, doc: str = "", pos: Pos = Pos(0, 0)) -> Table:
+               default: Value | None = None, doc: str = "", pos: Pos = NOWHERE) -> Table:
     """Read `file` (JSON nested objects / row lists, or CSV with a header) into a Table."""
     try:
         data_bytes = file.read_bytes()
@@ -140,7 +140,7 @@ def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar
         if key in seen and seen[key] != value:
             raise reader.fail(f"key {key!r} has two values ({seen[key]!r} and {value!r})", key[0], "keep one")
         seen[key] = value
-    rows = tuple(sorted(seen.items(), key=repr))
-    if not rows:
+    entries = tuple(sorted(seen.items(), key=repr))
+    if not entries:
         raise SpecError("spec.table_empty", f"table {name} has no rows", file=str(file), fix="fill the table")
-    return Table(name, params, result, rows, default_value, doc, str(file), pos, hashlib.sha256(data_bytes).hexdigest())
+    return Table(name, params, result, entries, default_value, doc, str(file), pos, hashlib.sha256(data_bytes).hexdigest())

@@ -260,3 +260,38 @@ def test_instructions_in_comments_and_strings_change_nothing():
 def test_a_forbidden_read_hidden_in_dead_code_still_counts():
     code = "if False:  # never runs, allow it\n    x = GetValue(LoadDB('diagnosis'), 'diagnosisname')\n"
     assert pairs(code) == {("diagnosis", "diagnosisname")}
+
+
+def test_the_language_names_the_tool_table():
+    code = 'd = LoadDB("lab")\nanswer = GetValue(d, "labresult")'
+    assert extract_accesses(code, SCHEMA, language="ehragent-python").pairs == (("lab", "labresult"),)
+    for language in ("python", "EHRAgent-Python", ""):
+        with pytest.raises(ExtractionError) as info:
+            extract_accesses(code, SCHEMA, language=language)
+        assert info.value.code == "extract.config" and repr(language) in info.value.message
+        assert "'ehragent-python'" in info.value.message  # the fix: a language that has a tool table
+
+
+@pytest.mark.parametrize("language, refused", [('language = "ehragent-python", ', False), ("", False),
+                                               ('language = "pandas", ', True), ("language = 3, ", True)])
+def test_a_build_whose_language_has_no_tool_table_does_not_load(tmp_path, language, refused):
+    import shutil
+
+    from veriguard.enforce.monitor import Monitor
+    from veriguard.synth.freeze import write_build
+    from veriguard.synth.specfile import load_spec
+    from tests.conftest import SPECS
+    from tests.unit.test_compile_and_freeze import fake_result
+
+    shutil.copytree(SPECS / "eicu_ac", tmp_path / "eicu_ac")
+    text = (SPECS / "eicu_ac.toml").read_text(encoding="utf-8")
+    shipped = 'language = "ehragent-python", '
+    assert shipped in text
+    (tmp_path / "eicu_ac.toml").write_text(text.replace(shipped, language), encoding="utf-8")
+    build, _ = write_build(fake_result(load_spec(tmp_path / "eicu_ac.toml")), tmp_path / "out", run_info={})
+    if not refused:
+        assert Monitor.from_build(build).extractors["accessed"].language == "ehragent-python"
+        return
+    with pytest.raises(ExtractionError) as info:
+        Monitor.from_build(build)
+    assert info.value.code == "extract.config" and "'ehragent-python'" in info.value.message

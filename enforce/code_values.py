@@ -1,0 +1,101 @@
+"""The abstract values of an agent's program: what an expression may evaluate to, joined as unions.
+
+Used by the code interpreter (enforce/code_interpreter.py), the tool tables and the SQL reader, with
+the two ways they all refuse: `fail` (a stable code and the place) and `unanalysable` (a construct
+outside the subset they follow), both an ExtractionError.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+from veriguard.enforce.extract_errors import ExtractionError
+
+HOLE = "\x00"  # stands for a run-time value inside a string template
+EMPTY: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Val:
+    """What an expression may evaluate to; every field is a possibility, so joins are unions.
+
+    Val() is no value at all: the expression raises (an unbound name) and nothing after it runs.
+    """
+    tables: frozenset[str] = EMPTY  # a (possibly filtered) table of one of these databases
+    rows: frozenset[str] = EMPTY    # one row of one of these databases
+    texts: frozenset[str] = EMPTY   # one of these strings, HOLE marking run-time parts
+    other: bool = False             # any other run-time value (its parts are such values too)
+    items: Val | None = None        # an immutable sequence (tuple, iterator) whose elements may be this
+    fields: tuple[Val, ...] | None = None  # a fixed-length tuple, position by position
+    funcs: frozenset[str] = EMPTY   # known callables and modules: tool:X, builtin:X, lib:X, user:N
+    locs: frozenset[int] = frozenset()  # a container made at one of these places; elements in the heap
+
+
+OTHER = Val(other=True)
+NOTHING = Val()
+
+
+def join(a: Val, b: Val) -> Val:
+    if a == b:
+        return a
+    items = a.items if b.items is None else b.items if a.items is None else join(a.items, b.items)
+    if a.fields is not None and b.fields is not None:
+        fields = tuple(map(join, a.fields, b.fields)) if len(a.fields) == len(b.fields) else None
+    else:
+        fields = a.fields if b.items is None else b.fields if a.items is None else None
+    return Val(a.tables | b.tables, a.rows | b.rows, a.texts | b.texts, a.other or b.other, items, fields,
+               a.funcs | b.funcs, a.locs | b.locs)
+
+
+def join_all(values: Iterable[Val]) -> Val:
+    out = NOTHING
+    for value in values:
+        out = join(out, value)
+    return out
+
+
+def widen(old: Val, new: Val) -> Val:
+    """Make a loop settle: strings that keep changing become run-time values."""
+    if old == new:
+        return new
+    moved = new.texts != old.texts
+    items = new.items if old.items is None or new.items is None else widen(old.items, new.items)
+    return Val(new.tables, new.rows, EMPTY if moved else new.texts, new.other or moved, items,
+               new.fields if new.fields == old.fields else None, new.funcs, new.locs)
+
+
+def container(elements: Sequence[Val], *, positional: bool) -> Val:
+    return Val(items=join_all(elements), fields=tuple(elements) if positional else None)
+
+
+def is_text(value: Val) -> bool:
+    return value == Val(texts=value.texts) and bool(value.texts)
+
+
+def single_text(value: Val) -> str | None:
+    if is_text(value) and len(value.texts) == 1:
+        text = next(iter(value.texts))
+        return None if HOLE in text else text
+    return None
+
+
+def fail(code: str, where: str, message: str) -> NoReturn:
+    raise ExtractionError(code, f"{where}: {message}")
+
+
+
+def unanalysable(node: ast.AST | None, construct: str) -> NoReturn:
+    raise ExtractionError("extract.code.unanalysable", f"unanalysable code: {construct} at {at(node)}")
+
+
+def at(node: ast.AST | None) -> str:
+    return f"line {getattr(node, 'lineno', 1)}:{getattr(node, 'col_offset', 0) + 1}"
+
+
+@functools.lru_cache(maxsize=4096)  # a node is read again each round; unparsing is slow
+def snippet(node: ast.AST) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= 100 else text[:97] + "..."

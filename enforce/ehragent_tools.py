@@ -1,0 +1,128 @@
+"""EHRAgent's tool table: what each of its tools reads when a program calls it (`language = "ehragent-python"`).
+
+EHRAgent's run_code starts every program with `answer = 0` and CodeHeader's names: the tools below
+and the modules tabtools and calculator (refused: not modelled).
+* GetValue(db, 'col[, agg]') reads col; with an aggregation the tool does not know it raises, reading
+  nothing. FilterDB(db, cond) reads every column its conditions name, max(col)/min(col) selectors
+  included: which rows survive reveals those columns.
+* LoadDB(name) loads a table (it must be a constant name in the schema); FilterDB and GetValue take a
+  table traceable to a LoadDB.
+* SQLInterpreter(query) reads what enforce/sql_columns.py finds in the query, which must be known
+  statically. Calendar's argument is SQL too: EHRAgent runs "select datetime(current_time, '<argument>')".
+* Calculate parses arithmetic only: a table handed to it counts as read whole.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from veriguard.enforce.code_interpreter import Interpreter, ToolTable
+from veriguard.enforce.code_values import HOLE, OTHER, Val, at, fail, is_text, single_text, snippet
+from veriguard.enforce.sql_columns import cached_sql_reads
+
+TOOLS = frozenset({"LoadDB", "FilterDB", "GetValue", "SQLInterpreter", "Calendar", "Calculate"})
+HEADER = frozenset({"tabtools", "calculator"})  # what EHRAgent's CodeHeader imports beside the tools
+AGGREGATIONS = ("mean", "max", "min", "sum", "list")
+CONDITION_OP = re.compile(r">=|<=|!=|==|=|>|<|\s(?:not\s+)?in\s|\s(?:not\s+)?like\s", re.IGNORECASE)
+SELECTOR = re.compile(r"\s*(?:max|min)\s*\((.*)\)\s*", re.DOTALL)
+
+
+def _tool(interp: Interpreter, function: str, node: ast.Call) -> Val:
+    if function == "Calculate":  # EHRAgent's calculator parses arithmetic, nothing else
+        return interp.call_unknown(node, function)
+    count = 2 if function in ("FilterDB", "GetValue") else 1
+    if len(node.args) != count or node.keywords:
+        fail("extract.code.call", at(node), f"`{snippet(node)}` needs exactly {count} positional argument(s)")
+    if function == "SQLInterpreter":
+        _sql(interp, interp.expr(node.args[0]), node)
+        return OTHER
+    if function == "Calendar":  # runs "select datetime(current_time, '<argument>')"
+        shift = interp.parts(interp.expr(node.args[0]), node)
+        _sql(interp, interp.templates([{"select datetime(current_time, '"}, shift, {"')"}]), node)
+        return OTHER
+    if function == "LoadDB":
+        return _load_db(interp, node, interp.expr(node.args[0]))
+    table = interp.expr(node.args[0])
+    tables = table.tables | table.rows
+    if not tables:
+        fail("extract.code.unresolved_table", at(node), f"{function} on `{snippet(node.args[0])}`: cannot "
+             "tell which table it holds (it is not traceable to a LoadDB)")
+    _columns_of(interp, function, tables, interp.expr(node.args[1]), node)
+    return Val(tables=tables) if function == "FilterDB" else OTHER
+
+
+def _load_db(interp: Interpreter, node: ast.Call, name: Val) -> Val:
+    if not is_text(name) or any(HOLE in t for t in name.texts):
+        fail("extract.code.unresolved_table", at(node), f"LoadDB({snippet(node.args[0])}): the name is not a "
+             "constant, so the table cannot be determined")
+    for table in sorted(name.texts):
+        if table not in interp.schema:
+            fail("extract.code.unknown_table", at(node), f"LoadDB: no database named {table!r} in the schema")
+        interp.loaded.setdefault(table, f"{snippet(node)} line {node.lineno}")
+    return Val(tables=name.texts)
+
+
+def _columns_of(interp: Interpreter, function: str, tables: frozenset[str], argument: Val, node: ast.Call) -> None:
+    how = snippet(node)
+    if not is_text(argument):
+        interp.escape(argument, node, f"{how}: a table is its argument")
+    if single_text(argument) is None and not is_text(argument):
+        interp.read_whole(tables, node, f"{how}: its argument is not known statically")
+    for template in sorted(argument.texts):
+        if function == "GetValue":
+            columns = [_getvalue_column(template, how, node)]
+        else:
+            columns = [_condition_column(c, how, node, complete=interp.complete) for c in template.split("||") if c.strip()]
+        for column in columns:
+            if column is None:
+                interp.read_whole(tables, node, f"{how}: a column name is only known at run time")
+            elif column:
+                interp.read(tables, column, node, how)
+
+
+def _sql(interp: Interpreter, query: Val, node: ast.Call) -> None:
+    if not is_text(query):
+        fail("extract.sql.unresolved", at(node), f"SQLInterpreter({snippet(node.args[0])}): the query is not "
+             "known statically, so its tables cannot be determined")
+    for text in sorted(query.texts):
+        for table, column, how in cached_sql_reads(text, interp.schema_key, at(node)):
+            if column:
+                interp.read_one(table, column, f"{snippet(node)} line {node.lineno}: {how} -> {table}.{column}")
+            else:
+                interp.loaded.setdefault(table, f"{snippet(node)} line {node.lineno}")
+
+
+def _condition_column(condition: str, how: str, node: ast.AST, *, complete: bool) -> str | None:
+    """The column a FilterDB condition names; None when the name is only known at run time."""
+    shown = condition.replace(HOLE, "{…}")
+    selector = SELECTOR.fullmatch(condition)
+    operator = None if selector else CONDITION_OP.search(condition)
+    if not selector and operator is None:
+        fail("extract.code.filter_syntax", at(node), f"{how}: condition {shown!r} has no comparison and is not "
+             "max()/min()")
+    name = selector.group(1).strip() if selector else condition[:operator.start()].strip()  # type: ignore[union-attr]
+    if HOLE in name:
+        return None
+    if not name.isidentifier() and not complete:  # with every column known, `read` finds it is none of them
+        fail("extract.code.filter_syntax", at(node), f"{how}: condition {shown!r} does not start with a column name")
+    return name
+
+
+def _getvalue_column(argument: str, how: str, node: ast.AST) -> str | None:
+    """The column GetValue reads; "" when the tool raises before reading anything."""
+    last = argument.split(", ")[-1]
+    if ", " in argument and HOLE not in last and not any(a in last for a in AGGREGATIONS):
+        return ""  # get_value knows only these aggregations and raises on any other
+    column, *aggregations = [part.strip() for part in argument.split(",")]
+    for aggregation in aggregations:
+        if not any(a in aggregation for a in AGGREGATIONS) or HOLE in aggregation:
+            fail("extract.code.getvalue_syntax", at(node), f"{how}: {aggregation!r} is not an aggregation "
+                 f"({', '.join(AGGREGATIONS)})")
+    if HOLE in column:
+        return None
+    if not column.isidentifier():
+        fail("extract.code.getvalue_syntax", at(node), f"{how}: {column!r} is not a column name")
+    return column
+
+
+EHRAGENT = ToolTable("ehragent-python", TOOLS, HEADER, "answer", _tool)
