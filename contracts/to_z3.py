@@ -58,7 +58,7 @@ class Z3Encoding:
     def any_of(self, items: list[Any]) -> Any:
         return self.z3.Or(*items, self.ctx) if items else self.value(False)
 
-    def value(self, v: bool | int | str) -> Any:
+    def value(self, v: bool | int | str) -> Any:  # noqa: FBT001 (a contract value, not a flag)
         z3 = self.z3
         if isinstance(v, bool):
             return z3.BoolVal(v, self.ctx)
