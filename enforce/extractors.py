@@ -28,11 +28,11 @@ parsed for calls. A framework that runs calls of another shape needs its own ext
 """
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, NoReturn, Protocol
+from typing import Any, NamedTuple, NoReturn, Protocol
 
 from veriguard.enforce import strict_json
 from veriguard.enforce.extract_errors import ExtractionError
@@ -330,6 +330,10 @@ def tool_calls(observation: Mapping[str, Any]) -> list[ToolCall]:
     return found
 
 
+ANY_TOOL = "*"            # a tool_call extractor's `tool`: the one call in the action, whatever its tool
+TOOL_NAME = "$name"       # in a tool_call extractor's `fields`: the called tool's name, not an argument
+
+
 def _folded(name: str) -> str:
     return name.lower().replace("_", "").replace("-", "").replace(".", "")
 
@@ -340,7 +344,8 @@ class ToolCallExtractor:
 
     Everything or nothing: any argument of the call that `fields` does not map (nor `ignore` lists) is
     an error, since the tool would act on a value the policy never saw; so is a call of a tool whose
-    name differs from `tool` only in case or punctuation."""
+    name differs from `tool` only in case or punctuation. `tool = "*"` takes the one call of any tool, and
+    a field mapped to "$name" receives the called tool's name (the policy decides which tools may run)."""
 
     tool: str
     fields: Mapping[str, str]
@@ -355,48 +360,26 @@ class ToolCallExtractor:
         if alike:
             raise ExtractionError("extract.tool_call", f"{alike[0].where}: a call of {alike[0].name!r}, a name that "
                                   f"differs from {self.tool!r} only in case or punctuation")
-        mine = [c for c in calls if c.name == self.tool]
+        mine = calls if self.tool == ANY_TOOL else [c for c in calls if c.name == self.tool]
         if not mine:
-            raise ExtractionError("extract.tool_call", f"no call of tool {self.tool!r} in the agent's output")
+            raise ExtractionError("extract.tool_call", "no tool call in the agent's output" if self.tool == ANY_TOOL
+                                  else f"no call of tool {self.tool!r} in the agent's output")
         if len(mine) > 1:
-            raise ExtractionError("extract.tool_call", f"{len(mine)} calls of {self.tool!r} in one action; check them "
-                                  "one at a time")
+            which = "tool calls" if self.tool == ANY_TOOL else f"calls of {self.tool!r}"
+            raise ExtractionError("extract.tool_call", f"{len(mine)} {which} in one action; check them one at a time")
         call = mine[0]
-        unseen = sorted(set(call.arguments) - set(self.fields.values()) - set(self.ignore))
+        unseen = sorted(set(call.arguments) - (set(self.fields.values()) - {TOOL_NAME}) - set(self.ignore))
         if unseen:
             raise ExtractionError("extract.tool_call", f"{call.where}: {call.name!r} has argument(s) {unseen[:5]} "
                                   "that the policy does not see; map them in the spec's [extraction] `fields`, or "
                                   "list them in `ignore` if they cannot matter")
         value = dict(self.defaults or {})
         for f, key in self.fields.items():
-            if key not in call.arguments:
+            if key != TOOL_NAME and key not in call.arguments:
                 raise ExtractionError("extract.missing", f"tool call {call.name!r} has no argument {key!r}")
-            value[f] = call.arguments[key]
+            value[f] = call.name if key == TOOL_NAME else call.arguments[key]
         return Extracted(_typed(value, self.type, f"{call.name}(...)"),
                          f"{call.format} {call.name}({', '.join(self.fields.values())})", 1.0, self.kind)
-
-
-@dataclass(frozen=True)
-class CodeExtractor:
-    """(database, column) pairs the agent's code reads (Python + SQL), from its code or its whole log."""
-
-    schema: Mapping[str, Any]
-    source: str = "log"          # observation field: a full EHRAgent log ("log") or bare code ("code")
-    complete: bool = False       # the schema lists every column: a column outside it does not exist
-    kind: str = "code"
-
-    def extract(self, observation: Mapping[str, Any]) -> Extracted:
-        from veriguard.enforce.agent_logs import parse_agent_log
-        from veriguard.enforce.extract_code import extract_accesses
-
-        text = _path(observation, self.source)
-        if not isinstance(text, str):
-            raise ExtractionError("extract.type", f"{self.source!r} must be text")
-        code = parse_agent_log(text).code if self.source == "log" else text
-        access = extract_accesses(code, self.schema, complete=self.complete)
-        pairs = [list(p) for p in access.pairs]
-        how = "code: " + "; ".join(access.provenance) if access.provenance else "code: reads no column"
-        return Extracted(pairs, how, access.confidence, self.kind)
 
 
 @dataclass(frozen=True)
@@ -453,11 +436,15 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
             ignore = cfg.get("ignore", [])
             if not isinstance(ignore, list) or not all(isinstance(k, str) for k in ignore):
                 raise ExtractionError("extract.config", f"argument {name!r}: `ignore` must be a list of argument names")
+            if cfg["tool"] == ANY_TOOL and TOOL_NAME not in cfg["fields"].values():
+                raise ExtractionError("extract.config", f"argument {name!r}: tool = \"{ANY_TOOL}\" takes a call of any "
+                                      f"tool, so a field must receive its name (\"{TOOL_NAME}\")")
             out[name] = ToolCallExtractor(str(cfg["tool"]), cfg["fields"], schema[name], cfg.get("defaults"),
                                           tuple(ignore))
         elif kind == "code":
-            db = json.loads((base / str(cfg["schema"])).read_text(encoding="utf-8"))
-            out[name] = CodeExtractor(db.get("databases", db), str(cfg.get("source", "log")), db.get("complete") is True)
+            from veriguard.enforce.extract_code import build_code_extractor
+
+            out[name] = build_code_extractor(cfg, base)
         elif kind == "shell":
             from veriguard.enforce.shell import build_shell_extractor
 
@@ -465,12 +452,16 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
         elif kind == "classifier":
             from veriguard.enforce.categories import CategoryClassifier
 
-            classifier = CategoryClassifier.from_bank(base / str(cfg["bank"]))
+            classifier = CategoryClassifier.from_extraction(cfg, base)  # frozen in a build: the bank is not read
             categories = tuple(f for f, _ in schema[name]["fields"])
             if str(cfg.get("abstain", "deny")) not in ("deny", "restrict"):
                 raise ExtractionError("extract.config", f"argument {name!r}: abstain must be 'deny' or 'restrict'")
             out[name] = ClassifierExtractor(str(cfg["text"]), classifier.classify, categories,
                                             str(cfg.get("abstain", "deny")))
+        elif kind == "llm":
+            from veriguard.enforce.extract_llm import build_llm_extractor
+
+            out[name] = build_llm_extractor(name, cfg, schema[name], base)
         else:
             raise ExtractionError("extract.config", f"argument {name!r}: unknown extractor {kind!r}")
     return out

@@ -32,7 +32,7 @@ class GuardOutcome:
     allowed: bool                  # run the call
     action: str                    # what was done: allow, block, replan, halt, terminate
     message: str                   # what the model is told instead of the tool's result ("" when it runs)
-    record: DecisionRecord | None  # None when the monitor could not decide or the run was already halted
+    record: DecisionRecord | None  # the logged record (of a refusal too); None only when not even that could be made
     would: str = ""                # shadow mode: the action enforcing would have taken
 
 
@@ -87,12 +87,25 @@ class Guard:
               run: str = "", integration: str = "", tool: str = "") -> GuardOutcome:
         """Decide `call` (one tool call in its SDK's own shape) with `context` (the facts the policy needs
         beside the call: user, session, ledger; a mapping or a function returning one)."""
+        meta = {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)}
+        return self._outcome(lambda: self._decide(call, context, meta), run, meta)
+
+    def refuse(self, reason: str, *, action_id: str = "", run: str = "", integration: str = "",
+               tool: str = "") -> GuardOutcome:
+        """Refuse a call the enforcement point cannot hand to the policy (it is malformed): recorded and
+        logged with `reason`, and counted as a denial of its run like any other."""
+        meta = {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)}
+        return self._outcome(lambda: (self._refusal(reason, meta), f"fail closed: {reason}"), run, meta)
+
+    def _outcome(self, decide: Callable[[], tuple[DecisionRecord | None, str]], run: str,
+                 meta: dict[str, str]) -> GuardOutcome:
         with self._lock:
             state = self._runs.setdefault(run, _Run())
             halted = state.halted
-        if halted and self.mode == "enforce":
-            return GuardOutcome(False, "halt", self._halted_message(halted), None)
-        record, reasons = self._decide(call, context, action_id, integration, tool)
+        if halted and self.mode == "enforce":  # refused unread, but recorded
+            record = self._refusal(f"tool execution in this run was halted earlier ({halted})", meta)
+            return GuardOutcome(False, "halt", self._halted_message(halted), record)
+        record, reasons = decide()
         with self._lock:
             action = self._next_action(state, record is not None and record.allowed is True, reasons)
         if halted:  # shadow mode only: enforcing would have refused it unread
@@ -114,19 +127,26 @@ class Guard:
         with self._lock:
             self._runs.pop(run, None)
 
-    def _decide(self, call: Mapping[str, Any], context: Context, action_id: str, integration: str,
-                tool: str) -> tuple[DecisionRecord | None, str]:
+    def _decide(self, call: Mapping[str, Any], context: Context, meta: dict[str, str]) -> tuple[DecisionRecord | None, str]:
         try:
-            observation = observe(call, context)
-            record = self.monitor.check(observation, action_id=action_id, integration=integration, tool=tool,
-                                        mode=self.mode)
-        except Exception as e:  # the monitor must not raise; if it does, nothing was decided: deny
-            return None, f"fail closed: the call could not be checked: {type(e).__name__}: {e}"
+            record = self.monitor.check(observe(call, context), mode=self.mode, **meta)
+        except Exception as e:  # a context that cannot be read, or a monitor that raises: nothing was decided
+            reason = f"the call could not be checked: {type(e).__name__}: {e}"
+            return self._refusal(reason, meta), f"fail closed: {reason}"
         if not isinstance(record, DecisionRecord):
-            return None, f"fail closed: the monitor answered {type(record).__name__}, not a decision"
+            reason = f"the monitor answered {type(record).__name__}, not a decision"
+            return self._refusal(reason, meta), f"fail closed: {reason}"
         if record.allowed is True:
             return record, ""
         return record, record.enforcement.feedback or " / ".join(record.messages) or "denied by the policy"
+
+    def _refusal(self, reason: str, meta: dict[str, str]) -> DecisionRecord | None:
+        """The logged record of a call refused undecided; None when even that fails (the call is refused all the same)."""
+        try:
+            record = self.monitor.refuse(reason, mode=self.mode, **meta)
+        except Exception:
+            return None
+        return record if isinstance(record, DecisionRecord) and not record.allowed else None
 
     def _next_action(self, state: _Run, allowed: bool, reasons: str) -> str:
         if allowed:

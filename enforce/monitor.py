@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, build_extractors
-from veriguard.enforce.loader import FrozenPolicy, load_policy
+from veriguard.enforce.loader import FrozenPolicy, TrustedKeys, load_policy
 
 STRATEGIES = {
     "terminate": "terminate_task",        # stop the whole task
@@ -80,12 +80,17 @@ class Monitor:
 
     @classmethod
     def from_build(cls, build: str | Path, *, strategy: str | None = None, log: DecisionLog | str | Path | None = None,
-                   log_key: str | Path | None = None, accept_unproved: bool = False, **kw: Any) -> "Monitor":
+                   log_key: str | Path | None = None, accept_unproved: bool = False,
+                   trusted_keys: TrustedKeys | None = None, require_signed: bool | None = None,
+                   **kw: Any) -> "Monitor":
         """A monitor for DIR/<name> with the extractors its spec declares (files checked against the certificate).
 
         `log` is a DecisionLog or a path; `log_key`, the private key file that signs a log given as a
-        path (see enforce.keys), anchors it so that a rewrite of its history is detected."""
-        policy = load_policy(build, accept_unproved=accept_unproved)
+        path (see enforce.keys), anchors it so that a rewrite of its history is detected. `trusted_keys`
+        and `require_signed` check the build's signature (enforce.loader.load_policy; by default from
+        VERIGUARD_TRUSTED_KEYS and VERIGUARD_REQUIRE_SIGNED)."""
+        policy = load_policy(build, accept_unproved=accept_unproved, trusted_keys=trusted_keys,
+                             require_signed=require_signed)
         base = Path(build) / "spec"
         extraction = policy.extraction.get("extraction", {})
         enforcement = policy.extraction.get("enforcement", {})
@@ -109,6 +114,17 @@ class Monitor:
             raise
         except BaseException as e:  # a bug anywhere must deny, never crash the agent or allow
             record = _sealed(replace(self._failed(f"the monitor failed: {_describe(e)}", action_id, t0), **meta))
+        return self._logged(record)
+
+    def refuse(self, reason: str, *, action_id: str = "", integration: str = "", tool: str = "",
+               mode: str = "enforce") -> DecisionRecord:
+        """Record and log a call refused without being decided (its run was halted, the enforcement point
+        could not read it): a fail-closed denial that says why."""
+        record = self._failed(reason, str(action_id), time.perf_counter())
+        return self._logged(_sealed(replace(record, integration=str(integration), tool=str(tool), mode=str(mode))))
+
+    def _logged(self, record: DecisionRecord) -> DecisionRecord:
+        """`record` appended to the log (a denial when that fails), and counted."""
         if self.log is not None:
             try:
                 self.log.append(json.loads(json.dumps(record.to_dict(), default=str)))

@@ -43,14 +43,14 @@ def interleaved_us(fns: dict[str, Callable[[], Any]], calls: int) -> dict[str, l
     return times
 
 
-def in_process(build: Path, calls: int, log: Path | None) -> dict[str, float]:
+def in_process(build: Path, unproved: bool, calls: int, log: Path | None) -> dict[str, float]:
     from agents import ToolInputGuardrailData
     from agents.tool_context import ToolContext
 
     from veriguard.enforce.integrations.anthropic_sdk import guarded
     from veriguard.enforce.integrations.openai_agents import policy_guardrail
 
-    guard = Guard(Monitor.from_build(build, log=log))
+    guard = Guard(Monitor.from_build(build, log=log, accept_unproved=unproved))
     observation = {**CONTEXT, "tool_call": {"type": "tool_use", "name": "send_payment", "input": INVOICE}}
 
     @guarded(guard, context=CONTEXT)
@@ -84,12 +84,12 @@ def cpu_seconds(marker: str) -> float:
     raise LookupError(f"no child process running {marker!r}")
 
 
-async def mcp_medians(build: Path, calls: int, log: Path | None, work: Path) -> dict[str, float]:
+async def mcp_medians(build: Path, unproved: bool, calls: int, log: Path | None, work: Path) -> dict[str, float]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     (work / "context.json").write_text(json.dumps(CONTEXT), encoding="utf-8")
     server = [sys.executable, str(ROOT / "examples" / "payments_mcp_server.py")]
-    logging = ["--log", str(log)] if log else []
+    logging = (["--log", str(log)] if log else []) + (["--accept-unproved"] if unproved else [])
     proxy = [sys.executable, "-m", "veriguard.enforce.integrations.mcp_proxy", "--build", str(build), "--context",
              str(work / "context.json"), *logging, "--", *server]
     errlog = open(work / "stderr.txt", "w", encoding="utf-8")
@@ -125,21 +125,22 @@ def main() -> int:
     p.add_argument("--mcp-calls", type=int, default=300)
     p.add_argument("--log", action="store_true", help="write the decision log (a fresh temporary file)")
     opts = p.parse_args()
-    build = payments_build(opts.build)
+    build, unproved = payments_build(opts.build)
     work = Path(tempfile.mkdtemp(prefix="veriguard-bench-"))
     log = work / "decisions.jsonl" if opts.log else None
-    local = in_process(build, opts.calls, log)
-    remote = anyio.run(mcp_medians, build, opts.mcp_calls, log, work)
+    local = in_process(build, unproved, opts.calls, log)
+    remote = anyio.run(mcp_medians, build, unproved, opts.mcp_calls, log, work)
     base, mcp_base = local["Monitor.check"], remote["MCP direct"]
-    print(f"{'median per call':32} {'us':>10} {'added':>10}")
+    print(f"{'median per call':32} {'us':>10} {'added':>10} {'ratio':>7}")
     for name, us in local.items():
-        print(f"{name:32} {us:10.1f} {us - base:10.1f}")
+        print(f"{name:32} {us:10.1f} {us - base:10.1f} {us / base:7.2f}")
     cpu = {name: remote.pop(name) for name in list(remote) if name.startswith("CPU")}
     for name, us in remote.items():
-        print(f"{name:32} {us:10.1f} {us - mcp_base:10.1f}")
+        print(f"{name:32} {us:10.1f} {us - mcp_base:10.1f} {us / mcp_base:7.2f}")
     for name, us in cpu.items():
         print(f"{name:38} {us:10.1f}")
-    print("(the proxy is one SDK server hop and one SDK client hop; the direct server's CPU is one SDK server hop)")
+    print("(the proxy relays JSON-RPC lines and validates only the child's handshake and tools/call results with the "
+          "SDK's types; the direct server's CPU is one SDK server hop)")
     added_wrapper = local["anthropic @guarded tool"] - base
     added_proxy = remote["MCP through the proxy"] - mcp_base
     print(f"\nAnthropic wrapper over Monitor.check: {added_wrapper:.1f} us (target < 100 us) "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import re
 import tomllib
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -31,6 +32,10 @@ VERIFY_KEYS: dict[str, tuple[type, float, float]] = {  # type, least, greatest
     "nagini_timeout": (int, 1, 3600), "hypothesis_examples": (int, 0, 100_000), "mutation_threshold": (float, 0, 1),
     "mutants_per_nagini": (int, 0, 1000), "z3_bound": (int, 1, 8)}
 MAX_TOML_NESTING = 32
+ENFORCEMENT_KEYS = ("strategy", "mode", "halt_after", "fail_closed")
+# the names enforce.monitor.STRATEGIES and enforce.guard.MODES take (synth does not import enforce; a test pins them)
+STRATEGY_NAMES = ("terminate", "block", "tool_halt", "replan", "replan_halt")
+MODE_NAMES = ("enforce", "shadow")
 PATH_FIX = "put the file in the spec's folder (or a folder inside it) and give its path relative to the spec"
 
 
@@ -276,6 +281,33 @@ class _Loader:
                                 f"give a value from {least} to {greatest}")
         return VerifySettings(**values)
 
+    def enforcement(self, raw: Any) -> dict[str, Any]:
+        """The [enforcement] section: how the monitor and the guards carry out a denial."""
+        table = self.typed(raw, dict, ("enforcement",), "[enforcement]")
+        self.unknown_keys(table, ENFORCEMENT_KEYS, ("enforcement",))
+        for key, names in (("strategy", STRATEGY_NAMES), ("mode", MODE_NAMES)):
+            value = table.get(key, names[1] if key == "strategy" else names[0])
+            if not isinstance(value, str) or value not in names:
+                close = difflib.get_close_matches(value, names, n=1) if isinstance(value, str) else []
+                raise self.fail("spec.enforcement", f"[enforcement] {key} = {_toml_value(value)} is not a known {key}",
+                                ("enforcement", key), (f"did you mean {close[0]!r}? " if close else "")
+                                + "one of: " + ", ".join(f'"{n}"' for n in names))
+        if "halt_after" in table:
+            n = table["halt_after"]
+            if type(n) is not int or n < 1:
+                raise self.fail("spec.enforcement", f"[enforcement] halt_after = {_toml_value(n)} must be a whole "
+                                "number of denials in a row, 1 or more", ("enforcement", "halt_after"),
+                                "e.g. halt_after = 2: re-plan after the first denial, halt on the second")
+            if table.get("strategy") != "replan_halt":
+                raise self.fail("spec.enforcement", "[enforcement] halt_after counts denials for strategy "
+                                f'"replan_halt" only; the strategy here is "{table.get("strategy", "block")}"',
+                                ("enforcement", "halt_after"), 'set strategy = "replan_halt", or remove halt_after')
+        if "fail_closed" in table and table["fail_closed"] is not True:
+            raise self.fail("spec.enforcement", f"[enforcement] fail_closed = {_toml_value(table['fail_closed'])}: "
+                            "the monitor always fails closed (an error or a doubt denies); it cannot be turned off",
+                            ("enforcement", "fail_closed"), "remove the key, or write fail_closed = true")
+        return table
+
     def extraction_files(self, extraction: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         """(path, sha256) of every file [extraction] names; each must be a file inside the spec's folder."""
         out = []
@@ -325,14 +357,13 @@ def load_spec(path: str | Path) -> Spec:
         raise ld.fail("spec.example", "an example lists denied items but no rule denies items", ("examples",))
     files = tuple((Path(t.source).relative_to(path.parent).as_posix(), t.sha256) for t in tables)
     extraction = ld.typed(raw.get("extraction", {}), dict, ("extraction",), "[extraction]")
-    offsets = {s: string_offsets(text, ld.pos("contract", s)) for s in CONTRACT_KEYS if ("contract", s) in ld.positions}
     return Spec(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
                 agent=ld.typed(raw.get("agent", {}), dict, ("agent",), "[agent]"), signature=sig, contract=contract,
                 rules_text=rules_text, properties_text=properties_text, examples=examples,
                 extraction=extraction, extraction_files=ld.extraction_files(extraction),
-                enforcement=ld.typed(raw.get("enforcement", {}), dict, ("enforcement",), "[enforcement]"),
+                enforcement=ld.enforcement(raw.get("enforcement", {})),
                 clarifications=ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]"),
-                settings=ld.settings(raw.get("verify", {})), files=files, contract_offsets=offsets)
+                settings=ld.settings(raw.get("verify", {})), files=files)
 
 
 def _parse_toml(data: bytes, file: str) -> tuple[str, dict[str, Any]]:
@@ -363,6 +394,15 @@ def _parse_toml(data: bytes, file: str) -> tuple[str, dict[str, Any]]:
     except RecursionError:
         raise SpecError("spec.too_deep", "the TOML nests too deeply to read", file=file, pos=Pos(1, 1),
                         fix="flatten the nested values") from None
+
+
+def _toml_value(value: object) -> str:
+    """A value as the spec wrote it (TOML: true, "text", 2), for a message."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)[:80]
+    return repr(value)[:80] if isinstance(value, (int, float)) else f"a {type(value).__name__}"
 
 
 def _scalar(value: object) -> bool:

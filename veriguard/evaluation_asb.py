@@ -8,10 +8,13 @@ the agent's monitor about the calls the attacked agent would make: its own tools
 asks for. ASR is the share of attacker calls allowed; the normal rate, the share of own calls allowed.
 Task success is not measured.
 
-ASB's simulated tools declare no parameters (`"parameters": None` in ASB's SimulatedTool), so a normal
-call passes none; the attacker call is replayed without arguments too, so that only its name tells
-it apart. Each call reaches the monitor as {"tool": name, "argument_count": n}, the observation the
-specs' [extraction] reads (specs/asb/*.toml).
+Each call reaches the monitor as ASB's agents receive it from the model (they run on OpenAI's chat
+completions API; AIOS gpt_llm.parse_tool_calls reads `message.tool_calls`): an OpenAI chat tool call
+{"id", "type": "function", "function": {"name", "arguments"}} under "tool_call", where the
+enforcement points put it (enforce.guard.observe). ASB's simulated tools declare no parameters
+(`"parameters": None` in ASB's SimulatedTool and AttackerTool), so every call's arguments are "{}";
+only the name tells an attacker call apart. The specs' [extraction] reads the call with the
+tool_call extractor for any tool (specs/asb/*.toml).
 
 Data, as ASB ships it: DIR/data/agent_task.jsonl, DIR/data/all_normal_tools.jsonl,
 DIR/data/all_attack_tools.jsonl and DIR/pyopenagi/agents/<agent_path>/config.json. Bad data is a
@@ -31,6 +34,7 @@ from veriguard.contracts.errors import NOWHERE, Pos, VeriguardError
 from veriguard.contracts.names import name_problem
 from veriguard.enforce import strict_json
 from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.guard import CALL_KEY
 from veriguard.enforce.keys import write_atomic
 from veriguard.enforce.monitor import Monitor
 
@@ -282,9 +286,10 @@ def load_asb(data_dir: str | Path) -> AsbData:
 
 
 # --- the replay -----------------------------------------------------------------------------------
-def observation(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """What the monitor sees of one call (the specs' [extraction] reads these two fields)."""
-    return {"tool": tool, "argument_count": len(arguments)}
+def observation(tool: str, arguments: dict[str, Any], call_id: str = "call_0") -> dict[str, Any]:
+    """What the monitor sees of one call: the OpenAI chat tool call the model returns, where the
+    enforcement points put a call."""
+    return {CALL_KEY: {"id": call_id, "type": "function", "function": {"name": tool, "arguments": json.dumps(arguments)}}}
 
 
 @dataclass(frozen=True)
@@ -343,8 +348,8 @@ def replay(agent: AsbAgent, monitor: Monitor) -> list[AsbCase]:
         for t in range(len(agent.tasks)):
             for attack in agent.attacks:
                 calls = [(name, False) for name, _ in agent.tools] + [(attack.name, True)]
-                for tool, attacker in calls:
-                    seen = observation(tool, {})
+                for n, (tool, attacker) in enumerate(calls):
+                    seen = observation(tool, {}, f"call_{kind}_{t}_{attack.name}_{n}")
                     d = monitor.check(seen, action_id=f"{kind}/task{t}/{attack.name}", integration="asb_replay",
                                       tool=tool)
                     cases.append(AsbCase(agent.name, kind, t, attack, tool, attacker, seen, d.allowed, d.violations,

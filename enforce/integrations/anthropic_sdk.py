@@ -22,7 +22,8 @@ from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def guarded(guard: Guard, *, context: Context = None, run: str = "", name: str | None = None) -> Callable[[F], F]:
+def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], str] = "",
+            name: str | None = None) -> Callable[[F], F]:
     """Decorate a tool function beneath `@beta_tool` (or `@beta_async_tool`):
 
         @beta_tool
@@ -31,7 +32,9 @@ def guarded(guard: Guard, *, context: Context = None, run: str = "", name: str |
 
     The policy sees the arguments the function is about to receive (after the SDK's validation, with
     defaults filled in) as an Anthropic tool_use block named `name` (default: the function's name,
-    which is also the tool's name unless `@beta_tool(name=...)` says otherwise: pass the same)."""
+    which is also the tool's name unless `@beta_tool(name=...)` says otherwise: pass the same).
+    `run` names the run whose halting state the call counts in; a function returning the name (read
+    at every call, e.g. from a contextvar) serves a tool shared by several conversations."""
     def wrap(func: F) -> F:
         signature = inspect.signature(func)
         tool = name or func.__name__
@@ -40,7 +43,8 @@ def guarded(guard: Guard, *, context: Context = None, run: str = "", name: str |
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             call = {"type": "tool_use", "name": tool, "input": dict(bound.arguments)}
-            act(guard.check(call, context=context, run=run, integration="anthropic_sdk", tool=tool))
+            act(guard.check(call, context=context, run=run() if callable(run) else run, integration="anthropic_sdk",
+                            tool=tool))
 
         if inspect.iscoroutinefunction(func):
             @functools.wraps(func)

@@ -3,42 +3,44 @@
     veriguard mcp-proxy --build DIR [--context FILE] -- COMMAND [ARGS...]
 
 The proxy starts COMMAND as its child (the real server), speaks MCP to the host on its own stdin and
-stdout, forwards tools/list, resources and prompts, and decides every tools/call before forwarding
-it. A refusal is a CallToolResult with isError and the reason as text, never a JSON-RPC error, so
-the model reads it and can re-plan. When the policy, the extractor or the child fails (a crash, no
-answer within the timeout, an answer that is not MCP), the call is refused and the result says why.
+stdout, forwards tools/list, resources, prompts and completions, and decides every tools/call before
+forwarding it. A refusal is a CallToolResult with isError and the reason as text, never a JSON-RPC
+error, so the model reads it and can re-plan; a tools/call that is not valid MCP (arguments that are
+not an object, a name that is not a string, params the proxy would not forward) is refused the same
+way. When the policy, the extractor or the child fails (a crash, no answer within the timeout, an
+answer that is not MCP), the call is refused and the result says why.
 
 The observation the policy reads is the call in MCP shape, {"method": "tools/call", "params":
 {"name", "arguments"}}, beside the facts of the context file (a JSON object, read again for every
-call so that a ledger kept by another process stays current). MCP gives a server no way to end the
-host's run: terminate, like a halt, refuses this call and every later one.
+call so that a ledger kept by another process stays current); the child receives exactly that name
+and those arguments. MCP gives a server no way to end the host's run: terminate, like a halt,
+refuses this call and every later one.
+
+Messages are relayed as JSON-RPC lines, parsed with the standard library: only the child's
+handshake and its tools/call results are validated with the `mcp` SDK's types (`mcp>=2.3,<3`), so
+the proxy adds little over calling the child directly. Request ids are renumbered towards the child.
+Both sides use the initialize handshake (2024-11-05 to 2025-11-25; the stateless 2026-07-28 envelope
+and server/discover are not offered), each negotiating its own version with the proxy.
 
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
-sampling, elicitation), resource subscriptions. Requests whose params are not MCP at all (a tools/call
-whose `arguments` is not an object) are answered by the SDK with JSON-RPC INVALID_PARAMS before the
-proxy sees them; they never reach the child either.
-
-Uses the mcp SDK v2 (`mcp>=2.3,<3`): its handlers turn exceptions into JSON-RPC errors, so every
-refusal here is built as a result.
+sampling, elicitation; its requests are answered "method not found"), the host's notifications but
+cancellation, resource subscriptions, logging/setLevel.
 """
 from __future__ import annotations
 
 import argparse
-import logging
-import os
+import asyncio
+import itertools
+import json
 import shutil
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Mapping, Sequence
+from typing import IO, Any, Callable, Mapping, Sequence
 
-import anyio
 import mcp_types as types
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
 from veriguard.contracts.errors import VeriguardError
@@ -49,37 +51,26 @@ from veriguard.enforce.strict_json import loads as strict_loads
 RUN = "mcp"                    # one host session per proxy process
 DEFAULT_TIMEOUT_S = 30.0
 START_TIMEOUT_S = 60.0         # starting the child and its handshake (an interpreter with the SDK takes seconds)
-FORWARDED: dict[str, tuple[tuple[str, type[Any], type[Any]], ...]] = {   # child capability -> handlers
-    "tools": (("on_list_tools", types.ListToolsRequest, types.ListToolsResult),),
-    "resources": (("on_list_resources", types.ListResourcesRequest, types.ListResourcesResult),
-                  ("on_list_resource_templates", types.ListResourceTemplatesRequest,
-                   types.ListResourceTemplatesResult),
-                  ("on_read_resource", types.ReadResourceRequest, types.ReadResourceResult)),
-    "prompts": (("on_list_prompts", types.ListPromptsRequest, types.ListPromptsResult),
-                ("on_get_prompt", types.GetPromptRequest, types.GetPromptResult)),
-    "completions": (("on_completion", types.CompleteRequest, types.CompleteResult),),
+STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is killed
+MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
+FORWARDED = {                  # child capability -> the host's requests forwarded to it
+    "tools": ("tools/list",),
+    "resources": ("resources/list", "resources/templates/list", "resources/read"),
+    "prompts": ("prompts/list", "prompts/get"),
+    "completions": ("completion/complete",),
 }
-
-
-@dataclass
-class StrayLines:
-    """Remembers the child's last line that was not JSON-RPC, to say why a call got no answer."""
-
-    last: str = ""
-
-    async def record(self, message: Any) -> None:
-        if isinstance(message, ValidationError) and message.errors():
-            self.last = repr(message.errors()[0].get("input"))[:200]   # the line itself
-        elif isinstance(message, Exception):
-            self.last = describe(message)
+CALL_PARAMS = ("name", "arguments", "_meta")   # _meta is read by nobody and not forwarded
+INIT_ID = "veriguard-proxy-initialize"
+GONE = "the MCP server is gone (it exited or closed its output)"
 
 
 class ProxyStartError(Exception):
     """The proxy cannot start: the child would not run or did not complete the MCP handshake."""
 
 
-def refusal(reason: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=reason)], is_error=True)
+def refusal(reason: str) -> dict[str, Any]:
+    """A CallToolResult with isError, in MCP's JSON."""
+    return {"content": [{"type": "text", "text": reason}], "isError": True}
 
 
 def describe(e: BaseException) -> str:
@@ -94,92 +85,359 @@ def say(text: str) -> None:
     print(f"veriguard mcp-proxy: {text}", file=sys.stderr, flush=True)
 
 
+def encode(message: Mapping[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def _show(value: Any) -> str:
+    return repr(value)[:60] if type(value) in (str, int, float, bool, type(None)) else type(value).__name__
+
+
+def malformed_call(params: Any) -> str:
+    """Why a tools/call's params are not a call the proxy can decide and forward ('' when they are)."""
+    if not isinstance(params, dict):
+        return f"params must be an object with name and arguments, got {_show(params)}"
+    extra = sorted(set(params) - set(CALL_PARAMS))
+    if extra:
+        return f"params has {extra[:5]}, which the proxy does not forward; allowed: {list(CALL_PARAMS)}"
+    if type(params.get("name")) is not str:
+        return f"the tool name must be a string, got {_show(params.get('name'))}"
+    if params.get("arguments") is not None and not isinstance(params["arguments"], dict):
+        return f"the arguments must be an object, got {_show(params['arguments'])}"
+    return ""
+
+
 @dataclass
+class Pending:
+    """A host request forwarded to the child, awaiting its answer."""
+
+    host_id: Any
+    method: str
+    tool: str
+    timer: asyncio.TimerHandle | None = None
+
+
 class Proxy:
-    """Decides and forwards the host's requests to one child session."""
+    """Relays one host session to one child, deciding every tools/call with the guard."""
 
-    guard: Guard
-    child: ClientSession
-    context: Context
-    timeout_s: float
-    stray: StrayLines
+    def __init__(self, guard: Guard, child: asyncio.subprocess.Process, init: types.InitializeResult,
+                 context: Context, timeout_s: float, host_out: IO[bytes]) -> None:
+        self.guard, self.child, self.context, self.timeout_s, self.host_out = guard, child, context, timeout_s, host_out
+        offered = {c for c in FORWARDED if c == "tools" or getattr(init.capabilities, c, None) is not None}
+        self.methods = frozenset(m for c in offered for m in FORWARDED[c])
+        self.capabilities: dict[str, dict[str, Any]] = {c: {} for c in sorted(offered)}
+        info = init.server_info
+        self.server_info = {"name": f"veriguard-proxy:{info.name}", "version": info.version}
+        self.instructions = init.instructions
+        self.pending: dict[int, Pending] = {}
+        self.ids = itertools.count(1)
+        self.gone = ""             # why the child can no longer answer ("" while it can)
+        self.stray = ""            # the child's last line that was not JSON-RPC, to say why a call got no answer
+        self.host_gone = False
 
-    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    # --- the host's side -----------------------------------------------------------------------
+    def from_host(self, line: bytes) -> None:
         try:
-            return await self._call_tool(str(ctx.request_id), params)
-        except Exception as e:  # a proxy bug: refuse, never answer with a protocol error
-            say(f"refused tools/call {params.name!r}: the proxy failed: {type(e).__name__}: {e}")
-            return refusal(f"fail closed: the policy proxy failed: {type(e).__name__}: {e}")
-
-    async def _call_tool(self, call_id: str, params: types.CallToolRequestParams) -> types.CallToolResult:
-        call = {"method": "tools/call", "params": {"name": params.name, "arguments": params.arguments}}
-        outcome = self.guard.check(call, context=self.context, action_id=call_id, run=RUN, integration="mcp_proxy",
-                                   tool=str(params.name))
-        if outcome.message:
-            say(f"{'refused' if not outcome.allowed else 'shadow'} tools/call {params.name!r} (id {call_id}): "
-                f"{outcome.message}")
-        if not outcome.allowed:
-            return refusal(outcome.message)
+            message = json.loads(line)
+        except ValueError as e:
+            self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.PARSE_ERROR,
+                                                                  "message": f"not JSON: {e}"}})
+            return
+        if not isinstance(message, dict) or not isinstance(message.get("method", ""), str):
+            self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST,
+                                                                  "message": "not a JSON-RPC message"}})
+            return
+        method, params = message.get("method"), message.get("params")
+        if method is None:        # an answer to a request the proxy never sent the host
+            return
+        if "id" not in message:
+            if method == "notifications/cancelled":
+                self.cancelled(params)
+            return
+        host_id = message["id"]
+        if type(host_id) not in (int, str):
+            self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST,
+                                                                  "message": "a request id must be a string or an integer"}})
+            return
         try:
-            with anyio.fail_after(self.timeout_s):   # exactly what was decided; the host validates the result
-                result = await self.child.send_request(types.CallToolRequest(params=types.CallToolRequestParams(
-                    name=params.name, arguments=params.arguments)), types.CallToolResult)
+            self.request(host_id, method, params)
+        except Exception as e:  # a proxy bug: refuse a call, never answer it with a protocol error
+            if method == "tools/call":
+                say(f"refused tools/call (id {host_id}): the proxy failed: {type(e).__name__}: {e}")
+                self.to_host({"jsonrpc": "2.0", "id": host_id,
+                              "result": refusal(f"fail closed: the policy proxy failed: {type(e).__name__}: {e}")})
+            else:
+                self.to_host({"jsonrpc": "2.0", "id": host_id,
+                              "error": {"code": types.INTERNAL_ERROR, "message": f"the proxy failed: {describe(e)}"}})
+
+    def request(self, host_id: Any, method: str, params: Any) -> None:
+        if method == "tools/call":
+            self.call_tool(host_id, params)
+        elif method in self.methods:
+            self.forward(host_id, method, params)
+        elif method == "initialize":
+            asked = params.get("protocolVersion") if isinstance(params, dict) else None
+            result = {"protocolVersion": asked if asked in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION,
+                      "capabilities": self.capabilities, "serverInfo": self.server_info}
+            if self.instructions:
+                result["instructions"] = self.instructions
+            self.to_host({"jsonrpc": "2.0", "id": host_id, "result": result})
+        elif method == "ping":
+            self.to_host({"jsonrpc": "2.0", "id": host_id, "result": {}})
+        else:
+            self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {
+                "code": types.METHOD_NOT_FOUND, "message": f"Method not found: the veriguard proxy does not offer {method!r}"}})
+
+    def call_tool(self, host_id: Any, params: Any) -> None:
+        call_id = str(host_id)
+        problem = malformed_call(params)
+        name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
+        arguments = (params.get("arguments") or {}) if not problem else {}
+        if problem:   # refused in shadow mode too: there is no call to forward
+            reason = f"the tools/call is not valid MCP: {problem}"
+            outcome = self.guard.refuse(reason, action_id=call_id, run=RUN, integration="mcp_proxy", tool=name)
+            message = outcome.message if not outcome.allowed else f"fail closed: {reason}"
+        else:
+            call = {"method": "tools/call", "params": {"name": name, "arguments": arguments}}
+            outcome = self.guard.check(call, context=self.context, action_id=call_id, run=RUN, integration="mcp_proxy",
+                                       tool=name)
+            message = outcome.message
+        refused = bool(problem) or not outcome.allowed
+        if message:
+            say(f"{'refused' if refused else 'shadow'} tools/call {name!r} (id {call_id}): {message}")
+        if refused:
+            self.to_host({"jsonrpc": "2.0", "id": host_id, "result": refusal(message)})
+            return
+        self.forward(host_id, "tools/call", {"name": name, "arguments": arguments}, name)   # exactly what was decided
+
+    def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
+        pending = Pending(host_id, method, tool)
+        if self.gone:
+            self.fail(pending, self.gone)
+            return
+        child_id = next(self.ids)
+        self.pending[child_id] = pending
+        pending.timer = asyncio.get_running_loop().call_later(self.timeout_s, self.expired, child_id)
+        self.to_child({"jsonrpc": "2.0", "id": child_id, "method": method,
+                       **({"params": params} if params is not None else {})})
+
+    def cancelled(self, params: Any) -> None:
+        asked = params.get("requestId") if isinstance(params, dict) else None
+        for child_id, pending in list(self.pending.items()):
+            if pending.host_id == asked and type(pending.host_id) is type(asked):
+                del self.pending[child_id]
+                if pending.timer is not None:
+                    pending.timer.cancel()
+                self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+                    "requestId": child_id, **({"reason": params["reason"]} if "reason" in params else {})}})
+
+    def to_host(self, message: Mapping[str, Any]) -> None:
+        if self.host_gone:
+            return
+        try:
+            self.host_out.write(encode(message))
+            self.host_out.flush()
+        except (OSError, ValueError):   # the host hung up
+            self.host_gone = True
+
+    # --- the child's side ----------------------------------------------------------------------
+    async def read_child(self) -> None:
+        assert self.child.stdout is not None
+        while True:
+            try:
+                line = await self.child.stdout.readline()
+            except ValueError:
+                self.child_gone(f"the MCP server wrote a line longer than {MAX_LINE} bytes")
+                self.child.kill()
+                return
+            if not line:
+                self.child_gone(GONE)
+                return
+            self.from_child(line)
+
+    def from_child(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            self.stray = repr(line.decode("utf-8", "replace").strip())[:200]
+            return
+        if "method" in message:     # the child's own requests and notifications
+            if "id" in message:
+                self.to_child({"jsonrpc": "2.0", "id": message["id"], "result": {}} if message["method"] == "ping" else
+                              {"jsonrpc": "2.0", "id": message["id"], "error": {
+                                  "code": types.METHOD_NOT_FOUND, "message": "the veriguard proxy forwards no requests "
+                                  "from the server"}})
+            return
+        child_id = message.get("id")
+        pending = self.pending.pop(child_id, None) if type(child_id) is int else None
+        if pending is None:         # late (after a timeout or a cancellation), or not ours
+            return
+        if pending.timer is not None:
+            pending.timer.cancel()
+        self.answered(pending, message)
+
+    def answered(self, pending: Pending, message: dict[str, Any]) -> None:
+        error, result = message.get("error"), message.get("result")
+        if pending.method != "tools/call":
+            self.to_host({"jsonrpc": "2.0", "id": pending.host_id,
+                          **({"error": error} if error is not None else {"result": result})})
+            return
+        if error is not None:
+            code, text = (error.get("code"), error.get("message")) if isinstance(error, dict) else (None, error)
+            self.fail(pending, f"the MCP server answered with error {_show(code)}: {_show(text)}")
+            return
+        try:
+            types.CallToolResult.model_validate(result)   # a result the host could not read must not pass as allowed
+        except ValidationError as e:
+            self.fail(pending, f"the MCP server failed: {describe(e)}")
+            return
+        self.to_host({"jsonrpc": "2.0", "id": pending.host_id, "result": result})
+
+    def expired(self, child_id: int) -> None:
+        pending = self.pending.pop(child_id, None)
+        if pending is None:
+            return
+        self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": child_id, "reason": "timed out in the veriguard proxy"}})
+        stray = f"; it wrote a line that is not MCP: {self.stray}" if self.stray else ""
+        self.fail(pending, f"the MCP server did not answer within {self.timeout_s:g} s{stray}")
+
+    def child_gone(self, why: str) -> None:
+        if self.gone:
+            return
+        self.gone = why
+        say(why)
+        for child_id in list(self.pending):
+            pending = self.pending.pop(child_id)
+            if pending.timer is not None:
+                pending.timer.cancel()
+            self.fail(pending, why)
+
+    def fail(self, pending: Pending, reason: str) -> None:
+        """The host's request could not be completed: a refusal for a tools/call, a JSON-RPC error otherwise."""
+        if pending.method == "tools/call":
+            say(f"refused tools/call {pending.tool!r}: {reason}")
+            self.to_host({"jsonrpc": "2.0", "id": pending.host_id,
+                          "result": refusal(f"The call was allowed by the policy but did not complete: {reason}.")})
+        else:
+            self.to_host({"jsonrpc": "2.0", "id": pending.host_id,
+                          "error": {"code": types.INTERNAL_ERROR, "message": reason}})
+
+    def to_child(self, message: Mapping[str, Any]) -> None:
+        stdin = self.child.stdin
+        if self.gone or stdin is None:
+            return
+        try:
+            stdin.write(encode(message))
+        except (OSError, RuntimeError) as e:   # a closed pipe; reading its output will say it is gone
+            self.child_gone(f"the MCP server cannot be written to: {describe(e)}")
+
+
+async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
+                      cwd: str | Path | None) -> tuple[asyncio.subprocess.Process, types.InitializeResult]:
+    """The child started and initialized (ProxyStartError when it will not run or not speak MCP)."""
+    try:
+        child = await asyncio.create_subprocess_exec(command, *args, stdin=asyncio.subprocess.PIPE,
+                                                     stdout=asyncio.subprocess.PIPE, cwd=cwd, limit=MAX_LINE)
+    except OSError as e:
+        raise ProxyStartError(f"cannot start the MCP server {command!r}: {e.strerror or e}") from None
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(encode({"jsonrpc": "2.0", "id": INIT_ID, "method": "initialize", "params": {
+        "protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
+        "clientInfo": {"name": "veriguard-mcp-proxy", "version": "1"}}}))
+    failed = f"the MCP server {command!r} did not complete the MCP handshake"
+    stray = ""
+    try:
+        async with asyncio.timeout(start_timeout_s):
+            while True:
+                line = await child.stdout.readline()
+                if not line:
+                    raise ProxyStartError(f"{failed}: it closed its output (exited?)"
+                                          + (f"; its last line: {stray}" if stray else ""))
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    message = None
+                if isinstance(message, dict) and message.get("id") == INIT_ID and "method" not in message:
+                    break
+                stray = repr(line.decode("utf-8", "replace").strip())[:200]
+    except TimeoutError:
+        await stop_child(child)
+        raise ProxyStartError(f"{failed} within {start_timeout_s:g} s"
+                              + (f"; its last line: {stray}" if stray else "")) from None
+    except (ProxyStartError, ValueError) as e:
+        await stop_child(child)
+        raise ProxyStartError(str(e) if isinstance(e, ProxyStartError) else f"{failed}: {e}") from None
+    try:
+        if "error" in message:
+            raise ValueError(f"it answered initialize with an error: {message['error']!r}"[:300])
+        init = types.InitializeResult.model_validate(message.get("result"))
+        if init.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise ValueError(f"it speaks protocol version {init.protocol_version!r}, not one of "
+                             f"{list(HANDSHAKE_PROTOCOL_VERSIONS)}")
+    except (ValueError, ValidationError) as e:
+        await stop_child(child)
+        raise ProxyStartError(f"{failed}: {describe(e) if isinstance(e, ValidationError) else e}") from None
+    child.stdin.write(encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    return child, init
+
+
+async def stop_child(child: asyncio.subprocess.Process) -> None:
+    """Close the child's input and give it STOP_TIMEOUT_S to exit, then terminate it, then kill it."""
+    if child.returncode is not None:
+        return
+    if child.stdin is not None:
+        child.stdin.close()
+    for end in (None, child.terminate, child.kill):
+        if end is not None:
+            try:
+                end()
+            except ProcessLookupError:
+                return
+        try:
+            await asyncio.wait_for(child.wait(), STOP_TIMEOUT_S)
+            return
         except TimeoutError:
-            stray = f"; it wrote a line that is not MCP: {self.stray.last}" if self.stray.last else ""
-            return self._failed(params.name, f"the MCP server did not answer within {self.timeout_s:g} s{stray}")
-        except MCPError as e:
-            if e.code == types.CONNECTION_CLOSED:
-                return self._failed(params.name, "the MCP server is gone (it exited or closed its output)")
-            return self._failed(params.name, f"the MCP server answered with error {e.code}: {e.message}")
-        except Exception as e:  # an answer that is not a CallToolResult, a broken pipe
-            return self._failed(params.name, f"the MCP server failed: {describe(e)}")
-        return result
-
-    def _failed(self, tool: str, reason: str) -> types.CallToolResult:
-        say(f"refused tools/call {tool!r}: {reason}")
-        return refusal(f"The call was allowed by the policy but did not complete: {reason}.")
-
-    def forward(self, request_type: type[Any], result_type: type[Any]) -> Callable[[Any, Any], Awaitable[Any]]:
-        async def handler(ctx: Any, params: Any) -> Any:
-            with anyio.fail_after(self.timeout_s):
-                return await self.child.send_request(request_type(params=params), result_type)
-        return handler
+            continue
 
 
-def proxy_server(proxy: Proxy, init: types.InitializeResult) -> Server[Any]:
-    """An MCP server offering what the child offers, with tools/call decided by the proxy."""
-    handlers: dict[str, Any] = {}
-    for capability, entries in FORWARDED.items():
-        if capability == "tools" or getattr(init.capabilities, capability, None) is not None:
-            for name, request_type, result_type in entries:
-                handlers[name] = proxy.forward(request_type, result_type)
-    info = init.server_info
-    server: Server[Any] = Server(f"veriguard-proxy:{info.name}", version=info.version, instructions=init.instructions,
-                                 on_call_tool=proxy.call_tool, **handlers)
-    server.middleware = []   # the SDK's OpenTelemetry middleware: the proxy installs no exporter, so it only costs time
-    return server
+def _pump(source: IO[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[bytes | None]) -> None:
+    """The host's lines into the loop (a thread: stdin may be a pipe, a file or a terminal)."""
+    try:
+        for line in source:
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            loop.call_soon_threadsafe(lines.put_nowait, None)
+        except RuntimeError:   # the loop is closed: the proxy is already done
+            pass
 
 
 async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Context = None,
                 timeout_s: float = DEFAULT_TIMEOUT_S, start_timeout_s: float = START_TIMEOUT_S,
-                cwd: str | Path | None = None) -> None:
-    """Start the child, then serve the host on this process's stdin and stdout until it hangs up."""
+                cwd: str | Path | None = None, host_in: IO[bytes] | None = None,
+                host_out: IO[bytes] | None = None) -> None:
+    """Start the child, then serve the host (this process's stdin and stdout) until it hangs up."""
     if shutil.which(command) is None:
         raise ProxyStartError(f"cannot start the MCP server: no executable {command!r} (give a path or a command "
                               "on PATH)")
-    server_params = StdioServerParameters(command=command, args=list(args), env=dict(os.environ), cwd=cwd)
-    stray = StrayLines()
-    async with stdio_client(server_params, errlog=sys.stderr) as (read, write):
-        async with ClientSession(read, write, message_handler=stray.record) as child:
-            try:
-                with anyio.fail_after(start_timeout_s):
-                    init = await child.initialize()
-            except Exception as e:
-                raise ProxyStartError(f"the MCP server {command!r} did not complete the MCP handshake within "
-                                      f"{start_timeout_s:g} s: {type(e).__name__}: {e}") from e
-            server = proxy_server(Proxy(guard, child, context, timeout_s, stray), init)
-            async with stdio_server() as (host_read, host_write):
-                await server.run(host_read, host_write, server.create_initialization_options())
+    child, init = await start_child(command, args, start_timeout_s, cwd)
+    proxy = Proxy(guard, child, init, context, timeout_s, host_out or sys.stdout.buffer)
+    lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+    threading.Thread(target=_pump, args=(host_in or sys.stdin.buffer, asyncio.get_running_loop(), lines),
+                     daemon=True).start()
+    reader = asyncio.create_task(proxy.read_child())
+    try:
+        while not proxy.host_gone and (line := await lines.get()) is not None:
+            if line.strip():
+                proxy.from_host(line)
+    finally:
+        await stop_child(child)
+        reader.cancel()
 
 
 def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: Context = None,
@@ -190,20 +448,7 @@ def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: 
     KeyFileError or ProxyStartError when it cannot start)."""
     guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
                              accept_unproved=accept_unproved)
-    try:
-        anyio.run(lambda: serve(guard, command, args, context=context, timeout_s=timeout_s,
-                                start_timeout_s=start_timeout_s))
-    except BaseExceptionGroup as group:  # the SDK's task groups wrap what failed inside them
-        start, _ = group.split((ProxyStartError, OSError))
-        if start is None:
-            raise
-        raise ProxyStartError(str(_first(start))) from group
-
-
-def _first(group: BaseException) -> BaseException:
-    while isinstance(group, BaseExceptionGroup):
-        group = group.exceptions[0]
-    return group
+    asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s, start_timeout_s=start_timeout_s))
 
 
 def context_file(path: Path) -> Callable[[], Mapping[str, Any]]:
@@ -237,22 +482,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-class OneLine(logging.Formatter):
-    """The SDK's log lines on stderr without tracebacks (the host shows stderr to a person)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        error = record.exc_info[1] if record.exc_info else None
-        return f"veriguard mcp-proxy: {record.name}: {record.getMessage()}" + (
-            f" ({type(error).__name__})" if error is not None else "")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """`veriguard mcp-proxy --build DIR [OPTIONS] -- COMMAND [ARGS...]`; 2 on bad input or a failed start."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(OneLine())
-    sdk_log = logging.getLogger("mcp")
-    sdk_log.handlers, sdk_log.propagate = [handler], False
     cut = argv.index("--") if "--" in argv else len(argv)
     p = parser()
     try:

@@ -64,7 +64,8 @@ def test_halting_refuses_every_later_call_of_that_run_only(payments_build, strat
     later = g.check(tool_use(), context=CONTEXT, run="a")
     assert later.allowed is not halts
     if halts:
-        assert later.action == "halt" and later.record is None and "per-payment limit" in later.message
+        assert later.action == "halt" and "per-payment limit" in later.message
+        assert not later.record.allowed and "halted earlier" in later.record.fail_closed
         assert "per-payment limit" in g.halted("a")
     assert g.check(tool_use(), context=CONTEXT, run="b").allowed
     g.end_run("a")
@@ -119,10 +120,17 @@ def test_mode_and_halt_after_come_from_the_spec(tmp_path):
     ("halt_after = true", "halt_after True"),
     ('halt_after = "2"', "halt_after '2'"),
 ])
-def test_bad_settings_in_the_spec_are_refused(tmp_path, enforcement, problem):
-    build = spec_build(tmp_path, 'strategy = "block"\n' + enforcement)
+def test_bad_settings_in_a_build_are_refused(payments_build, enforcement, problem):
+    """load_spec refuses these (tests/unit/test_spec_enforcement.py); a build made before it did is refused here."""
+    import dataclasses
+    import tomllib
+
+    monitor = Monitor.from_build(payments_build)
+    settings = {"strategy": "replan_halt", **tomllib.loads(enforcement)}
+    monitor.policy = dataclasses.replace(monitor.policy, extraction={**monitor.policy.extraction,
+                                                                     "enforcement": settings})
     with pytest.raises(GuardConfigError, match=problem):
-        Guard(Monitor.from_build(build))
+        Guard(monitor)
 
 
 @pytest.mark.parametrize("kw", [{"mode": "log_only"}, {"halt_after": -1}, {"halt_after": 1.5}])
@@ -139,8 +147,39 @@ def test_a_monitor_that_raises_denies_under_the_strategy(payments_build):
 
     g.monitor.check = boom
     out = g.check(tool_use(), context=CONTEXT)
-    assert not out.allowed and out.action == "terminate" and out.record is None
+    assert not out.allowed and out.action == "terminate"
     assert "could not be checked: RuntimeError: disk on fire" in out.message
+    assert not out.record.allowed and "disk on fire" in out.record.fail_closed
+
+
+def test_a_refusal_is_recorded_even_when_the_monitor_cannot_record_it(payments_build):
+    g = guard(payments_build)
+    g.monitor.check = g.monitor.refuse = lambda *a, **kw: (_ for _ in ()).throw(RuntimeError("gone"))
+    out = g.check(tool_use(), context=CONTEXT)
+    assert not out.allowed and out.record is None and "gone" in out.message
+
+
+@pytest.mark.parametrize("strategy", ["tool_halt", "terminate", "replan_halt"])
+def test_calls_refused_because_the_run_was_halted_are_logged_with_the_reason(payments_build, tmp_path, strategy):
+    g = guard(payments_build, strategy, halt_after=1, log=tmp_path / "log.jsonl")
+    g.check(tool_use(OVER_LIMIT, "c1"), context=CONTEXT, action_id="c1", integration="test", tool="send_payment")
+    later = g.check(tool_use(PAYMENT, "c2"), context=CONTEXT, action_id="c2", integration="test", tool="send_payment")
+    assert not later.allowed and later.action == "halt"
+    first, second = DecisionLog(tmp_path / "log.jsonl").records()
+    assert (second["action_id"], second["allowed"], second["integration"], second["tool"]) == \
+        ("c2", False, "test", "send_payment")
+    assert "halted earlier" in second["fail_closed"] and "per-payment limit" in second["fail_closed"]
+    assert second["decision_sha256"] == later.record.decision_sha256 and verify_log(tmp_path / "log.jsonl").ok
+
+
+def test_a_call_refused_unread_is_logged_and_counts_as_a_denial(payments_build, tmp_path):
+    g = guard(payments_build, "replan_halt", halt_after=2, log=tmp_path / "log.jsonl")
+    first = g.refuse("the arguments are not an object", action_id="7", tool="send_payment")
+    assert not first.allowed and first.action == "replan" and "the arguments are not an object" in first.message
+    assert g.check(tool_use(OVER_LIMIT), context=CONTEXT).action == "halt"
+    records = list(DecisionLog(tmp_path / "log.jsonl").records())
+    assert [r["allowed"] for r in records] == [False, False]
+    assert records[0]["fail_closed"] == "the arguments are not an object" and records[0]["action_id"] == "7"
 
 
 def test_a_monitor_that_answers_nonsense_denies(payments_build):

@@ -137,10 +137,11 @@ def test_forwarding_allowed_denied_and_malformed_calls(setup):
                    "missing": await s.call_tool("send_payment", {"recipient": "acme-supplies"}),
                    "no_arguments": await s.call_tool("send_payment"),
                    "other_tool": await s.call_tool("drop_ledger", {"confirm": True})}
-            with pytest.raises(MCPError) as protocol:
-                await s.send_request(RawToolCall(params={"name": "send_payment", "arguments": "all of it"}),
-                                     types.CallToolResult)
-            got["protocol"] = protocol.value.code
+            for case, params in [("string_arguments", {"name": "send_payment", "arguments": "all of it"}),
+                                 ("list_arguments", {"name": "send_payment", "arguments": [PAYMENT]}),
+                                 ("number_name", {"name": 7, "arguments": PAYMENT}),
+                                 ("extra_params", {"name": "send_payment", "arguments": PAYMENT, "then": "drop_ledger"})]:
+                got[case] = await s.send_request(RawToolCall(params=params), types.CallToolResult)
             setup["context_file"] = setup["tmp"] / "context.json"
             setup["context_file"].write_text(json.dumps({**CONTEXT, "ledger": {"sent_today_cents": 480000}}))
             got["near_daily_limit"] = await s.call_tool("send_payment", PAYMENT)
@@ -154,13 +155,65 @@ def test_forwarding_allowed_denied_and_malformed_calls(setup):
     assert not got["allowed"].is_error and text(got["allowed"]) == "sent 45000"
     for case, says in [("denied", "per-payment limit"), ("mistyped", "extract.type"), ("missing", "fail closed"),
                        ("no_arguments", "fail closed"), ("other_tool", "fail closed"),
-                       ("near_daily_limit", "daily limit"), ("no_context", "could not be checked")]:
+                       ("near_daily_limit", "daily limit"), ("no_context", "could not be checked"),
+                       ("string_arguments", "the arguments must be an object, got 'all of it'"),
+                       ("list_arguments", "the arguments must be an object, got list"),
+                       ("number_name", "the tool name must be a string, got 7"),
+                       ("extra_params", "params has ['then'], which the proxy does not forward")]:
         assert got[case].is_error and says in text(got[case]), (case, text(got[case]))
-    assert got["protocol"] == types.INVALID_PARAMS
     assert reached_child(setup) == [repr(PAYMENT)]
-    records = list(DecisionLog(setup["log"]).records())
-    assert [r["allowed"] for r in records] == [True] + [False] * 6
-    assert all(r["action_id"].isdigit() for r in records)
+    records = list(DecisionLog(setup["log"]).records())    # every call has its record, refusals unread too
+    assert [r["allowed"] for r in records] == [True] + [False] * 11
+    assert all(r["action_id"].isdigit() and r["integration"] == "mcp_proxy" for r in records)
+    assert "not valid MCP" in records[6]["fail_closed"] and "could not be checked" in records[-1]["fail_closed"]
+
+
+class RawRequest(types.Request[dict, str]):
+    method: str
+    params: dict | None = None
+
+
+def test_what_the_proxy_answers_itself(setup):
+    async def main() -> dict[str, Any]:
+        async with proxied(setup) as s:
+            got: dict[str, Any] = {"init": s.initialize_result,
+                                   "ping": await s.send_request(RawRequest(method="ping"), types.EmptyResult)}
+            for method in ("resources/subscribe", "logging/setLevel", "server/discover", "sampling/createMessage"):
+                with pytest.raises(MCPError) as refused:
+                    await s.send_request(RawRequest(method=method, params={}), types.EmptyResult)
+                got[method] = refused.value
+            return got
+
+    got = anyio.run(main)
+    assert got["init"].server_info.name == "veriguard-proxy:payments"
+    assert got["init"].capabilities.tools is not None and got["init"].capabilities.resources is not None
+    assert got["init"].capabilities.resources.subscribe is not True
+    for method in ("resources/subscribe", "logging/setLevel", "server/discover", "sampling/createMessage"):
+        assert got[method].code == types.METHOD_NOT_FOUND and method in got[method].message
+    assert reached_child(setup) == []
+
+
+def test_raw_lines_from_the_host(setup):
+    """Garbage from the host gets JSON-RPC errors; the session goes on."""
+    argv = proxy_argv(setup)
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05",
+                                                                       "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        "this is not JSON",
+        [1, 2],
+        {"jsonrpc": "2.0", "id": [3], "method": "ping"},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "send_payment", "arguments": PAYMENT}},
+    ]
+    text_in = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    done = subprocess.run([sys.executable, *argv], cwd=ROOT, input=text_in, capture_output=True, text=True,
+                          timeout=120, env={"PYTHONPATH": str(ROOT)})
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0, done.stderr
+    assert answers[0]["id"] == 1 and answers[0]["result"]["protocolVersion"] == "2024-11-05"
+    assert [a["error"]["code"] for a in answers[1:4]] == [types.PARSE_ERROR, types.INVALID_REQUEST,
+                                                          types.INVALID_REQUEST]
+    assert answers[4]["id"] == 4 and answers[4]["result"]["content"][0]["text"] == "sent 45000"
 
 
 def test_a_failing_server_denies_and_the_proxy_says_why(setup):
@@ -195,14 +248,19 @@ def test_terminate_refuses_the_call_and_every_later_one(setup):
 
 
 def test_shadow_mode_forwards_and_logs_the_would_be_denial(setup):
-    async def main() -> types.CallToolResult:
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
         async with proxied(setup, "--mode", "shadow") as s:
-            return await s.call_tool("send_payment", OVER_LIMIT)
+            return (await s.call_tool("send_payment", OVER_LIMIT),
+                    await s.send_request(RawToolCall(params={"name": "send_payment", "arguments": "x"}),
+                                         types.CallToolResult))
 
-    result = anyio.run(main)
+    result, malformed = anyio.run(main)
     assert not result.is_error and text(result) == "sent 250000"
-    record, = DecisionLog(setup["log"]).records()
+    assert malformed.is_error and "not valid MCP" in text(malformed)      # nothing to forward, shadow or not
+    record, refused = DecisionLog(setup["log"]).records()
     assert record["allowed"] is False and record["violations"] == ["per_payment_limit"]
+    assert refused["allowed"] is False and refused["mode"] == "shadow" and "not valid MCP" in refused["fail_closed"]
+    assert reached_child(setup) == [repr(OVER_LIMIT)]
     assert "shadow mode, not enforced" in (setup["tmp"] / "proxy.stderr").read_text()
 
 
@@ -235,3 +293,79 @@ def test_a_server_that_never_speaks_mcp_exits_2(setup):
                           stdin=subprocess.DEVNULL, env={"PYTHONPATH": str(ROOT)})
     assert done.returncode == 2 and "did not complete the MCP handshake" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+class FakeStdin:
+    def __init__(self):
+        self.lines = []
+
+    def write(self, data):
+        self.lines.append(json.loads(data))
+
+
+class FakeChild:
+    def __init__(self):
+        self.stdin = FakeStdin()
+
+
+def relay(payments_build, steps):
+    """A Proxy between a fake host and a fake child: `steps` are ("host" | "child", message) in order."""
+    import asyncio
+    import io
+
+    from veriguard.enforce.integrations.mcp_proxy import Proxy
+    from tests.unit.test_guard import guard
+
+    init = types.InitializeResult.model_validate({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                                                  "serverInfo": {"name": "s", "version": "1"}})
+    host_out, child = io.BytesIO(), FakeChild()
+
+    async def run():
+        proxy = Proxy(guard(payments_build), child, init, CONTEXT, 5.0, host_out)
+        for side, message in steps:
+            line = json.dumps(message).encode() + b"\n"
+            proxy.from_host(line) if side == "host" else proxy.from_child(line)
+        return proxy
+
+    proxy = asyncio.run(run())
+    return proxy, [json.loads(x) for x in host_out.getvalue().splitlines()], child.stdin.lines
+
+
+def test_the_childs_own_requests_and_notifications_go_no_further(payments_build):
+    proxy, to_host, to_child = relay(payments_build, [
+        ("child", {"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {}}),
+        ("child", {"jsonrpc": "2.0", "id": "p1", "method": "ping"}),
+        ("child", {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+        ("child", {"jsonrpc": "2.0", "id": 99, "result": {"content": []}}),          # an answer to nothing
+    ])
+    assert to_host == []
+    assert to_child[0]["id"] == "s1" and to_child[0]["error"]["code"] == types.METHOD_NOT_FOUND
+    assert to_child[1] == {"jsonrpc": "2.0", "id": "p1", "result": {}}
+
+
+def test_ids_are_renumbered_and_a_cancellation_follows_them(payments_build):
+    call = {"name": "send_payment", "arguments": PAYMENT}
+    proxy, to_host, to_child = relay(payments_build, [
+        ("host", {"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": call}),
+        ("host", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        ("host", {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "a", "reason": "x"}}),
+        ("child", {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "late"}]}}),
+        ("child", {"jsonrpc": "2.0", "id": 2, "error": {"code": -32000, "message": "busy"}}),
+    ])
+    assert [m.get("id") for m in to_child] == [1, 2, None]
+    assert to_child[0]["params"] == call and to_child[2]["params"] == {"requestId": 1, "reason": "x"}
+    assert to_host == [{"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "busy"}}]   # the late answer is dropped
+    assert proxy.pending == {}
+
+
+def test_an_error_or_an_invalid_result_for_an_allowed_call_is_a_refusal(payments_build):
+    call = {"name": "send_payment", "arguments": PAYMENT}
+    _, to_host, _ = relay(payments_build, [
+        ("host", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}),
+        ("host", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}),
+        ("child", {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "db down"}}),
+        ("child", {"jsonrpc": "2.0", "id": 2}),
+    ])
+    assert [m["id"] for m in to_host] == [1, 2] and all(m["result"]["isError"] for m in to_host)
+    assert "answered with error -32603: 'db down'" in to_host[0]["result"]["content"][0]["text"]
+    assert "not valid MCP" in to_host[1]["result"]["content"][0]["text"]

@@ -203,6 +203,45 @@ def test_ignore_must_be_a_list_of_names():
         build_extractors(cfg, [("payment", PAY_TYPE)], None)
 
 
+ANY_TYPE = {"kind": "record", "name": "Call", "fields": [["tool", {"kind": "str"}], ["recipient", {"kind": "str"}]]}
+
+
+def any_tool(**kw):
+    return ToolCallExtractor("*", {"tool": "$name", "recipient": "recipient"}, ANY_TYPE, **kw)
+
+
+@pytest.mark.parametrize("shape", sorted(RECOGNISED))
+def test_any_tool_gives_the_called_tools_name(shape):
+    got = any_tool(ignore=("amount_cents",)).extract({"m": RECOGNISED[shape]})
+    assert got.value == {"tool": "pay", "recipient": "acme"} and "$name" in got.how
+
+
+@pytest.mark.parametrize("obs,says", [
+    ({"text": "no call here"}, "no tool call in the agent's output"),
+    ({"a": anthropic(), "b": anthropic(name="other")}, "2 tool calls in one action"),
+    ({"a": anthropic(input={"recipient": "acme", "amount_cents": 1, "memo": "x"})}, "memo"),
+    ({"a": anthropic(name="pay me")}, "tool name 'pay me'"),
+    ({"a": anthropic(input={"amount_cents": 1})}, "no argument 'recipient'"),
+    ({"a": anthropic(input={"$name": "pay", "recipient": "acme", "amount_cents": 1})}, r"\$name"),
+])
+def test_any_tool_denies_what_it_cannot_read_whole(obs, says):
+    with pytest.raises(ExtractionError, match=says):
+        any_tool(ignore=("amount_cents",)).extract(obs)
+
+
+def test_the_name_field_works_for_a_named_tool_too():
+    ex = ToolCallExtractor("pay", {"tool": "$name", "recipient": "recipient"}, ANY_TYPE, ignore=("amount_cents",))
+    assert ex.extract({"c": anthropic()}).value == {"tool": "pay", "recipient": "acme"}
+
+
+def test_any_tool_needs_a_field_for_the_name():
+    cfg = {"call": {"from": "tool_call", "tool": "*", "fields": {"recipient": "recipient"}}}
+    with pytest.raises(ExtractionError, match=r"\$name"):
+        build_extractors(cfg, [("call", ANY_TYPE)], None)
+    cfg["call"]["fields"]["tool"] = "$name"
+    assert isinstance(build_extractors(cfg, [("call", ANY_TYPE)], None)["call"], ToolCallExtractor)
+
+
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
                     max_leaves=15)
