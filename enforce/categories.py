@@ -3,9 +3,12 @@ wrote, with an embedded sentence model and no LLM.
 
 Features: the task's MiniLM embedding plus one indicator per category saying whether one of that
 category's cue phrases occurs. One ridge-regularised logistic regression per category (one vs rest),
-trained on the bank when the classifier loads. A category is in when its probability is at least
-`include`; between `unsure` and `include` the classifier is unsure: it reports the category as
-uncertain and abstains, and the spec decides what that means (deny, or assume the category).
+trained on the bank. Synth trains it once and freezes the result into the build's extraction.json
+(`to_frozen`: weights, the bank's vectors and words, cues, settings, and the encoder's identity), so the
+monitor starts without the bank and refuses to run on another encoder than the one it was trained with.
+A category is in when its probability is at least `include`; between `unsure` and `include` the
+classifier is unsure: it reports the category as uncertain and abstains, and the spec decides what that
+means (deny, or assume the category).
 
 The text is normalised first (enforce/textnorm.py: escapes, invisible characters, look-alike letters,
 spaced letters, leetspeak, run-on words) and read whole: a task up to `WINDOW` characters as one piece
@@ -20,17 +23,21 @@ another language, a piece longer than the model reads, or an embedding far from 
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import math
 import re
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
-from veriguard.enforce.embedder import Embedder, lexicon, shared_embedder
+from veriguard.enforce.embedder import ENCODERS, Embedder, EncoderMismatch, lexicon, shared_embedder
+from veriguard.enforce.loader import PolicyLoadError
 from veriguard.enforce.textnorm import Normalised, describe, foreign_words, normalise
 
 MAX_CHARS = 10_000
@@ -38,6 +45,11 @@ MAX_PIECES = 256      # distinct sentences or windows read; more abstains like a
 WINDOW = 400          # characters: a task up to this long is read whole as well as sentence by sentence
 WINDOW_WORDS = 40     # a sentence longer than WINDOW is read in windows of this many words, half overlapping
 MIN_SIMILARITY = 0.25  # below the least similar benchmark task (0.263) and bank example to its nearest other (0.267)
+FROZEN_FORMAT = "veriguard-classifier/1"
+FROZEN_KEYS = frozenset({"format", "encoder", "bank_sha256", "categories", "cues", "settings", "words", "weights",
+                         "vectors"})
+SETTINGS = ("cue_weight", "ridge", "include", "unsure", "min_similarity")
+_ARRAYS = {"weights": "<f8", "vectors": "<f2"}  # the bank's vectors only measure distance: half precision is plenty
 
 
 @dataclass(frozen=True)
@@ -61,8 +73,24 @@ class Bank:
     settings: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Trained:
+    """Everything the classifier computes from a bank, and all it needs to classify: synth freezes it into
+    the build (`to_frozen`), so that the monitor never reads the bank nor trains at start."""
+    names: tuple[str, ...]
+    cues: dict[str, tuple[re.Pattern[str], ...]]
+    settings: dict[str, float]
+    weights: dict[str, np.ndarray]   # one logistic regression per category over features()
+    vectors: np.ndarray              # the bank's embeddings, for the distance to the nearest example
+    words: frozenset[str]            # the bank's words, which the normaliser may decode text to
+
+
 def read_bank(path: str | Path) -> Bank:
-    raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    return parse_bank(Path(path).read_text(encoding="utf-8"))
+
+
+def parse_bank(text: str) -> Bank:
+    raw = tomllib.loads(text)
     names = tuple(raw["categories"])
     gold: dict[str, set[str]] = {}
     for name, body in raw["categories"].items():
@@ -77,13 +105,20 @@ def read_bank(path: str | Path) -> Bank:
                 tuple(frozenset(v) for v in gold.values()), dict(raw.get("settings", {})))
 
 
-def cue_vector(bank: Bank, text: str) -> np.ndarray:
-    return np.array([1.0 if any(p.search(text) for p in bank.cues[n]) else 0.0 for n in bank.names], np.float32)
+def bank_settings(raw: Mapping[str, Any]) -> dict[str, float]:
+    return {"cue_weight": float(raw.get("cue_weight", 1.5)), "ridge": float(raw.get("ridge", 1.0)),
+            "include": float(raw.get("include", 0.5)), "unsure": float(raw.get("unsure", 0.25)),
+            "min_similarity": float(raw.get("min_similarity", MIN_SIMILARITY))}
 
 
-def features(bank: Bank, vectors: np.ndarray, texts: list[str] | tuple[str, ...], cue_weight: float) -> np.ndarray:
-    cues = np.stack([cue_vector(bank, t) for t in texts]) * cue_weight
-    return np.hstack([vectors, cues, np.ones((len(texts), 1), np.float32)]).astype(np.float64)
+def cue_vector(names: tuple[str, ...], cues: Mapping[str, tuple[re.Pattern[str], ...]], text: str) -> np.ndarray:
+    return np.array([1.0 if any(p.search(text) for p in cues[n]) else 0.0 for n in names], np.float32)
+
+
+def features(names: tuple[str, ...], cues: Mapping[str, tuple[re.Pattern[str], ...]], vectors: np.ndarray,
+             texts: list[str] | tuple[str, ...], cue_weight: float) -> np.ndarray:
+    hits = np.stack([cue_vector(names, cues, t) for t in texts]) * cue_weight
+    return np.hstack([vectors, hits, np.ones((len(texts), 1), np.float32)]).astype(np.float64)
 
 
 def train(x: np.ndarray, y: np.ndarray, ridge: float, iterations: int = 25) -> np.ndarray:
@@ -102,38 +137,81 @@ def train(x: np.ndarray, y: np.ndarray, ridge: float, iterations: int = 25) -> n
     return w
 
 
+def fit(bank: Bank, vectors: np.ndarray, rows: Any, settings: Mapping[str, float]) -> dict[str, np.ndarray]:
+    """One regression per category, trained on the bank examples `rows` (indices)."""
+    idx = list(rows)
+    x = features(bank.names, bank.cues, vectors[idx], [bank.texts[i] for i in idx], settings["cue_weight"])
+    return {n: train(x, np.array([1.0 if n in bank.labels[i] else 0.0 for i in idx]), settings["ridge"])
+            for n in bank.names}
+
+
+def trained_on(bank: Bank, embedder: Embedder) -> Trained:
+    vectors = embedder.embed(list(bank.texts))
+    settings = bank_settings(bank.settings)
+    words = frozenset(w.lower() for t in bank.texts for w in re.findall(r"[A-Za-z]+", t))
+    return Trained(bank.names, bank.cues, settings, fit(bank, vectors, range(len(bank.texts)), settings), vectors,
+                   words)
+
+
 class CategoryClassifier:
-    def __init__(self, bank: Bank, embedder: Embedder, *, source: str = "") -> None:
-        self.bank = bank
+    def __init__(self, model: Trained, embedder: Embedder, *, bank: Bank | None = None, source: str = "") -> None:
+        self.model = model
         self.embedder = embedder
+        self.bank = bank      # only when trained here from a bank (leave_one_out needs it)
         self.source = source
-        s = bank.settings
-        self.cue_weight = float(s.get("cue_weight", 1.5))
-        self.ridge = float(s.get("ridge", 1.0))
-        self.include = float(s.get("include", 0.5))
-        self.unsure = float(s.get("unsure", 0.25))
-        self.min_similarity = float(s.get("min_similarity", MIN_SIMILARITY))
-        self.vectors = embedder.embed(list(bank.texts))
-        bank_words = {w.lower() for t in bank.texts for w in re.findall(r"[A-Za-z]+", t)}
-        self.known: frozenset[str] = lexicon() | bank_words
-        self.weights = self.fit(range(len(bank.texts)))
+        self.names = model.names
+        self.cue_weight = model.settings["cue_weight"]
+        self.include = model.settings["include"]
+        self.unsure = model.settings["unsure"]
+        self.min_similarity = model.settings["min_similarity"]
+        self.vectors = model.vectors
+        self.weights = model.weights
+        self.known: frozenset[str] = lexicon() | model.words
 
     @classmethod
     def from_bank(cls, path: str | Path, embedder: Embedder | None = None) -> "CategoryClassifier":
+        """Trained on the bank now (seconds: it embeds every example); a build carries it frozen instead."""
         if embedder is not None:
-            return cls(read_bank(path), embedder, source=str(path))
+            bank = read_bank(path)
+            return cls(trained_on(bank, embedder), embedder, bank=bank, source=str(path))
         return _trained(str(path), hashlib.sha256(Path(path).read_bytes()).hexdigest())
 
+    @classmethod
+    def from_frozen(cls, doc: Any, embedder: Embedder | None = None, *, source: str = "") -> "CategoryClassifier":
+        """The classifier synth froze into a build (see to_frozen); refuses another encoder than its own."""
+        model, encoder = thaw(doc, source)
+        if embedder is None and encoder.get("encoder") not in ENCODERS:
+            raise EncoderMismatch(f"{source or 'the frozen classifier'} was trained with encoder "
+                                  f"{encoder.get('encoder')!r}, which this veriguard cannot run (it runs "
+                                  f"{', '.join(ENCODERS)})", str(encoder.get("package", "")))
+        emb = embedder or shared_embedder(str(encoder["encoder"]))
+        have = emb.identity()
+        if have != encoder:
+            diff = ", ".join(f"{k}: build {encoder.get(k)!r}, installed {have.get(k)!r}"
+                             for k in sorted(set(have) | set(encoder)) if have.get(k) != encoder.get(k))
+            raise EncoderMismatch(f"{source or 'the frozen classifier'} was trained with another encoder than the "
+                                  f"one installed ({diff})", str(encoder.get("package", "")))
+        if model.vectors.shape[1] != have["dim"]:
+            raise _bad(source, f"its vectors have {model.vectors.shape[1]} dimensions, the encoder {have['dim']}")
+        return cls(model, emb, source=source)
+
+    @classmethod
+    def from_extraction(cls, cfg: Mapping[str, Any], base: Path) -> "CategoryClassifier":
+        """The classifier an [extraction] entry declares: frozen into the build by synth when the entry
+        carries `frozen` (the bank is not read), else trained on its bank now (a spec outside a build)."""
+        if "frozen" in cfg:
+            return cls.from_frozen(cfg["frozen"], source=f"the frozen classifier of {cfg.get('bank')!r}")
+        return cls.from_bank(base / str(cfg["bank"]))
+
     def fit(self, rows: Any) -> dict[str, np.ndarray]:
-        idx = list(rows)
-        x = features(self.bank, self.vectors[idx], [self.bank.texts[i] for i in idx], self.cue_weight)
-        return {n: train(x, np.array([1.0 if n in self.bank.labels[i] else 0.0 for i in idx]), self.ridge)
-                for n in self.bank.names}
+        if self.bank is None:
+            raise ValueError("a frozen classifier has no bank to train on")
+        return fit(self.bank, self.vectors, rows, self.model.settings)
 
     def probabilities(self, vector: np.ndarray, text: str, weights: dict[str, np.ndarray] | None = None) -> dict[str, float]:
-        x = features(self.bank, vector[None, :], [text], self.cue_weight)[0]
+        x = features(self.names, self.model.cues, vector[None, :], [text], self.cue_weight)[0]
         ws = weights or self.weights
-        return {n: float(1.0 / (1.0 + np.exp(-(x @ ws[n])))) for n in self.bank.names}
+        return {n: float(1.0 / (1.0 + np.exp(-(x @ ws[n])))) for n in self.names}
 
     def decide(self, probs: dict[str, float]) -> Classification:
         labels = frozenset(n for n, p in probs.items() if p >= self.include)
@@ -145,7 +223,7 @@ class CategoryClassifier:
                               ", ".join(parts) or "no restricted category", uncertain)
 
     def unreadable(self, reason: str) -> Classification:
-        return Classification(frozenset(), {}, True, 0.0, reason, frozenset(self.bank.names), readable=False)
+        return Classification(frozenset(), {}, True, 0.0, reason, frozenset(self.names), readable=False)
 
     def classify(self, text: str) -> Classification:
         if not isinstance(text, str):
@@ -186,9 +264,9 @@ class CategoryClassifier:
     def merge(self, results: list[Classification], doubts: list[str], norm: Normalised) -> Classification:
         """The restrictive union of the pieces' readings; a doubt makes every category not found uncertain."""
         labels = frozenset().union(*(r.labels for r in results))
-        uncertain = frozenset(self.bank.names) - labels if doubts else \
+        uncertain = frozenset(self.names) - labels if doubts else \
             frozenset().union(*(r.uncertain for r in results)) - labels
-        scores = {n: max(r.scores[n] for r in results) for n in self.bank.names}
+        scores = {n: max(r.scores[n] for r in results) for n in self.names}
         reason = ", ".join([f"{n} {scores[n]:.2f}" for n in sorted(labels)]
                            + [f"{n}? {scores[n]:.2f}" for n in sorted(uncertain) if scores[n] >= self.unsure]) \
             or "no restricted category"
@@ -224,11 +302,14 @@ def split_text(text: str) -> tuple[list[str], bool]:
 @lru_cache(maxsize=8)
 def _trained(path: str, sha256: str) -> CategoryClassifier:
     """One trained classifier per bank content (the sha256 is part of the key): training embeds the bank."""
-    return CategoryClassifier(read_bank(path), shared_embedder(), source=path)
+    bank = read_bank(path)
+    return CategoryClassifier(trained_on(bank, shared_embedder()), shared_embedder(), bank=bank, source=path)
 
 
 def leave_one_out(clf: CategoryClassifier) -> dict[str, Any]:
-    """Each bank example classified by a model trained on all the others."""
+    """Each bank example classified by a model trained on all the others (a classifier trained from a bank)."""
+    if clf.bank is None:
+        raise ValueError("leave_one_out needs a classifier trained from its bank")
     rows = []
     n = len(clf.bank.texts)
     for i in range(n):
@@ -240,3 +321,84 @@ def leave_one_out(clf: CategoryClassifier) -> dict[str, Any]:
             "missed": [r for r in rows if set(r["gold"]) - set(r["got"]) - set(r["uncertain"])],
             "extra": [r for r in rows if set(r["got"]) - set(r["gold"])],
             "abstained": sum(1 for r in rows if r["uncertain"]), "rows": rows}
+
+
+def to_frozen(model: Trained, encoder: Mapping[str, Any], bank_sha256: str) -> dict[str, Any]:
+    """The trained classifier as JSON values (arrays as base64 of little-endian floats; no pickle)."""
+    return {"format": FROZEN_FORMAT, "encoder": dict(encoder), "bank_sha256": bank_sha256,
+            "categories": list(model.names), "cues": {n: [p.pattern for p in model.cues[n]] for n in model.names},
+            "settings": {k: model.settings[k] for k in SETTINGS}, "words": " ".join(sorted(model.words)),
+            "weights": _array(np.stack([model.weights[n] for n in model.names]), _ARRAYS["weights"]),
+            "vectors": _array(model.vectors, _ARRAYS["vectors"])}
+
+
+def thaw(doc: Any, source: str) -> tuple[Trained, dict[str, Any]]:
+    """(the trained classifier, the encoder it was trained with) from to_frozen's output, checked strictly."""
+    if not isinstance(doc, dict) or set(doc) != FROZEN_KEYS:
+        got = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
+        raise _bad(source, f"it must be an object with exactly the keys {sorted(FROZEN_KEYS)}, got {got}")
+    if doc["format"] != FROZEN_FORMAT:
+        raise _bad(source, f"format {doc['format']!r} is not {FROZEN_FORMAT!r}")
+    if not isinstance(doc["bank_sha256"], str) or not re.fullmatch(r"[0-9a-f]{64}", doc["bank_sha256"]):
+        raise _bad(source, "`bank_sha256` must be the sha256 of the bank it was trained on (64 hex digits)")
+    encoder, names, settings = doc["encoder"], doc["categories"], doc["settings"]
+    if not isinstance(encoder, dict) or not isinstance(encoder.get("dim"), int) or encoder["dim"] < 1:
+        raise _bad(source, "`encoder` must be an object naming the encoder, with its integer `dim`")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names) \
+            or len(set(names)) != len(names):
+        raise _bad(source, "`categories` must be a non-empty list of distinct names")
+    cues = doc["cues"]
+    if not isinstance(cues, dict) or set(cues) != set(names) or \
+            not all(isinstance(v, list) and all(isinstance(c, str) for c in v) for v in cues.values()):
+        raise _bad(source, "`cues` must map every category to a list of patterns")
+    if not isinstance(settings, dict) or set(settings) != set(SETTINGS) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in settings.values()):
+        raise _bad(source, f"`settings` must hold exactly {', '.join(SETTINGS)}, as finite numbers")
+    if not 0.0 <= settings["unsure"] <= settings["include"] <= 1.0:
+        raise _bad(source, f"`settings` needs 0 <= unsure <= include <= 1, got unsure {settings['unsure']}, "
+                   f"include {settings['include']}")
+    words = doc["words"].split(" ") if isinstance(doc["words"], str) and doc["words"] else []
+    if not all(w.isascii() and w.isalpha() for w in words):
+        raise _bad(source, "`words` must be the bank's words, separated by single spaces")
+    dim = encoder["dim"]
+    weights = _unarray(doc["weights"], _ARRAYS["weights"], (len(names), dim + len(names) + 1), source, "weights")
+    vectors = _unarray(doc["vectors"], _ARRAYS["vectors"], (None, dim), source, "vectors").astype(np.float32)
+    try:
+        compiled = {n: tuple(re.compile(c, re.IGNORECASE) for c in cues[n]) for n in names}
+    except re.error as e:
+        raise _bad(source, f"a cue is not a regular expression ({e})") from None
+    model = Trained(tuple(names), compiled, {k: float(settings[k]) for k in SETTINGS},
+                    {n: weights[i] for i, n in enumerate(names)}, vectors, frozenset(w.lower() for w in words))
+    return model, encoder
+
+
+def _array(a: np.ndarray, dtype: str) -> dict[str, Any]:
+    data = np.ascontiguousarray(a, dtype=np.dtype(dtype))
+    return {"dtype": dtype, "shape": list(data.shape), "base64": base64.b64encode(data.tobytes()).decode("ascii")}
+
+
+def _unarray(doc: Any, dtype: str, shape: tuple[int | None, ...], source: str, what: str) -> np.ndarray:
+    """An array written by _array, of the dtype and shape expected (None: any positive length), all finite."""
+    if not isinstance(doc, dict) or set(doc) != {"dtype", "shape", "base64"} or doc["dtype"] != dtype \
+            or not isinstance(doc["shape"], list) or not isinstance(doc["base64"], str):
+        raise _bad(source, f"`{what}` must be {{dtype: {dtype!r}, shape, base64}}")
+    got = doc["shape"]
+    if len(got) != len(shape) or not all(isinstance(g, int) and not isinstance(g, bool) and g > 0 and e in (None, g)
+                                         for g, e in zip(got, shape)):
+        raise _bad(source, f"`{what}` has shape {got}, expected {[e if e else 'n' for e in shape]}")
+    try:
+        raw = base64.b64decode(doc["base64"], validate=True)
+    except (binascii.Error, ValueError):
+        raise _bad(source, f"`{what}` is not valid base64") from None
+    dt = np.dtype(dtype)
+    if len(raw) != math.prod(got) * dt.itemsize:
+        raise _bad(source, f"`{what}` holds {len(raw)} bytes, its shape {got} needs {math.prod(got) * dt.itemsize}")
+    a = np.frombuffer(raw, dtype=dt).reshape(got)
+    if not np.isfinite(a).all():
+        raise _bad(source, f"`{what}` holds a value that is not finite")
+    return a
+
+
+def _bad(source: str, what: str) -> PolicyLoadError:
+    return PolicyLoadError("load.classifier", f"{source or 'the frozen classifier'} is malformed: {what}",
+                           "re-run `veriguard synth`; never edit a build by hand")

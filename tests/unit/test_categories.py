@@ -26,8 +26,8 @@ NOBODY = {"age": 10, "domestic": False, "dr_license": False, "vaccine": False, "
 EVERYONE = {"age": 40, "domestic": True, "dr_license": True, "vaccine": True, "membership": True}
 # Evasions of the heldout half the classifier still lets through (measured at the end, not tuned on; see
 # tests/data/README.md). strict: a fix makes the test fail until the entry is removed.
+# e097 (a flick to watch) is caught since the issue-10 bank change (new media positives without the word).
 KNOWN_MISSES = {
-    "e097": "synonym: a flick to watch",
     "e099": "synonym: jet to Vegas, one passenger",
     "e101": "synonym: acquire earbuds online and pay",
 }
