@@ -59,3 +59,7 @@ def _iso_datetime(value: Any) -> bool:
         return dt.datetime.fromisoformat(value).tzinfo is not None
     except ValueError:
         return False
+
+# the enforcement strategies (enforce.monitor.STRATEGIES) and modes (enforce.guard.MODES) a spec may name
+STRATEGY_NAMES = ("terminate", "block", "tool_halt", "replan", "replan_halt")
+MODE_NAMES = ("enforce", "shadow")

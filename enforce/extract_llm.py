@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from veriguard.enforce.extract_errors import ExtractionError
-from veriguard.enforce.extractors import ClassifierExtractor, Extracted, _path, _typed
+from veriguard.enforce.extractors import ClassifierExtractor, Extracted, _path, _typed, category_classifier
 from veriguard.providers.extraction import (
     DEFAULT_EXTRACTION_MODEL, STAGE, extraction_request, from_answer, pins, sha256_text, user_prompt,
 )
@@ -90,6 +90,10 @@ class Answer:
     output_tokens: int
     cost_usd: float | None
 
+    def details(self, cached: bool) -> dict[str, Any]:
+        return {"model": self.model, "model_called": not cached, "latency_ms": round(self.latency_s * 1000, 1),
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "cost_usd": self.cost_usd}
+
     def how(self, cached: bool) -> str:
         cost = "unpriced" if self.cost_usd is None else f"${self.cost_usd:.6f} at list price"
         return (f"model {self.model}{' (cached answer)' if cached else ''}: {self.latency_s * 1000:.0f} ms, "
@@ -128,25 +132,26 @@ class LLMExtractor:
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         self.stats.extractions += 1
         if self.mode == "llm":
-            value, how = self._ask(observation)
-            return Extracted(value, f"llm: {how}", 1.0, self.kind)
+            value, how, details = self._ask(observation)
+            return Extracted(value, f"llm: {how}", 1.0, self.kind, details)
         assert self.classifier is not None
         result = self.classifier.classify(_read_text(observation, self.text))
         if self.mode == "cascade" and not result.abstained:
             self.stats.classifier_only += 1
             got = self._classifier_reading(observation, result)
             return Extracted(got.value, f"cascade: classifier sure, model not called; {got.how}", got.confidence,
-                             self.kind)
+                             self.kind, {"model_called": False})
         if self.mode == "cascade":
-            value, how = self._ask(observation)
+            value, how, details = self._ask(observation)
             kept = sorted(result.labels)
             merged = {c: bool(value[c]) or c in result.labels for c in value}
             return Extracted(merged, f"cascade: classifier unsure ({result.reason}), model called: {how}; "
-                             f"classifier's sure categories kept: {kept or 'none'}", 1.0, self.kind)
+                             f"classifier's sure categories kept: {kept or 'none'}", 1.0, self.kind, details)
         got = self._classifier_reading(observation, result)
-        value, how = self._ask(observation)
+        value, how, details = self._ask(observation)
         merged = {c: bool(value[c]) or bool(got.value[c]) for c in value}
-        return Extracted(merged, f"both (restrictive union): {got.how}; llm: {how}", got.confidence, self.kind)
+        return Extracted(merged, f"both (restrictive union): {got.how}; llm: {how}", got.confidence, self.kind,
+                         details)
 
     def _classifier_reading(self, observation: Mapping[str, Any], result: Any) -> Extracted:
         """The classifier extractor's own reading of `result` (its abstain mode applies)."""
@@ -173,7 +178,7 @@ class LLMExtractor:
                                       "veriguard[llm]") from None
         return self._provider
 
-    def _ask(self, observation: Mapping[str, Any]) -> tuple[Any, str]:
+    def _ask(self, observation: Mapping[str, Any]) -> tuple[Any, str, dict[str, Any]]:
         text = _read_text(observation, self.text)
         if len(text) > self.max_chars:
             raise ExtractionError("extract.llm.too_long", f"the agent's text has {len(text)} characters, over the "
@@ -185,13 +190,13 @@ class LLMExtractor:
             if cached is not None:
                 self._cache.move_to_end(key)
                 self.stats.cache_hits += 1
-                return cached.value, cached.how(cached=True)
+                return cached.value, cached.how(cached=True), cached.details(cached=True)
         answer = self._call(provider, text)
         with self._lock:
             self._cache[key] = answer
             if len(self._cache) > CACHE_SIZE:
                 self._cache.popitem(last=False)
-        return answer.value, answer.how(cached=False)
+        return answer.value, answer.how(cached=False), answer.details(cached=False)
 
     def _call(self, provider: "Provider", text: str) -> Answer:
         from veriguard.providers.prices import cost_usd
@@ -369,8 +374,7 @@ def _classifier(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any], base: P
     abstain = str(cfg.get("abstain", "deny"))
     if abstain not in ("deny", "restrict"):
         raise ExtractionError("extract.config", f"argument {name!r}: abstain must be 'deny' or 'restrict'")
+    categories = tuple(f for f, _ in t["fields"])
     if classify is None:
-        from veriguard.enforce.categories import CategoryClassifier
-
-        classify = CategoryClassifier.from_extraction(cfg, base).classify  # frozen by synth, else trained now
-    return ClassifierExtractor(str(cfg["text"]), classify, tuple(f for f, _ in t["fields"]), abstain)
+        classify = category_classifier(name, cfg, base, categories)
+    return ClassifierExtractor(str(cfg["text"]), classify, categories, abstain)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn, Protocol
 
@@ -44,6 +44,7 @@ class Extracted:
     how: str                 # provenance, for the decision log
     confidence: float = 1.0
     extractor: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)  # structured provenance (the model's, for `llm`)
 
 
 class Extractor(Protocol):
@@ -418,6 +419,19 @@ class ClassifierExtractor:
         return Extracted(value, how, 1.0 if result.abstained else float(result.confidence), self.kind)
 
 
+def category_classifier(name: str, cfg: Mapping[str, Any], base: Path,
+                        categories: tuple[str, ...]) -> Callable[[str], Any]:
+    """The classify function of the classifier `cfg` declares (frozen in a build: the bank is not read);
+    its categories must be the argument's fields, or a field it never reports would always read False."""
+    from veriguard.enforce.categories import CategoryClassifier
+
+    classifier = CategoryClassifier.from_extraction(cfg, base)
+    if set(classifier.names) != set(categories):
+        raise ExtractionError("extract.config", f"argument {name!r}: the classifier's categories "
+                              f"{sorted(classifier.names)} are not the argument's fields {sorted(categories)}")
+    return classifier.classify
+
+
 def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, Mapping[str, Any]]],
                      base: Path) -> dict[str, Extractor]:
     """One extractor per argument from a spec's [extraction] section; files are relative to `base`."""
@@ -450,14 +464,11 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
 
             out[name] = build_shell_extractor(cfg, schema[name], base)
         elif kind == "classifier":
-            from veriguard.enforce.categories import CategoryClassifier
-
-            classifier = CategoryClassifier.from_extraction(cfg, base)  # frozen in a build: the bank is not read
             categories = tuple(f for f, _ in schema[name]["fields"])
             if str(cfg.get("abstain", "deny")) not in ("deny", "restrict"):
                 raise ExtractionError("extract.config", f"argument {name!r}: abstain must be 'deny' or 'restrict'")
-            out[name] = ClassifierExtractor(str(cfg["text"]), classifier.classify, categories,
-                                            str(cfg.get("abstain", "deny")))
+            out[name] = ClassifierExtractor(str(cfg["text"]), category_classifier(name, cfg, base, categories),
+                                            categories, str(cfg.get("abstain", "deny")))
         elif kind == "llm":
             from veriguard.enforce.extract_llm import build_llm_extractor
 

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
+from veriguard.contracts.build_format import MODE_NAMES
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.monitor import DecisionRecord, Monitor
 
-MODES = ("enforce", "shadow")
+MODES = MODE_NAMES
 DEFAULT_HALT_AFTER = 2        # replan_halt: "ask for another plan; halt if the next one is denied too"
 CALL_KEY = "tool_call"        # where the call sits in the observation, beside the context's keys
 

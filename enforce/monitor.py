@@ -152,7 +152,8 @@ class Monitor:
                 reason = f"argument {name!r}: the {extractor.kind} extractor failed: {_describe(e)}"
                 provenance[name] = {"extractor": extractor.kind, "error": type(e).__name__}
                 break
-            provenance[name] = {"extractor": got.extractor, "how": got.how, "confidence": got.confidence}
+            provenance[name] = {"extractor": got.extractor, "how": got.how, "confidence": got.confidence,
+                                **got.details}
             if not got.confidence >= self.min_confidence:  # `not >=`: a NaN confidence denies too
                 reason = f"argument {name!r}: extraction confidence {got.confidence} is below {self.min_confidence}"
                 break

@@ -19,7 +19,7 @@ from veriguard.synth.compile import CompiledPolicy, compile_policy
 from veriguard.synth.freeze import write_build
 from veriguard.synth.memory import DemonstrationMemory
 from veriguard.synth.pipeline import SynthResult, synthesize
-from veriguard.synth.providers import Completion, CompletionRequest, Provider, ProviderError
+from veriguard.providers.types import Completion, CompletionRequest, Provider, ProviderError
 from veriguard.synth.transcripts import RecordingProvider, TranscriptStore, transcript_hash
 from veriguard.verify import counterexample as cx
 from veriguard.verify.nagini import NaginiWorker
@@ -29,9 +29,6 @@ from veriguard.verify.z3check import check_contract
 Progress = Callable[[str], None]
 MEMORY_SCHEMA: dict[str, Any] = {"type": "object", "required": ["demonstrations"],
                                  "properties": {"demonstrations": {"type": "array"}}}
-STOPPING = {"provider.no_key", "provider.auth", "provider.network", "provider.timeout", "provider.rate_limited",
-            "provider.server", "provider.bad_request", "provider.config", "provider.replay_mismatch",
-            "provider.refusal"}
 
 
 @dataclass(frozen=True)
@@ -201,7 +198,7 @@ def run(spec: Spec, provider: Provider, worker: NaginiWorker, store: TranscriptS
         workdir: Path, memory: DemonstrationMemory | None = None, autonomous: bool = False,
         answers: Path | None = None, questions_file: Path | None = None, budget: Budget = Budget(),
         progress: Progress = lambda _m: None, mode: str = "", replay_started: str | None = None,
-        fixed_signature: bool = False) -> Outcome:
+        fixed_signature: bool = False, signer: Callable[[bytes], bytes] | None = None) -> Outcome:
     """One LLM synthesis of `spec`, ending in a build (proved or not) or a reason it stopped."""
     memory = memory or DemonstrationMemory(enabled=False)
     routed: Provider = provider if provider.name == "replay" else Router(provider, MemoryStage(memory))
@@ -259,7 +256,8 @@ def _run(loop: _Loop, spec: Spec, memory: DemonstrationMemory, autonomous: bool,
     started = replay_started or exported["synthesis"]["started_at"]
     run_info = {"seconds": round(result.seconds, 3), "synthesis_id": loop.sid, "notes": notes,
                 "gate_seconds": {g.name: round(g.seconds, 3) for g in result.gates}}
-    build, cert = write_build(result, out_dir, run_info=run_info, synthesized_at=started, path="llm")
+    build, cert = write_build(result, out_dir, run_info=run_info, synthesized_at=started, path="llm",
+                              signer=signer)
     if result.ok:
         memory.add(spec_name=spec.name, request=spec.request, agent=json.dumps(spec.agent, sort_keys=True),
                    contract=(result.spec.rules_text + "\n" + result.spec.properties_text).strip(),

@@ -18,8 +18,8 @@ from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.signature import Argument, Signature, Table
 from veriguard.contracts.spec import Example, Spec, VerifySettings
-from veriguard.contracts.types import EnumT, RecordT, Type, is_scalar
-from veriguard.contracts.build_format import referenced_files
+from veriguard.contracts.types import EnumT, RecordT, TupleT, Type, is_scalar
+from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
 from veriguard.synth.tables import load_table
 from veriguard.synth.tomlpos import key_positions, string_offsets, too_deep
 
@@ -33,9 +33,6 @@ VERIFY_KEYS: dict[str, tuple[type, float, float]] = {  # type, least, greatest
     "mutants_per_nagini": (int, 0, 1000), "z3_bound": (int, 1, 8)}
 MAX_TOML_NESTING = 32
 ENFORCEMENT_KEYS = ("strategy", "mode", "halt_after", "fail_closed")
-# the names enforce.monitor.STRATEGIES and enforce.guard.MODES take (synth does not import enforce; a test pins them)
-STRATEGY_NAMES = ("terminate", "block", "tool_halt", "replan", "replan_halt")
-MODE_NAMES = ("enforce", "shadow")
 PATH_FIX = "put the file in the spec's folder (or a folder inside it) and give its path relative to the spec"
 
 
@@ -167,6 +164,9 @@ class _Loader:
                 doc = str(body.get("doc", ""))
                 body = body.get("type")
             arg = Argument(name, self.type_text(body, named, key), doc, self.pos(*key))
+            if isinstance(arg.type, TupleT):  # the checker, z3 and Nagini read only a list's elements as tuples
+                raise self.fail("spec.type", f"argument {name!r} is a tuple", key,
+                                "a tuple may only be a list's element: use list[(...)] or a record")
             for param, _ in Signature((), (arg,), ()).flat_params():  # a record gives one parameter per field
                 self.name("argument", param, key, f"argument {name!r} gives the policy the parameter")
                 if param in flat:

@@ -373,6 +373,8 @@ def test_a_pinned_build_decides_with_the_model_and_the_record_says_how(tmp_path,
     denied = monitor.check({"confirmed_task": "Book a hotel in Oslo", "user_info": PROFILE})
     assert not denied.allowed and denied.violations == ("hotel",) and not denied.fail_closed
     assert denied.provenance["task"]["extractor"] == "llm" and "qwen2.5-7b-instruct" in denied.provenance["task"]["how"]
+    assert denied.provenance["task"]["model"] == "qwen2.5-7b-instruct" and denied.provenance["task"]["model_called"]
+    assert denied.provenance["task"]["input_tokens"] >= 0 and denied.provenance["task"]["latency_ms"] >= 0
     limited = monitor.check({"confirmed_task": "Book a hotel in Bergen", "user_info": {**PROFILE, "age": 40}})
     assert not limited.allowed and "extract.llm.rate_limited" in limited.fail_closed
     assert limited.provenance["task"] == {"extractor": "llm", "error": "extract.llm.rate_limited"}

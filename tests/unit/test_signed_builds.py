@@ -176,7 +176,7 @@ def test_synth_sign_reads_the_key_before_any_work(tmp_path, keys, capsys):
     code = main(["synth", str(spec), "--out", str(tmp_path / "out"), "--sign", str(keys["signer"][1]), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "error[key.format]" in err and not (tmp_path / "out").exists()
-    code = main(["synth", str(spec), "--llm", "--sign", str(keys["signer"][0]), "--quiet"])
+    code = main(["synth", str(spec), "--compare", "--sign", str(keys["signer"][0]), "--quiet"])
     assert code == 2 and "error[synth.sign]" in capsys.readouterr().err
 
 

@@ -5,7 +5,8 @@ import pytest
 from veriguard.contracts.errors import SpecError
 from veriguard.enforce.guard import MODES
 from veriguard.enforce.monitor import STRATEGIES
-from veriguard.synth.specfile import MODE_NAMES, STRATEGY_NAMES, load_spec
+from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES
+from veriguard.synth.specfile import load_spec
 from tests.conftest import MINIMAL, write_spec
 
 
@@ -64,3 +65,13 @@ def test_a_section_that_is_not_a_table(tmp_path):
                                                             'request = "Adults only."\nenforcement = "block"'))
     with pytest.raises(SpecError, match=r"\[enforcement\] must be a dict"):
         load_spec(path)
+
+
+def test_a_tuple_argument_is_an_error_at_its_key(tmp_path):
+    """The checker, z3 and Nagini read tuples only as a list's elements; a bare tuple argument would be
+    proved as one type and checked at run time as another."""
+    path = write_spec(tmp_path, MINIMAL.replace('age = "int"\n', 'age = "int"\npair = "(int, int)"\n', 1))
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    assert e.value.code == "spec.type" and "'pair' is a tuple" in e.value.message and "list[(" in e.value.fix
+    assert path.read_text(encoding="utf-8").splitlines()[e.value.pos.line - 1].startswith("pair")
