@@ -225,10 +225,11 @@ CATALOGUE: dict[str, Entry] = {
     "spec.verify": Entry(S, "a [verify] setting is out of range"),
     # synthesis options (veriguard synth)
     "synth.approve": Entry(O, "--approve is given without --previous"),
+    "synth.compare": Entry(O, "--compare is given a spec without formal rules to compare with"),
     "synth.jobs": Entry(O, "--jobs is less than 1"),
     "synth.previous": Entry(O, "--previous is given with a path it does not support"),
     "synth.replay": Entry(O, "the file given to --replay is not a transcript"),
-    "synth.sign": Entry(O, "--sign is given with a path it does not support"),
+    "synth.sign": Entry(O, "--sign is given with --compare, which writes no build"),
     # verified updates (veriguard/diff.py)
     "update.unapproved": Entry(O, "the new policy allows what the old denied and nobody approved it"),
     "update.undecided": Entry(O, "what the update allows that the old policy denied cannot be established"),

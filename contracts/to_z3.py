@@ -10,7 +10,7 @@ from typing import Any
 from veriguard.contracts import ast as A
 from veriguard.contracts.check import Contract
 from veriguard.contracts.signature import Table, element_types
-from veriguard.contracts.types import BoolT, EnumT, IntT, ListT, RecordT, Scalar, StrT
+from veriguard.contracts.types import BoolT, EnumT, IntT, ListT, RecordT, Scalar, StrT, TupleT
 
 
 def _z3() -> Any:
@@ -40,6 +40,8 @@ class Z3Encoding:
                 elems = [tuple(self._const(f"{name}[{i}][{k}]", et) for k, et in enumerate(element_types(t)))
                          for i in range(bound)]
                 self.lists[name] = (n, elems)
+            elif isinstance(t, (TupleT, RecordT)):  # the spec reader refuses both; flat_params splits records
+                raise TypeError(f"parameter {name} is a {t}, which has no z3 encoding")
             else:
                 self.scalars[name] = self._const(name, t)
 

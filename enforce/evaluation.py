@@ -135,7 +135,7 @@ def eval_eicu(monitor: Monitor, data_dir: Path, progress: Callable[[str], None] 
     cases = []
     for i, (r, observation) in enumerate(records):
         d = monitor.check(observation, action_id=str(r["id"]))
-        pred = {}
+        pred: dict[str, set[str]] = {}
         for db, col in d.denied:
             pred.setdefault(db, set()).add(col)
         gold = {db: set(cols) for db, cols in (r["inaccessible_db"] or {}).items()}
@@ -216,8 +216,9 @@ def with_extractor(monitor: Monitor, mode: str, provider: Mapping[str, Any] | No
         keep = {k: cfg[k] for k in ("provider", "model", "base_url", "timeout", "max_tokens", "structured",
                                     "api_key_env", "describe", "instructions", "doc") if k in cfg}
         entry = {"from": "llm", **common, **keep, **dict(provider or {}), "mode": mode}
-        extractors[name] = build_llm_extractor(name, entry, types[name], base, check_pins=False)
-        extractors[name].provider()  # no key, no SDK: an error now, not a denial of every case
+        llm = build_llm_extractor(name, entry, types[name], base, check_pins=False)
+        llm.provider()  # no key, no SDK: an error now, not a denial of every case
+        extractors[name] = llm
     return Monitor(monitor.policy, extractors, monitor.strategy, monitor.log, monitor.min_confidence,
                    monitor.double_check)
 

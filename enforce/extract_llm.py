@@ -90,11 +90,11 @@ class Answer:
     output_tokens: int
     cost_usd: float | None
 
-    def details(self, cached: bool) -> dict[str, Any]:
+    def details(self, *, cached: bool) -> dict[str, Any]:
         return {"model": self.model, "model_called": not cached, "latency_ms": round(self.latency_s * 1000, 1),
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "cost_usd": self.cost_usd}
 
-    def how(self, cached: bool) -> str:
+    def how(self, *, cached: bool) -> str:
         cost = "unpriced" if self.cost_usd is None else f"${self.cost_usd:.6f} at list price"
         return (f"model {self.model}{' (cached answer)' if cached else ''}: {self.latency_s * 1000:.0f} ms, "
                 f"{self.input_tokens} in + {self.output_tokens} out tokens, {cost}")

@@ -48,7 +48,8 @@ class Extracted:
 
 
 class Extractor(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str: ...  # read-only: the extractors are frozen dataclasses
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted: ...
 

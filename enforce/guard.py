@@ -108,7 +108,7 @@ class Guard:
             return GuardOutcome(False, "halt", self._halted_message(halted), record)
         record, reasons = decide()
         with self._lock:
-            action = self._next_action(state, record is not None and record.allowed is True, reasons)
+            action = self._next_action(state, reasons, allowed=record is not None and record.allowed is True)
         if halted:  # shadow mode only: enforcing would have refused it unread
             action, message = "halt", self._halted_message(halted)
         else:
@@ -149,7 +149,7 @@ class Guard:
             return None
         return record if isinstance(record, DecisionRecord) and not record.allowed else None
 
-    def _next_action(self, state: _Run, allowed: bool, reasons: str) -> str:
+    def _next_action(self, state: _Run, reasons: str, *, allowed: bool) -> str:
         if allowed:
             state.denials = 0
             return "allow"

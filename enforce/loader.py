@@ -136,9 +136,9 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted
     if not cert_path.is_file() or not policy_path.is_file():
         raise PolicyLoadError("load.missing", f"{d} is not a policy build (needs policy.py and certificate.json)",
                               "run `veriguard synth SPEC --out DIR` and pass DIR/<name>")
-    keys, required = trust_settings(trusted_keys, require_signed)
+    keys, required = trust_settings(trusted_keys, require_signed=require_signed)
     cert_bytes = _read_bytes(cert_path, "load.certificate")
-    signature, signed_by = check_signature(d, cert_bytes, keys, required)
+    signature, signed_by = check_signature(d, cert_bytes, keys, required=required)
     cert = _read_json(cert_path, "load.certificate", cert_bytes)
     name, proved, files, _ = check_certificate(cert, cert_path)
     contents = certified_contents(d, files)
@@ -152,7 +152,7 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted
     return FrozenPolicy(name, d, module, cert, digest, proved, extraction, signature, signed_by)
 
 
-def trust_settings(trusted_keys: TrustedKeys | None, require_signed: bool | None) -> \
+def trust_settings(trusted_keys: TrustedKeys | None, *, require_signed: bool | None) -> \
         tuple[Mapping[str, VerifyKey] | None, bool]:
     """(trusted key id -> key, or None when none is configured; whether a signature is required), from
     the arguments or else the environment. A misconfiguration is a PolicyLoadError, never a pass."""
@@ -181,7 +181,7 @@ def trust_settings(trusted_keys: TrustedKeys | None, require_signed: bool | None
     return keys, bool(require_signed)
 
 
-def check_signature(d: Path, certificate: bytes, keys: Mapping[str, VerifyKey] | None, required: bool) -> \
+def check_signature(d: Path, certificate: bytes, keys: Mapping[str, VerifyKey] | None, *, required: bool) -> \
         tuple[str, str]:
     """("verified", key id), ("unsigned", "") or ("unchecked", "") for the build in `d` whose certificate.json
     holds `certificate`; PolicyLoadError for anything a trusted signer did not vouch for."""

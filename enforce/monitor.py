@@ -107,13 +107,13 @@ class Monitor:
         extractor, the policy, building the record, writing the log) is a denial that says why. Only
         KeyboardInterrupt and SystemExit pass through: they stop the process, and no decision is returned."""
         t0 = time.perf_counter()
-        meta = {"integration": str(integration), "tool": str(tool), "mode": str(mode)}
         try:
-            record = _sealed(replace(self._decide(observation, action_id, t0), **meta))
+            record = _placed(self._decide(observation, action_id, t0), integration, tool, mode)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as e:  # a bug anywhere must deny, never crash the agent or allow
-            record = _sealed(replace(self._failed(f"the monitor failed: {_describe(e)}", action_id, t0), **meta))
+            record = _placed(self._failed(f"the monitor failed: {_describe(e)}", action_id, t0), integration, tool,
+                             mode)
         return self._logged(record)
 
     def refuse(self, reason: str, *, action_id: str = "", integration: str = "", tool: str = "",
@@ -121,7 +121,7 @@ class Monitor:
         """Record and log a call refused without being decided (its run was halted, the enforcement point
         could not read it): a fail-closed denial that says why."""
         record = self._failed(reason, str(action_id), time.perf_counter())
-        return self._logged(_sealed(replace(record, integration=str(integration), tool=str(tool), mode=str(mode))))
+        return self._logged(_placed(record, integration, tool, mode))
 
     def _logged(self, record: DecisionRecord) -> DecisionRecord:
         """`record` appended to the log (a denial when that fails), and counted."""
@@ -171,6 +171,8 @@ class Monitor:
     def _record(self, values: dict[str, Any], provenance: dict[str, dict[str, Any]], decision: Any, reason: str,
                 latency: float, action_id: str) -> DecisionRecord:
         rules = self.policy.rules
+        violations: tuple[str, ...]
+        denied: tuple[Any, ...]
         if decision is None:
             allowed, violations, denied = False, (), ()
             messages: tuple[str, ...] = (f"fail closed: {reason}",)
@@ -211,6 +213,11 @@ def _sealed(record: DecisionRecord) -> DecisionRecord:
                              "allowed": record.allowed, "violations": list(record.violations),
                              "denied": [list(x) if isinstance(x, tuple) else x for x in record.denied]})
     return replace(record, arguments_sha256=arguments, decision_sha256=decision)
+
+
+def _placed(record: DecisionRecord, integration: str, tool: str, mode: str) -> DecisionRecord:
+    """`record`, sealed, with the enforcement point that asked for it."""
+    return _sealed(replace(record, integration=str(integration), tool=str(tool), mode=str(mode)))
 
 
 def _now() -> str:

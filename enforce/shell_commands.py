@@ -38,7 +38,8 @@ class Commands:
         def classify(self, cls: str, why: str) -> None: ...
         def note(self, phrase: str) -> None: ...
         def pipe_to_shell(self, why: str) -> None: ...
-        def touch(self, accesses: tuple[str, ...], value: Value, inv: Invocation | None, recursive: bool) -> None: ...
+        def touch(self, accesses: tuple[str, ...], value: Value, inv: Invocation | None, *,
+                  recursive: bool) -> None: ...
         def paths(self, value: Value, cwds: tuple[str, ...] | None) -> list[str | None]: ...
         def chdir(self, target: Value, cwds: tuple[str, ...] | None) -> tuple[str, ...] | None: ...
         def script(self, text: str, st: State, io: IO) -> State: ...
@@ -46,7 +47,7 @@ class Commands:
         def repeats(self, why: str) -> None: ...
 
     def run(self, words: list[Value], st: State, io: IO, env_assigns: list[tuple[str, Value]], label: str,
-            cwds: tuple[str, ...] | None = None, inherit_cwds: bool = True) -> State:
+            cwds: tuple[str, ...] | None = None, *, inherit_cwds: bool = True) -> State:
         """Analyse one simple command; it runs in `st`'s directories unless `inherit_cwds` is false."""
         if not words:
             return st
@@ -77,7 +78,8 @@ class Commands:
 
     def again(self, words: list[Value], inv: Invocation, st: State, io: IO) -> State:
         """A command another one runs (a wrapper's, xargs', find -exec's), in the same directories."""
-        return self.run(words, st, io, [], "… " + " ".join(w.text or "?" for w in words)[:70], inv.cwds, False)
+        return self.run(words, st, io, [], "… " + " ".join(w.text or "?" for w in words)[:70], inv.cwds,
+                        inherit_cwds=False)
 
     def program(self, name: str, inv: Invocation) -> tuple[CommandSpec | None, str]:
         """The table entry for the program `name` (a bare name, or a path in a known folder)."""
@@ -87,7 +89,7 @@ class Commands:
             base = posixpath.basename(name)
             if paths and None not in paths and folders <= set(self.system_dirs):
                 return self.lookup(base, inv)
-            self.touch(("execute",), Value.of(name), inv, False)
+            self.touch(("execute",), Value.of(name), inv, recursive=False)
             if paths and None not in paths and folders <= set(self.project_dirs):
                 return self.lookup(base, inv)
             self.executes_written(Value.of(name), inv)
@@ -117,9 +119,9 @@ class Commands:
         for a in inv.args:
             if a.text is not None and a.text.startswith("-"):
                 if "=" in a.text:
-                    self.touch(("read", "write"), Value.of(a.text.split("=", 1)[1]), inv, False)
+                    self.touch(("read", "write"), Value.of(a.text.split("=", 1)[1]), inv, recursive=False)
                 continue
-            self.touch(("read", "write"), a, inv, False)
+            self.touch(("read", "write"), a, inv, recursive=False)
 
     # -- table-driven commands ------------------------------------------------------------------
 
@@ -154,7 +156,7 @@ class Commands:
         for opt, word, value in parsed.opts:
             role = opt.value
             if value is not None and role is not None and role not in ("chdir", "command", "subcommand"):
-                self.value_role(role, value, inv, recursive, roles, word)
+                self.value_role(role, value, inv, roles, word, recursive=recursive)
         if parsed.sub is not None:
             return self.subcommand(spec, parsed.sub, inv)
         operands = parsed.operands
@@ -164,7 +166,7 @@ class Commands:
             script_value = operands[0] if operands else None
             operands = operands[1:]
         if spec.keyed:
-            operands = self.keyed(spec, operands, inv, recursive, roles)
+            operands = self.keyed(spec, operands, inv, roles, recursive=recursive)
         remote = [o for o in operands if spec.remote and o.text is not None and REMOTE.match(o.text)]
         if remote and spec.remote:
             self.classify(spec.remote, "a remote path")
@@ -195,11 +197,11 @@ class Commands:
             if any(value is r for r in remote):
                 continue
             effective = union if value.multi else slot_roles
-            self.value_role("+".join(effective), value, inv, recursive, roles, "")
+            self.value_role("+".join(effective), value, inv, roles, "", recursive=recursive)
         own = () if any(o.no_cwd for o, _, _ in parsed.opts) else spec.cwd
         cwd_roles = tuple(dict.fromkeys(own + tuple(r for o, _, _ in parsed.opts for r in o.cwd)))
         if cwd_roles:
-            self.touch(cwd_roles, Value.of("."), inv, recursive)
+            self.touch(cwd_roles, Value.of("."), inv, recursive=recursive)
         if spec.interpreter:
             positional = tuple(v for v, r in assigned if script_from == "operand")
             self.interpret(spec, script_from, script_value, inv, positional)
@@ -211,11 +213,11 @@ class Commands:
         paths = [v for v, r in assigned if any(x in ACCESSES or x in roles for x in r)]
         # a filter passes its input's lines on only with options the table says keep them whole
         keep = spec.filter and not parsed.undeclared and all(o.filter is not False for o, _, _ in parsed.opts)
-        self.prints = self.printed(prints, spec, paths if operands else [], inv, keep)
+        self.prints = self.printed(prints, spec, paths if operands else [], inv, keep=keep)
         return st
 
-    def value_role(self, role: str, value: Value, inv: Invocation, recursive: bool, roles: Mapping[str, str],
-                   word: str) -> None:
+    def value_role(self, role: str, value: Value, inv: Invocation, roles: Mapping[str, str], word: str, *,
+                   recursive: bool) -> None:
         parts: list[str] = []
         for r in role.split("+"):
             parts.extend(roles.get(r, r).split("+"))
@@ -234,7 +236,7 @@ class Commands:
         if accesses:
             if "execute" in accesses:
                 self.executes_written(value, inv)
-            self.touch(accesses, value, inv, recursive)
+            self.touch(accesses, value, inv, recursive=recursive)
             if "write" in accesses and value.static:
                 for p in self.paths(value, inv.cwds):
                     if p is not None:
@@ -243,11 +245,11 @@ class Commands:
             self.unknown(f"{word} {value.text!r}" if value.text is not None else word)
         if "at_file" in parts:
             if value.text is None:
-                self.touch(("read",), value, inv, False)
+                self.touch(("read",), value, inv, recursive=False)
             else:
                 m = re.search(r"(?:^|=)[@<]([^;]*)", value.text)
                 if m and m.group(1) not in ("-", ""):
-                    self.touch(("read",), Value.of(m.group(1)), inv, False)
+                    self.touch(("read",), Value.of(m.group(1)), inv, recursive=False)
         if "shell" in parts:
             self.shell_text(value, inv, inv.st, positional=None, why=word)
         if "sed" in parts and not (value.text is not None and sed_script_is_plain(value.text)):
@@ -387,16 +389,16 @@ class Commands:
         if spec.other_options == "unknown":
             self.unknown(f"the option {name} is not in the table")
         elif value is not None and spec.other_options == "ignore":
-            self.touch(("read",), value, self.inv, False) if self.inv is not None else None
+            self.touch(("read",), value, self.inv, recursive=False) if self.inv is not None else None
 
-    def keyed(self, spec: CommandSpec, operands: list[Value], inv: Invocation, recursive: bool,
-              roles: Mapping[str, str]) -> list[Value]:
+    def keyed(self, spec: CommandSpec, operands: list[Value], inv: Invocation, roles: Mapping[str, str], *,
+              recursive: bool) -> list[Value]:
         rest = []
         for o in operands:
             if o.text is not None and "=" in o.text:
                 key, value = o.text.split("=", 1)
                 if key in spec.keyed:
-                    self.value_role(spec.keyed[key], Value.of(value), inv, recursive, roles, key)
+                    self.value_role(spec.keyed[key], Value.of(value), inv, roles, key, recursive=recursive)
                 continue
             rest.append(o)
         return rest
@@ -447,7 +449,7 @@ class Commands:
             replaced = words + [found]
         self.again(replaced, inv, inv.st.copy(), IO())
 
-    def printed(self, prints: str | None, spec: CommandSpec, operands: list[Value], inv: Invocation,
+    def printed(self, prints: str | None, spec: CommandSpec, operands: list[Value], inv: Invocation, *,
                 keep: bool) -> Value | None:
         if prints == "cwd":
             return Value.unknown("paths printed", under=inv.cwds, stream=True) if inv.cwds else None
@@ -484,7 +486,7 @@ class Commands:
             if text.text in ("-", *STDIN_PATHS):
                 self.interpret_stdin(kind, inv)
                 return
-            self.touch(("execute",), text, inv, False)
+            self.touch(("execute",), text, inv, recursive=False)
             self.executes_written(text, inv)
             if kind == "shell":
                 self.runs_file(f"runs the shell script {text.text or '?'}, whose commands are not analysed")
@@ -516,7 +518,7 @@ class Commands:
         self.unknown(f"{inv.name} runs code given on the command line, which is not analysed")
 
     def shell_text(self, text: Value, inv: Invocation, st: State, positional: tuple[Value, ...] | None,
-                   why: str, same_shell: bool = False) -> State:
+                   why: str, *, same_shell: bool = False) -> State:
         if text.text is None or text.pattern is not None:
             if text.stream or text.pipe:
                 self.pipe_to_shell(f"{inv.name} runs {why}, which comes from a command's output")
@@ -551,7 +553,7 @@ class Commands:
         if spec.cwd:  # entering a directory is an access to it (the table says which)
             for d in out.cwds if out.cwds is not None else (None,):
                 self.touch(spec.cwd, Value.of(d) if d is not None else Value.unknown("a directory cd goes to"),
-                           inv, False)
+                           inv, recursive=False)
         self.classify(spec.cls, "")
         return out
 
@@ -583,7 +585,7 @@ class Commands:
         if file.pipe or file.stream or (file.text in STDIN_PATHS and inv.io.stdin == "pipe"):
             self.pipe_to_shell(f"{inv.name} of a command's output")
         elif file.text not in STDIN_PATHS:
-            self.touch(("read", "execute"), file, inv, False)
+            self.touch(("read", "execute"), file, inv, recursive=False)
             self.executes_written(file, inv)
         return out
 
@@ -662,7 +664,7 @@ class Commands:
             if opt.value == "chdir" and value is not None:
                 inv.cwds = self.chdir(value, inv.cwds)
             elif opt.value is not None and value is not None:
-                self.value_role(opt.value, value, inv, False, {}, word)
+                self.value_role(opt.value, value, inv, {}, word, recursive=False)
             if opt.cls:
                 self.classify(opt.cls, opt.why or word)
         rest = list(parsed.operands)
@@ -683,7 +685,7 @@ class Commands:
             if opt.roles.get("replace") or word in ("-I", "--replace", "-i"):
                 replace_with = value.text if value is not None and value.text else "{}"
             if opt.value and "read" in opt.value and value is not None:
-                self.touch(("read",), value, inv, False)
+                self.touch(("read",), value, inv, recursive=False)
                 from_file = True
             if opt.cls:
                 self.classify(opt.cls, opt.why or word)

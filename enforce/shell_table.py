@@ -144,7 +144,7 @@ class Loops(NamedTuple):
 
 
 def _glob_match(pattern: str, name: str) -> bool:
-    return _component_regex(pattern, False).fullmatch(name) is not None
+    return _component_regex(pattern, dot_rule=False).fullmatch(name) is not None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,7 +161,7 @@ class _Reader:
     def __init__(self, file: Path, classes: tuple[str, ...]) -> None:
         self.file, self.classes = file, classes
 
-    def role(self, text: Any, where: str, names: Mapping[str, str], kinds: bool = True) -> tuple[str, ...]:
+    def role(self, text: Any, where: str, names: Mapping[str, str], *, kinds: bool = True) -> tuple[str, ...]:
         if not isinstance(text, str) or not text:
             raise _fail(self.file, where, f"expected a role such as \"read\", got {text!r}")
         parts = tuple(text.split("+"))
@@ -427,7 +427,7 @@ def _loops(reader: _Reader, raw: Any) -> Loops:
 # zones.toml and path matching
 
 @functools.lru_cache(maxsize=4096)
-def _component_regex(pattern: str, dot_rule: bool, loose: bool = False) -> re.Pattern[str]:
+def _component_regex(pattern: str, *, dot_rule: bool, loose: bool = False) -> re.Pattern[str]:
     """A regex for one path component of a glob (`*`, `?`, `[...]`, backslash escapes). `loose` reads
     every bracket expression as any one character: a command's glob may use classes ([[:alpha:]])
     this translation does not follow, and a path it might match must count."""
@@ -514,12 +514,12 @@ class Comp(NamedTuple):
     glob: bool = False
     star2: bool = False
 
-    def matches(self, name: str, dot_rule: bool, loose: bool = False) -> bool:
+    def matches(self, name: str, *, dot_rule: bool, loose: bool = False) -> bool:
         if not self.glob:
             return self.text == name
         if name in (".", ".."):
             return False
-        return _component_regex(self.text, dot_rule, loose).fullmatch(name) is not None
+        return _component_regex(self.text, dot_rule=dot_rule, loose=loose).fullmatch(name) is not None
 
 
 STAR2 = Comp("**", True, True)
@@ -540,24 +540,24 @@ def split_pattern(path: str) -> tuple[Comp, ...]:
     return tuple(comps)
 
 
-def _meet(a: Comp, b: Comp, dot_rule: bool) -> bool:
+def _meet(a: Comp, b: Comp, *, dot_rule: bool) -> bool:
     """Whether a name can match both components (`a` is the command's, `b` the zone map's)."""
     if not a.glob and not b.glob:
         return a.text == b.text
     if not a.glob:
-        return b.matches(a.text, False)
+        return b.matches(a.text, dot_rule=False)
     if not b.glob:
-        return a.matches(b.text, dot_rule, loose=True)
+        return a.matches(b.text, dot_rule=dot_rule, loose=True)
     return True  # two globs are assumed to meet
 
 
-def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], dot_rule: bool) -> bool:
+def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], *, dot_rule: bool) -> bool:
     """Whether some path matches both patterns."""
     if not any(c.star2 for c in t):
         if not any(c.star2 for c in z):
-            return len(t) == len(z) and all(_meet(a, b, dot_rule) for a, b in zip(t, z))
+            return len(t) == len(z) and all(_meet(a, b, dot_rule=dot_rule) for a, b in zip(t, z))
         if z[-1].star2 and not any(c.star2 for c in z[:-1]):
-            return len(t) >= len(z) - 1 and all(_meet(a, b, dot_rule) for a, b in zip(t, z[:-1]))
+            return len(t) >= len(z) - 1 and all(_meet(a, b, dot_rule=dot_rule) for a, b in zip(t, z[:-1]))
     memo: dict[tuple[int, int], bool] = {}
 
     def go(i: int, j: int) -> bool:
@@ -570,7 +570,7 @@ def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], dot_rule: bool) -> bool
             elif j < len(z) and z[j].star2:
                 memo[key] = go(i, j + 1) or (i < len(t) and go(i + 1, j))
             else:
-                memo[key] = i < len(t) and j < len(z) and _meet(t[i], z[j], dot_rule) and go(i + 1, j + 1)
+                memo[key] = i < len(t) and j < len(z) and _meet(t[i], z[j], dot_rule=dot_rule) and go(i + 1, j + 1)
         return memo[key]
 
     return go(0, 0)
@@ -579,7 +579,7 @@ def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], dot_rule: bool) -> bool
 def _contains(z: tuple[Comp, ...], t: tuple[Comp, ...]) -> bool:
     """Whether every path matching t matches z (only decided for the shapes that occur; else False)."""
     if not any(c.glob for c in t):
-        return _intersect(t, z, False)  # a literal path: matching is containment
+        return _intersect(t, z, dot_rule=False)  # a literal path: matching is containment
     if z and z[-1].star2 and not any(c.glob for c in z[:-1]):
         prefix = z[:-1]
         literal = [c for c in t[:len(prefix)] if not c.glob]
@@ -652,7 +652,7 @@ class Zones:
             return False
         if len(target) > 4 or target[:1] not in self._no_data_heads:
             return False
-        return any(_intersect(target, nd, False) for nd in self.no_data)
+        return any(_intersect(target, nd, dot_rule=False) for nd in self.no_data)
 
     @functools.cached_property
     def _no_data_heads(self) -> set[tuple[Comp, ...]]:
@@ -663,11 +663,11 @@ class Zones:
         normalisation cannot resolve that path."""
         for k, c in enumerate(target):
             if not c.glob and c.text == ".." and any(
-                    _intersect(target[:j], link, False) for link in self.links for j in range(1, k + 1)):
+                    _intersect(target[:j], link, dot_rule=False) for link in self.links for j in range(1, k + 1)):
                 return True
         return False
 
-    def of(self, target: tuple[Comp, ...], dot_rule: bool = True) -> list[str]:
+    def of(self, target: tuple[Comp, ...], *, dot_rule: bool = True) -> list[str]:
         """Every zone a path matching `target` may be in, in map order; matched as written and
         ignoring case (a case-insensitive file system), which only ever adds zones."""
         key = (target, dot_rule)
@@ -675,27 +675,27 @@ class Zones:
         if key not in cache:
             if len(cache) > 4096:
                 cache.clear()
-            cache[key] = self._zones_of(target, dot_rule)
+            cache[key] = self._zones_of(target, dot_rule=dot_rule)
         return list(cache[key])
 
     @functools.cached_property
     def _cache(self) -> dict[tuple[tuple[Comp, ...], bool], tuple[str, ...]]:
         return {}
 
-    def _zones_of(self, target: tuple[Comp, ...], dot_rule: bool) -> tuple[str, ...]:
+    def _zones_of(self, target: tuple[Comp, ...], *, dot_rule: bool) -> tuple[str, ...]:
         if self.no_data_path(target):
             return ()
-        found = self._of(target, dot_rule, self.zones)
+        found = self._of(target, self.zones, dot_rule=dot_rule)
         folded = tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in target)
         if folded != target or self.folded is not self.zones:
-            found += [z for z in self._of(folded, dot_rule, self.folded) if z not in found]
+            found += [z for z in self._of(folded, self.folded, dot_rule=dot_rule) if z not in found]
         return tuple(found)
 
-    def _of(self, target: tuple[Comp, ...], dot_rule: bool, zones: Any) -> list[str]:
+    def _of(self, target: tuple[Comp, ...], zones: Any, *, dot_rule: bool) -> list[str]:
         found: list[str] = []
         for zone, patterns in zones:
             for z in patterns:
-                if _intersect(target, z, dot_rule):
+                if _intersect(target, z, dot_rule=dot_rule):
                     if zone not in found:
                         found.append(zone)
                     if _contains(z, target):

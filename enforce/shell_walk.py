@@ -662,7 +662,7 @@ class Analyser(Commands, Env):
             out.extend(c + "/" + text for c in cwds)
         return out
 
-    def touch(self, accesses: tuple[str, ...], value: Value, inv: Invocation | None, recursive: bool) -> None:
+    def touch(self, accesses: tuple[str, ...], value: Value, inv: Invocation | None, *, recursive: bool) -> None:
         accesses = tuple(a for a in accesses if a in ACCESSES)
         if not accesses or value.pipe:
             return
@@ -904,7 +904,7 @@ class Analyser(Commands, Env):
         saved = self.inv
         self.inv = inv
         try:
-            self.touch(accesses, target, inv, False)
+            self.touch(accesses, target, inv, recursive=False)
         finally:
             self.inv = saved
         if saved is None:

@@ -136,7 +136,7 @@ def _unquoted(text: str) -> list[Tok]:
     return out
 
 
-def dq_unescape(text: str, heredoc: bool = False) -> str:
+def dq_unescape(text: str, *, heredoc: bool = False) -> str:
     """Backslash escapes inside double quotes (or an unquoted here-document)."""
     special = "$`\\\n" if heredoc else '$`"\\\n'
     return re.sub(r"\\(.)", lambda m: ("" if m.group(1) == "\n" else m.group(1)) if m.group(1) in special
@@ -185,7 +185,7 @@ def heredoc_tokens(body: Any, env: Env) -> list[Tok]:
 _SIMPLE_OPS = {":-", "-", ":=", "=", ":+", "+", ":?", "?"}
 
 
-def _expansion(node: Any, env: Env, quoted: bool) -> Exp:
+def _expansion(node: Any, env: Env, *, quoted: bool) -> Exp:
     named = [c for c in node.children if c.type not in ("$", "${", "}")]
     names = ("variable_name", "special_variable_name")
     if node.type == "simple_expansion" or (len(named) == 1 and named[0].type in names):
@@ -384,7 +384,7 @@ class _Field:
         self.started = False
         self.unknown: Value | None = None
 
-    def literal(self, text: str, active_glob: bool) -> None:
+    def literal(self, text: str, *, active_glob: bool) -> None:
         self.started = True
         self.text.append(text)
         for ch in text:
@@ -405,7 +405,7 @@ class _Field:
             self.pattern.append(v.pattern)
             self.glob = True
         else:
-            self.literal(v.text, False)
+            self.literal(v.text, active_glob=False)
 
     def done(self) -> Value:
         if self.unknown is not None:
@@ -437,10 +437,10 @@ def _tilde(toks: list[Tok], home: Value, pwd: Value) -> list[Tok]:
 def values(toks: list[Tok], home: Value, pwd: Value, *, split: bool = True, assignment: bool = False) -> list[Value]:
     """The words a token list expands to (after brace expansion when `split`)."""
     if assignment:
-        return _fields(_assignment_tilde(toks, home, pwd), split)
+        return _fields(_assignment_tilde(toks, home, pwd), split=split)
     out: list[Value] = []
     for alt in braces(toks) if split else [toks]:
-        out.extend(_fields(_tilde(alt, home, pwd), split))
+        out.extend(_fields(_tilde(alt, home, pwd), split=split))
     return out
 
 
@@ -460,12 +460,12 @@ def _assignment_tilde(toks: list[Tok], home: Value, pwd: Value) -> list[Tok]:
     return out
 
 
-def _fields(toks: list[Tok], split: bool) -> list[Value]:
+def _fields(toks: list[Tok], *, split: bool) -> list[Value]:
     out: list[Value] = []
     cur = _Field()
     for t in toks:
         if isinstance(t, Lit):
-            cur.literal(t.text, split and not t.quoted)
+            cur.literal(t.text, active_glob=split and not t.quoted)
             continue
         vals = t.values
         if t.join:
@@ -486,7 +486,7 @@ def _fields(toks: list[Tok], split: bool) -> list[Value]:
                         out.append(cur.done())
                         cur = _Field()
                     if piece:
-                        cur.literal(piece, True)
+                        cur.literal(piece, active_glob=True)
     if cur.started:
         out.append(cur.done())
     return out

@@ -9,7 +9,7 @@ import hashlib
 import json
 import secrets
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +137,7 @@ def pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: Path) ->
             "schema_sha256": sha256_text(schema)}
 
 
-def pin_extraction(extraction: Mapping[str, Any], arguments: list[tuple[str, Mapping[str, Any]]],
+def pin_extraction(extraction: Mapping[str, Any], arguments: Sequence[tuple[str, Mapping[str, Any]]],
                    base: Path) -> dict[str, Any]:
     """[extraction] with `pinned` (see `pins`) set on every `llm` entry: what a build's extraction.json holds."""
     types = dict(arguments)

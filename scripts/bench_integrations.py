@@ -15,6 +15,7 @@ with --build, else one compiled without Nagini (the proof does not change the po
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -43,7 +44,7 @@ def interleaved_us(fns: dict[str, Callable[[], Any]], calls: int) -> dict[str, l
     return times
 
 
-def in_process(build: Path, unproved: bool, calls: int, log: Path | None) -> dict[str, float]:
+def in_process(build: Path, calls: int, log: Path | None, *, unproved: bool) -> dict[str, float]:
     from agents import ToolInputGuardrailData
     from agents.tool_context import ToolContext
 
@@ -84,7 +85,7 @@ def cpu_seconds(marker: str) -> float:
     raise LookupError(f"no child process running {marker!r}")
 
 
-async def mcp_medians(build: Path, unproved: bool, calls: int, log: Path | None, work: Path) -> dict[str, float]:
+async def mcp_medians(build: Path, calls: int, log: Path | None, work: Path, *, unproved: bool) -> dict[str, float]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     (work / "context.json").write_text(json.dumps(CONTEXT), encoding="utf-8")
@@ -128,8 +129,8 @@ def main() -> int:
     build, unproved = payments_build(opts.build)
     work = Path(tempfile.mkdtemp(prefix="veriguard-bench-"))
     log = work / "decisions.jsonl" if opts.log else None
-    local = in_process(build, unproved, opts.calls, log)
-    remote = anyio.run(mcp_medians, build, unproved, opts.mcp_calls, log, work)
+    local = in_process(build, opts.calls, log, unproved=unproved)
+    remote = anyio.run(functools.partial(mcp_medians, build, opts.mcp_calls, log, work, unproved=unproved))
     base, mcp_base = local["Monitor.check"], remote["MCP direct"]
     print(f"{'median per call':32} {'us':>10} {'added':>10} {'ratio':>7}")
     for name, us in local.items():

@@ -39,7 +39,8 @@ def ask(provider: Provider, spec: Spec, demos: list[dict[str, Any]]) -> list[Que
     prompt = prompting.render("clarify", request=spec.request, agent=_agent(spec), answers="",
                               demonstrations=prompting.demonstrations(demos, "clarifications"))
     data = provider.complete(CompletionRequest("clarify", prompting.system(), prompt, SCHEMA)).data
-    out, seen = [], set()
+    out: list[Question] = []
+    seen: set[str] = set()
     for q in data["questions"]:
         qid = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in q["id"]) or f"q{len(out) + 1}"
         while qid in seen:

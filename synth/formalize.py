@@ -165,11 +165,12 @@ def signature_as_draft(spec: Spec) -> dict[str, Any]:
             types[name] = {"record": {f: str(ft) for f, ft in t.fields}}
     arguments = {a.name: {"type": str(a.type), "doc": a.doc} for a in spec.signature.arguments}
     tables: dict[str, Any] = {}
-    for t in spec.signature.tables:
-        sig = f"({', '.join(map(str, t.params))}) -> {t.result}"
-        if t.is_relation:
-            tables[t.name] = {"signature": sig, "rows": [list(k) for k, v in t.rows if v is True], "doc": t.doc}
+    for table in spec.signature.tables:
+        sig = f"({', '.join(map(str, table.params))}) -> {table.result}"
+        if table.is_relation:
+            tables[table.name] = {"signature": sig, "rows": [list(k) for k, v in table.rows if v is True],
+                                  "doc": table.doc}
         else:
-            tables[t.name] = {"signature": sig, "rows": [list(k) + [v] for k, v in t.rows], "default": t.default,
-                              "doc": t.doc}
+            tables[table.name] = {"signature": sig, "rows": [list(k) + [v] for k, v in table.rows],
+                                  "default": table.default, "doc": table.doc}
     return {"types": types, "arguments": arguments, "tables": tables}

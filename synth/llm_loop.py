@@ -128,8 +128,8 @@ class _Loop:
     def over_budget(self) -> bool:
         return _tokens(self.store, self.sid) > self.budget.max_tokens
 
-    def formalized(self, assumptions: list[dict[str, str]], demos: list[dict[str, Any]], fixed: bool,
-                   notes: list[str]) -> tuple[Spec, CompiledPolicy] | str:
+    def formalized(self, assumptions: list[dict[str, str]], demos: list[dict[str, Any]], notes: list[str], *,
+                   fixed: bool) -> tuple[Spec, CompiledPolicy] | str:
         feedback: list[str] = []
         for round_ in range(self.budget.formalize_rounds):
             if self.over_budget():
@@ -207,16 +207,16 @@ def run(spec: Spec, provider: Provider, worker: NaginiWorker, store: TranscriptS
                            mode=mode or ("autonomous" if autonomous else "interactive"))
     loop.provider = RecordingProvider(routed, store, loop.sid)
     notes: list[str] = []
-    outcome = _run(loop, spec, memory, autonomous, answers, questions_file, notes, out_dir, replay_started,
-                   fixed_signature)
+    outcome = _run(loop, spec, memory, autonomous=autonomous, answers=answers, questions_file=questions_file,
+                   notes=notes, out_dir=out_dir, replay_started=replay_started, fixed=fixed_signature, signer=signer)
     store.finish(loop.sid, status=outcome.status, certificate_path=str(outcome.build) if outcome.build else None)
     outcome.synthesis_id, outcome.notes = loop.sid, notes
     return outcome
 
 
-def _run(loop: _Loop, spec: Spec, memory: DemonstrationMemory, autonomous: bool, answers: Path | None,
+def _run(loop: _Loop, spec: Spec, memory: DemonstrationMemory, *, autonomous: bool, answers: Path | None,
          questions_file: Path | None, notes: list[str], out_dir: Path, replay_started: str | None,
-         fixed: bool) -> Outcome:
+         fixed: bool, signer: Callable[[bytes], bytes] | None) -> Outcome:
     try:
         recalled = loop.provider.complete(CompletionRequest("memory", "", f"{spec.request}\n---\n"
                                                             f"{json.dumps(spec.agent, sort_keys=True)}", MEMORY_SCHEMA))
@@ -233,7 +233,7 @@ def _run(loop: _Loop, spec: Spec, memory: DemonstrationMemory, autonomous: bool,
                                f"them, set approved = true, then run `veriguard synth {spec.path} --llm --answers "
                                f"{path}`", questions_file=path)
             assumptions = clarify.assumptions(questions)
-        got = loop.formalized(assumptions, demos, fixed, notes)
+        got = loop.formalized(assumptions, demos, notes, fixed=fixed)
         if isinstance(got, str):
             return Outcome("budget", 1, got, never_proved=["no contract was formalized"])
         formal, compiled = got
@@ -267,3 +267,47 @@ def _run(loop: _Loop, spec: Spec, memory: DemonstrationMemory, autonomous: bool,
     return Outcome("budget" if why else "failed", 1, why or "a gate failed", result, build, cert,
                    never_proved=never_proved(result))
 
+
+@dataclass
+class Comparison:
+    """`synth --compare`: the model's formalization of the request against the spec's formal rules."""
+    spec: str
+    synthesis_id: str
+    bound: int
+    not_formalized: str = ""                 # why the model's contract did not formalize
+    differences: list[Any] | None = None     # z3's disagreements; None when z3 could not decide
+
+    @property
+    def decide_alike(self) -> bool:
+        return not self.not_formalized and self.differences == []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec, "synthesis_id": self.synthesis_id, "decide_alike": self.decide_alike,
+                "bound": self.bound, "undecided": not self.not_formalized and self.differences is None,
+                "not_formalized": self.not_formalized or None,
+                "differences": [{"args": d.args, "formal": d.formal, "synthesized": d.other}
+                                for d in (self.differences or [])]}
+
+
+def compare(spec: Spec, provider: Provider, worker: NaginiWorker, store: TranscriptStore, *, workdir: Path,
+            budget: Budget = Budget(), progress: Progress = lambda _m: None) -> Comparison:
+    """Formalize `spec`'s request with the model (its signature fixed) and ask z3 whether the model's
+    contract decides like the spec's formal rules."""
+    from veriguard.synth.compare import differences
+
+    if spec.contract is None:
+        raise SpecError("synth.compare", "the spec has no [contract] rules to compare with", file=spec.path,
+                        fix="add the formal rules, or synthesize without --compare")
+    loop = _Loop(spec, provider, worker, store, budget, progress, workdir)
+    loop.sid = store.begin(spec_name=spec.name, spec_sha256=spec.sha256, provider=provider.name, model=provider.model,
+                           mode="compare")
+    loop.provider = RecordingProvider(provider, store, loop.sid)
+    questions = clarify.ask(loop.provider, spec, [])
+    got = loop.formalized(clarify.assumptions(questions), [], [], fixed=True)
+    store.finish(loop.sid, status="compared" if not isinstance(got, str) else "failed")
+    result = Comparison(spec.name, loop.sid, spec.settings.z3_bound)
+    if isinstance(got, str):
+        result.not_formalized = got
+    else:
+        result.differences = differences(spec.contract, got[0].contract, bound=spec.settings.z3_bound)
+    return result

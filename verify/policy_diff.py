@@ -250,7 +250,8 @@ def _confirm(args: dict[str, Any], model: Any, deny: _Side, allow: _Side, old: _
     return Witness(args, reasons, pair[0], pair[1], problem)
 
 
-def _direction(name: str, decided: bool | None, found: list[Witness], bound: int, says: tuple[str, str]) -> Direction:
+def _direction(name: str, found: list[Witness], bound: int, says: tuple[str, str], *,
+               decided: bool | None) -> Direction:
     if decided is None and not found:
         return Direction(name, Verdict.UNKNOWN, f"z3 could not decide whether {says[0]}")
     bad = [w for w in found if w.problem]
@@ -299,11 +300,11 @@ def diff_policies(old: Contract, new: Contract, run_old: Run, run_new: Run, *, b
     solver = z3.Solver(ctx=a.ctx)
     solver.set("timeout", timeout_ms)
     decided, found = _witnesses(solver, s_old, s_new, s_old, limit)
-    allowed = _direction("newly_allowed", decided, found, bound, ("NEW allows an input OLD denies",
-                                                                  "allowed by NEW and denied by OLD"))
+    allowed = _direction("newly_allowed", found, bound, ("NEW allows an input OLD denies",
+                                                         "allowed by NEW and denied by OLD"), decided=decided)
     decided, found = _witnesses(solver, s_new, s_old, s_old, limit)
-    denied = _direction("newly_denied", decided, found, bound, ("NEW denies an input OLD allows",
-                                                                "denied by NEW and allowed by OLD"))
+    denied = _direction("newly_denied", found, bound, ("NEW denies an input OLD allows",
+                                                       "denied by NEW and allowed by OLD"), decided=decided)
     both = a.all_of([a.domain(), b.domain()])
     props = [_property(solver, "old", d, _DecidedBy(old, b), both, old, s_new) for d in old.properties]
     props += [_property(solver, "new", d, _DecidedBy(new, a), both, new, s_old) for d in new.properties]

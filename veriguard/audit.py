@@ -111,7 +111,7 @@ def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] 
 
 def trusted_keys_for(public_keys: list[str] | None) -> Mapping[str, VerifyKey] | None:
     """The keys given on the command line, else VERIGUARD_TRUSTED_KEYS, else None (PolicyLoadError if unreadable)."""
-    keys, _ = trust_settings(public_keys or None, False)
+    keys, _ = trust_settings(public_keys or None, require_signed=False)
     return keys
 
 
@@ -168,7 +168,7 @@ def _certificate(b: _Build) -> Gate:
 def _signature(b: _Build, keys: Mapping[str, VerifyKey] | None) -> Gate:
     def run() -> tuple[Verdict, str]:
         try:
-            state, key_id = check_signature(b.directory, b.certificate_bytes, keys, False)
+            state, key_id = check_signature(b.directory, b.certificate_bytes, keys, required=False)
         except PolicyLoadError as e:
             return Verdict.REFUTED, e.message
         return {"verified": (Verdict.PROVED, f"signed by trusted key {key_id}"),
@@ -214,11 +214,12 @@ def _from_the_spec(b: _Build, spec: Spec, progress: Progress, prover: Prover) ->
     from veriguard.verify.z3check import check_contract
 
     assert spec.contract is not None
+    contract = spec.contract  # a Contract, also inside the lambda below
     checks = []
     verified = b.files.get("policy_verified.py", b"").decode("utf-8", errors="replace")
     if b.certificate.get("path") == "compile":
         checks.append(_timed("compiled source", lambda: _compiled_again(spec, verified)))
-    lemmas = tuple(f"property_{p.id}" for p in spec.contract.properties)
+    lemmas = tuple(f"property_{p.id}" for p in contract.properties)
     regenerated: list[str] = []
 
     def frozen() -> tuple[Verdict, str]:
@@ -228,7 +229,7 @@ def _from_the_spec(b: _Build, spec: Spec, progress: Progress, prover: Prover) ->
         return Verdict.PASSED, "policy.py is byte for byte the frozen module regenerated from policy_verified.py"
     checks.append(_timed("frozen module", frozen))
     progress("checking the contract with z3")
-    checks.append(_timed("contract (z3)", lambda: _gate(contract_gate(check_contract(spec.contract,
+    checks.append(_timed("contract (z3)", lambda: _gate(contract_gate(check_contract(contract,
                                                                                        bound=spec.settings.z3_bound)))))
     progress("running the spec's examples on the frozen module")
 
@@ -320,7 +321,7 @@ def write_bundle(result: AuditResult, target: str | Path) -> Path:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as f:
-                _archive(f, target.name.endswith(".zip"), members)
+                _archive(f, members, as_zip=target.name.endswith(".zip"))
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, target)
@@ -352,7 +353,7 @@ def _build_files(d: Path) -> dict[str, bytes]:
     return dict(sorted(out.items()))
 
 
-def _archive(f: Any, as_zip: bool, members: Mapping[str, bytes]) -> None:
+def _archive(f: Any, members: Mapping[str, bytes], *, as_zip: bool) -> None:
     if as_zip:
         with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
             for name, data in members.items():

@@ -52,7 +52,7 @@ DATA_FIX = "pass ASB's data folder (the one holding data/ and pyopenagi/), in AS
 _AGENT_PATH = re.compile(r"[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)*")
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")  # what the tool-call extractor accepts as a tool name
 _FLAGS = {"True": True, "False": False}
-_JSON_TYPES = {str: "string", list: "list"}
+_JSON_TYPES: dict[type, str] = {str: "string", list: "list"}
 
 
 def data_error(message: str, file: Path, pos: Pos = NOWHERE, fix: str = DATA_FIX) -> VeriguardError:

@@ -82,7 +82,8 @@ def describe(e: BaseException) -> str:
 
 
 def say(text: str) -> None:
-    print(f"veriguard mcp-proxy: {text}", file=sys.stderr, flush=True)
+    sys.stderr.write(f"veriguard mcp-proxy: {text}\n")
+    sys.stderr.flush()
 
 
 def encode(message: Mapping[str, Any]) -> bytes:

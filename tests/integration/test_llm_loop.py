@@ -2,7 +2,6 @@
 Nagini. Nothing here measures a model: the answers are written by us."""
 import json
 import shutil
-from pathlib import Path
 
 import httpx2
 import pytest

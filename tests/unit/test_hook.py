@@ -160,7 +160,7 @@ def test_an_unwritable_log_denies(builds, tmp_path: Path) -> None:
     (call("LS", path="/home/dev/.ssh"), False),
     (call("Read", file_path="/home/dev/project/it's $(rm -rf ~) `x`.txt"), True),   # quoted: nothing expands
 ])
-def test_file_tools_use_the_same_zone_map(builds, tool_call: dict, allowed: bool) -> None:
+def test_file_tools_use_the_same_zone_map(builds, tool_call: dict, *, allowed: bool) -> None:
     a = answer(builds["shell_agent"], tool_call)
     if allowed:
         assert (a.code, a.stdout, a.stderr) == (0, "", ""), a

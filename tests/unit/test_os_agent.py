@@ -44,7 +44,7 @@ def monitor(tmp_path_factory: pytest.TempPathFactory) -> Monitor:
     return Monitor.from_build(build)
 
 
-def decide(monitor: Monitor, command: str, user: str = "user", approved: bool = False):
+def decide(monitor: Monitor, command: str, user: str = "user", *, approved: bool = False):
     home = HOMES[user]
     return monitor.check({"command": command, "cwd": home, "home": home, "user": user, "approved": approved})
 

@@ -138,7 +138,7 @@ def test_a_consistently_rewritten_spec_copy_is_refused(tmp_path, capsys):
 
 
 # --- log replay ---------------------------------------------------------------------------------------
-def observation(currency="USD", tool=True):
+def observation(currency="USD", *, tool=True):
     call = {"recipient": "acme-supplies", "amount_cents": 45000, "currency": currency, "method": "ach"}
     content = [{"type": "tool_use", "id": "t1", "name": "send_payment", "input": call}] if tool else []
     return {"session": {"role": "clerk", "mfa": False}, "ledger": {"sent_today_cents": 0},

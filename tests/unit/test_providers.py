@@ -308,7 +308,7 @@ def test_request_schema_must_be_an_object_schema():
 # --- OpenAI-compatible -------------------------------------------------------------------
 
 
-def chat(content, finish_reason="stop", refusal=None, usage=True):
+def chat(content, finish_reason="stop", refusal=None, *, usage=True):
     body = {
         "id": "chatcmpl-1",
         "object": "chat.completion",
