@@ -6,6 +6,7 @@ Every property becomes a lemma that calls `decide` and must follow from its cont
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -284,7 +285,7 @@ class _Compiler:
                               tuple(f"property_{d.id}" for d in self.c.properties), prelude, header, body, lemma_text)
 
 
-def _trie(keys: list[tuple[object, ...]], params: list[str], depth: int) -> str:
+def _trie(keys: Sequence[tuple[object, ...]], params: list[str], depth: int) -> str:
     if depth == len(params) - 1:
         values = sorted({k[depth] for k in keys}, key=repr)
         return "(" + " or ".join(f"{params[depth]} == {v!r}" for v in values) + ")"

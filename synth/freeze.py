@@ -9,9 +9,10 @@ DIR/<name>/run.json           this run's timings and peak memory (not part of th
 DIR/<name>/report.md          the audit report
 DIR/<name>/extraction.json    the spec's [extraction] and [enforcement] sections, for the monitor
 DIR/<name>/spec/              a copy of the spec, its table files and the files its [extraction] names
+DIR/<name>/signature.json     with a signer (`synth --sign KEY`): Ed25519 over certificate.json's exact bytes
 
-The certificate binds the sha256 of every file but itself, run.json and report.md (hashes.files);
-enforce.loader checks each of them before it imports policy.py.
+The certificate binds the sha256 of every file but itself, signature.json, run.json and report.md
+(hashes.files); enforce.loader checks each of them (and the signature) before it imports policy.py.
 """
 from __future__ import annotations
 
@@ -22,15 +23,17 @@ import os
 import platform
 import shutil
 import tempfile
-from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from veriguard.contracts.errors import GeneratedCodeError, SpecError
+from veriguard.contracts.errors import GeneratedCodeError, SpecError, VeriguardError
 from veriguard.contracts.generated import check_generated
+from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.spec import Spec
-from veriguard.contracts.build_format import CERT_FORMAT, referenced_files
+from veriguard.contracts.build_format import CERT_FORMAT, SIGNATURE_NAME, approval_problem, referenced_files
 from veriguard.synth.pipeline import SynthResult
+from veriguard.providers.extraction import pin_extraction
+from veriguard.synth.classifier_build import frozen_extraction
 from veriguard.synth.specfile import PATH_FIX, file_in_folder
 from veriguard.verify.report import render as render_report
 from veriguard.verify.runnable import frozen_module
@@ -42,18 +45,10 @@ def sha256(data: bytes | str) -> str:
 
 
 def tool_versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for dist in ("veriguard", "nagini", "z3-solver", "hypothesis", "lark", "jpype1"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    try:
-        from veriguard.verify.nagini import java_version
-        out["java"] = str(java_version()[1])
-    except Exception:  # the certificate still records that it is unknown
-        out["java"] = "unknown"
-    return out
+    from veriguard.verify.nagini import tool_versions as installed
+
+    return {"python": platform.python_version(),
+            **installed(("veriguard", "nagini", "z3-solver", "hypothesis", "lark", "jpype1"))}
 
 
 def property_verdict(proof: ProofResult | None, prop: str) -> tuple[Verdict, str]:
@@ -76,10 +71,11 @@ def property_verdict(proof: ProofResult | None, prop: str) -> tuple[Verdict, str
 
 
 def certificate(result: SynthResult, policy_py: str, *, synthesized_at: str, path: str,
-                files: dict[str, str]) -> dict[str, Any]:
+                files: dict[str, str], approval: dict[str, Any] | None = None) -> dict[str, Any]:
     """The certificate; `files` maps each build file the monitor trusts (path in the build) to its sha256.
 
-    `status` is PROVED exactly when `result.ok`: the worst gate verdict holds and Nagini proved the policy."""
+    `status` is PROVED exactly when `result.ok`: the worst gate verdict holds and Nagini proved the policy.
+    `approval` (contracts.build_format.APPROVAL_KEYS) is present only for an approved verified update."""
     spec = result.spec
     assert spec.contract is not None
     proof = result.proof
@@ -117,19 +113,30 @@ def certificate(result: SynthResult, policy_py: str, *, synthesized_at: str, pat
         "assumptions": result.assumptions,
         "transcript": result.transcript,
         "tools": tool_versions(),
-    }
+    } | ({"approval": dict(approval)} if approval is not None else {})
 
 
 def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
-                synthesized_at: str | None = None, path: str = "compile") -> tuple[Path, dict[str, Any]]:
-    """Write DIR/<name>/ atomically: everything is built in a temporary sibling and renamed into place."""
+                synthesized_at: str | None = None, path: str = "compile",
+                approval: dict[str, Any] | None = None,
+                signer: Callable[[bytes], bytes] | None = None) -> tuple[Path, dict[str, Any]]:
+    """Write DIR/<name>/ atomically: everything is built in a temporary sibling and renamed into place.
+
+    `approval`: who approved a verified update that allows what the previous build denied, and why
+    (exactly the keys of contracts.build_format.APPROVAL_KEYS); it goes into the certificate and the report.
+    `signer` maps the certificate's bytes to those of signature.json (enforce.keys.sign_certificate)."""
     spec = result.spec
+    if approval is not None and approval_problem(approval):
+        raise VeriguardError("freeze.approval", approval_problem(approval) + "; nothing was written",
+                             fix="give `by` and `reason` (non-empty), the previous build's policy hash, the number "
+                             "of newly allowed witnesses and the approval time (ISO-8601 with offset)")
     check_generated(result.verified_source, "nagini")
     policy_py = frozen_module(spec, result.runnable_source)  # every generated part is checked again
     if policy_py != result.frozen_source:
         raise GeneratedCodeError("internal.generated_code", "the frozen module differs from the one the gates "
                                  "tested; nothing was written", fix="this is a bug in veriguard: report it")
-    extraction = json.dumps({"policy": spec.name, "extraction": spec.extraction, "enforcement": spec.enforcement},
+    pinned = pin_extraction(frozen_extraction(spec), argument_schema(spec.signature), Path(spec.path).parent)
+    extraction = json.dumps({"policy": spec.name, "extraction": pinned, "enforcement": spec.enforcement},
                             indent=2) + "\n"
     stamp = synthesized_at or dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -141,8 +148,11 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
                   ("extraction.json", extraction))}
         for rel, data in _spec_files(spec).items():
             files[f"spec/{rel}"] = _write(tmp, f"spec/{rel}", data)
-        cert = certificate(result, policy_py, synthesized_at=stamp, path=path, files=files)
-        _write(tmp, "certificate.json", (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        cert = certificate(result, policy_py, synthesized_at=stamp, path=path, files=files, approval=approval)
+        cert_bytes = (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode("utf-8")
+        _write(tmp, "certificate.json", cert_bytes)
+        if signer is not None:
+            _write(tmp, SIGNATURE_NAME, signer(cert_bytes))
         _write(tmp, "run.json", (json.dumps(run_info, indent=2, sort_keys=True) + "\n").encode("utf-8"))
         _write(tmp, "report.md", render_report(cert, run_info).encode("utf-8"))
         old = out_dir / f".{spec.name}.old"

@@ -23,6 +23,7 @@ from veriguard.providers.types import Completion, CompletionRequest, Provider, P
 from veriguard.synth.transcripts import RecordingProvider, TranscriptStore, transcript_hash
 from veriguard.verify import counterexample as cx
 from veriguard.verify.nagini import NaginiWorker
+from veriguard.verify.proof_cache import ProofCache
 from veriguard.verify.verdicts import Verdict, holds
 from veriguard.verify.z3check import check_contract
 
@@ -124,6 +125,7 @@ class _Loop:
         self.inner = provider
         self.sid = ""
         self.provider: Provider = provider
+        self.proofs = ProofCache()  # in memory: a repair round re-proves only the functions it changed
 
     def over_budget(self) -> bool:
         return _tokens(self.store, self.sid) > self.budget.max_tokens
@@ -177,7 +179,7 @@ class _Loop:
                              f"violations, first: {impl.violations[0]})")
                 continue
             result = synthesize(spec, self.worker, impl.source, workdir=self.workdir / f"round{round_}",
-                                progress=lambda m: self.progress("  " + m))
+                                progress=lambda m: self.progress("  " + m), cache=self.proofs)
             result.transcript = None
             last = result
             if result.ok:
@@ -295,7 +297,8 @@ def compare(spec: Spec, provider: Provider, worker: NaginiWorker, store: Transcr
     contract decides like the spec's formal rules."""
     from veriguard.synth.compare import differences
 
-    if spec.contract is None:
+    contract = spec.contract
+    if contract is None:
         raise SpecError("synth.compare", "the spec has no [contract] rules to compare with", file=spec.path,
                         fix="add the formal rules, or synthesize without --compare")
     loop = _Loop(spec, provider, worker, store, budget, progress, workdir)
@@ -309,5 +312,5 @@ def compare(spec: Spec, provider: Provider, worker: NaginiWorker, store: Transcr
     if isinstance(got, str):
         result.not_formalized = got
     else:
-        result.differences = differences(spec.contract, got[0].contract, bound=spec.settings.z3_bound)
+        result.differences = differences(contract, got[0].contract, bound=spec.settings.z3_bound)
     return result

@@ -14,7 +14,8 @@ from veriguard.contracts.strategies import constant_pools
 from veriguard.verify import counterexample as cx
 from veriguard.verify.mutation import Mutant, mutants
 from veriguard.verify.nagini import NaginiWorker
-from veriguard.verify.proof import from_worker
+from veriguard.verify.proof import cache_note, from_worker
+from veriguard.verify.proof_cache import ProofCache, verify_cached
 from veriguard.verify.runnable import frozen_module, strip_contracts
 from veriguard.verify.testing import TestReport, run_tests
 from veriguard.verify.verdicts import Diagnostic, ProofResult, Verdict, holds, worst
@@ -144,14 +145,20 @@ def _as_values(flat: dict[str, Any]) -> dict[str, Any]:
     return {k: {"length": len(v), "items": dict(enumerate(v))} if isinstance(v, list) else v for k, v in flat.items()}
 
 
-def prove(worker: NaginiWorker, source: str, spec: Spec, workdir: Path, label: str) -> ProofResult:
+def prove(worker: NaginiWorker, source: str, spec: Spec, workdir: Path, label: str,
+          cache: ProofCache | None = None) -> ProofResult:
+    """Nagini's verdict on `source`; through `cache` (verify.proof_cache) when given."""
     assert spec.contract is not None
     check_generated(source, "nagini")  # Nagini reads the module; nothing outside the allowlist reaches it
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / f"{label}.py"
     path.write_text(source, encoding="utf-8")
-    raw = worker.verify_file(path, timeout=spec.settings.nagini_timeout)
-    return from_worker(raw, file=path.name, params=spec.contract.signature.flat_params())
+    timeout = spec.settings.nagini_timeout
+    raw = (verify_cached(worker, path, source, timeout=timeout, cache=cache) if cache is not None else
+           worker.verify_file(path, timeout=timeout))
+    proof = from_worker(raw, file=path.name, params=spec.contract.signature.flat_params())
+    note = cache_note(proof.cache)
+    return replace(proof, detail=f"{proof.detail}; {note}" if proof.detail and note else proof.detail or note)
 
 
 def contract_gate(z3r: Z3Report) -> Gate:
@@ -165,8 +172,10 @@ def contract_gate(z3r: Z3Report) -> Gate:
 
 
 def proof_gate(proof: ProofResult) -> Gate:
-    return Gate("proof (Nagini)", proof.verdict, proof.verdict.value + (f": {proof.detail}" if proof.detail else ""),
-                proof.seconds)
+    cached = (proof.cache or {}).get("hit")
+    head = proof.verdict.value + (" (cached)" if cached else "")
+    return Gate("proof (Nagini)", proof.verdict, head + (f": {proof.detail}" if proof.detail else ""), proof.seconds,
+                {"cache": proof.cache} if proof.cache is not None else {})
 
 
 def examples_gate(tests: TestReport) -> Gate:
@@ -198,7 +207,7 @@ def hypothesis_gate(tests: TestReport, spec: Spec) -> Gate:
 
 
 def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: list[Mutant],
-                  workdir: Path, progress: Progress) -> tuple[Gate, dict[str, Any]]:
+                  workdir: Path, progress: Progress, cache: ProofCache | None = None) -> tuple[Gate, dict[str, Any]]:
     """Mutants killed by the tests (of their frozen modules) or, within a budget, by Nagini.
 
     PASSED at or above the threshold; REFUTED below it (the survivors are the witnesses); NOT_CHECKED
@@ -216,7 +225,7 @@ def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: l
         if killed_by is None and budget > 0:
             budget -= 1
             progress(f"  mutant {m.id} survived the tests; asking Nagini ({m.description})")
-            result = prove(worker, m.source, spec, workdir, f"mutant_{m.id}")
+            result = prove(worker, m.source, spec, workdir, f"mutant_{m.id}", cache)
             if result.verdict is not Verdict.PROVED:
                 clause = next((d.clause for d in result.diagnostics if d.clause), result.detail)
                 row["killed_by"] = f"proof ({result.verdict.value}: {clause})"
@@ -245,9 +254,14 @@ def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: l
 
 
 def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdir: Path,
-               progress: Progress = lambda _m: None, mutant_limit: int = 30) -> SynthResult:
+               progress: Progress = lambda _m: None, mutant_limit: int = 30,
+               cache: ProofCache | None = None) -> SynthResult:
     """Freeze `verified_source` (a Nagini-annotated policy for `spec`), then run every gate: the tests
-    run on the frozen module, the module freeze writes."""
+    run on the frozen module, the module freeze writes.
+
+    With a `cache` (verify.proof_cache; `ProofCache()` keeps it in memory for this run only), proofs
+    already made are reused and a mutant re-verifies only the functions it changes and those that see
+    their bodies; without one, every proof runs whole."""
     assert spec.contract is not None
     t_start = time.monotonic()
 
@@ -269,14 +283,14 @@ def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdi
                       hypothesis_examples=spec.settings.hypothesis_examples)
 
     progress("proving the policy with Nagini")
-    proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}")
+    proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}", cache)
     if proof.verdict is Verdict.UNKNOWN:
         proof = replay_counterexamples(proof, spec, runnable, frozen)
         proof = confirm_by_tests(proof, tests)
 
     if not tests.error:
         progress(f"mutation: {len(chosen)} mutants")
-    gate, mutation = mutation_gate(spec, worker, tests, chosen, workdir, progress)
+    gate, mutation = mutation_gate(spec, worker, tests, chosen, workdir, progress, cache)
     gates = [contract_gate(z3r), proof_gate(proof), examples_gate(tests), hypothesis_gate(tests, spec), gate]
     return SynthResult(spec, verified_source, runnable, frozen, gates, proof, z3r, tests, mutation,
                        seconds=time.monotonic() - t_start)

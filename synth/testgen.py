@@ -11,7 +11,7 @@ from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.spec import Example, Spec
 from veriguard.contracts.to_python import compile_checker
 from veriguard.synth import prompting
-from veriguard.synth.providers import CompletionRequest, Provider
+from veriguard.providers.types import CompletionRequest, Provider
 
 SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["examples"],

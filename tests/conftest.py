@@ -94,3 +94,12 @@ def no_network(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _proof_cache_per_session(tmp_path_factory):
+    """Tests never read or fill ~/.cache/veriguard: each session proves afresh with the real verifier."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("VERIGUARD_CACHE", str(tmp_path_factory.mktemp("veriguard-cache")))
+    yield
+    mp.undo()

@@ -83,12 +83,12 @@ def candidates(values: dict[str, Any], params: list[tuple[str, Type]], pools: di
         if isinstance(t, ListT):
             types = element_types(t)
             items = v.get("items", {}) if isinstance(v, dict) else {}
-            for row, index in enumerate(sorted(items)):
+            for item_row, index in enumerate(sorted(items)):
                 el = items[index]
                 parts = el if isinstance(el, tuple) else (el,)
-                for k, et in enumerate(types):
-                    if k >= len(parts) or parts[k] is None:
-                        holes.append((name, row, k, et))
+                for part, et in enumerate(types):
+                    if part >= len(parts) or parts[part] is None:
+                        holes.append((name, item_row, part, et))
         elif v is None:
             holes.append((name, None, None, t))
     out = [first]

@@ -78,8 +78,8 @@ def _replace(parent: ast.AST, old: ast.AST, new: ast.AST | None) -> None:
             return
 
 
-def _apply(tree: ast.Module, op: str, path: list[int], rng: random.Random) -> tuple[ast.Module, str] | None:
-    tree = copy.deepcopy(tree)
+def _apply(source: str, op: str, path: list[int], rng: random.Random) -> tuple[ast.Module, str] | None:
+    tree = ast.parse(source)  # a fresh tree per mutant: several times faster than copy.deepcopy
     node = _node_at(tree, path)
     parent = _node_at(tree, path[:-1])
     if op == "swap-comparison":
@@ -119,12 +119,11 @@ def _apply(tree: ast.Module, op: str, path: list[int], rng: random.Random) -> tu
         what = f"removed `{ast.unparse(node)[:60]}`"
     elif op == "len-minus-one":
         assert isinstance(node, ast.Call)
-        new = ast.BinOp(left=copy.deepcopy(node), op=ast.Sub(), right=ast.Constant(1))
+        new = ast.copy_location(ast.BinOp(left=copy.deepcopy(node), op=ast.Sub(), right=ast.Constant(1)), node)
         _replace(parent, node, new)
         what = f"{ast.unparse(node)} -> {ast.unparse(node)} - 1"
     else:  # pragma: no cover
         return None
-    ast.fix_missing_locations(tree)
     return tree, what
 
 
@@ -145,7 +144,7 @@ def mutants(source: str, *, limit: int = 40, seed: int = 0, skip_functions: tupl
                 chosen.append(by_op[op].pop())
     out = []
     for i, (op, path, node) in enumerate(chosen):
-        applied = _apply(tree, op, path, rng)
+        applied = _apply(source, op, path, rng)
         if applied is None:
             continue
         mutated, what = applied

@@ -16,6 +16,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
@@ -47,6 +48,21 @@ def java_version(java: str | None = None) -> tuple[str, int]:
     if major < 11:
         raise EnvironmentProblem("env.java_old", f"{exe} is Java {major}; Nagini needs Java 11 or newer", fix=fix)
     return exe, major
+
+
+def tool_versions(dists: tuple[str, ...]) -> dict[str, str]:
+    """The installed version of each distribution, and the Java major version ("unknown" without Java)."""
+    out = {}
+    for dist in dists:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    try:
+        out["java"] = str(java_version()[1])
+    except Exception:  # recorded as unknown; nothing can be proved without Java anyway
+        out["java"] = "unknown"
+    return out
 
 
 @dataclass
@@ -175,14 +191,15 @@ class NaginiWorker:
 
     # --- verification ------------------------------------------------------------------------
     def verify_file(self, path: str | Path, *, timeout: int = 60, counterexample: bool = True,
-                    wall_limit: float | None = None) -> dict[str, Any]:
-        """Verify one file. Silicon gets `timeout` seconds; the process is killed at `wall_limit`
-        (default timeout + 20 s). Never raises for verifier trouble: returns status crash/killed."""
+                    wall_limit: float | None = None, select: tuple[str, ...] = ()) -> dict[str, Any]:
+        """Verify one file (only the functions in `select`, when given). Silicon gets `timeout` seconds;
+        the process is killed at `wall_limit` (default timeout + 20 s). Never raises for verifier
+        trouble: returns status crash/killed."""
         self.start()
         assert self.proc is not None and self.proc.stdin is not None
         self._counter += 1
         req = {"id": self._counter, "path": str(Path(path).resolve()), "timeout": timeout,
-               "counterexample": counterexample}
+               "counterexample": counterexample, "select": list(select)}
         limit = wall_limit if wall_limit is not None else timeout + GRACE
         t0 = time.monotonic()
         try:

@@ -1,7 +1,8 @@
 """The Nagini worker process: one JVM, one verification at a time, JSON lines in and out.
 
-Run as `python -m veriguard.verify.nagini_worker` by `verify.nagini.NaginiWorker`, never imported by
-the rest of the product. Requests on stdin: {"id", "path", "timeout", "counterexample"}.
+Run as `python -m veriguard.verify.nagini_worker` by `verify.nagini.NaginiWorker`; the rest of the
+product imports only its constants. Requests on stdin: {"id", "path", "timeout", "counterexample", "select"}
+("select": names of the functions to verify, the others seen through their contracts; absent or empty: all).
 Replies on the original stdout (the JVM's own output is sent to stderr):
 {"id", "status": "proved"|"failed"|"timeout"|"translation_error"|"crash", "errors": [...], "seconds"}.
 Two fixes over stock Nagini 1.3.1 (notes/nagini.md 1.6, 1.7): strings in counterexamples are
@@ -18,6 +19,9 @@ import traceback
 from typing import Any
 
 PROTOCOL_FD: Any = None
+BV_SIZE = 8
+# moreJoins=2 joins branches after each conditional: a policy with n independent rules has 2**n paths otherwise
+SILICON_ARGS = ("--numberOfErrorsToReport=0", "--moreJoins=2")
 
 
 def _reply(obj: dict[str, Any]) -> None:
@@ -134,7 +138,19 @@ def _translation_error(exc: BaseException, path: str, lines: list[str]) -> dict[
             "source": lines[line - 1].strip() if 0 < line <= len(lines) else ""}
 
 
-def verify(jvm: Any, path: str, timeout: int, counterexample: bool) -> dict[str, Any]:
+def _not_in_program(jvm: Any, modules: list[Any], prog: Any, select: frozenset[str]) -> set[str]:
+    """The selected names that have no method or function in the program that Silicon will verify."""
+    if not select:
+        return set()
+    members = {str(m.name()) for m in jvm.scala.jdk.CollectionConverters.SeqHasAsJava(prog.methods()).asJava()}
+    members |= {str(f.name()) for f in jvm.scala.jdk.CollectionConverters.SeqHasAsJava(prog.functions()).asJava()}
+    found = {name for m in modules for table in (m.methods, m.functions, m.predicates)
+             for name, node in table.items() if name in select and node.sil_name in members}
+    return set(select) - found
+
+
+def verify(jvm: Any, path: str, timeout: int, *, counterexample: bool,
+           select: frozenset[str] = frozenset()) -> dict[str, Any]:
     from nagini_translation.lib import config
     from nagini_translation.lib.errors import error_manager  # noqa: F401
     import nagini_translation.main as nmain
@@ -143,15 +159,18 @@ def verify(jvm: Any, path: str, timeout: int, counterexample: bool) -> dict[str,
     lines = open(path, encoding="utf-8").read().splitlines()
     config.obligation_config._info.pop("disable_all", None)  # translate() switches it on for good; reset per file
     try:
-        translated = nmain.translate(path, jvm, 8, counterexample=counterexample)
+        translated = nmain.translate(path, jvm, BV_SIZE, selected=set(select), counterexample=counterexample)
     except Exception as exc:  # translator crashes on some unsupported syntax (e.g. string slicing)
         return {"status": "translation_error", "errors": [_translation_error(exc, path, lines)]}
     if translated is None:
         return {"status": "translation_error", "errors": [{"code": "translation.type", "message": "type check failed",
                                                           "line": 0, "col": 0, "function": "", "source": ""}]}
     modules, prog = translated
-    # moreJoins=2 joins branches after each conditional: a policy with n independent rules has 2**n paths otherwise
-    args = [f"--timeout={timeout}", "--numberOfErrorsToReport=0", "--moreJoins=2"]
+    unselected = _not_in_program(jvm, modules, prog, select)
+    if unselected:  # an empty selection would verify nothing and say "proved"
+        return {"status": "crash", "errors": [{"code": "worker.select", "message": "selected functions are missing from "
+                                               f"the program Nagini built: {', '.join(sorted(unselected))}"}]}
+    args = [f"--timeout={timeout}", *SILICON_ARGS]
     sil = Silicon(jvm, path, args, counterexample, False)
     try:
         raw = sil.silicon.verify(prog)
@@ -166,7 +185,7 @@ def verify(jvm: Any, path: str, timeout: int, counterexample: bool) -> dict[str,
     timeouts = [e for e in errs if isinstance(e, jvm.viper.silver.verifier.TimeoutOccurred)]
     others = [e for e in errs if not isinstance(e, jvm.viper.silver.verifier.TimeoutOccurred)]
     converted = [_error_dict(e, path, lines) for e in Failure(others, jvm, modules, False).errors] if others else []
-    unique = []
+    unique: list[dict[str, Any]] = []
     for e in converted:
         key = (e["code"], e["line"], e["reason"], json.dumps(e["counterexample"], sort_keys=True))
         if key not in [(u["code"], u["line"], u["reason"], json.dumps(u["counterexample"], sort_keys=True)) for u in unique]:
@@ -195,7 +214,8 @@ def main() -> None:
         req = json.loads(line)
         t0 = time.monotonic()
         try:
-            res = verify(jvm, req["path"], int(req.get("timeout", 60)), bool(req.get("counterexample", True)))
+            res = verify(jvm, req["path"], int(req.get("timeout", 60)), counterexample=bool(req.get("counterexample", True)),
+                         select=frozenset(req.get("select") or ()))
         except Exception as exc:
             res = {"status": "crash", "errors": [{"code": "worker.crash", "message": f"{type(exc).__name__}: {exc}",
                                                   "trace": traceback.format_exc()[-4000:]}]}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from veriguard.contracts.types import Type
@@ -20,7 +21,6 @@ def clause_of(source_line: str) -> str:
 
 
 def from_worker(raw: dict[str, Any], *, file: str = "", params: list[tuple[str, Type]] | None = None) -> ProofResult:
-    status = raw.get("status")
     seconds = float(raw.get("seconds", 0.0))
     diags = []
     for e in raw.get("errors", []):
@@ -29,6 +29,26 @@ def from_worker(raw: dict[str, Any], *, file: str = "", params: list[tuple[str, 
                                 clause=clause_of(e.get("source", "")) if e.get("source") else e.get("reason", ""),
                                 line=e.get("line", 0), col=e.get("col", 0), source=e.get("source", ""),
                                 counterexample=values or None, file=file))
+    return replace(_from_verifier(raw, diags, seconds, file), cache=raw.get("cache"))
+
+
+def cache_note(cache: dict[str, Any] | None) -> str:
+    """How the proof cache answered, in words ("" when it was not asked or had nothing)."""
+    if not cache:
+        return ""
+    key = str(cache.get("key", ""))[:16]
+    if cache.get("hit") == "file":
+        return f"cached: the verifier's answer for this exact source, stored {cache.get('stored_at') or 'this run'} (key {key})"
+    if cache.get("hit") == "functions":
+        return f"cached: every function's proof is in the cache (key {key})"
+    if cache.get("reused"):
+        return (f"{len(cache.get('proved_now', []))} functions verified now, {len(cache['reused'])} proofs from the "
+                f"cache (key {key})")
+    return ""
+
+
+def _from_verifier(raw: dict[str, Any], diags: list[Diagnostic], seconds: float, file: str) -> ProofResult:
+    status = raw.get("status")
     if status == "proved":
         return ProofResult(Verdict.PROVED, (), seconds)
     if status == "failed":

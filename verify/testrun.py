@@ -55,7 +55,7 @@ class Shipped:
     evaluate_checked: Callable[[Mapping[str, Any]], Any] | None
     mismatch: type[BaseException]
 
-    def checked_problem(self, args: Mapping[str, Any], decision: Any, agrees: bool) -> str | None:
+    def checked_problem(self, args: Mapping[str, Any], decision: Any, *, agrees: bool) -> str | None:
         if self.evaluate_checked is None:
             return None
         try:

@@ -74,7 +74,9 @@ class ProofResult:
     seconds: float = 0.0
     detail: str = ""           # e.g. "translation error", "verifier crashed", "Silicon timed out after 120 s"
     tool: str = "nagini"
+    cache: dict[str, Any] | None = None   # how the proof cache answered (verify.proof_cache); None: not asked
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict.value, "detail": self.detail, "seconds": round(self.seconds, 3),
-                "tool": self.tool, "diagnostics": [d.to_dict() for d in self.diagnostics]}
+        out = {"verdict": self.verdict.value, "detail": self.detail, "seconds": round(self.seconds, 3),
+               "tool": self.tool, "diagnostics": [d.to_dict() for d in self.diagnostics]}
+        return out | ({"cache": self.cache} if self.cache is not None else {})

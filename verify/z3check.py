@@ -67,7 +67,7 @@ class _Solver:
         return None, None
 
 
-def _some_input(found: bool | None) -> Verdict:
+def _some_input(*, found: bool | None) -> Verdict:
     """The verdict of a claim "some input does this" (an input proves it; unsat refutes it)."""
     return Verdict.UNKNOWN if found is None else Verdict.PROVED if found else Verdict.REFUTED
 
@@ -76,7 +76,7 @@ def _exists(sv: _Solver, check: str, subject: str, pos: Pos, says: tuple[str, st
     """A finding for a claim that some input meets `constraints`; `says` = (message if so, message if not)."""
     found, w = sv.witness(*constraints)
     message = says[0] if found else says[1] if found is False else f"z3 could not decide: {says[0]}"
-    return Finding(check, subject, _some_input(found), message, w, pos)
+    return Finding(check, subject, _some_input(found=found), message, w, pos)
 
 
 def check_contract(contract: Contract, *, bound: int = 3, timeout_ms: int = 20000) -> Z3Report:

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
 import json
 import os
-import sqlite3
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -31,7 +30,7 @@ EXIT_CODES = """exit codes:
 class Progress:
     """Stage lines on stderr with elapsed time, plus a heartbeat while a long step runs."""
 
-    def __init__(self, quiet: bool = False, every: float = 15.0) -> None:
+    def __init__(self, *, quiet: bool = False, every: float = 15.0) -> None:
         self.t0 = time.monotonic()
         self.quiet = quiet
         self.every = every
@@ -81,38 +80,63 @@ def _json_file(path: str | Path, code: str, fix: str) -> Any:
 
 
 # --- synth ------------------------------------------------------------------------------------
+def _build_signer(key_file: str | None) -> Callable[[bytes], bytes] | None:
+    """What signs each build's certificate (`synth --sign KEY`); the key is read before any work starts."""
+    if key_file is None:
+        return None
+    from veriguard.enforce.keys import load_signing_key, sign_certificate
+
+    key = load_signing_key(key_file)
+    return lambda certificate: sign_certificate(key, certificate)
+
+
+def _previous(args: argparse.Namespace) -> Any:
+    """`synth --previous OLD [--approve FILE]`: the build the update replaces, read before any work starts."""
+    if args.previous is None and args.approve is None:
+        return None
+    from veriguard.diff import previous_build
+
+    return previous_build(args.previous, args.approve, specs=len(args.specs),
+                          llm=bool(args.llm or args.replay or args.compare))
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
+    if args.sign and args.compare:
+        raise VeriguardError("synth.sign", "--compare writes no build, so there is nothing to sign",
+                             fix="drop --sign, or drop --compare")
+    previous = _previous(args)
     if args.llm or args.replay or args.compare:
         return cmd_synth_llm(args)
-    from veriguard.synth.compile import compile_policy
     from veriguard.synth.freeze import write_build
-    from veriguard.synth.pipeline import synthesize
-    from veriguard.synth.specfile import load_spec
+    from veriguard.synth.jobs import SpecRunner
     from veriguard.verify.nagini import NaginiWorker
+    from veriguard.verify.proof_cache import ProofCache, default_dir
 
+    if args.jobs < 1:
+        raise VeriguardError("synth.jobs", f"--jobs must be at least 1, not {args.jobs}", fix="pass --jobs 1 or more")
+    signer = _build_signer(args.sign)
     progress = Progress(quiet=args.quiet)
     out_dir = Path(args.out)
     summaries: list[dict[str, Any]] = []
     code = 0
-    worker = NaginiWorker(heap=args.jvm_heap, progress=progress)
+    runner = SpecRunner(args.specs, jobs=args.jobs, cache=ProofCache() if args.no_cache else ProofCache(default_dir()),
+                        make_worker=lambda: NaginiWorker(heap=args.jvm_heap, progress=progress),
+                        mutant_limit=args.mutants, progress=progress,
+                        before_proof=previous.check_arguments if previous is not None else None)
     try:
         for spec_path in args.specs:
             try:
-                progress(f"{spec_path}: loading the spec")
-                spec = load_spec(spec_path)
-                compiled = compile_policy(spec)
-                with tempfile.TemporaryDirectory(prefix="veriguard-") as tmp:
-                    result = synthesize(spec, worker, compiled.source, workdir=Path(tmp),
-                                        progress=lambda m, n=spec.name: progress(f"{n}: {m}"),
-                                        mutant_limit=args.mutants)
+                spec, result, worker = runner.done(spec_path)  # `previous` checks the arguments before the proof
                 run_info = {"seconds": round(result.seconds, 3),
                             "gate_seconds": {g.name: round(g.seconds, 3) for g in result.gates},
                             "worker_peak_rss_mb": round(worker.stats.peak_rss_kb / 1024, 1),
                             "worker_start_seconds": [round(s, 3) for s in worker.stats.start_seconds]}
-                build, cert = write_build(result, out_dir, run_info=run_info)
+                build, cert = write_build(result, out_dir, run_info=run_info, signer=signer) if previous is None else \
+                    previous.freeze(result, out_dir, run_info, functools.partial(write_build, signer=signer))
             except VeriguardError as e:
                 print(str(e), file=sys.stderr)
-                summaries.append({"spec": spec_path, "ok": False, "error": e.to_dict()})
+                summaries.append({"spec": spec_path, "ok": False, "error": e.to_dict()}
+                                 | ({"update": previous.last} if previous is not None else {}))
                 code = max(code, e.exit_code)
                 if not args.keep_going:
                     break
@@ -120,16 +144,19 @@ def cmd_synth(args: argparse.Namespace) -> int:
             summaries.append({"spec": spec_path, "policy": spec.name, "ok": result.ok, "status": cert["status"],
                               "build": str(build), "seconds": round(result.seconds, 1),
                               "gates": [g.to_dict() for g in result.gates], "properties": cert["properties"],
-                              "proof": cert["proof"]})
+                              "proof": cert["proof"]} | ({"update": previous.last} if previous is not None else {}))
             if not args.json:
                 _print_synth(summaries[-1], cert)
+                if previous is not None:
+                    from veriguard.diff import render_update
+                    print(render_update(previous.last))
             if not result.ok:
                 code = max(code, 1)
     except KeyboardInterrupt:
         print("interrupted: no build was left half-written", file=sys.stderr)
         return 130
     finally:
-        worker.close()
+        runner.close()
         progress.stop()
     if args.json:
         _print_json({"ok": code == 0, "exit_code": code, "results": summaries})
@@ -137,7 +164,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def _provider(args: argparse.Namespace) -> Any:
-    from veriguard.synth.providers import AnthropicProvider, OpenAICompatibleProvider, ReplayProvider
+    from veriguard.providers.anthropic_api import AnthropicProvider
+    from veriguard.providers.openai_api import OpenAICompatibleProvider
+    from veriguard.providers.replay import ReplayProvider
 
     if args.replay:
         return ReplayProvider.from_file(args.replay)
@@ -151,9 +180,10 @@ def _provider(args: argparse.Namespace) -> Any:
 
 
 def cmd_synth_llm(args: argparse.Namespace) -> int:
+    import tempfile
     from veriguard.synth import llm_loop
     from veriguard.synth.memory import DemonstrationMemory
-    from veriguard.synth.providers import ProviderError
+    from veriguard.providers.types import ProviderError
     from veriguard.synth.specfile import load_spec
     from veriguard.synth.transcripts import TranscriptStore
     from veriguard.verify.nagini import NaginiWorker
@@ -176,12 +206,12 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="veriguard-llm-") as tmp:
             if args.compare:
-                return _compare(args, spec, provider, worker, store, memory, budget, progress, Path(tmp))
+                return _compare(args, spec, provider, worker, store, budget, progress, Path(tmp))
             outcome = llm_loop.run(spec, provider, worker, store, out_dir=Path(args.out), workdir=Path(tmp),
                                    memory=memory, autonomous=args.autonomous,
                                    answers=Path(args.answers) if args.answers else None,
                                    budget=budget, progress=progress, mode="replay" if args.replay else "",
-                                   replay_started=replay_started)
+                                   replay_started=replay_started, signer=_build_signer(args.sign))
     finally:
         worker.close()
         progress.stop()
@@ -214,41 +244,26 @@ def _replay_started(path: str) -> str:
     return started
 
 
-def _compare(args: argparse.Namespace, spec: Any, provider: Any, worker: Any, store: Any, memory: Any, budget: Any,
+def _compare(args: argparse.Namespace, spec: Any, provider: Any, worker: Any, store: Any, budget: Any,
              progress: Progress, tmp: Path) -> int:
-    from veriguard.synth import clarify, llm_loop
-    from veriguard.synth.compare import differences
-    from veriguard.synth.transcripts import RecordingProvider
+    from veriguard.synth import llm_loop
 
-    if spec.contract is None:
-        print(f"error[synth.compare]: {spec.path} has no [contract] rules to compare with", file=sys.stderr)
-        return 2
-    loop = llm_loop._Loop(spec, provider, worker, store, budget, progress, tmp)
-    loop.sid = store.begin(spec_name=spec.name, spec_sha256=spec.sha256, provider=provider.name, model=provider.model,
-                           mode="compare")
-    loop.provider = RecordingProvider(provider, store, loop.sid)
-    notes: list[str] = []
-    questions = clarify.ask(loop.provider, spec, [])
-    got = loop.formalized(clarify.assumptions(questions), [], True, notes)
-    store.finish(loop.sid, status="compared" if not isinstance(got, str) else "failed")
-    if isinstance(got, str):
-        print(f"{spec.name}: the model's contract did not formalize: {got}", file=sys.stderr)
-        return 1
-    diffs = differences(spec.contract, got[0].contract)
-    result = {"spec": spec.name, "synthesis_id": loop.sid, "decide_alike": diffs == [],
-              "bound": spec.settings.z3_bound, "undecided": diffs is None,
-              "differences": [{"args": d.args, "formal": d.formal, "synthesized": d.other} for d in (diffs or [])]}
+    result = llm_loop.compare(spec, provider, worker, store, workdir=tmp, budget=budget, progress=progress)
     if args.json:
-        _print_json(result)
-    elif diffs == []:
+        _print_json(result.to_dict())
+    elif result.not_formalized:
+        print(f"{spec.name}: the model's contract did not formalize: {result.not_formalized}", file=sys.stderr)
+    elif result.decide_alike:
         print(f"{spec.name}: the synthesized contract and the formal rules decide alike (z3, lists up to "
-              f"{result['bound']} items)")
+              f"{result.bound} items)")
+    elif result.differences is None:
+        print(f"{spec.name}: z3 could not decide whether the synthesized contract and the formal rules agree")
     else:
         print(f"{spec.name}: the synthesized contract and the formal rules differ on:")
-        for d in diffs or []:
+        for d in result.differences:
             print(f"  {json.dumps(d.args)}\n    formal rules: allowed={d.formal[0]} {d.formal[1]}; synthesized: "
                   f"allowed={d.other[0]} {d.other[1]}")
-    return 0 if diffs == [] else 1
+    return 0 if result.decide_alike else 1
 
 
 # --- log --------------------------------------------------------------------------------------
@@ -368,8 +383,49 @@ def cmd_check(args: argparse.Namespace) -> int:
     _print_json({"policy": policy.name, "allowed": d.allowed is True, "violations": list(d.violations),
                  "denied": [list(x) if isinstance(x, tuple) else x for x in d.denied],
                  "messages": [policy.rules.get(v, v) for v in d.violations], "policy_sha256": policy.sha256,
-                 "certified": policy.trusted})
+                 "certified": policy.trusted, "signature": policy.signature, "signed_by": policy.signed_by})
     return 0
+
+
+# --- audit ------------------------------------------------------------------------------------
+AUDIT_CODES = """exit codes:
+  0  every check holds (PROVED or PASSED), and the decision log (--log) is intact
+  1  a check does not hold: REFUTED, ERROR, TIMEOUT, UNKNOWN, or NOT_CHECKED (e.g. an unsigned build, or
+     no --public-key for a signed one); or the log is broken
+  2  bad input: not a build, an unreadable key, a bundle name that is neither .zip nor .tar.gz
+  3  environment: a check could not run here (Java or Nagini missing)
+ 70  internal error (a bug in veriguard)"""
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from veriguard.audit import audit_build, bundle_path, trusted_keys_for, write_bundle
+    from veriguard.enforce.keys import load_verify_key
+
+    if args.bundle:
+        bundle_path(args.bundle)
+    if args.log and not Path(args.log).is_file():
+        raise VeriguardError("audit.input", "the decision log is not a file", file=args.log,
+                             fix="pass the JSONL log the monitor wrote (--log FILE)")
+    keys = trusted_keys_for(args.public_key)
+    log_key = load_verify_key(args.log_public_key) if args.log_public_key else None
+    progress = Progress(quiet=args.quiet or args.json)
+    try:
+        result = audit_build(args.build, trusted_keys=keys, log=args.log, log_key=log_key, progress=progress)
+    finally:
+        progress.stop()
+    bundle = write_bundle(result, args.bundle) if args.bundle else None
+    if args.json:
+        _print_json(result.to_dict() | {"bundle": str(bundle) if bundle else None})
+    else:
+        print(f"audit of {result.build} ({result.policy}): {'PASS' if result.ok else 'FAIL'}")
+        for c in result.checks:
+            print(f"  {c.name:<16} {c.verdict.value:<11} {c.summary}")
+        if result.log is not None:
+            print(f"  decision log     {'intact' if result.log['ok'] else 'BROKEN'}: "
+                  f"{result.log.get('problem') or result.log.get('note')}; {result.log.get('decisions', {})}")
+        if bundle:
+            print(f"bundle: {bundle}")
+    return result.exit_code
 
 
 # --- report -----------------------------------------------------------------------------------
@@ -448,13 +504,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     try:
         try:
             monitor = Monitor.from_build(build, min_confidence=args.min_confidence)
+            monitor = _eval_extractor(args, monitor)
         except ExtractionError as e:
             raise VeriguardError(e.code, f"the build's [extraction] section: {e.message}", file=str(build),
                                  fix="fix the spec's [extraction] section and re-run synth") from None
         except EmbedderUnavailable as e:
             raise VeriguardError("env.embedder", str(e), fix="reinstall with ./scripts/bootstrap.sh") from None
         data = Path(args.data)
-        progress(f"{args.benchmark}: deciding every case with {build} (no LLM)")
+        progress(f"{args.benchmark}: deciding every case with {build} ({args.extractor or 'its own extractors'})")
         try:
             cases = eval_eicu(monitor, data, progress) if args.benchmark == "eicu-ac" else \
                 eval_mind2web(monitor, data, progress)
@@ -468,6 +525,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     summary = summarize(args.benchmark, cases)
     all_path, miss_path = write_cases(cases, Path(args.cases_dir), args.benchmark)
     summary["cases_file"], summary["misses_file"] = str(all_path), str(miss_path)
+    summary |= _eval_llm_usage(monitor)
     if args.json:
         _print_json(summary)
         return 0
@@ -479,7 +537,74 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for cat, m in summary["by_category"].items():
         print(f"  {cat:<24} n={m['n']:<4} LPA {m['LPA']:6.2f}%  LPP {m['LPP']:6.2f}%  LPR {m['LPR']:6.2f}%  EA {m['EA']:6.2f}%")
     print(f"  every case: {all_path}; the {summary['misses']} misses: {miss_path}")
+    for name, u in summary.get("llm", {}).items():
+        print(f"  {name}: {u['mode']} with {u['provider']} {u['model']}: {u['model_calls']} model calls for "
+              f"{u['extractions']} extractions ({u['classifier_only']} by the classifier alone, {u['cache_hits']} "
+              f"cached, {u['failures']} failed), {u['input_tokens']} + {u['output_tokens']} tokens, "
+              f"${u['cost_usd']:.4f} at list price ({u['unpriced_calls']} calls unpriced), model latency median "
+              f"{u['model_latency_s']['median']} s")
     return 0
+
+
+def _eval_extractor(args: argparse.Namespace, monitor: Any) -> Any:
+    """--extractor: the free-text argument read by the classifier, the model, the cascade or both."""
+    from veriguard.contracts.errors import EnvironmentProblem
+    from veriguard.enforce.evaluation import DataError, with_extractor
+    from veriguard.enforce.extract_errors import ExtractionError
+
+    provider = {k: v for k, v in (("provider", args.provider), ("model", args.model), ("base_url", args.base_url))
+                if v}
+    if not args.extractor:
+        if provider:
+            raise VeriguardError("cli.usage", f"--{sorted(provider)[0].replace('_', '-')} chooses the model of "
+                                 "--extractor llm, cascade or both, and no --extractor was given",
+                                 fix="add --extractor llm (or cascade, both)")
+        return monitor
+    try:
+        return with_extractor(monitor, args.extractor, provider)
+    except DataError as e:
+        raise VeriguardError("eval.extractor", e.message, fix=e.fix) from None
+    except ExtractionError as e:
+        if e.code in ("extract.llm.no_key", "extract.llm.unavailable"):
+            raise EnvironmentProblem(e.code, e.message, fix="set ANTHROPIC_API_KEY, or use --provider openai "
+                                     "--base-url URL --model M with a local server") from None
+        raise VeriguardError(e.code, e.message, fix="check --extractor, --provider, --model and --base-url") from None
+
+
+def _eval_llm_usage(monitor: Any) -> dict[str, Any]:
+    from veriguard.enforce.evaluation import llm_usage
+
+    usage = llm_usage(monitor)
+    return {"llm": usage} if usage else {}
+
+
+# --- diff -----------------------------------------------------------------------------------
+DIFF_CODES = """exit codes:
+  0  the same decisions: z3 proved that no input (lists up to the specs' z3 bound) is newly allowed or newly
+     denied, every property of OLD holds for NEW, and no replayed log decision would change
+  1  different decisions (witnesses listed), a property of OLD lost, a logged decision would change, or
+     undecided: z3 gave up (UNKNOWN) or a frozen policy disagreed with z3 on a witness (ERROR)
+  2  bad input: a build that does not load, builds with different arguments, an unreadable or broken log
+ 70  internal error (a bug in veriguard)"""
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from veriguard.diff import diff_builds, load_build, render, replay_log
+    from veriguard.verify.verdicts import Verdict
+
+    old, new = (load_build(b, accept_unproved=args.accept_unproved) for b in (args.old, args.new))
+    found = diff_builds(old, new)
+    replay = replay_log(args.log, new) if args.log else None
+    kept = all(p.verdict is Verdict.PROVED or (p.owner == "new" and p.verdict is Verdict.REFUTED)
+               for p in found.properties)  # a property only NEW has may fail on OLD: a new guarantee
+    same = found.same_decisions and kept and not (replay and replay.changed)
+    code = 0 if same else 1
+    if args.json:
+        _print_json({"old": args.old, "new": args.new, "exit_code": code, **found.to_dict(),
+                     "log": replay.to_dict() if replay else None})
+    else:
+        print(render(args.old, args.new, found, replay))
+    return code
 
 
 # --- decision log ---------------------------------------------------------------------------
@@ -512,8 +637,10 @@ def cmd_keys(args: argparse.Namespace) -> int:
     from veriguard.enforce.keys import new_key_pair
 
     private, public, key_id = new_key_pair(args.out)
-    print(f"private key: {private} (mode 0600; for the writer only: Monitor.from_build(..., log_key=...))\n"
-          f"public key:  {public} (for verifiers: veriguard verify-log LOG --public-key {public})\n"
+    print(f"private key: {private} (mode 0600; for the writer only: Monitor.from_build(..., log_key=...), "
+          f"veriguard synth --sign {private})\n"
+          f"public key:  {public} (for verifiers: veriguard verify-log LOG --public-key {public}; "
+          f"VERIGUARD_TRUSTED_KEYS={public})\n"
           f"key id:      {key_id}")
     return 0
 
@@ -542,6 +669,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--keep-going", action="store_true", help="continue with the next spec after a bad one")
     s.add_argument("--mutants", type=int, default=30, help="number of mutants for the mutation score (default 30)")
     s.add_argument("--jvm-heap", default=None, help="JVM heap of the verifier, e.g. 768m")
+    s.add_argument("--jobs", type=int, default=1, help="specs synthesized at once, each with its own verifier "
+                   "process (a JVM: about 1 GB each); default 1")
+    s.add_argument("--no-cache", action="store_true", help="prove everything again: neither read nor write the proof "
+                   "cache ($VERIGUARD_CACHE, default ~/.cache/veriguard)")
+    s.add_argument("--sign", default=None, metavar="KEY", help="sign each build with this private key "
+                   "(veriguard.key from `veriguard keys new`); monitors check it against VERIGUARD_TRUSTED_KEYS")
+    upd = s.add_argument_group("verified update (compile path, one spec)")
+    upd.add_argument("--previous", default=None, metavar="OLD_BUILD", help="the build this synthesis replaces: once "
+                     "the new policy is proved, z3 compares the two and nothing is written (exit 1) if the new one "
+                     "allows anything the old one denied, unless --approve is given")
+    upd.add_argument("--approve", default=None, metavar="APPROVAL.toml", help="approve what the update newly allows: "
+                     "TOML with by = \"who\" and reason = \"why\" (recorded in the certificate and the report)")
     llm = s.add_argument_group("LLM path (formalize and implement from the request's words)")
     llm.add_argument("--llm", action="store_true", help="synthesize with a model instead of the compile path")
     llm.add_argument("--provider", choices=["anthropic", "openai"], default="anthropic",
@@ -582,6 +721,14 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--cases-dir", "--out", dest="cases_dir", default="build/eval",
                    help="where the per-case and misses files go")
     e.add_argument("--min-confidence", type=float, default=0.5, help="below this an extraction fails closed")
+    e.add_argument("--extractor", choices=["classifier", "llm", "cascade", "both"], default=None,
+                   help="read the free-text argument with the classifier, a model, the cascade (the model only "
+                   "when the classifier abstains) or both (restrictive union) instead of the build's extractor")
+    e.add_argument("--provider", choices=["anthropic", "openai"], default=None,
+                   help="with --extractor llm|cascade|both: Anthropic (ANTHROPIC_API_KEY) or an OpenAI-compatible "
+                   "server")
+    e.add_argument("--model", default=None, help="the model (default claude-haiku-4-5 for Anthropic)")
+    e.add_argument("--base-url", default=None, help="the server, e.g. http://localhost:8000/v1 for vLLM")
     e.add_argument("--json", action="store_true")
     e.add_argument("--quiet", action="store_true")
 
@@ -600,14 +747,36 @@ def build_parser() -> argparse.ArgumentParser:
                     "--public-key)")
     vl.add_argument("--json", action="store_true")
 
-    k = add("keys", cmd_keys, "create an Ed25519 key pair: DIR/veriguard.key signs decision logs, DIR/veriguard.pub "
-            "verifies them")
+    k = add("keys", cmd_keys, "create an Ed25519 key pair: DIR/veriguard.key signs decision logs and builds "
+            "(synth --sign), DIR/veriguard.pub verifies them (verify-log --public-key, VERIGUARD_TRUSTED_KEYS)")
     k.add_argument("action", choices=["new"])
     k.add_argument("--out", required=True, metavar="DIR", help="where to write the pair (never over existing files)")
+
+    df = add("diff", cmd_diff, "what NEW decides differently from OLD (same arguments): inputs newly allowed and newly "
+             "denied, with witnesses run on both frozen policies, and properties kept or lost (z3)", DIFF_CODES)
+    df.add_argument("old", metavar="OLD", help="the earlier build directory")
+    df.add_argument("new", metavar="NEW", help="the later build directory")
+    df.add_argument("--log", default=None, metavar="DECISIONS.jsonl", help="replay a decision log's recorded arguments "
+                    "against NEW and list the decisions that would change")
+    df.add_argument("--accept-unproved", action="store_true", help="compare builds whose certificate is not PROVED")
+    df.add_argument("--json", action="store_true")
 
     r = add("report", cmd_report, "print the audit report of a build (markdown), or its certificate with --json")
     r.add_argument("build", metavar="BUILD")
     r.add_argument("--json", action="store_true")
+
+    au = add("audit", cmd_audit, "re-verify a build from its files alone: hashes, signature, tool versions, the "
+             "frozen module regenerated, z3, the examples and a fresh Nagini proof; one verdict per check",
+             AUDIT_CODES)
+    au.add_argument("build", metavar="BUILD", help="a build directory, e.g. build/payments")
+    au.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    au.add_argument("--public-key", action="append", default=None, metavar="PUB", help="a trusted public key for "
+                    "the build's signature (repeatable; default: VERIGUARD_TRUSTED_KEYS)")
+    au.add_argument("--bundle", default=None, metavar="FILE", help="write one archive (.zip, .tar.gz) with the build's "
+                    "files, the audit result and the log's summary")
+    au.add_argument("--log", default=None, metavar="LOG.jsonl", help="a decision log to verify and summarize")
+    au.add_argument("--log-public-key", default=None, metavar="PUB", help="the public key that signs the log")
+    au.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return p
 
 
@@ -647,7 +816,8 @@ def _failure(e: Exception) -> tuple[str, int]:
         machine = e.errno is not None and e.errno not in _INPUT_ERRNOS
         where = f"{e.filename}: " if e.filename else ""
         return f"{where}error[{'env.io' if machine else 'io'}]: {e.strerror or e}", 3 if machine else 2
-    if isinstance(e, sqlite3.DatabaseError):
+    sqlite3 = sys.modules.get("sqlite3")  # imported only by the commands that read the transcript store
+    if sqlite3 is not None and isinstance(e, sqlite3.DatabaseError):
         return f"error[store.unreadable]: the transcript store is not a readable SQLite database ({e})", 2
     try:
         text = " ".join(str(e).split())[:500]

@@ -80,3 +80,75 @@ def test_verify_cli(capsys):
     assert code == 1
     assert [(r["verdict"], r["detail"]) for r in out["results"]] == [("PROVED", ""), ("UNKNOWN", MODEL_NOT_REPLAYED)]
     assert out["results"][1]["diagnostics"][0]["counterexample"] == {"role": "admin", "age": 18}
+
+
+MODULAR = '''from nagini_contracts.contracts import *
+
+
+@Pure
+def adult_age() -> int:
+    Decreases(None)
+    return 18
+
+
+def allow(age: int) -> bool:
+    Ensures(Result() == (age >= 18))
+    return age >= adult_age()
+
+
+def next_after(x: int) -> int:
+    Ensures(Result() > x)
+    return x + 1
+'''
+
+
+class Counting:
+    """The real worker, with a record of what the cache let through to it."""
+
+    def __init__(self, worker):
+        self.worker, self.calls = worker, []
+
+    def verify_file(self, path, **kw):
+        self.calls.append(tuple(kw.get("select", ())))
+        return self.worker.verify_file(path, **kw)
+
+
+@pytest.fixture(scope="module")
+def session_cache(tmp_path_factory):
+    from veriguard.verify.proof_cache import ProofCache
+
+    return ProofCache(tmp_path_factory.mktemp("proof-cache"))
+
+
+def test_the_proof_cache_in_front_of_the_real_verifier(nagini_worker, session_cache, tmp_path):
+    from veriguard.verify.proof_cache import verify_cached
+
+    worker = Counting(nagini_worker)
+
+    def prove(source, name="modular.py"):
+        path = tmp_path / name
+        path.write_text(source)
+        return from_worker(verify_cached(worker, path, source, timeout=60, cache=session_cache), file=name)
+
+    assert prove(MODULAR).verdict is Verdict.PROVED and worker.calls == [()]
+    again = prove(MODULAR)
+    assert again.verdict is Verdict.PROVED and again.cache["hit"] == "file" and len(worker.calls) == 1
+    # a wrong body in a function nobody's proof can see: only that function is verified, and it fails
+    wrong = prove(MODULAR.replace("return x + 1", "return x"), "modular_wrong.py")
+    assert worker.calls[-1] == ("next_after",)
+    assert wrong.verdict is Verdict.UNKNOWN and wrong.diagnostics[0].function == "next_after"
+    # a pure body its caller sees: the caller is verified again with it, and fails
+    seen = prove(MODULAR.replace("return 18", "return 17"), "modular_pure.py")
+    assert worker.calls[-1] == ("adult_age", "allow")
+    assert seen.verdict is Verdict.UNKNOWN and {d.function for d in seen.diagnostics} == {"allow"}
+    fixed = prove(MODULAR.replace("return x + 1", "return x + 2"), "modular_fixed.py")
+    assert fixed.verdict is Verdict.PROVED and worker.calls[-1] == ("next_after",)
+    assert fixed.cache["reused"] == ["adult_age", "allow"]
+
+
+def test_a_selection_the_program_lacks_is_an_error_never_proved(nagini_worker):
+    # Nagini's chopper keeps nothing for an unknown name, and an empty program verifies: the worker refuses it
+    r = from_worker(nagini_worker.verify_file(NAGINI / "small_good.py", timeout=60, select=("no_such_function",)))
+    assert r.verdict is Verdict.ERROR and "no_such_function" in r.diagnostics[0].message
+    assert from_worker(nagini_worker.verify_file(NAGINI / "small_good.py", timeout=60, select=("allow",))).verdict \
+        is Verdict.PROVED

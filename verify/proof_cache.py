@@ -1,0 +1,247 @@
+"""Proof cache by content, per file and per function.
+
+A file entry holds the verifier's real reply for one exact source (PROVED, a failure with its
+diagnostics, or a translation error; never a timeout, a kill or a crash, which say nothing about the
+source). A function entry says that one function was proved; its key is conservative: the function's
+own source, the source of every pure function whose body it can see (transitively, through bodies and
+contracts), the contracts of every function and everything outside functions (imports, classes).
+Nagini verifies modularly (a caller sees its callees' contracts, and the bodies of @Pure functions), so
+a function whose key is unchanged needs no new proof; only the others are verified (Nagini's `selected`).
+Both keys also bind the verifier's identity (versions, Silicon options, the worker's own code) and the
+options that change the answer (the Silicon timeout, counterexamples).
+
+An entry is never trusted blindly: it names its key and carries a sha256 of its content; a corrupt,
+truncated or mismatched entry is ignored (and reported) and the proof runs again. The self-hash
+catches damage, not an attacker who can write the cache directory: `veriguard audit` re-runs Nagini.
+"""
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from veriguard.verify import nagini_worker
+from veriguard.verify.nagini import tool_versions
+from veriguard.verify.runnable import CONTRACT_CALLS
+
+FORMAT = 1
+ENV = "VERIGUARD_CACHE"
+STORED_FILE_STATUSES = frozenset({"proved", "failed", "translation_error"})
+VISIBLE_BODY_DECORATORS = frozenset({"Pure", "Predicate"})
+
+
+class Verifier(Protocol):
+    def verify_file(self, path: str | Path, *, timeout: int = ..., counterexample: bool = ...,
+                    wall_limit: float | None = ..., select: tuple[str, ...] = ...) -> dict[str, Any]: ...
+
+
+def default_dir() -> Path:
+    """$VERIGUARD_CACHE, else $XDG_CACHE_HOME/veriguard, else ~/.cache/veriguard."""
+    if os.environ.get(ENV):
+        return Path(os.environ[ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "veriguard"
+
+
+def _sha(data: str) -> str:
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+@lru_cache(maxsize=1)
+def verifier_identity() -> dict[str, str]:
+    """Everything about the verifier that can change its answer for the same source."""
+    return {"python": platform.python_version(),
+            "worker": hashlib.sha256(Path(nagini_worker.__file__).read_bytes()).hexdigest(),
+            "silicon_args": " ".join(nagini_worker.SILICON_ARGS), "bv_size": str(nagini_worker.BV_SIZE),
+            **tool_versions(("nagini", "z3-solver", "jpype1", "mypy"))}
+
+
+# --- keys -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FunctionKeys:
+    keys: dict[str, str]          # top-level function name -> its conservative key
+
+
+def _is_contract(stmt: ast.stmt) -> bool:
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
+            and stmt.value.func.id in CONTRACT_CALLS)
+
+
+def _interface(node: ast.FunctionDef) -> ast.FunctionDef:
+    """Decorators, signature and contract: what a caller of a non-pure function sees."""
+    out = ast.FunctionDef(name=node.name, args=node.args, body=[s for s in node.body if _is_contract(s)] or [ast.Pass()],
+                          decorator_list=node.decorator_list, returns=node.returns, type_comment=node.type_comment,
+                          type_params=[])
+    return ast.copy_location(out, node)
+
+
+def _body_visible(node: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id in VISIBLE_BODY_DECORATORS for d in node.decorator_list)
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def function_keys(source: str, base: str) -> FunctionKeys | None:
+    """One key per top-level function; None when the source does not parse (it is verified whole).
+
+    Code enters the keys as `ast.unparse` text (comments and layout do not change a proof), so a mutant
+    that unparses the policy shares the keys of the functions it leaves alone."""
+    try:
+        tree = ast.parse(source, type_comments=True)
+    except SyntaxError:
+        return None
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if len(funcs) != sum(isinstance(n, ast.FunctionDef) for n in tree.body):
+        return None  # a name defined twice: no per-function reasoning
+    outside = [ast.unparse(n) for n in tree.body if not isinstance(n, ast.FunctionDef)]
+    interfaces = {name: ast.unparse(_interface(f)) for name, f in funcs.items()}
+    shared = _sha(_canonical({"base": base, "outside": outside, "interfaces": interfaces}))
+    keys = {}
+    for name, f in funcs.items():
+        seen, todo, bodies = {name}, list(_names(f)), {}
+        while todo:
+            g = todo.pop()
+            if g in seen or g not in funcs:
+                continue
+            seen.add(g)
+            if _body_visible(funcs[g]):
+                bodies[g] = ast.unparse(funcs[g])
+                todo += _names(funcs[g])
+            else:
+                todo += _names(_interface(funcs[g]))
+        keys[name] = _sha(_canonical({"kind": "function", "shared": shared, "self": ast.unparse(f),
+                                      "visible_bodies": bodies}))
+    return FunctionKeys(keys)
+
+
+def key_base(timeout: int, *, counterexample: bool) -> str:
+    return _canonical({"format": FORMAT, "verifier": verifier_identity(), "timeout": timeout,
+                       "counterexample": counterexample})
+
+
+def file_key(source: str, filename: str, base: str) -> str:
+    return _sha(_canonical({"kind": "file", "base": base, "filename": filename, "source": source}))
+
+
+# --- the store --------------------------------------------------------------------------------
+@dataclass
+class ProofCache:
+    """Entries in `directory` (None: in memory, for this run only). `problems` lists entries ignored."""
+
+    directory: Path | None = None
+    memory: dict[str, dict[str, Any]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def _path(self, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / f"v{FORMAT}" / key[:2] / f"{key}.json"
+
+    def get(self, key: str, kind: str) -> dict[str, Any] | None:
+        """The entry's reply, or None when there is none or it cannot be trusted."""
+        if self.directory is None:
+            kept = self.memory.get(key)
+            return dict(kept["reply"]) if kept else None
+        path = self._path(key)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as e:
+            self.problems.append(f"{path}: unreadable or not JSON ({e}); ignored, proving again")
+            return None
+        why = _untrusted(text, key, kind)
+        if why:
+            self.problems.append(f"{path}: {why}; ignored, proving again")
+            return None
+        entry: dict[str, Any] = json.loads(text)
+        return dict(entry["reply"]) | {"stored_at": entry["stored_at"]}
+
+    def put(self, key: str, kind: str, reply: dict[str, Any]) -> None:
+        body = {"format": FORMAT, "kind": kind, "key": key, "verifier": verifier_identity(),
+                "stored_at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+                "reply": {k: v for k, v in reply.items() if k in ("status", "errors", "message", "seconds")}}
+        if self.directory is None:
+            self.memory[key] = body
+            return
+        entry = body | {"sha256": _sha(_canonical(body))}
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(json.dumps(entry, sort_keys=True) + "\n")
+            os.replace(tmp, path)
+        except OSError as e:  # a cache that cannot be written costs time, never a verdict
+            self.problems.append(f"{path}: not written ({e.strerror})")
+
+
+def _untrusted(text: str, key: str, kind: str) -> str:
+    """Why an entry's text cannot be trusted for `key`, or "" when it can."""
+    try:
+        entry = json.loads(text)
+    except ValueError:
+        return "corrupt or truncated (not JSON)"
+    if not isinstance(entry, dict) or not isinstance(entry.get("reply"), dict):
+        return "not a cache entry"
+    body = {k: v for k, v in entry.items() if k != "sha256"}
+    if entry.get("sha256") != _sha(_canonical(body)):
+        return "its sha256 does not match its content"
+    if entry.get("format") != FORMAT or entry.get("key") != key or entry.get("kind") != kind:
+        return f"made for another key or kind ({str(entry.get('key'))[:16]}, {entry.get('kind')})"
+    if entry.get("verifier") != verifier_identity():
+        return "made by another verifier"
+    status = entry["reply"].get("status")
+    if status not in (STORED_FILE_STATUSES if kind == "file" else {"proved"}):
+        return f"holds a verdict that is never stored ({status!r})"
+    if not isinstance(entry.get("stored_at"), str):
+        return "no time of storage"
+    return ""
+
+
+# --- verification through the cache -------------------------------------------------------------
+def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, cache: ProofCache,
+                  counterexample: bool = True) -> dict[str, Any]:
+    """The worker's reply for `source` (written at `path`), from the cache where it can be trusted.
+
+    The reply gains "cache": {"hit": "file" | "functions" | None, "key", "reused", "proved_now", ...}.
+    Only functions whose key is not cached are verified; a run that selects some functions proves
+    the file only together with the cached proofs of the others."""
+    base = key_base(timeout, counterexample=counterexample)
+    fkey = file_key(source, path.name, base)
+    t0 = time.monotonic()
+    hit = cache.get(fkey, "file")
+    if hit is not None:
+        answer = {"hit": "file", "key": fkey, "stored_at": hit.pop("stored_at", None), "seconds_then": hit.get("seconds")}
+        return hit | {"seconds": round(time.monotonic() - t0, 3), "cache": answer}
+    fkeys = function_keys(source, base)
+    cached = {n for n, k in fkeys.keys.items() if cache.get(k, "function") is not None} if fkeys else set()
+    names = sorted(fkeys.keys) if fkeys else []
+    missing = [n for n in names if n not in cached]
+    info: dict[str, Any] = {"key": fkey, "reused": sorted(cached), "proved_now": missing}
+    if fkeys and not missing:
+        reply = {"status": "proved", "errors": [], "seconds": round(time.monotonic() - t0, 3)}
+        cache.put(fkey, "file", reply)
+        return reply | {"cache": info | {"hit": "functions"}}
+    select = tuple(missing) if cached else ()
+    reply = worker.verify_file(path, timeout=timeout, counterexample=counterexample, select=select)
+    if reply.get("status") == "proved" and fkeys:
+        for name in missing:
+            cache.put(fkeys.keys[name], "function", {"status": "proved", "errors": [], "seconds": reply.get("seconds")})
+    if reply.get("status") in STORED_FILE_STATUSES:
+        cache.put(fkey, "file", reply)
+    return reply | {"cache": info | {"hit": None, "selected": list(select)}}
