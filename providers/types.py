@@ -35,8 +35,6 @@ class ProviderError(Exception):
 
 
 @dataclass(frozen=True)
-
-
 class CompletionRequest:
     stage: str
     system: str

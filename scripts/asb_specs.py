@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from veriguard.contracts.errors import VeriguardError  # noqa: E402
-from veriguard.enforce.evaluation import benchmark_data  # noqa: E402
+from veriguard.evaluation import benchmark_data  # noqa: E402
 from veriguard.enforce.keys import write_atomic  # noqa: E402
 from veriguard.evaluation_asb import AsbAgent, load_asb  # noqa: E402
 

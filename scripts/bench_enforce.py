@@ -23,7 +23,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from veriguard.enforce.evaluation import EICU_DIR, MIND2WEB_FILE, benchmark_data, eicu_records, mind2web_records  # noqa: E402
+from veriguard.evaluation import EICU_DIR, MIND2WEB_FILE, benchmark_data, eicu_records, mind2web_records  # noqa: E402
 from veriguard.enforce.monitor import Monitor  # noqa: E402
 
 

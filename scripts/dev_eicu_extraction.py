@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from veriguard.enforce.agent_logs import parse_agent_log
-from veriguard.enforce.evaluation import EICU_DIR, benchmark_data
+from veriguard.evaluation import EICU_DIR, benchmark_data
 from veriguard.enforce.extract_code import extract_accesses
 from veriguard.enforce.extract_errors import ExtractionError
 

@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 
 from veriguard.enforce.categories import CategoryClassifier, Classification, leave_one_out  # noqa: E402
 from veriguard.enforce.embedder import DEFAULT_ENCODER, ENCODERS, Embedder  # noqa: E402
-from veriguard.enforce.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
+from veriguard.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
 from veriguard.enforce.extract_errors import ExtractionError  # noqa: E402
 from veriguard.enforce.extractors import ClassifierExtractor  # noqa: E402
 from veriguard.synth.specfile import load_spec  # noqa: E402

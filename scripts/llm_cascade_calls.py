@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from veriguard.enforce.categories import CategoryClassifier  # noqa: E402
-from veriguard.enforce.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
+from veriguard.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
 
 
 def task_sets() -> dict[str, list[str]]:

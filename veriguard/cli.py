@@ -495,7 +495,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.benchmark in ("shell", "safe-os"):
         return cmd_eval_shell(args)
     from veriguard.enforce.embedder import EmbedderUnavailable
-    from veriguard.enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize, write_cases
+    from veriguard.evaluation import DataError, eval_eicu, eval_mind2web, summarize, write_cases
     from veriguard.enforce.extract_errors import ExtractionError
     from veriguard.enforce.monitor import Monitor
 
@@ -549,7 +549,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def _eval_extractor(args: argparse.Namespace, monitor: Any) -> Any:
     """--extractor: the free-text argument read by the classifier, the model, the cascade or both."""
     from veriguard.contracts.errors import EnvironmentProblem
-    from veriguard.enforce.evaluation import DataError, with_extractor
+    from veriguard.evaluation import DataError, with_extractor
     from veriguard.enforce.extract_errors import ExtractionError
 
     provider = {k: v for k, v in (("provider", args.provider), ("model", args.model), ("base_url", args.base_url))
@@ -572,7 +572,7 @@ def _eval_extractor(args: argparse.Namespace, monitor: Any) -> Any:
 
 
 def _eval_llm_usage(monitor: Any) -> dict[str, Any]:
-    from veriguard.enforce.evaluation import llm_usage
+    from veriguard.evaluation import llm_usage
 
     usage = llm_usage(monitor)
     return {"llm": usage} if usage else {}

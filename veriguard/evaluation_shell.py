@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 
 from veriguard.contracts.errors import NOWHERE, Pos, VeriguardError
 from veriguard.enforce import strict_json
-from veriguard.enforce.evaluation import Case, metrics, summarize, write_cases
+from veriguard.evaluation import Case, metrics, summarize, write_cases
 
 DEFAULT_HOME = "/home/user"
 HOMES = {"user": "/home/user", "root": "/root"}

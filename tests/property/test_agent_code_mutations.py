@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from veriguard.enforce.agent_logs import SECTION_SEPARATOR, parse_agent_log
-from veriguard.enforce.evaluation import EICU_DIR, benchmark_data
+from veriguard.evaluation import EICU_DIR, benchmark_data
 from veriguard.enforce.extract_code import CodeAccess, extract_accesses
 from veriguard.enforce.extract_errors import ExtractionError
 from tests.unit.test_agent_logs import cell, log

@@ -10,7 +10,7 @@ import pytest
 
 from veriguard.enforce.categories import MAX_CHARS, CategoryClassifier, split_text
 from veriguard.enforce.embedder import Embedder
-from veriguard.enforce.evaluation import MIND2WEB_FILE, benchmark_data
+from veriguard.evaluation import MIND2WEB_FILE, benchmark_data
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import ClassifierExtractor
 from veriguard.enforce.monitor import Monitor

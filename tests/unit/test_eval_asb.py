@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from veriguard.contracts.errors import VeriguardError
-from veriguard.enforce.evaluation import benchmark_data
+from veriguard.evaluation import benchmark_data
 from veriguard.enforce.monitor import Monitor
 from veriguard.synth.compile import compile_policy
 from veriguard.synth.freeze import write_build

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from veriguard.enforce.evaluation import DataError, eval_eicu, eval_mind2web, summarize
+from veriguard.evaluation import DataError, eval_eicu, eval_mind2web, summarize
 from veriguard.enforce.monitor import Monitor
 from veriguard.synth.freeze import write_build
 from veriguard.synth.specfile import load_spec
