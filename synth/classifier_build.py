@@ -1,7 +1,12 @@
 """Freeze the embedded task classifier into a build: synth trains it on the spec's example bank once and
 writes the result (enforce.categories.to_frozen: weights, the bank's vectors and words, cues, settings, the
 encoder's identity) into the [extraction] entry that declares it. extraction.json is certified, so the
-certificate binds the frozen classifier; the monitor loads it without the bank and without training."""
+certificate binds the frozen classifier; the monitor loads it without the bank and without training.
+
+Training is deterministic, so a frozen classifier is kept by content (verify.proof_cache, kind
+"classifier": the bank's sha256, the fields, the encoder's identity and veriguard's code, which holds the
+training settings), in the given cache and, for this process, in `_TRAINED`: synth.pipeline trains it
+through the cache and freeze's later call finds it there."""
 from __future__ import annotations
 
 import hashlib
@@ -14,17 +19,21 @@ from veriguard.contracts.errors import EnvironmentProblem, SpecError
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.spec import Spec
 from veriguard.synth.specfile import PATH_FIX, file_in_folder
+from veriguard.verify.proof_cache import ProofCache, gate_key, through_cache
+
+_TRAINED: dict[str, dict[str, Any]] = {}  # gate key -> frozen classifier, for this process
 
 
-def frozen_extraction(spec: Spec) -> dict[str, Any]:
+def frozen_extraction(spec: Spec, cache: ProofCache | None = None) -> dict[str, Any]:
     """spec.extraction, with a `frozen` classifier in every entry that names a `bank` (`from = "classifier"`,
     and the LLM extractor's cascade and both modes)."""
-    return {name: {**cfg, "frozen": freeze_classifier(spec, name, cfg)}
+    return {name: {**cfg, "frozen": freeze_classifier(spec, name, cfg, cache)}
             if isinstance(cfg, Mapping) and "bank" in cfg else cfg
             for name, cfg in spec.extraction.items()}
 
 
-def freeze_classifier(spec: Spec, argument: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
+def freeze_classifier(spec: Spec, argument: str, cfg: Mapping[str, Any],
+                      cache: ProofCache | None = None) -> dict[str, Any]:
     from veriguard.enforce.categories import parse_bank, to_frozen, trained_on
     from veriguard.enforce.embedder import EmbedderUnavailable, shared_embedder
 
@@ -55,4 +64,18 @@ def freeze_classifier(spec: Spec, argument: str, cfg: Mapping[str, Any]) -> dict
     except EmbedderUnavailable as e:
         raise EnvironmentProblem("env.embedder", str(e), fix="pip install 'veriguard[classifier]' (or re-run "
                                  "./scripts/bootstrap.sh)") from None
-    return to_frozen(trained_on(bank, embedder), embedder.identity(), digest)
+    inputs = {"argument": argument, "bank_sha256": digest, "fields": fields, "encoder": embedder.identity()}
+    key = gate_key("classifier", inputs)
+    if key in _TRAINED:
+        return _TRAINED[key]
+    frozen, _hit = through_cache(cache, "classifier", inputs, lambda: to_frozen(trained_on(bank, embedder),
+                                                                               embedder.identity(), digest),
+                                 encode=lambda v: v, decode=_frozen_doc)
+    _TRAINED[key] = frozen
+    return frozen
+
+
+def _frozen_doc(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"a frozen classifier is an object, not {type(value).__name__}")
+    return value

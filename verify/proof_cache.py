@@ -13,6 +13,11 @@ options that change the answer (the Silicon timeout, counterexamples).
 An entry is never trusted blindly: it names its key and carries a sha256 of its content; a corrupt,
 truncated or mismatched entry is ignored (and reported) and the proof runs again. The self-hash
 catches damage, not an attacker who can write the cache directory: `veriguard audit` re-runs Nagini.
+
+The deterministic gates (z3 checks, tests, the frozen classifier) keep their results in the same store
+(`through_cache`): kind "z3", "tests" or "classifier", keyed by every input the caller names plus
+veriguard's own code and the tools' versions (`gate_key`); only results the gate really computed and
+that do not depend on the clock are stored.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 from veriguard.verify import nagini_worker
 from veriguard.verify.nagini import tool_versions
@@ -37,6 +42,9 @@ FORMAT = 1
 ENV = "VERIGUARD_CACHE"
 STORED_FILE_STATUSES = frozenset({"proved", "failed", "translation_error"})
 VISIBLE_BODY_DECORATORS = frozenset({"Pure", "Predicate"})
+GATE_KINDS = frozenset({"z3", "tests", "classifier"})
+CODE_FOLDERS = ("contracts", "verify", "synth", "enforce")
+T = TypeVar("T")
 
 
 class Verifier(Protocol):
@@ -67,6 +75,29 @@ def verifier_identity() -> dict[str, str]:
             "worker": hashlib.sha256(Path(nagini_worker.__file__).read_bytes()).hexdigest(),
             "silicon_args": " ".join(nagini_worker.SILICON_ARGS), "bv_size": str(nagini_worker.BV_SIZE),
             **tool_versions(("nagini", "z3-solver", "jpype1", "mypy"))}
+
+
+@lru_cache(maxsize=1)
+def code_identity() -> str:
+    """sha256 of veriguard's own code under CODE_FOLDERS: conservative, any change recomputes every gate."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for folder in CODE_FOLDERS:
+        for path in sorted((root / folder).rglob("*.py")):
+            digest.update(f"{path.relative_to(root)}\0".encode() + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def gate_tools() -> dict[str, str]:
+    return {"python": platform.python_version(),
+            **tool_versions(("z3-solver", "hypothesis", "lark", "numpy", "onnxruntime", "tokenizers"))}
+
+
+def gate_key(kind: str, inputs: dict[str, Any]) -> str:
+    """The key of a gate's result: `inputs` (everything the gate reads) bound to the code and the tools."""
+    return _sha(_canonical({"kind": kind, "format": FORMAT, "code": code_identity(), "tools": gate_tools(),
+                            "inputs": inputs}))
 
 
 # --- keys -------------------------------------------------------------------------------------
@@ -174,7 +205,7 @@ class ProofCache:
     def put(self, key: str, kind: str, reply: dict[str, Any]) -> None:
         body = {"format": FORMAT, "kind": kind, "key": key, "verifier": verifier_identity(),
                 "stored_at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
-                "reply": {k: v for k, v in reply.items() if k in ("status", "errors", "message", "seconds")}}
+                "reply": {k: v for k, v in reply.items() if k in ("status", "errors", "message", "seconds", "value")}}
         if self.directory is None:
             self.memory[key] = body
             return
@@ -206,7 +237,8 @@ def _untrusted(text: str, key: str, kind: str) -> str:
     if entry.get("verifier") != verifier_identity():
         return "made by another verifier"
     status = entry["reply"].get("status")
-    if status not in (STORED_FILE_STATUSES if kind == "file" else {"proved"}):
+    allowed = STORED_FILE_STATUSES if kind == "file" else {"computed"} if kind in GATE_KINDS else {"proved"}
+    if status not in allowed:
         return f"holds a verdict that is never stored ({status!r})"
     if not isinstance(entry.get("stored_at"), str):
         return "no time of storage"
@@ -245,3 +277,31 @@ def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, ca
     if reply.get("status") in STORED_FILE_STATUSES:
         cache.put(fkey, "file", reply)
     return reply | {"cache": info | {"hit": None, "selected": list(select)}}
+
+
+def through_cache(cache: ProofCache | None, kind: str, inputs: dict[str, Any], compute: Callable[[], T], *,
+                  encode: Callable[[T], Any], decode: Callable[[Any], T],
+                  storable: Callable[[T], bool] = lambda _v: True) -> tuple[T, dict[str, Any] | None]:
+    """`compute()`, or its stored result for the same inputs; the second value describes a hit (None: computed).
+
+    `storable` says whether a computed result may be stored (never a timeout or a crash); an entry that
+    cannot be decoded is ignored like a damaged one and the result is computed again."""
+    if cache is None:
+        return compute(), None
+    key = gate_key(kind, inputs)
+    t0 = time.monotonic()
+    hit = cache.get(key, kind)
+    if hit is not None:
+        try:
+            value = decode(hit["value"])
+        except (KeyError, TypeError, ValueError) as e:
+            cache.problems.append(f"{kind} entry {key[:16]}: cannot be read back ({type(e).__name__}: {e}); "
+                                  "ignored, computing again")
+        else:
+            return value, {"hit": kind, "key": key, "stored_at": hit.get("stored_at"),
+                           "seconds_then": hit.get("seconds"), "seconds": round(time.monotonic() - t0, 3)}
+    t0 = time.monotonic()
+    value = compute()
+    if storable(value):
+        cache.put(key, kind, {"status": "computed", "value": encode(value), "seconds": round(time.monotonic() - t0, 3)})
+    return value, None

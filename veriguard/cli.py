@@ -170,13 +170,19 @@ def _provider(args: argparse.Namespace) -> Any:
 
     if args.replay:
         return ReplayProvider.from_file(args.replay)
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            raise VeriguardError("provider.no_key", f"--api-key-env names {args.api_key_env}, which is not set",
+                                 fix=f"export {args.api_key_env}=... (the key of the server), or drop --api-key-env")
     if args.provider == "openai":
         if not args.base_url:
             raise VeriguardError("provider.config", "--provider openai needs --base-url (e.g. http://localhost:8000/v1)",
                                  fix="start vLLM, llama.cpp's server or Ollama and pass its URL and --model")
-        return OpenAICompatibleProvider(args.base_url, args.model or "default", timeout=args.timeout)
+        return OpenAICompatibleProvider(args.base_url, args.model or "default", timeout=args.timeout, api_key=api_key)
     kw = {"model": args.model} if args.model else {}
-    return AnthropicProvider(timeout=args.timeout, base_url=args.base_url, **kw)
+    return AnthropicProvider(timeout=args.timeout, base_url=args.base_url, api_key=api_key, **kw)
 
 
 def cmd_synth_llm(args: argparse.Namespace) -> int:
@@ -687,6 +693,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="anthropic (needs ANTHROPIC_API_KEY) or any OpenAI-compatible server (needs --base-url)")
     llm.add_argument("--model", default=None, help="model id (default: the provider's default)")
     llm.add_argument("--base-url", default=None, help="API base URL (local vLLM / llama.cpp / Ollama for openai)")
+    llm.add_argument("--api-key-env", default=None, metavar="VAR", help="the environment variable holding the API "
+                     "key (default: ANTHROPIC_API_KEY for anthropic; none for openai, which many local servers need)")
     llm.add_argument("--timeout", type=float, default=120.0, help="seconds per model call (default 120)")
     llm.add_argument("--replay", default=None, metavar="TRANSCRIPT.json", help="answer from a recorded transcript")
     llm.add_argument("--autonomous", action="store_true", help="let the model pick the most plausible reading of "

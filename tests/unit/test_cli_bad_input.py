@@ -260,3 +260,16 @@ def test_as_a_process_no_traceback(payments_build, tmp_path, argv):
     argv = [a.replace("{build}", str(payments_build)).replace("{tmp}", str(tmp_path)) for a in argv]
     p = subprocess.run([sys.executable, "-m", "veriguard.cli", *argv], capture_output=True, text=True, timeout=120)
     assert p.returncode in (1, 2) and "Traceback" not in p.stderr and (p.stderr.strip() or p.stdout.strip())
+
+
+def test_an_openai_compatible_server_that_needs_a_key_is_usable_from_the_cli(monkeypatch, capsys):
+    from tests.conftest import SPECS
+    from veriguard.cli import _provider, build_parser
+
+    argv = ["synth", str(SPECS / "payments.toml"), "--llm", "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1",
+            "--model", "m", "--api-key-env", "VG_TEST_SERVER_KEY"]
+    monkeypatch.setenv("VG_TEST_SERVER_KEY", "sk-local")
+    provider = _provider(build_parser().parse_args(argv))
+    assert provider._headers == {"Authorization": "Bearer sk-local"}
+    monkeypatch.delenv("VG_TEST_SERVER_KEY")
+    assert main(argv) == 2 and "error[provider.no_key]" in capsys.readouterr().err
