@@ -177,6 +177,7 @@ CATALOGUE: dict[str, Entry] = {
     "log.key": Entry(O, "the decision log is signed and no private key was given"),
     "log.record": Entry(O, "a record the integration passed cannot be written as JSON"),
     "log.reserved": Entry(O, "a record sets a field the log reserves"),
+    "log.unknown": Entry(O, "`veriguard log` is given a synthesis id the transcript store does not hold"),
     "log.unreadable": Entry(O, "the decision log cannot be read"),
     "log.write": Entry(O, "the decision log cannot be written"),
     # the frozen policy at run time (enforce/loader.py)
@@ -227,6 +228,7 @@ CATALOGUE: dict[str, Entry] = {
     "synth.approve": Entry(O, "--approve is given without --previous"),
     "synth.compare": Entry(O, "--compare is given a spec without formal rules to compare with"),
     "synth.jobs": Entry(O, "--jobs is less than 1"),
+    "synth.llm": Entry(O, "the LLM path is given more than one spec"),
     "synth.previous": Entry(O, "--previous is given with a path it does not support"),
     "synth.replay": Entry(O, "the file given to --replay is not a transcript"),
     "synth.sign": Entry(O, "--sign is given with --compare, which writes no build"),

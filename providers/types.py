@@ -8,22 +8,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from veriguard.contracts.errors import EnvironmentProblem
+
 TOOL_NAME = "respond"
 
 Raw = tuple[Mapping[str, Any] | None, Any]
 """(raw request body, raw response body) of one provider call, kept on errors for the transcript."""
 
 
-class ProviderError(Exception):
+class ProviderError(EnvironmentProblem):
     """A provider call failed; `code` is stable (e.g. `provider.timeout`), the message says what to do."""
 
     def __init__(
         self, code: str, message: str, *, retry_after: float | None = None,
         raw_request: Mapping[str, Any] | None = None, raw_response: Any = None,
     ) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+        super().__init__(code, message)
         self.retry_after = retry_after
         self.raw_request = dict(raw_request) if raw_request is not None else None
         self.raw_response = raw_response

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from veriguard.contracts.errors import NOWHERE, Pos, VeriguardError
+from veriguard.contracts.errors import NOWHERE, EnvironmentProblem, Pos, VeriguardError
 from veriguard.enforce import strict_json
 
 EXIT_CODES = """exit codes:
@@ -174,7 +174,7 @@ def _provider(args: argparse.Namespace) -> Any:
     if args.api_key_env:
         api_key = os.environ.get(args.api_key_env)
         if not api_key:
-            raise VeriguardError("provider.no_key", f"--api-key-env names {args.api_key_env}, which is not set",
+            raise EnvironmentProblem("provider.no_key", f"--api-key-env names {args.api_key_env}, which is not set",
                                  fix=f"export {args.api_key_env}=... (the key of the server), or drop --api-key-env")
     if args.provider == "openai":
         if not args.base_url:
@@ -189,22 +189,17 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
     import tempfile
     from veriguard.synth import llm_loop
     from veriguard.synth.memory import DemonstrationMemory
-    from veriguard.providers.types import ProviderError
     from veriguard.synth.specfile import load_spec
     from veriguard.synth.transcripts import TranscriptStore
     from veriguard.verify.nagini import NaginiWorker
 
     if len(args.specs) != 1:
-        print("error[synth.llm]: the LLM path takes one spec at a time", file=sys.stderr)
-        return 2
+        raise VeriguardError("synth.llm", f"the LLM path takes one spec at a time, not {len(args.specs)}",
+                             fix="run `veriguard synth SPEC --llm` once per spec")
     progress = Progress(quiet=args.quiet)
     spec = load_spec(args.specs[0])
     replay_started = _replay_started(args.replay) if args.replay else None
-    try:
-        provider = _provider(args)
-    except ProviderError as e:
-        print(f"error[{e.code}]: {e.message}", file=sys.stderr)
-        return 3
+    provider = _provider(args)  # a ProviderError (no key, a bad option) is an environment problem: exit 3
     store = TranscriptStore(args.store)
     memory = DemonstrationMemory(args.store, enabled=not (args.no_memory or args.replay))
     budget = llm_loop.Budget(rounds=args.rounds, max_tokens=args.max_tokens)
@@ -291,8 +286,7 @@ def cmd_log(args: argparse.Namespace) -> int:
         try:
             exported = store.export(args.id)
         except KeyError as e:
-            print(f"error[log.unknown]: {e.args[0]}", file=sys.stderr)
-            return 2
+            raise VeriguardError("log.unknown", str(e.args[0]), fix="list the syntheses with `veriguard log`") from None
     if args.export:
         Path(args.export).write_text(json.dumps(exported, indent=2, sort_keys=True), encoding="utf-8")
         print(f"wrote {args.export} (replay with: veriguard synth SPEC --replay {args.export})")

@@ -272,4 +272,14 @@ def test_an_openai_compatible_server_that_needs_a_key_is_usable_from_the_cli(mon
     provider = _provider(build_parser().parse_args(argv))
     assert provider._headers == {"Authorization": "Bearer sk-local"}
     monkeypatch.delenv("VG_TEST_SERVER_KEY")
-    assert main(argv) == 2 and "error[provider.no_key]" in capsys.readouterr().err
+    assert main(argv) == 3 and "error[provider.no_key]" in capsys.readouterr().err
+
+
+def test_errors_of_the_llm_path_and_the_transcript_store_are_rendered_by_main(tmp_path, capsys):
+    from tests.conftest import SPECS
+
+    spec = str(SPECS / "payments.toml")
+    assert main(["synth", spec, spec, "--llm", "--quiet"]) == 2
+    assert "error[synth.llm]: the LLM path takes one spec at a time, not 2" in capsys.readouterr().err
+    assert main(["log", "no-such-id", "--store", str(tmp_path / "t.db")]) == 2
+    assert "error[log.unknown]" in capsys.readouterr().err
