@@ -5,7 +5,8 @@
   no reuse   the same with no cache at all: every proof, mutants included, verifies the whole file
              (how synth worked before the proof cache); --baseline SPEC... limits it
   unchanged  the same again with the cache the full run filled, plus write_build (a never-started
-             worker: the JVM must not start); and once as a `veriguard synth` process (without --timeout)
+             worker: the JVM must not start; z3, tests and the classifier come from the cache too);
+             and once as a `veriguard synth` process (without --timeout)
   edited     shell_agent after editing one rule (in a temp copy of the spec), cache filled by the
              original, warm worker
 plus the worker's start (JVM + prelude), where shell_agent's time goes (per gate), and ratios.
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from veriguard.contracts.spec import Spec  # noqa: E402
+from veriguard.synth import classifier_build  # noqa: E402
 from veriguard.synth.compile import compile_policy  # noqa: E402
 from veriguard.synth.freeze import write_build  # noqa: E402
 from veriguard.synth.pipeline import SynthResult, synthesize  # noqa: E402
@@ -74,6 +76,7 @@ def load(spec_path: Path, timeout: int | None) -> Spec:
 def timed_synth(spec_path: Path, worker: NaginiWorker, cache: ProofCache | None, timeout: int | None, *,
                 freeze: bool = False) -> tuple[float, SynthResult]:
     """load_spec + compile + synthesize (+ write_build into a temp dir: all the CLI does after its imports)."""
+    classifier_build._TRAINED.clear()  # each synth as in a new process: a classifier only from `cache`
     t0 = time.monotonic()
     spec = load(spec_path, timeout)
     with tempfile.TemporaryDirectory() as wd:
@@ -155,6 +158,8 @@ def bench_synth(args: argparse.Namespace) -> dict[str, Any]:
                 seconds, result = timed_synth(path, fresh, ProofCache(primed), args.timeout, freeze=True)
                 fresh.close()
                 hit = fresh.stats.starts == 0 and bool(result.proof and (result.proof.cache or {}).get("hit"))
+                row["unchanged_gates_cached"] = [g.name for g in result.gates if "(cached)" in g.summary]
+                row["gates_unchanged"] = gate_seconds(result)
                 again.append(seconds)
                 hits.append(hit)
                 log(f"{path.stem}: unchanged (cache on) {seconds:.2f} s, from the cache without a JVM: {hit}")

@@ -311,6 +311,8 @@ def compare(spec: Spec, provider: Provider, worker: NaginiWorker, store: Transcr
     result = Comparison(spec.name, loop.sid, spec.settings.z3_bound)
     if isinstance(got, str):
         result.not_formalized = got
+    elif got[0].contract is None:
+        result.not_formalized = "the model's draft has no contract"
     else:
         result.differences = differences(contract, got[0].contract, bound=spec.settings.z3_bound)
     return result

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from veriguard.contracts.errors import SpecError
+from veriguard.contracts.errors import Pos, SpecError
 from veriguard.contracts.generated import check_generated
 from veriguard.contracts.spec import Spec
 from veriguard.contracts.strategies import constant_pools
+from veriguard.synth.classifier_build import frozen_extraction
 from veriguard.verify import counterexample as cx
 from veriguard.verify.mutation import Mutant, mutants
 from veriguard.verify.nagini import NaginiWorker
 from veriguard.verify.proof import cache_note, from_worker
-from veriguard.verify.proof_cache import ProofCache, verify_cached
+from veriguard.verify.proof_cache import ProofCache, through_cache, verify_cached
 from veriguard.verify.runnable import frozen_module, strip_contracts
 from veriguard.verify.testing import TestReport, run_tests
 from veriguard.verify.verdicts import Diagnostic, ProofResult, Verdict, holds, worst
-from veriguard.verify.z3check import Z3Report, check_contract
+from veriguard.verify.z3check import Finding, Z3Report, check_contract
 
 Progress = Callable[[str], None]
 SPEC_CHECKS = ("satisfiable", "can_fire", "can_hold", "not_deny_all", "not_allow_all", "not_shadowed")
@@ -218,6 +219,7 @@ def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: l
     by_test = {m["id"]: m["killed_by"] for m in tests.mutants}
     rows = []
     budget = spec.settings.mutants_per_nagini
+    proofs_run = 0
     for m in chosen:
         killed_by = by_test.get(m.id)
         row: dict[str, Any] = {"id": m.id, "operator": m.operator, "line": m.line, "change": m.description,
@@ -226,6 +228,7 @@ def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: l
             budget -= 1
             progress(f"  mutant {m.id} survived the tests; asking Nagini ({m.description})")
             result = prove(worker, m.source, spec, workdir, f"mutant_{m.id}", cache)
+            proofs_run += not (result.cache or {}).get("hit")
             if result.verdict is not Verdict.PROVED:
                 clause = next((d.clause for d in result.diagnostics if d.clause), result.detail)
                 row["killed_by"] = f"proof ({result.verdict.value}: {clause})"
@@ -242,7 +245,7 @@ def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: l
     summary = {"score": round(score, 4), "killed": killed, "total": total, "threshold": threshold,
                "by_tests": sum(1 for r in rows if (r["killed_by"] or "").startswith("tests")),
                "by_proof": sum(1 for r in rows if (r["killed_by"] or "").startswith("proof")),
-               "survivors": [r for r in rows if not r["killed_by"]], "mutants": rows}
+               "survivors": [r for r in rows if not r["killed_by"]], "mutants": rows, "proofs_run": proofs_run}
     if not total:
         verdict, text = Verdict.NOT_CHECKED, "no mutants were made (mutant limit 0, or no mutable site)"
     else:
@@ -251,6 +254,77 @@ def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: l
     seconds = tests.seconds.get("mutants", 0.0) + time.monotonic() - t0
     return Gate("mutation", verdict, text, seconds, {"score": summary["score"], "killed": killed, "total": total}), \
         summary
+
+
+def spec_inputs(spec: Spec) -> dict[str, Any]:
+    """What identifies a spec's content: its own sha256 and that of every file it names."""
+    return {"spec": spec.sha256, "files": [list(f) for f in spec.files],
+            "extraction_files": [list(f) for f in spec.extraction_files]}
+
+
+def _z3_to_json(report: Z3Report) -> dict[str, Any]:
+    return {"seconds": report.seconds, "bound": report.bound,
+            "findings": [{"check": f.check, "subject": f.subject, "verdict": f.verdict.value, "message": f.message,
+                          "witness": f.witness, "pos": [f.pos.line, f.pos.col, f.pos.end_line, f.pos.end_col]}
+                         for f in report.findings]}
+
+
+def _z3_from_json(doc: dict[str, Any]) -> Z3Report:
+    findings = tuple(Finding(f["check"], f["subject"], Verdict(f["verdict"]), f["message"], f["witness"], Pos(*f["pos"]))
+                     for f in doc["findings"])
+    return Z3Report(findings, float(doc["seconds"]), int(doc["bound"]))
+
+
+def _tests_to_json(report: TestReport) -> dict[str, Any]:
+    return {k: v for k, v in asdict(report).items() if k not in ("error", "error_verdict")}
+
+
+def cached_checks(spec: Spec, cache: ProofCache | None) -> tuple[Z3Report, dict[str, Any] | None]:
+    """The z3 checks of the contract, from the cache when the spec (and its files) and settings are unchanged.
+
+    A report with an UNKNOWN finding is not stored: z3 gave up within a time limit."""
+    assert spec.contract is not None
+    contract = spec.contract
+    return through_cache(cache, "z3", {**spec_inputs(spec), "bound": spec.settings.z3_bound},
+                         lambda: check_contract(contract, bound=spec.settings.z3_bound), encode=_z3_to_json,
+                         decode=_z3_from_json,
+                         storable=lambda r: all(f.verdict is not Verdict.UNKNOWN for f in r.findings))
+
+
+def cached_tests(spec: Spec, runnable: str, frozen: str, runnable_mutants: list[tuple[int, str]],
+                 cache: ProofCache | None) -> tuple[TestReport, dict[str, Any] | None]:
+    """Examples, Hypothesis (derandomized) and the mutants' tests, from the cache for the same inputs.
+
+    A report whose tests could not run (a crash, the wall clock) is not stored; failed tests are."""
+    inputs = {**spec_inputs(spec), "runnable": runnable, "frozen": frozen, "mutants": [list(m) for m in runnable_mutants],
+              "hypothesis_examples": spec.settings.hypothesis_examples}
+    return through_cache(cache, "tests", inputs,
+                         lambda: run_tests(spec, spec.examples, runnable, frozen, mutants=runnable_mutants,
+                                           hypothesis_examples=spec.settings.hypothesis_examples),
+                         encode=_tests_to_json, decode=lambda d: TestReport(**d), storable=lambda r: not r.error)
+
+
+def cached_mutants(verified_source: str, lemmas: tuple[str, ...], limit: int,
+                   cache: ProofCache | None) -> list[tuple[Mutant, str]]:
+    """The mutants of the policy with their runnable (contracts stripped) sources, from the cache for the same
+    source: making them unparses the module once per mutant."""
+    def make() -> list[tuple[Mutant, str]]:
+        return [(m, strip_contracts(m.source, drop_functions=lemmas))
+                for m in mutants(verified_source, limit=limit, seed=0, skip_functions=lemmas)]
+
+    made, _hit = through_cache(cache, "mutants", {"source": verified_source, "lemmas": list(lemmas), "limit": limit,
+                                                  "seed": 0}, make,
+                               encode=lambda ms: [[asdict(m), runnable] for m, runnable in ms],
+                               decode=lambda doc: [(Mutant(**m), str(runnable)) for m, runnable in doc])
+    return made
+
+
+def labelled_cached(gate: Gate, hit: dict[str, Any] | None) -> Gate:
+    """A gate whose result came from the cache says so, as the proof gate does: "PASSED (cached): ..."."""
+    if hit is None:
+        return gate
+    return replace(gate, summary=f"{gate.verdict.value} (cached): {gate.summary}", seconds=hit["seconds"],
+                   details={**gate.details, "cache": hit})
 
 
 def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdir: Path,
@@ -266,7 +340,7 @@ def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdi
     t_start = time.monotonic()
 
     progress("checking the contract with z3 (satisfiable, non-vacuous, properties)")
-    z3r = check_contract(spec.contract, bound=spec.settings.z3_bound)
+    z3r, z3_hit = cached_checks(spec, cache)
     problem = spec_problems(z3r, spec)
     if problem is not None:
         raise problem
@@ -274,13 +348,13 @@ def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdi
     lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
     runnable = strip_contracts(verified_source, drop_functions=lemmas)
     frozen = frozen_module(spec, runnable)  # checks every generated part before any of it runs
-    chosen = mutants(verified_source, limit=mutant_limit, seed=0, skip_functions=lemmas)
-    runnable_mutants = [(m.id, strip_contracts(m.source, drop_functions=lemmas)) for m in chosen]
+    made = cached_mutants(verified_source, lemmas, mutant_limit, cache)
+    chosen = [m for m, _ in made]
+    runnable_mutants = [(m.id, runnable) for m, runnable in made]
 
     progress("testing the frozen module: spec examples, Hypothesis and systematic inputs against the runtime "
              "contract, mutants")
-    tests = run_tests(spec, spec.examples, runnable, frozen, mutants=runnable_mutants,
-                      hypothesis_examples=spec.settings.hypothesis_examples)
+    tests, tests_hit = cached_tests(spec, runnable, frozen, runnable_mutants, cache)
 
     progress("proving the policy with Nagini")
     proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}", cache)
@@ -291,6 +365,11 @@ def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdi
     if not tests.error:
         progress(f"mutation: {len(chosen)} mutants")
     gate, mutation = mutation_gate(spec, worker, tests, chosen, workdir, progress, cache)
-    gates = [contract_gate(z3r), proof_gate(proof), examples_gate(tests), hypothesis_gate(tests, spec), gate]
+    if cache is not None and spec.extraction:
+        progress("freezing the extraction's classifiers")
+        frozen_extraction(spec, cache)  # trained (or found) here; freeze's own call finds it in this process
+    gates = [labelled_cached(contract_gate(z3r), z3_hit), proof_gate(proof),
+             labelled_cached(examples_gate(tests), tests_hit), labelled_cached(hypothesis_gate(tests, spec), tests_hit),
+             labelled_cached(gate, tests_hit if not mutation.get("proofs_run") else None)]
     return SynthResult(spec, verified_source, runnable, frozen, gates, proof, z3r, tests, mutation,
                        seconds=time.monotonic() - t_start)

@@ -14,8 +14,8 @@ An entry is never trusted blindly: it names its key and carries a sha256 of its 
 truncated or mismatched entry is ignored (and reported) and the proof runs again. The self-hash
 catches damage, not an attacker who can write the cache directory: `veriguard audit` re-runs Nagini.
 
-The deterministic gates (z3 checks, tests, the frozen classifier) keep their results in the same store
-(`through_cache`): kind "z3", "tests" or "classifier", keyed by every input the caller names plus
+The deterministic gates (z3 checks, tests, mutant generation, the frozen classifier) keep their results in
+the same store (`through_cache`): kind "z3", "tests", "mutants" or "classifier", keyed by every input the caller names plus
 veriguard's own code and the tools' versions (`gate_key`); only results the gate really computed and
 that do not depend on the clock are stored.
 """
@@ -42,7 +42,7 @@ FORMAT = 1
 ENV = "VERIGUARD_CACHE"
 STORED_FILE_STATUSES = frozenset({"proved", "failed", "translation_error"})
 VISIBLE_BODY_DECORATORS = frozenset({"Pure", "Predicate"})
-GATE_KINDS = frozenset({"z3", "tests", "classifier"})
+GATE_KINDS = frozenset({"z3", "tests", "mutants", "classifier"})
 CODE_FOLDERS = ("contracts", "verify", "synth", "enforce")
 T = TypeVar("T")
 
