@@ -23,7 +23,6 @@ from veriguard.providers.types import Completion, CompletionRequest, Provider, P
 from veriguard.synth.transcripts import RecordingProvider, TranscriptStore, transcript_hash
 from veriguard.verify import counterexample as cx
 from veriguard.verify.nagini import NaginiWorker
-from veriguard.verify.proof_cache import ProofCache
 from veriguard.verify.verdicts import Verdict, holds
 from veriguard.verify.z3check import check_contract
 
@@ -125,7 +124,6 @@ class _Loop:
         self.inner = provider
         self.sid = ""
         self.provider: Provider = provider
-        self.proofs = ProofCache()  # in memory: a repair round re-proves only the functions it changed
 
     def over_budget(self) -> bool:
         return _tokens(self.store, self.sid) > self.budget.max_tokens
@@ -179,7 +177,7 @@ class _Loop:
                              f"violations, first: {impl.violations[0]})")
                 continue
             result = synthesize(spec, self.worker, impl.source, workdir=self.workdir / f"round{round_}",
-                                progress=lambda m: self.progress("  " + m), cache=self.proofs)
+                                progress=lambda m: self.progress("  " + m))
             result.transcript = None
             last = result
             if result.ok:
