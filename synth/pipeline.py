@@ -304,6 +304,14 @@ def cached_tests(spec: Spec, runnable: str, frozen: str, runnable_mutants: list[
                          encode=_tests_to_json, decode=lambda d: TestReport(**d), storable=lambda r: not r.error)
 
 
+def _encode_mutants(made: list[tuple[Mutant, str]]) -> list[list[Any]]:
+    return [[asdict(m), runnable] for m, runnable in made]
+
+
+def _decode_mutants(doc: Any) -> list[tuple[Mutant, str]]:
+    return [(Mutant(**m), str(runnable)) for m, runnable in doc]
+
+
 def cached_mutants(verified_source: str, lemmas: tuple[str, ...], limit: int,
                    cache: ProofCache | None) -> list[tuple[Mutant, str]]:
     """The mutants of the policy with their runnable (contracts stripped) sources, from the cache for the same
@@ -314,8 +322,8 @@ def cached_mutants(verified_source: str, lemmas: tuple[str, ...], limit: int,
 
     made, _hit = through_cache(cache, "mutants", {"source": verified_source, "lemmas": list(lemmas), "limit": limit,
                                                   "seed": 0}, make,
-                               encode=lambda ms: [[asdict(m), runnable] for m, runnable in ms],
-                               decode=lambda doc: [(Mutant(**m), str(runnable)) for m, runnable in doc])
+                               encode=_encode_mutants,
+                               decode=_decode_mutants)
     return made
 
 
