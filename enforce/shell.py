@@ -42,6 +42,7 @@ def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table:
     project = tuple(normalise(fill(d, {"workspace": workspace, "home": home, "tmp": tmp}))
                     for d in table.project_dirs)
     a = Analyser(table, compiled, home, cwd, project)
+    a.source = command
     a.st = State((cwd,))
     a.stmt(tree.root_node, a.st, IO())
     a.check_visited(tree.root_node)

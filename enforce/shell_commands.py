@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from veriguard.enforce.shell_scripts import awk_program_is_plain, sed_script_is_plain
 from veriguard.enforce.shell_state import IO, Invocation, State
-from veriguard.enforce.shell_table import ACCESSES, CommandSpec, OptionSpec, Slot
+from veriguard.enforce.shell_table import ACCESSES, CommandSpec, OptionSpec, Settings, Slot
 from veriguard.enforce.shell_words import Value
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ class Commands:
     project_dirs: tuple[str, ...]
     sudo: bool
     function_depth: int
+    home: str
+    source: str
 
     if TYPE_CHECKING:
         def unknown(self, why: str) -> None: ...
@@ -45,6 +47,7 @@ class Commands:
         def script(self, text: str, st: State, io: IO) -> State: ...
         def home_value(self, st: State) -> Value: ...
         def repeats(self, why: str) -> None: ...
+        def mentions(self, text: str, what: str, inv: Invocation | None) -> None: ...
 
     def run(self, words: list[Value], st: State, io: IO, env_assigns: list[tuple[str, Value]], label: str,
             cwds: tuple[str, ...] | None = None, *, inherit_cwds: bool = True) -> State:
@@ -56,9 +59,10 @@ class Commands:
         self.inv = inv
         self.prints = None
         try:
-            for name, _ in env_assigns:
+            for name, value in env_assigns:
                 if not self.table.harmless(name):
                     self.unknown(f"sets {name} for the program, which may change what it runs")
+                self.env_runs(name, value, inv)
             prog = words[0]
             if prog.text is None or prog.pattern is not None:
                 self.unknown(f"the program name is {prog.reason or 'a glob'}")
@@ -68,6 +72,8 @@ class Commands:
                 return st
             spec, name = self.program(prog.text, inv)
             inv.name = name
+            if name in self.table.settings:
+                self.env_settings(self.table.settings[name], inv)
             if spec is None:
                 self.unknown_program(inv)
                 return st
@@ -76,10 +82,12 @@ class Commands:
             self.lines.append(f"`{label}`: " + (", ".join(dict.fromkeys(inv.phrases)) or "nothing to check"))
             self.inv = outer
 
-    def again(self, words: list[Value], inv: Invocation, st: State, io: IO) -> State:
-        """A command another one runs (a wrapper's, xargs', find -exec's), in the same directories."""
-        return self.run(words, st, io, [], "… " + " ".join(w.text or "?" for w in words)[:70], inv.cwds,
-                        inherit_cwds=False)
+    def again(self, words: list[Value], inv: Invocation, st: State, io: IO,
+              env: list[tuple[str, Value]] | None = None) -> State:
+        """A command another one runs (a wrapper's, xargs', find -exec's), in the same directories and
+        environment."""
+        return self.run(words, st, io, (env or []) + list(inv.env.items()),
+                        "… " + " ".join(w.text or "?" for w in words)[:70], inv.cwds, inherit_cwds=False)
 
     def program(self, name: str, inv: Invocation) -> tuple[CommandSpec | None, str]:
         """The table entry for the program `name` (a bare name, or a path in a known folder)."""
@@ -116,7 +124,15 @@ class Commands:
 
     def unknown_program(self, inv: Invocation) -> None:
         """A program we cannot describe: each argument may be a path it reads or writes."""
-        for a in inv.args:
+        self.opaque_words(inv.args, inv, f"an argument of {inv.name or 'the program'}")
+
+    def opaque_words(self, words: list[Value], inv: Invocation, what: str) -> None:
+        """Words given to what the analysis cannot follow (an unknown program, inline code): each may be a
+        path it reads or writes, and each protected name it mentions counts (zones.toml [mentions])."""
+        self.mentions("", what, inv)  # its working directory
+        for a in words:
+            if a.text is not None:
+                self.mentions(a.text, what, inv)
             if a.text is not None and a.text.startswith("-"):
                 if "=" in a.text:
                     self.touch(("read", "write"), Value.of(a.text.split("=", 1)[1]), inv, recursive=False)
@@ -143,6 +159,7 @@ class Commands:
                 inv.cwds = self.chdir(value, inv.cwds)
         recursive = spec.recursive or any(o.recursive for o, _, _ in parsed.opts)
         roles = dict(spec.roles)
+        roles.update({k: v for k, v in inv.roles.items() if k in roles})
         pattern, default, prints = spec.operands, spec.default_operand, spec.prints
         script_from: str | None = None
         script_value: Value | None = None
@@ -178,7 +195,18 @@ class Commands:
             operands = operands + [Value.of(default)]
         assigned = assign_slots(pattern, operands)
         union = tuple(r for s in pattern for r in s.roles if r in ACCESSES or r in roles)
+        key: Value = Value.unknown("no setting named")
         for i, (value, slot_roles) in enumerate(assigned):
+            if "setting" in slot_roles:
+                key = value
+                if value.text is None:  # unknown words: a key and a value, or an option that writes
+                    self.setting(value, value, inv)
+                    roles["file"] = "write"
+                continue
+            if "setting_value" in slot_roles:  # `git config KEY VALUE`: the file is written
+                self.setting(key, value, inv)
+                roles["file"] = "write"
+                continue
             if "command" in slot_roles:
                 rest = [v for v, r in assigned[i:]]
                 inner = spec.option(rest[0].text) if rest[0].text and rest[0].text.startswith("-") else None
@@ -198,6 +226,12 @@ class Commands:
                 continue
             effective = union if value.multi else slot_roles
             self.value_role("+".join(effective), value, inv, roles, "", recursive=recursive)
+        if spec.interpreter == "code" and (script_from == "value" or (
+                script_from == "file" and script_value is not None and script_value.text in ("-", *STDIN_PATHS))):
+            data = [v for v, _ in assigned if v is not script_value]
+            self.opaque_words(data, inv, f"an argument of {inv.name}'s inline code")
+        if spec.file or any(o.file is not None for o, _, _ in parsed.opts):
+            self.config_files(spec, parsed, inv, roles.get("file", "none"), recursive=recursive)
         own = () if any(o.no_cwd for o, _, _ in parsed.opts) else spec.cwd
         cwd_roles = tuple(dict.fromkeys(own + tuple(r for o, _, _ in parsed.opts for r in o.cwd)))
         if cwd_roles:
@@ -254,10 +288,126 @@ class Commands:
             self.shell_text(value, inv, inv.st, positional=None, why=word)
         if "sed" in parts and not (value.text is not None and sed_script_is_plain(value.text)):
             self.unknown("a sed script that may run commands or write files")
+            if value.text is not None:
+                self.mentions(value.text, "the sed script", inv)
         if "awk" in parts and not (value.text is not None and awk_program_is_plain(value.text)):
             self.unknown("an awk program that may run commands or touch files")
+            if value.text is not None:
+                self.mentions(value.text, "the awk program", inv)
         if "variable" in parts:
             self.set_variable(value, inv.st, f"set by {inv.name}")
+        if "setting" in parts or "setting_env" in parts:
+            self.setting_pair(value, inv, from_env="setting_env" in parts)
+        if "repository" in parts:
+            inv.repositories.append(value)
+
+    # -- configuration that makes a program run others (git) ---------------------------------------
+
+    def env_runs(self, name: str, value: Value, inv: Invocation) -> None:
+        """A variable whose value programs run or load ([environment.runs]: GIT_SSH_COMMAND, PAGER...)."""
+        role = self.table.env_runs.get(name)
+        if role is not None:
+            self.value_role(role, value, inv, {}, f"${name}", recursive=False)
+
+    def env_settings(self, settings: Settings, inv: Invocation) -> None:
+        """What the environment tells the program of its configuration ([settings.PROGRAM]). A shell
+        variable counts too: it may have been exported."""
+        env = {**inv.st.vars, **inv.env}
+        inv.repositories.extend(env[n] for n in settings.repository_env if n in env)
+        inv.files.extend(env[n] for n in settings.files_env if n in env)
+        for n, key in settings.env_keys.items():
+            if n in env:
+                self.setting(Value.of(key), env[n], inv)
+        if settings.key_env:
+            for n, v in env.items():
+                if n.startswith(settings.key_env):
+                    suffix = n[len(settings.key_env):]
+                    self.setting(v, env.get(settings.value_env + suffix, Value.unknown(f"${settings.value_env}"
+                                                                                         f"{suffix}")), inv)
+        if settings.parameters_env in env:
+            text = env[settings.parameters_env].text
+            if text is None:
+                self.unknown(f"${settings.parameters_env} holds settings the analysis cannot read")
+            else:
+                for k, _, v in re.findall(r"'((?:[^']|'\\'')*)'(=('(?:[^']|'\\'')*'))?", text):
+                    self.setting(Value.of(k), Value.of(v[1:-1]) if v else Value.of("true"), inv)
+
+    def setting_pair(self, value: Value, inv: Invocation, *, from_env: bool) -> None:
+        """`KEY=VALUE` (git -c), or `KEY=VARIABLE` (git --config-env: the value is the variable's)."""
+        if value.text is None:
+            self.unknown(f"a setting the analysis cannot read ({value.reason})")
+            return
+        k, eq, v = value.text.partition("=")
+        if from_env:
+            val = {**inv.st.vars, **inv.env}.get(v, Value.unknown(f"${v} from the environment"))
+        else:
+            val = Value.of(v) if eq else Value.of("true")
+        self.setting(Value.of(k), val, inv)
+
+    def setting(self, key: Value, value: Value, inv: Invocation) -> None:
+        """A configuration key given a value: a key [settings.PROGRAM] lists (one that makes the program
+        run or read something) has its value analysed in that role."""
+        program = inv.name.split(" ")[0]
+        settings = self.table.settings.get(program)
+        if settings is None:
+            return
+        if key.text is None:
+            self.unknown(f"sets a {program} setting the analysis cannot read ({key.reason})")
+            return
+        opt = settings.key(key.text)
+        if opt is None:
+            return
+        self.note(f"sets {key.text}: {opt.why or 'a setting that runs programs'}")
+        if opt.cls:
+            self.classify(opt.cls, f"{key.text}: {opt.why}" if opt.why else key.text)
+        inv.roles.update(opt.roles)
+        if opt.value == "chdir":
+            inv.cwds = _union(inv.cwds, self.chdir(value, inv.cwds))
+        elif opt.value is not None:
+            if "shell" in opt.value and value.text is not None and value.text.startswith("!"):
+                value = Value.of(value.text[1:])  # git's `!command` (aliases, helpers)
+            self.value_role(opt.value, value, inv, {}, key.text, recursive=opt.recursive)
+
+    def config_files(self, spec: CommandSpec, parsed: "Commands.Parsed", inv: Invocation, role: str, *,
+                     recursive: bool) -> None:
+        """The files a command's role "file" names (git config's configuration file), with that role's
+        access: the file an option names, else the option's or the command's templates."""
+        accesses = "+".join(a for a in role.split("+") if a in ACCESSES)
+        if not accesses:
+            return
+        explicit = [v for o, _, v in parsed.opts if o.value == "file" and v is not None]
+        templates = next((o.file for o, _, _ in reversed(parsed.opts) if o.file is not None), spec.file)
+        targets = explicit or [t for tpl in templates for t in self.expand_file(tpl, inv)]
+        for t in targets + inv.files:
+            self.value_role(accesses, t, inv, {}, "", recursive=recursive)
+
+    def expand_file(self, template: str, inv: Invocation) -> list[Value]:
+        text = template.replace("{home}", self.home)
+        if "{repository}" not in text:
+            return [Value.of(text)]
+        return [Value.of(text.replace("{repository}", r.text)) if r.text is not None else
+                Value.unknown(f"{template} of a repository the analysis cannot locate ({r.reason})")
+                for r in self.repositories(inv)]
+
+    def repositories(self, inv: Invocation) -> list[Value]:
+        """Where the program's repository may be: named (--git-dir, GIT_DIR), or the repository folder in
+        the working directory or any folder above it (the analysis does not look at the disk), or the
+        working directory itself when it is inside one (a bare repository, `cd .git`)."""
+        settings = self.table.settings.get(inv.name.split(" ")[0])
+        name = settings.repository if settings is not None else ""
+        out = list(inv.repositories)
+        if not name or inv.cwds is None:
+            return out + [Value.unknown("a repository above a working directory the analysis does not know")]
+        for c in inv.cwds:
+            a = c
+            while True:
+                out.append(Value.of(posixpath.join(a, name)))
+                if a.endswith(name):
+                    out.append(Value.of(a))
+                if a == "/":
+                    break
+                a = posixpath.dirname(a)
+        return list(dict.fromkeys(out))
 
     def set_variable(self, name: Value, st: State, how: str) -> None:
         """A variable a builtin sets by name (read, printf -v, mapfile): a subscript in the name is
@@ -409,12 +559,15 @@ class Commands:
         first = operands[0]
         if first.text is None:
             self.unknown(f"a {inv.name} subcommand the analysis cannot see")
+            self.any_subcommand(spec, inv)
             inv.args = operands[1:]
             self.unknown_program(inv)
             return inv.st
         found = spec.subcommands.get(first.text)
         if found is None:
             self.unknown(f"{inv.name} {first.text} is not in {self.table.path.name}")
+            if inv.roles.get("file") == "write":  # an alias given for this run (git -c alias.x=config)
+                self.any_subcommand(spec, inv)
             inv.args = operands[1:]
             self.unknown_program(inv)
             return inv.st
@@ -422,6 +575,13 @@ class Commands:
         inv.args = operands[1:]
         inv.name = f"{inv.name} {first.text}"
         return self.apply(sub, inv.name, inv)
+
+    def any_subcommand(self, spec: CommandSpec, inv: Invocation) -> None:
+        """A subcommand that may be any of `spec`'s: the files any of them writes count as written."""
+        for sub in {id(c): c for c in spec.subcommands.values()}.values():
+            for target in (t for tpl in sub.file for t in self.expand_file(tpl, inv)):
+                self.note(f"it may be `{sub.name}`, which writes {target.text or target.reason}")
+                self.value_role("write", target, inv, {}, "", recursive=False)
 
     def wrapped(self, rest: list[Value], inv: Invocation, script_from: str | None) -> State:
         """A wrapper's command (sudo, env, timeout...): analysed as a command of its own."""
@@ -509,6 +669,8 @@ class Commands:
                 self.code(io.data, inv)
         elif io.stdin == "file":
             self.unknown(f"{inv.name} runs a script read from a file")
+            if io.data is not None and io.data.static:
+                self.executes_written(io.data, inv)
         else:
             self.unknown(f"{inv.name} without a script: an interactive session")
 
@@ -516,6 +678,8 @@ class Commands:
         if text.text is None and (text.stream or text.pipe):
             self.pipe_to_shell(f"{inv.name} runs code from a command's output")
         self.unknown(f"{inv.name} runs code given on the command line, which is not analysed")
+        if text.text is not None:
+            self.mentions(text.text, f"{inv.name}'s inline code", inv)
 
     def shell_text(self, text: Value, inv: Invocation, st: State, positional: tuple[Value, ...] | None,
                    why: str, *, same_shell: bool = False) -> State:
@@ -668,13 +832,16 @@ class Commands:
             if opt.cls:
                 self.classify(opt.cls, opt.why or word)
         rest = list(parsed.operands)
+        assigns: list[tuple[str, Value]] = []
         while rest and rest[0].text is not None and re.match(r"[A-Za-z_]\w*=", rest[0].text):
-            name = rest.pop(0).text.split("=", 1)[0]  # type: ignore[union-attr]
-            if not self.table.harmless(name):
-                self.unknown(f"sets {name} for the program, which may change what it runs")
+            name, _, text = rest.pop(0).text.partition("=")  # type: ignore[union-attr]
+            assigns.append((name, Value.of(text)))
         if rest and rest[0].text is None:
             self.unknown("env runs a program the analysis cannot name")
-        return self.wrapped(rest, inv, None) if rest else inv.st
+        for name, value in assigns if not rest else ():
+            if not self.table.harmless(name):
+                self.unknown(f"sets {name} for the program, which may change what it runs")
+        return self.again(rest, inv, inv.st, inv.io, assigns) if rest else inv.st
 
     def sp_xargs(self, spec: CommandSpec, inv: Invocation) -> State:
         self.classify(spec.cls, "")
@@ -730,6 +897,7 @@ class Commands:
     def executes_written(self, value: Value, inv: Invocation) -> None:
         if value.static and any(p in self.written for p in self.paths(value, inv.cwds) if p is not None):
             self.unknown(f"runs {value.text}, which the command itself wrote (downloaded or generated)")
+            self.mentions(self.source, f"the command that writes and runs {value.text}", inv)
 
 
 _SET_FLAGS = "euxvfCBEHhTnmbkpP"
@@ -761,6 +929,10 @@ def _may_be_option(v: Value) -> bool:
     if v.under or v.pipe or v.numeric:
         return False
     return v.multi or not v.prefix or v.prefix.startswith("-")
+
+
+def _union(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    return None if a is None or b is None else tuple(dict.fromkeys(a + b))
 
 
 def _joined(vals: list[Value]) -> Value:

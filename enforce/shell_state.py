@@ -66,3 +66,6 @@ class Invocation:
     cwds: tuple[str, ...] | None
     env: dict[str, Value] = field(default_factory=dict)   # `NAME=value cmd`: set for this command only
     phrases: list[str] = field(default_factory=list)
+    repositories: list[Value] = field(default_factory=list)  # named by --git-dir / GIT_DIR (beside the search)
+    files: list[Value] = field(default_factory=list)         # configuration files named by the environment
+    roles: dict[str, str] = field(default_factory=dict)      # roles its settings changed (init.templateDir)

@@ -22,11 +22,29 @@ def _parser() -> Any:
     parser = getattr(_local, "parser", None)
     if parser is None:
         import tree_sitter
-        import tree_sitter_bash
 
-        parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        parser = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
         _local.parser = parser
     return parser
+
+
+def _bash_language() -> Any:
+    """tree-sitter-bash's grammar, from its compiled module alone: the package's __init__ imports
+    importlib.resources (with tempfile, shutil, bz2, lzma...) for query files the analysis never reads, which
+    is most of a hook's parser start-up. The plain import where that module is not where it is expected."""
+    import importlib.machinery
+    import importlib.util
+
+    package = importlib.util.find_spec("tree_sitter_bash")
+    where = package.submodule_search_locations if package else None
+    spec = importlib.machinery.PathFinder.find_spec("tree_sitter_bash._binding", where) if where else None
+    if spec is None or spec.loader is None:
+        import tree_sitter_bash
+
+        return tree_sitter_bash.language()
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.language()
 
 
 def check_text(text: str) -> None:

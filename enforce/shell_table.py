@@ -19,7 +19,7 @@ from veriguard.enforce.extract_errors import ExtractionError
 ACCESSES = ("read", "write", "delete", "execute")
 # Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "subcommand", "variable", "sed", "awk",
-         "url", "program")
+         "url", "program", "setting", "setting_value", "setting_env", "repository", "file")
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
@@ -27,6 +27,7 @@ SPECIALS = ("cd", "pushd", "popd", "eval", "source", "alias", "set", "shopt", "t
             "busybox", "watch")
 PRINTS = ("operands", "cwd")
 PLACEHOLDERS = ("workspace", "home", "tmp")
+FILE_PLACEHOLDERS = ("repository", "home")
 
 
 def _fail(file: Path, where: str, message: str) -> ExtractionError:
@@ -57,6 +58,7 @@ class OptionSpec(NamedTuple):  # NamedTuples and not dataclasses here: a hook pr
     filter: bool | None = None           # False: with it, a filter's output is not its input's lines (head -c)
     no_cwd: bool = False                 # the command's own cwd accesses do not apply (unzip -d DIR)
     why: str = ""
+    file: tuple[str, ...] | None = None  # replaces the command's `file` (git config --global)
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,6 +86,7 @@ class CommandSpec:
     plus: str | None = None
     roles: Mapping[str, str] = field(default_factory=dict)
     why: str = ""
+    file: tuple[str, ...] = ()           # the files its role "file" is an access of ({repository}/config)
 
     @functools.cached_property
     def options_matter(self) -> bool:
@@ -118,6 +121,8 @@ class CommandTable:
     shell_variables: tuple[str, ...]      # assigning one changes how the shell runs what follows
     files: str = ""                       # the class of running a file the table does not describe ("": unknown)
     loops: "Loops | None" = None          # the class of repetition the analysis cannot bound
+    settings: Mapping[str, "Settings"] = field(default_factory=dict)   # [settings.PROGRAM]
+    env_runs: Mapping[str, str] = field(default_factory=dict)          # variable -> the role of its value
 
     def rank(self, cls: str) -> int:
         return len(self.class_order) - self.class_order.index(cls)
@@ -132,6 +137,24 @@ class CommandTable:
         """Check every entry now (ExtractionError naming the file and key of the first in error)."""
         for name in self.commands:
             self.commands[name]
+
+
+class Settings(NamedTuple):
+    """[settings.PROGRAM]: a program's configuration (git's): where its repository and files are, and
+    the keys whose value it runs or reads (git -c KEY=VALUE, `git config KEY VALUE`, GIT_CONFIG_*)."""
+
+    repository: str = ""                      # the repository folder, looked for from the cwd upward
+    repository_env: tuple[str, ...] = ()      # variables that name the repository (GIT_DIR)
+    env_keys: Mapping[str, str] = MappingProxyType({})   # variables that set a key (GIT_WORK_TREE: core.worktree)
+    files_env: tuple[str, ...] = ()           # variables that name a configuration file (GIT_CONFIG_GLOBAL)
+    key_env: str = ""                         # KEY_n / VALUE_n pairs in the environment (prefixes)
+    value_env: str = ""
+    parameters_env: str = ""                  # 'key'='value' pairs in one variable (GIT_CONFIG_PARAMETERS)
+    keys: tuple[tuple[str, OptionSpec], ...] = ()   # case-folded glob -> the role of the value
+
+    def key(self, name: str) -> OptionSpec | None:
+        folded = name.casefold()
+        return next((o for pattern, o in self.keys if _glob_match(pattern, folded)), None)
 
 
 class Loops(NamedTuple):
@@ -152,9 +175,12 @@ def _glob_match(pattern: str, name: str) -> bool:
 
 _CMD_KEYS = {"class", "operands", "options", "other_options", "style", "stop_at_operand", "first_cluster", "recursive",
              "default_operand", "cwd", "prints", "filter", "subcommands", "same_as", "sudo", "interpreter",
-             "special", "keyed", "remote", "plus", "roles", "why"}
+             "special", "keyed", "remote", "plus", "roles", "why", "file"}
 _OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_operand", "prints", "sudo", "roles",
-             "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why"}
+             "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file"}
+_SETTINGS_KEYS = {"repository", "repository_env", "env_keys", "files_env", "key_env", "value_env", "parameters_env",
+                  "keys"}
+_SETTING_ROLES = {"file": "none"}   # a setting may change the role "file" of the command it is given to
 
 
 class _Reader:
@@ -237,7 +263,15 @@ class _Reader:
             terminators=tuple(map(str, raw.get("terminators", ()))), cwd=self.accesses(raw.get("cwd", []), where),
             filter=self.flag(raw["filter"], f"{where}.filter") if "filter" in raw else None,
             no_cwd=self.flag(raw.get("no_cwd", False), f"{where}.no_cwd"),
-            why=str(raw.get("why", "")))
+            why=str(raw.get("why", "")), file=self.files(raw["file"], f"{where}.file") if "file" in raw else None)
+
+    def files(self, raw: Any, where: str) -> tuple[str, ...]:
+        pats = _strings(raw, self.file, where)
+        for p in pats:
+            bad = [n for n in re.findall(r"\{(\w+)\}", p) if n not in FILE_PLACEHOLDERS]
+            if bad or not p.startswith(("/", "{")):
+                raise _fail(self.file, where, f"{p!r} must be absolute or start with {{repository}} or {{home}}")
+        return pats
 
     def flag(self, raw: Any, where: str) -> bool:
         if type(raw) is not bool:
@@ -293,7 +327,8 @@ class _Reader:
             interpreter=raw.get("interpreter"), special=raw.get("special"), keyed=keyed,
             remote=self.cls(raw["remote"], f"{where}.remote") if "remote" in raw else None,
             plus=self.cls(raw["plus"], f"{where}.plus") if "plus" in raw else None,
-            roles=names, why=str(raw.get("why", "")))
+            roles=names, why=str(raw.get("why", "")),
+            file=self.files(raw["file"], f"{where}.file") if "file" in raw else ())
 
     @property
     def lowest(self) -> str:
@@ -348,7 +383,7 @@ def load_commands(file: Path, *, lazy: bool = False) -> CommandTable:
 def _load_commands(file_name: str, digest: str) -> CommandTable:
     file = Path(file_name)
     raw = _toml(file)
-    allowed = {"class_order", "unknown_class", "programs", "environment", "commands", "loops"}
+    allowed = {"class_order", "unknown_class", "programs", "environment", "commands", "loops", "settings"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
@@ -376,7 +411,8 @@ def _load_commands(file_name: str, digest: str) -> CommandTable:
                         _strings(programs.get("project", []), file, "programs.project"),
                         _strings(env.get("harmless", []), file, "environment.harmless"),
                         _strings(env.get("shell", []), file, "environment.shell"),
-                        files, _loops(reader, raw["loops"]) if "loops" in raw else None)
+                        files, _loops(reader, raw["loops"]) if "loops" in raw else None,
+                        _settings(reader, raw.get("settings") or {}), _env_runs(reader, env.get("runs") or {}))
 
 
 class Commands(Mapping[str, CommandSpec]):
@@ -413,6 +449,30 @@ class Commands(Mapping[str, CommandSpec]):
                             f"same_as {cmd.same_as!r} names no command with a class")
         for sub in {id(c): c for c in cmd.subcommands.values()}.values():  # each entry once, not per alias
             self._check_same_as(sub)
+
+
+def _settings(reader: _Reader, raw: Any) -> dict[str, Settings]:
+    out: dict[str, Settings] = {}
+    for program, body in reader.keys(raw, "[settings]", set(raw) if isinstance(raw, Mapping) else set()).items():
+        where = f"[settings.{program}]"
+        body = reader.keys(body, where, _SETTINGS_KEYS)
+        keys = tuple((alias.casefold(), reader.option(v, f"{where}.keys.{k!r}", _SETTING_ROLES))
+                     for k, v in reader.keys(body.get("keys", {}), f"{where}.keys",
+                                             set(body.get("keys", {}) or {})).items() for alias in str(k).split("|"))
+        env_keys = reader.keys(body.get("env_keys", {}), f"{where}.env_keys", set(body.get("env_keys", {}) or {}))
+        out[str(program)] = Settings(
+            repository=str(body.get("repository", "")),
+            repository_env=_strings(body.get("repository_env", []), reader.file, f"{where}.repository_env"),
+            env_keys={str(k): str(v) for k, v in env_keys.items()},
+            files_env=_strings(body.get("files_env", []), reader.file, f"{where}.files_env"),
+            key_env=str(body.get("key_env", "")), value_env=str(body.get("value_env", "")),
+            parameters_env=str(body.get("parameters_env", "")), keys=keys)
+    return out
+
+
+def _env_runs(reader: _Reader, raw: Any) -> dict[str, str]:
+    table = reader.keys(raw, "[environment.runs]", set(raw) if isinstance(raw, Mapping) else set())
+    return {str(k): "+".join(reader.role(v, f"environment.runs.{k}", {})) for k, v in table.items()}
 
 
 def _loops(reader: _Reader, raw: Any) -> Loops:
@@ -596,6 +656,8 @@ class ZoneMap:
     unresolved: str
     no_data: tuple[str, ...]
     links: tuple[str, ...] = ()
+    # [mentions]: zone -> names that, in text the analysis cannot follow (inline code), count as a write
+    mentions: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
@@ -613,7 +675,8 @@ def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str) -> "Zones":
     links = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.links)
     folded = tuple((zone, tuple(tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in z) for z in patterns))
                    for zone, patterns in zones)
-    return Zones(zones, zmap.unmatched, zmap.unresolved, no_data, links, zones if folded == zones else folded)
+    return Zones(zones, zmap.unmatched, zmap.unresolved, no_data, links, zones if folded == zones else folded,
+                 tuple((z, tuple(n.casefold() for n in names)) for z, names in zmap.mentions))
 
 
 def fill(pattern: str, values: Mapping[str, str]) -> str:
@@ -645,6 +708,16 @@ class Zones:
     no_data: tuple[tuple[Comp, ...], ...]
     links: tuple[tuple[Comp, ...], ...]
     folded: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...]
+    mentions: tuple[tuple[str, tuple[str, ...]], ...] = ()     # case-folded names
+
+    @functools.cached_property
+    def mention_patterns(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
+        """Per zone, its [mentions] names in case-folded text; a name that starts with a dot not after a
+        letter or digit (`anthropic.claude-3` does not name `.claude`)."""
+        def one(name: str) -> str:
+            return (r"(?<![a-z0-9_\-])" if name.startswith(".") else "") + re.escape(name)
+
+        return tuple((z, re.compile("|".join(map(one, names)))) for z, names in self.mentions if names)
 
     def no_data_path(self, target: tuple[Comp, ...]) -> bool:
         """Whether a literal path is a pseudo-file that holds no data (/dev/null...)."""
@@ -719,7 +792,7 @@ def load_zones(file: Path, zone_names: set[str] | None = None) -> ZoneMap:
 def _load_zones(file_name: str, digest: str) -> ZoneMap:
     file = Path(file_name)
     raw = _toml(file)
-    allowed = {"unmatched", "unresolved", "no_data", "links", "zones"}
+    allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
@@ -736,8 +809,14 @@ def _load_zones(file_name: str, digest: str) -> ZoneMap:
     links = _strings(raw.get("links", []), file, "links")
     for p in no_data + links:
         _check_pattern(p, file, "no_data / links")
+    mentions = raw.get("mentions", {})
+    if not isinstance(mentions, Mapping):
+        raise _fail(file, "[mentions]", "expected a table of zone = [names]")
+    for zone in mentions:
+        if zone not in table:
+            raise _fail(file, f"mentions.{zone}", f"no zone {zone!r} in [zones]")
     zmap = ZoneMap(file, tuple(zones), str(raw.get("unmatched", "")), str(raw.get("unresolved", "")), no_data,
-                   links)
+                   links, tuple((str(z), _strings(n, file, f"mentions.{z}")) for z, n in mentions.items()))
     for k in ("unmatched", "unresolved"):
         if not getattr(zmap, k):
             raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")

@@ -58,12 +58,17 @@ class Analyser(Commands, Env):
         self.loop_depth = 0                      # inside a loop body
         self.function_depth = 0                  # inside a function body
         self.inv: Invocation | None = None       # the simple command being analysed
+        self.source = ""                         # the whole command's text
 
     # -- results ------------------------------------------------------------------------------
 
     def result(self) -> Analysis:
         order = self.table
         kind = max((c for c, _ in self.classes), key=order.rank, default=order.lowest())
+        if kind == order.unknown:  # what a human is asked to approve must not name a protected zone
+            self.inv = None
+            unquoted = re.sub(r"[\"'\\]", "", self.source)  # `hooks""Path` is hooksPath to the shell
+            self.mentions(self.source + "\n" + unquoted, "the command, which needs approval,", None)
         touched = tuple(sorted(self.touches, key=lambda p: (ACCESSES.index(p[0]) if p[0] in ACCESSES else 9, p[1])))
         return Analysis(kind, self.sudo, self.pipes, touched,
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",))
@@ -81,6 +86,33 @@ class Analyser(Commands, Env):
 
     def unknown(self, why: str) -> None:
         self.classify(self.table.unknown, why)
+
+    def mentions(self, text: str, what: str, inv: Invocation | None) -> None:
+        """Text the analysis cannot follow (inline code, a sed or awk program, an unknown program's words,
+        a script the command writes and runs): each zone of zones.toml's [mentions] it names, by one of
+        its names (case-insensitively) or by a path in it, counts as a write of that zone. Defence in
+        depth, not analysis: code can build any name."""
+        if not self.zones.mentions:
+            return
+        found: list[tuple[str, str]] = []    # (zone, what names it)
+        folded = text.casefold()
+        for zone, pattern in self.zones.mention_patterns:
+            hit = pattern.search(folded)
+            if hit is not None:
+                found.append((zone, f"mentions {hit.group(0)!r}"))
+        for d in (inv.cwds or ()) if inv is not None else ():  # relative paths are in its working directory
+            found.extend((z, f"runs in {d}") for z in self.zones.of(split_pattern(_escape(d)), dot_rule=False))
+        cwds = inv.cwds if inv is not None else self.st.cwds
+        for word in _PATHISH.findall(text)[:64]:
+            for p in self.joined(word, cwds):
+                comps = split_pattern(_escape(normalise(p))) if p is not None else ()
+                if comps and len(comps) <= MAX_COMPONENTS:
+                    found.extend((z, f"names the path {word}") for z in self.zones.of(comps, dot_rule=False))
+        protected = {z for z, _ in self.zones.mentions}
+        for zone, how in found:
+            if zone in protected and ("write", zone) not in self.touches:
+                self.touches[("write", zone)] = f"{what} {how}"
+                self.note(f"{what} {how}: counted as a write of {zone}")
 
     def pipe_to_shell(self, why: str) -> None:
         self.pipes = True
@@ -504,6 +536,8 @@ class Analyser(Commands, Env):
             if exported or "x" in flags:
                 if not self.table.harmless(name):
                     self.unknown(f"exports {name}, which may change what later programs do")
+                if name in self.table.env_runs and name in out.vars:
+                    self.env_runs(name, out.vars[name], Invocation(keyword, [], out, io, out.cwds))
             if flags & set("aAinluf"):
                 out.vars[name] = Value.unknown(f"{keyword} -{''.join(sorted(flags))} {name}")
                 if flags & set("inf"):
@@ -939,6 +973,8 @@ class Analyser(Commands, Env):
 
 # ------------------------------------------------------------------------------------------------
 # helpers
+
+_PATHISH = re.compile(r"""[^\s'"`()<>|;&,=]*/[^\s'"`()<>|;&,=]*|~[^\s'"`()<>|;&,=]*""")
 
 _TRACKED = frozenset({"command", "command_substitution", "process_substitution", "file_redirect", "heredoc_redirect",
                       "herestring_redirect", "variable_assignment", "function_definition", "subshell"})

@@ -232,7 +232,8 @@ def test_provenance_names_each_command_its_class_and_each_path() -> None:
 
 def test_what_changes_where_cd_goes_is_followed() -> None:
     assert SSH in touched("HOME=/home/dev/.ssh cd; cat id_rsa")
-    assert touched("CDPATH=~ cd .ssh && cat id_rsa") == {("read", "outside")}
+    # unresolved; and as CDPATH makes it unknown, the names it mentions count (zones.toml [mentions])
+    assert touched("CDPATH=~ cd .ssh && cat id_rsa") == {("read", "outside"), ("write", "ssh_keys")}
     assert touched("cd -; cat x") == {("read", "outside")}
 
 
