@@ -2,22 +2,16 @@
 
 A code is the stable part of a VeriguardError (or ProviderError): scripts and tests match on it, the
 message around it changes. tests/unit/test_error_catalogue.py scans the source and fails when a code
-is raised but not listed here, or listed here but raised nowhere.
+is raised but not listed here, listed here but raised nowhere, or raised through an error class whose
+group (contracts/errors.py: one per Actor) is not the code's actor.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
+from veriguard.contracts.errors import GROUPS, Actor, VeriguardError
 
-class Actor(Enum):
-    """Who must act when the error is raised."""
-
-    SPEC_AUTHOR = "spec author"   # the security engineer: the spec, its tables, contract or answers
-    OPERATOR = "operator"         # who runs veriguard: flags, builds, keys, logs, approvals, data files
-    ENVIRONMENT = "environment"   # the machine or a remote service: Java, Nagini, a model provider
-    AGENT = "agent"               # the agent's proposed action cannot be read: it is denied; the agent re-plans
-    BUG = "bug"                   # veriguard itself: report it
+__all__ = ["Actor", "BUILT", "CATALOGUE", "Entry", "by_actor"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +77,7 @@ CATALOGUE: dict[str, Entry] = {
     "diff.changed": Entry(O, "a build's spec or tables changed while they were read"),
     "diff.inconsistent": Entry(O, "a build's policy.py is not the frozen module of its own spec and source"),
     "diff.log": Entry(O, "the decision log given for replay is broken"),
-    "diff.no_contract": Entry(S, "the policy's spec has no formal rules to compare"),
+    "diff.no_contract": Entry(O, "a build given to compare comes from a spec without formal rules"),
     # the machine (verify/nagini.py, the classifier)
     "env.embedder": Entry(E, "the sentence-embedding model or its runtime is not installed"),
     "env.encoder": Entry(E, "the installed encoder differs from the one the classifier was frozen with"),
@@ -109,16 +103,19 @@ CATALOGUE: dict[str, Entry] = {
     "extract.code.unresolved_table": Entry(A, "which table a tool reads cannot be told statically"),
     "extract.config": Entry(S, "the spec's [extraction] entry for an argument is wrong or incomplete"),
     "extract.enum": Entry(A, "an extracted value is not one of its enum's values"),
+    "extract.llm.auth": Entry(E, "the model provider refused the API key or its access to the model"),
+    "extract.llm.bad_request": Entry(E, "the model provider rejected the request (model name, max_tokens, schema)"),
     "extract.llm.config": Entry(O, "the LLM extractor's provider is misconfigured"),
     "extract.llm.empty": Entry(E, "the model gave an empty answer"),
     "extract.llm.failed": Entry(E, "the model call failed in a way the provider did not map"),
     "extract.llm.malformed": Entry(E, "the model's answer does not satisfy the argument's schema"),
     "extract.llm.network": Entry(E, "the model provider cannot be reached"),
-    "extract.llm.no_key": Entry(O, "no API key for the LLM extractor's provider"),
+    "extract.llm.no_key": Entry(E, "no API key for the LLM extractor's provider"),
     "extract.llm.pin": Entry(O, "the build does not pin the model, prompt and schema the extractor uses"),
     "extract.llm.rate_limited": Entry(E, "the model provider is rate-limiting"),
     "extract.llm.refusal": Entry(E, "the model refused to answer"),
     "extract.llm.replay_mismatch": Entry(O, "a replayed transcript does not match the extractor's requests"),
+    "extract.llm.server": Entry(E, "the model provider failed or is overloaded"),
     "extract.llm.timeout": Entry(E, "the model call timed out"),
     "extract.llm.too_long": Entry(A, "the agent's text is longer than the extractor sends to the model"),
     "extract.llm.unavailable": Entry(E, "the LLM provider's package is not installed"),
@@ -136,6 +133,7 @@ CATALOGUE: dict[str, Entry] = {
     "extract.shell.nesting": Entry(A, "the command nests too deeply"),
     "extract.shell.parse": Entry(A, "the command does not parse as bash"),
     "extract.shell.path": Entry(A, "a path the analysis needs (cwd, home) is not absolute"),
+    "extract.shell.workspace": Entry(A, "the workspace is the root or home folder, or above it: not a project"),
     "extract.shell.too_complex": Entry(A, "the command needs too many steps to analyse"),
     "extract.shell.too_long": Entry(A, "the command is longer than the analysis reads"),
     "extract.sql.column": Entry(A, "the SQL reads an unknown or ambiguous column"),
@@ -148,9 +146,10 @@ CATALOGUE: dict[str, Entry] = {
     "extract.type": Entry(A, "an extracted value has the wrong type"),
     # freezing a build (synth/freeze.py)
     "freeze.approval": Entry(O, "the approval given to freeze does not fit the build"),
-    "freeze.changed": Entry(O, "the spec or a file it names changed during synthesis"),
-    "freeze.file": Entry(O, "a file the build copies cannot be read"),
+    "freeze.changed": Entry(S, "the spec or a file it names changed during synthesis"),
+    "freeze.file": Entry(S, "a file of the spec that the build copies cannot be read"),
     "freeze.path": Entry(S, "a file would be written outside the build directory"),
+    "guard.config": Entry(O, "the guard's options (or the build's [enforcement] settings) are invalid"),
     "internal.generated_code": Entry(B, "code veriguard generated falls outside its own allowlist"),
     # signing keys (enforce/keys.py)
     "key.exists": Entry(O, "a key file already exists where a new key would be written"),
@@ -184,14 +183,17 @@ CATALOGUE: dict[str, Entry] = {
     "policy.argument": Entry(A, "an argument given to the frozen policy is not of its declared type"),
     "policy.mismatch": Entry(B, "the frozen policy's decision disagrees with its contract"),
     # model providers (providers/)
+    "provider.auth": Entry(E, "the provider refused the API key or its access to the model (HTTP 401/403)"),
+    "provider.bad_request": Entry(E, "the provider rejected the request (HTTP 4xx): model name, max_tokens, schema"),
     "provider.config": Entry(O, "the provider options are incomplete or inconsistent"),
     "provider.empty": Entry(E, "the model gave an empty answer"),
     "provider.malformed": Entry(E, "the provider's answer is not in the expected shape"),
     "provider.network": Entry(E, "the provider cannot be reached"),
-    "provider.no_key": Entry(O, "no API key for the provider"),
+    "provider.no_key": Entry(E, "no API key for the provider (the environment variable is not set)"),
     "provider.rate_limited": Entry(E, "the provider is rate-limiting"),
     "provider.refusal": Entry(E, "the model refused to answer"),
     "provider.replay_mismatch": Entry(O, "a replayed transcript does not match the requests made"),
+    "provider.server": Entry(E, "the provider failed or is overloaded (HTTP 5xx)"),
     "provider.timeout": Entry(E, "the provider call timed out"),
     "provider.unexpected": Entry(E, "the provider failed in an unexpected way"),
     "report.input": Entry(O, "the build's certificate.json or run.json is not a JSON object"),
@@ -226,7 +228,7 @@ CATALOGUE: dict[str, Entry] = {
     "spec.verify": Entry(S, "a [verify] setting is out of range"),
     # synthesis options (veriguard synth)
     "synth.approve": Entry(O, "--approve is given without --previous"),
-    "synth.compare": Entry(O, "--compare is given a spec without formal rules to compare with"),
+    "synth.compare": Entry(S, "--compare is given a spec without formal rules to compare with"),
     "synth.jobs": Entry(O, "--jobs is less than 1"),
     "synth.llm": Entry(O, "the LLM path is given more than one spec"),
     "synth.previous": Entry(O, "--previous is given with a path it does not support"),
@@ -245,3 +247,9 @@ BUILT: dict[str, tuple[str, ...]] = {
         "extract.llm." + code.removeprefix("provider.") for code in CATALOGUE if code.startswith("provider.")),
     "e.code.replace('spec.', 'approval.', 1)": ("approval.encoding", "approval.toml", "approval.too_deep"),
 }
+
+
+def by_actor() -> list[tuple[type[VeriguardError], dict[str, str]]]:
+    """The catalogue grouped by who must act: each group's error class (its exit code) and its codes, sorted."""
+    return [(group, {code: entry.meaning for code, entry in sorted(CATALOGUE.items()) if entry.actor is group.actor})
+            for group in GROUPS]

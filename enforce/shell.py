@@ -35,6 +35,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
 def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table: CommandTable,
              zmap: ZoneMap) -> Analysis:
     check_text(command)
+    _check_workspace(workspace, home)
     tree = parse(command)
     if not any(c.is_named and c.type != "comment" for c in tree.root_node.children):
         raise ExtractionError("extract.shell.empty", "the command has nothing to run (only comments)")
@@ -47,6 +48,16 @@ def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table:
     a.stmt(tree.root_node, a.st, IO())
     a.check_visited(tree.root_node)
     return a.result()
+
+
+def _check_workspace(workspace: str, home: str) -> None:
+    """The workspace may be read, written and deleted at will, so it must be a project: `/`, the home folder or
+    a folder above it would make every file of the user's a workspace file (their shell start-up files, their
+    other projects)."""
+    if workspace == "/" or workspace == home or home.startswith(workspace.rstrip("/") + "/"):
+        what = "the root folder" if workspace == "/" else "the home folder" if workspace == home else "above the home folder"
+        raise ExtractionError("extract.shell.workspace", f"the workspace {workspace} is {what}: every file under it "
+                              "would count as the project's, free to change; run the agent in its project's folder")
 
 
 def _absolute(value: Any, where: str) -> str:

@@ -48,6 +48,7 @@ class Commands:
         def home_value(self, st: State) -> Value: ...
         def repeats(self, why: str) -> None: ...
         def mentions(self, text: str, what: str, inv: Invocation | None) -> None: ...
+        def read_environment(self, what: str) -> None: ...
 
     def run(self, words: list[Value], st: State, io: IO, env_assigns: list[tuple[str, Value]], label: str,
             cwds: tuple[str, ...] | None = None, *, inherit_cwds: bool = True) -> State:
@@ -296,6 +297,8 @@ class Commands:
                 self.mentions(value.text, "the awk program", inv)
         if "variable" in parts:
             self.set_variable(value, inv.st, f"set by {inv.name}")
+        if "environment" in parts and value.text not in inv.st.vars and self.table.secret(value.text):
+            self.read_environment(f"{inv.name} {value.text if value.text is not None else '<unknown name>'}")
         if "setting" in parts or "setting_env" in parts:
             self.setting_pair(value, inv, from_env="setting_env" in parts)
         if "repository" in parts:
@@ -767,6 +770,8 @@ class Commands:
         out = inv.st.copy()
         self.classify(spec.cls, "")
         args = inv.args
+        if not args:
+            self.read_environment("set without arguments")   # prints every variable
         harmless = set(_SET_FLAGS)
         i = 0
         while i < len(args):
@@ -836,6 +841,8 @@ class Commands:
         while rest and rest[0].text is not None and re.match(r"[A-Za-z_]\w*=", rest[0].text):
             name, _, text = rest.pop(0).text.partition("=")  # type: ignore[union-attr]
             assigns.append((name, Value.of(text)))
+        if not rest:
+            self.read_environment("env without a program")   # prints the environment
         if rest and rest[0].text is None:
             self.unknown("env runs a program the analysis cannot name")
         for name, value in assigns if not rest else ():

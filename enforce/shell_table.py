@@ -19,7 +19,7 @@ from veriguard.enforce.extract_errors import ExtractionError
 ACCESSES = ("read", "write", "delete", "execute")
 # Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "subcommand", "variable", "sed", "awk",
-         "url", "program", "setting", "setting_value", "setting_env", "repository", "file")
+         "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment")
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
@@ -123,6 +123,12 @@ class CommandTable:
     loops: "Loops | None" = None          # the class of repetition the analysis cannot bound
     settings: Mapping[str, "Settings"] = field(default_factory=dict)   # [settings.PROGRAM]
     env_runs: Mapping[str, str] = field(default_factory=dict)          # variable -> the role of its value
+    secret_env: tuple[str, ...] = ()      # variables whose values are credentials (globs)
+    environ: str = ""                     # the path reading them (or the whole environment) counts as
+
+    def secret(self, name: str | None) -> bool:
+        """Whether expanding or printing `name` reads a credential (None or "*": every variable)."""
+        return name is None or name == "*" or any(_glob_match(p, name) for p in self.secret_env)
 
     def rank(self, cls: str) -> int:
         return len(self.class_order) - self.class_order.index(cls)
@@ -412,7 +418,8 @@ def _load_commands(file_name: str, digest: str) -> CommandTable:
                         _strings(env.get("harmless", []), file, "environment.harmless"),
                         _strings(env.get("shell", []), file, "environment.shell"),
                         files, _loops(reader, raw["loops"]) if "loops" in raw else None,
-                        _settings(reader, raw.get("settings") or {}), _env_runs(reader, env.get("runs") or {}))
+                        _settings(reader, raw.get("settings") or {}), _env_runs(reader, env.get("runs") or {}),
+                        _strings(env.get("secrets", []), file, "environment.secrets"), _environ(env, file))
 
 
 class Commands(Mapping[str, CommandSpec]):
@@ -468,6 +475,14 @@ def _settings(reader: _Reader, raw: Any) -> dict[str, Settings]:
             key_env=str(body.get("key_env", "")), value_env=str(body.get("value_env", "")),
             parameters_env=str(body.get("parameters_env", "")), keys=keys)
     return out
+
+
+def _environ(env: Mapping[str, Any], file: Path) -> str:
+    path = env.get("file", "")
+    if not isinstance(path, str) or (path and not path.startswith("/")):
+        raise _fail(file, "environment.file", f"expected an absolute path (the process environment, e.g. "
+                    f"/proc/self/environ), got {path!r}")
+    return path
 
 
 def _env_runs(reader: _Reader, raw: Any) -> dict[str, str]:

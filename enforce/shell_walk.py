@@ -517,6 +517,9 @@ class Analyser(Commands, Env):
         flags: set[str] = set()
         out = st.copy()
         exported = keyword == "export"
+        named = [c for c in node.children[1:] if not (c.type == "word" and c.text.decode("utf-8")[:1] in "-+")]
+        if not named and keyword in ("export", "declare", "typeset", "readonly", "local"):
+            self.read_environment(f"{keyword} without a name")   # prints the variables and their values
         for c in node.children[1:]:
             if c.type == "word" and c.text.decode("utf-8")[:1] in "-+":
                 flags.update(c.text.decode("utf-8")[1:])
@@ -527,6 +530,8 @@ class Analyser(Commands, Env):
                 self.leave()
             elif c.type == "variable_name":
                 name = c.text.decode("utf-8")
+                if name not in out.vars and self.table.secret(name) and ("p" in flags or keyword == "readonly"):
+                    self.read_environment(f"{keyword} -p {name}")
             else:
                 self.st = out
                 self.effects(c)
@@ -786,7 +791,16 @@ class Analyser(Commands, Env):
             return (self.home_value(st),)
         if name == "PWD":
             return (self.pwd_value(st),)
+        if self.table.secret(name):
+            self.read_environment(f"${name}")
         return (Value.unknown(f"${name} comes from the environment"),)
+
+    def read_environment(self, what: str) -> None:
+        """`what` shows the value of secret variables (or all of them): a read of the process environment,
+        which the zone map places among the credentials."""
+        if self.table.environ:
+            self.touch(("read",), Value.of(self.table.environ), None, recursive=False)
+            self.note(f"{what} reads the environment's credentials")
 
     def assign_unknown(self, name: str, reason: str) -> None:
         self.st.vars[name] = Value.unknown(reason)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import sys
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, NoReturn, Sequence
 
 INTEGRATION = "claude_code_hook"
 MAX_INPUT = 32 * 1024 * 1024                 # bytes of hook JSON (a Write carries the whole file)
@@ -91,6 +91,20 @@ def ask(reason: str) -> Answer:
 
 # ------------------------------------------------------------------------------------------------
 # entry
+
+def run(argv: Sequence[str]) -> NoReturn:
+    """main() as a process of its own (the console script, `python -m veriguard.hook`): no cyclic garbage
+    collection in its short life on input of bounded size, and no interpreter clean-up once the answer is
+    written and flushed (an exit code is all there is left to give)."""
+    import gc
+
+    gc.disable()
+    code = 2
+    try:
+        code = main(argv)
+    finally:
+        os._exit(code)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`veriguard hook claude-code ...`: 0 (allow or ask) or 2 (deny), whatever happens inside."""
@@ -158,56 +172,83 @@ def _emit(answer: Answer) -> int:
     return code
 
 
+# --name VALUE (or --name=VALUE) -> the Options field; each may be given once, but --allow-tool
+OPTIONS = {"--build": "build", "--log": "log", "--log-key": "log_key", "--context": "context",
+           "--other-tools": "other_tools", "--allow-tool": "allow_tools", "--approval": "approval",
+           "--timeout": "timeout"}
+CHOICES = {"other_tools": ("deny", "allow"), "approval": ("ask", "deny")}
+HELP = f"""Claude Code PreToolUse hook: decide each tool call with a frozen policy (exit 0 allow or ask, exit 2 deny).
+  --build DIR            the frozen policy build, DIR/<name>, whose spec reads shell commands (from = "shell")
+  --log FILE             append a hash-chained decision record per call to this JSONL file
+  --log-key KEY          the private key that signs the log (`veriguard keys new`)
+  --context FILE         a JSON object file of facts added to every observation ({{"user": "root"}} for os_agent)
+  --other-tools deny|allow  tools other than Bash and the file tools: deny (default), or allow as not this
+                         policy's concern
+  --allow-tool NAME      a tool to let through undecided (repeatable), e.g. TodoWrite
+  --approval ask|deny    when only a human's approval is missing: ask the user (default) or deny
+  --timeout SECONDS      seconds a decision may take before it is denied (default {DEFAULT_TIMEOUT_S:g}; keep it below the hook's
+                         timeout in settings.json)
+  --accept-unproved      load a build whose certificate is not PROVED (for trying a policy out, never for
+                         guarding an agent)"""
+
+
+def parse_options(argv: list[str]) -> Options | Answer:
+    """The options, or the denial that says what is wrong with them (--help included: an exit 0 would allow).
+    Read by hand, not with argparse: its import and parser cost more than the rest of the options' work on
+    every tool call."""
+    try:
+        return _options(argv)
+    except _BadOptions as e:
+        return deny(f"veriguard hook: {' '.join(str(e).split()) or 'bad options'}; {USAGE}")
+
+
 class _BadOptions(Exception):
     pass
 
 
-def _parser() -> Any:
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        """argparse that raises instead of printing and exiting (exit 0 from --help would allow)."""
-
-        def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
-            raise _BadOptions(message or "")
-
-        def error(self, message: str) -> None:  # type: ignore[override]
-            raise _BadOptions(message)
-
-        def print_help(self, file: Any = None) -> None:
-            raise _BadOptions("--help: " + self.format_help())
-
-    p = Parser(prog="veriguard hook claude-code", usage=USAGE,
-               description="Claude Code PreToolUse hook: decide each tool call with a frozen policy (exit 0 allow "
-               "or ask, exit 2 deny).")
-    p.add_argument("--build", required=True, help="the frozen policy build, DIR/<name>, whose spec reads shell "
-                   "commands (from = \"shell\")")
-    p.add_argument("--log", help="append a hash-chained decision record per call to this JSONL file")
-    p.add_argument("--log-key", help="the private key that signs the log (`veriguard keys new`)")
-    p.add_argument("--context", help="a JSON object file of facts added to every observation (e.g. "
-                   "{\"user\": \"root\"} for os_agent)")
-    p.add_argument("--other-tools", choices=["deny", "allow"], default="deny", help="tools other than Bash and "
-                   "the file tools: deny (default) or allow as not this policy's concern")
-    p.add_argument("--allow-tool", action="append", default=[], metavar="NAME", help="a tool to let through "
-                   "undecided (repeatable), e.g. TodoWrite")
-    p.add_argument("--approval", choices=["ask", "deny"], default="ask", help="when only a human's approval is "
-                   "missing: ask the user (default) or deny")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds a decision may take before "
-                   f"it is denied (default {DEFAULT_TIMEOUT_S:g}; keep it below the hook's timeout in settings.json)")
-    p.add_argument("--accept-unproved", action="store_true", help="load a build whose certificate is not PROVED "
-                   "(for trying a policy out, never for guarding an agent)")
-    return p
+def _options(argv: list[str]) -> Options:
+    values: dict[str, Any] = {}
+    allow_tools: list[str] = []
+    accept_unproved = False
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("-h", "--help"):
+            raise _BadOptions(f"--help: {HELP}")
+        if arg == "--accept-unproved":
+            accept_unproved = True
+            continue
+        name, eq, value = arg.partition("=")
+        field = OPTIONS.get(name)
+        if field is None:
+            raise _BadOptions(f"unrecognized argument {arg[:80]!r}")
+        if not eq:
+            if not rest or rest[0].startswith("-"):
+                raise _BadOptions(f"{name} expects a value")
+            value = rest.pop(0)
+        if field == "allow_tools":
+            allow_tools.append(value)
+            continue
+        if field in values:
+            raise _BadOptions(f"{name} is given twice")
+        if value not in CHOICES.get(field, (value,)):
+            raise _BadOptions(f"{name}: {value[:80]!r} is not one of {', '.join(CHOICES[field])}")
+        values[field] = value
+    if "build" not in values:
+        raise _BadOptions("--build is required")
+    timeout = _seconds(values.pop("timeout", str(DEFAULT_TIMEOUT_S)))
+    return Options(**values, allow_tools=tuple(allow_tools), timeout=timeout, accept_unproved=accept_unproved,
+                   env=dict(os.environ))
 
 
-def parse_options(argv: list[str]) -> Options | Answer:
+def _seconds(text: str) -> float:
     try:
-        a = _parser().parse_args(argv)
-    except _BadOptions as e:
-        return deny(f"veriguard hook: {' '.join(str(e).split()) or 'bad options'}; {USAGE}")
-    if not 0 < a.timeout <= 3600:
-        return deny(f"veriguard hook: --timeout must be more than 0 and at most 3600 seconds, got {a.timeout:g}")
-    return Options(a.build, a.log, a.log_key, a.context, a.other_tools, tuple(a.allow_tool), a.approval, a.timeout,
-                   a.accept_unproved, dict(os.environ))
+        value = float(text)
+    except ValueError:
+        raise _BadOptions(f"--timeout: {text[:80]!r} is not a number of seconds") from None
+    if not 0 < value <= 3600:  # NaN fails here too
+        raise _BadOptions(f"--timeout must be more than 0 and at most 3600 seconds, got {value:g}")
+    return value
 
 
 def _read_stdin() -> bytes:
@@ -466,7 +507,10 @@ def observe(monitor: Any, command: str, cwd: str, opts: Options) -> dict[str, An
     obs: dict[str, Any] = dict(read_context(opts.context)) if opts.context else {}
     values = {"field": command, "cwd": cwd, "home": home, "approved": False}
     project, tmp = opts.env.get("CLAUDE_PROJECT_DIR", ""), opts.env.get("TMPDIR", "")
-    if paths["workspace"] and project.startswith("/"):
+    if paths["workspace"]:
+        if not project.startswith("/"):  # else the workspace would be wherever the agent's shell now stands
+            raise Refused("CLAUDE_PROJECT_DIR is not an absolute path (Claude Code sets it for its hooks); "
+                          f"got {project[:200]!r}: the hook needs the project folder to know the workspace")
         values["workspace"] = project
     if paths["tmp"] and tmp.startswith("/"):
         values["tmp"] = tmp.rstrip("/") or "/"
@@ -551,4 +595,4 @@ def _describe(e: BaseException) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(sys.argv[1:])

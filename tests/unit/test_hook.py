@@ -38,6 +38,12 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             for name in ("shell_agent", "os_agent", "payments")}
 
 
+@pytest.fixture(autouse=True)
+def project_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code sets CLAUDE_PROJECT_DIR for its hooks; the hook refuses to guess the workspace without it."""
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", PROJECT)
+
+
 def call(tool: str = "Bash", cwd: str = PROJECT, mode: str = "default", **tool_input: object) -> dict:
     return {"session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": cwd, "permission_mode": mode,
             "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_1"}
@@ -50,8 +56,8 @@ def bash(command: str, **kw: object) -> dict:
 def run(build: Path | str, stdin: bytes | dict, *args: str, home: str = HOME, timeout: float = 60,
         env: dict | None = None) -> subprocess.CompletedProcess[str]:
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
-    environment = {**os.environ, "HOME": home, **(env or {})}
-    environment.pop("CLAUDE_PROJECT_DIR", None)
+    environment = {**os.environ, "HOME": home, "CLAUDE_PROJECT_DIR": PROJECT, **(env or {})}
+    environment = {k: v for k, v in environment.items() if v is not None}
     p = subprocess.run([sys.executable, "-m", "veriguard.hook", "claude-code", "--build", str(build), *args],
                        input=data, capture_output=True, timeout=timeout, env=environment, cwd=ROOT)
     return subprocess.CompletedProcess(p.args, p.returncode, p.stdout.decode(), p.stderr.decode())
@@ -76,7 +82,7 @@ def answer(build: Path, stdin: bytes | dict, *args: str, home: str = HOME) -> ho
     """The in-process decision (no fork)."""
     opts = hook.parse_options(["--build", str(build), *args])
     assert isinstance(opts, hook.Options)
-    opts = opts._replace(env={"HOME": home})
+    opts = opts._replace(env={"HOME": home, "CLAUDE_PROJECT_DIR": PROJECT})
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
     return hook.decide(data, opts)
 
@@ -254,6 +260,40 @@ def test_bad_options_are_denied(args: list[str]) -> None:
     p = subprocess.run([sys.executable, "-m", "veriguard.hook", "claude-code", *args], input=b"{}",
                        capture_output=True, cwd=ROOT, timeout=60)
     assert p.returncode == 2 and b"Traceback" not in p.stderr and p.stderr.strip()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--build", "b", "--build", "c"], "--build is given twice"), (["--build", "b", "--log"], "--log expects a value"),
+    (["--build", "b", "--log", "--approval", "deny"], "--log expects a value"),
+    (["--build=b", "--timeout=nan"], "at most 3600"), (["--build", "b", "--timeout", "soon"], "not a number"),
+    (["--build", "b", "--other-tools=maybe"], "not one of deny, allow"), (["--build", "b", "x"], "unrecognized"),
+    (["--build", "b", "--acc"], "unrecognized"), (["--log", "l"], "--build is required"), (["-h"], "--timeout SECONDS"),
+])
+def test_each_bad_option_is_named(args: list[str], words: str) -> None:
+    assert_denied(hook.parse_options(args), words)  # type: ignore[arg-type]
+
+
+def test_options_in_both_spellings() -> None:
+    opts = hook.parse_options(["--build=b", "--log", "l", "--log-key=k", "--context", "c", "--other-tools", "allow",
+                               "--allow-tool", "TodoWrite", "--allow-tool=Task", "--approval=deny", "--timeout", "2.5",
+                               "--accept-unproved"])
+    assert isinstance(opts, hook.Options)
+    assert opts._replace(env={}) == hook.Options("b", "l", "k", "c", "allow", ("TodoWrite", "Task"), "deny", 2.5, True,
+                                                 {})
+    assert hook.parse_options(["--build", "b"]) == hook.Options("b", env=dict(os.environ))
+
+
+def test_the_console_script_decides_without_importing_the_cli(builds) -> None:
+    """`veriguard hook` (veriguard.entry) goes to the hook first; other commands still reach the CLI."""
+    code = "import sys; from veriguard.entry import main; sys.argv[0] = 'veriguard'; sys.exit(main())"
+    p = subprocess.run([sys.executable, "-X", "importtime", "-c", code, "hook", "claude-code", "--build",
+                        str(builds["shell_agent"])], input=json.dumps(bash("ls")).encode(), capture_output=True,
+                       cwd=ROOT, timeout=60, env={**os.environ, "HOME": HOME})
+    imported = {line.split("|")[-1].strip() for line in p.stderr.decode().splitlines() if line.startswith("import time")}
+    assert p.returncode == 0 and "veriguard.hook" in imported and "veriguard.enforce.monitor" in imported
+    assert not {"veriguard.cli", "argparse"} & imported
+    p = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, cwd=ROOT, timeout=60)
+    assert p.returncode == 0 and b"synth" in p.stdout and b"hook" in p.stdout
 
 
 def test_an_unknown_integration_is_denied() -> None:

@@ -360,9 +360,11 @@ def test_extractor_observation_errors(policy) -> None:
 
 def test_workspace_defaults_to_the_working_directory(policy) -> None:
     ex = extractors(policy)["touched"]
-    obs = {"command": "touch ../x", "cwd": CWD, "home": HOME}
-    assert ex.extract(obs).value == [["write", "home"]]
-    assert ex.extract({**obs, "workspace": HOME}).value == [["write", "workspace"]]
+    obs = {"command": "touch ../x", "cwd": CWD + "/sub", "home": HOME}
+    assert ex.extract(obs).value == [["write", "home"]]   # /home/dev/project/x lies outside the workspace .../sub
+    assert ex.extract({**obs, "workspace": CWD}).value == [["write", "workspace"]]
+    with pytest.raises(ExtractionError, match="home folder"):   # never the whole home as the workspace
+        ex.extract({**obs, "workspace": HOME})
 
 
 def test_extractor_config_errors(policy) -> None:
