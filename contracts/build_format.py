@@ -18,6 +18,9 @@ SIGNATURE_NAME = "signature.json"
 SIGNATURE_FORMAT = "veriguard-signature/1"
 SIGNATURE_ALGORITHM = "ed25519"
 SIGNATURE_KEYS = frozenset({"format", "algorithm", "key_id", "signed_file", "signature"})
+# policy.py compiled by synth.freeze (this Python's magic number, policy.py's sha256, the marshalled code object):
+# certified like every file; the loader runs it when both match, else compiles policy.py
+POLICY_CODE = "policy.code"
 # files a build may hold beside the certified ones: none of them is read by the monitor
 UNCERTIFIED_FILES = frozenset({"certificate.json", SIGNATURE_NAME, "run.json", "report.md"})
 HEX64 = re.compile(r"[0-9a-f]{64}")

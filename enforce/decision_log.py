@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Mapping
 
-from veriguard.contracts.errors import VeriguardError
+from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.keys import SigningKey, VerifyKey, load_signing_key, write_atomic
 from veriguard.enforce.strict_json import StrictJSONError, loads
 
@@ -60,7 +60,7 @@ _VERIFY_FIX = "run `veriguard verify-log LOG --public-key PUB` to see what chang
               "and start a new one"
 
 
-class DecisionLogError(VeriguardError):
+class DecisionLogError(OperatorError):
     """The log or its head cannot be read or written, or appending would extend a log that is not
     what its writer wrote. Nothing is written past such an error."""
 

@@ -1,10 +1,10 @@
 """The one error every extractor raises: extraction fails closed, with a stable code and a precise message."""
 from __future__ import annotations
 
-from veriguard.contracts.errors import VeriguardError
+from veriguard.contracts.errors import AgentInputError
 
 
-class ExtractionError(VeriguardError, ValueError):
+class ExtractionError(AgentInputError, ValueError):
     """The agent's output could not be turned into policy arguments; the caller must deny.
 
     `code` is a stable dotted identifier (e.g. `extract.code.syntax`) that callers and tests match on;

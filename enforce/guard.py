@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
 from veriguard.contracts.build_format import MODE_NAMES
+from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.monitor import DecisionRecord, Monitor
 
@@ -24,8 +25,12 @@ CALL_KEY = "tool_call"        # where the call sits in the observation, beside t
 Context = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]], None]
 
 
-class GuardConfigError(ValueError):
+class GuardConfigError(OperatorError, ValueError):
     """The guard's settings (options or the spec's [enforcement] section) are invalid."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("guard.config", message, fix="give a known enforcement mode and strategy, and halt_after a "
+                         "whole number of 1 or more")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from veriguard.contracts.build_format import SIGNATURE_ALGORITHM, SIGNATURE_FORMAT
-from veriguard.contracts.errors import VeriguardError
+from veriguard.contracts.errors import OperatorError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -30,7 +30,7 @@ _MAX_KEY_FILE = 64 * 1024
 _KEEP = "choose another directory: a log (or build) signed with the existing key needs that key to verify"
 
 
-class KeyFileError(VeriguardError):
+class KeyFileError(OperatorError):
     """A key file is missing, unreadable, not an Ed25519 key, or too widely readable."""
 
 

@@ -1,8 +1,9 @@
 """Load a frozen policy from its build directory, refusing anything the certificate does not vouch for.
 
-The certificate binds the sha256 of every build file the monitor trusts (policy.py, policy_verified.py,
-extraction.json, the spec and the files it names under spec/); each is checked here, before policy.py
-runs, and nothing else may sit in the build (but the certificate, its signature, run.json and report.md).
+The certificate binds the sha256 of every build file the monitor trusts (policy.py, policy.code,
+policy_verified.py, extraction.json, the spec and the files it names under spec/); each is checked here,
+before policy.py runs, and nothing else may sit in the build (but the certificate, its signature, run.json
+and report.md).
 
 Signatures (`synth --sign KEY`): signature.json holds an Ed25519 signature over certificate.json's exact
 bytes. Without one, whoever can write the build can rewrite a file and its hash consistently; with one
@@ -18,21 +19,25 @@ policy pays for nothing else.
 """
 from __future__ import annotations
 
+import __future__
 import hashlib
 import importlib.util
+import marshal
 import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from types import ModuleType
-from typing import Any, Mapping, Sequence
+from types import CodeType, ModuleType
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, SIGNATURE_ALGORITHM, SIGNATURE_FORMAT,
+from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, SIGNATURE_ALGORITHM, SIGNATURE_FORMAT,
                                                SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, approval_problem)
-from veriguard.contracts.errors import VeriguardError
+from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
 from veriguard.enforce import strict_json
-from veriguard.enforce.keys import KeyFileError, VerifyKey, certificate_signed_by, load_trusted_keys
+
+if TYPE_CHECKING:  # enforce.keys is imported where keys are used: most loads (a hook's, each tool call) use none
+    from veriguard.enforce.keys import VerifyKey
 
 REQUIRED_FILES = ("policy.py", "policy_verified.py", "extraction.json")
 # exactly the keys synth.freeze.certificate writes (a build it did not write is refused)
@@ -46,17 +51,17 @@ _RESYNTH = "re-run `veriguard synth` to rebuild it; never edit a build by hand"
 TRUSTED_KEYS_ENV = "VERIGUARD_TRUSTED_KEYS"
 REQUIRE_SIGNED_ENV = "VERIGUARD_REQUIRE_SIGNED"
 _RESIGN = "re-run `veriguard synth SPEC --sign KEY` with the key whose public half the monitor trusts"
-TrustedKeys = str | Path | Sequence[str | Path] | Mapping[str, VerifyKey]
+TrustedKeys = str | Path | Sequence[str | Path] | Mapping[str, "VerifyKey"]
 
 
-class PolicyLoadError(VeriguardError):
+class PolicyLoadError(OperatorError):
     """The build cannot be trusted: missing, tampered with, malformed, or not fully proved."""
 
     def __init__(self, code: str, message: str, fix: str = "") -> None:
         super().__init__(code, message, fix=fix)
 
 
-class ArgumentError(VeriguardError, ValueError):
+class ArgumentError(AgentInputError, ValueError):
     """A policy argument is missing, mistyped or outside the domain the proof covers: deny."""
 
     def __init__(self, argument: str, reason: str) -> None:
@@ -66,7 +71,7 @@ class ArgumentError(VeriguardError, ValueError):
         self.reason = reason
 
 
-class PolicyMismatch(VeriguardError, RuntimeError):
+class PolicyMismatch(InternalError, RuntimeError):
     """The proved policy and the independent runtime contract checker disagree: deny."""
 
     def __init__(self, message: str) -> None:
@@ -148,7 +153,8 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted
                               "(--accept-unproved) to load it anyway, knowingly")
     extraction = _extraction(contents["extraction.json"], d / "extraction.json", name)
     digest = files["policy.py"]
-    module = _import(contents["policy.py"], policy_path, f"veriguard_frozen_{name}_{digest[:12]}", name)
+    code = precompiled(contents.get(POLICY_CODE), digest, d / POLICY_CODE)
+    module = _import(contents["policy.py"], policy_path, f"veriguard_frozen_{name}_{digest[:12]}", name, code)
     return FrozenPolicy(name, d, module, cert, digest, proved, extraction, signature, signed_by)
 
 
@@ -168,6 +174,8 @@ def trust_settings(trusted_keys: TrustedKeys | None, *, require_signed: bool | N
     if isinstance(trusted_keys, Mapping):
         keys = dict(trusted_keys)
     elif trusted_keys is not None:
+        from veriguard.enforce.keys import KeyFileError, load_trusted_keys
+
         try:
             keys = load_trusted_keys(trusted_keys)
         except KeyFileError as e:
@@ -208,6 +216,8 @@ def check_signature(d: Path, certificate: bytes, keys: Mapping[str, VerifyKey] |
                               f"which is not among the {len(keys)} trusted key(s)",
                               f"add the signer's .pub file to {TRUSTED_KEYS_ENV} if you trust it, or re-sign "
                               "the build with a trusted key")
+    from veriguard.enforce.keys import certificate_signed_by
+
     if not certificate_signed_by(key, certificate, doc["signature"]):
         raise PolicyLoadError("load.signature", f"{path}: the signature does not verify against certificate.json: "
                               "the certificate was changed after signing, or the signature was", _RESIGN)
@@ -272,10 +282,12 @@ def check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str],
     named = {**hashes["tables"], **hashes["extraction_files"]}  # spec-relative path -> sha256
     copied = {k.removeprefix("spec/"): v for k, v in files.items() if k.startswith("spec/")}
     unnamed = set(copied) - set(named)  # what remains must be the copy of the spec itself
-    if set(files) - set(REQUIRED_FILES) - {f"spec/{r}" for r in copied} or not set(REQUIRED_FILES) <= set(files) \
+    if set(files) - {*REQUIRED_FILES, POLICY_CODE} - {f"spec/{r}" for r in copied} \
+            or not set(REQUIRED_FILES) <= set(files) \
             or set(named) - set(copied) or len(unnamed) != 1:
         raise bad("`hashes.files` must list exactly policy.py, policy_verified.py, extraction.json, the spec and "
-                  "the files it names (`hashes.tables`, `hashes.extraction_files`) under spec/")
+                  "the files it names (`hashes.tables`, `hashes.extraction_files`) under spec/, and may list "
+                  f"{POLICY_CODE}")
     spec_file = unnamed.pop()
     agree = files["policy.py"] == hashes["policy"] and files["policy_verified.py"] == hashes["verified_source"] \
         and copied[spec_file] == hashes["spec"] and all(copied[r] == v for r, v in named.items())
@@ -349,14 +361,33 @@ def _extraction(data: bytes, path: Path, name: str) -> dict[str, Any]:
     return doc
 
 
-def _import(data: bytes, path: Path, module_name: str, name: str) -> ModuleType:
+def precompiled(data: bytes | None, source_sha256: str, path: Path) -> CodeType | None:
+    """The code object in policy.code (certified bytes) when this interpreter's bytecode is the one it holds;
+    None when there is none or it is another Python's. PolicyLoadError when it is not of the certified policy.py
+    or not a code object (a broken build: nothing of it runs)."""
+    if data is None or not data.startswith(importlib.util.MAGIC_NUMBER):
+        return None
+    head = len(importlib.util.MAGIC_NUMBER)
+    if data[head:head + 32] != bytes.fromhex(source_sha256):
+        raise PolicyLoadError("load.exec", f"{path} was not compiled from the certified policy.py", _RESYNTH)
+    try:
+        code = marshal.loads(data[head + 32:])
+    except (EOFError, ValueError, TypeError) as e:
+        raise PolicyLoadError("load.exec", f"{path} is not readable bytecode ({e})", _RESYNTH) from None
+    if not isinstance(code, CodeType):
+        raise PolicyLoadError("load.exec", f"{path} holds a {type(code).__name__}, not a code object", _RESYNTH)
+    return code
+
+
+def _import(data: bytes, path: Path, module_name: str, name: str, code: CodeType | None = None) -> ModuleType:
     spec = importlib.util.spec_from_loader(module_name, loader=None)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module  # dataclasses look their module up while the class is built
     try:
-        code = compile(data, str(path), "exec")
-        exec(code, module.__dict__)  # the bytes just hashed, so what runs is what was certified
+        if code is None:  # as synth.freeze.policy_code compiles it: annotations stay strings, whoever compiles
+            code = compile(data, str(path), "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+        exec(code, module.__dict__)  # the bytes just hashed (or their certified bytecode): what was certified runs
     except Exception as e:
         del sys.modules[module_name]
         raise PolicyLoadError("load.exec", f"{path} fails to import: {type(e).__name__}: {e}", _RESYNTH) from None

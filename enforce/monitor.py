@@ -9,12 +9,14 @@ import json
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, build_extractors
 from veriguard.enforce.loader import FrozenPolicy, TrustedKeys, load_policy
+
+if TYPE_CHECKING:  # imported where a log is opened: a monitor without one (a hook's, by default) needs none
+    from veriguard.enforce.decision_log import DecisionLog
 
 STRATEGIES = {
     "terminate": "terminate_task",        # stop the whole task
@@ -96,6 +98,8 @@ class Monitor:
         enforcement = policy.extraction.get("enforcement", {})
         extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base)
         if isinstance(log, (str, Path)):
+            from veriguard.enforce.decision_log import DecisionLog
+
             log = DecisionLog(log, key=log_key)
         elif log_key is not None:
             raise ValueError("log_key signs a log given as a path; a DecisionLog brings its own key")

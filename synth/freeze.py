@@ -3,6 +3,7 @@
 DIR/<name>/policy.py          stdlib-only module: the proved policy (contracts stripped), argument checks,
                               the independent runtime contract checker, and `evaluate` / `evaluate_checked`
                               (contracts/frozen_entry.py); exactly the module the gates tested
+DIR/<name>/policy.code        policy.py compiled (enforce.loader uses it when the Python version matches)
 DIR/<name>/policy_verified.py the Nagini-annotated source that was proved
 DIR/<name>/certificate.json   hashes + every gate's verdict and figures + tool versions + time
 DIR/<name>/run.json           this run's timings and peak memory (not part of the certificate)
@@ -16,9 +17,12 @@ The certificate binds the sha256 of every file but itself, signature.json, run.j
 """
 from __future__ import annotations
 
+import __future__
 import datetime as dt
 import hashlib
+import importlib.util
 import json
+import marshal
 import os
 import platform
 import shutil
@@ -30,7 +34,8 @@ from veriguard.contracts.errors import GeneratedCodeError, SpecError, VeriguardE
 from veriguard.contracts.generated import check_generated
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.spec import Spec
-from veriguard.contracts.build_format import CERT_FORMAT, SIGNATURE_NAME, approval_problem, referenced_files
+from veriguard.contracts.build_format import (CERT_FORMAT, POLICY_CODE, SIGNATURE_NAME, approval_problem,
+                                              referenced_files)
 from veriguard.synth.pipeline import SynthResult
 from veriguard.providers.extraction import pin_extraction
 from veriguard.synth.classifier_build import frozen_extraction
@@ -38,6 +43,15 @@ from veriguard.synth.specfile import PATH_FIX, file_in_folder
 from veriguard.verify.report import render as render_report
 from veriguard.verify.runnable import frozen_module
 from veriguard.verify.verdicts import ProofResult, Verdict
+
+
+def policy_code(policy_py: str) -> bytes:
+    """DIR/<name>/policy.code: policy.py compiled once here, for the monitor to run without compiling it on each
+    load (a hook loads the build once per tool call): this interpreter's magic number, the sha256 of policy.py,
+    then the marshalled code object (enforce.loader.precompiled reads it; another Python compiles policy.py)."""
+    source = policy_py.encode("utf-8")
+    code = compile(source, "policy.py", "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    return importlib.util.MAGIC_NUMBER + hashlib.sha256(source).digest() + marshal.dumps(code)
 
 
 def sha256(data: bytes | str) -> str:
@@ -148,6 +162,7 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
                   ("extraction.json", extraction))}
         for rel, data in _spec_files(spec).items():
             files[f"spec/{rel}"] = _write(tmp, f"spec/{rel}", data)
+        files[POLICY_CODE] = _write(tmp, POLICY_CODE, policy_code(policy_py))
         cert = certificate(result, policy_py, synthesized_at=stamp, path=path, files=files, approval=approval)
         cert_bytes = (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode("utf-8")
         _write(tmp, "certificate.json", cert_bytes)

@@ -11,7 +11,8 @@ The runtime API needs none of the synthesis tools (Nagini, z3, lark, Hypothesis,
     policy = load_policy("build/payments")   # refuses a tampered or unproved build (PolicyLoadError)
     policy.evaluate_checked(arguments)       # a Decision; ArgumentError or PolicyMismatch: deny
 
-Every error a person must act on is a VeriguardError with a code, a message, a place and a fix.
+Every error a person must act on is a VeriguardError with a code, a message, a place and a fix, in one
+group of who must act: SpecError, OperatorError, EnvironmentProblem, AgentInputError, InternalError.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from veriguard.contracts.errors import VeriguardError
+    from veriguard.contracts.errors import (AgentInputError, EnvironmentProblem, InternalError, OperatorError,
+                                            SpecError, VeriguardError)
     from veriguard.enforce.extract_errors import ExtractionError
     from veriguard.enforce.guard import Guard, GuardOutcome, RunTerminated
     from veriguard.enforce.loader import (ArgumentError, Decision, FrozenPolicy, PolicyLoadError, PolicyMismatch,
@@ -28,7 +30,9 @@ if TYPE_CHECKING:
 
 # Loaded on first use (PEP 562): a process that needs one of them (the Claude Code hook, a short
 # `veriguard` command) does not pay for importing all of them.
-_HOME = {"VeriguardError": "veriguard.contracts.errors", "ExtractionError": "veriguard.enforce.extract_errors",
+_HOME = {**dict.fromkeys(("VeriguardError", "SpecError", "OperatorError", "EnvironmentProblem", "AgentInputError",
+                          "InternalError"), "veriguard.contracts.errors"),
+         "ExtractionError": "veriguard.enforce.extract_errors",
          "Guard": "veriguard.enforce.guard", "GuardOutcome": "veriguard.enforce.guard",
          "RunTerminated": "veriguard.enforce.guard", "ArgumentError": "veriguard.enforce.loader",
          "Decision": "veriguard.enforce.loader", "FrozenPolicy": "veriguard.enforce.loader",
@@ -36,9 +40,9 @@ _HOME = {"VeriguardError": "veriguard.contracts.errors", "ExtractionError": "ver
          "load_policy": "veriguard.enforce.loader", "DecisionRecord": "veriguard.enforce.monitor",
          "Enforcement": "veriguard.enforce.monitor", "Monitor": "veriguard.enforce.monitor"}
 
-__all__ = ["ArgumentError", "Decision", "DecisionRecord", "Enforcement", "ExtractionError", "FrozenPolicy", "Guard",
-           "GuardOutcome", "Monitor", "PolicyLoadError", "PolicyMismatch", "RunTerminated", "VeriguardError",
-           "load_policy"]
+__all__ = ["AgentInputError", "ArgumentError", "Decision", "DecisionRecord", "Enforcement", "EnvironmentProblem",
+           "ExtractionError", "FrozenPolicy", "Guard", "GuardOutcome", "InternalError", "Monitor", "OperatorError",
+           "PolicyLoadError", "PolicyMismatch", "RunTerminated", "SpecError", "VeriguardError", "load_policy"]
 
 
 def __getattr__(name: str) -> Any:

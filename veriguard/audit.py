@@ -8,6 +8,8 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   tools            Nagini, z3 and Python here are the versions the certificate records
   compiled source  (compile path) the spec, compiled again, gives policy_verified.py byte for byte
   frozen module    policy.py is byte for byte the frozen module of policy_verified.py
+  bytecode         policy.code (what the monitor runs on this Python) is policy.py compiled: compared in a
+                   child process, code object against code object (marshal's bytes vary between runs)
   contract (z3)    the spec's contract is satisfiable, every rule can fire and hold, properties follow
   examples         the spec's examples, run on the frozen module in a sandboxed child
   proof (Nagini)   Nagini, run here on policy_verified.py (never a cached proof)
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from veriguard.contracts.build_format import POLICY_CODE
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
 from veriguard.contracts.spec import Spec
 from veriguard.enforce import strict_json
@@ -81,7 +84,7 @@ class _Build:
 
     directory: Path
     certificate_bytes: bytes
-    files: dict[str, bytes] = field(default_factory=dict)     # policy.py and policy_verified.py as read
+    files: dict[str, bytes] = field(default_factory=dict)     # policy.py, policy_verified.py, policy.code as read
     certificate: dict[str, Any] = field(default_factory=dict)
     name: str = "build"          # the policy's name once the certificate passes the schema
     policy_sha256: str = ""
@@ -101,7 +104,7 @@ def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] 
     if b.spec is None:
         compiled = ("compiled source",) if b.certificate.get("path") == "compile" else ()
         checks += [Gate(n, Verdict.ERROR, f"not run: {b.spec_error}") for n in
-                   (*compiled, "frozen module", "contract (z3)", "examples", "proof (Nagini)")]
+                   (*compiled, "frozen module", "bytecode", "contract (z3)", "examples", "proof (Nagini)")]
     else:
         checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
     summary = log_summary(log, log_key, b.policy_sha256) if log else None
@@ -123,7 +126,8 @@ def _read(d: Path) -> _Build:
                              fix="pass a build directory made by `veriguard synth`, e.g. build/payments")
     try:
         b = _Build(d, (d / "certificate.json").read_bytes())
-        b.files = {rel: (d / rel).read_bytes() for rel in ("policy.py", "policy_verified.py") if (d / rel).is_file()}
+        b.files = {rel: (d / rel).read_bytes() for rel in ("policy.py", "policy_verified.py", POLICY_CODE)
+                   if (d / rel).is_file()}
     except OSError as e:
         raise VeriguardError("audit.input", f"cannot read the build: {e.strerror}", file=str(e.filename or d)) from None
     try:
@@ -228,6 +232,7 @@ def _from_the_spec(b: _Build, spec: Spec, progress: Progress, prover: Prover) ->
             return Verdict.REFUTED, "policy.py is not the frozen module of policy_verified.py: it was changed"
         return Verdict.PASSED, "policy.py is byte for byte the frozen module regenerated from policy_verified.py"
     checks.append(_timed("frozen module", frozen))
+    checks.append(_timed("bytecode", lambda: _bytecode(b.files.get("policy.py"), b.files.get(POLICY_CODE))))
     progress("checking the contract with z3")
     checks.append(_timed("contract (z3)", lambda: _gate(contract_gate(check_contract(contract,
                                                                                        bound=spec.settings.z3_bound)))))
@@ -242,6 +247,53 @@ def _from_the_spec(b: _Build, spec: Spec, progress: Progress, prover: Prover) ->
     progress("proving policy_verified.py with Nagini (a fresh run, no cache)")
     checks.append(_timed("proof (Nagini)", lambda: prover(spec, verified, progress)))
     return checks
+
+
+# Run in a child (`python -I -S`): the build's bytecode is unmarshalled there, never in the auditor's process.
+_SAME_CODE = """
+import __future__, hashlib, importlib.util, marshal, sys
+source, data = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+magic = importlib.util.MAGIC_NUMBER
+if not data.startswith(magic):
+    print("other Python")
+    raise SystemExit
+if data[len(magic):len(magic) + 32] != hashlib.sha256(source).digest():
+    print("other source")
+    raise SystemExit
+fresh = compile(source, "policy.py", "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+print("same" if marshal.loads(data[len(magic) + 32:]) == fresh else "differs")
+"""
+
+
+def _bytecode(policy_py: bytes | None, policy_code: bytes | None) -> tuple[Verdict, str]:
+    import subprocess
+    import sys
+
+    if policy_code is None:
+        return Verdict.PASSED, "the build carries no policy.code: the monitor compiles policy.py"
+    if policy_py is None:
+        return Verdict.ERROR, "the build has no policy.py to compare policy.code with"
+    with tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
+        paths = [os.path.join(tmp, "policy.py"), os.path.join(tmp, "policy.code")]
+        for path, data in zip(paths, (policy_py, policy_code)):
+            with open(path, "wb") as f:
+                f.write(data)
+        try:
+            done = subprocess.run([sys.executable, "-I", "-S", "-c", _SAME_CODE, *paths], capture_output=True,
+                                  text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return Verdict.ERROR, f"the comparison could not run: {e}"
+    answer = done.stdout.strip()
+    if done.returncode != 0 or answer not in ("same", "differs", "other Python", "other source"):
+        return Verdict.REFUTED, ("policy.code is not readable bytecode: "
+                                 f"{(done.stderr.strip().splitlines() or ['no output'])[-1][:300]}")
+    if answer == "same":
+        return Verdict.PASSED, "policy.code is policy.py compiled (code objects equal)"
+    if answer == "other Python":
+        return Verdict.NOT_CHECKED, ("policy.code was compiled by another Python: a monitor on this Python "
+                                     "compiles policy.py instead; audit with the build's Python to check it")
+    return Verdict.REFUTED, ("policy.code is not policy.py compiled: the monitor would run other code than the "
+                             f"source ({answer})")
 
 
 def _gate(gate: Any) -> tuple[Verdict, str]:

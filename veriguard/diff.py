@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veriguard.contracts.errors import Pos, SpecError, VeriguardError
+from veriguard.contracts.errors import OperatorError, Pos, SpecError, VeriguardError
 from veriguard.contracts.spec import Spec
 from veriguard.enforce.decision_log import DecisionLog, verify_log
 from veriguard.enforce.loader import ArgumentError, FrozenPolicy, check_certificate, load_policy
@@ -29,7 +29,7 @@ from veriguard.verify.verdicts import Verdict
 APPROVAL_FIX = 'write a TOML file with by = "who approves" and reason = "why the new policy may allow this"'
 
 
-class UpdateRefused(VeriguardError):
+class UpdateRefused(OperatorError):
     """synth --previous: the new policy allows what the previous one denied, without an approval."""
 
     exit_code = 1

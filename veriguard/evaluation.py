@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.monitor import Monitor
 
 
@@ -22,13 +23,11 @@ EICU_DIR = "eicu_ac"
 MIND2WEB_FILE = "mind2web_sc/seeact/sample_labeled_all.json"
 
 
-class DataError(ValueError):
+class DataError(OperatorError, ValueError):
     """The benchmark data is missing or not in the expected format."""
 
     def __init__(self, message: str, fix: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fix = fix
+        super().__init__("eval.data", message, fix=fix)
 
 
 @dataclass

@@ -1,8 +1,10 @@
 """`veriguard audit` on fake builds (no JVM: the Nagini check is replaced by a recording stub; the real one runs
 in tests/integration/test_audit_real.py): each way a build can be wrong fails its own check."""
+import hashlib
 import json
 import os
 import tarfile
+from importlib.util import MAGIC_NUMBER
 import zipfile
 
 import pytest
@@ -13,7 +15,7 @@ from veriguard.cli import main
 from veriguard.contracts.errors import EnvironmentProblem
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.keys import load_signing_key, sign_certificate
-from veriguard.synth.freeze import sha256, write_build
+from veriguard.synth.freeze import policy_code, sha256, write_build
 from veriguard.synth.specfile import load_spec
 from veriguard.verify.verdicts import Verdict
 from tests.conftest import write_spec
@@ -21,8 +23,8 @@ from tests.unit.test_compile_and_freeze import fake_result
 # the signed fake build (and the autouse fixture that keeps VERIGUARD_* out of the tests)
 from tests.unit.test_signed_builds import build, keys, no_trust_from_the_environment, signed  # noqa: F401, F811
 
-NAMES = ["certificate", "signature", "files", "tools", "compiled source", "frozen module", "contract (z3)",
-         "examples", "proof (Nagini)"]
+NAMES = ["certificate", "signature", "files", "tools", "compiled source", "frozen module", "bytecode",
+         "contract (z3)", "examples", "proof (Nagini)"]
 
 
 class Prover:
@@ -104,6 +106,39 @@ def test_a_rewritten_proved_source_is_what_nagini_gets_and_does_not_compile_agai
     v = verdicts(run(build, key, prover=prover))
     assert v["signature"] is Verdict.PROVED      # re-signed by the key holder: the audit still re-derives
     assert v["compiled source"] is Verdict.REFUTED and prover.sources[0].endswith("# edited\n")
+
+
+def recode(build, source, key):
+    """Replace policy.code with `source` compiled (header naming the real policy.py), hashes rewritten, re-signed."""
+    real = (build / "policy.py").read_bytes()
+    code = policy_code(source)
+    code = code[:len(MAGIC_NUMBER)] + hashlib.sha256(real).digest() + code[len(MAGIC_NUMBER) + 32:]
+    (build / "policy.code").write_bytes(code)
+    cert = json.loads((build / "certificate.json").read_text())
+    cert["hashes"]["files"]["policy.code"] = sha256(code)
+    data = (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode()
+    (build / "certificate.json").write_bytes(data)
+    (build / "signature.json").write_bytes(sign_certificate(key[0], data))
+
+
+def test_bytecode_that_is_not_the_policy_compiled_is_refuted_even_re_signed(build, key):
+    source = (build / "policy.py").read_text()
+    recode(build, source.replace("def evaluate(", "def evaluate_(", 1) + "\nevaluate = evaluate_\n", key)
+    v = verdicts(run(build, key))
+    assert v["signature"] is Verdict.PROVED and v["frozen module"] is Verdict.PASSED and v["files"] is Verdict.PASSED
+    assert v["bytecode"] is Verdict.REFUTED
+    recode(build, source, key)                   # the same source compiled again: equal code, other bytes maybe
+    assert verdicts(run(build, key))["bytecode"] is Verdict.PASSED
+
+
+def test_bytecode_of_another_python_is_not_checked(build, key):
+    data = bytearray((build / "policy.code").read_bytes())
+    data[0] ^= 0xFF
+    (build / "policy.code").write_bytes(bytes(data))
+    cert = json.loads((build / "certificate.json").read_text())
+    cert["hashes"]["files"]["policy.code"] = sha256(bytes(data))
+    (build / "certificate.json").write_text(json.dumps(cert, indent=2, sort_keys=True) + "\n")
+    assert verdicts(run(build, key))["bytecode"] is Verdict.NOT_CHECKED
 
 
 def test_a_rewritten_rule_in_the_spec_is_caught_by_compiling_again(build, key):

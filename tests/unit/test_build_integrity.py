@@ -131,13 +131,13 @@ def test_r3_a_swapped_extractor_is_refused(eicu_build, tmp_path):
 
 def test_the_certificate_covers_every_file_the_monitor_reads(eicu_build):
     files = certificate(eicu_build)["hashes"]["files"]
-    assert set(files) == {"policy.py", "policy_verified.py", "extraction.json", "spec/eicu_ac.toml",
+    assert set(files) == {"policy.py", "policy.code", "policy_verified.py", "extraction.json", "spec/eicu_ac.toml",
                           "spec/eicu_ac/permission_table.json", "spec/eicu_ac/schema.json"}
     assert all(sha256((eicu_build / rel).read_bytes()) == digest for rel, digest in files.items())
 
 
-@pytest.mark.parametrize("rel", ["policy.py", "policy_verified.py", "extraction.json", "spec/eicu_ac.toml",
-                                 "spec/eicu_ac/permission_table.json", "spec/eicu_ac/schema.json"])
+@pytest.mark.parametrize("rel", ["policy.py", "policy.code", "policy_verified.py", "extraction.json",
+                                 "spec/eicu_ac.toml", "spec/eicu_ac/permission_table.json", "spec/eicu_ac/schema.json"])
 @pytest.mark.parametrize("how", ["append", "delete", "symlink_out", "directory"])
 def test_any_change_to_a_certified_file_is_refused(eicu_build, tmp_path, rel, how):
     build = copy(eicu_build, tmp_path)

@@ -1,13 +1,16 @@
-"""contracts/error_catalogue.py lists exactly the dotted error codes the source raises.
+"""contracts/error_catalogue.py lists exactly the dotted error codes the source raises, each with the
+actor of the error class that raises it.
 
 The scan reads the AST of every product module: calls of VeriguardError / ProviderError and their
 subclasses (code first), calls of helpers that pass a `code` parameter on to one of them, and
-`code=` keywords. A code made at run time (an f-string, a concatenation) must be listed in BUILT by
-the expression that makes it; a code passed through (`e.code`, a variable) is the caller's.
+`code=` keywords; a local variable is followed to the values assigned to it. A code made at run time
+(an f-string, a concatenation) must be listed in BUILT by the expression that makes it; a code passed
+through (`e.code`, a helper's parameter) is the caller's.
 """
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from veriguard.contracts.error_catalogue import BUILT, CATALOGUE, Actor
+from veriguard.contracts.errors import VeriguardError
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("contracts", "verify", "synth", "enforce", "providers", "veriguard")
@@ -63,6 +67,21 @@ def _resolve(modules: dict[str, Module], where: str, name: str) -> Ref:
     return m.imports[name]
 
 
+def _assigned(fn: ast.FunctionDef | None, expr: ast.expr) -> list[ast.expr]:
+    """A local variable passed as a code (`code, fix = "provider.auth", ...` then `fail(code, ...)`): the values
+    the function assigns to it. A parameter, an attribute or anything else stays as it is: the caller's."""
+    if fn is None or not isinstance(expr, ast.Name) or expr.id in {a.arg for a in fn.args.args + fn.args.kwonlyargs}:
+        return [expr]
+    values = []
+    for node in ast.walk(fn):
+        for target in node.targets if isinstance(node, ast.Assign) else []:
+            if isinstance(target, ast.Name) and target.id == expr.id:
+                values.append(node.value)
+            elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                values += [v for e, v in zip(target.elts, node.value.elts) if isinstance(e, ast.Name) and e.id == expr.id]
+    return values or [expr]
+
+
 def _callee(call: ast.Call) -> str:
     f = call.func
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
@@ -73,9 +92,12 @@ class Scan:
         self.modules = _modules()
         self.raisers = set(ROOTS)
         self.helpers: dict[Ref, int] = {}  # function -> position of its `code` argument in a call
+        self.helper_raises: dict[Ref, Ref] = {}  # function -> the error class its `code` ends in
         self.literal: dict[str, list[str]] = {}
         self.built: dict[str, list[str]] = {}
+        self.via: dict[str, dict[Ref, str]] = {}  # code or BUILT expression -> error class -> a place
         self.bad: list[str] = []
+        self.other: dict[str, list[str]] = {}
         while self._more_raisers():
             pass
         while self._more_helpers():
@@ -109,6 +131,11 @@ class Scan:
         ref = _resolve(self.modules, where, _callee(call))
         return self.class_position(ref) if ref in self.raisers else self.helpers.get(ref)
 
+    def raised_class(self, where: str, call: ast.Call) -> Ref | None:
+        """The error class a call's code ends in: the class called, or the one a helper passes it to."""
+        ref = _resolve(self.modules, where, _callee(call))
+        return ref if ref in self.raisers else self.helper_raises.get(ref)
+
     def code_args(self, where: str, call: ast.Call) -> list[ast.expr]:
         position = self.code_position(where, call)
         if position is None:
@@ -122,14 +149,17 @@ class Scan:
         for where, m in self.modules.items():
             for name, fn in m.functions.items():
                 params = [a.arg for a in fn.args.args]
-                if (where, name) not in self.helpers and "code" in params and self._passes_code(where, fn):
+                raises = self._passes_code(where, fn) if "code" in params else None
+                if (where, name) not in self.helpers and raises is not None:
                     new[(where, name)] = params.index("code") - (params[:1] in (["self"], ["cls"]))
+                    self.helper_raises[(where, name)] = raises
         self.helpers |= new
         return bool(new)
 
-    def _passes_code(self, where: str, fn: ast.FunctionDef) -> bool:
-        return any(isinstance(c, ast.Call) and any(isinstance(a, ast.Name) and a.id == "code"
-                                                   for a in self.code_args(where, c)) for c in ast.walk(fn))
+    def _passes_code(self, where: str, fn: ast.FunctionDef) -> Ref | None:
+        """The error class `fn` passes its `code` parameter on to, if it does."""
+        return next((self.raised_class(where, c) for c in ast.walk(fn) if isinstance(c, ast.Call) and any(
+            isinstance(a, ast.Name) and a.id == "code" for a in self.code_args(where, c))), None)
 
     def _collect(self, where: str, m: Module) -> None:
         for cls in m.classes.values():
@@ -137,24 +167,32 @@ class Scan:
                 # its own __init__ fixes the code: super().__init__("code", ...)
                 for c in ast.walk(cls):
                     if isinstance(c, ast.Call) and _callee(c) == "__init__" and c.args:
-                        self._code(c.args[0], f"{where}:{c.lineno}", strict=True)
+                        self._code(c.args[0], f"{where}:{c.lineno}", (where, cls.name), strict=True)
+        enclosing = {node: fn for fn in ast.walk(m.tree) if isinstance(fn, ast.FunctionDef) for node in ast.walk(fn)}
         for c in ast.walk(m.tree):
             if isinstance(c, ast.Call):
                 strict = _resolve(self.modules, where, _callee(c)) in self.raisers
+                raised = self.raised_class(where, c)
                 for arg in self.code_args(where, c):
-                    self._code(arg, f"{where}:{c.lineno}", strict=strict)
+                    assert raised is not None
+                    for expr in _assigned(enclosing.get(c), arg):
+                        self._code(expr, f"{where}:{c.lineno}", raised, strict=strict)
 
-    def _code(self, expr: ast.expr, at: str, *, strict: bool) -> None:
+    def _code(self, expr: ast.expr, at: str, raised: Ref, *, strict: bool) -> None:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             if CODE.fullmatch(expr.value):
                 self.literal.setdefault(expr.value, []).append(at)
+                self.via.setdefault(expr.value, {}).setdefault(raised, at)
             elif strict:
                 self.bad.append(f"{at}: {expr.value!r} is not a dotted code")
         elif isinstance(expr, ast.IfExp):
-            self._code(expr.body, at, strict=strict)
-            self._code(expr.orelse, at, strict=strict)
+            self._code(expr.body, at, raised, strict=strict)
+            self._code(expr.orelse, at, raised, strict=strict)
         elif isinstance(expr, (ast.JoinedStr, ast.BinOp, ast.Call)):
             self.built.setdefault(ast.unparse(expr), []).append(at)
+            self.via.setdefault(ast.unparse(expr), {}).setdefault(raised, at)
+        else:
+            self.other.setdefault(ast.unparse(expr), []).append(at)
 
 
 @pytest.fixture(scope="module")
@@ -171,6 +209,7 @@ def test_the_scan_finds_the_codes_it_must(scan):
     assert "env.encoder" in scan.literal             # super().__init__("env.encoder", ...)
     assert "provider.timeout" in scan.literal        # ProviderError through providers/errors.fail
     assert {"log.unreadable", "log.write"} <= set(scan.literal)  # one code or another (if/else)
+    assert {"provider.auth", "provider.server"} <= set(scan.literal)  # code, fix = "...", "..." then fail(code, ...)
     assert "f'contract.{f.check}'" in scan.built
 
 
@@ -204,3 +243,54 @@ def test_every_entry_says_who_acts_and_what_it_means():
     for code, entry in CATALOGUE.items():
         assert CODE.fullmatch(code) and isinstance(entry.actor, Actor), code
         assert entry.meaning and "\n" not in entry.meaning and len(entry.meaning) <= 100, code
+
+
+# Error classes that carry codes of every actor by design: the code's actor says who must fix the cause.
+CARRIERS = {("enforce/extract_errors.py", "ExtractionError"): "every failure on the online path is a denial"}
+# Codes raised through a class of another group: known debts, each with the change that removes it.
+DEBTS = {
+    ("provider.config", ("providers/types.py", "ProviderError")):
+        "providers/config.py: raise OperatorError for bad provider options (exit 2), not ProviderError (exit 3)",
+    ("provider.replay_mismatch", ("providers/types.py", "ProviderError")):
+        "providers/replay.py: raise OperatorError when a transcript does not match (exit 2), not ProviderError",
+}
+
+
+def error_class(ref: Ref) -> type[VeriguardError]:
+    where, name = ref
+    module = "veriguard." + where.removesuffix(".py").replace("/", ".").removeprefix("veriguard.")
+    return getattr(importlib.import_module(module), name)
+
+
+def test_every_code_is_raised_through_an_error_of_its_actor(scan):
+    """The group of the class that raises a code (contracts/errors.py) gives its exit code; the catalogue says
+    who must act. They must agree, or `veriguard` would end an environment problem with exit 2."""
+    wrong, used = {}, set()
+    for code, through in scan.via.items():
+        for ref, at in through.items():
+            for made in BUILT.get(code, (code,)):
+                if ref in CARRIERS or error_class(ref).actor is CATALOGUE[made].actor:
+                    continue
+                if (made, ref) in DEBTS:
+                    used.add((made, ref))
+                    continue
+                wrong[f"{made} via {ref[1]} at {at}"] = (CATALOGUE[made].actor.name, error_class(ref).actor.name)
+    assert not wrong, f"raise these through an error of the catalogue's actor (or fix the catalogue): {wrong}"
+    assert used == set(DEBTS), f"these debts are paid: remove them from DEBTS: {set(DEBTS) - used}"
+
+
+def test_the_group_check_sees_each_way_a_code_is_raised(scan):
+    """The check above must see the class behind a helper, behind a class's own __init__, and the root."""
+    assert ("contracts/errors.py", "ContractError") in scan.via["contract.duplicate_id"]   # self.fail(...)
+    assert ("providers/types.py", "ProviderError") in scan.via["provider.timeout"]        # providers/errors.fail
+    assert ("enforce/loader.py", "PolicyMismatch") in scan.via["policy.mismatch"]          # its own __init__
+    assert ("contracts/errors.py", "VeriguardError") in scan.via["cli.usage"]              # the root, directly
+    assert error_class(("enforce/loader.py", "PolicyMismatch")).actor is Actor.BUG
+
+
+def test_every_code_is_a_literal_a_built_code_or_passed_through(scan):
+    """A code looked up in a table (`fail(CODES[kind], ...)`) would escape the checks above."""
+    passed_through = {"code": "a helper's parameter", "e.code": "another error's code",
+                      "error['code']": "a code recorded in a transcript, replayed (providers/replay.py)"}
+    unknown = {text: places[0] for text, places in scan.other.items() if text not in passed_through}
+    assert not unknown, f"raise these codes as literals, or list the expressions in BUILT: {unknown}"

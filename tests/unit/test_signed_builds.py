@@ -10,7 +10,7 @@ from veriguard.cli import main
 from veriguard.enforce.keys import load_signing_key, new_key_pair, sign_certificate
 from veriguard.enforce.loader import REQUIRE_SIGNED_ENV, TRUSTED_KEYS_ENV, PolicyLoadError, load_policy
 from veriguard.enforce.monitor import Monitor
-from veriguard.synth.freeze import sha256, write_build
+from veriguard.synth.freeze import policy_code, sha256, write_build
 from veriguard.synth.specfile import load_spec
 from tests.conftest import MINIMAL, SHIPPED, write_spec
 from tests.unit.test_compile_and_freeze import fake_result
@@ -75,9 +75,12 @@ def test_a_signed_build_loads_verified_by_its_trusted_key(build, keys):
 def test_a_tampered_file_with_a_consistently_rewritten_hash_is_refused_once_signatures_are_checked(build, keys):
     policy_py = build / "policy.py"
     policy_py.write_text(policy_py.read_text().replace("def evaluate(", "def evaluate(  ", 1))
+    code = policy_code(policy_py.read_text())
+    (build / "policy.code").write_bytes(code)
     cert = json.loads((build / "certificate.json").read_text())
     digest = sha256(policy_py.read_bytes())
     cert["hashes"]["policy"] = cert["hashes"]["files"]["policy.py"] = digest
+    cert["hashes"]["files"]["policy.code"] = sha256(code)
     (build / "certificate.json").write_text(json.dumps(cert, indent=2, sort_keys=True) + "\n")
     assert load_policy(build).signature == "unchecked"   # the hole a signature closes: no trust, no check
     refused(build, "load.signature", trusted_keys=[keys["signer"][1]])
