@@ -3,23 +3,35 @@ run through onnxruntime on one thread, mean pooling and L2 normalisation. No tor
 
 ENCODERS lists the encoders we can run; DEFAULT_ENCODER is the one synth trains with. Both read text with
 the vendored WordPiece tokenizer of bert-base-uncased (all-MiniLM's and paraphrase-MiniLM's). The
-`Embedder.identity()` names the encoder exactly (package, version, sha256 of the model and tokenizer files
-as they are on disk, dimension, pooling): a classifier frozen into a build is trained on one encoder's
-vectors and refuses to run on any other."""
+`Embedder.identity()` names the encoder exactly (package, version, sha256 of the model file, of the
+tokenizer and of the runtime copy below, dimension, pooling): a classifier frozen into a build is trained
+on one encoder's vectors and refuses to run on any other.
+
+The package's ONNX file keeps its weights in int8 with a scale: onnxruntime folds them back to float32
+each time it builds a session from it (about 1 s). So it is optimised once per machine and onnxruntime
+version (`runtime_copy`: the graph optimised to the extended level, weights in a file beside it, which
+onnxruntime maps instead of copying) under $VERIGUARD_CACHE/encoders, and every session is built from
+that copy with no further optimisation (under 0.1 s). The identity names the copy's sha256: synth pins
+it in the build, and a monitor whose copy differs (damaged, tampered with, or made by another
+onnxruntime) refuses to classify."""
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from veriguard.contracts.errors import VeriguardError
+from veriguard.contracts.cache_dir import cache_dir
+from veriguard.contracts.errors import EnvironmentProblem
 
 TOKENIZER = Path(__file__).parent / "assets" / "minilm_tokenizer.json"
 DIM = 384
@@ -41,13 +53,15 @@ ENCODERS = {e.name: e for e in (
 )}
 DEFAULT_ENCODER = "minilm-l6-int8"
 MAX_TOKENS = ENCODERS[DEFAULT_ENCODER].max_tokens
+RUNTIME_FORMAT = "onnxruntime extended optimisation, external weights/1"
+RUNTIME_GRAPH, RUNTIME_WEIGHTS = "model.onnx", "weights.bin"
 
 
 class EmbedderUnavailable(RuntimeError):
     """The model package is missing or damaged."""
 
 
-class EncoderMismatch(VeriguardError):
+class EncoderMismatch(EnvironmentProblem):
     """The installed encoder is not the one a frozen classifier was trained with: its vectors would mean
     something else, so nothing is classified."""
 
@@ -62,9 +76,7 @@ class Embedder:
     """Thread-pinned encoder: `embed(texts)` -> float32 array (n, DIM), rows of unit length."""
 
     def __init__(self, encoder: str = DEFAULT_ENCODER, *, threads: int = 1) -> None:
-        if encoder not in ENCODERS:
-            raise EmbedderUnavailable(f"unknown encoder {encoder!r}; known: {', '.join(ENCODERS)}")
-        self.encoder = ENCODERS[encoder]
+        self.encoder = known_encoder(encoder)
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -72,10 +84,16 @@ class Embedder:
             raise EmbedderUnavailable(f"{e.name} is not installed; fix: pip install 'veriguard[classifier]' "
                                       "(or re-run scripts/bootstrap.sh)") from None
         self.model = model_file(self.encoder)
+        self.runtime, self._scratch = runtime_copy(self.encoder)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(self.model), options, providers=["CPUExecutionProvider"])
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # optimised in the copy
+        self.session = ort.InferenceSession(str(self.runtime / RUNTIME_GRAPH), options,
+                                            providers=["CPUExecutionProvider"])
+        self._identity = identity_of(self.encoder, self.runtime)  # hashed after loading: what runs is what is named
+        if self._scratch is not None:
+            self._scratch.cleanup()
         self.tokenizer = Tokenizer.from_file(str(TOKENIZER))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.encoder.max_tokens)
@@ -109,17 +127,116 @@ class Embedder:
         return self.embed([text])[0]
 
     def identity(self) -> dict[str, Any]:
-        """What the vectors depend on, read from the installed files; the model file must be the one its
-        package's installation record lists."""
-        e = self.encoder
-        digest = file_sha256(self.model)
-        recorded = installed_sha256(e.package, e.model)
-        if recorded is not None and recorded != digest:
-            raise EmbedderUnavailable(f"{self.model} is not the file {e.package} installed (sha256 {digest[:16]}..., "
-                                      f"its record says {recorded[:16]}...); reinstall {e.package}")
-        return {"encoder": e.name, "package": e.package, "version": metadata.version(e.package),
-                "model_sha256": digest, "tokenizer_sha256": file_sha256(TOKENIZER), "dim": DIM,
-                "max_tokens": e.max_tokens, "pooling": "mean, L2-normalised"}
+        """What the vectors depend on (see identity_of), read from the files this session was built from."""
+        return dict(self._identity)
+
+    def identity_as_pinned(self, pinned: Mapping[str, Any]) -> dict[str, Any]:
+        """identity() in the form a build pinned it. A build frozen before the runtime copy was pinned names no
+        runtime and the model file as hashed on disk: it is checked as it was then (the file is hashed now)."""
+        if "runtime" in pinned:
+            return self.identity()
+        return {**{k: v for k, v in self._identity.items() if k != "runtime"}, "model_sha256": file_sha256(self.model)}
+
+
+def known_encoder(name: str) -> Encoder:
+    if name not in ENCODERS:
+        raise EmbedderUnavailable(f"unknown encoder {name!r}; known: {', '.join(ENCODERS)}")
+    return ENCODERS[name]
+
+
+def encoder_identity(encoder: str = DEFAULT_ENCODER) -> dict[str, Any]:
+    """The identity an Embedder of `encoder` reports, from the files alone: no session is built once this
+    machine has the runtime copy (synth keys the frozen classifier by it)."""
+    enc = known_encoder(encoder)
+    model_file(enc)
+    folder, scratch = runtime_copy(enc)
+    try:
+        return identity_of(enc, folder)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+
+
+def identity_of(encoder: Encoder, runtime: Path) -> dict[str, Any]:
+    """Package, version, the sha256 its install record gives the model file (the file itself is hashed when
+    the runtime copy is made from it), the tokenizer's sha256, and the runtime copy's: onnxruntime's
+    version and the sha256 of the optimised graph and of its weights."""
+    return {"encoder": encoder.name, "package": encoder.package, "version": metadata.version(encoder.package),
+            "model_sha256": source_sha256(encoder), "tokenizer_sha256": file_sha256(TOKENIZER), "dim": DIM,
+            "max_tokens": encoder.max_tokens, "pooling": "mean, L2-normalised",
+            "runtime": {"onnxruntime": metadata.version("onnxruntime"), "format": RUNTIME_FORMAT,
+                        "graph_sha256": file_sha256(runtime / RUNTIME_GRAPH),
+                        "weights_sha256": file_sha256(runtime / RUNTIME_WEIGHTS)}}
+
+
+def source_sha256(encoder: Encoder) -> str:
+    """The model file's sha256 as its package's install record lists it, else as hashed now."""
+    return installed_sha256(encoder.package, encoder.model) or file_sha256(model_file(encoder))
+
+
+def cache_root() -> Path:
+    """$VERIGUARD_CACHE, else $XDG_CACHE_HOME/veriguard, else ~/.cache/veriguard (verify.proof_cache's store)."""
+    return cache_dir()
+
+
+def runtime_copy(encoder: Encoder) -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
+    """The folder of the encoder's optimised copy for the installed onnxruntime, made on first use (about
+    1 s), and a scratch directory to clean up when the cache cannot be written (the copy is then made
+    afresh each time, in it)."""
+    key = hashlib.sha256(json.dumps([RUNTIME_FORMAT, source_sha256(encoder), metadata.version("onnxruntime")])
+                         .encode()).hexdigest()[:24]
+    try:
+        folder = cache_root() / "encoders" / f"{encoder.name}-{key}"
+        if _complete(folder):
+            return folder, None
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=".making-", dir=folder.parent))
+    except (OSError, RuntimeError):  # RuntimeError: no home folder to put the cache in
+        scratch = tempfile.TemporaryDirectory(prefix="veriguard-encoder-")
+        optimise(encoder, Path(scratch.name))
+        return Path(scratch.name), scratch
+    try:
+        optimise(encoder, work)
+        try:
+            os.rename(work, folder)  # whole or not at all; another process may have made it meanwhile
+        except OSError:
+            if not _complete(folder):  # a copy with a file removed: replaced
+                shutil.rmtree(folder, ignore_errors=True)
+                os.rename(work, folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return folder, None
+
+
+def _complete(folder: Path) -> bool:
+    return (folder / RUNTIME_GRAPH).is_file() and (folder / RUNTIME_WEIGHTS).is_file()
+
+
+def optimise(encoder: Encoder, out: Path) -> None:
+    """onnxruntime's extended graph optimisation of the package's model (folds the int8 weights to float32,
+    fuses layer norms), written to `out` as a graph and a weights file; the model is checked against its
+    package's install record first. Deterministic for one onnxruntime version."""
+    import onnxruntime as ort
+
+    source = model_file(encoder)
+    recorded, digest = installed_sha256(encoder.package, encoder.model), file_sha256(source)
+    if recorded is not None and recorded != digest:
+        raise EmbedderUnavailable(f"{source} is not the file {encoder.package} installed (sha256 {digest[:16]}..., "
+                                  f"its record says {recorded[:16]}...); reinstall {encoder.package}")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(out / RUNTIME_GRAPH)
+    options.add_session_config_entry("session.optimized_model_external_initializers_file_name", RUNTIME_WEIGHTS)
+    options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    try:
+        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own exception types, not exported under stable names
+        raise EmbedderUnavailable(f"onnxruntime cannot read {source} ({type(e).__name__}: {str(e)[:200]}); "
+                                  f"reinstall {encoder.package}") from None
+    for name in (RUNTIME_GRAPH, RUNTIME_WEIGHTS):
+        with open(out / name, "rb") as f:
+            os.fsync(f.fileno())
 
 
 def installed_sha256(package: str, rel: str) -> str | None:
@@ -156,8 +273,13 @@ def _sha256(path: str, size: int, mtime_ns: int) -> str:
     return h.hexdigest()
 
 
-@lru_cache(maxsize=2)
 def shared_embedder(encoder: str = DEFAULT_ENCODER) -> Embedder:
+    """One Embedder per encoder in this process, however it is named (default or explicit)."""
+    return _shared(encoder)
+
+
+@lru_cache(maxsize=2)
+def _shared(encoder: str) -> Embedder:
     return Embedder(encoder)
 
 

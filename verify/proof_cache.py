@@ -34,12 +34,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Protocol, TypeVar
 
+from veriguard.contracts.cache_dir import CACHE_ENV, cache_dir
 from veriguard.verify import nagini_worker
 from veriguard.verify.nagini import tool_versions
 from veriguard.verify.runnable import CONTRACT_CALLS
 
 FORMAT = 1
-ENV = "VERIGUARD_CACHE"
+ENV = CACHE_ENV
 STORED_FILE_STATUSES = frozenset({"proved", "failed", "translation_error"})
 VISIBLE_BODY_DECORATORS = frozenset({"Pure", "Predicate"})
 GATE_KINDS = frozenset({"z3", "tests", "mutants", "classifier"})
@@ -54,10 +55,7 @@ class Verifier(Protocol):
 
 def default_dir() -> Path:
     """$VERIGUARD_CACHE, else $XDG_CACHE_HOME/veriguard, else ~/.cache/veriguard."""
-    if os.environ.get(ENV):
-        return Path(os.environ[ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "veriguard"
+    return cache_dir()
 
 
 def _sha(data: str) -> str:
