@@ -55,6 +55,33 @@ def write_spec(tmp: Path, body: str = MINIMAL, *, table: str = '{"admin": {"db":
     return path
 
 
+JVM_GROUPS = {"test_synthesis.py": "jvm-shipped", "test_audit_real.py": "jvm-shipped"}  # they share the shipped syntheses
+
+
+def jvm_group(nodeid: str) -> str | None:
+    """The group of an integration test (`jvm` unless JVM_GROUPS names its file); None for the others."""
+    path = nodeid.split("::")[0]
+    if not path.startswith("tests/integration/"):
+        return None
+    return JVM_GROUPS.get(path.rsplit("/", 1)[-1], "jvm")
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`-n 2 --dist loadgroup` (scripts/test): the tests of one JVM group run in one process, in order, on its one
+    warm worker and proof cache; every other test goes to whichever process is free. (xdist 3.8's own groups,
+    from xdist_group marks, are lost under pytest 9: its node ids are no longer the `_nodeid` xdist rewrites.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class JvmGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return jvm_group(nodeid) or nodeid
+
+    return JvmGroups(config, log)
+
+
 @pytest.fixture(scope="session")
 def nagini_worker():
     from veriguard.verify.nagini import NaginiWorker
@@ -63,6 +90,35 @@ def nagini_worker():
     worker.start()
     yield worker
     worker.close()
+
+
+@pytest.fixture(scope="session")
+def proof_cache(_proof_cache_per_session):
+    """The proof cache `veriguard synth` uses in this session: empty at its start, filled only by this
+    session's real Nagini runs (an identical source is proved once per session)."""
+    from veriguard.verify.proof_cache import ProofCache, default_dir
+
+    return ProofCache(default_dir())
+
+
+@pytest.fixture(scope="session")
+def shipped_synthesis(nagini_worker, proof_cache, tmp_path_factory):
+    """`get(stem)`: the shipped spec synthesized with the real Nagini as `veriguard synth` does (through the
+    session's proof cache), once per session: (spec, SynthResult). Tests write their own builds from it."""
+    from veriguard.synth.compile import compile_policy
+    from veriguard.synth.pipeline import synthesize
+    from veriguard.synth.specfile import load_spec
+
+    done = {}
+
+    def get(stem):
+        if stem not in done:
+            spec = load_spec(SPECS / f"{stem}.toml")
+            done[stem] = spec, synthesize(spec, nagini_worker, compile_policy(spec).source, cache=proof_cache,
+                                          workdir=tmp_path_factory.mktemp(f"synth-{stem}"))
+        return done[stem]
+
+    return get
 
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")

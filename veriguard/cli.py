@@ -19,11 +19,13 @@ EXIT_CODES = """exit codes:
   0  success: every gate passed / proved / decided
   1  a gate failed: refuted, not proved, timed out, a test or the mutation score failed; the LLM budget
      ran out, or the model refused or answered malformed output
-  2  bad input: a malformed spec, contract, file or argument (the message says where and how to fix it)
-  3  environment: Java, Python 3.12 or the verifier is missing or broken; no API key, no network, a
-     provider timeout or rate limit
+  2  bad input: a malformed spec, contract, file or argument (the message says where and how to fix it):
+     SpecError (the spec author), OperatorError (who runs veriguard), AgentInputError (the agent's action)
+  3  environment (EnvironmentProblem): Java, Python 3.12 or the verifier is missing or broken; no API key,
+     no network, a provider timeout or rate limit
   4  waiting for the engineer: clarification questions were written to a file to answer and approve
- 70  internal error (a bug in veriguard): one line on stderr; set VERIGUARD_DEBUG=1 for the traceback
+ 70  internal error (InternalError, or any unexpected exception: a bug in veriguard): one line on stderr;
+     set VERIGUARD_DEBUG=1 for the traceback. `veriguard errors` lists every error code by group
 130  interrupted"""
 
 
@@ -100,6 +102,35 @@ def _previous(args: argparse.Namespace) -> Any:
                           llm=bool(args.llm or args.replay or args.compare))
 
 
+class _Lent:
+    """A worker lent to one command by main()'s caller: the command uses it but does not close it."""
+
+    def __init__(self, worker: Any) -> None:
+        self.worker = worker
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.worker, name)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "_Lent":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _nagini(args: argparse.Namespace, progress: Progress) -> Any:
+    """The Nagini worker of a command: the one lent to main(), else a new one (started on first use)."""
+    lent = getattr(args, "lent_worker", None)  # set by main(); absent when a test builds the namespace itself
+    if lent is not None:
+        return _Lent(lent)
+    from veriguard.verify.nagini import NaginiWorker
+
+    return NaginiWorker(heap=args.jvm_heap, progress=progress)
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     if args.sign and args.compare:
         raise VeriguardError("synth.sign", "--compare writes no build, so there is nothing to sign",
@@ -109,7 +140,6 @@ def cmd_synth(args: argparse.Namespace) -> int:
         return cmd_synth_llm(args)
     from veriguard.synth.freeze import write_build
     from veriguard.synth.jobs import SpecRunner
-    from veriguard.verify.nagini import NaginiWorker
     from veriguard.verify.proof_cache import ProofCache, default_dir
 
     if args.jobs < 1:
@@ -120,7 +150,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     summaries: list[dict[str, Any]] = []
     code = 0
     runner = SpecRunner(args.specs, jobs=args.jobs, cache=ProofCache() if args.no_cache else ProofCache(default_dir()),
-                        make_worker=lambda: NaginiWorker(heap=args.jvm_heap, progress=progress),
+                        make_worker=lambda: _nagini(args, progress),
                         mutant_limit=args.mutants, progress=progress,
                         before_proof=previous.check_arguments if previous is not None else None)
     try:
@@ -191,7 +221,6 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
     from veriguard.synth.memory import DemonstrationMemory
     from veriguard.synth.specfile import load_spec
     from veriguard.synth.transcripts import TranscriptStore
-    from veriguard.verify.nagini import NaginiWorker
 
     if len(args.specs) != 1:
         raise VeriguardError("synth.llm", f"the LLM path takes one spec at a time, not {len(args.specs)}",
@@ -203,7 +232,7 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
     store = TranscriptStore(args.store)
     memory = DemonstrationMemory(args.store, enabled=not (args.no_memory or args.replay))
     budget = llm_loop.Budget(rounds=args.rounds, max_tokens=args.max_tokens)
-    worker = NaginiWorker(heap=args.jvm_heap, progress=progress)
+    worker = _nagini(args, progress)
     try:
         with tempfile.TemporaryDirectory(prefix="veriguard-llm-") as tmp:
             if args.compare:
@@ -325,14 +354,13 @@ def _print_synth(s: dict[str, Any], cert: dict[str, Any]) -> None:
 # --- verify -----------------------------------------------------------------------------------
 def cmd_verify(args: argparse.Namespace) -> int:
     from veriguard.verify import counterexample as cx
-    from veriguard.verify.nagini import NaginiWorker
     from veriguard.verify.proof import from_worker
     from veriguard.verify.verdicts import Verdict
 
     progress = Progress(quiet=args.quiet or args.json)
     code = 0
     results = []
-    with NaginiWorker(heap=args.jvm_heap, progress=progress) as worker:
+    with _nagini(args, progress) as worker:
         for f in args.files:
             path = Path(f)
             if not path.is_file() or path.suffix != ".py":
@@ -509,7 +537,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise VeriguardError(e.code, f"the build's [extraction] section: {e.message}", file=str(build),
                                  fix="fix the spec's [extraction] section and re-run synth") from None
         except EmbedderUnavailable as e:
-            raise VeriguardError("env.embedder", str(e), fix="reinstall with ./scripts/bootstrap.sh") from None
+            raise EnvironmentProblem("env.embedder", str(e), fix="reinstall with ./scripts/bootstrap.sh") from None
         data = Path(args.data)
         progress(f"{args.benchmark}: deciding every case with {build} ({args.extractor or 'its own extractors'})")
         try:
@@ -779,12 +807,31 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--log", default=None, metavar="LOG.jsonl", help="a decision log to verify and summarize")
     au.add_argument("--log-public-key", default=None, metavar="PUB", help="the public key that signs the log")
     au.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+    er = add("errors", cmd_errors, "list every error code, grouped by who must act, with each group's exit code")
+    er.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def cmd_errors(args: argparse.Namespace) -> int:
+    from veriguard.contracts.error_catalogue import by_actor
+
+    groups = by_actor()
+    if args.json:
+        _print_json({"groups": [{"actor": g.actor.value, "class": g.__name__, "exit_code": g.exit_code, "codes": codes}
+                                for g, codes in groups]})
+        return 0
+    for g, codes in groups:
+        print(f"{g.actor.value}: {g.__name__}, exit {g.exit_code}")
+        for code, meaning in codes.items():
+            print(f"  {code:<34} {meaning}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, *, worker: Any = None) -> int:
     """Run one command; every error ends here as one message and an exit code, never a traceback
-    (unless VERIGUARD_DEBUG is set)."""
+    (unless VERIGUARD_DEBUG is set). `worker`: a started NaginiWorker that commands needing Nagini borrow
+    (and leave open) instead of starting their own JVM, for a caller that runs many commands (the tests)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:  # exit 0 or 2 whatever happens (Claude Code runs the tool on any other code)
         from veriguard.hook import main as hook
@@ -793,6 +840,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from veriguard.enforce.integrations.mcp_proxy import main as mcp_proxy
         return mcp_proxy(argv[1:])
     args = build_parser().parse_args(argv)
+    args.lent_worker = worker
     try:
         return int(args.fn(args))
     except KeyboardInterrupt:

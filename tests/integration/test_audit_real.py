@@ -7,19 +7,15 @@ import pytest
 
 from veriguard.audit import audit_build, prove_fresh
 from veriguard.enforce.keys import load_signing_key, new_key_pair, sign_certificate
-from veriguard.synth.compile import compile_policy
 from veriguard.synth.freeze import sha256, write_build
-from veriguard.synth.pipeline import synthesize
-from veriguard.synth.specfile import load_spec
 from veriguard.verify.verdicts import Verdict
-from tests.conftest import SHIPPED
 
 pytestmark = pytest.mark.integration
 
 
-def test_audit_re_proves_a_signed_build_and_catches_a_re_signed_broken_proof(nagini_worker, tmp_path):
-    spec = load_spec(next(p for p in SHIPPED if p.stem == "payments"))
-    result = synthesize(spec, nagini_worker, compile_policy(spec).source, workdir=tmp_path / "work", mutant_limit=6)
+def test_audit_re_proves_a_signed_build_and_catches_a_re_signed_broken_proof(nagini_worker, shipped_synthesis,
+                                                                              tmp_path):
+    _spec, result = shipped_synthesis("payments")
     assert result.ok, [(g.name, g.verdict, g.summary) for g in result.gates]
     private, _, _ = new_key_pair(tmp_path / "keys")
     key = load_signing_key(private)

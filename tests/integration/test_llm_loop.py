@@ -106,21 +106,27 @@ def test_token_budget(spec, nagini_worker, tmp_path):
     assert out.certificate is None
 
 
-@pytest.mark.parametrize("malicious", [
+MALICIOUS = [
     "import os\nos.system('touch PWNED')\nreturn Decision(True, [], [])\n",
     "open('PWNED', 'w').write('x')\nreturn Decision(True, [], [])\n",
     "x = ().__class__.__bases__[0].__subclasses__()\nreturn Decision(True, [], [])\n",
     "return eval('Decision(True, [], [])')\n",
     "v = [k for k in range(3)]\nreturn Decision(True, [], [])\n",
-])
-def test_malicious_code_is_rejected_before_it_runs(spec, nagini_worker, tmp_path, monkeypatch, malicious):
+]
+
+
+def test_malicious_code_is_rejected_before_it_runs(spec, nagini_worker, tmp_path, monkeypatch):
+    """Each malicious body in its own round, then a good one: one synthesis for all of them."""
     monkeypatch.chdir(tmp_path)
-    model = ScriptedModel(NO_QUESTIONS, FORMAL, TESTS, {"helpers": "", "body": malicious}, GOOD_BODY)
-    out, _ = run(spec, model, nagini_worker, tmp_path)
-    assert out.status == "proved"
+    bodies = [{"helpers": "", "body": m} for m in MALICIOUS]
+    model = ScriptedModel(NO_QUESTIONS, FORMAL, TESTS, *bodies, GOOD_BODY)
+    out, _ = run(spec, model, nagini_worker, tmp_path, budget=llm_loop.Budget(rounds=len(MALICIOUS) + 1))
+    assert out.status == "proved", (out.message, out.notes)
     assert not list(tmp_path.rglob("PWNED"))
-    assert "outside the allowed subset" in model.prompt(4)
-    assert any("rejected by the allowlist" in n for n in out.notes)
+    rejected = [n for n in out.notes if "rejected by the allowlist" in n]
+    assert [n.split(":")[0] for n in rejected] == [f"implement round {i + 1}" for i in range(len(MALICIOUS))]
+    for i in range(len(MALICIOUS)):  # each rejection is the next round's feedback
+        assert "outside the allowed subset" in model.prompt(4 + i)
 
 
 @pytest.mark.parametrize("bad,status,code", [
@@ -179,7 +185,7 @@ def test_memory_serves_demonstrations_and_is_recorded(spec, nagini_worker, tmp_p
     assert "(none: nothing in the request was found ambiguous)" in second.prompt(0)
 
 
-def test_cli_llm_path_and_log(tmp_path, monkeypatch, capsys):
+def test_cli_llm_path_and_log(nagini_worker, tmp_path, capsys):
     """The CLI on a replayed transcript: no network, no key."""
     spec_path = tmp_path / "age_rules.toml"
     shutil.copy(FIXTURES / "nl" / "age_rules.toml", spec_path)
@@ -191,7 +197,7 @@ def test_cli_llm_path_and_log(tmp_path, monkeypatch, capsys):
     path = tmp_path / "scripted.json"
     path.write_text(json.dumps(transcript))
     code = main(["synth", str(spec_path), "--replay", str(path), "--out", str(tmp_path / "b"),
-                 "--store", str(tmp_path / "s.db"), "--quiet", "--json"])
+                 "--store", str(tmp_path / "s.db"), "--quiet", "--json"], worker=nagini_worker)
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["status"] == "proved", out
     assert main(["log", "--store", str(tmp_path / "s.db"), "--json"]) == 0

@@ -1,4 +1,6 @@
-"""The offline stage end to end with the real Nagini (one warm worker for the session)."""
+"""The offline stage end to end with the real Nagini (one warm worker for the session). Syntheses go through
+the session's proof cache, as `veriguard synth` does: a broken variant of a shipped policy re-verifies the
+functions it changes (and those that see their bodies), and an identical source is proved once per session."""
 import json
 
 import pytest
@@ -17,9 +19,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
-def test_shipped_spec_synthesizes_to_a_proved_certificate(path, nagini_worker, tmp_path):
-    spec = load_spec(path)
-    result = synthesize(spec, nagini_worker, compile_policy(spec).source, workdir=tmp_path)
+def test_shipped_spec_synthesizes_to_a_proved_certificate(path, shipped_synthesis, tmp_path):
+    spec, result = shipped_synthesis(path.stem)
     failed = [g for g in result.gates if not holds(g.verdict)]
     assert not failed, [(g.name, g.verdict, g.summary) for g in failed]
     assert result.proof.verdict is Verdict.PROVED
@@ -64,8 +65,9 @@ BUGS = {
 
 
 @pytest.mark.parametrize("kind", sorted(BUGS))
-def test_broken_policy_is_refuted_with_rule_and_values(kind, nagini_worker, tmp_path):
+def test_broken_policy_is_refuted_with_rule_and_values(kind, nagini_worker, proof_cache, shipped_synthesis, tmp_path):
     spec_name, old, new, rule, value = BUGS[kind]
+    shipped_synthesis(spec_name)  # its proof is in the cache: what the bug changes is verified again
     if new is None:  # invert the check in the toolbox loop
         spec = load_spec(next(p for p in SHIPPED if p.stem == spec_name))
         source = compile_policy(spec).source
@@ -74,7 +76,7 @@ def test_broken_policy_is_refuted_with_rule_and_values(kind, nagini_worker, tmp_
         source = source.replace(loop_if, loop_if.replace("if not ", "if "))
     else:
         spec, source = inject(spec_name, old, new)
-    result = synthesize(spec, nagini_worker, source, workdir=tmp_path, mutant_limit=0)
+    result = synthesize(spec, nagini_worker, source, workdir=tmp_path, mutant_limit=0, cache=proof_cache)
     confirmed = refuted(result)
     assert confirmed, "the refutation is backed by a concrete input"
     text = json.dumps([d.to_dict() for d in result.proof.diagnostics])
@@ -84,9 +86,10 @@ def test_broken_policy_is_refuted_with_rule_and_values(kind, nagini_worker, tmp_
     assert not result.ok
 
 
-def test_false_property_is_refuted_with_the_offending_values(nagini_worker, tmp_path):
+def test_false_property_is_refuted_with_the_offending_values(nagini_worker, proof_cache, tmp_path):
     spec = load_spec(FIXTURES / "wrong_table" / "eicu_wrong_table.toml")
-    result = synthesize(spec, nagini_worker, compile_policy(spec).source, workdir=tmp_path, mutant_limit=0)
+    result = synthesize(spec, nagini_worker, compile_policy(spec).source, workdir=tmp_path, mutant_limit=0,
+                        cache=proof_cache)
     z3_gate = next(g for g in result.gates if g.name == "contract (z3)")
     assert z3_gate.verdict is Verdict.REFUTED and "nursing_no_diagnosis (REFUTED)" in z3_gate.summary
     confirmed = refuted(result)
@@ -100,17 +103,17 @@ def test_false_property_is_refuted_with_the_offending_values(nagini_worker, tmp_
     assert cert["status"] == "FAILED"
 
 
-def test_synth_cli_exit_code_for_a_refuted_property(tmp_path, capsys):
+def test_synth_cli_exit_code_for_a_refuted_property(nagini_worker, tmp_path, capsys):
     code = main(["synth", str(FIXTURES / "wrong_table" / "eicu_wrong_table.toml"), "--out", str(tmp_path),
-                 "--quiet", "--mutants", "0", "--json"])
+                 "--quiet", "--mutants", "0", "--json"], worker=nagini_worker)
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and not out["ok"] and out["results"][0]["status"] == "FAILED"
 
 
-def test_unprovable_but_correct_policy_is_unknown_not_refuted(nagini_worker, tmp_path):
+def test_unprovable_but_correct_policy_is_unknown_not_refuted(nagini_worker, proof_cache, tmp_path):
     """A loop invariant removed: the code is unchanged (and right) but the proof cannot go through."""
     spec, source = inject("eicu_ac", "        Invariant(Forall(vg_out, lambda vg_p: (vg_p in accessed, [])))", "")
-    result = synthesize(spec, nagini_worker, source, workdir=tmp_path, mutant_limit=0)
+    result = synthesize(spec, nagini_worker, source, workdir=tmp_path, mutant_limit=0, cache=proof_cache)
     assert result.proof.verdict is Verdict.UNKNOWN, result.proof
     assert result.proof.diagnostics and all(d.confirmed is False for d in result.proof.diagnostics)
     assert "incompleteness" in result.proof.detail

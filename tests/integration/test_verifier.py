@@ -74,8 +74,8 @@ def test_toolbox_templates_verify_with_an_opaque_predicate(nagini_worker, tmp_pa
     assert r.verdict is Verdict.PROVED, r.diagnostics
 
 
-def test_verify_cli(capsys):
-    code = main(["verify", str(NAGINI / "small_good.py"), str(NAGINI / "small_bad.py"), "--json"])
+def test_verify_cli(nagini_worker, capsys):
+    code = main(["verify", str(NAGINI / "small_good.py"), str(NAGINI / "small_bad.py"), "--json"], worker=nagini_worker)
     out = json.loads(capsys.readouterr().out)
     assert code == 1
     assert [(r["verdict"], r["detail"]) for r in out["results"]] == [("PROVED", ""), ("UNKNOWN", MODEL_NOT_REPLAYED)]
