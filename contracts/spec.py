@@ -1,4 +1,5 @@
-"""A loaded spec: the request, the agent, the signature, the contract and the examples."""
+"""A loaded spec as the contract layer sees it: the request, the agent, the signature, the contract and the
+examples. What the product does with it (extraction, enforcement, verifier settings) is synth.specfile.SpecFile."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,15 +23,6 @@ class Example:
 
 
 @dataclass(frozen=True)
-class VerifySettings:
-    nagini_timeout: int = 120
-    hypothesis_examples: int = 300
-    mutation_threshold: float = 0.8
-    mutants_per_nagini: int = 3
-    z3_bound: int = 3
-
-
-@dataclass(frozen=True)
 class Spec:
     name: str
     path: str
@@ -42,9 +34,4 @@ class Spec:
     rules_text: str
     properties_text: str
     examples: tuple[Example, ...]
-    extraction: dict[str, Any]
-    enforcement: dict[str, Any]
-    clarifications: dict[str, Any]
-    settings: VerifySettings
     files: tuple[tuple[str, str], ...] = ()  # (path relative to the spec, sha256) of every table file
-    extraction_files: tuple[tuple[str, str], ...] = ()  # the same for every file [extraction] names

@@ -332,8 +332,8 @@ class Commands:
             if text is None:
                 self.unknown(f"${settings.parameters_env} holds settings the analysis cannot read")
             else:
-                for k, _, v in re.findall(r"'((?:[^']|'\\'')*)'(=('(?:[^']|'\\'')*'))?", text):
-                    self.setting(Value.of(k), Value.of(v[1:-1]) if v else Value.of("true"), inv)
+                for k, _, quoted in re.findall(r"'((?:[^']|'\\'')*)'(=('(?:[^']|'\\'')*'))?", text):
+                    self.setting(Value.of(k), Value.of(quoted[1:-1]) if quoted else Value.of("true"), inv)
 
     def setting_pair(self, value: Value, inv: Invocation, *, from_env: bool) -> None:
         """`KEY=VALUE` (git -c), or `KEY=VARIABLE` (git --config-env: the value is the variable's)."""

@@ -32,12 +32,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from veriguard.contracts.spec import Spec  # noqa: E402
 from veriguard.synth import classifier_build  # noqa: E402
 from veriguard.synth.compile import compile_policy  # noqa: E402
 from veriguard.synth.freeze import write_build  # noqa: E402
 from veriguard.synth.pipeline import SynthResult, synthesize  # noqa: E402
-from veriguard.synth.specfile import load_spec  # noqa: E402
+from veriguard.synth.specfile import SpecFile, load_spec  # noqa: E402
 from veriguard.verify.nagini import NaginiWorker  # noqa: E402
 from veriguard.verify.proof_cache import ProofCache  # noqa: E402
 
@@ -68,7 +67,7 @@ def median(xs: list[float]) -> float:
     return round(statistics.median(xs), 2)
 
 
-def load(spec_path: Path, timeout: int | None) -> Spec:
+def load(spec_path: Path, timeout: int | None) -> SpecFile:
     spec = load_spec(spec_path)
     return spec if timeout is None else replace(spec, settings=replace(spec.settings, nagini_timeout=timeout))
 

@@ -17,15 +17,14 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from veriguard.contracts.errors import EnvironmentProblem, SpecError
 from veriguard.contracts.schema import argument_schema
-from veriguard.contracts.spec import Spec
-from veriguard.synth.specfile import PATH_FIX, file_in_folder
+from veriguard.synth.specfile import PATH_FIX, SpecFile, file_in_folder
 from veriguard.verify.proof_cache import ProofCache, gate_key, through_cache
 
 T = TypeVar("T")
 _TRAINED: dict[str, dict[str, Any]] = {}  # gate key -> frozen classifier, for this process
 
 
-def frozen_extraction(spec: Spec, cache: ProofCache | None = None) -> dict[str, Any]:
+def frozen_extraction(spec: SpecFile, cache: ProofCache | None = None) -> dict[str, Any]:
     """spec.extraction, with a `frozen` classifier in every entry that names a `bank` (`from = "classifier"`,
     and the LLM extractor's cascade and both modes)."""
     return {name: {**cfg, "frozen": freeze_classifier(spec, name, cfg, cache)}
@@ -33,7 +32,7 @@ def frozen_extraction(spec: Spec, cache: ProofCache | None = None) -> dict[str, 
             for name, cfg in spec.extraction.items()}
 
 
-def freeze_classifier(spec: Spec, argument: str, cfg: Mapping[str, Any],
+def freeze_classifier(spec: SpecFile, argument: str, cfg: Mapping[str, Any],
                       cache: ProofCache | None = None) -> dict[str, Any]:
     import veriguard.enforce.embedder as embedder
     from veriguard.enforce.categories import parse_bank, to_frozen, trained_on

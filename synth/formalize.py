@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from veriguard.contracts.spec import Spec
+from veriguard.synth.specfile import SpecFile, load_spec
 from veriguard.synth import prompting
 from veriguard.synth.clarify import answers_text
 from veriguard.providers.types import CompletionRequest, Provider
-from veriguard.synth.specfile import load_spec
 
 SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["types", "arguments", "tables", "rules", "properties", "notes"],
@@ -75,7 +74,7 @@ def _multiline(text: str) -> str:
     return '"""\n' + "".join(body).replace('"""', '""\\"') + '\n"""'
 
 
-def render_draft(spec: Spec, data: dict[str, Any], workdir: Path) -> Draft:
+def render_draft(spec: SpecFile, data: dict[str, Any], workdir: Path) -> Draft:
     """The draft as a spec file in `workdir` (tables as JSON files beside it). Every name and value is
     escaped as TOML; the loader then checks the names like those of a hand-written spec."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -113,7 +112,7 @@ def render_draft(spec: Spec, data: dict[str, Any], workdir: Path) -> Draft:
     return Draft(data, text, path)
 
 
-def fixed_signature_text(spec: Spec) -> str:
+def fixed_signature_text(spec: SpecFile) -> str:
     """For --compare: the arguments and tables the model must use, as they stand in the spec."""
     lines = ["\n## Use exactly these types, arguments and tables (return only rules, properties, notes)"]
     lines += [f"- type {n}: {t!r}" for n, t in spec.signature.types]
@@ -123,7 +122,7 @@ def fixed_signature_text(spec: Spec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def formalize(provider: Provider, spec: Spec, assumptions: list[dict[str, str]], workdir: Path, *,
+def formalize(provider: Provider, spec: SpecFile, assumptions: list[dict[str, str]], workdir: Path, *,
               feedback: list[str], demos: list[dict[str, Any]], round: int, fixed: bool = False) -> Draft:
     prompt = prompting.render("formalize", request=spec.request,
                               agent="\n".join(f"{k}: {v}" for k, v in spec.agent.items()) or "(not described)",
@@ -138,7 +137,7 @@ def formalize(provider: Provider, spec: Spec, assumptions: list[dict[str, str]],
     return render_draft(spec, data, workdir)
 
 
-def load_draft(draft: Draft) -> Spec:
+def load_draft(draft: Draft) -> SpecFile:
     """Load the rendered draft (raises SpecError with the draft file's line and column)."""
     return load_spec(draft.path)
 
@@ -153,7 +152,7 @@ def error_feedback(err: Exception, draft: Draft) -> str:
     return str(err)
 
 
-def signature_as_draft(spec: Spec) -> dict[str, Any]:
+def signature_as_draft(spec: SpecFile) -> dict[str, Any]:
     """The spec's own types, arguments and tables in draft form (for --compare, where they are fixed)."""
     from veriguard.contracts.types import EnumT, RecordT
 

@@ -33,13 +33,12 @@ from typing import Any, Callable
 from veriguard.contracts.errors import GeneratedCodeError, SpecError, VeriguardError
 from veriguard.contracts.generated import check_generated
 from veriguard.contracts.schema import argument_schema
-from veriguard.contracts.spec import Spec
+from veriguard.synth.specfile import PATH_FIX, SpecFile, file_in_folder
 from veriguard.contracts.build_format import (CERT_FORMAT, POLICY_CODE, SIGNATURE_NAME, approval_problem,
                                               referenced_files)
 from veriguard.synth.pipeline import SynthResult
 from veriguard.providers.extraction import pin_extraction
 from veriguard.synth.classifier_build import frozen_extraction
-from veriguard.synth.specfile import PATH_FIX, file_in_folder
 from veriguard.verify.report import render as render_report
 from veriguard.verify.runnable import frozen_module
 from veriguard.verify.verdicts import ProofResult, Verdict
@@ -183,7 +182,7 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
     return final, cert
 
 
-def _spec_files(spec: Spec) -> dict[str, bytes]:
+def _spec_files(spec: SpecFile) -> dict[str, bytes]:
     """The spec, its tables and the files [extraction] names (path relative to the spec -> bytes), each
     read once and checked against the hash taken when the spec was loaded."""
     folder = Path(spec.path).parent

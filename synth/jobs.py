@@ -13,16 +13,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from veriguard.contracts.spec import Spec
+from veriguard.synth.specfile import SpecFile, load_spec
 from veriguard.synth import pipeline
 from veriguard.synth.compile import compile_policy
-from veriguard.synth.specfile import load_spec
 from veriguard.verify.nagini import NaginiWorker
 from veriguard.verify.proof_cache import ProofCache
 
 
 class Done(NamedTuple):
-    spec: Spec
+    spec: SpecFile
     result: pipeline.SynthResult
     worker: NaginiWorker      # the worker that proved it (its stats go into run.json)
 
@@ -33,7 +32,7 @@ class SpecRunner:
 
     def __init__(self, paths: list[str], *, jobs: int, make_worker: Callable[[], NaginiWorker],
                  cache: ProofCache | None, mutant_limit: int, progress: Callable[[str], None],
-                 before_proof: Callable[[Spec], None] | None = None) -> None:
+                 before_proof: Callable[[SpecFile], None] | None = None) -> None:
         self.make_worker, self.cache, self.mutant_limit = make_worker, cache, mutant_limit
         self.progress, self.before_proof = progress, before_proof
         self.workers: list[NaginiWorker] = []

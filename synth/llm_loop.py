@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from veriguard.contracts.errors import SpecError, VeriguardError
-from veriguard.contracts.spec import Spec
+from veriguard.synth.specfile import SpecFile
 from veriguard.synth import clarify, formalize, implement, testgen
 from veriguard.synth.compile import CompiledPolicy, compile_policy
 from veriguard.synth.freeze import write_build
@@ -117,7 +117,7 @@ def _tokens(store: TranscriptStore, sid: str) -> int:
 
 
 class _Loop:
-    def __init__(self, spec: Spec, provider: Provider, worker: NaginiWorker, store: TranscriptStore,
+    def __init__(self, spec: SpecFile, provider: Provider, worker: NaginiWorker, store: TranscriptStore,
                  budget: Budget, progress: Progress, workdir: Path) -> None:
         self.spec, self.worker, self.store, self.budget = spec, worker, store, budget
         self.progress, self.workdir = progress, workdir
@@ -129,7 +129,7 @@ class _Loop:
         return _tokens(self.store, self.sid) > self.budget.max_tokens
 
     def formalized(self, assumptions: list[dict[str, str]], demos: list[dict[str, Any]], notes: list[str], *,
-                   fixed: bool) -> tuple[Spec, CompiledPolicy] | str:
+                   fixed: bool) -> tuple[SpecFile, CompiledPolicy] | str:
         feedback: list[str] = []
         for round_ in range(self.budget.formalize_rounds):
             if self.over_budget():
@@ -149,7 +149,7 @@ class _Loop:
                 continue
             spec = dataclasses.replace(spec, path=self.spec.path, sha256=self.spec.sha256,
                                        extraction=self.spec.extraction, enforcement=self.spec.enforcement,
-                                       extraction_files=self.spec.extraction_files, clarifications={"assumptions": assumptions})
+                                       extraction_files=self.spec.extraction_files)
             tests = testgen.write_tests(self.provider, spec, round=round_)
             notes += [f"model example dropped: {m}" for m in tests.malformed]
             if tests.contradictions and round_ + 1 < self.budget.formalize_rounds:
@@ -161,7 +161,7 @@ class _Loop:
             return dataclasses.replace(spec, examples=spec.examples + tests.examples), compiled
         return "the formalize budget ran out: " + "; ".join(feedback)[:800]
 
-    def implemented(self, spec: Spec, compiled: CompiledPolicy, demos: list[dict[str, Any]],
+    def implemented(self, spec: SpecFile, compiled: CompiledPolicy, demos: list[dict[str, Any]],
                     notes: list[str]) -> tuple[SynthResult | None, str]:
         feedback: list[str] = []
         last: SynthResult | None = None
@@ -187,14 +187,14 @@ class _Loop:
         return last, f"{self.budget.rounds} implementation rounds did not prove the policy"
 
 
-def _spec_problem(spec: Spec) -> SpecError | None:
+def _spec_problem(spec: SpecFile) -> SpecError | None:
     from veriguard.synth.pipeline import spec_problems
 
     assert spec.contract is not None
     return spec_problems(check_contract(spec.contract, bound=spec.settings.z3_bound), spec)
 
 
-def run(spec: Spec, provider: Provider, worker: NaginiWorker, store: TranscriptStore, *, out_dir: Path,
+def run(spec: SpecFile, provider: Provider, worker: NaginiWorker, store: TranscriptStore, *, out_dir: Path,
         workdir: Path, memory: DemonstrationMemory | None = None, autonomous: bool = False,
         answers: Path | None = None, questions_file: Path | None = None, budget: Budget = Budget(),
         progress: Progress = lambda _m: None, mode: str = "", replay_started: str | None = None,
@@ -214,7 +214,7 @@ def run(spec: Spec, provider: Provider, worker: NaginiWorker, store: TranscriptS
     return outcome
 
 
-def _run(loop: _Loop, spec: Spec, memory: DemonstrationMemory, *, autonomous: bool, answers: Path | None,
+def _run(loop: _Loop, spec: SpecFile, memory: DemonstrationMemory, *, autonomous: bool, answers: Path | None,
          questions_file: Path | None, notes: list[str], out_dir: Path, replay_started: str | None,
          fixed: bool, signer: Callable[[bytes], bytes] | None) -> Outcome:
     try:
@@ -289,7 +289,7 @@ class Comparison:
                                 for d in (self.differences or [])]}
 
 
-def compare(spec: Spec, provider: Provider, worker: NaginiWorker, store: TranscriptStore, *, workdir: Path,
+def compare(spec: SpecFile, provider: Provider, worker: NaginiWorker, store: TranscriptStore, *, workdir: Path,
             budget: Budget = Budget(), progress: Progress = lambda _m: None) -> Comparison:
     """Formalize `spec`'s request with the model (its signature fixed) and ask z3 whether the model's
     contract decides like the spec's formal rules."""

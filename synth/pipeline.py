@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from veriguard.contracts.errors import Pos, SpecError
 from veriguard.contracts.generated import check_generated
-from veriguard.contracts.spec import Spec
+from veriguard.synth.specfile import SpecFile
 from veriguard.contracts.strategies import constant_pools
 from veriguard.synth.classifier_build import frozen_extraction
 from veriguard.verify import counterexample as cx
@@ -43,7 +43,7 @@ class Gate:
 
 @dataclass
 class SynthResult:
-    spec: Spec
+    spec: SpecFile
     verified_source: str
     runnable_source: str
     frozen_source: str          # the frozen module the gates tested, byte for byte what freeze writes
@@ -67,7 +67,7 @@ class SynthResult:
         return holds(self.verdict) and self.proof is not None and self.proof.verdict is Verdict.PROVED
 
 
-def spec_problems(report: Z3Report, spec: Spec) -> SpecError | None:
+def spec_problems(report: Z3Report, spec: SpecFile) -> SpecError | None:
     """The first vacuity or contradiction finding, as a spec error with its place and a fix."""
     for f in report.failed(*SPEC_CHECKS):
         fixes = {"satisfiable": "relax the assumptions or the enum domains",
@@ -83,7 +83,7 @@ def spec_problems(report: Z3Report, spec: Spec) -> SpecError | None:
     return None
 
 
-def replay_counterexamples(proof: ProofResult, spec: Spec, runnable: str, frozen: str) -> ProofResult:
+def replay_counterexamples(proof: ProofResult, spec: SpecFile, runnable: str, frozen: str) -> ProofResult:
     """Run each counterexample on the frozen policy: REFUTED only when one reproduces, else UNKNOWN.
 
     Nagini's models can leave values open; those holes are filled from the constants the contract
@@ -146,7 +146,7 @@ def _as_values(flat: dict[str, Any]) -> dict[str, Any]:
     return {k: {"length": len(v), "items": dict(enumerate(v))} if isinstance(v, list) else v for k, v in flat.items()}
 
 
-def prove(worker: NaginiWorker, source: str, spec: Spec, workdir: Path, label: str,
+def prove(worker: NaginiWorker, source: str, spec: SpecFile, workdir: Path, label: str,
           cache: ProofCache | None = None) -> ProofResult:
     """Nagini's verdict on `source`; through `cache` (verify.proof_cache) when given."""
     assert spec.contract is not None
@@ -191,7 +191,7 @@ def examples_gate(tests: TestReport) -> Gate:
                 {"passed": passed, "total": len(rows), "results": rows})
 
 
-def hypothesis_gate(tests: TestReport, spec: Spec) -> Gate:
+def hypothesis_gate(tests: TestReport, spec: SpecFile) -> Gate:
     name = "properties (Hypothesis)"
     if tests.error:
         return Gate(name, tests.error_verdict, f"the tests could not run: {tests.error}")
@@ -207,7 +207,7 @@ def hypothesis_gate(tests: TestReport, spec: Spec) -> Gate:
                  "failure": hyp.get("failure")})
 
 
-def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: list[Mutant],
+def mutation_gate(spec: SpecFile, worker: NaginiWorker, tests: TestReport, chosen: list[Mutant],
                   workdir: Path, progress: Progress, cache: ProofCache | None = None) -> tuple[Gate, dict[str, Any]]:
     """Mutants killed by the tests (of their frozen modules) or, within a budget, by Nagini.
 
@@ -256,7 +256,7 @@ def mutation_gate(spec: Spec, worker: NaginiWorker, tests: TestReport, chosen: l
         summary
 
 
-def spec_inputs(spec: Spec) -> dict[str, Any]:
+def spec_inputs(spec: SpecFile) -> dict[str, Any]:
     """What identifies a spec's content: its own sha256 and that of every file it names."""
     return {"spec": spec.sha256, "files": [list(f) for f in spec.files],
             "extraction_files": [list(f) for f in spec.extraction_files]}
@@ -279,7 +279,7 @@ def _tests_to_json(report: TestReport) -> dict[str, Any]:
     return {k: v for k, v in asdict(report).items() if k not in ("error", "error_verdict")}
 
 
-def cached_checks(spec: Spec, cache: ProofCache | None) -> tuple[Z3Report, dict[str, Any] | None]:
+def cached_checks(spec: SpecFile, cache: ProofCache | None) -> tuple[Z3Report, dict[str, Any] | None]:
     """The z3 checks of the contract, from the cache when the spec (and its files) and settings are unchanged.
 
     A report with an UNKNOWN finding is not stored: z3 gave up within a time limit."""
@@ -291,7 +291,7 @@ def cached_checks(spec: Spec, cache: ProofCache | None) -> tuple[Z3Report, dict[
                          storable=lambda r: all(f.verdict is not Verdict.UNKNOWN for f in r.findings))
 
 
-def cached_tests(spec: Spec, runnable: str, frozen: str, runnable_mutants: list[tuple[int, str]],
+def cached_tests(spec: SpecFile, runnable: str, frozen: str, runnable_mutants: list[tuple[int, str]],
                  cache: ProofCache | None) -> tuple[TestReport, dict[str, Any] | None]:
     """Examples, Hypothesis (derandomized) and the mutants' tests, from the cache for the same inputs.
 
@@ -335,7 +335,7 @@ def labelled_cached(gate: Gate, hit: dict[str, Any] | None) -> Gate:
                    details={**gate.details, "cache": hit})
 
 
-def synthesize(spec: Spec, worker: NaginiWorker, verified_source: str, *, workdir: Path,
+def synthesize(spec: SpecFile, worker: NaginiWorker, verified_source: str, *, workdir: Path,
                progress: Progress = lambda _m: None, mutant_limit: int = 30,
                cache: ProofCache | None = None) -> SynthResult:
     """Freeze `verified_source` (a Nagini-annotated policy for `spec`), then run every gate: the tests

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Mapping
 
@@ -17,7 +18,7 @@ from veriguard.contracts.parse import parse_contract, parse_signature, parse_typ
 from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.signature import Argument, Signature, Table
-from veriguard.contracts.spec import Example, Spec, VerifySettings
+from veriguard.contracts.spec import Example, Spec
 from veriguard.contracts.types import EnumT, RecordT, TupleT, Type, is_scalar
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
 from veriguard.synth.tables import load_table
@@ -34,6 +35,28 @@ VERIFY_KEYS: dict[str, tuple[type, float, float]] = {  # type, least, greatest
 MAX_TOML_NESTING = 32
 ENFORCEMENT_KEYS = ("strategy", "mode", "halt_after", "fail_closed")
 PATH_FIX = "put the file in the spec's folder (or a folder inside it) and give its path relative to the spec"
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """[verify]: how hard the gates work."""
+
+    nagini_timeout: int = 120
+    hypothesis_examples: int = 300
+    mutation_threshold: float = 0.8
+    mutants_per_nagini: int = 3
+    z3_bound: int = 3
+
+
+@dataclass(frozen=True)
+class SpecFile(Spec):
+    """A spec file as the product reads it: the contract layer's Spec, plus what synth, freeze and the monitor
+    do with it ([extraction], [enforcement], [verify]), which the contract layer never reads."""
+
+    extraction: dict[str, Any] = field(default_factory=dict)
+    extraction_files: tuple[tuple[str, str], ...] = ()  # (path relative to the spec, sha256) of each file it names
+    enforcement: dict[str, Any] = field(default_factory=dict)
+    settings: VerifySettings = VerifySettings()
 
 
 def file_in_folder(folder: Path, rel: object) -> Path:
@@ -323,7 +346,7 @@ class _Loader:
         return tuple(out)
 
 
-def load_spec(path: str | Path) -> Spec:
+def load_spec(path: str | Path) -> SpecFile:
     """Read and check a spec; raises SpecError (file:line:col, the value, the fix)."""
     path = Path(path)
     try:
@@ -357,13 +380,12 @@ def load_spec(path: str | Path) -> Spec:
         raise ld.fail("spec.example", "an example lists denied items but no rule denies items", ("examples",))
     files = tuple((Path(t.source).relative_to(path.parent).as_posix(), t.sha256) for t in tables)
     extraction = ld.typed(raw.get("extraction", {}), dict, ("extraction",), "[extraction]")
-    return Spec(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
-                agent=ld.typed(raw.get("agent", {}), dict, ("agent",), "[agent]"), signature=sig, contract=contract,
-                rules_text=rules_text, properties_text=properties_text, examples=examples,
-                extraction=extraction, extraction_files=ld.extraction_files(extraction),
-                enforcement=ld.enforcement(raw.get("enforcement", {})),
-                clarifications=ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]"),
-                settings=ld.settings(raw.get("verify", {})), files=files)
+    ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]")  # checked, read by nothing
+    return SpecFile(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
+                    agent=ld.typed(raw.get("agent", {}), dict, ("agent",), "[agent]"), signature=sig,
+                    contract=contract, rules_text=rules_text, properties_text=properties_text, examples=examples,
+                    files=files, extraction=extraction, extraction_files=ld.extraction_files(extraction),
+                    enforcement=ld.enforcement(raw.get("enforcement", {})), settings=ld.settings(raw.get("verify", {})))
 
 
 def _parse_toml(data: bytes, file: str) -> tuple[str, dict[str, Any]]:

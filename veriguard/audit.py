@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 
 from veriguard.contracts.build_format import POLICY_CODE
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
-from veriguard.contracts.spec import Spec
+from veriguard.synth.specfile import SpecFile
 from veriguard.enforce import strict_json
 from veriguard.enforce.keys import VerifyKey
 from veriguard.enforce.loader import (PolicyLoadError, certified_contents, check_certificate, check_signature,
@@ -44,7 +44,7 @@ from veriguard.synth.pipeline import Gate
 from veriguard.verify.verdicts import Verdict, holds
 
 Progress = Callable[[str], None]
-Prover = Callable[[Spec, str, Progress], tuple[Verdict, str]]
+Prover = Callable[[SpecFile, str, Progress], tuple[Verdict, str]]
 BUNDLE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
 COMPARED_TOOLS = ("nagini", "z3-solver", "python")
 
@@ -88,7 +88,7 @@ class _Build:
     certificate: dict[str, Any] = field(default_factory=dict)
     name: str = "build"          # the policy's name once the certificate passes the schema
     policy_sha256: str = ""
-    spec: Spec | None = None
+    spec: SpecFile | None = None
     spec_error: str = ""
 
 
@@ -211,7 +211,7 @@ def _tools(b: _Build) -> Gate:
     return _timed("tools", run)
 
 
-def _from_the_spec(b: _Build, spec: Spec, progress: Progress, prover: Prover) -> list[Gate]:
+def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover) -> list[Gate]:
     from veriguard.synth.pipeline import contract_gate, examples_gate
     from veriguard.verify.runnable import frozen_module, strip_contracts
     from veriguard.verify.testing import run_tests
@@ -300,7 +300,7 @@ def _gate(gate: Any) -> tuple[Verdict, str]:
     return gate.verdict, gate.summary
 
 
-def _compiled_again(spec: Spec, verified: str) -> tuple[Verdict, str]:
+def _compiled_again(spec: SpecFile, verified: str) -> tuple[Verdict, str]:
     from veriguard.synth.compile import compile_policy
 
     if compile_policy(spec).source != verified:
@@ -308,7 +308,7 @@ def _compiled_again(spec: Spec, verified: str) -> tuple[Verdict, str]:
     return Verdict.PASSED, "the build's spec compiles to policy_verified.py byte for byte"
 
 
-def prove_fresh(spec: Spec, verified: str, progress: Progress, worker: Any = None) -> tuple[Verdict, str]:
+def prove_fresh(spec: SpecFile, verified: str, progress: Progress, worker: Any = None) -> tuple[Verdict, str]:
     """Nagini on `verified`: a worker of its own (or `worker`, a warm NaginiWorker) called directly, never
     through a proof cache."""
     from veriguard.contracts.generated import check_generated

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from veriguard.contracts.errors import OperatorError, Pos, SpecError, VeriguardError
-from veriguard.contracts.spec import Spec
+from veriguard.synth.specfile import SpecFile, _parse_toml, load_spec
 from veriguard.enforce.decision_log import DecisionLog, verify_log
 from veriguard.enforce.loader import ArgumentError, FrozenPolicy, check_certificate, load_policy
 from veriguard.synth.freeze import sha256
 from veriguard.synth.pipeline import SynthResult
-from veriguard.synth.specfile import _parse_toml, load_spec
 from veriguard.synth.tomlpos import key_positions
 from veriguard.verify.policy_diff import Outcome, PolicyDiff, Run, Witness, argument_difference, diff_policies
 from veriguard.verify.runnable import frozen_module, strip_contracts
@@ -38,7 +37,7 @@ class UpdateRefused(OperatorError):
 @dataclass(frozen=True)
 class Build:
     policy: FrozenPolicy
-    spec: Spec
+    spec: SpecFile
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ def load_build(directory: str | Path, *, accept_unproved: bool = False) -> Build
     return Build(policy, spec)
 
 
-def _module_of(policy: FrozenPolicy, spec: Spec) -> None:
+def _module_of(policy: FrozenPolicy, spec: SpecFile) -> None:
     """policy.py must be the frozen module of the build's spec and proved source, byte for byte: the diff
     reasons about the spec's contract, and the monitor runs policy.py (whose checker enforces that contract)."""
     assert spec.contract is not None
@@ -91,7 +90,7 @@ def frozen_run(policy: FrozenPolicy) -> Run:
     return run
 
 
-def check_arguments(old: Build, new: Spec, where: str) -> None:
+def check_arguments(old: Build, new: SpecFile, where: str) -> None:
     problem = argument_difference(old.spec.signature, new.signature)
     if problem:
         raise VeriguardError("diff.arguments", f"{old.policy.directory} and {where} take different arguments: "
@@ -227,7 +226,7 @@ class Previous:
     approval: Approval | None
     last: dict[str, Any] = field(default_factory=dict)   # what the last `freeze` found, for the CLI
 
-    def check_arguments(self, spec: Spec) -> None:
+    def check_arguments(self, spec: SpecFile) -> None:
         check_arguments(self.build, spec, spec.path)
 
     def freeze(self, result: SynthResult, out_dir: Path, run_info: dict[str, Any],

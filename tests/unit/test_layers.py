@@ -96,3 +96,17 @@ def test_no_layer_is_importable_at_the_top_level_from_outside_the_repository():
                           " if importlib.util.find_spec(n)]))"],
                          capture_output=True, text=True, cwd=ROOT.parent, timeout=60)
     assert out.returncode == 0 and json.loads(out.stdout) == [], out.stdout + out.stderr
+
+
+def test_the_contract_layer_holds_no_product_configuration():
+    """contracts.spec.Spec is what the contract layer needs; [extraction], [enforcement] and [verify] belong to
+    synth.specfile.SpecFile (the monitor reads its part from the build's extraction.json)."""
+    import dataclasses
+
+    from veriguard.contracts.spec import Spec
+    from veriguard.synth.specfile import SpecFile
+
+    contract_fields = {f.name for f in dataclasses.fields(Spec)}
+    assert not contract_fields & {"extraction", "extraction_files", "enforcement", "settings", "clarifications"}
+    assert {"extraction", "extraction_files", "enforcement", "settings"} <= {f.name for f in dataclasses.fields(SpecFile)}
+    assert not any("VerifySettings" in p.read_text(encoding="utf-8") for p in (ROOT / "contracts").glob("*.py"))
