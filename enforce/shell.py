@@ -35,7 +35,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
 def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table: CommandTable,
              zmap: ZoneMap) -> Analysis:
     check_text(command)
-    _check_workspace(workspace, home)
+    if zmap.uses_workspace():
+        _check_workspace(workspace, home)
     tree = parse(command)
     if not any(c.is_named and c.type != "comment" for c in tree.root_node.children):
         raise ExtractionError("extract.shell.empty", "the command has nothing to run (only comments)")

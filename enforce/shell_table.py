@@ -680,6 +680,10 @@ class ZoneMap:
     def compile(self, workspace: str, home: str, tmp: str) -> "Zones":
         return _compile(self, workspace, home, tmp)
 
+    def uses_workspace(self) -> bool:
+        """Whether a zone is defined by the {workspace} placeholder (which the agent may then change at will)."""
+        return any("{workspace}" in p for _, patterns in self.zones for p in patterns)
+
 
 @functools.lru_cache(maxsize=64)
 def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str) -> "Zones":

@@ -3,7 +3,8 @@
 commands (`from = "shell"`), with GuardAgent's metrics (LPA, LPP, LPR, EA).
 
 `eval shell` reads one JSON object per line: {"command": str, "label": 0|1, "violations": [rule ids]
-(optional), "cwd": str, "home": str (optional, absolute; default /home/user, cwd defaults to home),
+(optional), "cwd": str, "home": str (optional, absolute; default /home/user, cwd defaults to home, which a
+spec with a {workspace} zone refuses as the workspace: give such records a project folder as cwd),
 "approved": bool (optional, default false), "user": "user"|"root" (optional, for specs that read who
 acts), "id", "category" (optional strings)}. A denial counts as label 1, including one that only a
 human's approval would lift (reported as `approvable`). EA is measured on the label-1 records that

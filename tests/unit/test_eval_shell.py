@@ -219,7 +219,7 @@ def test_through_the_cli(builds, tmp_path: Path, capsys: pytest.CaptureFixture[s
     data = jsonl(tmp_path / "d.jsonl", [{"command": "ls", "label": 0}, '{"command": "ls", "label": 3}'])
     assert cli.main(["eval", "shell", "--build", str(builds["shell_agent"]), "--data", str(data)]) == 2
     assert f"{data}:2:19" in capsys.readouterr().err
-    good = jsonl(tmp_path / "g.jsonl", [{"command": "ls", "label": 0}])
+    good = jsonl(tmp_path / "g.jsonl", [{"command": "ls", "label": 0, "cwd": "/home/user/project"}])
     assert cli.main(["eval", "shell", "--build", str(builds["shell_agent"]), "--data", str(good), "--json",
                      "--out", str(tmp_path)]) == 0
     assert json.loads(capsys.readouterr().out)["LPA"] == 100.0
