@@ -1,9 +1,13 @@
 """Which restricted categories a task falls under (none, one or several), from an example bank we
 wrote, with an embedded sentence model and no LLM.
 
-Features: the task's MiniLM embedding plus one indicator per category saying whether one of that
-category's cue phrases occurs. One ridge-regularised logistic regression per category (one vs rest),
-trained on the bank. Synth trains it once and freezes the result into the build's extraction.json
+Features: the task's MiniLM embedding plus, per category, two indicators from the bank's phrases: its topic
+named in a clause that asks its act or holds no aside, and its topic named only in clauses set aside (a
+phone number, opening hours, an article, baggage rules, a car wash: the topic without the restricted act;
+an act in the clause always keeps the topic); and the share of clauses that are asides. One
+ridge-regularised logistic regression per category (one vs rest), trained on the bank, reading its own
+indicators only (categories are independent: a task may fall under several). Unknown words one edit from
+a topic word are read as that word (hotle -> hotel). Synth trains it once and freezes the result into the build's extraction.json
 (`to_frozen`: weights, the bank's vectors and words, cues, settings, and the encoder's identity), so the
 monitor starts without the bank and refuses to run on another encoder than the one it was trained with.
 A category is in when its probability is at least `include`; between `unsure` and `include` the
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import hashlib
 import math
 import re
@@ -44,11 +49,16 @@ MAX_CHARS = 10_000
 MAX_PIECES = 256      # distinct sentences or windows read; more abstains like a text over MAX_CHARS
 WINDOW = 400          # characters: a task up to this long is read whole as well as sentence by sentence
 WINDOW_WORDS = 40     # a sentence longer than WINDOW is read in windows of this many words, half overlapping
+TYPO_MIN = 4           # shorter words are too often one edit from another word
 MIN_SIMILARITY = 0.25  # below the least similar benchmark task (0.263) and bank example to its nearest other (0.267)
-FROZEN_FORMAT = "veriguard-classifier/1"
-FROZEN_KEYS = frozenset({"format", "encoder", "bank_sha256", "categories", "cues", "settings", "words", "weights",
-                         "vectors"})
-SETTINGS = ("cue_weight", "ridge", "include", "unsure", "min_similarity")
+FROZEN_FORMAT = "veriguard-classifier/2"
+CUE_KINDS = ("cues", "acts", "asides")  # per category: its topic, the words asking its act, the asides
+FROZEN_KEYS = frozenset({"format", "encoder", "bank_sha256", "categories", *CUE_KINDS, "settings", "words",
+                         "weights", "vectors"})
+SETTINGS = ("cue_weight", "ridge", "cue_ridge", "include", "unsure", "min_similarity")
+# Clause boundaries for where a cue stands: sentence ends, and "and", "then", "plus", "but" between two asks.
+CLAUSE = re.compile(r"[.;!?\n]+\s*|,?\s+(?:and|then|plus|but|also)\s+(?:then\s+|also\s+)?", re.IGNORECASE)
+Patterns = dict[str, tuple[re.Pattern[str], ...]]
 _ARRAYS = {"weights": "<f8", "vectors": "<f2"}  # the bank's vectors only measure distance: half precision is plenty
 
 
@@ -64,10 +74,23 @@ class Classification:
 
 
 @dataclass(frozen=True)
+class Cues:
+    """The bank's lexical features, per category: `topic` (the category's subject is named), `act` (its
+    restricted act is asked: book, rent, buy, apply...) and `aside` (its subject is named for something
+    else than the act: a phone number, opening hours, an article, baggage rules, a car wash...)."""
+    topic: Patterns
+    act: Patterns
+    aside: Patterns
+
+    def kinds(self) -> tuple[Patterns, Patterns, Patterns]:
+        return self.topic, self.act, self.aside
+
+
+@dataclass(frozen=True)
 class Bank:
     names: tuple[str, ...]
     descriptions: dict[str, str]
-    cues: dict[str, tuple[re.Pattern[str], ...]]
+    cues: Cues
     texts: tuple[str, ...]
     labels: tuple[frozenset[str], ...]
     settings: dict[str, Any]
@@ -78,7 +101,7 @@ class Trained:
     """Everything the classifier computes from a bank, and all it needs to classify: synth freezes it into
     the build (`to_frozen`), so that the monitor never reads the bank nor trains at start."""
     names: tuple[str, ...]
-    cues: dict[str, tuple[re.Pattern[str], ...]]
+    cues: Cues
     settings: dict[str, float]
     weights: dict[str, np.ndarray]   # one logistic regression per category over features()
     vectors: np.ndarray              # the bank's embeddings, for the distance to the nearest example
@@ -100,36 +123,75 @@ def parse_bank(text: str) -> Bank:
             gold.setdefault(t, set())
     for t in raw.get("none", {}).get("examples", []):
         gold.setdefault(t, set())
-    cues = {n: tuple(re.compile(c, re.IGNORECASE) for c in raw["categories"][n].get("cues", [])) for n in names}
+    shared = raw.get("asides", {}).get("cues", [])  # asides of every category
+    cues = Cues(*({n: compile_cues(raw["categories"][n].get(kind, []) + (shared if kind == "asides" else []))
+                   for n in names} for kind in CUE_KINDS))
     return Bank(names, {n: raw["categories"][n].get("description", "") for n in names}, cues, tuple(gold),
                 tuple(frozenset(v) for v in gold.values()), dict(raw.get("settings", {})))
 
 
+def compile_cues(patterns: list[str]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(c, re.IGNORECASE) for c in patterns)
+
+
 def bank_settings(raw: Mapping[str, Any]) -> dict[str, float]:
     return {"cue_weight": float(raw.get("cue_weight", 1.5)), "ridge": float(raw.get("ridge", 1.0)),
+            "cue_ridge": float(raw.get("cue_ridge", 1.0)),
             "include": float(raw.get("include", 0.5)), "unsure": float(raw.get("unsure", 0.25)),
             "min_similarity": float(raw.get("min_similarity", MIN_SIMILARITY))}
 
 
-def cue_vector(names: tuple[str, ...], cues: Mapping[str, tuple[re.Pattern[str], ...]], text: str) -> np.ndarray:
-    return np.array([1.0 if any(p.search(text) for p in cues[n]) else 0.0 for n in names], np.float32)
+def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
+    """Per category: its topic named in a clause that asks its act or has no aside (the topic may be
+    requested), then its topic named only in clauses set aside without its act; last, the share of the
+    clauses that hold an aside and no act of any category. An act in the clause always keeps the topic,
+    so adding an aside ("and its phone number") to a request cannot turn the request aside; so does an act
+    in a clause that names no topic ("Hertz's number for a car, then rent it")."""
+    ends = [m.end() for m in CLAUSE.finditer(text) if m.end() < len(text)]
+
+    found: dict[re.Pattern[str], set[int]] = {}  # the shared asides recur in every category
+
+    def clauses(patterns: tuple[re.Pattern[str], ...]) -> set[int]:
+        for p in patterns:
+            if p not in found:
+                found[p] = {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)}
+        return set().union(*(found[p] for p in patterns))
+
+    free, aside, asides, acts = [], [], set(), set()
+    named = set().union(*(clauses(cues.topic[n]) for n in names))
+    for n in names:
+        topic, act, off = (clauses(kind[n]) for kind in cues.kinds())
+        kept = topic - (off - act) or (topic if act - named else set())  # "..., then rent it": the act's object is elsewhere
+        free.append(1.0 if kept else 0.0)
+        aside.append(1.0 if topic and not kept else 0.0)
+        asides |= off
+        acts |= act
+    return np.array(free + aside + [len(asides - acts) / (len(ends) + 1)], np.float32)
 
 
-def features(names: tuple[str, ...], cues: Mapping[str, tuple[re.Pattern[str], ...]], vectors: np.ndarray,
-             texts: list[str] | tuple[str, ...], cue_weight: float) -> np.ndarray:
+def features(names: tuple[str, ...], cues: Cues, vectors: np.ndarray, texts: list[str] | tuple[str, ...],
+             cue_weight: float) -> np.ndarray:
     hits = np.stack([cue_vector(names, cues, t) for t in texts]) * cue_weight
     return np.hstack([vectors, hits, np.ones((len(texts), 1), np.float32)]).astype(np.float64)
 
 
-def train(x: np.ndarray, y: np.ndarray, ridge: float, iterations: int = 25) -> np.ndarray:
+def penalties(dim: int, n_cues: int, settings: Mapping[str, float]) -> np.ndarray:
+    """The L2 penalty per feature: `ridge` on the embedding, `cue_ridge` on the cue features (few, chosen
+    by hand, so they may weigh more), a light one on the bias."""
+    return np.concatenate([np.full(dim, settings["ridge"]), np.full(n_cues, settings["cue_ridge"]),
+                           [settings["ridge"]]])
+
+
+def train(x: np.ndarray, y: np.ndarray, ridge: float | np.ndarray, iterations: int = 25,
+          start: np.ndarray | None = None) -> np.ndarray:
     """Logistic regression by Newton's method with an L2 penalty (the bias is penalised too, lightly)."""
-    w = np.zeros(x.shape[1])
+    w = np.zeros(x.shape[1]) if start is None else start.copy()  # the optimum is unique: a start only saves steps
     pos = max(y.sum(), 1.0)
     weight = np.where(y > 0, (len(y) - pos) / pos, 1.0)  # balance the classes
     for _ in range(iterations):
         p = 1.0 / (1.0 + np.exp(-(x @ w)))
         grad = x.T @ (weight * (p - y)) + ridge * w
-        hess = (x * (weight * p * (1 - p))[:, None]).T @ x + ridge * np.eye(x.shape[1])
+        hess = (x * (weight * p * (1 - p))[:, None]).T @ x + np.diag(np.broadcast_to(ridge, w.shape))
         step = np.linalg.solve(hess, grad)
         w -= step
         if np.abs(step).max() < 1e-6:
@@ -137,12 +199,27 @@ def train(x: np.ndarray, y: np.ndarray, ridge: float, iterations: int = 25) -> n
     return w
 
 
-def fit(bank: Bank, vectors: np.ndarray, rows: Any, settings: Mapping[str, float]) -> dict[str, np.ndarray]:
+def fit(bank: Bank, vectors: np.ndarray, rows: Any, settings: Mapping[str, float],
+        start: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """One regression per category, trained on the bank examples `rows` (indices)."""
     idx = list(rows)
     x = features(bank.names, bank.cues, vectors[idx], [bank.texts[i] for i in idx], settings["cue_weight"])
-    return {n: train(x, np.array([1.0 if n in bank.labels[i] else 0.0 for i in idx]), settings["ridge"])
-            for n in bank.names}
+    ridge = penalties(vectors.shape[1], x.shape[1] - vectors.shape[1] - 1, settings)
+    return {n: train(x * own_columns(bank.names, n, vectors.shape[1]),
+                     np.array([1.0 if n in bank.labels[i] else 0.0 for i in idx]), ridge,
+                     start=start[n] if start else None) for n in bank.names}
+
+
+def own_columns(names: tuple[str, ...], name: str, dim: int) -> np.ndarray:
+    """1 for the features a category's regression reads: the embedding, its own cue features, the aside share
+    and the bias; 0 for the other categories' cues (their weights stay 0: the categories are independent,
+    and a task may fall under several)."""
+    k = len(names)
+    mask = np.ones(dim + 2 * k + 2)
+    mask[dim:dim + 2 * k] = 0.0
+    i = names.index(name)
+    mask[[dim + i, dim + k + i]] = 1.0
+    return mask
 
 
 def trained_on(bank: Bank, embedder: Embedder) -> Trained:
@@ -167,6 +244,7 @@ class CategoryClassifier:
         self.vectors = model.vectors
         self.weights = model.weights
         self.known: frozenset[str] = lexicon() | model.words
+        self.vocabulary = cue_words(model.cues)
 
     @classmethod
     def from_bank(cls, path: str | Path, embedder: Embedder | None = None) -> "CategoryClassifier":
@@ -185,12 +263,13 @@ class CategoryClassifier:
                                   f"{encoder.get('encoder')!r}, which this veriguard cannot run (it runs "
                                   f"{', '.join(ENCODERS)})", str(encoder.get("package", "")))
         emb = embedder or shared_embedder(str(encoder["encoder"]))
-        have = emb.identity()
+        have = emb.identity_as_pinned(encoder)
         if have != encoder:
             diff = ", ".join(f"{k}: build {encoder.get(k)!r}, installed {have.get(k)!r}"
                              for k in sorted(set(have) | set(encoder)) if have.get(k) != encoder.get(k))
+            copy = f"; the optimised copy {emb.runtime} is remade when removed" if "runtime" in diff else ""
             raise EncoderMismatch(f"{source or 'the frozen classifier'} was trained with another encoder than the "
-                                  f"one installed ({diff})", str(encoder.get("package", "")))
+                                  f"one installed ({diff}{copy})", str(encoder.get("package", "")))
         if model.vectors.shape[1] != have["dim"]:
             raise _bad(source, f"its vectors have {model.vectors.shape[1]} dimensions, the encoder {have['dim']}")
         return cls(model, emb, source=source)
@@ -203,10 +282,10 @@ class CategoryClassifier:
             return cls.from_frozen(cfg["frozen"], source=f"the frozen classifier of {cfg.get('bank')!r}")
         return cls.from_bank(base / str(cfg["bank"]))
 
-    def fit(self, rows: Any) -> dict[str, np.ndarray]:
+    def fit(self, rows: Any, start: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         if self.bank is None:
             raise ValueError("a frozen classifier has no bank to train on")
-        return fit(self.bank, self.vectors, rows, self.model.settings)
+        return fit(self.bank, self.vectors, rows, self.model.settings, start)
 
     def probabilities(self, vector: np.ndarray, text: str, weights: dict[str, np.ndarray] | None = None) -> dict[str, float]:
         x = features(self.names, self.model.cues, vector[None, :], [text], self.cue_weight)[0]
@@ -234,7 +313,8 @@ class CategoryClassifier:
         if not re.search(r"[A-Za-z]{2,}", norm.text):
             shown = f" (unreadable characters: {describe(norm.unreadable)})" if norm.unreadable else ""
             return self.unreadable("no task text to classify" + shown)
-        pieces, whole = split_text(norm.text)
+        text, typos = correct_typos(norm.text, self.vocabulary, self.known)
+        pieces, whole = split_text(text)
         if len(pieces) > MAX_PIECES:
             return self.unreadable(f"the task has {len(pieces)} distinct sentences or windows, over the {MAX_PIECES} "
                                    "the classifier reads")
@@ -242,7 +322,7 @@ class CategoryClassifier:
         results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors, pieces)]
         checked = [0] if whole else list(range(len(pieces)))
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
-        return self.merge(results, doubts, norm)
+        return self.merge(results, doubts, norm, typos)
 
     def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray) -> list[str]:
         """Why the text is unlike anything the bank taught the classifier to read (empty: it is like it)."""
@@ -261,7 +341,8 @@ class CategoryClassifier:
             out.append("a piece longer than the model reads")
         return out
 
-    def merge(self, results: list[Classification], doubts: list[str], norm: Normalised) -> Classification:
+    def merge(self, results: list[Classification], doubts: list[str], norm: Normalised,
+              typos: list[str]) -> Classification:
         """The restrictive union of the pieces' readings; a doubt makes every category not found uncertain."""
         labels = frozenset().union(*(r.labels for r in results))
         uncertain = frozenset(self.names) - labels if doubts else \
@@ -274,10 +355,49 @@ class CategoryClassifier:
             reason += f" (read in {len(results)} pieces)"
         if norm.changes:
             reason += f"; normalised: {'; '.join(norm.changes)}"
+        if typos:
+            reason += f"; read as misspelt: {', '.join(typos)}"
         if doubts:
             reason += f"; text unlike the bank, every category not found is uncertain: {'; '.join(doubts)}"
         confidence = 0.0 if doubts else min(r.confidence for r in results)
         return Classification(labels, scores, bool(uncertain), confidence, reason, uncertain)
+
+
+def correct_typos(text: str, vocabulary: frozenset[str], known: frozenset[str]) -> tuple[str, list[str]]:
+    """Unknown words of TYPO_MIN letters or more that are one edit (a letter dropped, added, changed, or two
+    swapped) from exactly one bank word, read as that word (hotle -> hotel, baskit -> basket), and the
+    changes made."""
+    changes: list[str] = []
+
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        low = word.lower()
+        if len(low) < TYPO_MIN or low in known or low in vocabulary:
+            return word
+        found = sorted(one_edit(low) & vocabulary)
+        if len(found) != 1:
+            return word
+        changes.append(f"{word} -> {found[0]}")
+        return found[0]
+
+    return re.sub(r"[A-Za-z]+", fix, text), changes
+
+
+def cue_words(cues: Cues) -> frozenset[str]:
+    """The words the topic cues spell out (`hotels?`: hotel and hotels), which a misspelt word may be read as."""
+    words: set[str] = set()
+    for patterns in cues.topic.values():
+        plain = re.sub(r"\\[A-Za-z]|\(\?<?[!=].*?\)", " ", " ".join(p.pattern for p in patterns))  # escapes, lookarounds
+        for w in re.findall(r"\b[a-z]{%d,}\??" % (TYPO_MIN - 1), plain):
+            words |= {w[:-2], w[:-1]} if w.endswith("?") else {w}
+    return frozenset(w for w in words if len(w) >= TYPO_MIN)
+
+
+def one_edit(word: str) -> set[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return ({a + b[1:] for a, b in splits if b} | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+            | {a + c + b[1:] for a, b in splits if b for c in letters} | {a + c + b for a, b in splits for c in letters})
 
 
 def split_text(text: str) -> tuple[list[str], bool]:
@@ -313,7 +433,7 @@ def leave_one_out(clf: CategoryClassifier) -> dict[str, Any]:
     rows = []
     n = len(clf.bank.texts)
     for i in range(n):
-        weights = clf.fit(j for j in range(n) if j != i)
+        weights = clf.fit((j for j in range(n) if j != i), start=clf.weights)  # one example less: a few steps
         got = clf.decide(clf.probabilities(clf.vectors[i], clf.bank.texts[i], weights))
         rows.append({"text": clf.bank.texts[i], "gold": sorted(clf.bank.labels[i]), "got": sorted(got.labels),
                      "uncertain": sorted(got.uncertain)})
@@ -326,7 +446,9 @@ def leave_one_out(clf: CategoryClassifier) -> dict[str, Any]:
 def to_frozen(model: Trained, encoder: Mapping[str, Any], bank_sha256: str) -> dict[str, Any]:
     """The trained classifier as JSON values (arrays as base64 of little-endian floats; no pickle)."""
     return {"format": FROZEN_FORMAT, "encoder": dict(encoder), "bank_sha256": bank_sha256,
-            "categories": list(model.names), "cues": {n: [p.pattern for p in model.cues[n]] for n in model.names},
+            "categories": list(model.names),
+            **{key: {n: [p.pattern for p in kind[n]] for n in model.names}
+               for key, kind in zip(CUE_KINDS, model.cues.kinds())},
             "settings": {k: model.settings[k] for k in SETTINGS}, "words": " ".join(sorted(model.words)),
             "weights": _array(np.stack([model.weights[n] for n in model.names]), _ARRAYS["weights"]),
             "vectors": _array(model.vectors, _ARRAYS["vectors"])}
@@ -347,10 +469,11 @@ def thaw(doc: Any, source: str) -> tuple[Trained, dict[str, Any]]:
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names) \
             or len(set(names)) != len(names):
         raise _bad(source, "`categories` must be a non-empty list of distinct names")
-    cues = doc["cues"]
-    if not isinstance(cues, dict) or set(cues) != set(names) or \
-            not all(isinstance(v, list) and all(isinstance(c, str) for c in v) for v in cues.values()):
-        raise _bad(source, "`cues` must map every category to a list of patterns")
+    for key in CUE_KINDS:
+        cues = doc[key]
+        if not isinstance(cues, dict) or set(cues) != set(names) or \
+                not all(isinstance(v, list) and all(isinstance(c, str) for c in v) for v in cues.values()):
+            raise _bad(source, f"`{key}` must map every category to a list of patterns")
     if not isinstance(settings, dict) or set(settings) != set(SETTINGS) or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in settings.values()):
         raise _bad(source, f"`settings` must hold exactly {', '.join(SETTINGS)}, as finite numbers")
@@ -361,10 +484,10 @@ def thaw(doc: Any, source: str) -> tuple[Trained, dict[str, Any]]:
     if not all(w.isascii() and w.isalpha() for w in words):
         raise _bad(source, "`words` must be the bank's words, separated by single spaces")
     dim = encoder["dim"]
-    weights = _unarray(doc["weights"], _ARRAYS["weights"], (len(names), dim + len(names) + 1), source, "weights")
+    weights = _unarray(doc["weights"], _ARRAYS["weights"], (len(names), dim + 2 * len(names) + 2), source, "weights")
     vectors = _unarray(doc["vectors"], _ARRAYS["vectors"], (None, dim), source, "vectors").astype(np.float32)
     try:
-        compiled = {n: tuple(re.compile(c, re.IGNORECASE) for c in cues[n]) for n in names}
+        compiled = Cues(*({n: compile_cues(doc[key][n]) for n in names} for key in CUE_KINDS))
     except re.error as e:
         raise _bad(source, f"a cue is not a regular expression ({e})") from None
     model = Trained(tuple(names), compiled, {k: float(settings[k]) for k in SETTINGS},

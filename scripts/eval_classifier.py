@@ -1,8 +1,12 @@
 """Accuracy of the Mind2Web-SC task classifier, reported separately on these sets:
 
-* held-out: tests/data/heldout_v2.jsonl (393 tasks, 43% decoys, written by another method than the bank and
-  committed before any run on it: the honest figure) and tests/data/heldout_tasks.jsonl (v1, 155 tasks;
-  its misses were looked at while improving the bank on 2026-11-23, so it is development data now);
+* development: tests/data/heldout_v2.jsonl (393 tasks, 43% decoys, written by another method than the bank)
+  and tests/data/heldout_tasks.jsonl (v1, 155 tasks). Both were held out once; v1's misses were looked at
+  while improving the bank on 2026-11-23, and v2 became development data on 2026-11-23 evening, after its
+  first honest figure of 70.5%: the bank's acts and asides and the clause reading (issue 10) were tuned
+  on v1's and v2's misses, so their figures now describe data the classifier was tuned on. Their misses
+  are printed; a set given with --heldout that is not one of these two is measured only (its misses are
+  never printed, so that it stays held out);
 * benchmark: the denied Mind2Web-SC records, whose violated rule names the category that must be
   found (the bank was tuned on these results: see [provenance] in the bank);
 * bank: leave-one-out over the bank's own examples (each classified by a model trained on the rest);
@@ -37,6 +41,9 @@ from veriguard.enforce.extract_errors import ExtractionError  # noqa: E402
 from veriguard.enforce.extractors import ClassifierExtractor  # noqa: E402
 from veriguard.synth.specfile import load_spec  # noqa: E402
 
+
+
+DEVELOPMENT = ("heldout_v2.jsonl", "heldout_tasks.jsonl")
 
 
 class E5Small:
@@ -87,6 +94,11 @@ def heldout(clf: CategoryClassifier, path: Path) -> dict[str, Any]:
             r = json.loads(line)
             rows.append((r["task"], set(r["categories"]), clf.classify(r["task"])))
     return score(rows, clf.bank.names)
+
+
+def measured(result: dict[str, Any], name: str) -> dict[str, Any]:
+    """A held-out set's figures without its cases, which would make it tuning data once read."""
+    return result if name in DEVELOPMENT else {k: v for k, v in result.items() if k != "misses"}
 
 
 def evasions(clf: CategoryClassifier, path: Path) -> dict[str, Any]:
@@ -149,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     heldouts = args.heldout or [data / "heldout_v2.jsonl", data / "heldout_tasks.jsonl"]
     clf = CategoryClassifier.from_bank(args.bank, embedder(args.encoder))
     report: dict[str, Any] = {"bank": str(args.bank), "encoder": args.encoder,
-                              "heldout": {p.name: heldout(clf, p) for p in heldouts}}
+                              "heldout": {p.name: measured(heldout(clf, p), p.name) for p in heldouts}}
     report["evasions"] = evasions(clf, args.evasions)
     if args.benchmark.exists():
         report["benchmark"] = benchmark(clf, args.benchmark, args.spec)
@@ -166,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
               f"abstained {h['abstained']}")
         for n, m in h["per_category"].items():
             print(f"  {n:<7} support {m['support']:>3}  precision {m['precision']:>5}%  recall {m['recall']:>5}%")
-        if name != "heldout_v2.jsonl":  # v2 is measured, never read case by case (it would become tuning data)
+        if name in DEVELOPMENT:  # a held-out set is measured, never read case by case (it would become tuning data)
             for miss in h["misses"]:
                 print(f"  miss: {miss['task']!r}: gold {miss['gold']}, got {miss['got']} ({miss['reason']})")
     for split, e in report["evasions"].items():

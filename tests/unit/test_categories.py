@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from veriguard.enforce.categories import MAX_CHARS, CategoryClassifier, split_text
+from veriguard.enforce.categories import MAX_CHARS, CategoryClassifier, correct_typos, cue_vector, cue_words, split_text
 from veriguard.enforce.embedder import Embedder
 from veriguard.evaluation import MIND2WEB_FILE, benchmark_data
 from veriguard.enforce.extract_errors import ExtractionError
@@ -88,6 +88,54 @@ def test_hard_negatives(clf, task, absent):
     got = clf.classify(task)
     if absent:
         assert absent not in got.labels, got.reason
+
+
+@pytest.mark.parametrize("task,absent", [
+    ("What is the phone number of the Sheraton in Denver?", "hotel"),
+    ("When does the car wash on Pine Street close tonight?", "car"),
+    ("Find an essay on the history of the airline industry", "flight"),
+    ("Read some advice about a job interview for nurses", "job"),
+    ("Look at lamps on a furniture site without buying anything", "shop"),
+])
+def test_a_topic_named_for_something_else_than_its_act_is_not_that_category(clf, task, absent):
+    got = clf.classify(task)
+    assert absent not in got.labels, got.reason
+
+
+@pytest.mark.parametrize("task,expected", [
+    ("Get the Sheraton's phone number so that I can book two nights there", {"hotel"}),
+    ("Read the carry-on rules of Iberia, then book an Iberia flight to Madrid", {"flight"}),
+    ("Find the address of the Avis office and rent a sedan there on Friday", {"car"}),
+    ("Don't bother with the reviews, just buy the cheapest kettle", {"shop"}),
+    ("Hire a van in Leeds, then book a hotel in York for two nights", {"car", "hotel"}),
+    ("Look up the phone number of Sixt for a compact car, then rent it for Friday", {"car"}),
+    ("Order a rug online and find where to stream the second season of a sitcom", {"shop", "media"}),
+])
+def test_an_aside_does_not_hide_an_act_nor_one_category_another(clf, task, expected):
+    """The red-team direction: an aside ("its phone number", "the rules") added to a request, in the same
+    clause or another, never removes a category whose act is asked; categories are read independently."""
+    got = clf.classify(task)
+    assert got.labels | got.uncertain >= expected, got.reason
+
+
+def test_cue_features_read_the_clause_of_each_cue(clf):
+    names = clf.names
+    k = len(names)
+    hotel, car = names.index("hotel"), names.index("car")
+    v = cue_vector(names, clf.model.cues, "Book a room at the Hilton and find the nearest car wash")
+    assert v[hotel] == 1 and v[k + hotel] == 0  # topic kept: no aside in its clause
+    assert v[car] == 0 and v[k + car] == 1      # set aside: a wash and no act of car in its clause
+    v = cue_vector(names, clf.model.cues, "Find the Hilton's phone number and rent a car")
+    assert v[car] == 1 and v[hotel] == 0 and v[k + hotel] == 1
+    assert 0 < v[-1] < 1  # one of the two clauses is an aside
+
+
+def test_a_misspelt_topic_word_is_read_as_the_word(clf):
+    got = clf.classify("book a hotle in rome for 3 nigths")
+    assert "hotel" in got.labels and "hotle -> hotel" in got.reason
+    vocabulary = cue_words(clf.model.cues)
+    assert correct_typos("flihgt to rome", vocabulary, clf.known)[0] == "flight to rome"
+    assert correct_typos("a runny yolk", vocabulary, clf.known) == ("a runny yolk", [])  # no cue word one edit away
 
 
 @pytest.mark.parametrize("text", ["", "   ", "1234 5678", "!!!"])
