@@ -125,8 +125,7 @@ def bench_hook(build: Path, runs: int, log: Path | None) -> dict[str, Any]:
     argv, how = hook_command(build)
     if log is not None:
         argv = argv + ["--log", str(log)]
-    env = {**os.environ, "HOME": "/home/dev"}
-    env.pop("CLAUDE_PROJECT_DIR", None)
+    env = {**os.environ, "HOME": "/home/dev", "CLAUDE_PROJECT_DIR": "/home/dev/project"}  # as Claude Code sets it
     calls = [("git status && pytest -q tests/", 0), ("cat ~/.ssh/id_rsa", 2), ("grep -rn TODO src | head -20", 0)]
     bare = [sys.executable, "-c", "pass"]
     for command, want in calls:  # warm the page cache; check the answers
@@ -180,7 +179,7 @@ def importtime(build: Path, top: int = 12) -> list[dict[str, Any]]:
     argv, _ = hook_command(build)
     argv = [sys.executable, "-X", "importtime", *(argv[1:] if argv[0] == sys.executable else ["-c", ENTRY, *argv[1:]])]
     p = subprocess.run(argv, input=hook_input("ls", "/home/dev/project"), capture_output=True,
-                       env={**os.environ, "HOME": "/home/dev"})
+                       env={**os.environ, "HOME": "/home/dev", "CLAUDE_PROJECT_DIR": "/home/dev/project"})
     rows = []
     for line in p.stderr.decode("utf-8", "replace").splitlines():
         if line.startswith("import time:") and "|" in line and "self" not in line:
