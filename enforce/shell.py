@@ -10,6 +10,7 @@ folder. One analysis serves both arguments (cached by command text and paths).
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -25,15 +26,19 @@ __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 
 
 def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
-            commands: CommandTable, zones: ZoneMap) -> Analysis:
-    """The analysis of `command` run in `cwd` (cached: both arguments share one parse)."""
-    return _analyse(command, normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp),
-                    commands, zones)
+            commands: CommandTable, zones: ZoneMap, follow_links: bool = False) -> Analysis:
+    """The analysis of `command` run in `cwd` (cached: both arguments share one parse). With `follow_links`,
+    every path is also resolved through the symbolic links on this machine's disk (a link in the project to
+    ~/.ssh reads ~/.ssh); the disk changes, so that analysis is not cached."""
+    args = (command, normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp), commands, zones)
+    if follow_links:
+        return _analyse.__wrapped__(*args, follow_links=True)
+    return _analyse(*args)
 
 
 @functools.lru_cache(maxsize=512)
 def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table: CommandTable,
-             zmap: ZoneMap) -> Analysis:
+             zmap: ZoneMap, *, follow_links: bool = False) -> Analysis:
     check_text(command)
     if zmap.uses_workspace():
         _check_workspace(workspace, home)
@@ -43,7 +48,9 @@ def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table:
     compiled = zmap.compile(workspace, home, tmp)
     project = tuple(normalise(fill(d, {"workspace": workspace, "home": home, "tmp": tmp}))
                     for d in table.project_dirs)
-    a = Analyser(table, compiled, home, cwd, project)
+    a = Analyser(table, compiled, home, cwd, project, follow_links=follow_links)
+    if follow_links:
+        a.bases = tuple(sorted(((b, os.path.realpath(b)) for b in {workspace, home, tmp}), key=lambda p: -len(p[0])))
     a.source = command
     a.st = State((cwd,))
     a.stmt(tree.root_node, a.st, IO())
@@ -94,6 +101,7 @@ class ShellExtractor:
     workspace: str | None = "workspace"
     tmp: str | None = "tmp"
     kind: str = "shell"
+    follow_links: bool = False
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         text = _path(observation, self.field)
@@ -109,7 +117,7 @@ class ShellExtractor:
         raw = _optional(observation, self.approved)
         approved = False if raw is None else _coerce(raw, {"kind": "bool"}, str(self.approved))
         a = analyse(text, cwd=cwd, home=home, workspace=workspace, tmp=tmpdir, commands=self.commands,
-                    zones=self.zones)
+                    zones=self.zones, follow_links=self.follow_links)
         if self.part == "command":
             value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
         else:
@@ -117,7 +125,8 @@ class ShellExtractor:
         return Extracted(_typed(value, self.type, self.part), a.how, 1.0, self.kind)
 
 
-_CFG_KEYS = {"from", "field", "part", "cwd", "home", "approved", "workspace", "tmp", "commands", "zones"}
+_CFG_KEYS = {"from", "field", "part", "cwd", "home", "approved", "workspace", "tmp", "commands", "zones",
+             "follow_links"}
 
 
 def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], base: Path) -> Extractor:
@@ -147,7 +156,10 @@ def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], b
     for k, v in strings.items():
         if not isinstance(v, str):
             raise ExtractionError("extract.config", f"shell extractor: {k} must be a field path, got {v!r}")
-    return ShellExtractor(part, arg_type, table, zmap, **strings)
+    follow = cfg.get("follow_links", False)
+    if not isinstance(follow, bool):
+        raise ExtractionError("extract.config", f"shell extractor: follow_links must be true or false, got {follow!r}")
+    return ShellExtractor(part, arg_type, table, zmap, **strings, follow_links=follow)
 
 
 def _check_command_type(t: Mapping[str, Any], table: CommandTable) -> None:

@@ -5,6 +5,7 @@ was reached."""
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -39,8 +40,11 @@ class Analysis:
 
 
 class Analyser(Commands, Env):
-    def __init__(self, table: CommandTable, zones: Zones, home: str, cwd: str, sources: tuple[str, ...]) -> None:
+    def __init__(self, table: CommandTable, zones: Zones, home: str, cwd: str, sources: tuple[str, ...], *,
+                 follow_links: bool = False) -> None:
         self.table, self.zones, self.home = table, zones, home
+        self.follow_links = follow_links   # also touch where a symbolic link on this machine's disk leads
+        self.bases: tuple[tuple[str, str], ...] = ()   # (workspace, home, tmp) and where they lead on disk
         self.system_dirs = tuple(normalise(d) for d in table.system_dirs)
         self.project_dirs = sources
         self.classes: list[tuple[str, str]] = []
@@ -730,9 +734,14 @@ class Analyser(Commands, Env):
                     self.note(f"{value.text}: holds no data")
                     continue
                 comps = _dotdot(comps)
+                literal = "/" + "/".join(c.text for c in comps)
+                real = self.on_disk(literal) if value.pattern is None and not any(c.glob for c in comps) else None
                 if recursive:
                     comps = comps + (STAR2,)
-                targets.append(("/" + "/".join(c.text for c in comps), comps))
+                targets.append((literal + ("/**" if recursive else ""), comps))
+                if real is not None:
+                    here = split_pattern(_escape(real))
+                    targets.append((f"{real} (where the link {literal} leads)", here + (STAR2,) if recursive else here))
         for shown, comps in targets:
             zones = [self.zones.unresolved] if comps is None else self.zones.of(comps, dot_rule=not loose)
             for zone in zones:
@@ -740,6 +749,20 @@ class Analyser(Commands, Env):
                     self.touches.setdefault((a, zone), shown)
             if zones:
                 self.note(f"{'+'.join(accesses)} {shown}{' (recursive)' if recursive else ''}: {', '.join(zones)}")
+
+    def on_disk(self, path: str) -> str | None:
+        """Where `path` leads through symbolic links that exist on this machine now, when that is elsewhere
+        (only when the extractor follows links: a monitor on the agent's own machine)."""
+        if not self.follow_links:
+            return None
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            return None
+        for base, real_base in self.bases:  # a workspace, home or tmp reached through a link is not a way out
+            if path == base or path.startswith(base.rstrip("/") + "/"):
+                return None if real == real_base + path[len(base.rstrip("/")):] or real == real_base else real
+        return real if real != path else None
 
     def pattern_paths(self, value: Value, cwds: tuple[str, ...] | None) -> list[str | None]:
         assert value.pattern is not None
