@@ -149,6 +149,7 @@ CATALOGUE: dict[str, Entry] = {
     "freeze.changed": Entry(S, "the spec or a file it names changed during synthesis"),
     "freeze.file": Entry(S, "a file of the spec that the build copies cannot be read"),
     "freeze.path": Entry(S, "a file would be written outside the build directory"),
+    "mcp.start": Entry(O, "the MCP server the proxy guards would not start or did not complete the handshake"),
     "guard.config": Entry(O, "the guard's options (or the build's [enforcement] settings) are invalid"),
     "internal.generated_code": Entry(B, "code veriguard generated falls outside its own allowlist"),
     # signing keys (enforce/keys.py)

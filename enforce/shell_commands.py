@@ -888,6 +888,21 @@ class Commands:
             return inv.st
         return self.again(inv.args, inv, inv.st, inv.io)
 
+    def sp_ps(self, spec: CommandSpec, inv: Invocation) -> State:
+        """ps: the BSD option `e` (`ps e`, `ps auxe`, `ps eww`) prints every listed process's environment, a read
+        of the environment's credentials like `env`; a word the analysis cannot read may be that option."""
+        self.classify(spec.cls, "")
+        after_value_option = False
+        for a in inv.args:
+            text = a.text
+            if text is None:
+                self.read_environment("ps with a word the analysis cannot read")
+            elif after_value_option or text.startswith("-"):
+                after_value_option = text in _PS_VALUE_OPTIONS
+            elif re.fullmatch(r"[A-Za-z]+", text) and "e" in text:
+                self.read_environment(f"ps {text} (BSD `e`: the environment of every process it lists)")
+        return inv.st
+
     def sp_watch(self, spec: CommandSpec, inv: Invocation) -> State:
         self.classify(spec.cls, "")
         parsed = self.parse_args(spec, inv)
@@ -985,5 +1000,9 @@ _SPECIALS: dict[str, Callable[[Any, CommandSpec, Invocation], State]] = {
     "cd": Commands.sp_cd, "pushd": Commands.sp_cd, "popd": Commands.sp_popd, "eval": Commands.sp_eval,
     "source": Commands.sp_source, "alias": Commands.sp_alias, "set": Commands.sp_set, "shopt": Commands.sp_shopt,
     "trap": Commands.sp_trap, "read": Commands.sp_read, "env": Commands.sp_env, "xargs": Commands.sp_xargs,
-    "busybox": Commands.sp_busybox, "watch": Commands.sp_watch,
+    "busybox": Commands.sp_busybox, "watch": Commands.sp_watch, "ps": Commands.sp_ps,
 }
+# ps options whose value is the next word (a process list, a format, a user...), never BSD option letters
+_PS_VALUE_OPTIONS = frozenset({"-o", "-O", "-p", "-q", "-u", "-U", "-g", "-G", "-t", "-C", "-s", "-k", "--sort",
+                               "--format", "--pid", "--ppid", "--user", "--User", "--group", "--Group", "--tty",
+                               "--sid", "--cols", "--columns", "--rows", "--lines", "-N", "--quick-pid"})

@@ -24,7 +24,7 @@ OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
 SPECIALS = ("cd", "pushd", "popd", "eval", "source", "alias", "set", "shopt", "trap", "read", "env", "xargs",
-            "busybox", "watch")
+            "busybox", "watch", "ps")
 PRINTS = ("operands", "cwd")
 PLACEHOLDERS = ("workspace", "home", "tmp")
 FILE_PLACEHOLDERS = ("repository", "home")

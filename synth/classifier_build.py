@@ -81,7 +81,7 @@ def _environment(make: Callable[[], T]) -> T:
     try:
         return make()
     except EmbedderUnavailable as e:
-        raise EnvironmentProblem("env.embedder", str(e), fix="pip install 'veriguard[classifier]' (or re-run "
+        raise EnvironmentProblem("env.embedder", e.message, fix="pip install 'veriguard[classifier]' (or re-run "
                                  "./scripts/bootstrap.sh)") from None
 
 

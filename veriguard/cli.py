@@ -537,7 +537,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise VeriguardError(e.code, f"the build's [extraction] section: {e.message}", file=str(build),
                                  fix="fix the spec's [extraction] section and re-run synth") from None
         except EmbedderUnavailable as e:
-            raise EnvironmentProblem("env.embedder", str(e), fix="reinstall with ./scripts/bootstrap.sh") from None
+            raise EnvironmentProblem("env.embedder", e.message, fix="reinstall with ./scripts/bootstrap.sh") from None
         data = Path(args.data)
         progress(f"{args.benchmark}: deciding every case with {build} ({args.extractor or 'its own extractors'})")
         try:

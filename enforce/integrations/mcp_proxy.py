@@ -43,7 +43,7 @@ import mcp_types as types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
-from veriguard.contracts.errors import VeriguardError
+from veriguard.contracts.errors import OperatorError, VeriguardError
 from veriguard.enforce.guard import MODES, Context, Guard
 from veriguard.enforce.loader import PolicyLoadError
 from veriguard.enforce.strict_json import loads as strict_loads
@@ -64,8 +64,11 @@ INIT_ID = "veriguard-proxy-initialize"
 GONE = "the MCP server is gone (it exited or closed its output)"
 
 
-class ProxyStartError(Exception):
+class ProxyStartError(OperatorError):
     """The proxy cannot start: the child would not run or did not complete the MCP handshake."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("mcp.start", message, fix="check the MCP server's command and that it speaks MCP on stdio")
 
 
 def refusal(reason: str) -> dict[str, Any]:
@@ -370,7 +373,7 @@ async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
                               + (f"; its last line: {stray}" if stray else "")) from None
     except (ProxyStartError, ValueError) as e:
         await stop_child(child)
-        raise ProxyStartError(str(e) if isinstance(e, ProxyStartError) else f"{failed}: {e}") from None
+        raise ProxyStartError(e.message if isinstance(e, ProxyStartError) else f"{failed}: {e}") from None
     try:
         if "error" in message:
             raise ValueError(f"it answered initialize with an error: {message['error']!r}"[:300])
@@ -511,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   accept_unproved=opts.accept_unproved)
     except (PolicyLoadError, ProxyStartError, VeriguardError, ValueError) as e:
         # ValueError: a bad guard setting, or Monitor.from_build's unknown strategy; VeriguardError: a bad log key
-        say(f"error: {e}")
+        say(str(e) if isinstance(e, VeriguardError) else f"error: {e}")
         return 2
     return 0
 

@@ -28,8 +28,6 @@ OUTSIDE = {
     "veriguard/hook.py:Refused": "the hook's denial, answered as exit 2 by hook.main",
     "veriguard/hook.py:_BadOptions": "private: the hook's usage error, answered by hook.main",
     # debts: callers print or re-wrap str(e), which would repeat the code; see the report of issue 13
-    "enforce/embedder.py:EmbedderUnavailable": "debt: EnvironmentProblem('env.embedder') once callers use e.message",
-    "enforce/integrations/mcp_proxy.py:ProxyStartError": "debt: EnvironmentProblem once start_child uses e.message",
 }
 
 
