@@ -178,11 +178,6 @@ def source_sha256(encoder: Encoder) -> str:
     return installed_sha256(encoder.package, encoder.model) or file_sha256(model_file(encoder))
 
 
-def cache_root() -> Path:
-    """$VERIGUARD_CACHE, else $XDG_CACHE_HOME/veriguard, else ~/.cache/veriguard (verify.proof_cache's store)."""
-    return cache_dir()
-
-
 def runtime_copy(encoder: Encoder) -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
     """The folder of the encoder's optimised copy for the installed onnxruntime, made on first use (about
     1 s), and a scratch directory to clean up when the cache cannot be written (the copy is then made
@@ -190,7 +185,7 @@ def runtime_copy(encoder: Encoder) -> tuple[Path, tempfile.TemporaryDirectory[st
     key = hashlib.sha256(json.dumps([RUNTIME_FORMAT, source_sha256(encoder), metadata.version("onnxruntime")])
                          .encode()).hexdigest()[:24]
     try:
-        folder = cache_root() / "encoders" / f"{encoder.name}-{key}"
+        folder = cache_dir() / "encoders" / f"{encoder.name}-{key}"
         if _complete(folder):
             return folder, None
         folder.parent.mkdir(parents=True, exist_ok=True)

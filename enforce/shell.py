@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -19,8 +19,9 @@ from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, _coerce, _path, _typed
 from veriguard.enforce.shell_state import IO, State
 from veriguard.enforce.shell_syntax import check_text, parse
-from veriguard.enforce.shell_table import ACCESSES, CommandTable, ZoneMap, fill, load_commands, load_zones, normalise
-from veriguard.enforce.shell_walk import Analyser, Analysis
+from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, ZoneMap, Zones, fill, load_commands, load_zones,
+                                            normalise, split_pattern)
+from veriguard.enforce.shell_walk import Analyser, Analysis, _escape, ordered
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 
@@ -28,17 +29,16 @@ __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
             commands: CommandTable, zones: ZoneMap, follow_links: bool = False) -> Analysis:
     """The analysis of `command` run in `cwd` (cached: both arguments share one parse). With `follow_links`,
-    every path is also resolved through the symbolic links on this machine's disk (a link in the project to
-    ~/.ssh reads ~/.ssh); the disk changes, so that analysis is not cached."""
-    args = (command, normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp), commands, zones)
-    if follow_links:
-        return _analyse.__wrapped__(*args, follow_links=True)
-    return _analyse(*args)
+    every path it names exactly is also resolved through the symbolic links on this machine's disk now (a
+    link in the project to ~/.ssh reads ~/.ssh): that step reads the disk on every call."""
+    cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
+    a = _analyse(command, cwd, home, workspace, tmp, commands, zones)
+    return through_links(a, zones.compile(workspace, home, tmp), (workspace, home, tmp)) if follow_links else a
 
 
 @functools.lru_cache(maxsize=512)
 def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table: CommandTable,
-             zmap: ZoneMap, *, follow_links: bool = False) -> Analysis:
+             zmap: ZoneMap) -> Analysis:
     check_text(command)
     if zmap.uses_workspace():
         _check_workspace(workspace, home)
@@ -48,14 +48,41 @@ def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table:
     compiled = zmap.compile(workspace, home, tmp)
     project = tuple(normalise(fill(d, {"workspace": workspace, "home": home, "tmp": tmp}))
                     for d in table.project_dirs)
-    a = Analyser(table, compiled, home, cwd, project, follow_links=follow_links)
-    if follow_links:
-        a.bases = tuple(sorted(((b, os.path.realpath(b)) for b in {workspace, home, tmp}), key=lambda p: -len(p[0])))
+    a = Analyser(table, compiled, home, cwd, project)
     a.source = command
     a.st = State((cwd,))
     a.stmt(tree.root_node, a.st, IO())
     a.check_visited(tree.root_node)
     return a.result()
+
+
+def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis:
+    """`a` with the accesses of the places its paths lead to through symbolic links on disk, where that is
+    elsewhere. A workspace, home or tmp folder that is itself reached through a link is not a way out."""
+    real_bases = sorted(((b, os.path.realpath(b)) for b in set(bases)), key=lambda p: -len(p[0]))
+    touched, notes = dict.fromkeys(a.touched), []
+    for accesses, path, recursive in a.paths:
+        real = _leads_to(path, real_bases)
+        if real is None:
+            continue
+        comps = split_pattern(_escape(real)) + ((STAR2,) if recursive else ())
+        found = zones.of(comps, dot_rule=True)
+        touched.update(dict.fromkeys((acc, z) for acc in accesses for z in found))
+        notes.append(f"{'+'.join(accesses)} {real} (where the link {path} leads): {', '.join(found)}")
+    if not notes:
+        return a
+    return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
+
+
+def _leads_to(path: str, real_bases: list[tuple[str, str]]) -> str | None:
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+    for base, real_base in real_bases:
+        if path == base or path.startswith(base.rstrip("/") + "/"):
+            return None if real in (real_base + path[len(base.rstrip("/")):], real_base) else real
+    return real if real != path else None
 
 
 def _check_workspace(workspace: str, home: str) -> None:

@@ -5,7 +5,6 @@ was reached."""
 from __future__ import annotations
 
 import functools
-import os
 import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -32,6 +31,8 @@ class Analysis:
     pipes_to_shell: bool
     touched: tuple[tuple[str, str], ...]
     account: tuple[str, ...]
+    # (accesses, path, recursive) of every path known exactly (no glob): what links on disk may lead elsewhere
+    paths: tuple[tuple[tuple[str, ...], str, bool], ...] = ()
 
     @property
     def how(self) -> str:
@@ -40,11 +41,9 @@ class Analysis:
 
 
 class Analyser(Commands, Env):
-    def __init__(self, table: CommandTable, zones: Zones, home: str, cwd: str, sources: tuple[str, ...], *,
-                 follow_links: bool = False) -> None:
+    def __init__(self, table: CommandTable, zones: Zones, home: str, cwd: str, sources: tuple[str, ...]) -> None:
         self.table, self.zones, self.home = table, zones, home
-        self.follow_links = follow_links   # also touch where a symbolic link on this machine's disk leads
-        self.bases: tuple[tuple[str, str], ...] = ()   # (workspace, home, tmp) and where they lead on disk
+        self.exact: dict[tuple[tuple[str, ...], str, bool], None] = {}   # Analysis.paths, in order
         self.system_dirs = tuple(normalise(d) for d in table.system_dirs)
         self.project_dirs = sources
         self.classes: list[tuple[str, str]] = []
@@ -73,9 +72,8 @@ class Analyser(Commands, Env):
             self.inv = None
             unquoted = re.sub(r"[\"'\\]", "", self.source)  # `hooks""Path` is hooksPath to the shell
             self.mentions(self.source + "\n" + unquoted, "the command, which needs approval,", None)
-        touched = tuple(sorted(self.touches, key=lambda p: (ACCESSES.index(p[0]) if p[0] in ACCESSES else 9, p[1])))
-        return Analysis(kind, self.sudo, self.pipes, touched,
-                        tuple(dict.fromkeys(self.lines)) or ("only variable assignments",))
+        return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
+                        tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact))
 
     def note(self, phrase: str) -> None:
         if self.inv is not None:
@@ -734,14 +732,11 @@ class Analyser(Commands, Env):
                     self.note(f"{value.text}: holds no data")
                     continue
                 comps = _dotdot(comps)
-                literal = "/" + "/".join(c.text for c in comps)
-                real = self.on_disk(literal) if value.pattern is None and not any(c.glob for c in comps) else None
+                if value.pattern is None and not any(c.glob for c in comps):
+                    self.exact[accesses, "/" + "/".join(c.text for c in comps), recursive] = None
                 if recursive:
                     comps = comps + (STAR2,)
-                targets.append((literal + ("/**" if recursive else ""), comps))
-                if real is not None:
-                    here = split_pattern(_escape(real))
-                    targets.append((f"{real} (where the link {literal} leads)", here + (STAR2,) if recursive else here))
+                targets.append(("/" + "/".join(c.text for c in comps), comps))
         for shown, comps in targets:
             zones = [self.zones.unresolved] if comps is None else self.zones.of(comps, dot_rule=not loose)
             for zone in zones:
@@ -749,20 +744,6 @@ class Analyser(Commands, Env):
                     self.touches.setdefault((a, zone), shown)
             if zones:
                 self.note(f"{'+'.join(accesses)} {shown}{' (recursive)' if recursive else ''}: {', '.join(zones)}")
-
-    def on_disk(self, path: str) -> str | None:
-        """Where `path` leads through symbolic links that exist on this machine now, when that is elsewhere
-        (only when the extractor follows links: a monitor on the agent's own machine)."""
-        if not self.follow_links:
-            return None
-        try:
-            real = os.path.realpath(path)
-        except (OSError, ValueError):
-            return None
-        for base, real_base in self.bases:  # a workspace, home or tmp reached through a link is not a way out
-            if path == base or path.startswith(base.rstrip("/") + "/"):
-                return None if real == real_base + path[len(base.rstrip("/")):] or real == real_base else real
-        return real if real != path else None
 
     def pattern_paths(self, value: Value, cwds: tuple[str, ...] | None) -> list[str | None]:
         assert value.pattern is not None
@@ -1040,6 +1021,11 @@ def _assigned_in_arith(n: Any) -> bool:
     if p.type == "binary_expression" and p.child_by_field_name("left") == n:
         return any(o in ASSIGN_OPS for o in ops)
     return p.type in ("postfix_expression", "unary_expression") and any(o in ("++", "--") for o in ops)
+
+
+def ordered(touches: Any) -> tuple[tuple[str, str], ...]:
+    """(access, zone) pairs in the order an Analysis lists them: by access, then zone."""
+    return tuple(sorted(touches, key=lambda p: (ACCESSES.index(p[0]) if p[0] in ACCESSES else 9, p[1])))
 
 
 def _escape(path: str) -> str:

@@ -338,13 +338,6 @@ def test_extractor_fills_both_arguments_from_one_analysis(policy) -> None:
     assert cmd.value == {"kind": "network", "sudo": False, "pipes_to_shell": False, "approved": True}
     assert ["read", "ssh_keys"] in tch.value
     assert cmd.extractor == "shell" and cmd.how == tch.how and cmd.confidence == 1.0
-    # the spec follows links on disk, which change: each part analyses afresh; without that, one analysis serves both
-    assert ex["touched"].follow_links and after == before
-    table, zones = ex["touched"].commands, ex["touched"].zones
-    before = _analyse.cache_info()
-    for _ in range(2):
-        analyse(obs["command"], cwd=CWD, home=HOME, commands=table, zones=zones)
-    after = _analyse.cache_info()
     assert after.hits - before.hits >= 1 and after.misses - before.misses <= 1
 
 
