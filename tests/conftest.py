@@ -55,23 +55,18 @@ def write_spec(tmp: Path, body: str = MINIMAL, *, table: str = '{"admin": {"db":
     return path
 
 
-# Every integration test in one group: one process, one warm JVM. Two JVM groups beside the unit tests put three
-# busy processes on 2 cores, and a refutation hit Silicon's timeout (2026-11-23, a fresh clone's CI run).
-JVM_GROUPS: dict[str, str] = {}
-
-
-def jvm_group(nodeid: str) -> str | None:
-    """The group of an integration test (`jvm` unless JVM_GROUPS names its file); None for the others."""
-    path = nodeid.split("::")[0]
-    if not path.startswith("tests/integration/"):
-        return None
-    return JVM_GROUPS.get(path.rsplit("/", 1)[-1], "jvm")
+def scheduling_scope(nodeid: str) -> str:
+    """What pytest-xdist keeps in one process (scripts/test, `--dist loadgroup`): every integration test shares the
+    scope "jvm" (one process, one warm JVM: two JVM processes beside the unit tests put three busy processes on 2
+    cores, and a refutation hit Silicon's timeout in a fresh clone's CI run on 2026-11-23); any other test is a
+    scope of its own, for whichever process is free."""
+    return "jvm" if nodeid.startswith("tests/integration/") else nodeid
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    """`-n 2 --dist loadgroup` (scripts/test): the tests of one JVM group run in one process, in order, on its one
-    warm worker and proof cache; every other test goes to whichever process is free. (xdist 3.8's own groups,
+    """`-n 2 --dist loadgroup` (scripts/test): tests are scheduled by `scheduling_scope`; the integration tests run
+    in one process, in order, on its one warm worker and proof cache. (xdist 3.8's own groups,
     from xdist_group marks, are lost under pytest 9: its node ids are no longer the `_nodeid` xdist rewrites.)"""
     if config.getvalue("dist") != "loadgroup":
         return None
@@ -79,7 +74,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class JvmGroups(LoadScopeScheduling):
         def _split_scope(self, nodeid):
-            return jvm_group(nodeid) or nodeid
+            return scheduling_scope(nodeid)
 
     return JvmGroups(config, log)
 

@@ -1,15 +1,12 @@
-"""How scripts/test spreads the suite over two processes: every integration test is in a JVM group (one
-process, one warm Nagini worker per group); today they all share one group."""
-from tests.conftest import ROOT, jvm_group
+"""How scripts/test spreads the suite over two processes: the scope xdist schedules by keeps every integration test
+in one process (one warm Nagini worker) and lets every other test go to whichever process is free."""
+from tests.conftest import ROOT, scheduling_scope
 
 
-def test_every_integration_file_is_in_a_jvm_group_and_no_other_test_is():
+def test_the_integration_tests_share_one_process_and_no_other_test_does():
     files = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests" / "integration").glob("test_*.py"))
-    assert files and all(jvm_group(f"{f}::test_x") for f in files)
-    assert jvm_group("tests/unit/test_monitor.py::test_x") is None
-    assert jvm_group("tests/property/test_spec_fuzz.py::test_x[a@b]") is None
-
-
-def test_the_integration_tests_share_one_group():
-    files = ("test_synthesis.py", "test_audit_real.py", "test_llm_loop.py", "test_verifier.py")
-    assert len({jvm_group(f"tests/integration/{f}::t") for f in files}) == 1
+    scopes = {scheduling_scope(f"{f}::test_x[a]") for f in files}
+    assert files and len(scopes) == 1
+    others = ["tests/unit/test_monitor.py::test_x", "tests/unit/test_monitor.py::test_y",
+              "tests/property/test_spec_fuzz.py::test_x[a@b]"]
+    assert len({scheduling_scope(n) for n in others}) == len(others) and not scopes & {scheduling_scope(n) for n in others}
