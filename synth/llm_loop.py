@@ -23,6 +23,7 @@ from veriguard.providers.types import Completion, CompletionRequest, Provider, P
 from veriguard.synth.transcripts import RecordingProvider, TranscriptStore, transcript_hash
 from veriguard.verify import counterexample as cx
 from veriguard.verify.nagini import NaginiWorker
+from veriguard.verify.proof_cache import ProofCache
 from veriguard.verify.verdicts import Verdict, holds
 from veriguard.verify.z3check import check_contract
 
@@ -118,9 +119,9 @@ def _tokens(store: TranscriptStore, sid: str) -> int:
 
 class _Loop:
     def __init__(self, spec: SpecFile, provider: Provider, worker: NaginiWorker, store: TranscriptStore,
-                 budget: Budget, progress: Progress, workdir: Path) -> None:
+                 budget: Budget, progress: Progress, workdir: Path, cache: ProofCache | None = None) -> None:
         self.spec, self.worker, self.store, self.budget = spec, worker, store, budget
-        self.progress, self.workdir = progress, workdir
+        self.progress, self.workdir, self.cache = progress, workdir, cache
         self.inner = provider
         self.sid = ""
         self.provider: Provider = provider
@@ -177,7 +178,7 @@ class _Loop:
                              f"violations, first: {impl.violations[0]})")
                 continue
             result = synthesize(spec, self.worker, impl.source, workdir=self.workdir / f"round{round_}",
-                                progress=lambda m: self.progress("  " + m))
+                                progress=lambda m: self.progress("  " + m), cache=self.cache)
             result.transcript = None
             last = result
             if result.ok:
@@ -198,11 +199,14 @@ def run(spec: SpecFile, provider: Provider, worker: NaginiWorker, store: Transcr
         workdir: Path, memory: DemonstrationMemory | None = None, autonomous: bool = False,
         answers: Path | None = None, questions_file: Path | None = None, budget: Budget = Budget(),
         progress: Progress = lambda _m: None, mode: str = "", replay_started: str | None = None,
-        fixed_signature: bool = False, signer: Callable[[bytes], bytes] | None = None) -> Outcome:
-    """One LLM synthesis of `spec`, ending in a build (proved or not) or a reason it stopped."""
+        fixed_signature: bool = False, signer: Callable[[bytes], bytes] | None = None,
+        cache: ProofCache | None = None) -> Outcome:
+    """One LLM synthesis of `spec`, ending in a build (proved or not) or a reason it stopped. With a proof `cache`
+    (verify.proof_cache), a source the verifier already answered for is not proved again (a replay, a model that
+    repeats itself)."""
     memory = memory or DemonstrationMemory(enabled=False)
     routed: Provider = provider if provider.name == "replay" else Router(provider, MemoryStage(memory))
-    loop = _Loop(spec, routed, worker, store, budget, progress, workdir)
+    loop = _Loop(spec, routed, worker, store, budget, progress, workdir, cache)
     loop.sid = store.begin(spec_name=spec.name, spec_sha256=spec.sha256, provider=provider.name, model=provider.model,
                            mode=mode or ("autonomous" if autonomous else "interactive"))
     loop.provider = RecordingProvider(routed, store, loop.sid)

@@ -10,10 +10,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from veriguard.contracts.errors import NOWHERE, EnvironmentProblem, Pos, VeriguardError
 from veriguard.enforce import strict_json
+
+if TYPE_CHECKING:
+    from veriguard.verify.proof_cache import ProofCache
 
 EXIT_CODES = """exit codes:
   0  success: every gate passed / proved / decided
@@ -140,7 +143,6 @@ def cmd_synth(args: argparse.Namespace) -> int:
         return cmd_synth_llm(args)
     from veriguard.synth.freeze import write_build
     from veriguard.synth.jobs import SpecRunner
-    from veriguard.verify.proof_cache import ProofCache, default_dir
 
     if args.jobs < 1:
         raise VeriguardError("synth.jobs", f"--jobs must be at least 1, not {args.jobs}", fix="pass --jobs 1 or more")
@@ -149,7 +151,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     summaries: list[dict[str, Any]] = []
     code = 0
-    runner = SpecRunner(args.specs, jobs=args.jobs, cache=ProofCache() if args.no_cache else ProofCache(default_dir()),
+    runner = SpecRunner(args.specs, jobs=args.jobs, cache=_proof_cache(args),
                         make_worker=lambda: _nagini(args, progress),
                         mutant_limit=args.mutants, progress=progress,
                         before_proof=previous.check_arguments if previous is not None else None)
@@ -215,6 +217,13 @@ def _provider(args: argparse.Namespace) -> Any:
     return AnthropicProvider(timeout=args.timeout, base_url=args.base_url, api_key=api_key, **kw)
 
 
+def _proof_cache(args: argparse.Namespace) -> ProofCache:
+    """The proof cache of `veriguard synth` (both paths): $VERIGUARD_CACHE's, or one in memory with --no-cache."""
+    from veriguard.verify.proof_cache import ProofCache, default_dir
+
+    return ProofCache() if args.no_cache else ProofCache(default_dir())
+
+
 def cmd_synth_llm(args: argparse.Namespace) -> int:
     import tempfile
     from veriguard.synth import llm_loop
@@ -233,6 +242,7 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
     memory = DemonstrationMemory(args.store, enabled=not (args.no_memory or args.replay))
     budget = llm_loop.Budget(rounds=args.rounds, max_tokens=args.max_tokens)
     worker = _nagini(args, progress)
+    cache = _proof_cache(args)
     try:
         with tempfile.TemporaryDirectory(prefix="veriguard-llm-") as tmp:
             if args.compare:
@@ -241,7 +251,7 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
                                    memory=memory, autonomous=args.autonomous,
                                    answers=Path(args.answers) if args.answers else None,
                                    budget=budget, progress=progress, mode="replay" if args.replay else "",
-                                   replay_started=replay_started, signer=_build_signer(args.sign))
+                                   replay_started=replay_started, signer=_build_signer(args.sign), cache=cache)
     finally:
         worker.close()
         progress.stop()

@@ -11,6 +11,7 @@ from veriguard.synth.memory import DemonstrationMemory
 from veriguard.providers.replay import ReplayProvider
 from veriguard.synth.specfile import load_spec
 from veriguard.synth.transcripts import TranscriptStore
+from veriguard.verify.proof_cache import ProofCache, default_dir
 from tests.conftest import FIXTURES
 from tests.llm_fakes import (BUGGY_BODY, FORMAL, GOOD_BODY, NO_QUESTIONS, QUESTIONS, TESTS, ScriptedModel, api_error,
                              reply)
@@ -27,8 +28,11 @@ def spec(tmp_path):
 
 
 def run(spec, model, worker, tmp_path, **kw):
+    """One loop through the session's proof cache, as `veriguard synth --llm` does: an identical source (the good
+    body, the buggy one) is proved once per session with the real Nagini."""
     store = TranscriptStore(tmp_path / "t.db")
     kw.setdefault("autonomous", True)
+    kw.setdefault("cache", ProofCache(default_dir()))
     out = llm_loop.run(spec, model.provider() if isinstance(model, ScriptedModel) else model, worker, store,
                        out_dir=tmp_path / "build", workdir=tmp_path / "work", **kw)
     return out, store
@@ -155,8 +159,13 @@ def test_malformed_answers_file(spec, nagini_worker, tmp_path):
 
 
 def test_replay_gives_a_byte_identical_certificate(spec, nagini_worker, tmp_path):
-    model = ScriptedModel(QUESTIONS, FORMAL, TESTS, BUGGY_BODY, GOOD_BODY)
-    out, store = run(spec, model, nagini_worker, tmp_path)
+    """Under the same proof cache: a first run fills it (or finds both bodies there), so the original and its
+    replay both take every proof from it, and the certificates name the same cache entries."""
+    answers = (QUESTIONS, FORMAL, TESTS, BUGGY_BODY, GOOD_BODY)
+    run(spec, ScriptedModel(*answers), nagini_worker, tmp_path / "first")
+    out, store = run(spec, ScriptedModel(*answers), nagini_worker, tmp_path)
+    assert all(g["summary"].startswith("PROVED (cached)") for g in out.certificate["gates"]
+               if g["name"] == "proof (Nagini)"), out.certificate["gates"]
     assert out.status == "proved"
     original = (out.build / "certificate.json").read_bytes()
     transcript = tmp_path / "transcript.json"
@@ -166,7 +175,7 @@ def test_replay_gives_a_byte_identical_certificate(spec, nagini_worker, tmp_path
     started = json.loads(transcript.read_text())["synthesis"]["started_at"]
     again = llm_loop.run(spec, ReplayProvider.from_file(transcript), nagini_worker, TranscriptStore(tmp_path / "r.db"),
                          out_dir=replay_dir, workdir=tmp_path / "work2", autonomous=True, mode="replay",
-                         replay_started=started)
+                         replay_started=started, cache=ProofCache(default_dir()))
     assert again.status == "proved", again.message
     replayed = (again.build / "certificate.json").read_bytes()
     assert replayed == original, [(a, b) for a, b in zip(original.decode().splitlines(), replayed.decode().splitlines()) if a != b]
