@@ -281,10 +281,20 @@ class Commands:
         if "at_file" in parts:
             if value.text is None:
                 self.touch(("read",), value, inv, recursive=False)
-            else:
-                m = re.search(r"(?:^|=)[@<]([^;]*)", value.text)
+            else:  # curl's @FILE, <FILE, name=@FILE and name@FILE (--data-urlencode): any of them may read a file
+                m = re.search(r"[@<]([^;]*)", value.text)
                 if m and m.group(1) not in ("-", ""):
                     self.touch(("read",), Value.of(m.group(1)), inv, recursive=False)
+        if "write_out" in parts:  # curl --write-out: %output{FILE} (or {>>FILE}) sends the rest to FILE
+            if value.text is None:
+                self.unknown(f"{word}: a format the analysis cannot read ({value.reason})")
+            else:
+                for m in re.finditer(r"%output\{(?:>>)?([^}]*)\}", value.text):
+                    self.touch(("write",), Value.of(m.group(1)), inv, recursive=False)
+        if parts == ["none"] and word.startswith("-") and value.text is not None and value.text.startswith(("/", "~")):
+            # an option's value the table calls no path but written as one: a program that reads it after all (a
+            # flag declared with a value, another tool's meaning of the option) must not read a secret unseen
+            self.touch(("read",), value, inv, recursive=False)
         if "shell" in parts:
             self.shell_text(value, inv, inv.st, positional=None, why=word)
         if "sed" in parts and not (value.text is not None and sed_script_is_plain(value.text)):
@@ -487,9 +497,10 @@ class Commands:
         if spec.style == "single" or t.startswith("--"):
             name, eq, attached = t.partition("=")
             opt = spec.option(name)
-            if opt is None and spec.style == "single":
+            if opt is None and spec.style == "single":  # a value attached to the option's name: -ofile, -I/usr/x
                 for k, o in spec.options.items():
-                    if o.attached and o.value and t.startswith(k) and len(t) > len(k):
+                    if o.value not in (None, "command") and (o.attached or len(k) == 2) and t.startswith(k) \
+                            and len(t) > len(k):
                         out.opts.append((o, k, Value.of(t[len(k):])))
                         return i
                 return None
@@ -541,8 +552,10 @@ class Commands:
         out.undeclared = True
         if spec.other_options == "unknown":
             self.unknown(f"the option {name} is not in the table")
-        elif value is not None and spec.other_options == "ignore":
-            self.touch(("read",), value, self.inv, recursive=False) if self.inv is not None else None
+        elif value is not None and spec.other_options == "ignore" and self.inv is not None:
+            # `--name=VALUE` the table does not know: whether the program reads VALUE or writes it (a report, a
+            # cache, a scratch folder it empties first) is unknown, so both
+            self.touch(("read", "write"), value, self.inv, recursive=False)
 
     def keyed(self, spec: CommandSpec, operands: list[Value], inv: Invocation, roles: Mapping[str, str], *,
               recursive: bool) -> list[Value]:
