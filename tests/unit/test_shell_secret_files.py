@@ -1,0 +1,42 @@
+"""Secrets outside the classic credential folders (red-team pass of 2026-11-23, evening): Claude Code's user file
+(it can hold the API key), the system's password hashes, shell and REPL histories, browsers' profiles and the
+desktop keyrings are credentials in the shell_agent zone map, for the shell and for the file tools; a recursive
+read of the project still touches none of them. Builds are made without Nagini."""
+from __future__ import annotations
+
+import pytest
+
+from veriguard.enforce.shell import analyse
+from veriguard.enforce.shell_table import load_commands, load_zones
+from tests.conftest import ROOT
+
+pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
+
+HOME = "/home/dev"
+PROJECT = "/home/dev/project"
+SPEC = ROOT / "specs" / "shell_agent"
+COMMANDS = load_commands(SPEC / "commands.toml")
+ZONES = load_zones(SPEC / "zones.toml")
+
+SECRETS = ["~/.claude.json", "/etc/shadow", "/etc/gshadow", "~/.bash_history", "~/.zsh_history", "~/.python_history",
+           "~/.psql_history", "~/.local/share/fish/fish_history", "~/.mozilla/firefox/x.default/logins.json",
+           "'~/.config/google-chrome/Default/Login Data'", "~/.local/share/keyrings/login.keyring"]
+
+
+def touched(command: str) -> set[tuple[str, str]]:
+    return set(analyse(command, cwd=PROJECT, home=HOME, workspace=PROJECT, commands=COMMANDS, zones=ZONES).touched)
+
+
+@pytest.mark.parametrize("path", SECRETS)
+def test_reading_it_is_a_credential_read(path: str) -> None:
+    assert ("read", "cloud_credentials") in touched(f"cat {path}")
+
+
+@pytest.mark.parametrize("path", SECRETS)
+def test_writing_it_is_a_credential_write(path: str) -> None:
+    assert ("write", "cloud_credentials") in touched(f"echo x > {path}")
+
+
+@pytest.mark.parametrize("command", ["grep -r TODO .", "rm -rf build", "ls -R", "find . -name '*.py'"])
+def test_recursive_work_in_the_project_touches_no_secret(command: str) -> None:
+    assert {zone for _, zone in touched(command)} <= {"workspace", "agent_config"}  # .claude/, .git/hooks: read
