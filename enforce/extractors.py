@@ -82,19 +82,22 @@ def _path(observation: Any, path: str) -> Any:
 _INT_TEXT = re.compile(r"-?[0-9]{1,30}")  # ASCII digits only: str.isdigit() also takes "²" and other scripts' digits
 
 
-def _coerce(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, str] | None = None) -> Any:
-    """Type-check one scalar against its schema type, mapping enum spellings; never guess."""
+def _coerce(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, str] | None = None, *,
+            exact: bool = False) -> Any:
+    """Type-check one scalar against its schema type, mapping enum spellings; never guess. `exact`: no number or
+    truth value written as text either (a tool call's arguments: the tool reads the text itself, and may read it
+    otherwise: "false" is true in JavaScript)."""
     kind = t["kind"]
     if kind == "bool":
         if type(value) is bool:
             return value
-        if type(value) is str and value.strip().lower() in ("true", "false"):
+        if not exact and type(value) is str and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
         raise ExtractionError("extract.type", f"{where}: expected true/false, got {_show(value)}")
     if kind == "int":
         if type(value) is int:
             return value
-        if type(value) is str and _INT_TEXT.fullmatch(value.strip()):
+        if not exact and type(value) is str and _INT_TEXT.fullmatch(value.strip()):
             return int(value.strip())
         raise ExtractionError("extract.type", f"{where}: expected an integer, got {_show(value)}")
     if type(value) is not str:
@@ -105,7 +108,8 @@ def _coerce(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, 
     return value
 
 
-def _typed(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, str] | None = None) -> Any:
+def _typed(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, str] | None = None, *,
+           exact: bool = False) -> Any:
     kind = t["kind"]
     if kind == "record":
         if not isinstance(value, Mapping):
@@ -114,17 +118,18 @@ def _typed(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, s
         for f, ft in t["fields"]:
             if f not in value:
                 raise ExtractionError("extract.missing", f"{where}: field {f!r} is missing")
-            out[f] = _coerce(value[f], ft, f"{where}.{f}", mapping)
+            out[f] = _coerce(value[f], ft, f"{where}.{f}", mapping, exact=exact)
         return out
     if kind == "list":
         if not isinstance(value, list):
             raise ExtractionError("extract.type", f"{where}: expected a list, got {type(value).__name__}")
         elem = t["elem"]
         if elem["kind"] == "tuple":
-            return [[_coerce(x, it, f"{where}[{i}]", mapping) for it, x in zip(elem["items"], _tuple(v, elem, where))]
+            return [[_coerce(x, it, f"{where}[{i}]", mapping, exact=exact)
+                     for it, x in zip(elem["items"], _tuple(v, elem, where))]
                     for i, v in enumerate(value)]
-        return [_coerce(v, elem, f"{where}[{i}]", mapping) for i, v in enumerate(value)]
-    return _coerce(value, t, where, mapping)
+        return [_coerce(v, elem, f"{where}[{i}]", mapping, exact=exact) for i, v in enumerate(value)]
+    return _coerce(value, t, where, mapping, exact=exact)
 
 
 def _tuple(v: Any, elem: Mapping[str, Any], where: str) -> list[Any]:
@@ -380,7 +385,7 @@ class ToolCallExtractor:
             if key != TOOL_NAME and key not in call.arguments:
                 raise ExtractionError("extract.missing", f"tool call {call.name!r} has no argument {key!r}")
             value[f] = call.name if key == TOOL_NAME else call.arguments[key]
-        return Extracted(_typed(value, self.type, f"{call.name}(...)"),
+        return Extracted(_typed(value, self.type, f"{call.name}(...)", exact=True),
                          f"{call.format} {call.name}({', '.join(self.fields.values())})", 1.0, self.kind)
 
 

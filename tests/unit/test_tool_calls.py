@@ -181,11 +181,23 @@ def test_the_same_tool_called_in_two_shapes_denies():
         extractor().extract(obs)
 
 
-@pytest.mark.parametrize("amount", ["\u0661\u0662\u0663", "\u00b2", "--5", "5" * 40, True, 1.0])
+@pytest.mark.parametrize("amount", ["\u0661\u0662\u0663", "\u00b2", "--5", "5" * 40, True, 1.0, "100", " 7", "007"])
 def test_scalars_are_exact(amount):
+    """A number written as text is refused too: the tool reads the text itself, and may read it otherwise."""
     with pytest.raises(ExtractionError) as e:
         extractor().extract({"c": anthropic(input={"recipient": "acme", "amount_cents": amount})})
     assert e.value.code == "extract.type"
+
+
+@pytest.mark.parametrize("flag", ["false", "False", "0", "no", 0])
+def test_a_truth_value_written_as_text_is_refused(flag):
+    """"false" is true in JavaScript: a tool that tests `if (args.approved)` would act on what the policy read as
+    false (red-team pass of 2026-11-23, evening)."""
+    t = {"kind": "record", "name": "P", "fields": PAY_TYPE["fields"] + [["force", {"kind": "bool"}]]}
+    ex = ToolCallExtractor("pay", {"recipient": "recipient", "amount_cents": "amount_cents", "force": "force"}, t)
+    assert ex.extract({"c": anthropic(input=ARGS | {"force": False})}).value["force"] is False
+    with pytest.raises(ExtractionError, match="expected true/false"):
+        ex.extract({"c": anthropic(input=ARGS | {"force": flag})})
 
 
 def test_an_int_subclass_is_not_an_int():
