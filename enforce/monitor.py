@@ -3,6 +3,7 @@ frozen policy, choose the enforcement, log the decision. Fails closed on every e
 a denial, never raises, and a decision that cannot be logged is a denial too."""
 from __future__ import annotations
 
+
 import datetime as dt
 import hashlib
 import json
@@ -97,6 +98,9 @@ class Monitor:
         extraction = policy.extraction.get("extraction", {})
         enforcement = policy.extraction.get("enforcement", {})
         extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base)
+        guard = str(Path(build).resolve())   # the shell zone map's {guard}: an agent must not rewrite its own policy
+        extractors = {n: replace(e, guard=guard) if getattr(e, "kind", "") == "shell" else e  # type: ignore[misc]
+                      for n, e in extractors.items()}
         if isinstance(log, (str, Path)):
             from veriguard.enforce.decision_log import DecisionLog
 

@@ -27,25 +27,27 @@ __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 
 
 def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
-            commands: CommandTable, zones: ZoneMap, follow_links: bool = False) -> Analysis:
+            commands: CommandTable, zones: ZoneMap, follow_links: bool = False, guard: str | None = None) -> Analysis:
     """The analysis of `command` run in `cwd` (cached: both arguments share one parse). With `follow_links`,
     every path it names exactly is also resolved through the symbolic links on this machine's disk now (a
-    link in the project to ~/.ssh reads ~/.ssh): that step reads the disk on every call."""
+    link in the project to ~/.ssh reads ~/.ssh): that step reads the disk on every call. `guard`: the folder
+    of the build being enforced (the zone map's {guard})."""
     cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
-    a = _analyse(command, cwd, home, workspace, tmp, commands, zones)
-    return through_links(a, zones.compile(workspace, home, tmp), (workspace, home, tmp)) if follow_links else a
+    guard = normalise(guard) if guard else None
+    a = _analyse(command, cwd, home, workspace, tmp, commands, zones, guard)
+    return through_links(a, zones.compile(workspace, home, tmp, guard), (workspace, home, tmp)) if follow_links else a
 
 
 @functools.lru_cache(maxsize=512)
 def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table: CommandTable,
-             zmap: ZoneMap) -> Analysis:
+             zmap: ZoneMap, guard: str | None) -> Analysis:
     check_text(command)
     if zmap.uses_workspace():
         _check_workspace(workspace, home)
     tree = parse(command)
     if not any(c.is_named and c.type != "comment" for c in tree.root_node.children):
         raise ExtractionError("extract.shell.empty", "the command has nothing to run (only comments)")
-    compiled = zmap.compile(workspace, home, tmp)
+    compiled = zmap.compile(workspace, home, tmp, guard)
     project = tuple(normalise(fill(d, {"workspace": workspace, "home": home, "tmp": tmp}))
                     for d in table.project_dirs)
     a = Analyser(table, compiled, home, cwd, project)
@@ -129,6 +131,7 @@ class ShellExtractor:
     tmp: str | None = "tmp"
     kind: str = "shell"
     follow_links: bool = False
+    guard: str | None = None     # the enforced build's folder, resolved (Monitor.from_build sets it)
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         text = _path(observation, self.field)
@@ -144,7 +147,7 @@ class ShellExtractor:
         raw = _optional(observation, self.approved)
         approved = False if raw is None else _coerce(raw, {"kind": "bool"}, str(self.approved))
         a = analyse(text, cwd=cwd, home=home, workspace=workspace, tmp=tmpdir, commands=self.commands,
-                    zones=self.zones, follow_links=self.follow_links)
+                    zones=self.zones, follow_links=self.follow_links, guard=self.guard)
         if self.part == "command":
             value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
         else:

@@ -26,7 +26,7 @@ INTERPRETERS = ("shell", "code")
 SPECIALS = ("cd", "pushd", "popd", "eval", "source", "alias", "set", "shopt", "trap", "read", "env", "xargs",
             "busybox", "watch", "ps")
 PRINTS = ("operands", "cwd")
-PLACEHOLDERS = ("workspace", "home", "tmp")
+PLACEHOLDERS = ("workspace", "home", "tmp", "guard")  # guard: the folder of the build the monitor enforces
 FILE_PLACEHOLDERS = ("repository", "home")
 
 
@@ -677,8 +677,10 @@ class ZoneMap:
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
 
-    def compile(self, workspace: str, home: str, tmp: str) -> "Zones":
-        return _compile(self, workspace, home, tmp)
+    def compile(self, workspace: str, home: str, tmp: str, guard: str | None = None) -> "Zones":
+        """The map for one observation; without a `guard` (no build, as in `veriguard eval`) the patterns
+        that name {guard} match nothing."""
+        return _compile(self, workspace, home, tmp, guard)
 
     def uses_workspace(self) -> bool:
         """Whether a zone is defined by the {workspace} placeholder (which the agent may then change at will)."""
@@ -686,10 +688,10 @@ class ZoneMap:
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str) -> "Zones":
-    values = {"workspace": workspace, "home": home, "tmp": tmp}
+def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, guard: str | None) -> "Zones":
+    values = {"workspace": workspace, "home": home, "tmp": tmp, **({"guard": guard} if guard else {})}
     zones = tuple((zone, tuple(split_pattern(normalise(fill(p, values)))
-                               for p in patterns)) for zone, patterns in zmap.zones)
+                               for p in patterns if guard or "{guard}" not in p)) for zone, patterns in zmap.zones)
     no_data = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.no_data)
     links = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.links)
     folded = tuple((zone, tuple(tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in z) for z in patterns))
@@ -848,6 +850,7 @@ def _check_pattern(p: str, file: Path, where: str) -> None:
     names = re.findall(r"\{(\w+)\}", p)
     bad = [n for n in names if n not in PLACEHOLDERS]
     if bad:
-        raise _fail(file, where, f"unknown placeholder {{{bad[0]}}} in {p!r}; use {{workspace}}, {{home}} or {{tmp}}")
+        raise _fail(file, where, f"unknown placeholder {{{bad[0]}}} in {p!r}; use {{workspace}}, {{home}}, {{tmp}} "
+                    "or {guard}")
     if not p.startswith("/") and not p.startswith("{"):
         raise _fail(file, where, f"{p!r} must be absolute or start with a placeholder")
