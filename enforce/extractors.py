@@ -439,8 +439,9 @@ def category_classifier(name: str, cfg: Mapping[str, Any], base: Path,
 
 
 def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, Mapping[str, Any]]],
-                     base: Path) -> dict[str, Extractor]:
-    """One extractor per argument from a spec's [extraction] section; files are relative to `base`."""
+                     base: Path, *, guard: str | None = None) -> dict[str, Extractor]:
+    """One extractor per argument from a spec's [extraction] section; files are relative to `base`. `guard`: the
+    folder of the build being enforced (the shell zone maps' {guard})."""
     schema = dict(arguments)
     out: dict[str, Extractor] = {}
     for name, t in arguments:
@@ -468,7 +469,7 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
         elif kind == "shell":
             from veriguard.enforce.shell import build_shell_extractor
 
-            out[name] = build_shell_extractor(cfg, schema[name], base)
+            out[name] = build_shell_extractor(cfg, schema[name], base, guard=guard)
         elif kind == "classifier":
             categories = tuple(f for f, _ in schema[name]["fields"])
             if str(cfg.get("abstain", "deny")) not in ("deny", "restrict"):

@@ -97,10 +97,8 @@ class Monitor:
         base = Path(build) / "spec"
         extraction = policy.extraction.get("extraction", {})
         enforcement = policy.extraction.get("enforcement", {})
-        extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base)
-        guard = str(Path(build).resolve())   # the shell zone map's {guard}: an agent must not rewrite its own policy
-        extractors = {n: replace(e, guard=guard) if getattr(e, "kind", "") == "shell" else e  # type: ignore[misc]
-                      for n, e in extractors.items()}
+        extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base,
+                                      guard=str(Path(build).resolve()))  # an agent must not rewrite its own policy
         if isinstance(log, (str, Path)):
             from veriguard.enforce.decision_log import DecisionLog
 

@@ -159,7 +159,8 @@ _CFG_KEYS = {"from", "field", "part", "cwd", "home", "approved", "workspace", "t
              "follow_links"}
 
 
-def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], base: Path) -> Extractor:
+def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], base: Path, *,
+                          guard: str | None = None) -> Extractor:
     """The extractor for one [extraction] entry `{ from = "shell", part = ..., commands = ..., zones = ... }`."""
     extra = sorted(set(cfg) - _CFG_KEYS)
     if extra:
@@ -189,7 +190,7 @@ def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], b
     follow = cfg.get("follow_links", False)
     if not isinstance(follow, bool):
         raise ExtractionError("extract.config", f"shell extractor: follow_links must be true or false, got {follow!r}")
-    return ShellExtractor(part, arg_type, table, zmap, **strings, follow_links=follow)
+    return ShellExtractor(part, arg_type, table, zmap, **strings, follow_links=follow, guard=guard)
 
 
 def _check_command_type(t: Mapping[str, Any], table: CommandTable) -> None:
