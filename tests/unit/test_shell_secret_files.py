@@ -7,16 +7,9 @@ from __future__ import annotations
 import pytest
 
 from veriguard.enforce.shell import analyse
-from veriguard.enforce.shell_table import load_commands, load_zones
-from tests.conftest import ROOT
+from tests.unit.test_shell_indirect_config import COMMANDS, HOME, PROJECT, ZONES
 
 pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
-
-HOME = "/home/dev"
-PROJECT = "/home/dev/project"
-SPEC = ROOT / "specs" / "shell_agent"
-COMMANDS = load_commands(SPEC / "commands.toml")
-ZONES = load_zones(SPEC / "zones.toml")
 
 SECRETS = ["~/.claude.json", "/etc/shadow", "/etc/gshadow", "~/.bash_history", "~/.zsh_history", "~/.python_history",
            "~/.psql_history", "~/.local/share/fish/fish_history", "~/.mozilla/firefox/x.default/logins.json",
