@@ -470,6 +470,11 @@ class Commands:
                     done = done or spec.stop_at_operand
                     continue
                 self._other(spec, t, out)
+                if spec.cls == "build_test" and t.startswith("--") and i < len(args) and self.inv is not None \
+                        and (args[i].text or "").startswith(("/", "~")):
+                    # a build or test tool's unknown --option before a path may name where it writes (a report,
+                    # an output or cache folder: `--outFile`, `--target-dir`): the path is written, everything in it
+                    self.touch(("read", "write"), args[i], self.inv, recursive=True)
                 continue
             i = got
             last = out.opts[-1][0] if out.opts else None
@@ -503,6 +508,9 @@ class Commands:
                             and len(t) > len(k):
                         out.opts.append((o, k, Value.of(t[len(k):])))
                         return i
+                if eq and name.startswith("--"):
+                    self._other(spec, name, out, Value.of(attached))
+                    return i
                 return None
             if opt is None:
                 if eq:

@@ -1,5 +1,6 @@
 """Options whose values name files (red-team pass of 2026-11-23, evening): a value the table declared as no path,
-an undeclared `--name=VALUE` the table ignores, a compiler's `-o FILE` taken as a flag, curl's `%output{FILE}`,
+an undeclared `--name=VALUE` the table ignores (or `--name PATH` to a build or test tool), a compiler's `-o FILE`
+taken as a flag, curl's `%output{FILE}`,
 rsync's destination folders, wget's wgetrc commands. Each must reach the zone map as what the program does
 with it (read, write), in both shipped shell specs; and the everyday forms of the same commands stay allowed.
 Builds are made without Nagini."""
@@ -53,6 +54,15 @@ SEEN = [
     ("rsync -a --backup-dir=/home/dev/.config -b . ./k", "write", "/home/dev/.config"),
     ("rsync -a --temp-dir=/home/dev/.config . ./k", "write", "/home/dev/.config"),
     ("rsync -a --partial-dir=/home/dev/.config . ./k", "write", "/home/dev/.config"),
+    # a build or test tool's unknown --option, its value a separate word that is a path
+    ("mypy --junit-xml /home/dev/.bashrc x.py", "write", "/home/dev/.bashrc"),
+    ("pytest --html /home/dev/.bashrc", "write", "/home/dev/.bashrc"),
+    ("tsc --outFile /home/dev/.bashrc x.ts", "write", "/home/dev/.bashrc"),
+    ("cargo build --target-dir /home/dev/.config", "write", "/home/dev/.config"),
+    ("webpack --output-path /home/dev/.config", "write", "/home/dev/.config"),
+    ("jest --coverageDirectory /home/dev/.config", "write", "/home/dev/.config"),
+    # --name=VALUE to a single-dash-style program (the compilers' group)
+    ("tsc --outFile=/home/dev/.bashrc x.ts", "write", "/home/dev/.bashrc"),
 ]
 
 # option values that run programs or set anything: the command is unknown
@@ -82,6 +92,11 @@ EVERYDAY = [
     "rsync -a --backup-dir=backup src/ dst/",
     "base64 -w0 file.bin",
     "make -I include -j4",
+    "pytest --verbose /home/dev/project/tests",
+    "mypy --strict /home/dev/project/src",
+    "tsc --project /home/dev/project/tsconfig.json",
+    "gcc --std=c11 x.c",
+    "cargo build --release",
 ]
 
 
