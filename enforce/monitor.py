@@ -3,7 +3,6 @@ frozen policy, choose the enforcement, log the decision. Fails closed on every e
 a denial, never raises, and a decision that cannot be logged is a denial too."""
 from __future__ import annotations
 
-
 import datetime as dt
 import hashlib
 import json
