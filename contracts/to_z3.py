@@ -32,6 +32,7 @@ class Z3Encoding:
         self.contract = contract
         self.bound = bound
         self.scalars: dict[str, Any] = {}
+        self.hidden: dict[str, Any] = {}  # rule id -> a free Bool standing for it: the rule's definition unseen
         self.lists: dict[str, tuple[Any, list[tuple[Any, ...]]]] = {}
         z3 = self.z3
         for name, t in contract.signature.flat_params():
@@ -91,12 +92,18 @@ class Z3Encoding:
 
     # --- clauses ---------------------------------------------------------------------------
     def holds(self, rule_id: str) -> Any:
+        if rule_id in self.hidden:
+            return self.hidden[rule_id]
         d = self.contract.rule(rule_id)
         assert d is not None
         return self.expr(d.body)
 
+    def hide(self, rule_ids: set[str]) -> None:
+        """From now on each of `rule_ids` is any truth value: what is still provable does not need its definition."""
+        self.hidden = {r: self.z3.Bool(f"hidden rule {r}", self.ctx) for r in sorted(rule_ids)}
+
     def allowed(self) -> Any:
-        return self.all_of([self.expr(d.body) for d in self.contract.rules])
+        return self.all_of([self.holds(d.id) for d in self.contract.rules])
 
     def is_denied(self, item: tuple[Any, ...]) -> Any:
         """`item` is reported as denied: it is an element of an item rule's list that fails it."""

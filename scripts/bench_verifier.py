@@ -33,9 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from veriguard.synth import classifier_build  # noqa: E402
-from veriguard.synth.compile import compile_policy  # noqa: E402
 from veriguard.synth.freeze import write_build  # noqa: E402
-from veriguard.synth.pipeline import SynthResult, synthesize  # noqa: E402
+from veriguard.synth.pipeline import SynthResult, synthesize_spec  # noqa: E402
 from veriguard.synth.specfile import SpecFile, load_spec  # noqa: E402
 from veriguard.verify.nagini import NaginiWorker  # noqa: E402
 from veriguard.verify.proof_cache import ProofCache  # noqa: E402
@@ -79,7 +78,7 @@ def timed_synth(spec_path: Path, worker: NaginiWorker, cache: ProofCache | None,
     t0 = time.monotonic()
     spec = load(spec_path, timeout)
     with tempfile.TemporaryDirectory() as wd:
-        result = synthesize(spec, worker, compile_policy(spec).source, workdir=Path(wd), cache=cache)
+        result = synthesize_spec(spec, worker, workdir=Path(wd), cache=cache)
         if freeze:
             write_build(result, Path(wd) / "out", run_info={})
     return time.monotonic() - t0, result

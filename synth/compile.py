@@ -3,9 +3,14 @@
 The generated `decide` carries the complete contract: it denies exactly when a rule fails,
 reports exactly the failed rules, and reports exactly the failing items of the item rule.
 Every property becomes a lemma that calls `decide` and must follow from its contract.
+
+With `opaque_rules` (the default) every rule predicate is opaque: `decide` is proved from the rules' names
+alone, and a lemma reveals only the rules z3 finds its property needs. Editing one rule then re-proves that
+rule and the lemmas that reveal it, nothing else (verify.proof_cache keys follow Reveal).
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +24,7 @@ from veriguard.contracts.signature import Table, element_types
 from veriguard.contracts.spec import Spec
 from veriguard.contracts.types import EnumT, ListT, Type, python_type
 from veriguard.synth import toolbox
+from veriguard.verify.z3check import rules_needed
 
 R = to_nagini.RESULT
 SPLIT_ROWS = 16
@@ -50,6 +56,8 @@ class CompiledPolicy:
     decide_header: str = ""
     decide_body: str = ""
     lemmas: str = ""
+    opaque_rules: bool = False
+    partial_reveals: tuple[str, ...] = ()  # lemmas that reveal only some of the rules (opaque_rules)
 
     def with_body(self, body: str, helpers: str = "") -> str:
         """The full module with another implementation of `decide` (and optional helper functions)."""
@@ -78,10 +86,16 @@ def _free_vars(e: A.Expr) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=32)
+def _reveals(c: Contract) -> dict[str, tuple[str, ...] | None]:
+    return {p.id: rules_needed(c, p) for p in c.properties}
+
+
 class _Compiler:
-    def __init__(self, spec: Spec) -> None:
+    def __init__(self, spec: Spec, *, opaque_rules: bool) -> None:
         assert spec.contract is not None
         self.spec = spec
+        self.opaque_rules = opaque_rules
         self.c: Contract = spec.contract
         self.types: dict[str, Type] = dict(self.c.signature.flat_params())
         for name, t in list(self.types.items()):
@@ -143,7 +157,8 @@ class _Compiler:
         params = _free_vars(d.body)
         sig = ", ".join(f"{p}: {self.ptype(p)}" for p in params)
         names = to_nagini.NaginiNames(table=lambda n: f"table_{n}", length=lambda n: f"len_{n}", code=True)
-        return (f"@Pure\ndef rule_{d.id}({sig}) -> bool:\n    {docstring(d.message)}\n    Decreases(None)\n"
+        opaque = "@Opaque\n" if self.opaque_rules else ""
+        return (f"{opaque}@Pure\ndef rule_{d.id}({sig}) -> bool:\n    {docstring(d.message)}\n    Decreases(None)\n"
                 f"    return {to_nagini.expr(d.body, names)}\n")
 
     def item(self, item: ItemRule) -> tuple[str, list[str], toolbox.ItemShape]:
@@ -253,14 +268,31 @@ class _Compiler:
             body_j = to_nagini.expr(q.body, names)
             lines.append(toolbox.reveal(f"item_{item.decl.id}", [self.arg(p) for p in item_fixed], q.source, shape,
                                         body_j).rstrip("\n"))
+        lines += self.rule_reveals(d, item)
         lines.append("    return vg_d")
         return "\n".join(lines) + "\n"
+
+    def scalar_rules(self, item: ItemRule | None) -> list[A.Decl]:
+        return [d for d in self.c.rules if item is None or d.id != item.decl.id]
+
+    def revealed(self, prop: A.Decl, item: ItemRule | None) -> list[A.Decl]:
+        """The rules lemma `prop` reveals: those z3 finds it needs (every rule when z3 cannot prove it)."""
+        scalar = self.scalar_rules(item)
+        needed = _reveals(self.c)[prop.id] if self.opaque_rules else ()
+        return scalar if needed is None else [d for d in scalar if d.id in needed]
+
+    def rule_reveals(self, prop: A.Decl, item: ItemRule | None) -> list[str]:
+        if not self.opaque_rules:
+            return []
+        names = to_nagini.NaginiNames(table=lambda n: f"table_{n}", length=lambda n: f"len({n})")
+        return [f"    Assert(Reveal(rule_{d.id}({', '.join(self.arg(p) for p in _free_vars(d.body))})) == "
+                f"{to_nagini.expr(d.body, names)})  # reveal rule {d.id}" for d in self.revealed(prop, item)]
 
     def compile(self) -> CompiledPolicy:
         item = self.item_rule()
         parts = [docstring(HEADER.format(name=self.spec.name, spec=Path(self.spec.path).name)) + "\n" + IMPORTS]
         parts += [self.table(t) for t in self.c.signature.tables]
-        parts += [self.rule(d) for d in self.c.rules if item is None or d.id != item.decl.id]
+        parts += [self.rule(d) for d in self.scalar_rules(item)]
         item_fixed: list[str] = []
         shape = None
         if item is not None:
@@ -282,7 +314,13 @@ class _Compiler:
         return CompiledPolicy(self.spec.name, source,
                               tuple((n, python_type(t)) for n, t in self.c.signature.flat_params()),
                               tuple(d.id for d in self.c.rules), item.decl.id if item else None, arity,
-                              tuple(f"property_{d.id}" for d in self.c.properties), prelude, header, body, lemma_text)
+                              tuple(f"property_{d.id}" for d in self.c.properties), prelude, header, body, lemma_text,
+                              self.opaque_rules, self.partial_reveals(item))
+
+    def partial_reveals(self, item: ItemRule | None) -> tuple[str, ...]:
+        every = len(self.scalar_rules(item))
+        return tuple(f"property_{d.id}" for d in self.c.properties
+                     if self.opaque_rules and len(self.revealed(d, item)) < every)
 
 
 def _trie(keys: Sequence[tuple[object, ...]], params: list[str], depth: int) -> str:
@@ -299,11 +337,14 @@ def _in_enum(x: str, t: EnumT) -> str:
     return " or ".join(f"{x} == {v!r}" for v in t.values)
 
 
-def compile_policy(spec: Spec) -> CompiledPolicy:
-    """Compile a formal spec's contract; raises SpecError when a rule has a shape the path cannot build."""
+def compile_policy(spec: Spec, *, opaque_rules: bool = True) -> CompiledPolicy:
+    """Compile a formal spec's contract; raises SpecError when a rule has a shape the path cannot build.
+
+    `opaque_rules=False` makes every rule's body visible everywhere (the LLM path: a `decide` body written by
+    a model may restate a rule instead of calling it)."""
     if spec.contract is None:
         raise SpecError("compile.no_rules", "this spec has no [contract] rules; the compile path needs formal rules",
                         file=spec.path, fix="add [contract] rules, or run the LLM path (veriguard synth --llm)")
-    compiled = _Compiler(spec).compile()
+    compiled = _Compiler(spec, opaque_rules=opaque_rules).compile()
     check_generated(compiled.source, "nagini")
     return compiled

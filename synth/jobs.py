@@ -63,8 +63,8 @@ class SpecRunner:
             self.progress(f"{spec.name}: {message}")
 
         with tempfile.TemporaryDirectory(prefix="veriguard-") as tmp:
-            result = pipeline.synthesize(spec, worker, compiled.source, workdir=Path(tmp), progress=progress,
-                                         mutant_limit=self.mutant_limit, cache=self.cache)
+            result = pipeline.synthesize_spec(spec, worker, workdir=Path(tmp), progress=progress,
+                                              mutant_limit=self.mutant_limit, cache=self.cache, compiled=compiled)
         return Done(spec, result, worker)
 
     def done(self, path: str) -> Done:

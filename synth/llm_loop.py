@@ -140,7 +140,7 @@ class _Loop:
                                         feedback=feedback, demos=demos, round=round_, fixed=fixed)
             try:
                 spec = formalize.load_draft(draft)
-                compiled = compile_policy(spec)
+                compiled = compile_policy(spec, opaque_rules=False)  # a model's body may restate a rule
                 problem = _spec_problem(spec)
                 if problem is not None:
                     raise problem

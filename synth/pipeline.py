@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from veriguard.contracts.errors import Pos, SpecError
 from veriguard.contracts.generated import check_generated
+from veriguard.synth.compile import CompiledPolicy, compile_policy
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts.strategies import constant_pools
 from veriguard.synth.classifier_build import frozen_extraction
@@ -383,3 +384,22 @@ def synthesize(spec: SpecFile, worker: NaginiWorker, verified_source: str, *, wo
              labelled_cached(gate, tests_hit if not mutation.get("proofs_run") else None)]
     return SynthResult(spec, verified_source, runnable, frozen, gates, proof, z3r, tests, mutation,
                        seconds=time.monotonic() - t_start)
+
+
+def synthesize_spec(spec: SpecFile, worker: NaginiWorker, *, workdir: Path, progress: Progress = lambda _m: None,
+                    mutant_limit: int = 30, cache: ProofCache | None = None,
+                    compiled: CompiledPolicy | None = None) -> SynthResult:
+    """The compile path: `synthesize` on the compiled policy. A lemma that reveals only the rules z3 found its
+    property needs (z3 reasons about lists of at most 3 items; Nagini about any) and fails is not taken as the
+    answer: the policy is proved again with every rule visible to every lemma, and that verdict stands."""
+    compiled = compiled or compile_policy(spec)
+    result = synthesize(spec, worker, compiled.source, workdir=workdir, progress=progress, mutant_limit=mutant_limit,
+                        cache=cache)
+    proof = result.proof
+    failing = {d.function for d in proof.diagnostics} & set(compiled.partial_reveals) if proof else set()
+    if not failing:
+        return result
+    progress(f"{', '.join(sorted(failing))} did not prove with the rules z3 chose; proving again with every rule "
+             "visible to every lemma")
+    return synthesize(spec, worker, compile_policy(spec, opaque_rules=False).source, workdir=workdir,
+                      progress=progress, mutant_limit=mutant_limit, cache=cache)

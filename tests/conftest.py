@@ -102,8 +102,7 @@ def proof_cache(_proof_cache_per_session):
 def shipped_synthesis(nagini_worker, proof_cache, tmp_path_factory):
     """`get(stem)`: the shipped spec synthesized with the real Nagini as `veriguard synth` does (through the
     session's proof cache), once per session: (spec, SynthResult). Tests write their own builds from it."""
-    from veriguard.synth.compile import compile_policy
-    from veriguard.synth.pipeline import synthesize
+    from veriguard.synth.pipeline import synthesize_spec
     from veriguard.synth.specfile import load_spec
 
     done = {}
@@ -111,8 +110,8 @@ def shipped_synthesis(nagini_worker, proof_cache, tmp_path_factory):
     def get(stem):
         if stem not in done:
             spec = load_spec(SPECS / f"{stem}.toml")
-            done[stem] = spec, synthesize(spec, nagini_worker, compile_policy(spec).source, cache=proof_cache,
-                                          workdir=tmp_path_factory.mktemp(f"synth-{stem}"))
+            done[stem] = spec, synthesize_spec(spec, nagini_worker, cache=proof_cache,
+                                               workdir=tmp_path_factory.mktemp(f"synth-{stem}"))
         return done[stem]
 
     return get

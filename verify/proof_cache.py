@@ -37,12 +37,12 @@ from typing import Any, Callable, Protocol, TypeVar
 from veriguard.contracts.cache_dir import CACHE_ENV, cache_dir
 from veriguard.verify import nagini_worker
 from veriguard.verify.nagini import tool_versions
-from veriguard.verify.runnable import CONTRACT_CALLS
 
 FORMAT = 1
 ENV = CACHE_ENV
 STORED_FILE_STATUSES = frozenset({"proved", "failed", "translation_error"})
 VISIBLE_BODY_DECORATORS = frozenset({"Pure", "Predicate"})
+INTERFACE_CALLS = frozenset({"Requires", "Ensures", "Exsures", "Decreases"})
 GATE_KINDS = frozenset({"z3", "tests", "mutants", "classifier"})
 CODE_FOLDERS = ("contracts", "verify", "synth", "enforce")
 T = TypeVar("T")
@@ -105,8 +105,9 @@ class FunctionKeys:
 
 
 def _is_contract(stmt: ast.stmt) -> bool:
+    """A pre- or postcondition (or termination measure): what callers rely on. An Assert is part of the body."""
     return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
-            and stmt.value.func.id in CONTRACT_CALLS)
+            and stmt.value.func.id in INTERFACE_CALLS)
 
 
 def _interface(node: ast.FunctionDef) -> ast.FunctionDef:
@@ -125,6 +126,39 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def _opaque(node: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "Opaque" for d in node.decorator_list)
+
+
+def _revealed(node: ast.AST) -> set[str]:
+    """Functions whose bodies `node` reveals: `Reveal(f(...))` anywhere in it."""
+    return {c.args[0].func.id for c in ast.walk(node)
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "Reveal" and c.args
+            and isinstance(c.args[0], ast.Call) and isinstance(c.args[0].func, ast.Name)}
+
+
+def _visible_bodies(name: str, funcs: dict[str, ast.FunctionDef]) -> dict[str, str]:
+    """The bodies a proof of `name` can see: pure functions it reaches, an opaque one only where something
+    reached reveals it (repeated until no new reveal appears)."""
+    revealed = _revealed(funcs[name])
+    while True:
+        seen, todo, bodies = {name}, list(_names(funcs[name])), {}
+        while todo:
+            g = todo.pop()
+            if g in seen or g not in funcs:
+                continue
+            seen.add(g)
+            if _body_visible(funcs[g]) and (not _opaque(funcs[g]) or g in revealed):
+                bodies[g] = ast.unparse(funcs[g])
+                todo += _names(funcs[g])
+            else:
+                todo += _names(_interface(funcs[g]))
+        more = set().union(*(_revealed(funcs[g]) for g in bodies)) if bodies else set()
+        if more <= revealed:
+            return bodies
+        revealed |= more
+
+
 def function_keys(source: str, base: str) -> FunctionKeys | None:
     """One key per top-level function; None when the source does not parse (it is verified whole).
 
@@ -140,21 +174,9 @@ def function_keys(source: str, base: str) -> FunctionKeys | None:
     outside = [ast.unparse(n) for n in tree.body if not isinstance(n, ast.FunctionDef)]
     interfaces = {name: ast.unparse(_interface(f)) for name, f in funcs.items()}
     shared = _sha(_canonical({"base": base, "outside": outside, "interfaces": interfaces}))
-    keys = {}
-    for name, f in funcs.items():
-        seen, todo, bodies = {name}, list(_names(f)), {}
-        while todo:
-            g = todo.pop()
-            if g in seen or g not in funcs:
-                continue
-            seen.add(g)
-            if _body_visible(funcs[g]):
-                bodies[g] = ast.unparse(funcs[g])
-                todo += _names(funcs[g])
-            else:
-                todo += _names(_interface(funcs[g]))
-        keys[name] = _sha(_canonical({"kind": "function", "shared": shared, "self": ast.unparse(f),
-                                      "visible_bodies": bodies}))
+    keys = {name: _sha(_canonical({"kind": "function", "shared": shared, "self": ast.unparse(f),
+                                   "visible_bodies": _visible_bodies(name, funcs)}))
+            for name, f in funcs.items()}
     return FunctionKeys(keys)
 
 

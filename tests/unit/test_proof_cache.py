@@ -149,14 +149,15 @@ def edit(source, old, new):
 
 
 def test_editing_one_rule_reverifies_only_what_can_see_its_body(tmp_path, policy):
+    """Rules are opaque: `decide` and the violators see their names only; a lemma sees the bodies it reveals."""
     cache, worker = ProofCache(tmp_path / "c"), Recorder()
     run(worker, cache, policy, tmp_path)
     run(worker, cache, edit(policy, "return (age >= 18)", "return (age >= 21)"), tmp_path)
-    assert worker.calls[-1][1] == ("decide", "property_minors", "rule_adult")
+    assert worker.calls[-1][1] == ("property_minors", "rule_adult")
     run(worker, cache, edit(policy, "vg_i += 1", "vg_i = vg_i + 1"), tmp_path)
     assert worker.calls[-1][1] == ("violators_access",)  # callers see its contract only
     run(worker, cache, edit(policy, "(a2 == 'x' or a2 == 'y')", "(a2 == 'x')"), tmp_path)
-    assert worker.calls[-1][1] == ("decide", "item_access", "property_minors", "table_ok", "violators_access")
+    assert worker.calls[-1][1] == ("item_access", "property_minors", "table_ok")
     contract = edit(policy, "    Ensures(Acc(list_pred(ResultT(List[int]))))\n",
                     "    Ensures(Acc(list_pred(ResultT(List[int])), 1/2))\n")
     run(worker, cache, contract, tmp_path)
@@ -179,7 +180,7 @@ def test_function_proofs_are_stored_only_from_a_proved_run(tmp_path, policy):
     run(Recorder(FAILED), cache, changed, tmp_path, name="mutant_1.py")
     worker = Recorder()
     run(worker, cache, changed, tmp_path, name="mutant_2.py")  # another file name: the file entry does not answer
-    assert worker.calls == [("mutant_2.py", ("decide", "property_minors", "rule_adult"))]
+    assert worker.calls == [("mutant_2.py", ("property_minors", "rule_adult"))]
     third = run(Recorder(), cache, changed, tmp_path, name="mutant_3.py")
     assert third["cache"]["hit"] == "functions" and third["status"] == "proved"
 

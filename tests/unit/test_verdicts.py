@@ -164,7 +164,7 @@ def model_of(age):
 
 @pytest.mark.parametrize("bug, age, expected", [
     (None, 17, Verdict.UNKNOWN),              # the model does not reproduce on the (correct) policy
-    (("(age >= 18)", "(age > 18)"), 18, Verdict.REFUTED),  # it does on the broken one
+    (("return (age >= 18)", "return (age > 18)"), 18, Verdict.REFUTED),  # it does on the broken one
 ])
 def test_a_nagini_model_is_replayed_on_the_frozen_module(tmp_path, bug, age, expected):
     body = FAST.replace("hypothesis_examples = 40", "hypothesis_examples = 0")
