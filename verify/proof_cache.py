@@ -131,10 +131,10 @@ def _opaque(node: ast.FunctionDef) -> bool:
 
 
 def _revealed(node: ast.AST) -> set[str]:
-    """Functions whose bodies `node` reveals: `Reveal(f(...))` anywhere in it."""
-    return {c.args[0].func.id for c in ast.walk(node)
-            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "Reveal" and c.args
-            and isinstance(c.args[0], ast.Call) and isinstance(c.args[0].func, ast.Name)}
+    """Functions whose bodies `node` may reveal: every name inside a `Reveal(...)` anywhere in it (Nagini unfolds
+    only the outermost call; counting them all keeps the key conservative)."""
+    return set().union(*(_names(c) for c in ast.walk(node)
+                         if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "Reveal"))
 
 
 def _visible_bodies(name: str, funcs: dict[str, ast.FunctionDef]) -> dict[str, str]:

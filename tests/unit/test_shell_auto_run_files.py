@@ -1,0 +1,42 @@
+"""Project files that make the user's own tools run programs later (red-team pass of 2026-11-23, night): husky's
+git hooks, direnv's .envrc, VS Code's tasks and settings, pre-commit's config, npm's, yarn's and cargo's project
+config and a dev container's definition are agent_config in the shell_agent zone map: read, never written (the
+property agent_config_read_only denies it even approved). Only the project's top folder: recursive work in the
+project and the same names in sub-folders stay workspace."""
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.test_shell_secret_files import touched
+
+pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
+
+AUTO_RUN = [".husky/pre-commit", ".envrc", ".vscode/tasks.json", ".vscode/settings.json", ".pre-commit-config.yaml",
+            ".npmrc", ".yarnrc", ".yarnrc.yml", ".cargo/config", ".cargo/config.toml", ".devcontainer/devcontainer.json",
+            ".devcontainer.json"]
+WRITES = ["echo x > {f}", "printf x >> {f}", "cp /tmp/x {f}", "mv /tmp/x {f}", "tee {f} < /tmp/x", "sed -i s/a/b/ {f}",
+          "ln -sf /tmp/x {f}", "rm {f}", "tee -- /home/dev/project/{f}"]  # the last: how the hook sees Write/Edit
+
+
+@pytest.mark.parametrize("path", AUTO_RUN)
+@pytest.mark.parametrize("form", WRITES)
+def test_changing_it_is_an_agent_config_write(path: str, form: str) -> None:
+    zones = {(a, z) for a, z in touched(form.format(f=path)) if z == "agent_config"}
+    assert zones & {("write", "agent_config"), ("delete", "agent_config")}, touched(form.format(f=path))
+
+
+@pytest.mark.parametrize("path", AUTO_RUN)
+def test_reading_it_stays_a_read(path: str) -> None:
+    assert touched(f"cat {path}") == {("read", "agent_config")}
+
+
+@pytest.mark.parametrize("command", ["python3 -c \"open('.envrc', 'w').write('x')\"", "node -e \"fs.writeFileSync("
+                                     "'.husky/pre-push', 'x')\"", "perl -e 'open(F, \">.vscode/tasks.json\")'"])
+def test_inline_code_naming_it_counts_as_a_write(command: str) -> None:
+    assert ("write", "agent_config") in touched(command)
+
+
+@pytest.mark.parametrize("command", ["rm -rf build/", "rm -rf ./*", "cp -r src/ backup/",
+                                     "echo x > sub/.envrc", "echo x > packages/web/.npmrc", "prettier --write src"])
+def test_project_work_and_sub_folders_stay_workspace(command: str) -> None:
+    assert "agent_config" not in {zone for _, zone in touched(command)}, touched(command)
