@@ -439,9 +439,9 @@ def category_classifier(name: str, cfg: Mapping[str, Any], base: Path,
 
 
 def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, Mapping[str, Any]]],
-                     base: Path, *, guard: str | None = None) -> dict[str, Extractor]:
-    """One extractor per argument from a spec's [extraction] section; files are relative to `base`. `guard`: the
-    folder of the build being enforced (the shell zone maps' {guard})."""
+                     base: Path, *, places: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> dict[str, Extractor]:
+    """One extractor per argument from a spec's [extraction] section; files are relative to `base`. `places`: the
+    paths the monitor protects (the shell zone maps' {guard} and {secret}: enforce.shell_table.places_of)."""
     schema = dict(arguments)
     out: dict[str, Extractor] = {}
     for name, t in arguments:
@@ -469,7 +469,7 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
         elif kind == "shell":
             from veriguard.enforce.shell import build_shell_extractor
 
-            out[name] = build_shell_extractor(cfg, schema[name], base, guard=guard)
+            out[name] = build_shell_extractor(cfg, schema[name], base, places=places)
         elif kind == "classifier":
             categories = tuple(f for f, _ in schema[name]["fields"])
             if str(cfg.get("abstain", "deny")) not in ("deny", "restrict"):

@@ -96,14 +96,15 @@ class Monitor:
         base = Path(build) / "spec"
         extraction = policy.extraction.get("extraction", {})
         enforcement = policy.extraction.get("enforcement", {})
-        extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base,
-                                      guard=str(Path(build).resolve()))  # an agent must not rewrite its own policy
+        given = [build] + ([log, f"{log}.head"] if isinstance(log, (str, Path)) else [])
         if isinstance(log, (str, Path)):
             from veriguard.enforce.decision_log import DecisionLog
 
             log = DecisionLog(log, key=log_key)
         elif log_key is not None:
             raise ValueError("log_key signs a log given as a path; a DecisionLog brings its own key")
+        extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base,
+                                      places=protected(given, log, log_key))
         return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
 
     def check(self, observation: Mapping[str, Any], *, action_id: str = "", integration: str = "", tool: str = "",
@@ -236,3 +237,16 @@ def _describe(e: BaseException) -> str:
     except Exception:
         text = "(its message cannot be printed)"
     return f"{type(e).__name__}: {text[:300]}"
+
+
+def protected(given: list[str | Path], log: DecisionLog | None, log_key: str | Path | None) -> tuple[
+        tuple[str, tuple[str, ...]], ...]:
+    """What the agent must not change or read (the shell zone maps' {guard} and {secret}): its own policy, the
+    record of its decisions and the key that signs that record, each as given and with its links resolved."""
+    from veriguard.enforce.shell_table import places_of
+
+    guard = [p for g in given for p in (Path(g).absolute(), Path(g).resolve())]
+    guard += [log.path, log.head_path] if log is not None else []
+    secret = [p for k in ([log_key] if isinstance(log_key, (str, Path)) else []) for p in (Path(k).absolute(),
+                                                                                           Path(k).resolve())]
+    return places_of({"guard": guard, "secret": secret})

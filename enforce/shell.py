@@ -19,7 +19,7 @@ from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, _coerce, _path, _typed
 from veriguard.enforce.shell_state import IO, State
 from veriguard.enforce.shell_syntax import check_text, parse
-from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, ZoneMap, Zones, fill, load_commands, load_zones,
+from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Places, ZoneMap, Zones, fill, load_commands, load_zones,
                                             normalise, split_pattern)
 from veriguard.enforce.shell_walk import Analyser, Analysis, _escape, ordered
 
@@ -27,27 +27,26 @@ __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 
 
 def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
-            commands: CommandTable, zones: ZoneMap, follow_links: bool = False, guard: str | None = None) -> Analysis:
+            commands: CommandTable, zones: ZoneMap, follow_links: bool = False, places: Places = ()) -> Analysis:
     """The analysis of `command` run in `cwd` (cached: both arguments share one parse). With `follow_links`,
     every path it names exactly is also resolved through the symbolic links on this machine's disk now (a
-    link in the project to ~/.ssh reads ~/.ssh): that step reads the disk on every call. `guard`: the folder
-    of the build being enforced (the zone map's {guard})."""
+    link in the project to ~/.ssh reads ~/.ssh): that step reads the disk on every call. `places`: the paths
+    the monitor protects (shell_table.places_of: the zone map's {guard} and {secret})."""
     cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
-    guard = normalise(guard) if guard else None
-    a = _analyse(command, cwd, home, workspace, tmp, commands, zones, guard)
-    return through_links(a, zones.compile(workspace, home, tmp, guard), (workspace, home, tmp)) if follow_links else a
+    a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places)
+    return through_links(a, zones.compile(workspace, home, tmp, places), (workspace, home, tmp)) if follow_links else a
 
 
 @functools.lru_cache(maxsize=512)
 def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table: CommandTable,
-             zmap: ZoneMap, guard: str | None) -> Analysis:
+             zmap: ZoneMap, places: Places) -> Analysis:
     check_text(command)
     if zmap.uses_workspace():
         _check_workspace(workspace, home)
     tree = parse(command)
     if not any(c.is_named and c.type != "comment" for c in tree.root_node.children):
         raise ExtractionError("extract.shell.empty", "the command has nothing to run (only comments)")
-    compiled = zmap.compile(workspace, home, tmp, guard)
+    compiled = zmap.compile(workspace, home, tmp, places)
     project = tuple(normalise(fill(d, {"workspace": workspace, "home": home, "tmp": tmp}))
                     for d in table.project_dirs)
     a = Analyser(table, compiled, home, cwd, project)
@@ -131,7 +130,7 @@ class ShellExtractor:
     tmp: str | None = "tmp"
     kind: str = "shell"
     follow_links: bool = False
-    guard: str | None = None     # the enforced build's folder, resolved (Monitor.from_build sets it)
+    places: Places = ()          # the paths the monitor protects (Monitor.from_build sets them)
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         text = _path(observation, self.field)
@@ -147,7 +146,7 @@ class ShellExtractor:
         raw = _optional(observation, self.approved)
         approved = False if raw is None else _coerce(raw, {"kind": "bool"}, str(self.approved))
         a = analyse(text, cwd=cwd, home=home, workspace=workspace, tmp=tmpdir, commands=self.commands,
-                    zones=self.zones, follow_links=self.follow_links, guard=self.guard)
+                    zones=self.zones, follow_links=self.follow_links, places=self.places)
         if self.part == "command":
             value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
         else:
@@ -160,7 +159,7 @@ _CFG_KEYS = {"from", "field", "part", "cwd", "home", "approved", "workspace", "t
 
 
 def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], base: Path, *,
-                          guard: str | None = None) -> Extractor:
+                          places: Places = ()) -> Extractor:
     """The extractor for one [extraction] entry `{ from = "shell", part = ..., commands = ..., zones = ... }`."""
     extra = sorted(set(cfg) - _CFG_KEYS)
     if extra:
@@ -190,7 +189,7 @@ def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], b
     follow = cfg.get("follow_links", False)
     if not isinstance(follow, bool):
         raise ExtractionError("extract.config", f"shell extractor: follow_links must be true or false, got {follow!r}")
-    return ShellExtractor(part, arg_type, table, zmap, **strings, follow_links=follow, guard=guard)
+    return ShellExtractor(part, arg_type, table, zmap, **strings, follow_links=follow, places=places)
 
 
 def _check_command_type(t: Mapping[str, Any], table: CommandTable) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,12 @@ INTERPRETERS = ("shell", "code")
 SPECIALS = ("cd", "pushd", "popd", "eval", "source", "alias", "set", "shopt", "trap", "read", "env", "xargs",
             "busybox", "watch", "ps")
 PRINTS = ("operands", "cwd")
-PLACEHOLDERS = ("workspace", "home", "tmp", "guard")  # guard: the folder of the build the monitor enforces
+PLACEHOLDERS = ("workspace", "home", "tmp", "guard", "secret")
+# Filled by the monitor with every path it protects (zero or more each; a pattern naming one with no path is
+# dropped): {guard}, what the agent must not change (the enforced build's folder, the decision log and its head);
+# {secret}, what the agent must not read (the private key that signs the decision log).
+PLACES = ("guard", "secret")
+Places = tuple[tuple[str, tuple[str, ...]], ...]  # hashable: (("guard", (path, ...)), ("secret", (...)))
 FILE_PLACEHOLDERS = ("repository", "home")
 
 
@@ -677,21 +683,38 @@ class ZoneMap:
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
 
-    def compile(self, workspace: str, home: str, tmp: str, guard: str | None = None) -> "Zones":
-        """The map for one observation; without a `guard` (no build, as in `veriguard eval`) the patterns
-        that name {guard} match nothing."""
-        return _compile(self, workspace, home, tmp, guard)
+    def compile(self, workspace: str, home: str, tmp: str, places: Places = ()) -> "Zones":
+        """The map for one observation. A pattern naming {guard} or {secret} stands for one pattern per path
+        `places` gives it; without any (no build, as in `veriguard eval`) it matches nothing."""
+        return _compile(self, workspace, home, tmp, places)
 
     def uses_workspace(self) -> bool:
         """Whether a zone is defined by the {workspace} placeholder (which the agent may then change at will)."""
         return any("{workspace}" in p for _, patterns in self.zones for p in patterns)
 
 
+def places_of(given: Mapping[str, Any]) -> Places:
+    """`{"guard": [path, ...], ...}` as compile() takes it: normalised, in a stable order, empty entries left out."""
+    unknown = set(given) - set(PLACES)
+    if unknown:
+        raise ValueError(f"unknown place(s) {sorted(unknown)}; known: {PLACES}")
+    return tuple((name, tuple(sorted({normalise(str(p)) for p in given[name]})))
+                 for name in PLACES if given.get(name))
+
+
+def _expand(pattern: str, values: Mapping[str, str], places: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """One filled pattern per combination of the places it names (none when one of them has no path)."""
+    named = [n for n in PLACES if "{" + n + "}" in pattern]
+    return [fill(pattern, {**values, **dict(zip(named, combo))})
+            for combo in itertools.product(*(places.get(n, ()) for n in named))]
+
+
 @functools.lru_cache(maxsize=64)
-def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, guard: str | None) -> "Zones":
-    values = {"workspace": workspace, "home": home, "tmp": tmp, **({"guard": guard} if guard else {})}
-    zones = tuple((zone, tuple(split_pattern(normalise(fill(p, values)))
-                               for p in patterns if guard or "{guard}" not in p)) for zone, patterns in zmap.zones)
+def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places) -> "Zones":
+    values = {"workspace": workspace, "home": home, "tmp": tmp}
+    given = dict(places)
+    zones = tuple((zone, tuple(split_pattern(normalise(q)) for p in patterns for q in _expand(p, values, given)))
+                  for zone, patterns in zmap.zones)
     no_data = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.no_data)
     links = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.links)
     folded = tuple((zone, tuple(tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in z) for z in patterns))
@@ -701,8 +724,9 @@ def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, guard: str | No
 
 
 def fill(pattern: str, values: Mapping[str, str]) -> str:
+    """`pattern` with the placeholders `values` names filled in, their text escaped (others are left as they are)."""
     return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)].replace("\\", "\\\\").replace("*", "\\*")
-                  .replace("?", "\\?").replace("[", "\\["), pattern)
+                  .replace("?", "\\?").replace("[", "\\[") if m.group(1) in values else m.group(0), pattern)
 
 
 def normalise(path: str) -> str:
@@ -850,7 +874,7 @@ def _check_pattern(p: str, file: Path, where: str) -> None:
     names = re.findall(r"\{(\w+)\}", p)
     bad = [n for n in names if n not in PLACEHOLDERS]
     if bad:
-        raise _fail(file, where, f"unknown placeholder {{{bad[0]}}} in {p!r}; use {{workspace}}, {{home}}, {{tmp}} "
-                    "or {guard}")
+        raise _fail(file, where, f"unknown placeholder {{{bad[0]}}} in {p!r}; use {{workspace}}, {{home}}, {{tmp}}, "
+                    "{guard} or {secret}")
     if not p.startswith("/") and not p.startswith("{"):
         raise _fail(file, where, f"{p!r} must be absolute or start with a placeholder")
