@@ -141,31 +141,30 @@ def _property(sv: _Solver, contract: Contract, p: A.Decl, bound: int) -> Finding
 
 
 def rules_needed(contract: Contract, p: A.Decl, *, bound: int = 3, rlimit: int = 50_000_000) -> tuple[str, ...] | None:
-    """The rules (other than item rules) whose definitions property `p` needs: hiding any other leaves `p`
-    provable up to `bound` list items. None when z3 cannot prove `p` from every rule (nothing to hide).
+    """Rules (other than item rules) whose definitions suffice for property `p`, up to `bound` list items: the
+    rules in z3's unsat core of "the property fails" when each rule's definition is a tracked assumption (one
+    query; a core is sufficient, not always the smallest). None when z3 cannot prove `p` from every rule.
 
     A proof of `p` may then look into these rules only (Nagini's Reveal), so editing another rule leaves the
-    proof unchanged. The answer is found rule by rule in rule order under a step limit (not a time limit), so the
-    same contract compiles to the same source on any machine (`veriguard audit` compiles it again).
-    The shipped specs' hardest question takes 1.3 million steps."""
+    proof unchanged. z3 runs under a step limit (not a time limit), so the same contract gives the same answer on
+    any machine (`veriguard audit` compiles it again). The shipped specs' questions take at most 1.3 million steps."""
     items = {r.decl.id for r in contract.item_rules()}
     scalar = [d.id for d in contract.rules if d.id not in items]
     if not scalar or not any(isinstance(e, A.Allowed) or isinstance(e, A.Call) and e.kind == "violated"
                              for e in A.walk(p.body)):
         return ()  # the property never mentions a decision a rule makes: no rule's definition can matter
     enc = Z3Encoding(contract, bound)
-    sv = _Solver(enc, 0, rlimit=rlimit)
-
-    def provable(hidden: set[str]) -> bool:
-        enc.hide(hidden)
-        return sv.witness(enc.z3.Not(enc.expr(p.body)))[0] is False
-
-    if provable(set(scalar)):
-        return ()
-    if not provable(set()):
+    z3 = enc.z3
+    bodies = {r: enc.holds(r) for r in scalar}
+    enc.hide(set(scalar))
+    s = z3.Solver(ctx=enc.ctx)
+    s.set("rlimit", rlimit)
+    s.set("core.minimize", True)
+    s.add(enc.domain(), z3.Not(enc.expr(p.body)))
+    tracks = {z3.Bool(f"definition of rule {r}", enc.ctx): r for r in scalar}
+    for t, r in tracks.items():
+        s.add(z3.Implies(t, enc.hidden[r] == bodies[r]))
+    if s.check(*tracks) != z3.unsat:
         return None
-    needed = list(scalar)
-    for rule_id in scalar:
-        if provable(set(scalar) - set(needed) | {rule_id}):
-            needed.remove(rule_id)
-    return tuple(needed)
+    core = {tracks[t] for t in s.unsat_core()}
+    return tuple(r for r in scalar if r in core)
