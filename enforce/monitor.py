@@ -245,8 +245,8 @@ def protected(given: list[str | Path], log: DecisionLog | None, log_key: str | P
     record of its decisions and the key that signs that record, each as given and with its links resolved."""
     from veriguard.enforce.shell_table import places_of
 
-    guard = [p for g in given for p in (Path(g).absolute(), Path(g).resolve())]
-    guard += [log.path, log.head_path] if log is not None else []
-    secret = [p for k in ([log_key] if isinstance(log_key, (str, Path)) else []) for p in (Path(k).absolute(),
-                                                                                           Path(k).resolve())]
-    return places_of({"guard": guard, "secret": secret})
+    def both(path: str | Path) -> list[Path]:
+        return [Path(path).absolute(), Path(path).resolve()]
+
+    guard = [p for g in given for p in both(g)] + ([log.path, log.head_path] if log is not None else [])
+    return places_of({"guard": guard, "secret": both(log_key) if isinstance(log_key, (str, Path)) else []})

@@ -724,9 +724,8 @@ def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places)
 
 
 def fill(pattern: str, values: Mapping[str, str]) -> str:
-    """`pattern` with the placeholders `values` names filled in, their text escaped (others are left as they are)."""
     return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)].replace("\\", "\\\\").replace("*", "\\*")
-                  .replace("?", "\\?").replace("[", "\\[") if m.group(1) in values else m.group(0), pattern)
+                  .replace("?", "\\?").replace("[", "\\["), pattern)
 
 
 def normalise(path: str) -> str:

@@ -48,20 +48,16 @@ class Z3Report:
 
 
 class _Solver:
-    def __init__(self, enc: Z3Encoding, timeout_ms: int, *, rlimit: int = 0) -> None:
+    def __init__(self, enc: Z3Encoding, timeout_ms: int) -> None:
         self.enc = enc
         self.timeout_ms = timeout_ms
-        self.rlimit = rlimit  # z3's own step count: the same answer on any machine, unlike a timeout
 
     def witness(self, *constraints: Any) -> tuple[bool | None, dict[str, Any] | None]:
         """(True, an input) when some input in the domain meets `constraints`, (False, None) when none
         does, (None, None) when z3 gives up."""
         z3 = self.enc.z3
         s = z3.Solver(ctx=self.enc.ctx)
-        if self.rlimit:
-            s.set("rlimit", self.rlimit)
-        else:
-            s.set("timeout", self.timeout_ms)
+        s.set("timeout", self.timeout_ms)
         s.add(self.enc.domain(), *constraints)
         r = s.check()
         if r == z3.sat:
@@ -147,7 +143,7 @@ def rules_needed(contract: Contract, p: A.Decl, *, bound: int = 3, rlimit: int =
 
     A proof of `p` may then look into these rules only (Nagini's Reveal), so editing another rule leaves the
     proof unchanged. z3 runs under a step limit (not a time limit), so the same contract gives the same answer on
-    any machine (`veriguard audit` compiles it again). The shipped specs' questions take at most 1.3 million steps."""
+    any machine (`veriguard audit` compiles it again)."""
     items = {r.decl.id for r in contract.item_rules()}
     scalar = [d.id for d in contract.rules if d.id not in items]
     if not scalar or not any(isinstance(e, A.Allowed) or isinstance(e, A.Call) and e.kind == "violated"
