@@ -260,7 +260,7 @@ class _Compiler:
         lines.append(f"    Ensures(Acc(list_pred({R}.violations)) and Acc(list_pred({R}.denied)))")
         lines.append(f"    Ensures({to_nagini.expr(d.body, _names(self.c))})  # property {d.id}")
         lines.append(f"    vg_d = decide({call})")
-        if item is not None and shape is not None:
+        if item is not None and shape is not None and self.reveals(d, item.decl):
             q = item.quant
             parts = shape.parts(f"{q.source}[vg_j]")
             names = to_nagini.NaginiNames(table=lambda n: f"table_{n}", length=lambda n: f"len({n})",
@@ -275,11 +275,17 @@ class _Compiler:
     def scalar_rules(self, item: ItemRule | None) -> list[A.Decl]:
         return [d for d in self.c.rules if item is None or d.id != item.decl.id]
 
+    def reveals(self, prop: A.Decl, rule: A.Decl) -> bool:
+        """Whether lemma `prop` looks into `rule`'s definition: always with rules visible (only the item rule is
+        opaque then); else when z3 finds the property needs it or cannot prove the property."""
+        if not self.opaque_rules:
+            return True
+        needed = _reveals(self.c)[prop.id]
+        return needed is None or rule.id in needed
+
     def revealed(self, prop: A.Decl, item: ItemRule | None) -> list[A.Decl]:
-        """The rules lemma `prop` reveals: those z3 finds it needs (every rule when z3 cannot prove it)."""
-        scalar = self.scalar_rules(item)
-        needed = _reveals(self.c)[prop.id] if self.opaque_rules else ()
-        return scalar if needed is None else [d for d in scalar if d.id in needed]
+        """The scalar rules lemma `prop` reveals."""
+        return [d for d in self.scalar_rules(item) if self.reveals(prop, d)]
 
     def rule_reveals(self, prop: A.Decl, item: ItemRule | None) -> list[str]:
         if not self.opaque_rules:
@@ -318,9 +324,9 @@ class _Compiler:
                               self.opaque_rules, self.partial_reveals(item))
 
     def partial_reveals(self, item: ItemRule | None) -> tuple[str, ...]:
-        every = len(self.scalar_rules(item))
+        """The lemmas that look into fewer rules than all (a failure of one is not the policy's answer)."""
         return tuple(f"property_{d.id}" for d in self.c.properties
-                     if self.opaque_rules and len(self.revealed(d, item)) < every)
+                     if self.opaque_rules and not all(self.reveals(d, r) for r in self.c.rules))
 
 
 def _trie(keys: Sequence[tuple[object, ...]], params: list[str], depth: int) -> str:

@@ -137,30 +137,31 @@ def _property(sv: _Solver, contract: Contract, p: A.Decl, bound: int) -> Finding
 
 
 def rules_needed(contract: Contract, p: A.Decl, *, bound: int = 3, rlimit: int = 50_000_000) -> tuple[str, ...] | None:
-    """Rules (other than item rules) whose definitions suffice for property `p`, up to `bound` list items: the
-    rules in z3's unsat core of "the property fails" when each rule's definition is a tracked assumption (one
-    query; a core is sufficient, not always the smallest). None when z3 cannot prove `p` from every rule.
+    """Rules whose definitions suffice for property `p`, up to `bound` list items: the rules in z3's unsat core
+    of "the property fails" when each rule's definition is a tracked assumption (one query; a core is
+    sufficient, not always the smallest). None when z3 cannot prove `p` from every rule. An item rule is in the
+    answer whenever `p` names `denied(...)`, which reads the item rule's condition itself.
 
     A proof of `p` may then look into these rules only (Nagini's Reveal), so editing another rule leaves the
     proof unchanged. z3 runs under a step limit (not a time limit), so the same contract gives the same answer on
     any machine (`veriguard audit` compiles it again)."""
-    items = {r.decl.id for r in contract.item_rules()}
-    scalar = [d.id for d in contract.rules if d.id not in items]
-    if not scalar or not any(isinstance(e, A.Allowed) or isinstance(e, A.Call) and e.kind == "violated"
-                             for e in A.walk(p.body)):
-        return ()  # the property never mentions a decision a rule makes: no rule's definition can matter
+    rules = [d.id for d in contract.rules]
+    names_denied = any(isinstance(e, A.Call) and e.kind == "denied" for e in A.walk(p.body))
+    always = tuple(r.decl.id for r in contract.item_rules()) if names_denied else ()
+    if not any(isinstance(e, A.Allowed) or isinstance(e, A.Call) and e.kind == "violated" for e in A.walk(p.body)):
+        return always  # the property never mentions a decision a rule makes: no other rule's definition can matter
     enc = Z3Encoding(contract, bound)
     z3 = enc.z3
-    bodies = {r: enc.holds(r) for r in scalar}
-    enc.hide(set(scalar))
+    bodies = {r: enc.holds(r) for r in rules}
+    enc.hide(set(rules))
     s = z3.Solver(ctx=enc.ctx)
     s.set("rlimit", rlimit)
     s.set("core.minimize", True)
     s.add(enc.domain(), z3.Not(enc.expr(p.body)))
-    tracks = {z3.Bool(f"definition of rule {r}", enc.ctx): r for r in scalar}
+    tracks = {z3.Bool(f"definition of rule {r}", enc.ctx): r for r in rules}
     for t, r in tracks.items():
         s.add(z3.Implies(t, enc.hidden[r] == bodies[r]))
     if s.check(*tracks) != z3.unsat:
         return None
-    core = {tracks[t] for t in s.unsat_core()}
-    return tuple(r for r in scalar if r in core)
+    core = {tracks[t] for t in s.unsat_core()} | set(always)
+    return tuple(r for r in rules if r in core)

@@ -48,6 +48,26 @@ def test_shipped_lemmas_reveal_what_their_property_needs(stem, prop, needed):
     assert tuple(revealed(source, f"property_{prop}")) == needed
 
 
+@pytest.mark.parametrize("stem,prop,reveals_item,partial", [
+    ("shell_agent", "ssh_keys_untouchable", True, True),  # names denied(...): reads the item rule's condition only
+    ("shell_agent", "read_only_fine", True, False),       # `==> allowed` needs every item and every rule to pass
+    ("shell_agent", "sudo_never", False, True),           # `sudo ==> not allowed`: the sudo rule alone
+    ("os_agent", "forbidden_never", False, True),
+    ("os_agent", "processes_need_human", False, True),
+    ("os_agent", "system_unchanged", True, True),
+    ("eicu_ac", "nursing_no_diagnosis", True, False),     # the item rule is eicu_ac's only rule
+])
+def test_the_item_rule_is_revealed_only_where_the_property_needs_it(stem, prop, reveals_item, partial):
+    spec = load_spec(SPECS / f"{stem}.toml")
+    (item,) = spec.contract.item_rules()
+    compiled = compile_policy(spec)
+    body = compiled.source[compiled.source.index(f"def property_{prop}("):].split("\n\n\n")[0]
+    assert (f"Reveal(item_{item.decl.id}(" in body) == reveals_item
+    assert (f"property_{prop}" in compiled.partial_reveals) == partial  # a failure of it is then not the answer
+    visible = compile_policy(spec, opaque_rules=False).source
+    assert f"Reveal(item_{item.decl.id}(" in visible[visible.index(f"def property_{prop}("):].split("\n\n\n")[0]
+
+
 def test_a_property_z3_cannot_prove_reveals_every_rule(tmp_path):
     body = TWO_RULES.replace('property minors "Minors are denied": age < 18 ==> not allowed',
                              'property minors "Minors are denied": age < 21 ==> not allowed')
