@@ -2,6 +2,7 @@
 warm Nagini worker per session."""
 from __future__ import annotations
 
+import os
 import socket
 import textwrap
 from pathlib import Path
@@ -10,6 +11,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
+QUICK = os.environ.get("VERIGUARD_TEST_QUICK") == "1"  # set by `scripts/test --quick`
+
+
+def examples(n: int) -> int:
+    """A Hypothesis test's example budget: `n` in the full run (CI), a fifth of it (at least 20) in the quick run."""
+    return max(20, n // 5) if QUICK else n
 SHIPPED = sorted(SPECS.glob("*.toml"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -12,6 +12,7 @@ from veriguard.enforce.extract_code import CodeAccess, extract_accesses
 from veriguard.enforce.extract_errors import ExtractionError
 from tests.unit.test_agent_logs import cell, log
 from tests.unit.test_extract_code_allowlist import COUNTED, UNANALYSABLE
+from tests.conftest import examples
 
 SCHEMA = {
     "patient": ["patientunitstayid", "uniquepid", "age", "hospitaladmittime", "hospitaldischargetime"],
@@ -62,7 +63,7 @@ def insert(text: str, at: int, piece: str) -> str:
     return text[:at] + piece + text[at:]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(BENIGN), st.integers(0, 40), st.sampled_from(CONSTRUCTS), st.integers(0, 3))
 def test_a_construct_put_between_the_lines(program, line, construct, indent):
     lines = program.split("\n")
@@ -71,7 +72,7 @@ def test_a_construct_put_between_the_lines(program, line, construct, indent):
     extracts_or_refuses("\n".join(lines))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(BENIGN), st.lists(st.tuples(st.integers(0, 2000), NOISE), min_size=1, max_size=4))
 def test_characters_put_anywhere(program, edits):
     for at, piece in edits:
@@ -83,7 +84,7 @@ PIECES = st.sampled_from([SECTION_SEPARATOR, "TERMINATE", '{"cell": ', '"cell"',
                           "Solution:", "Error: ", "\n", "Ground-Truth Answer ---> 1"])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(BENIGN), min_size=1, max_size=3),
        st.lists(st.tuples(st.integers(0, 5000), st.one_of(PIECES, NOISE)), max_size=4))
 def test_a_log_with_pieces_put_anywhere(programs, edits):
@@ -102,7 +103,7 @@ REAL = sorted(EICU_LOGS.glob("*.txt"))[:60] if EICU_LOGS.exists() else []
 
 
 @pytest.mark.skipif(not REAL, reason="the EICU-AC logs are not part of the repository and are absent here")
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 59), st.lists(st.tuples(st.integers(0, 30000), st.one_of(PIECES, NOISE)), min_size=1,
                                     max_size=3))
 def test_a_real_log_with_pieces_put_anywhere(number, edits):

@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from veriguard.enforce.extract_code import extract_accesses
 from veriguard.enforce.extract_errors import ExtractionError
+from tests.conftest import examples
 
 SCHEMA = {"diagnosis": ["patientunitstayid", "diagnosisname"], "lab": ["patientunitstayid", "labname"]}
 NAMES = ["a", "b", "c", "d"]
@@ -70,7 +71,7 @@ STATEMENTS = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(STATEMENTS, min_size=1, max_size=12))
 def test_every_column_a_program_reads_is_reported(statements):
     program = "".join(f"try:\n    {s}\nexcept Exception:\n    pass\n" for s in statements)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from veriguard.enforce.loader import PolicyLoadError, load_policy
 from veriguard.synth.freeze import sha256, write_build
 from veriguard.synth.specfile import load_spec
-from tests.conftest import SHIPPED
+from tests.conftest import SHIPPED, examples
 from tests.unit.test_compile_and_freeze import fake_result
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
@@ -94,7 +94,7 @@ def refused_or_unchanged(target, original):
     assert policy.trusted
 
 
-@settings(max_examples=250, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(250), deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_mutated_builds_are_refused_unless_what_is_trusted_is_unchanged(build, tmp_path_factory, data):
     original = json.loads((build / "certificate.json").read_text())
@@ -109,7 +109,7 @@ def test_mutated_builds_are_refused_unless_what_is_trusted_is_unchanged(build, t
     refused_or_unchanged(target, original)
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_extraction_json_with_a_matching_hash_is_read_strictly(build, tmp_path_factory, data):
     """A consistent rewrite (file and every hash) needs a signature to catch; the loader must still read the

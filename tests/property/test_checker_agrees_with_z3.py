@@ -9,7 +9,7 @@ from veriguard.contracts.strategies import coverage_inputs, from_contract
 from veriguard.contracts.to_python import compile_checker
 from veriguard.contracts.to_z3 import Z3Encoding
 from veriguard.synth.specfile import load_spec
-from tests.conftest import SHIPPED
+from tests.conftest import SHIPPED, examples
 
 MAX_LIST = 3
 
@@ -44,7 +44,7 @@ def test_checker_and_z3_agree(path):
     spec = load_spec(path)
     terms = Terms(spec)
 
-    @settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(150), deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
     @given(from_contract(spec.contract, max_list=MAX_LIST))
     def agree(args):
         terms.agree(args)

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.keys import new_key_pair
 from veriguard.cli import main
+from tests.conftest import examples
 
-FAST = settings(max_examples=120, deadline=None, database=None,
+FAST = settings(max_examples=examples(120), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 GOOD_ARGS = {"user": {"role": "treasurer", "sent_today_cents": 0, "mfa": True},
              "payment": {"recipient": "acme-supplies", "amount_cents": 100, "currency": "USD", "method": "ach",

@@ -8,7 +8,7 @@ from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.strategies import from_contract
 from veriguard.synth.specfile import load_spec
-from tests.conftest import SHIPPED
+from tests.conftest import SHIPPED, examples
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
@@ -21,7 +21,7 @@ def test_anything_is_either_valid_or_an_argument_error(path):
     schema = argument_schema(spec.signature)
     names = [a.name for a in spec.signature.arguments]
 
-    @settings(max_examples=300, deadline=None, database=None)
+    @settings(max_examples=examples(300), deadline=None, database=None)
     @given(st.one_of(JSON, st.fixed_dictionaries({n: JSON for n in names}),
                      from_contract(spec.contract).flatmap(lambda good: st.sampled_from(names).flatmap(
                          lambda n: JSON.map(lambda bad: {**good, n: bad})))))
@@ -112,7 +112,7 @@ def test_a_subclass_anywhere_is_an_argument_error(path):
     spec = load_spec(path)
     schema = argument_schema(spec.signature)
 
-    @settings(max_examples=200, deadline=None, database=None)
+    @settings(max_examples=examples(200), deadline=None, database=None)
     @given(from_contract(spec.contract), st.data())
     def fuzz(good, data):
         flatten_arguments(schema, good)  # the genuine arguments pass

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from veriguard.enforce.decision_log import DecisionLog, DecisionLogError, verify_log
 from veriguard.enforce.keys import load_verify_key, new_key_pair
+from tests.conftest import examples
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ OPS = st.tuples(st.sampled_from(["flip", "delete", "insert", "truncate", "swap",
                 st.binary(max_size=8) | st.sampled_from([b"\n", b"{}\n", b"5\n", b"\xff\n", b'{"seq":0}\n', b" "]))
 
 
-@settings(max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(400), deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(OPS, min_size=1, max_size=3), st.lists(OPS, max_size=2), st.booleans())
 def test_damage_is_found_or_harmless(genuine, tmp_path, log_ops, head_ops, drop_head):
     original, head, public, _ = genuine
@@ -70,7 +71,7 @@ def test_damage_is_found_or_harmless(genuine, tmp_path, log_ops, head_ops, drop_
         assert b"\n" not in tail  # at most an incomplete line, never a record
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(OPS, min_size=1, max_size=2))
 def test_append_after_damage_refuses_or_leaves_the_damage_visible(genuine, tmp_path, ops):
     original, head, public, private = genuine

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.shell import analyse
 from veriguard.enforce.shell_table import load_commands, load_zones
+from tests.conftest import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = load_commands(ROOT / "specs" / "shell_agent" / "commands.toml")
@@ -46,19 +47,19 @@ def mutated(draw) -> str:
     return text
 
 
-@settings(max_examples=400, deadline=2000, database=None)
+@settings(max_examples=examples(400), deadline=2000, database=None)
 @given(st.lists(st.sampled_from(SHELL_CHARS) | st.text(max_size=4), max_size=30).map("".join))
 def test_random_text_is_analysed_or_refused(command: str) -> None:
     outcome(command)
 
 
-@settings(max_examples=600, deadline=2000, database=None)
+@settings(max_examples=examples(600), deadline=2000, database=None)
 @given(mutated())
 def test_mutated_commands_are_analysed_or_refused(command: str) -> None:
     outcome(command)
 
 
-@settings(max_examples=300, deadline=2000, database=None)
+@settings(max_examples=examples(300), deadline=2000, database=None)
 @given(st.sampled_from(COMMANDS), st.sampled_from(["\n", " ; ", " && ", " || ", " | "]))
 def test_a_key_read_after_any_command_is_seen(command: str, joiner: str) -> None:
     a = outcome(command + joiner + "cat /home/dev/.ssh/id_rsa")

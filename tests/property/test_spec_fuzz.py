@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from veriguard.contracts.errors import SpecError
 from veriguard.synth.specfile import load_spec
-from tests.conftest import MINIMAL, SHIPPED, SPECS
+from tests.conftest import MINIMAL, SHIPPED, SPECS, examples
 
 FRAGMENTS = [
     "[" * 400, "]" * 3, "{a=" * 200, "}", "not " * 2000, " and x" * 500, "9" * 5000, "-" * 300, "(" * 500,
@@ -96,13 +96,13 @@ def loads_or_spec_error(folder, name, data):
         assert e.code and e.message and e.file, e  # a coded error that names its file, never a bare one
 
 
-@settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(400), deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(mutated())
 def test_mutated_specs_load_or_raise_spec_error(folder, case):
     loads_or_spec_error(folder, *case)
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(st.binary(max_size=300), st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass")),
                  st.lists(st.sampled_from(FRAGMENTS), max_size=12).map(lambda f: "\n".join(f).encode())))
 def test_random_bytes_load_or_raise_spec_error(folder, data):

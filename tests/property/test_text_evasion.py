@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from veriguard.enforce.categories import CategoryClassifier
 from veriguard.enforce.textnorm import _LOOKALIKE, normalise, readable
-from tests.conftest import SPECS
+from tests.conftest import SPECS, examples
 
 BANK = SPECS / "mind2web_sc" / "categories.toml"
 INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff", "\u202e", "\u202c", "\u2066", "\u2069",
@@ -44,7 +44,7 @@ def obfuscated(draw, sentences):
 
 
 def test_obfuscated_bank_sentences_read_as_the_clean_ones(clf):
-    @settings(max_examples=200, deadline=None, database=None)
+    @settings(max_examples=examples(200), deadline=None, database=None)
     @given(obfuscated(clf.bank.texts))
     def check(pair):
         clean, dirty = pair
@@ -56,7 +56,7 @@ def test_obfuscated_bank_sentences_read_as_the_clean_ones(clf):
 def test_obfuscation_never_removes_a_category(clf):
     positives = [t for t, labels in zip(clf.bank.texts, clf.bank.labels) if labels]
 
-    @settings(max_examples=60, deadline=None, database=None)
+    @settings(max_examples=examples(60), deadline=None, database=None)
     @given(obfuscated(positives))
     def check(pair):
         clean, dirty = pair
@@ -71,7 +71,7 @@ ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=30
                               ";", "\u200b", "\u0435", "\U0001F3E8", "book", "hotel", "\n"]), max_size=60).map("".join)
 
 
-@settings(max_examples=500, deadline=None, database=None)
+@settings(max_examples=examples(500), deadline=None, database=None)
 @given(ANY_TEXT)
 def test_normalised_text_is_always_readable(text):
     n = normalise(text, frozenset({"hotel", "book", "a"}))
@@ -79,7 +79,7 @@ def test_normalised_text_is_always_readable(text):
 
 
 def test_the_classifier_answers_any_text(clf):
-    @settings(max_examples=80, deadline=None, database=None)
+    @settings(max_examples=examples(80), deadline=None, database=None)
     @given(ANY_TEXT)
     def check(text):
         got = clf.classify(text)

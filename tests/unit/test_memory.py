@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from veriguard.synth.memory import DemonstrationMemory, levenshtein, normalized_distance, normalized_text
 from veriguard.synth.transcripts import TranscriptStore
+from tests.conftest import examples
 
 short_text = st.text(alphabet="abc d", max_size=12)
 
@@ -35,13 +36,13 @@ def test_levenshtein_known_values():
     assert levenshtein("same", "same") == 0
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(short_text, short_text)
 def test_levenshtein_matches_the_reference(a, b):
     assert levenshtein(a, b) == levenshtein(b, a) == reference_levenshtein(a, b)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(short_text, short_text, st.integers(min_value=0, max_value=12))
 def test_levenshtein_cutoff_is_exact_within_the_bound(a, b, bound):
     exact = reference_levenshtein(a, b)

@@ -13,7 +13,7 @@ from veriguard.enforce.loader import PolicyLoadError
 from veriguard.enforce.monitor import Monitor
 from veriguard.synth.freeze import write_build
 from veriguard.synth.specfile import load_spec
-from tests.conftest import SHIPPED
+from tests.conftest import SHIPPED, examples
 from tests.unit.test_compile_and_freeze import fake_result
 
 
@@ -242,7 +242,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st
                     max_leaves=20)
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(JSON, st.sampled_from(["observation", "tool_input", "session"]))
 def test_check_never_raises_and_denies_what_it_cannot_read(payments_build, tmp_path, junk, where):
     m = Monitor.from_build(payments_build, log=tmp_path / "fuzz.jsonl")

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import _ARGUMENT_KEYS, _NAME_KEYS, ToolCallExtractor, build_extractors, tool_calls
+from tests.conftest import examples
 
 ARGS = {"recipient": "acme", "amount_cents": 100}
 ARGS_TEXT = json.dumps(ARGS)
@@ -259,7 +260,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
                     max_leaves=15)
 
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=examples(300), deadline=None, database=None)
 @given(st.sampled_from(sorted(_NAME_KEYS)), st.sampled_from(sorted(_ARGUMENT_KEYS)), JSON, JSON,
        st.lists(st.integers(0, 3), max_size=4))
 def test_any_name_and_arguments_pair_next_to_a_benign_call_denies(name_key, arg_key, name, args, path):
@@ -271,7 +272,7 @@ def test_any_name_and_arguments_pair_next_to_a_benign_call_denies(name_key, arg_
         tool_calls(obs)
 
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=examples(300), deadline=None, database=None)
 @given(JSON)
 def test_any_json_is_calls_or_an_extraction_error(obs):
     try:
