@@ -29,7 +29,8 @@ work = Path(tempfile.mkdtemp(prefix="veriguard-example-mcp-"))
 log = work / "decisions.jsonl"
 proxy = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
     "-m", "veriguard.enforce.integrations.mcp_proxy", "--build", str(build), "--context", str(work / "context.json"),
-    "--log", str(log), *(["--accept-unproved"] if offline else []), "--", sys.executable, str(ROOT / "examples" / "payments_mcp_server.py")])
+    "--log", str(log), "--unchecked", "resources",   # the ledger resource, read unchecked (the policy decides tool calls)
+    *(["--accept-unproved"] if offline else []), "--", sys.executable, str(ROOT / "examples" / "payments_mcp_server.py")])
 print(f"Host runs: {' '.join(['veriguard mcp-proxy', *proxy.args[2:]])}\n")
 
 

@@ -3,8 +3,10 @@
     veriguard mcp-proxy --build DIR [--context FILE] -- COMMAND [ARGS...]
 
 The proxy starts COMMAND as its child (the real server), speaks MCP to the host on its own stdin and
-stdout, forwards tools/list, resources, prompts and completions, and decides every tools/call before
-forwarding it. A refusal is a CallToolResult with isError and the reason as text, never a JSON-RPC
+stdout, forwards tools/list and decides every tools/call before forwarding it. The policy decides tool
+calls only, so the server's resources, prompts and completions (a resources/read can return any file a
+filesystem server exposes) are not offered to the host unless `--unchecked GROUP` names them: then
+they are forwarded unchecked, as the operator chose. A refusal is a CallToolResult with isError and the reason as text, never a JSON-RPC
 error, so the model reads it and can re-plan; a tools/call that is not valid MCP (arguments that are
 not an object, a name that is not a string, params the proxy would not forward) is refused the same
 way. When the policy, the extractor or the child fails (a crash, no answer within the timeout, an
@@ -53,6 +55,7 @@ DEFAULT_TIMEOUT_S = 30.0
 START_TIMEOUT_S = 60.0         # starting the child and its handshake (an interpreter with the SDK takes seconds)
 STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is killed
 MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
+UNCHECKED = ("resources", "prompts", "completions")   # capabilities the policy does not decide: off by default
 FORWARDED = {                  # child capability -> the host's requests forwarded to it
     "tools": ("tools/list",),
     "resources": ("resources/list", "resources/templates/list", "resources/read"),
@@ -125,9 +128,11 @@ class Proxy:
     """Relays one host session to one child, deciding every tools/call with the guard."""
 
     def __init__(self, guard: Guard, child: asyncio.subprocess.Process, init: types.InitializeResult,
-                 context: Context, timeout_s: float, host_out: IO[bytes]) -> None:
+                 context: Context, timeout_s: float, host_out: IO[bytes], unchecked: frozenset[str] = frozenset()) -> None:
         self.guard, self.child, self.context, self.timeout_s, self.host_out = guard, child, context, timeout_s, host_out
-        offered = {c for c in FORWARDED if c == "tools" or getattr(init.capabilities, c, None) is not None}
+        has = {c for c in FORWARDED if c == "tools" or getattr(init.capabilities, c, None) is not None}
+        offered = {c for c in has if c == "tools" or c in unchecked}
+        self.withheld = {m: c for c in has - offered for m in FORWARDED[c]}   # the child has them; not offered
         self.methods = frozenset(m for c in offered for m in FORWARDED[c])
         self.capabilities: dict[str, dict[str, Any]] = {c: {} for c in sorted(offered)}
         info = init.server_info
@@ -188,6 +193,13 @@ class Proxy:
             self.to_host({"jsonrpc": "2.0", "id": host_id, "result": result})
         elif method == "ping":
             self.to_host({"jsonrpc": "2.0", "id": host_id, "result": {}})
+        elif method in self.withheld:
+            group = self.withheld[method]
+            say(f"refused {method} (id {host_id}): the policy decides tool calls only")
+            self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {
+                "code": types.METHOD_NOT_FOUND, "message": f"the veriguard proxy does not offer {method!r}: the policy "
+                f"decides tool calls only, so the server's {group} are withheld; start the proxy with --unchecked "
+                f"{group} to forward them unchecked"}})
         else:
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {
                 "code": types.METHOD_NOT_FOUND, "message": f"Method not found: the veriguard proxy does not offer {method!r}"}})
@@ -424,13 +436,14 @@ def _pump(source: IO[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Que
 async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Context = None,
                 timeout_s: float = DEFAULT_TIMEOUT_S, start_timeout_s: float = START_TIMEOUT_S,
                 cwd: str | Path | None = None, host_in: IO[bytes] | None = None,
-                host_out: IO[bytes] | None = None) -> None:
-    """Start the child, then serve the host (this process's stdin and stdout) until it hangs up."""
+                host_out: IO[bytes] | None = None, unchecked: frozenset[str] = frozenset()) -> None:
+    """Start the child, then serve the host (this process's stdin and stdout) until it hangs up; `unchecked`
+    names the capabilities (UNCHECKED) forwarded without a decision."""
     if shutil.which(command) is None:
         raise ProxyStartError(f"cannot start the MCP server: no executable {command!r} (give a path or a command "
                               "on PATH)")
     child, init = await start_child(command, args, start_timeout_s, cwd)
-    proxy = Proxy(guard, child, init, context, timeout_s, host_out or sys.stdout.buffer)
+    proxy = Proxy(guard, child, init, context, timeout_s, host_out or sys.stdout.buffer, unchecked)
     lines: asyncio.Queue[bytes | None] = asyncio.Queue()
     threading.Thread(target=_pump, args=(host_in or sys.stdin.buffer, asyncio.get_running_loop(), lines),
                      daemon=True).start()
@@ -447,12 +460,14 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
 def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: Context = None,
               strategy: str | None = None, mode: str | None = None, halt_after: int | None = None,
               log: str | Path | None = None, log_key: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-              start_timeout_s: float = START_TIMEOUT_S, accept_unproved: bool = False) -> None:
+              start_timeout_s: float = START_TIMEOUT_S, accept_unproved: bool = False,
+              unchecked: frozenset[str] = frozenset()) -> None:
     """Load the build and serve until the host hangs up (raises PolicyLoadError, GuardConfigError, a
     KeyFileError or ProxyStartError when it cannot start)."""
     guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
                              accept_unproved=accept_unproved)
-    asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s, start_timeout_s=start_timeout_s))
+    asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s, start_timeout_s=start_timeout_s,
+                      unchecked=unchecked))
 
 
 def context_file(path: Path) -> Callable[[], Mapping[str, Any]]:
@@ -481,6 +496,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--halt-after", type=int, help="replan_halt: halt after this many denials in a row")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds the server has per request "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--unchecked", action="append", choices=UNCHECKED, default=[], metavar="GROUP",
+                   help="also offer the server's resources, prompts or completions, forwarded WITHOUT a policy "
+                   "decision (repeatable; default: tools only, since the policy decides tool calls only)")
     p.add_argument("--start-timeout", type=float, default=START_TIMEOUT_S, help="seconds the server has to start "
                    f"and complete the MCP handshake (default {START_TIMEOUT_S:g})")
     return p
@@ -511,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_proxy(opts.build, command, args, context=context_file(opts.context) if opts.context else None,
                   strategy=opts.strategy, mode=opts.mode, halt_after=opts.halt_after, log=opts.log,
                   log_key=opts.log_key, timeout_s=opts.timeout, start_timeout_s=opts.start_timeout,
-                  accept_unproved=opts.accept_unproved)
+                  accept_unproved=opts.accept_unproved, unchecked=frozenset(opts.unchecked))
     except (PolicyLoadError, ProxyStartError, VeriguardError, ValueError) as e:
         # ValueError: a bad guard setting, or Monitor.from_build's unknown strategy; VeriguardError: a bad log key
         say(str(e) if isinstance(e, VeriguardError) else f"error: {e}")

@@ -125,7 +125,7 @@ def reached_child(setup) -> list[str]:
 
 def test_forwarding_allowed_denied_and_malformed_calls(setup):
     async def main() -> dict[str, Any]:
-        async with proxied(setup) as s:
+        async with proxied(setup, "--unchecked", "resources", "--unchecked", "prompts") as s:
             got = {"tools": [t.name for t in (await s.list_tools()).tools],
                    "resources": [r.uri for r in (await s.list_resources()).resources],
                    "read": (await s.read_resource("ledger://today")).contents[0].text,
@@ -186,10 +186,37 @@ def test_what_the_proxy_answers_itself(setup):
 
     got = anyio.run(main)
     assert got["init"].server_info.name == "veriguard-proxy:payments"
-    assert got["init"].capabilities.tools is not None and got["init"].capabilities.resources is not None
-    assert got["init"].capabilities.resources.subscribe is not True
+    assert got["init"].capabilities.tools is not None
     for method in ("resources/subscribe", "logging/setLevel", "server/discover", "sampling/createMessage"):
         assert got[method].code == types.METHOD_NOT_FOUND and method in got[method].message
+    assert reached_child(setup) == []
+
+
+@pytest.mark.parametrize("unchecked", [(), ("prompts",)])
+def test_what_the_policy_does_not_decide_is_withheld_unless_named(setup, unchecked):
+    """The policy decides tools/call only: a resources/read (any file a filesystem server exposes), a prompts/get
+    or a completion never reaches the server unchecked, unless the operator names its group."""
+    async def main() -> dict[str, Any]:
+        options = [o for group in unchecked for o in ("--unchecked", group)]
+        async with proxied(setup, *options) as s:
+            got: dict[str, Any] = {"init": s.initialize_result}
+            for method, params in [("resources/list", {}), ("resources/read", {"uri": "file:///etc/shadow"}),
+                                   ("resources/templates/list", {}), ("prompts/list", {}),
+                                   ("prompts/get", {"name": "pay_invoice"})]:
+                try:
+                    got[method] = await s.send_request(RawRequest(method=method, params=params), types.EmptyResult)
+                except MCPError as e:
+                    got[method] = e
+            return got
+
+    got = anyio.run(main)
+    caps = got["init"].capabilities
+    assert caps.resources is None and (caps.prompts is not None) == ("prompts" in unchecked)
+    for method in ("resources/list", "resources/read", "resources/templates/list"):
+        assert isinstance(got[method], MCPError) and got[method].code == types.METHOD_NOT_FOUND
+        assert "--unchecked resources" in got[method].message and "tool calls only" in got[method].message
+    for method in ("prompts/list", "prompts/get"):
+        assert isinstance(got[method], MCPError) != ("prompts" in unchecked), (method, got[method])
     assert reached_child(setup) == []
 
 
