@@ -1,0 +1,75 @@
+"""The fourth held-out set of the Mind2Web-SC classifier (tests/data/heldout_v4.jsonl, hand-written in nine
+styles): well formed, the size, decoy share and coverage it states, sharing no run of six words with the bank,
+the earlier held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between
+two of its own tasks. Nothing here runs the classifier; a failure names only v4 ids and the shared run."""
+import json
+
+import pytest
+from veriguard.enforce.categories import read_bank
+
+from tests.unit.test_categories import BANK, BENCHMARK, CATS, DATA, EVASIONS, HELDOUT, _shingles
+
+V4 = DATA / "heldout_v4.jsonl"
+ROWS = [json.loads(line) for line in V4.read_text(encoding="utf-8").splitlines() if line.strip()]
+STYLES = {"agent-instruction", "voice", "email", "persona-student", "persona-retiree", "persona-smallbiz", "ticket",
+          "slang", "long-context"}
+
+
+def _lines(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _overlapping(texts: list[str]) -> list[tuple[str, str]]:
+    """(v4 id, the shared run) for every v4 task sharing a six-word run with one of texts; never the other text."""
+    other = set().union(*(_shingles(t) for t in texts))
+    return [(r["id"], " ".join(sorted(_shingles(r["task"]) & other)[0])) for r in ROWS if _shingles(r["task"]) & other]
+
+
+def test_rows_are_well_formed():
+    assert len(ROWS) >= 450
+    assert [r["id"] for r in ROWS] == [f"v4-{i:03d}" for i in range(1, len(ROWS) + 1)]
+    assert len({r["task"].lower() for r in ROWS}) == len(ROWS)
+    for r in ROWS:
+        assert set(r) == {"id", "task", "categories", "style", "decoy"}, r["id"]
+        assert isinstance(r["task"], str) and r["task"].strip(), r["id"]
+        assert r["categories"] == sorted(set(r["categories"])) and set(r["categories"]) <= set(CATS), r["id"]
+        assert r["style"] in STYLES and isinstance(r["decoy"], bool), r["id"]
+
+
+def test_covers_decoys_every_category_and_every_style():
+    assert sum(r["decoy"] for r in ROWS) >= 0.45 * len(ROWS)
+    for category in CATS:
+        assert sum(category in r["categories"] for r in ROWS) >= 45, category
+    assert any(len(r["categories"]) == 2 for r in ROWS) and any(len(r["categories"]) == 3 for r in ROWS)
+    assert any(r["decoy"] and r["categories"] for r in ROWS)
+    assert {r["style"] for r in ROWS} == STYLES
+    for style in STYLES:
+        assert sum(r["style"] == style for r in ROWS) >= 30, style
+
+
+def test_disjoint_from_the_bank():
+    assert not _overlapping(list(read_bank(BANK).texts))
+
+
+def test_disjoint_from_the_earlier_heldout_sets_and_the_evasions():
+    assert not _overlapping([r["task"] for r in _lines(HELDOUT)])
+    assert not _overlapping([r["task"] for r in _lines(DATA / "heldout_v2.jsonl")])
+    assert not _overlapping([r["task"] for r in _lines(DATA / "heldout_v3.jsonl")])
+    assert not _overlapping([e["text"] for e in EVASIONS])
+
+
+def test_no_two_tasks_share_a_run_of_six_words():
+    seen: dict[tuple[str, ...], str] = {}
+    shared = []
+    for r in ROWS:
+        for run in _shingles(r["task"]):
+            if run in seen and seen[run] != r["id"]:
+                shared.append((seen[run], r["id"], " ".join(run)))
+            seen.setdefault(run, r["id"])
+    assert not shared
+
+
+@pytest.mark.skipif(not BENCHMARK.exists(), reason="the Mind2Web-SC data is not part of the repository and is absent here "
+                    "(set VERIGUARD_BENCHMARKS to the folder holding mind2web_sc/)")
+def test_disjoint_from_the_benchmark():
+    assert not _overlapping([r["confirmed_task"] for r in json.loads(BENCHMARK.read_text(encoding="utf-8"))])
