@@ -53,6 +53,7 @@ ENCODERS = {e.name: e for e in (
 )}
 DEFAULT_ENCODER = "minilm-l6-int8"
 MAX_TOKENS = ENCODERS[DEFAULT_ENCODER].max_tokens
+BATCH = 32  # texts per run of the model
 RUNTIME_FORMAT = "onnxruntime extended optimisation, external weights/1"
 RUNTIME_GRAPH, RUNTIME_WEIGHTS = "model.onnx", "weights.bin"
 
@@ -105,9 +106,18 @@ class Embedder:
         self.outputs = [self.encoder.output] if self.encoder.output else None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Texts of similar length are run together, BATCH at a time: one batch is padded to its longest text."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         encs = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+        out = np.zeros((len(encs), DIM), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            rows = order[start:start + BATCH]
+            out[rows] = self._pooled([encs[i] for i in rows])
+        return out
+
+    def _pooled(self, encs: list[Any]) -> np.ndarray:
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros_like(ids)
