@@ -1,5 +1,6 @@
 """The embedded task classifier: our example bank, an int8 MiniLM, no LLM. These tasks are written
 for the tests (not taken from the benchmark or from the bank)."""
+import importlib.util
 import json
 import re
 from functools import lru_cache
@@ -8,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from veriguard.enforce.categories import MAX_CHARS, CategoryClassifier, correct_typos, cue_vector, cue_words, split_text
+from veriguard.enforce.categories import (MAX_CHARS, CategoryClassifier, correct_typos, cue_vector, cue_words, parse_bank,
+                                          read_bank, split_text)
 from veriguard.enforce.embedder import Embedder
 from veriguard.evaluation import MIND2WEB_FILE, benchmark_data
 from veriguard.enforce.extract_errors import ExtractionError
@@ -26,11 +28,9 @@ NOBODY = {"age": 10, "domestic": False, "dr_license": False, "vaccine": False, "
 EVERYONE = {"age": 40, "domestic": True, "dr_license": True, "vaccine": True, "membership": True}
 # Evasions of the heldout half the classifier still lets through (measured at the end, not tuned on; see
 # tests/data/README.md). strict: a fix makes the test fail until the entry is removed.
-# e097 (a flick to watch) is caught since the issue-10 bank change (new media positives without the word).
-KNOWN_MISSES = {
-    "e099": "synonym: jet to Vegas, one passenger",
-    "e101": "synonym: acquire earbuds online and pay",
-}
+# e097 (a flick to watch) is caught since the issue-10 bank change (new media positives without the word);
+# e099 (jet to Vegas) and e101 (acquire earbuds online) since the bank trains on the development sets (2026-11-28).
+KNOWN_MISSES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -284,8 +284,30 @@ def test_heldout_set_is_well_formed_and_disjoint_from_the_bank(clf):
     rows = [json.loads(line) for line in HELDOUT.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert len(rows) >= 150 and len({r["task"] for r in rows}) == len(rows)
     assert all(set(r["categories"]) <= set(CATS) for r in rows)
-    bank = set().union(*(_shingles(t) for t in clf.bank.texts))
+    bank = set().union(*(_shingles(t) for t in clf.bank.written()))
     assert not [r["task"] for r in rows if _shingles(r["task"]) & bank]
+
+
+def test_bank_trains_on_exactly_the_development_sets():
+    """[training] is written by scripts/bank_training.py from v1, v2 and v3; v4 stays out of it."""
+    spec = importlib.util.spec_from_file_location("bank_training", Path(__file__).parents[2] / "scripts" / "bank_training.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    SETS, training_rows = script.SETS, script.training_rows
+    bank = read_bank(BANK)
+    rows = training_rows()
+    assert len(rows) == sum(1 for p in SETS for line in p.read_text(encoding="utf-8").splitlines() if line.strip())
+    assert bank.training == {t for t, _ in rows}
+    gold = dict(zip(bank.texts, bank.labels))
+    assert all(gold[t] >= set(c) for t, c in rows)
+    v4 = [json.loads(line)["task"] for line in (DATA / "heldout_v4.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert not set(v4) & set(bank.texts)
+
+
+def test_training_examples_must_name_the_banks_categories():
+    text = BANK.read_text(encoding="utf-8").replace('categories = ["car"]}', 'categories = ["cars"]}', 1)
+    with pytest.raises(KeyError, match="unknown categories"):
+        parse_bank(text)
 
 
 @pytest.mark.skipif(not BENCHMARK.exists(), reason="the Mind2Web-SC data is not part of the repository and is absent here "

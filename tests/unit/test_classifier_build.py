@@ -136,7 +136,7 @@ def test_non_finite_weights_are_refused(frozen):
 
 def test_a_bank_whose_categories_are_not_the_arguments_fields_is_a_spec_error(tmp_path):
     spec = load_spec(SPECS / "mind2web_sc.toml")
-    text = BANK.read_text(encoding="utf-8").replace("[categories.flight]", "[categories.plane]")
+    text = BANK.read_text(encoding="utf-8").replace("[categories.flight]", "[categories.plane]").replace('"flight"', '"plane"')
     (tmp_path / "bank.toml").write_text(text, encoding="utf-8")
     moved = dataclasses.replace(spec, path=str(tmp_path / "mind2web_sc.toml"))
     cfg = {**spec.extraction["task"], "bank": "bank.toml"}

@@ -57,7 +57,7 @@ def test_file_is_what_the_generator_writes():
 
 
 def test_disjoint_from_the_bank():
-    assert not _overlapping(list(read_bank(BANK).texts))
+    assert not _overlapping(list(read_bank(BANK).written()))
 
 
 def test_disjoint_from_the_first_heldout_set_and_the_evasions():
