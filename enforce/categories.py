@@ -50,6 +50,12 @@ MAX_PIECES = 256      # distinct sentences or windows read; more abstains like a
 WINDOW = 400          # characters: a task up to this long is read whole as well as sentence by sentence
 WINDOW_WORDS = 40     # a sentence longer than WINDOW is read in windows of this many words, half overlapping
 TYPO_MIN = 4           # shorter words are too often one edit from another word
+ABBREVIATION_MIN = 3   # htl, flt: shorter consonant runs (bk, rm) abbreviate too many words
+MAX_READINGS = 3       # an abbreviation of more topic words than this is read as none of them
+VOWELS = "aeiouy"
+# Texting shorthand without vowels that abbreviates no topic word (pls is not planes).
+TEXTESE = frozenset("pls plz thx thnx tks tmrw tmr tmw btw idk asap msg msgs pkg pkgs ppl nvm smth sth hrs mins "
+                    "wks mths yrs lbs kgs mph pts pcs bc cuz rn fyi lmk dm pm wth omg smh tbh ngl".split())
 MIN_SIMILARITY = 0.25  # below the least similar benchmark task (0.263) and bank example to its nearest other (0.267)
 FROZEN_FORMAT = "veriguard-classifier/2"
 CUE_KINDS = ("cues", "acts", "asides")  # per category: its topic, the words asking its act, the asides
@@ -392,22 +398,42 @@ class CategoryClassifier:
 
 def correct_typos(text: str, vocabulary: frozenset[str], known: frozenset[str]) -> tuple[str, list[str]]:
     """Unknown words of TYPO_MIN letters or more that are one edit (a letter dropped, added, changed, or two
-    swapped) from exactly one bank word, read as that word (hotle -> hotel, baskit -> basket), and the
-    changes made."""
+    swapped) from exactly one bank word, and unknown words without vowels that abbreviate exactly one (see
+    `abbreviated`), read as that word (hotle -> hotel, baskit -> basket) or, for an abbreviation of up to
+    MAX_READINGS words, as all of them (flt -> flat or flight), and the changes made."""
     changes: list[str] = []
 
     def fix(m: re.Match[str]) -> str:
         word = m.group(0)
         low = word.lower()
-        if len(low) < TYPO_MIN or low in known or low in vocabulary:
+        if len(low) < ABBREVIATION_MIN or low in known or low in vocabulary:
             return word
-        found = sorted(one_edit(low) & vocabulary)
+        found = sorted(one_edit(low) & vocabulary) if len(low) >= TYPO_MIN else []
         if len(found) != 1:
-            return word
-        changes.append(f"{word} -> {found[0]}")
-        return found[0]
+            found = [] if word.isupper() else abbreviated(low, vocabulary)  # CRM, CSS: acronyms, not abbreviations
+            if not 1 <= len(found) <= MAX_READINGS:
+                return word
+        read = " or ".join(found)  # an abbreviation of several words reads as all of them: the restrictive reading
+        changes.append(f"{word} -> {read}")
+        return read
 
     return re.sub(r"[A-Za-z]+", fix, text), changes
+
+
+def abbreviated(low: str, vocabulary: frozenset[str]) -> list[str]:
+    """The topic words a word written without vowels abbreviates (htl, rntl, flt, tkts): it starts with their
+    first letter and keeps, in order, at least 60% of their consonants; a word and its plural are one reading.
+    Texting shorthand (pls, thx, tmrw...) abbreviates nothing, and correct_typos reads no word in capitals as one."""
+    if set(low) & set(VOWELS) or low in TEXTESE:
+        return []
+    found = [w for w in vocabulary if w[0] == low[0] and len(w) > len(low) and _subsequence(low, w)
+             and len(low) >= 0.6 * len(re.sub(f"[{VOWELS}]", "", w))]
+    return sorted(w for w in found if not (w.endswith("s") and w[:-1] in found))
+
+
+def _subsequence(short: str, word: str) -> bool:
+    letters = iter(word)
+    return all(c in letters for c in short)
 
 
 def cue_words(cues: Cues) -> frozenset[str]:

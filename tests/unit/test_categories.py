@@ -317,3 +317,21 @@ def test_bank_holds_no_benchmark_text(clf):
     tasks = {r["confirmed_task"] for r in json.loads(BENCHMARK.read_text(encoding="utf-8"))}
     bench = set().union(*(_shingles(t) for t in tasks))
     assert not [t for t in clf.bank.texts if _shingles(t) & bench]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("bk htl rm in nyc fri", "hotel"), ("get me a rntl sdn at the airport tmrw", "car"), ("two tkts to fly to Denver", "flight"),
+    ("flt LAX to JFK tmrw am, book it", "flight"),
+])
+def test_an_ask_written_without_vowels_is_read(clf, text, expected):
+    """Red-team direction (2026-11-28): abbreviated topic words (htl, rntl, flt) hid the category."""
+    got = clf.classify(text)
+    assert expected in got.labels | got.uncertain, got.reason
+
+
+def test_abbreviations_read_as_every_topic_word_they_may_stand_for(clf):
+    vocabulary = cue_words(clf.model.cues)
+    assert correct_typos("a flt to rome", vocabulary, clf.known) == ("a flat or flight to rome", ["flt -> flat or flight"])
+    assert correct_typos("pls thx, wth", vocabulary, clf.known) == ("pls thx, wth", [])  # texting shorthand
+    assert correct_typos("update the CRM", vocabulary, clf.known) == ("update the CRM", [])  # an acronym
+    assert correct_typos("bk rm", vocabulary, clf.known) == ("bk rm", [])  # too short to say which word
