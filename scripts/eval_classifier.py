@@ -1,7 +1,7 @@
 """Accuracy of the Mind2Web-SC task classifier, reported separately on these sets:
 
 * held out: tests/data/heldout_v4.jsonl (500 tasks in nine styles by another author, 49% decoys), the
-  default; measured only: its misses are never printed, so that it stays held out (it was read three times, figures
+  default; measured only: its misses are never printed, so that it stays held out (it was read four times, figures
   only, when the bank began to train on the development sets: tests/data/README.md);
 * development: tests/data/heldout_tasks.jsonl (v1), heldout_v2.jsonl and heldout_v3.jsonl, each held out once,
   then read while tuning, and since 2026-11-28 part of the bank's [training] examples: figures on them are
