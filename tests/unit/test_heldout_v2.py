@@ -9,35 +9,21 @@ from pathlib import Path
 import pytest
 from veriguard.enforce.categories import read_bank
 
-from tests.unit.test_categories import (
-    BANK,
-    BENCHMARK,
-    CATS,
-    DATA,
-    EVASIONS,
-    HELDOUT,
-    _shingles,
-)
+from tests.unit.heldout_checks import assert_well_formed, lines, shared_runs
+from tests.unit.test_categories import BANK, BENCHMARK, CATS, DATA, EVASIONS, HELDOUT
 
 V2 = DATA / "heldout_v2.jsonl"
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "make_heldout_v2.py"
-ROWS = [json.loads(line) for line in V2.read_text(encoding="utf-8").splitlines() if line.strip()]
+ROWS = lines(V2)
 STYLES = {"template", "terse", "chatty", "lowercase-typos", "formal", "non-native", "multi-step", "question"}
 
 
-def _overlapping(texts: list[str]) -> list[str]:
-    other = set().union(*(_shingles(t) for t in texts))
-    return [r["id"] for r in ROWS if _shingles(r["task"]) & other]
+def _overlapping(texts: list[str]) -> list[tuple[str, str]]:
+    return shared_runs(ROWS, texts)
 
 
 def test_rows_are_well_formed():
-    assert len(ROWS) >= 300
-    assert [r["id"] for r in ROWS] == [f"v2-{i:03d}" for i in range(1, len(ROWS) + 1)]
-    assert len({r["task"].lower() for r in ROWS}) == len(ROWS)
-    for r in ROWS:
-        assert set(r) == {"id", "task", "categories", "style", "decoy"}, r["id"]
-        assert r["categories"] == sorted(set(r["categories"])) and set(r["categories"]) <= set(CATS), r["id"]
-        assert r["style"] in STYLES and isinstance(r["decoy"], bool), r["id"]
+    assert_well_formed(ROWS, "v2", STYLES, 300)
 
 
 def test_covers_decoys_every_category_every_style_and_combinations():
@@ -61,8 +47,7 @@ def test_disjoint_from_the_bank():
 
 
 def test_disjoint_from_the_first_heldout_set_and_the_evasions():
-    old = [json.loads(line)["task"] for line in HELDOUT.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert not _overlapping(old)
+    assert not _overlapping([r["task"] for r in lines(HELDOUT)])
     assert not _overlapping([e["text"] for e in EVASIONS])
 
 

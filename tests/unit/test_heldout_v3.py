@@ -6,30 +6,20 @@ import json
 import pytest
 from veriguard.enforce.categories import read_bank
 
-from tests.unit.test_categories import BANK, BENCHMARK, CATS, DATA, EVASIONS, HELDOUT, _shingles
+from tests.unit.heldout_checks import assert_well_formed, lines, shared_runs
+from tests.unit.test_categories import BANK, BENCHMARK, CATS, DATA, EVASIONS, HELDOUT
 
 V3 = DATA / "heldout_v3.jsonl"
-ROWS = [json.loads(line) for line in V3.read_text(encoding="utf-8").splitlines() if line.strip()]
+ROWS = lines(V3)
 STYLES = {"terse", "chatty", "polite", "question", "lowercase-typos", "british", "multi-step", "formal", "non-native"}
 
 
-def _lines(path):
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _overlapping(texts: list[str]) -> list[str]:
-    other = set().union(*(_shingles(t) for t in texts))
-    return [r["id"] for r in ROWS if _shingles(r["task"]) & other]
+def _overlapping(texts: list[str]) -> list[tuple[str, str]]:
+    return shared_runs(ROWS, texts)
 
 
 def test_rows_are_well_formed():
-    assert len(ROWS) >= 420
-    assert [r["id"] for r in ROWS] == [f"v3-{i:03d}" for i in range(1, len(ROWS) + 1)]
-    assert len({r["task"].lower() for r in ROWS}) == len(ROWS)
-    for r in ROWS:
-        assert set(r) == {"id", "task", "categories", "style", "decoy"}, r["id"]
-        assert r["categories"] == sorted(set(r["categories"])) and set(r["categories"]) <= set(CATS), r["id"]
-        assert r["style"] in STYLES and isinstance(r["decoy"], bool), r["id"]
+    assert_well_formed(ROWS, "v3", STYLES, 420)
 
 
 def test_covers_decoys_and_every_category():
@@ -44,8 +34,8 @@ def test_disjoint_from_the_bank():
 
 
 def test_disjoint_from_the_earlier_heldout_sets_and_the_evasions():
-    assert not _overlapping([r["task"] for r in _lines(HELDOUT)])
-    assert not _overlapping([r["task"] for r in _lines(DATA / "heldout_v2.jsonl")])
+    assert not _overlapping([r["task"] for r in lines(HELDOUT)])
+    assert not _overlapping([r["task"] for r in lines(DATA / "heldout_v2.jsonl")])
     assert not _overlapping([e["text"] for e in EVASIONS])
 
 

@@ -7,33 +7,22 @@ import json
 import pytest
 from veriguard.enforce.categories import read_bank
 
+from tests.unit.heldout_checks import assert_well_formed, lines, shared_runs
 from tests.unit.test_categories import BANK, BENCHMARK, CATS, DATA, EVASIONS, HELDOUT, _shingles
 
 V4 = DATA / "heldout_v4.jsonl"
-ROWS = [json.loads(line) for line in V4.read_text(encoding="utf-8").splitlines() if line.strip()]
+ROWS = lines(V4)
 STYLES = {"agent-instruction", "voice", "email", "persona-student", "persona-retiree", "persona-smallbiz", "ticket",
           "slang", "long-context"}
 
 
-def _lines(path):
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def _overlapping(texts: list[str]) -> list[tuple[str, str]]:
-    """(v4 id, the shared run) for every v4 task sharing a six-word run with one of texts; never the other text."""
-    other = set().union(*(_shingles(t) for t in texts))
-    return [(r["id"], " ".join(sorted(_shingles(r["task"]) & other)[0])) for r in ROWS if _shingles(r["task"]) & other]
+    return shared_runs(ROWS, texts)
 
 
 def test_rows_are_well_formed():
-    assert len(ROWS) >= 450
-    assert [r["id"] for r in ROWS] == [f"v4-{i:03d}" for i in range(1, len(ROWS) + 1)]
-    assert len({r["task"].lower() for r in ROWS}) == len(ROWS)
-    for r in ROWS:
-        assert set(r) == {"id", "task", "categories", "style", "decoy"}, r["id"]
-        assert isinstance(r["task"], str) and r["task"].strip(), r["id"]
-        assert r["categories"] == sorted(set(r["categories"])) and set(r["categories"]) <= set(CATS), r["id"]
-        assert r["style"] in STYLES and isinstance(r["decoy"], bool), r["id"]
+    assert_well_formed(ROWS, "v4", STYLES, 450)
+    assert all(isinstance(r["task"], str) and r["task"].strip() for r in ROWS)
 
 
 def test_covers_decoys_every_category_and_every_style():
@@ -52,9 +41,9 @@ def test_disjoint_from_the_bank():
 
 
 def test_disjoint_from_the_earlier_heldout_sets_and_the_evasions():
-    assert not _overlapping([r["task"] for r in _lines(HELDOUT)])
-    assert not _overlapping([r["task"] for r in _lines(DATA / "heldout_v2.jsonl")])
-    assert not _overlapping([r["task"] for r in _lines(DATA / "heldout_v3.jsonl")])
+    assert not _overlapping([r["task"] for r in lines(HELDOUT)])
+    assert not _overlapping([r["task"] for r in lines(DATA / "heldout_v2.jsonl")])
+    assert not _overlapping([r["task"] for r in lines(DATA / "heldout_v3.jsonl")])
     assert not _overlapping([e["text"] for e in EVASIONS])
 
 
