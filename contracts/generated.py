@@ -10,6 +10,7 @@ of Nagini's contract functions and of len/all/any, a few attributes, and str/int
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 from veriguard.contracts.errors import GeneratedCodeError
 
@@ -40,14 +41,23 @@ WHAT = {"nagini": "policy source (Nagini)", "runnable": "runnable policy", "chec
 
 def check_generated(source: str, kind: str) -> None:
     """Raise GeneratedCodeError unless `source` keeps to the allowlist for `kind` (see WHAT)."""
+    problem = _source_problem(source, kind)
+    if problem is not None:
+        raise _error(kind, *problem)
+
+
+@lru_cache(maxsize=32)
+def _source_problem(source: str, kind: str) -> tuple[str, int, int] | None:
+    """What is wrong with `source` and where (the same module is checked at each stage that writes or reads it)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError) as e:
-        raise _error(kind, f"is not valid Python ({e})", getattr(e, "lineno", 0) or 0, 0) from None
+        return f"is not valid Python ({e})", getattr(e, "lineno", 0) or 0, 0
     problem = _problem(tree, kind)
-    if problem is not None:
-        node, what = problem
-        raise _error(kind, what, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+    if problem is None:
+        return None
+    node, what = problem
+    return what, getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
 
 def check_composed(whole: str, parts: list[str]) -> None:
@@ -83,16 +93,22 @@ def _error(kind: str, what: str, line: int, col: int) -> GeneratedCodeError:
 
 
 def _problem(tree: ast.Module, kind: str) -> tuple[ast.AST, str] | None:
-    defined = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    defined |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
-    defined |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    defined |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-    known = defined | BUILTINS | (NAGINI_NAMES if kind == "nagini" else set())
+    nodes = list(ast.walk(tree))
+    known = set(BUILTINS | (NAGINI_NAMES if kind == "nagini" else set()))
+    for n in nodes:
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            known.add(n.id)
+        elif isinstance(n, ast.arg):
+            known.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+            known.add(n.name)
+        elif isinstance(n, ast.ImportFrom):
+            known.update(a.asname or a.name for a in n.names)
     for stmt in tree.body:
         problem = _top_level(stmt, kind)
         if problem is not None:
             return stmt, problem
-    for node in ast.walk(tree):
+    for node in nodes:
         problem = _node(node, kind, known)
         if problem is not None:
             return node, problem

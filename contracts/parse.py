@@ -1,9 +1,12 @@
 """Text -> AST for the contract language (lark LALR, strict, positions kept)."""
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+import lark
 from lark import (Lark, Token, Transformer, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
                   v_args)
 from lark.exceptions import VisitError
@@ -18,13 +21,47 @@ MAX_NESTING = 50
 MAX_INT_DIGITS = 18
 
 
+GRAMMAR = Path(__file__).parent / "grammar.lark"
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
+    """The parser from the tables in grammar_tables.py when they were made from this grammar.lark by this lark
+    (building them takes over a second at every start: strict mode compares every pair of terminals), else
+    built from the grammar."""
+    from veriguard.contracts import grammar_tables as T
+
+    if T.GRAMMAR_SHA256 == grammar_sha256() and T.LARK_VERSION == lark.__version__:
+        return Lark._load_from_dict(T.DATA, T.MEMO, propagate_positions=True)
+    return built_parser()
+
+
+def built_parser() -> Lark:
     return Lark.open_from_package(
         "veriguard.contracts", "grammar.lark", ("",),
         parser="lalr", strict=True, propagate_positions=True, maybe_placeholders=True,
         start=["start", "type_start", "signature_start"],
     )
+
+
+def grammar_sha256() -> str:
+    return hashlib.sha256(GRAMMAR.read_bytes()).hexdigest()
+
+
+def tables_source() -> str:
+    """grammar_tables.py for the grammar and lark installed (`scripts/grammar_tables.py` writes it). lark's
+    serialised tables number their states in an order that varies from one process to the next, so two
+    writes differ in bytes, not in what they parse (tests/unit/test_grammar_tables.py)."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    data, memo = built_parser().memo_serialize([TerminalDef, Rule])
+    options = {k: v for k, v in data["options"].items() if k not in ("import_paths", "source_path")}
+    data = {**data, "options": options}
+    return (f'"""The LALR tables of grammar.lark, serialised by lark: written by `scripts/grammar_tables.py`, '
+            f'never by hand.\ncontracts/parse.py uses them only while GRAMMAR_SHA256 and LARK_VERSION match '
+            f'what is installed."""\nGRAMMAR_SHA256 = {grammar_sha256()!r}\n'
+            f'LARK_VERSION = {lark.__version__!r}\nDATA = {data!r}\nMEMO = {memo!r}\n')
 
 
 def _pos(meta: Any) -> Pos:
