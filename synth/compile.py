@@ -86,16 +86,21 @@ def _free_vars(e: A.Expr) -> list[str]:
     return out
 
 
+Reveals = dict[str, tuple[str, ...] | None]  # property id -> the rules its lemma reveals (None: every rule)
+
+
 @functools.lru_cache(maxsize=32)
-def _reveals(c: Contract) -> dict[str, tuple[str, ...] | None]:
+def property_reveals(c: Contract) -> Reveals:
+    """What each property's lemma reveals: the rules z3 finds it needs (verify.z3check.rules_needed)."""
     return {p.id: rules_needed(c, p) for p in c.properties}
 
 
 class _Compiler:
-    def __init__(self, spec: Spec, *, opaque_rules: bool) -> None:
+    def __init__(self, spec: Spec, *, opaque_rules: bool, reveals: Reveals | None) -> None:
         assert spec.contract is not None
         self.spec = spec
         self.opaque_rules = opaque_rules
+        self._reveals = reveals
         self.c: Contract = spec.contract
         self.types: dict[str, Type] = dict(self.c.signature.flat_params())
         for name, t in list(self.types.items()):
@@ -280,7 +285,9 @@ class _Compiler:
         opaque then); else when z3 finds the property needs it or cannot prove the property."""
         if not self.opaque_rules:
             return True
-        needed = _reveals(self.c)[prop.id]
+        if self._reveals is None:
+            self._reveals = property_reveals(self.c)
+        needed = self._reveals[prop.id]
         return needed is None or rule.id in needed
 
     def revealed(self, prop: A.Decl, item: ItemRule | None) -> list[A.Decl]:
@@ -343,14 +350,15 @@ def _in_enum(x: str, t: EnumT) -> str:
     return " or ".join(f"{x} == {v!r}" for v in t.values)
 
 
-def compile_policy(spec: Spec, *, opaque_rules: bool = True) -> CompiledPolicy:
+def compile_policy(spec: Spec, *, opaque_rules: bool = True, reveals: Reveals | None = None) -> CompiledPolicy:
     """Compile a formal spec's contract; raises SpecError when a rule has a shape the path cannot build.
 
     `opaque_rules=False` makes every rule's body visible everywhere (the LLM path: a `decide` body written by
-    a model may restate a rule instead of calling it)."""
+    a model may restate a rule instead of calling it). `reveals`: property_reveals(spec.contract) computed
+    before (synth keeps it in its cache); it decides what each lemma may look into, never what is proved."""
     if spec.contract is None:
         raise SpecError("compile.no_rules", "this spec has no [contract] rules; the compile path needs formal rules",
                         file=spec.path, fix="add [contract] rules, or run the LLM path (veriguard synth --llm)")
-    compiled = _Compiler(spec, opaque_rules=opaque_rules).compile()
+    compiled = _Compiler(spec, opaque_rules=opaque_rules, reveals=reveals).compile()
     check_generated(compiled.source, "nagini")
     return compiled

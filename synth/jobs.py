@@ -56,7 +56,7 @@ class SpecRunner:
         spec = load_spec(path)
         if self.before_proof is not None:
             self.before_proof(spec)
-        compiled = compile_policy(spec)
+        compiled = compile_policy(spec, reveals=pipeline.cached_reveals(spec, self.cache) if spec.contract else None)
         worker = self._worker()
 
         def progress(message: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from veriguard.contracts.errors import Pos, SpecError
 from veriguard.contracts.generated import check_generated
-from veriguard.synth.compile import CompiledPolicy, compile_policy
+from veriguard.synth.compile import CompiledPolicy, Reveals, compile_policy, property_reveals
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts.strategies import constant_pools
 from veriguard.synth.classifier_build import frozen_extraction
@@ -290,6 +290,24 @@ def cached_checks(spec: SpecFile, cache: ProofCache | None) -> tuple[Z3Report, d
                          lambda: check_contract(contract, bound=spec.settings.z3_bound), encode=_z3_to_json,
                          decode=_z3_from_json,
                          storable=lambda r: all(f.verdict is not Verdict.UNKNOWN for f in r.findings))
+
+
+def cached_reveals(spec: SpecFile, cache: ProofCache | None) -> Reveals:
+    """property_reveals of the contract, from the cache when the spec (and its files) is unchanged. A wrong entry
+    could only make a proof fail or reveal more than needed (the key also binds veriguard's code and z3's version)."""
+    assert spec.contract is not None
+    contract = spec.contract
+    ids = [p.id for p in contract.properties]
+
+    def decode(value: Any) -> Reveals:
+        if not isinstance(value, dict) or sorted(value) != sorted(ids):
+            raise ValueError("not the contract's properties")
+        return {k: None if v is None else tuple(str(r) for r in v) for k, v in value.items()}
+
+    reveals, _hit = through_cache(cache, "reveals", spec_inputs(spec), lambda: property_reveals(contract),
+                                  encode=lambda r: {k: None if v is None else list(v) for k, v in r.items()},
+                                  decode=decode)
+    return reveals
 
 
 def cached_tests(spec: SpecFile, runnable: str, frozen: str, runnable_mutants: list[tuple[int, str]],

@@ -15,7 +15,7 @@ truncated or mismatched entry is ignored (and reported) and the proof runs again
 catches damage, not an attacker who can write the cache directory: `veriguard audit` re-runs Nagini.
 
 The deterministic gates (z3 checks, tests, mutant generation, the frozen classifier) keep their results in
-the same store (`through_cache`): kind "z3", "tests", "mutants" or "classifier", keyed by every input the caller names plus
+the same store (`through_cache`): kind "z3", "tests", "mutants", "classifier" or "reveals" (what each lemma may look into), keyed by every input the caller names plus
 veriguard's own code and the tools' versions (`gate_key`); only results the gate really computed and
 that do not depend on the clock are stored.
 """
@@ -43,7 +43,7 @@ ENV = CACHE_ENV
 STORED_FILE_STATUSES = frozenset({"proved", "failed", "translation_error"})
 VISIBLE_BODY_DECORATORS = frozenset({"Pure", "Predicate"})
 INTERFACE_CALLS = frozenset({"Requires", "Ensures", "Exsures", "Decreases"})
-GATE_KINDS = frozenset({"z3", "tests", "mutants", "classifier"})
+GATE_KINDS = frozenset({"z3", "tests", "mutants", "classifier", "reveals"})
 CODE_FOLDERS = ("contracts", "verify", "synth", "enforce")
 T = TypeVar("T")
 

@@ -204,3 +204,40 @@ def test_the_classifier_without_a_disk_cache_is_trained_again_in_a_new_process(t
     monkeypatch.setattr(classifier_build, "_TRAINED", {})
     classifier_build.freeze_classifier(spec, name, cfg, ProofCache())
     assert len(trained) == 2
+
+
+def test_what_each_lemma_reveals_is_computed_once_per_spec(tmp_path, monkeypatch):
+    """synth keeps z3's answer to "which rules does this property need" (the lemmas' reveals): an unchanged spec
+    compiles to the same source without z3; an edited spec, a damaged entry or an entry naming other properties
+    computes it again."""
+    from veriguard.synth import compile as compile_mod
+    calls = []
+    real = compile_mod.property_reveals.__wrapped__
+    monkeypatch.setattr(pipeline, "property_reveals", lambda c: calls.append(c) or real(c))
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    spec_path = write_spec(folder, FAST)
+    cache = ProofCache(tmp_path / "c")
+    spec = load_spec(spec_path)
+    first = pipeline.cached_reveals(spec, cache)
+    assert first == real(spec.contract) and len(calls) == 1
+    assert pipeline.cached_reveals(load_spec(spec_path), cache) == first and len(calls) == 1
+    assert (compile_policy(spec, reveals=first).source == compile_policy(spec).source)
+
+    [entry_path] = [p for p in cache.directory.rglob("*.json") if json.loads(p.read_text())["kind"] == "reveals"]
+    entry = json.loads(entry_path.read_text())
+    entry["reply"]["value"] = {"some_other_property": None}
+    entry.pop("sha256")
+    entry["sha256"] = proof_cache._sha(proof_cache._canonical(entry))
+    entry_path.write_text(json.dumps(entry))
+    assert pipeline.cached_reveals(load_spec(spec_path), cache) == first and len(calls) == 2
+    assert "cannot be read back" in cache.problems[-1]
+
+    text = entry_path.read_text()  # the good entry stored again; now damaged (its self-hash no longer matches)
+    assert '"adult"' in text
+    entry_path.write_text(text.replace('"adult"', '"some_rule"'))
+    assert pipeline.cached_reveals(load_spec(spec_path), cache) == first and len(calls) == 3
+
+    _edit_spec(spec_path)
+    pipeline.cached_reveals(load_spec(spec_path), cache)
+    assert len(calls) == 4
