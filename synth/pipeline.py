@@ -304,9 +304,11 @@ def cached_reveals(spec: SpecFile, cache: ProofCache | None) -> Reveals:
             raise ValueError("not the contract's properties")
         return {k: None if v is None else tuple(str(r) for r in v) for k, v in value.items()}
 
+    def encode(reveals: Reveals) -> dict[str, list[str] | None]:
+        return {k: None if v is None else list(v) for k, v in reveals.items()}
+
     reveals, _hit = through_cache(cache, "reveals", spec_inputs(spec), lambda: property_reveals(contract),
-                                  encode=lambda r: {k: None if v is None else list(v) for k, v in r.items()},
-                                  decode=decode)
+                                  encode=encode, decode=decode)
     return reveals
 
 
