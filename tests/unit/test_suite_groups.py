@@ -10,3 +10,15 @@ def test_the_integration_tests_share_one_process_and_no_other_test_does():
     others = ["tests/unit/test_monitor.py::test_x", "tests/unit/test_monitor.py::test_y",
               "tests/property/test_spec_fuzz.py::test_x[a@b]"]
     assert len({scheduling_scope(n) for n in others}) == len(others) and not scopes & {scheduling_scope(n) for n in others}
+
+
+def test_the_tests_that_train_on_the_shipped_bank_share_one_process():
+    """Each names a test that exists (a renamed test would silently leave the group and embed the bank again)."""
+    from tests.conftest import SHIPPED_BANK
+
+    for prefix in SHIPPED_BANK:
+        file, _, name = prefix.partition("::")
+        assert (ROOT / file).is_file() and f"def {name}" in (ROOT / file).read_text(), prefix
+    scopes = {scheduling_scope(p + ("test_x" if p.endswith("::") else "")) for p in SHIPPED_BANK}
+    assert scopes == {"shipped_bank"}
+    assert scheduling_scope("tests/unit/test_categoriesx.py::t") != "shipped_bank"
