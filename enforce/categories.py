@@ -102,9 +102,12 @@ class Bank:
     settings: dict[str, Any]
     training: frozenset[str] = frozenset()  # the texts of [training] examples (sets we measured on, then trained on)
 
+    def own(self) -> list[int]:
+        """The indices of the bank's own examples, without [training]."""
+        return [i for i, t in enumerate(self.texts) if t not in self.training]
+
     def written(self) -> tuple[str, ...]:
-        """The bank's own examples, without [training]."""
-        return tuple(t for t in self.texts if t not in self.training)
+        return tuple(self.texts[i] for i in self.own())
 
 
 @dataclass(frozen=True)
@@ -486,7 +489,7 @@ def leave_one_out(clf: CategoryClassifier) -> dict[str, Any]:
         raise ValueError("leave_one_out needs a classifier trained from its bank")
     rows = []
     n = len(clf.bank.texts)
-    own = [i for i, t in enumerate(clf.bank.texts) if t not in clf.bank.training]
+    own = clf.bank.own()
     for i in own:
         weights = clf.fit((j for j in range(n) if j != i), start=clf.weights)  # one example less: a few steps
         got = clf.decide(clf.probabilities(clf.vectors[i], clf.bank.texts[i], weights))

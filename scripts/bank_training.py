@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from veriguard.enforce.keys import write_atomic  # noqa: E402
+
 BANK = ROOT / "specs" / "mind2web_sc" / "categories.toml"
 SETS = tuple(ROOT / "tests" / "data" / name for name in ("heldout_tasks.jsonl", "heldout_v2.jsonl", "heldout_v3.jsonl"))
 HEADER = """[training]
@@ -48,10 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     text = args.bank.read_text(encoding="utf-8")
     kept = text.split("\n[training]\n")[0].rstrip("\n") + "\n\n"
     rows = training_rows()
-    fd, tmp = tempfile.mkstemp(dir=args.bank.parent, prefix=".bank-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(kept + section(rows))
-    os.replace(tmp, args.bank)
+    write_atomic(args.bank, (kept + section(rows)).encode("utf-8"))
     print(f"{args.bank}: [training] holds {len(rows)} examples from {len(SETS)} sets", file=sys.stderr)
     return 0
 
