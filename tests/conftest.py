@@ -65,18 +65,19 @@ def write_spec(tmp: Path, body: str = MINIMAL, *, table: str = '{"admin": {"db":
 # The tests that train a classifier on the shipped Mind2Web-SC bank (1,510 texts embedded: about 17 s, once per
 # process; enforce.categories.bank_vectors).
 SHIPPED_BANK = ("tests/unit/test_categories.py::", "tests/unit/test_build_integrity.py::test_the_mind2web_bank_is_covered",
-                "tests/unit/test_classifier_build.py::test_a_build_frozen_before_issue_10_still_trains_on_its_certified_bank")
+                "tests/unit/test_classifier_build.py::")
 
 
 def scheduling_scope(nodeid: str) -> str:
     """What pytest-xdist keeps in one process (scripts/test, `--dist loadgroup`): every integration test shares the
     scope "jvm" (one process, one warm JVM: two JVM processes beside the unit tests put three busy processes on 2
     cores, and a refutation hit Silicon's timeout in a fresh clone's CI run on 2026-11-23); the tests that train on
-    the shipped bank share "shipped_bank" (one process embeds it); any other test is a scope of its own, for
-    whichever process is free."""
+    the shipped bank share "shipped_bank" (one process embeds it); any other test shares its module's scope, so a
+    module-scoped fixture is made once (in one process: two processes building the same wheel in the same tree
+    raced, test_packaging, 2026-11-28)."""
     if nodeid.startswith("tests/integration/"):
         return "jvm"
-    return "shipped_bank" if nodeid.startswith(SHIPPED_BANK) else nodeid
+    return "shipped_bank" if nodeid.startswith(SHIPPED_BANK) else nodeid.split("::", 1)[0]
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
