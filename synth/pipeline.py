@@ -15,7 +15,7 @@ from veriguard.contracts.strategies import constant_pools
 from veriguard.synth.classifier_build import frozen_extraction
 from veriguard.verify import counterexample as cx
 from veriguard.verify.mutation import Mutant, mutants
-from veriguard.verify.nagini import NaginiWorker
+from veriguard.verify.nagini import Models, NaginiWorker, verify_explained
 from veriguard.verify.proof import cache_note, from_worker
 from veriguard.verify.proof_cache import ProofCache, through_cache, verify_cached
 from veriguard.verify.runnable import frozen_module, strip_contracts
@@ -126,6 +126,13 @@ def replay_counterexamples(proof: ProofResult, spec: SpecFile, runnable: str, fr
     return replace(proof, verdict=verdict, diagnostics=tuple(diags), detail=detail)
 
 
+def expect_proof(z3r: Z3Report, tests: TestReport) -> bool:
+    """Whether z3 and the tests found nothing wrong: then the proof is expected to go through and Nagini is asked for
+    counterexample models only if it does not (verify.nagini.verify_explained)."""
+    return not z3r.failed("property") and not tests.error and tests.hypothesis.get("verdict") != Verdict.REFUTED.value \
+        and all(e["verdict"] != Verdict.REFUTED.value for e in tests.examples)
+
+
 def confirm_by_tests(proof: ProofResult, tests: TestReport) -> ProofResult:
     """A failing test is a concrete counterexample: it turns an unconfirmed failure into REFUTED."""
     refuted = Verdict.REFUTED.value
@@ -148,16 +155,17 @@ def _as_values(flat: dict[str, Any]) -> dict[str, Any]:
 
 
 def prove(worker: NaginiWorker, source: str, spec: SpecFile, workdir: Path, label: str,
-          cache: ProofCache | None = None) -> ProofResult:
-    """Nagini's verdict on `source`; through `cache` (verify.proof_cache) when given."""
+          cache: ProofCache | None = None, *, models: Models = "on failure") -> ProofResult:
+    """Nagini's verdict on `source`; through `cache` (verify.proof_cache) when given. `models`: when Nagini is asked
+    for counterexample models (verify.nagini.verify_explained)."""
     assert spec.contract is not None
     check_generated(source, "nagini")  # Nagini reads the module; nothing outside the allowlist reaches it
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / f"{label}.py"
     path.write_text(source, encoding="utf-8")
     timeout = spec.settings.nagini_timeout
-    raw = (verify_cached(worker, path, source, timeout=timeout, cache=cache) if cache is not None else
-           worker.verify_file(path, timeout=timeout))
+    raw = (verify_cached(worker, path, source, timeout=timeout, cache=cache, models=models) if cache is not None
+           else verify_explained(worker, path, timeout=timeout, models=models))
     proof = from_worker(raw, file=path.name, params=spec.contract.signature.flat_params())
     note = cache_note(proof.cache)
     return replace(proof, detail=f"{proof.detail}; {note}" if proof.detail and note else proof.detail or note)
@@ -228,7 +236,7 @@ def mutation_gate(spec: SpecFile, worker: NaginiWorker, tests: TestReport, chose
         if killed_by is None and budget > 0:
             budget -= 1
             progress(f"  mutant {m.id} survived the tests; asking Nagini ({m.description})")
-            result = prove(worker, m.source, spec, workdir, f"mutant_{m.id}", cache)
+            result = prove(worker, m.source, spec, workdir, f"mutant_{m.id}", cache, models="never")
             proofs_run += not (result.cache or {}).get("hit")
             if result.verdict is not Verdict.PROVED:
                 clause = next((d.clause for d in result.diagnostics if d.clause), result.detail)
@@ -388,7 +396,8 @@ def synthesize(spec: SpecFile, worker: NaginiWorker, verified_source: str, *, wo
     tests, tests_hit = cached_tests(spec, runnable, frozen, runnable_mutants, cache)
 
     progress("proving the policy with Nagini")
-    proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}", cache)
+    proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}", cache,
+                  models="on failure" if expect_proof(z3r, tests) else "always")
     if proof.verdict is Verdict.UNKNOWN:
         proof = replay_counterexamples(proof, spec, runnable, frozen)
         proof = confirm_by_tests(proof, tests)

@@ -8,7 +8,8 @@ contracts), the contracts of every function and everything outside functions (im
 Nagini verifies modularly (a caller sees its callees' contracts, and the bodies of @Pure functions), so
 a function whose key is unchanged needs no new proof; only the others are verified (Nagini's `selected`).
 Both keys also bind the verifier's identity (versions, Silicon options, the worker's own code) and the
-options that change the answer (the Silicon timeout, counterexamples).
+options that change the answer (the Silicon timeout; a file's key also whether its failures carry counterexample
+models, verify.nagini.verify_explained).
 
 An entry is never trusted blindly: it names its key and carries a sha256 of its content; a corrupt,
 truncated or mismatched entry is ignored (and reported) and the proof runs again. The self-hash
@@ -36,7 +37,7 @@ from typing import Any, Callable, Protocol, TypeVar
 
 from veriguard.contracts.cache_dir import CACHE_ENV, cache_dir
 from veriguard.verify import nagini_worker
-from veriguard.verify.nagini import tool_versions
+from veriguard.verify.nagini import Models, tool_versions, verify_explained
 
 FORMAT = 1
 ENV = CACHE_ENV
@@ -180,9 +181,8 @@ def function_keys(source: str, base: str) -> FunctionKeys | None:
     return FunctionKeys(keys)
 
 
-def key_base(timeout: int, *, counterexample: bool) -> str:
-    return _canonical({"format": FORMAT, "verifier": verifier_identity(), "timeout": timeout,
-                       "counterexample": counterexample})
+def key_base(timeout: int) -> str:
+    return _canonical({"format": FORMAT, "verifier": verifier_identity(), "timeout": timeout})
 
 
 def file_key(source: str, filename: str, base: str) -> str:
@@ -267,14 +267,14 @@ def _untrusted(text: str, key: str, kind: str) -> str:
 
 # --- verification through the cache -------------------------------------------------------------
 def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, cache: ProofCache,
-                  counterexample: bool = True) -> dict[str, Any]:
+                  models: Models = "on failure") -> dict[str, Any]:
     """The worker's reply for `source` (written at `path`), from the cache where it can be trusted.
 
     The reply gains "cache": {"hit": "file" | "functions" | None, "key", "reused", "proved_now", ...}.
     Only functions whose key is not cached are verified; a run that selects some functions proves
     the file only together with the cached proofs of the others."""
-    base = key_base(timeout, counterexample=counterexample)
-    fkey = file_key(source, path.name, base)
+    base = key_base(timeout)  # a function's proof is the same with or without models; a file's failures differ
+    fkey = file_key(source, path.name, base + ("/no models" if models == "never" else ""))
     t0 = time.monotonic()
     hit = cache.get(fkey, "file")
     if hit is not None:
@@ -290,7 +290,7 @@ def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, ca
         cache.put(fkey, "file", reply)
         return reply | {"cache": info | {"hit": "functions"}}
     select = tuple(missing) if cached else ()
-    reply = worker.verify_file(path, timeout=timeout, counterexample=counterexample, select=select)
+    reply = verify_explained(worker, path, timeout=timeout, select=select, models=models)
     if reply.get("status") == "proved" and fkeys:
         for name in missing:
             cache.put(fkeys.keys[name], "function", {"status": "proved", "errors": [], "seconds": reply.get("seconds")})

@@ -313,7 +313,7 @@ def prove_fresh(spec: SpecFile, verified: str, progress: Progress, worker: Any =
     through a proof cache."""
     from veriguard.contracts.generated import check_generated
     from veriguard.synth.pipeline import replay_counterexamples
-    from veriguard.verify.nagini import NaginiWorker
+    from veriguard.verify.nagini import NaginiWorker, verify_explained
     from veriguard.verify.proof import from_worker
     from veriguard.verify.runnable import frozen_module, strip_contracts
 
@@ -324,9 +324,9 @@ def prove_fresh(spec: SpecFile, verified: str, progress: Progress, worker: Any =
         path.write_text(verified, encoding="utf-8")
         if worker is None:
             with NaginiWorker(progress=progress) as own:
-                raw = own.verify_file(path, timeout=spec.settings.nagini_timeout)
+                raw = verify_explained(own, path, timeout=spec.settings.nagini_timeout)
         else:
-            raw = worker.verify_file(path, timeout=spec.settings.nagini_timeout)
+            raw = verify_explained(worker, path, timeout=spec.settings.nagini_timeout)
         proof = from_worker(raw, file="policy_verified.py", params=spec.contract.signature.flat_params())
     if proof.verdict is Verdict.UNKNOWN:
         lemmas = tuple(f"property_{p.id}" for p in spec.contract.properties)

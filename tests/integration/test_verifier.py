@@ -133,13 +133,15 @@ def test_the_proof_cache_in_front_of_the_real_verifier(nagini_worker, session_ca
     assert prove(MODULAR).verdict is Verdict.PROVED and worker.calls == [()]
     again = prove(MODULAR)
     assert again.verdict is Verdict.PROVED and again.cache["hit"] == "file" and len(worker.calls) == 1
-    # a wrong body in a function nobody's proof can see: only that function is verified, and it fails
+    # a wrong body in a function nobody's proof can see: only that function is verified, and it fails (then it
+    # alone again, with counterexample models: verify.nagini.verify_explained)
     wrong = prove(MODULAR.replace("return x + 1", "return x"), "modular_wrong.py")
-    assert worker.calls[-1] == ("next_after",)
+    assert worker.calls[-2:] == [("next_after",), ("next_after",)]
     assert wrong.verdict is Verdict.UNKNOWN and wrong.diagnostics[0].function == "next_after"
+    assert wrong.diagnostics[0].counterexample is not None
     # a pure body its caller sees: the caller is verified again with it, and fails
     seen = prove(MODULAR.replace("return 18", "return 17"), "modular_pure.py")
-    assert worker.calls[-1] == ("adult_age", "allow")
+    assert worker.calls[-2:] == [("adult_age", "allow"), ("allow",)]
     assert seen.verdict is Verdict.UNKNOWN and {d.function for d in seen.diagnostics} == {"allow"}
     fixed = prove(MODULAR.replace("return x + 1", "return x + 2"), "modular_fixed.py")
     assert fixed.verdict is Verdict.PROVED and worker.calls[-1] == ("next_after",)

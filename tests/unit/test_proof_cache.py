@@ -13,9 +13,10 @@ from veriguard.synth.compile import compile_policy
 from veriguard.synth.freeze import write_build
 from veriguard.synth.specfile import load_spec
 from veriguard.verify import proof_cache
+from veriguard.verify.nagini import verify_explained
 from veriguard.verify.proof_cache import ProofCache, function_keys, key_base, verify_cached
 from veriguard.verify.verdicts import Verdict
-from tests.conftest import MINIMAL, write_spec
+from tests.conftest import FIXTURES, MINIMAL, write_spec
 from tests.unit.test_compile_and_freeze import fake_result
 
 FAST = MINIMAL + "\n[verify]\nhypothesis_examples = 20\nmutants_per_nagini = 3\n"
@@ -28,10 +29,11 @@ class Recorder:
     """Stands in for the Nagini worker: answers `reply` (or reply(select)) and records each call."""
 
     def __init__(self, reply=PROVED):
-        self.reply, self.calls = reply, []
+        self.reply, self.calls, self.models = reply, [], []
 
     def verify_file(self, path, *, timeout=60, counterexample=True, wall_limit=None, select=()):
         self.calls.append((Path(path).name, tuple(select)))
+        self.models.append(counterexample)
         reply = self.reply(select) if callable(self.reply) else self.reply
         return dict(reply, seconds=1.5)
 
@@ -116,7 +118,8 @@ def test_an_entry_that_cannot_be_trusted_is_ignored_and_the_proof_runs_again(tmp
     damage(entry)
     worker = Recorder(FAILED)
     again = run(worker, cache, policy, tmp_path)
-    assert worker.calls == [("policy_mini.py", ())], "the damaged entry must not answer"
+    assert worker.calls == [("policy_mini.py", ()), ("policy_mini.py", ("decide",))], "the damaged entry must not answer"
+    assert worker.models == [False, True]  # proved without models, the failing function again with them
     assert again["status"] == "failed" and again["cache"]["hit"] is None
     assert any(why in p for p in cache.problems), cache.problems
     assert json.loads(entry.read_text())["reply"]["status"] == "failed"  # rewritten from the new run
@@ -140,7 +143,7 @@ def test_the_key_binds_the_source_the_file_name_the_timeout_and_the_verifier(tmp
     identity = dict(proof_cache.verifier_identity(), nagini="9.9.9")
     monkeypatch.setattr(proof_cache, "verifier_identity", lambda: identity)
     run(worker, cache, policy, tmp_path)
-    assert len(worker.calls) == 5
+    assert len(worker.calls) == 5 * 2  # each a first run and the failing function again with models
 
 
 def edit(source, old, new):
@@ -165,11 +168,11 @@ def test_editing_one_rule_reverifies_only_what_can_see_its_body(tmp_path, policy
 
 
 def test_layout_and_comments_do_not_change_a_functions_key_but_code_does(policy):
-    base = key_base(60, counterexample=True)
+    base = key_base(60)
     keys = function_keys(policy, base).keys
     moved = edit(policy, "    vg_i = 0\n", "    vg_i = 0  # start\n\n")
     assert function_keys(moved, base).keys == keys
-    assert function_keys(policy, key_base(61, counterexample=True)).keys["decide"] != keys["decide"]
+    assert function_keys(policy, key_base(61)).keys["decide"] != keys["decide"]
     assert function_keys("def broken(:\n", base) is None
 
 
@@ -240,3 +243,60 @@ def test_jobs_give_each_thread_its_own_worker_and_close_them_all(tmp_path, monke
     runner.close()
     assert names == ["mini0", "mini1", "mini2", "mini3"]
     assert 1 <= len(made) <= 2 and all(w.closed for w in made)
+
+
+def test_a_proof_without_models_serves_a_run_that_wants_them_but_a_failure_does_not(tmp_path, policy):
+    """Function proofs do not depend on counterexample models; a file's stored failures do (with or without)."""
+    cache = ProofCache(tmp_path / "c")
+    path = tmp_path / "policy_mini.py"
+    path.write_text(policy)
+    verify_cached(Recorder(), path, policy, timeout=60, cache=cache, models="never")
+    worker = Recorder()
+    assert verify_cached(worker, path, policy, timeout=60, cache=cache)["cache"]["hit"] == "functions"
+    assert worker.calls == []
+    failing = edit(policy, "return (age >= 18)", "return (age >= 21)")
+    path.write_text(failing)
+    verify_cached(Recorder(FAILED), path, failing, timeout=60, cache=cache, models="never")
+    worker = Recorder(FAILED)
+    assert verify_cached(worker, path, failing, timeout=60, cache=cache)["cache"]["hit"] is None
+    assert worker.models == [False, True]
+
+
+def test_models_are_asked_for_only_what_failed():
+    path = FIXTURES / "wrong_table" / "eicu_wrong_table.toml"  # any file: the recorder does not read it
+    proved = Recorder()
+    assert verify_explained(proved, path, timeout=60)["status"] == "proved" and proved.models == [False]
+    failed = Recorder(FAILED)
+    assert verify_explained(failed, path, timeout=60, models="never")["status"] == "failed" and failed.models == [False]
+    expected_to_fail = Recorder(FAILED)
+    verify_explained(expected_to_fail, path, timeout=60, models="always")
+    assert expected_to_fail.models == [True]
+
+
+def test_a_failure_is_verified_again_with_models_on_its_functions(tmp_path, policy):
+    path = tmp_path / "policy_mini.py"
+    path.write_text(policy)
+    with_model = {"status": "failed", "errors": [dict(FAILED["errors"][0], counterexample={"age": 3})]}
+    worker = Recorder(lambda select: with_model if select else FAILED)
+    reply = verify_explained(worker, path, timeout=60)
+    assert worker.calls == [("policy_mini.py", ()), ("policy_mini.py", ("decide",))] and worker.models == [False, True]
+    assert reply["errors"][0]["counterexample"] == {"age": 3} and reply["seconds"] == 3.0
+    # the second run does not fail as the first did: the first reply stands, without models, and says so
+    worker = Recorder(lambda select: PROVED if select else FAILED)
+    reply = verify_explained(worker, path, timeout=60)
+    assert reply["status"] == "failed" and "counterexample" not in reply["errors"][0] and "'proved'" in reply["models"]
+    # a failure outside any function of the file: the whole selection again
+    nowhere = {"status": "failed", "errors": [dict(FAILED["errors"][0], function="")]}
+    worker = Recorder(nowhere)
+    verify_explained(worker, path, timeout=60, select=("rule_adult",))
+    assert [s for _, s in worker.calls] == [("rule_adult",), ("rule_adult",)]
+
+
+@pytest.mark.parametrize("prop, models", [("age < 18 ==> not allowed", [False, True]),   # z3 proves it: expected
+                                          ("age < 21 ==> not allowed", [True])])         # z3 refutes it: models at once
+def test_synth_asks_for_models_at_once_only_when_z3_or_the_tests_expect_a_failure(tmp_path, prop, models):
+    body = MINIMAL.replace("age < 18 ==> not allowed", prop) + "\n[verify]\nhypothesis_examples = 0\n"
+    spec = load_spec(write_spec(tmp_path, body))
+    worker = Recorder(FAILED)
+    pipeline.synthesize(spec, worker, compile_policy(spec).source, workdir=tmp_path / "w", mutant_limit=0)
+    assert worker.models == models

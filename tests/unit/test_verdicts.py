@@ -27,7 +27,7 @@ class FakeWorker:
     def __init__(self, reply):
         self.reply, self.files = reply, []
 
-    def verify_file(self, path, *, timeout=60, counterexample=True, wall_limit=None):
+    def verify_file(self, path, *, timeout=60, counterexample=True, wall_limit=None, select=()):
         self.files.append(Path(path).name)
         return dict(self.reply)
 
