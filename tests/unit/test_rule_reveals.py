@@ -93,7 +93,7 @@ def test_rules_are_opaque_on_the_compile_path_and_visible_on_the_llm_path(spec):
     ("age >= 18\n", "age >= 17\n", {"rule_adult", "property_minors"}),  # the rule and the lemma revealing it
 ])
 def test_editing_a_rule_in_the_spec_changes_the_keys_of_the_rule_and_its_revealers(tmp_path, old, new, changed):
-    base = key_base(60, counterexample=True)
+    base = key_base(60)
     keys = function_keys(compile_policy(load_spec(write_spec(tmp_path, TWO_RULES))).source, base).keys
     (tmp_path / "edited").mkdir()
     edited_spec = load_spec(write_spec(tmp_path / "edited", TWO_RULES.replace(old, new, 1)))
@@ -105,7 +105,7 @@ def test_a_reveal_inside_a_visible_body_counts():
     source = ("@Opaque\n@Pure\ndef g(x: int) -> bool:\n    return x > 0\n\n\n"
               "@Pure\ndef h(x: int) -> bool:\n    return Reveal(g(x))\n\n\n"
               "def f(x: int) -> None:\n    Requires(h(x))\n    Assert(x > 0)\n")
-    base = key_base(60, counterexample=True)
+    base = key_base(60)
     keys = function_keys(source, base).keys
     edited = function_keys(source.replace("return x > 0", "return x > 1"), base).keys
     assert keys["f"] != edited["f"] and keys["h"] != edited["h"]
