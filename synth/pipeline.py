@@ -129,17 +129,22 @@ def replay_counterexamples(proof: ProofResult, spec: SpecFile, runnable: str, fr
 def expect_proof(z3r: Z3Report, tests: TestReport) -> bool:
     """Whether z3 and the tests found nothing wrong: then the proof is expected to go through and Nagini is asked for
     counterexample models only if it does not (verify.nagini.verify_explained)."""
-    return not z3r.failed("property") and not tests.error and tests.hypothesis.get("verdict") != Verdict.REFUTED.value \
-        and all(e["verdict"] != Verdict.REFUTED.value for e in tests.examples)
+    return not z3r.failed("property") and not tests.error and not failing_tests(tests)
 
 
-def confirm_by_tests(proof: ProofResult, tests: TestReport) -> ProofResult:
-    """A failing test is a concrete counterexample: it turns an unconfirmed failure into REFUTED."""
+def failing_tests(tests: TestReport) -> list[tuple[str, str, Any]]:
+    """(which test, its problem, its input or None) for each failing example and a failing property test."""
     refuted = Verdict.REFUTED.value
     failures = [(f"example {e['name']!r}", e.get("error", ""), None) for e in tests.examples if e["verdict"] == refuted]
     if tests.hypothesis.get("verdict") == refuted:
         failure = tests.hypothesis["failure"]
         failures.append(("property test", failure.get("problem", ""), failure.get("args")))
+    return failures
+
+
+def confirm_by_tests(proof: ProofResult, tests: TestReport) -> ProofResult:
+    """A failing test is a concrete counterexample: it turns an unconfirmed failure into REFUTED."""
+    failures = failing_tests(tests)
     if proof.verdict is not Verdict.UNKNOWN or not failures:
         return proof
     name, problem, args = failures[0]

@@ -227,7 +227,6 @@ class NaginiWorker:
         return reply
 
 
-
 Models = Literal["always", "on failure", "never"]
 
 
@@ -244,14 +243,20 @@ def verify_explained(verifier: Any, path: str | Path, *, timeout: int, select: t
     first = verifier.verify_file(path, timeout=timeout, counterexample=models == "always", select=select)
     if models != "on failure" or first.get("status") != "failed":
         return first
-    failing = tuple(sorted({str(e.get("function") or "") for e in first.get("errors", [])}))
-    again_select = select if "" in failing or not set(failing) <= _top_level_functions(path) else failing
+    failing = _failing_functions(first)
+    again_select = select if "" in failing or not failing <= _top_level_functions(path) else tuple(sorted(failing))
     again = verifier.verify_file(path, timeout=timeout, counterexample=True, select=again_select)
     seconds = round(float(first.get("seconds", 0.0)) + float(again.get("seconds", 0.0)), 3)
-    if again.get("status") == "failed" and {str(e.get("function") or "") for e in again.get("errors", [])} == set(failing):
+    if again.get("status") == "failed" and _failing_functions(again) == failing:
         return again | {"seconds": seconds}
     return first | {"seconds": seconds, "models": f"not given: verified again with models, the failing functions "
                                                    f"answered {again.get('status')!r}"}
+
+
+def _failing_functions(reply: dict[str, Any]) -> set[str]:
+    """The functions a reply's errors are in ("" for an error outside any function)."""
+    return {str(e.get("function") or "") for e in reply.get("errors", [])}
+
 
 def _top_level_functions(path: str | Path) -> set[str]:
     try:

@@ -364,7 +364,6 @@ def _print_synth(s: dict[str, Any], cert: dict[str, Any]) -> None:
 # --- verify -----------------------------------------------------------------------------------
 def cmd_verify(args: argparse.Namespace) -> int:
     from veriguard.verify import counterexample as cx
-    from veriguard.verify.nagini import verify_explained
     from veriguard.verify.proof import from_worker
     from veriguard.verify.verdicts import Verdict
 
@@ -380,7 +379,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 code = max(code, 2)
                 continue
             progress(f"verifying {f}")
-            result = from_worker(verify_explained(worker, path, timeout=args.timeout, models="always"), file=str(path))
+            result = from_worker(worker.verify_file(path, timeout=args.timeout), file=str(path))
             results.append({"file": f, **result.to_dict()})
             if result.verdict is not Verdict.PROVED:
                 code = max(code, 1)
