@@ -3,6 +3,7 @@ import json
 import os
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -106,11 +107,12 @@ class Counting:
     """The real worker, with a record of what the cache let through to it."""
 
     def __init__(self, worker):
-        self.worker, self.calls = worker, []
+        self.worker, self.calls, self.replies = worker, [], []
 
     def verify_file(self, path, **kw):
         self.calls.append(tuple(kw.get("select", ())))
-        return self.worker.verify_file(path, **kw)
+        self.replies.append(self.worker.verify_file(path, **kw))
+        return self.replies[-1]
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +141,10 @@ def test_the_proof_cache_in_front_of_the_real_verifier(nagini_worker, session_ca
     assert worker.calls[-2:] == [("next_after",), ("next_after",)]
     assert wrong.verdict is Verdict.UNKNOWN and wrong.diagnostics[0].function == "next_after"
     assert wrong.diagnostics[0].counterexample is not None
+    # Nagini saw only next_after (nagini_worker.selection_slice), on the file's own lines and under its name
+    error = worker.replies[-1]["errors"][0]
+    assert Path(error["file"]).name == "modular_wrong.py" and "veriguard-slice-" not in json.dumps(error)
+    assert error["line"] == MODULAR.splitlines().index("def next_after(x: int) -> int:") + 2
     # a pure body its caller sees: the caller is verified again with it, and fails
     seen = prove(MODULAR.replace("return 18", "return 17"), "modular_pure.py")
     assert worker.calls[-2:] == [("adult_age", "allow"), ("allow",)]
