@@ -41,6 +41,7 @@ from veriguard.providers.extraction import pin_extraction
 from veriguard.synth.classifier_build import frozen_extraction
 from veriguard.verify.report import render as render_report
 from veriguard.verify.runnable import frozen_module
+from veriguard.verify.proof import NOT_SENT
 from veriguard.verify.verdicts import ProofResult, Verdict
 
 
@@ -74,6 +75,8 @@ def property_verdict(proof: ProofResult | None, prop: str) -> tuple[Verdict, str
     if proof.verdict in (Verdict.ERROR, Verdict.TIMEOUT):
         return proof.verdict, proof.detail
     lemma = next((d for d in proof.diagnostics if d.function == f"property_{prop}"), None)
+    if lemma is not None and lemma.code == NOT_SENT:
+        return Verdict.NOT_CHECKED, "not sent to Nagini: z3's input breaks the property on the policy"
     if lemma is not None:
         return (Verdict.REFUTED, "a counterexample reproduces on the policy") if lemma.confirmed else \
             (Verdict.UNKNOWN, "not proved, and no counterexample reproduces on the policy")

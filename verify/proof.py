@@ -12,6 +12,8 @@ from veriguard.verify.verdicts import Diagnostic, ProofResult, Verdict
 MODEL_NOT_REPLAYED = "Nagini's counterexample model was not replayed on running code; it may be spurious"
 TAIL_LINES = 12
 _CLAUSE = re.compile(r"#\s*((?:rule|property|decision|assume|domain|soundness|completeness)\b.*)$")
+# a lemma the synth did not send to Nagini: z3 refuted its property with an input that breaks it on the policy
+NOT_SENT = "proof.not_sent"
 
 
 def clause_of(source_line: str) -> str:

@@ -267,34 +267,37 @@ def _untrusted(text: str, key: str, kind: str) -> str:
 
 # --- verification through the cache -------------------------------------------------------------
 def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, cache: ProofCache,
-                  models: Models = "on failure") -> dict[str, Any]:
+                  models: Models = "on failure", skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """The worker's reply for `source` (written at `path`), from the cache where it can be trusted.
 
     The reply gains "cache": {"hit": "file" | "functions" | None, "key", "reused", "proved_now", ...}.
     Only functions whose key is not cached are verified; a run that selects some functions proves
-    the file only together with the cached proofs of the others."""
+    the file only together with the cached proofs of the others. Functions in `skip` are never verified, and
+    the reply is then about the others only: it is not stored for the file."""
     base = key_base(timeout)  # a function's proof is the same with or without models; a file's failures differ
     fkey = file_key(source, path.name, base + ("/no models" if models == "never" else ""))
     t0 = time.monotonic()
-    hit = cache.get(fkey, "file")
+    hit = None if skip else cache.get(fkey, "file")
     if hit is not None:
         answer = {"hit": "file", "key": fkey, "stored_at": hit.pop("stored_at", None), "seconds_then": hit.get("seconds")}
         return hit | {"seconds": round(time.monotonic() - t0, 3), "cache": answer}
     fkeys = function_keys(source, base)
     cached = {n for n, k in fkeys.keys.items() if cache.get(k, "function") is not None} if fkeys else set()
     names = sorted(fkeys.keys) if fkeys else []
-    missing = [n for n in names if n not in cached]
-    info: dict[str, Any] = {"key": fkey, "reused": sorted(cached), "proved_now": missing}
+    missing = [n for n in names if n not in cached and n not in skip]
+    info: dict[str, Any] = {"key": fkey, "reused": sorted(cached - set(skip)), "proved_now": missing,
+                            **({"not_sent": sorted(skip)} if skip else {})}
     if fkeys and not missing:
         reply = {"status": "proved", "errors": [], "seconds": round(time.monotonic() - t0, 3)}
-        cache.put(fkey, "file", reply)
+        if not skip:
+            cache.put(fkey, "file", reply)
         return reply | {"cache": info | {"hit": "functions"}}
-    select = tuple(missing) if cached else ()
+    select = tuple(missing) if cached or skip else ()
     reply = verify_explained(worker, path, timeout=timeout, select=select, models=models)
     if reply.get("status") == "proved" and fkeys:
         for name in missing:
             cache.put(fkeys.keys[name], "function", {"status": "proved", "errors": [], "seconds": reply.get("seconds")})
-    if reply.get("status") in STORED_FILE_STATUSES:
+    if reply.get("status") in STORED_FILE_STATUSES and not skip:
         cache.put(fkey, "file", reply)
     return reply | {"cache": info | {"hit": None, "selected": list(select)}}
 

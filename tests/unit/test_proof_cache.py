@@ -300,3 +300,36 @@ def test_synth_asks_for_models_at_once_only_when_z3_or_the_tests_expect_a_failur
     worker = Recorder(FAILED)
     pipeline.synthesize(spec, worker, compile_policy(spec).source, workdir=tmp_path / "w", mutant_limit=0)
     assert worker.models == models
+
+
+def test_a_property_z3_refutes_on_the_policy_is_not_sent_to_nagini(tmp_path):
+    body = MINIMAL.replace("age < 18 ==> not allowed", "age < 21 ==> not allowed") + "\n[verify]\nhypothesis_examples = 0\n"
+    spec = load_spec(write_spec(tmp_path, body))
+    worker = Recorder()
+    result = pipeline.synthesize(spec, worker, compile_policy(spec).source, workdir=tmp_path / "w", mutant_limit=0)
+    names = set(function_keys(result.verified_source, "b").keys)
+    assert [select for _, select in worker.calls] == [tuple(sorted(names - {"property_minors"}))]
+    assert result.proof.verdict is Verdict.REFUTED and not result.ok
+    d = next(d for d in result.proof.diagnostics if d.function == "property_minors")
+    assert d.confirmed and d.code == "proof.not_sent" and 18 <= d.counterexample["age"] < 21
+    assert "not sent to Nagini" in result.proof.detail and "Nagini on the rest: PROVED" in result.proof.detail
+    _, cert = write_build(result, tmp_path / "b", run_info={})
+    (row,) = cert["properties"]
+    assert (row["nagini"], row["z3"]) == ("NOT_CHECKED", "REFUTED") and "z3's input" in row["detail"]
+    assert cert["status"] != "PROVED"
+    # Nagini's own failure on the rest is kept beside it, and the worst verdict is still REFUTED
+    worker = Recorder(FAILED)
+    result = pipeline.synthesize(spec, worker, compile_policy(spec).source, workdir=tmp_path / "w2", mutant_limit=0)
+    assert result.proof.verdict is Verdict.REFUTED
+    assert {d.function for d in result.proof.diagnostics} == {"decide", "property_minors"}
+
+
+def test_a_skipped_function_is_never_verified_and_the_file_is_not_stored(tmp_path, policy):
+    cache = ProofCache(tmp_path / "c")
+    path = tmp_path / "policy_mini.py"
+    path.write_text(policy)
+    worker = Recorder()
+    reply = verify_cached(worker, path, policy, timeout=60, cache=cache, skip=("property_minors",))
+    assert "property_minors" not in worker.calls[0][1] and reply["cache"]["not_sent"] == ["property_minors"]
+    assert verify_cached(worker, path, policy, timeout=60, cache=cache)["cache"]["hit"] is None  # no file entry
+    assert worker.calls[-1][1] == ("property_minors",)  # the rest came from the cache: only the lemma is verified
