@@ -11,7 +11,7 @@ from veriguard.contracts.errors import Pos, SpecError
 from veriguard.contracts.runtime_support import flatten_arguments
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.generated import check_generated
-from veriguard.synth.compile import CompiledPolicy, Reveals, compile_policy, property_reveals
+from veriguard.synth.compile import CompiledPolicy, Reveals, compile_policy, contract_functions, property_reveals
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts.strategies import constant_pools
 from veriguard.synth.classifier_build import frozen_extraction
@@ -384,14 +384,17 @@ def _decode_mutants(doc: Any) -> list[tuple[Mutant, str]]:
 
 
 def cached_mutants(verified_source: str, lemmas: tuple[str, ...], limit: int,
-                   cache: ProofCache | None) -> list[tuple[Mutant, str]]:
+                   cache: ProofCache | None, contract_only: tuple[str, ...] = ()) -> list[tuple[Mutant, str]]:
     """The mutants of the policy with their runnable (contracts stripped) sources, from the cache for the same
-    source: making them unparses the module once per mutant."""
+    source: making them unparses the module once per mutant. Neither `lemmas` nor `contract_only` functions are
+    mutated (compile.contract_functions)."""
+    skip = tuple(dict.fromkeys(lemmas + contract_only))
+
     def make() -> list[tuple[Mutant, str]]:
         return [(m, strip_contracts(m.source, drop_functions=lemmas))
-                for m in mutants(verified_source, limit=limit, seed=0, skip_functions=lemmas)]
+                for m in mutants(verified_source, limit=limit, seed=0, skip_functions=skip)]
 
-    made, _hit = through_cache(cache, "mutants", {"source": verified_source, "lemmas": list(lemmas), "limit": limit,
+    made, _hit = through_cache(cache, "mutants", {"source": verified_source, "lemmas": list(skip), "limit": limit,
                                                   "seed": 0}, make,
                                encode=_encode_mutants,
                                decode=_decode_mutants)
@@ -429,7 +432,7 @@ def synthesize(spec: SpecFile, worker: NaginiWorker, verified_source: str, *, wo
     lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
     runnable = strip_contracts(verified_source, drop_functions=lemmas)
     frozen = frozen_module(spec, runnable)  # checks every generated part before any of it runs
-    made = cached_mutants(verified_source, lemmas, mutant_limit, cache)
+    made = cached_mutants(verified_source, lemmas, mutant_limit, cache, contract_functions(spec.contract))
     chosen = [m for m, _ in made]
     runnable_mutants = [(m.id, runnable) for m, runnable in made]
 

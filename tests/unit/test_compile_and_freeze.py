@@ -10,11 +10,12 @@ from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.to_python import compile_checker
 from veriguard.enforce.loader import ArgumentError as LoadedArgumentError, PolicyLoadError, load_policy
-from veriguard.synth.compile import compile_policy
+from veriguard.synth.compile import compile_policy, contract_functions
 from veriguard.synth.freeze import frozen_module, sha256, write_build
 from veriguard.synth.pipeline import Gate, SynthResult
 from veriguard.synth.specfile import load_spec
-from tests.conftest import SHIPPED, write_spec
+from tests.conftest import SHIPPED, SPECS, write_spec
+from veriguard.verify import mutation
 from veriguard.verify.runnable import strip_contracts
 from veriguard.verify.verdicts import ProofResult, Verdict
 
@@ -39,6 +40,26 @@ def test_compiled_policy_is_valid_python_and_stdlib_only_once_frozen(path):
                if isinstance(n, (ast.Import, ast.ImportFrom))}
     assert imports <= {"typing", "dataclasses"}, imports
     assert "nagini" not in frozen and "Ensures(" not in frozen
+
+
+def test_each_enum_domain_is_one_predicate_that_the_requirements_name_and_mutants_leave_alone():
+    spec = load_spec(SPECS / "os_agent.toml")
+    source = compile_policy(spec).source
+    tree = ast.parse(source)
+    domains = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("domain_")}
+    assert set(domains) == {"domain_CommandClass", "domain_Access", "domain_Zone", "domain_Identity"}
+    zone = ast.unparse(domains["domain_Zone"].body[-1])
+    assert zone.startswith("return x == 'task' or") and zone.count(" == ") == 10
+    assert [d.id for d in domains["domain_Zone"].decorator_list] == ["Pure"]  # visible: its body is the domain
+    decide = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "decide")
+    text = ast.unparse(decide)
+    assert "Requires(domain_CommandClass(command_kind))" in text and "domain_Zone(touched[vg_j][1])" in text
+    assert "command_kind == 'privilege'" not in text  # the disjunction is written once, in the predicate
+    assert set(contract_functions(spec.contract)) == set(domains) | {f"property_{d.id}" for d in spec.contract.properties}
+    def mutated(skip):  # the top-level functions holding a mutable site
+        return {tree.body[path[0]].name for _, path, _ in mutation._sites(tree, set(skip))}
+    assert set(domains) <= mutated(())
+    assert not set(domains) & mutated(contract_functions(spec.contract)) and "decide" in mutated(contract_functions(spec.contract))
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)

@@ -333,3 +333,14 @@ def test_a_skipped_function_is_never_verified_and_the_file_is_not_stored(tmp_pat
     assert "property_minors" not in worker.calls[0][1] and reply["cache"]["not_sent"] == ["property_minors"]
     assert verify_cached(worker, path, policy, timeout=60, cache=cache)["cache"]["hit"] is None  # no file entry
     assert worker.calls[-1][1] == ("property_minors",)  # the rest came from the cache: only the lemma is verified
+
+
+def test_synth_never_mutates_a_domain_predicate(tmp_path):
+    import ast
+
+    spec = load_spec(write_spec(tmp_path, FAST))
+    result = pipeline.synthesize(spec, Recorder(), compile_policy(spec).source, workdir=tmp_path / "w", mutant_limit=200)
+    (domain,) = [f for f in ast.parse(result.verified_source).body
+                 if isinstance(f, ast.FunctionDef) and f.name.startswith("domain_")]
+    rows = result.mutation["mutants"]
+    assert rows and not [r for r in rows if domain.lineno <= r["line"] <= domain.end_lineno]
