@@ -11,7 +11,8 @@ generated code only as constants (repr of a str/int/bool) and are not checked he
   variable   lower snake case              a quantifier's bound name (a lambda / loop variable)
   table      lower snake case              `table_<name>`, `vg_table_<name>`, called as `<name>(...)`
   id         lower snake case              `rule_<id>`, `item_<id>`, `property_<id>`, `violators_<id>`
-  type       letters, digits, single _     only in comments and the argument schema (data)
+  type       letters, digits, single _     comments, the argument schema (data), and an enum's domain
+                                           predicate `vg_domain_<Type>` (a prefix no other name may take)
 
 Lower snake case: `[a-z][a-z0-9]*(_[a-z0-9]+)*`, at most 63 characters (so no leading, trailing
 or double underscore: no dunder, no private name, no clash with the `<table>__<k>` helpers).

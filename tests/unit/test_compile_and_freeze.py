@@ -46,14 +46,14 @@ def test_each_enum_domain_is_one_predicate_that_the_requirements_name_and_mutant
     spec = load_spec(SPECS / "os_agent.toml")
     source = compile_policy(spec).source
     tree = ast.parse(source)
-    domains = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("domain_")}
-    assert set(domains) == {"domain_CommandClass", "domain_Access", "domain_Zone", "domain_Identity"}
-    zone = ast.unparse(domains["domain_Zone"].body[-1])
+    domains = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("vg_domain_")}
+    assert set(domains) == {"vg_domain_CommandClass", "vg_domain_Access", "vg_domain_Zone", "vg_domain_Identity"}
+    zone = ast.unparse(domains["vg_domain_Zone"].body[-1])
     assert zone.startswith("return x == 'task' or") and zone.count(" == ") == 10
-    assert [d.id for d in domains["domain_Zone"].decorator_list] == ["Pure"]  # visible: its body is the domain
+    assert [d.id for d in domains["vg_domain_Zone"].decorator_list] == ["Pure"]  # visible: its body is the domain
     decide = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "decide")
     text = ast.unparse(decide)
-    assert "Requires(domain_CommandClass(command_kind))" in text and "domain_Zone(touched[vg_j][1])" in text
+    assert "Requires(vg_domain_CommandClass(command_kind))" in text and "vg_domain_Zone(touched[vg_j][1])" in text
     assert "command_kind == 'privilege'" not in text  # the disjunction is written once, in the predicate
     assert set(contract_functions(spec.contract)) == set(domains) | {f"property_{d.id}" for d in spec.contract.properties}
     def mutated(skip):  # the top-level functions holding a mutable site

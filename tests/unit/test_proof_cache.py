@@ -341,6 +341,6 @@ def test_synth_never_mutates_a_domain_predicate(tmp_path):
     spec = load_spec(write_spec(tmp_path, FAST))
     result = pipeline.synthesize(spec, Recorder(), compile_policy(spec).source, workdir=tmp_path / "w", mutant_limit=200)
     (domain,) = [f for f in ast.parse(result.verified_source).body
-                 if isinstance(f, ast.FunctionDef) and f.name.startswith("domain_")]
+                 if isinstance(f, ast.FunctionDef) and f.name.startswith("vg_domain_")]
     rows = result.mutation["mutants"]
     assert rows and not [r for r in rows if domain.lineno <= r["line"] <= domain.end_lineno]
