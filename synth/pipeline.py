@@ -189,14 +189,14 @@ def refuted_on_the_policy(z3r: Z3Report, spec: SpecFile, runnable: str, frozen: 
     are), so Nagini is not asked to prove it: a false lemma took 59-67 s of eicu_wrong_table's 78-80 s proof
     (2026-11-28). When the replay cannot run or does not break the property, the lemma goes to Nagini as usual."""
     assert spec.contract is not None
-    found = [f for f in z3r.failed("property") if f.verdict is Verdict.REFUTED and f.witness]
+    found = [(f, f.witness) for f in z3r.failed("property") if f.verdict is Verdict.REFUTED and f.witness is not None]
     if not found:
         return {}
     schema = argument_schema(spec.contract.signature)
-    flats = [flatten_arguments(schema, f.witness) for f in found]
+    flats = [flatten_arguments(schema, witness) for _, witness in found]
     report = run_tests(spec, (), runnable, frozen, hypothesis_examples=0, replays=flats)
     out = {}
-    for f, flat, outcome in zip(found, flats, report.replays if not report.error else []):
+    for (f, _), flat, outcome in zip(found, flats, report.replays if not report.error else []):
         if f.subject in outcome.get("properties", []):
             out[f"property_{f.subject}"] = Diagnostic(
                 code=NOT_SENT, function=f"property_{f.subject}", clause=f"property {f.subject}",
