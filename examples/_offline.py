@@ -36,13 +36,12 @@ def payments_build(build: Path | None) -> tuple[Path, bool]:
     from veriguard.synth.freeze import frozen_module, write_build
     from veriguard.synth.pipeline import Gate, SynthResult
     from veriguard.synth.specfile import load_spec
-    from veriguard.verify.runnable import strip_contracts
+    from veriguard.verify.runnable import runnable_policy
     from veriguard.verify.verdicts import ProofResult, Verdict
 
     spec = load_spec(ROOT / "specs" / "payments.toml")
     compiled = compile_policy(spec)
-    lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
-    runnable = strip_contracts(compiled.source, drop_functions=lemmas)
+    runnable = runnable_policy(spec.contract, compiled.source)
     result = SynthResult(spec, compiled.source, runnable, frozen_module(spec, runnable),
                          [Gate("offline example", Verdict.NOT_CHECKED, "Nagini was not run")],
                          ProofResult(Verdict.NOT_CHECKED, detail="Nagini was not run"),

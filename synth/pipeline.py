@@ -11,7 +11,7 @@ from veriguard.contracts.errors import Pos, SpecError
 from veriguard.contracts.runtime_support import flatten_arguments
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.generated import check_generated
-from veriguard.synth.compile import CompiledPolicy, Reveals, compile_policy, contract_functions, property_reveals
+from veriguard.synth.compile import CompiledPolicy, Reveals, compile_policy, property_reveals
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts.strategies import constant_pools
 from veriguard.synth.classifier_build import frozen_extraction
@@ -20,7 +20,7 @@ from veriguard.verify.mutation import Mutant, mutants
 from veriguard.verify.nagini import Models, NaginiWorker, verify_explained
 from veriguard.verify.proof import NOT_SENT, cache_note, from_worker
 from veriguard.verify.proof_cache import ProofCache, through_cache, verify_cached
-from veriguard.verify.runnable import frozen_module, strip_contracts
+from veriguard.verify.runnable import contract_functions, frozen_module, runnable_policy, strip_contracts
 from veriguard.verify.testing import TestReport, run_tests
 from veriguard.verify.verdicts import Diagnostic, ProofResult, Verdict, holds, worst
 from veriguard.verify.z3check import Finding, Z3Report, check_contract
@@ -383,18 +383,16 @@ def _decode_mutants(doc: Any) -> list[tuple[Mutant, str]]:
     return [(Mutant(**m), str(runnable)) for m, runnable in doc]
 
 
-def cached_mutants(verified_source: str, lemmas: tuple[str, ...], limit: int,
-                   cache: ProofCache | None, contract_only: tuple[str, ...] = ()) -> list[tuple[Mutant, str]]:
+def cached_mutants(verified_source: str, contract_only: tuple[str, ...], limit: int,
+                   cache: ProofCache | None) -> list[tuple[Mutant, str]]:
     """The mutants of the policy with their runnable (contracts stripped) sources, from the cache for the same
-    source: making them unparses the module once per mutant. Neither `lemmas` nor `contract_only` functions are
-    mutated (compile.contract_functions)."""
-    skip = tuple(dict.fromkeys(lemmas + contract_only))
-
+    source: making them unparses the module once per mutant. The `contract_only` functions
+    (verify.runnable.contract_functions) are neither mutated nor part of a runnable mutant."""
     def make() -> list[tuple[Mutant, str]]:
-        return [(m, strip_contracts(m.source, drop_functions=lemmas))
-                for m in mutants(verified_source, limit=limit, seed=0, skip_functions=skip)]
+        return [(m, strip_contracts(m.source, drop_functions=contract_only))
+                for m in mutants(verified_source, limit=limit, seed=0, skip_functions=contract_only)]
 
-    made, _hit = through_cache(cache, "mutants", {"source": verified_source, "lemmas": list(skip), "limit": limit,
+    made, _hit = through_cache(cache, "mutants", {"source": verified_source, "lemmas": list(contract_only), "limit": limit,
                                                   "seed": 0}, make,
                                encode=_encode_mutants,
                                decode=_decode_mutants)
@@ -429,10 +427,9 @@ def synthesize(spec: SpecFile, worker: NaginiWorker, verified_source: str, *, wo
     if problem is not None:
         raise problem
 
-    lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
-    runnable = strip_contracts(verified_source, drop_functions=lemmas)
+    runnable = runnable_policy(spec.contract, verified_source)
     frozen = frozen_module(spec, runnable)  # checks every generated part before any of it runs
-    made = cached_mutants(verified_source, lemmas, mutant_limit, cache, contract_functions(spec.contract))
+    made = cached_mutants(verified_source, contract_functions(spec.contract), mutant_limit, cache)
     chosen = [m for m, _ in made]
     runnable_mutants = [(m.id, runnable) for m, runnable in made]
 

@@ -7,10 +7,13 @@ import ast
 from pathlib import Path
 
 from veriguard.contracts import frozen_entry, runtime_support
+from veriguard.contracts.check import Contract
 from veriguard.contracts.generated import check_composed, check_generated, docstring
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.spec import Spec
 from veriguard.contracts.to_python import checker_source
+from veriguard.contracts.signature import element_types
+from veriguard.contracts.types import EnumT, ListT
 
 CONTRACT_CALLS = {"Requires", "Ensures", "Invariant", "Decreases", "Assert", "Assume", "Fold", "Unfold", "Exsures"}
 CONTRACT_DECORATORS = {"Pure", "Opaque", "Predicate", "ContractOnly", "Inline", "Ghost"}
@@ -39,6 +42,32 @@ class _Strip(ast.NodeTransformer):
                 kept = [s for s in value if not _is_contract_stmt(s)]
                 setattr(node, name, kept or [ast.Pass()])
         return super().generic_visit(node)
+
+
+def domain_types(c: Contract) -> list[EnumT]:
+    """The enum types of the arguments (and of their list elements), each once, in first-use order: each has a
+    domain predicate `domain_function(t)` in the verified source (synth/compile.py)."""
+    enums: dict[str, EnumT] = {}
+    for _, t in c.signature.flat_params():
+        for et in (element_types(t) if isinstance(t, ListT) else [t]):
+            if isinstance(et, EnumT):
+                enums.setdefault(et.name, et)
+    return list(enums.values())
+
+
+def domain_function(t: EnumT) -> str:
+    return f"vg_domain_{t.name}"
+
+
+def contract_functions(c: Contract) -> tuple[str, ...]:
+    """The verified source's functions that state the contract rather than implement it: the property lemmas and
+    the domain predicates. The runnable policy leaves them out, and mutants leave them alone."""
+    return tuple(f"property_{d.id}" for d in c.properties) + tuple(domain_function(t) for t in domain_types(c))
+
+
+def runnable_policy(c: Contract, verified: str) -> str:
+    """The policy as it runs: `verified` without its contracts and without the functions that only state them."""
+    return strip_contracts(verified, drop_functions=contract_functions(c))
 
 
 def strip_contracts(source: str, *, drop_functions: tuple[str, ...] = ()) -> str:

@@ -213,7 +213,7 @@ def _tools(b: _Build) -> Gate:
 
 def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover) -> list[Gate]:
     from veriguard.synth.pipeline import contract_gate, examples_gate
-    from veriguard.verify.runnable import frozen_module, strip_contracts
+    from veriguard.verify.runnable import frozen_module, runnable_policy
     from veriguard.verify.testing import run_tests
     from veriguard.verify.z3check import check_contract
 
@@ -223,11 +223,10 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
     verified = b.files.get("policy_verified.py", b"").decode("utf-8", errors="replace")
     if b.certificate.get("path") == "compile":
         checks.append(_timed("compiled source", lambda: _compiled_again(spec, verified)))
-    lemmas = tuple(f"property_{p.id}" for p in contract.properties)
     regenerated: list[str] = []
 
     def frozen() -> tuple[Verdict, str]:
-        regenerated.append(frozen_module(spec, strip_contracts(verified, drop_functions=lemmas)))
+        regenerated.append(frozen_module(spec, runnable_policy(contract, verified)))
         if regenerated[0].encode("utf-8") != b.files.get("policy.py"):
             return Verdict.REFUTED, "policy.py is not the frozen module of policy_verified.py: it was changed"
         return Verdict.PASSED, "policy.py is byte for byte the frozen module regenerated from policy_verified.py"
@@ -241,7 +240,7 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
     def examples() -> tuple[Verdict, str]:
         if not regenerated or regenerated[0].encode("utf-8") != b.files.get("policy.py"):
             return Verdict.NOT_CHECKED, "not run: policy.py is not the regenerated frozen module (nothing else runs)"
-        runnable = strip_contracts(verified, drop_functions=lemmas)
+        runnable = runnable_policy(contract, verified)
         return _gate(examples_gate(run_tests(spec, spec.examples, runnable, regenerated[0], hypothesis_examples=0)))
     checks.append(_timed("examples", examples))
     progress("proving policy_verified.py with Nagini (a fresh run, no cache)")
@@ -315,7 +314,7 @@ def prove_fresh(spec: SpecFile, verified: str, progress: Progress, worker: Any =
     from veriguard.synth.pipeline import replay_counterexamples
     from veriguard.verify.nagini import NaginiWorker, verify_explained
     from veriguard.verify.proof import from_worker
-    from veriguard.verify.runnable import frozen_module, strip_contracts
+    from veriguard.verify.runnable import frozen_module, runnable_policy
 
     assert spec.contract is not None
     check_generated(verified, "nagini")  # nothing outside the allowlist reaches the verifier
@@ -329,8 +328,7 @@ def prove_fresh(spec: SpecFile, verified: str, progress: Progress, worker: Any =
             raw = verify_explained(worker, path, timeout=spec.settings.nagini_timeout)
         proof = from_worker(raw, file="policy_verified.py", params=spec.contract.signature.flat_params())
     if proof.verdict is Verdict.UNKNOWN:
-        lemmas = tuple(f"property_{p.id}" for p in spec.contract.properties)
-        runnable = strip_contracts(verified, drop_functions=lemmas)
+        runnable = runnable_policy(spec.contract, verified)
         proof = replay_counterexamples(proof, spec, runnable, frozen_module(spec, runnable))
     where = "; ".join(f"{d.clause or d.code} (line {d.line})" for d in proof.diagnostics[:3])
     return proof.verdict, f"{proof.verdict.value} in {proof.seconds:.1f} s" + \

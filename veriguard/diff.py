@@ -22,7 +22,7 @@ from veriguard.synth.freeze import sha256
 from veriguard.synth.pipeline import SynthResult
 from veriguard.synth.tomlpos import key_positions
 from veriguard.verify.policy_diff import Outcome, PolicyDiff, Run, Witness, argument_difference, diff_policies
-from veriguard.verify.runnable import frozen_module, strip_contracts
+from veriguard.verify.runnable import frozen_module, runnable_policy
 from veriguard.verify.verdicts import Verdict
 
 APPROVAL_FIX = 'write a TOML file with by = "who approves" and reason = "why the new policy may allow this"'
@@ -69,9 +69,8 @@ def _module_of(policy: FrozenPolicy, spec: SpecFile) -> None:
     verified = (policy.directory / "policy_verified.py").read_bytes()
     shipped = (policy.directory / "policy.py").read_bytes()
     hashes = policy.certificate["hashes"]
-    lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
     if sha256(verified) != hashes["verified_source"] or sha256(shipped) != policy.sha256 or \
-            frozen_module(spec, strip_contracts(verified.decode("utf-8"), drop_functions=lemmas)).encode() != shipped:
+            frozen_module(spec, runnable_policy(spec.contract, verified.decode("utf-8"))).encode() != shipped:
         raise VeriguardError("diff.inconsistent", "policy.py is not the frozen module of the spec and the proved "
                              "source in the build", file=str(policy.directory),
                              fix="re-run `veriguard synth` to rebuild it; never edit a build by hand")

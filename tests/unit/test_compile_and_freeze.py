@@ -10,21 +10,20 @@ from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.to_python import compile_checker
 from veriguard.enforce.loader import ArgumentError as LoadedArgumentError, PolicyLoadError, load_policy
-from veriguard.synth.compile import compile_policy, contract_functions
+from veriguard.synth.compile import compile_policy
 from veriguard.synth.freeze import frozen_module, sha256, write_build
 from veriguard.synth.pipeline import Gate, SynthResult
 from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED, SPECS, write_spec
 from veriguard.verify import mutation
-from veriguard.verify.runnable import strip_contracts
+from veriguard.verify.runnable import contract_functions, runnable_policy, strip_contracts
 from veriguard.verify.verdicts import ProofResult, Verdict
 
 
 def fake_result(spec, *, passed=True):
     """A result as if every gate had run (PASSED, Nagini PROVED) or had failed (REFUTED); no gate runs."""
     compiled = compile_policy(spec)
-    lemmas = tuple(f"property_{d.id}" for d in spec.contract.properties)
-    runnable = strip_contracts(compiled.source, drop_functions=lemmas)
+    runnable = runnable_policy(spec.contract, compiled.source)
     verdict = Verdict.PASSED if passed else Verdict.REFUTED
     return SynthResult(spec, compiled.source, runnable, frozen_module(spec, runnable), [Gate("unit", verdict, "fake gate")],
                        ProofResult(Verdict.PROVED if passed else Verdict.REFUTED), None, None, {})
@@ -60,6 +59,8 @@ def test_each_enum_domain_is_one_predicate_that_the_requirements_name_and_mutant
         return {tree.body[path[0]].name for _, path, _ in mutation._sites(tree, set(skip))}
     assert set(domains) <= mutated(())
     assert not set(domains) & mutated(contract_functions(spec.contract)) and "decide" in mutated(contract_functions(spec.contract))
+    runnable = runnable_policy(spec.contract, source)  # what runs and ships: the contract's functions left out
+    assert "vg_domain_" not in runnable and "def property_" not in runnable and "def decide(" in runnable
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
