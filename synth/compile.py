@@ -24,7 +24,7 @@ from veriguard.contracts.signature import Table, element_types
 from veriguard.contracts.spec import Spec
 from veriguard.contracts.types import EnumT, ListT, Type, python_type
 from veriguard.synth import toolbox
-from veriguard.verify.runnable import domain_function, domain_types
+from veriguard.verify.runnable import domain_function, domain_types, lemma_function
 from veriguard.verify.z3check import rules_needed
 
 R = to_nagini.RESULT
@@ -267,7 +267,7 @@ class _Compiler:
         params = self.c.signature.flat_params()
         sig = ", ".join(f"{n}: {python_type(t)}" for n, t in params)
         call = ", ".join(n for n, _ in params)
-        lines = [f"def property_{d.id}({sig}) -> Decision:", f"    {docstring('Lemma: ' + d.message)}"]
+        lines = [f"def {lemma_function(d.id)}({sig}) -> Decision:", f"    {docstring('Lemma: ' + d.message)}"]
         lines += self.requires()
         lines += [f"    Ensures(Acc(list_pred({n}), 1/2))" for n, t in params if isinstance(t, ListT)]
         lines.append(f"    Ensures(Acc(list_pred({R}.violations)) and Acc(list_pred({R}.denied)))")
@@ -336,12 +336,12 @@ class _Compiler:
         return CompiledPolicy(self.spec.name, source,
                               tuple((n, python_type(t)) for n, t in self.c.signature.flat_params()),
                               tuple(d.id for d in self.c.rules), item.decl.id if item else None, arity,
-                              tuple(f"property_{d.id}" for d in self.c.properties), prelude, header, body, lemma_text,
+                              tuple(lemma_function(d.id) for d in self.c.properties), prelude, header, body, lemma_text,
                               self.opaque_rules, self.partial_reveals(item))
 
     def partial_reveals(self, item: ItemRule | None) -> tuple[str, ...]:
         """The lemmas that look into fewer rules than all (a failure of one is not the policy's answer)."""
-        return tuple(f"property_{d.id}" for d in self.c.properties
+        return tuple(lemma_function(d.id) for d in self.c.properties
                      if self.opaque_rules and not all(self.reveals(d, r) for r in self.c.rules))
 
 

@@ -40,7 +40,7 @@ from veriguard.synth.pipeline import SynthResult
 from veriguard.providers.extraction import pin_extraction
 from veriguard.synth.classifier_build import frozen_extraction
 from veriguard.verify.report import render as render_report
-from veriguard.verify.runnable import frozen_module
+from veriguard.verify.runnable import frozen_module, lemma_function
 from veriguard.verify.proof import NOT_SENT
 from veriguard.verify.verdicts import ProofResult, Verdict
 
@@ -74,7 +74,7 @@ def property_verdict(proof: ProofResult | None, prop: str) -> tuple[Verdict, str
         return Verdict.NOT_CHECKED, "Nagini did not run"
     if proof.verdict in (Verdict.ERROR, Verdict.TIMEOUT):
         return proof.verdict, proof.detail
-    lemma = next((d for d in proof.diagnostics if d.function == f"property_{prop}"), None)
+    lemma = next((d for d in proof.diagnostics if d.function == lemma_function(prop)), None)
     if lemma is not None and lemma.code == NOT_SENT:
         return Verdict.NOT_CHECKED, "not sent to Nagini: z3's input breaks the property on the policy"
     if lemma is not None:

@@ -20,7 +20,7 @@ from veriguard.verify.mutation import Mutant, mutants
 from veriguard.verify.nagini import Models, NaginiWorker, verify_explained
 from veriguard.verify.proof import NOT_SENT, cache_note, from_worker
 from veriguard.verify.proof_cache import ProofCache, through_cache, verify_cached
-from veriguard.verify.runnable import contract_functions, frozen_module, runnable_policy, strip_contracts
+from veriguard.verify.runnable import contract_functions, frozen_module, lemma_function, runnable_policy, strip_contracts
 from veriguard.verify.testing import TestReport, run_tests
 from veriguard.verify.verdicts import Diagnostic, ProofResult, Verdict, holds, worst
 from veriguard.verify.z3check import Finding, Z3Report, check_contract
@@ -198,8 +198,8 @@ def refuted_on_the_policy(z3r: Z3Report, spec: SpecFile, runnable: str, frozen: 
     out = {}
     for (f, _), flat, outcome in zip(found, flats, report.replays if not report.error else []):
         if f.subject in outcome.get("properties", []):
-            out[f"property_{f.subject}"] = Diagnostic(
-                code=NOT_SENT, function=f"property_{f.subject}", clause=f"property {f.subject}",
+            out[lemma_function(f.subject)] = Diagnostic(
+                code=NOT_SENT, function=lemma_function(f.subject), clause=f"property {f.subject}",
                 message=f"property {f.subject} was not sent to Nagini: z3's input breaks it on the policy "
                         f"({outcome['problem']})", counterexample=_as_values(flat), confirmed=True)
     return out

@@ -59,10 +59,15 @@ def domain_function(t: EnumT) -> str:
     return f"vg_domain_{t.name}"
 
 
+def lemma_function(prop_id: str) -> str:
+    """The verified source's lemma for property `prop_id`: its proof is the property's proof."""
+    return f"property_{prop_id}"
+
+
 def contract_functions(c: Contract) -> tuple[str, ...]:
     """The verified source's functions that state the contract rather than implement it: the property lemmas and
     the domain predicates. The runnable policy leaves them out, and mutants leave them alone."""
-    return tuple(f"property_{d.id}" for d in c.properties) + tuple(domain_function(t) for t in domain_types(c))
+    return tuple(lemma_function(d.id) for d in c.properties) + tuple(domain_function(t) for t in domain_types(c))
 
 
 def runnable_policy(c: Contract, verified: str) -> str:

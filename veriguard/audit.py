@@ -223,11 +223,12 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
     verified = b.files.get("policy_verified.py", b"").decode("utf-8", errors="replace")
     if b.certificate.get("path") == "compile":
         checks.append(_timed("compiled source", lambda: _compiled_again(spec, verified)))
-    regenerated: list[str] = []
+    regenerated: list[tuple[str, str]] = []  # (runnable, frozen module), made once by the check below
 
     def frozen() -> tuple[Verdict, str]:
-        regenerated.append(frozen_module(spec, runnable_policy(contract, verified)))
-        if regenerated[0].encode("utf-8") != b.files.get("policy.py"):
+        runnable = runnable_policy(contract, verified)
+        regenerated.append((runnable, frozen_module(spec, runnable)))
+        if regenerated[0][1].encode("utf-8") != b.files.get("policy.py"):
             return Verdict.REFUTED, "policy.py is not the frozen module of policy_verified.py: it was changed"
         return Verdict.PASSED, "policy.py is byte for byte the frozen module regenerated from policy_verified.py"
     checks.append(_timed("frozen module", frozen))
@@ -238,10 +239,10 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
     progress("running the spec's examples on the frozen module")
 
     def examples() -> tuple[Verdict, str]:
-        if not regenerated or regenerated[0].encode("utf-8") != b.files.get("policy.py"):
+        if not regenerated or regenerated[0][1].encode("utf-8") != b.files.get("policy.py"):
             return Verdict.NOT_CHECKED, "not run: policy.py is not the regenerated frozen module (nothing else runs)"
-        runnable = runnable_policy(contract, verified)
-        return _gate(examples_gate(run_tests(spec, spec.examples, runnable, regenerated[0], hypothesis_examples=0)))
+        runnable, frozen_source = regenerated[0]
+        return _gate(examples_gate(run_tests(spec, spec.examples, runnable, frozen_source, hypothesis_examples=0)))
     checks.append(_timed("examples", examples))
     progress("proving policy_verified.py with Nagini (a fresh run, no cache)")
     checks.append(_timed("proof (Nagini)", lambda: prover(spec, verified, progress)))
