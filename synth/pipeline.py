@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -10,6 +11,7 @@ from typing import Any, Callable
 from veriguard.contracts.errors import Pos, SpecError
 from veriguard.contracts.runtime_support import flatten_arguments
 from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.spec import Example
 from veriguard.contracts.generated import check_generated
 from veriguard.synth.compile import CompiledPolicy, Reveals, compile_policy, property_reveals
 from veriguard.synth.specfile import SpecFile
@@ -17,7 +19,7 @@ from veriguard.contracts.strategies import constant_pools
 from veriguard.synth.classifier_build import frozen_extraction
 from veriguard.verify import counterexample as cx
 from veriguard.verify.mutation import Mutant, mutants
-from veriguard.verify.nagini import Models, NaginiWorker, verify_explained
+from veriguard.verify.nagini import Explained, Models, NaginiWorker, verify_explained
 from veriguard.verify.proof import NOT_SENT, cache_note, from_worker
 from veriguard.verify.proof_cache import ProofCache, through_cache, verify_cached
 from veriguard.verify.runnable import contract_functions, frozen_module, lemma_function, runnable_policy, strip_contracts
@@ -128,32 +130,45 @@ def replay_counterexamples(proof: ProofResult, spec: SpecFile, runnable: str, fr
     return replace(proof, verdict=verdict, diagnostics=tuple(diags), detail=detail)
 
 
-def expect_proof(z3r: Z3Report, tests: TestReport) -> bool:
-    """Whether z3 and the tests found nothing wrong: then the proof is expected to go through and Nagini is asked for
+def expect_proof(z3r: Z3Report) -> bool:
+    """Whether z3 found nothing wrong: then the proof is expected to go through and Nagini is asked for
     counterexample models only if it does not (verify.nagini.verify_explained)."""
-    return not z3r.failed("property") and not tests.error and not failing_tests(tests)
+    return not z3r.failed("property")
 
 
-def failing_tests(tests: TestReport) -> list[tuple[str, str, Any]]:
-    """(which test, its problem, its input or None) for each failing example and a failing property test."""
+def explained_by_tests(tests: TestReport) -> str | None:
+    """Why a failed proof needs no counterexample models from Nagini: a test already fails on a concrete input
+    (`confirm_by_tests` makes it the proof's counterexample). None when no test fails."""
+    failures = failing_tests(tests)
+    return f"the {failures[0][0]} already fails on the policy" if failures else None
+
+
+def failing_tests(tests: TestReport, examples: tuple[Example, ...] = ()) -> list[tuple[str, str, Any]]:
+    """(which test, its problem, its input or None) for each failing example (its input found by name in
+    `examples`) and a failing property test."""
     refuted = Verdict.REFUTED.value
-    failures = [(f"example {e['name']!r}", e.get("error", ""), None) for e in tests.examples if e["verdict"] == refuted]
+    inputs = {ex.name: ex.args for ex in examples}
+    failures = [(f"example {e['name']!r}", e.get("error", ""), inputs.get(e["name"]))
+                for e in tests.examples if e["verdict"] == refuted]
     if tests.hypothesis.get("verdict") == refuted:
         failure = tests.hypothesis["failure"]
         failures.append(("property test", failure.get("problem", ""), failure.get("args")))
     return failures
 
 
-def confirm_by_tests(proof: ProofResult, tests: TestReport) -> ProofResult:
-    """A failing test is a concrete counterexample: it turns an unconfirmed failure into REFUTED."""
-    failures = failing_tests(tests)
+def confirm_by_tests(proof: ProofResult, tests: TestReport, spec: SpecFile) -> ProofResult:
+    """A failing test is a concrete counterexample: it turns an unconfirmed failure into REFUTED. Its input is
+    shown by flat parameter, as Nagini's counterexamples are."""
+    assert spec.contract is not None
+    failures = failing_tests(tests, spec.examples)
     if proof.verdict is not Verdict.UNKNOWN or not failures:
         return proof
     name, problem, args = failures[0]
     extra = Diagnostic(code="test.failure", message=f"the {name} fails on the policy: {problem}",
-                       clause="tests", counterexample=args, confirmed=True)
+                       clause="tests", confirmed=True, counterexample=None if args is None else
+                       _as_values(flatten_arguments(argument_schema(spec.contract.signature), args)))
     return replace(proof, verdict=Verdict.REFUTED, diagnostics=proof.diagnostics + (extra,),
-                   detail="a test input reproduces the failure")
+                   detail="a test input reproduces the failure" + (f"; Nagini: {proof.detail}" if proof.detail else ""))
 
 
 def _as_values(flat: dict[str, Any]) -> dict[str, Any]:
@@ -163,10 +178,11 @@ def _as_values(flat: dict[str, Any]) -> dict[str, Any]:
 
 def prove(worker: NaginiWorker, source: str, spec: SpecFile, workdir: Path, label: str,
           cache: ProofCache | None = None, *, models: Models = "on failure",
-          skip: tuple[str, ...] = ()) -> ProofResult:
-    """Nagini's verdict on `source`; through `cache` (verify.proof_cache) when given. `models`: when Nagini is asked
-    for counterexample models (verify.nagini.verify_explained). The functions in `skip` are not sent to Nagini
-    (the lemmas `refuted_on_the_policy` found false): the result is about the others only (`with_refuted`)."""
+          skip: tuple[str, ...] = (), explained: Explained = lambda: None) -> ProofResult:
+    """Nagini's verdict on `source`; through `cache` (verify.proof_cache) when given. `models` and `explained`: when
+    Nagini is asked for counterexample models (verify.nagini.verify_explained). The functions in `skip` are not sent
+    to Nagini (the lemmas `refuted_on_the_policy` found false): the result is about the others only
+    (`with_refuted`)."""
     assert spec.contract is not None
     check_generated(source, "nagini")  # Nagini reads the module; nothing outside the allowlist reaches it
     workdir.mkdir(parents=True, exist_ok=True)
@@ -175,8 +191,9 @@ def prove(worker: NaginiWorker, source: str, spec: SpecFile, workdir: Path, labe
     timeout = spec.settings.nagini_timeout
     if cache is None and skip:
         cache = ProofCache()  # in memory: its selection leaves the refuted lemmas out
-    raw = (verify_cached(worker, path, source, timeout=timeout, cache=cache, models=models, skip=skip)
-           if cache is not None else verify_explained(worker, path, timeout=timeout, models=models))
+    raw = (verify_cached(worker, path, source, timeout=timeout, cache=cache, models=models, skip=skip,
+                         explained=explained)
+           if cache is not None else verify_explained(worker, path, timeout=timeout, models=models, explained=explained))
     proof = from_worker(raw, file=path.name, params=spec.contract.signature.flat_params())
     note = cache_note(proof.cache)
     return replace(proof, detail=f"{proof.detail}; {note}" if proof.detail and note else proof.detail or note)
@@ -429,22 +446,30 @@ def synthesize(spec: SpecFile, worker: NaginiWorker, verified_source: str, *, wo
 
     runnable = runnable_policy(spec.contract, verified_source)
     frozen = frozen_module(spec, runnable)  # checks every generated part before any of it runs
-    made = cached_mutants(verified_source, contract_functions(spec.contract), mutant_limit, cache)
-    chosen = [m for m, _ in made]
-    runnable_mutants = [(m.id, runnable) for m, runnable in made]
-
-    progress("testing the frozen module: spec examples, Hypothesis and systematic inputs against the runtime "
-             "contract, mutants")
-    tests, tests_hit = cached_tests(spec, runnable, frozen, runnable_mutants, cache)
-
     refuted = refuted_on_the_policy(z3r, spec, runnable, frozen)
-    progress("proving the policy with Nagini" + (f" (not {', '.join(sorted(refuted))}: refuted by z3's input on the "
-                                                 "policy)" if refuted else ""))
-    proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}", cache,
-                  models="on failure" if expect_proof(z3r, tests) else "always", skip=tuple(sorted(refuted)))
+    contract_only = contract_functions(spec.contract)
+
+    def made_and_tested() -> tuple[list[tuple[Mutant, str]], TestReport, dict[str, Any] | None]:
+        made = cached_mutants(verified_source, contract_only, mutant_limit, cache)
+        tests, hit = cached_tests(spec, runnable, frozen, [(m.id, r) for m, r in made], cache)
+        return made, tests, hit
+
+    # The tests (a child process) run while Nagini proves (the worker process), on the machine's other core. A proof
+    # that fails where a test fails too is explained by the test's input, so Nagini is not asked again for models.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="veriguard-tests") as pool:
+        progress("testing the frozen module: spec examples, Hypothesis and systematic inputs against the runtime "
+                 "contract, mutants")
+        testing = pool.submit(made_and_tested)
+        progress("proving the policy with Nagini" + (f" (not {', '.join(sorted(refuted))}: refuted by z3's input on "
+                                                     "the policy)" if refuted else ""))
+        proof = prove(worker, verified_source, spec, workdir, f"policy_{spec.name}", cache,
+                      models="on failure" if expect_proof(z3r) else "always", skip=tuple(sorted(refuted)),
+                      explained=lambda: explained_by_tests(testing.result()[1]))
+        made, tests, tests_hit = testing.result()
+    chosen = [m for m, _ in made]
     if proof.verdict is Verdict.UNKNOWN:
         proof = replay_counterexamples(proof, spec, runnable, frozen)
-        proof = confirm_by_tests(proof, tests)
+        proof = confirm_by_tests(proof, tests, spec)
     if refuted:
         proof = with_refuted(proof, refuted)
 

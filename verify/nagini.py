@@ -230,8 +230,11 @@ class NaginiWorker:
 Models = Literal["always", "on failure", "never"]
 
 
+Explained = Callable[[], str | None]
+
+
 def verify_explained(verifier: Any, path: str | Path, *, timeout: int, select: tuple[str, ...] = (),
-                     models: Models = "on failure") -> dict[str, Any]:
+                     models: Models = "on failure", explained: Explained = lambda: None) -> dict[str, Any]:
     """`verifier.verify_file`, with Nagini's counterexample models for its failures as `models` says.
 
     Asking Silicon for models slows every proof (one warm worker, 2026-11-28: os_agent 66 s against 60 s, payments
@@ -239,10 +242,17 @@ def verify_explained(verifier: Any, path: str | Path, *, timeout: int, select: t
     false property of eicu_wrong_table: 60-67 s of the file's 78-80 s). So "on failure", for a proof expected to
     go through, runs without models and verifies only the functions that failed again with them; "always" asks
     for them at once (a failure is expected); "never" leaves them out (a mutant's verdict needs none). If the
-    second run does not fail as the first did, the first reply stands, without models, and says so."""
+    second run does not fail as the first did, the first reply stands, without models, and says so.
+
+    Under "on failure", `explained()` is asked once the first run has failed: why no models are needed (a test
+    already fails on a concrete input), or None to ask for them. A reply left without them says so in "models" and
+    carries "unexplained": True (verify.proof_cache does not store it as the file's answer)."""
     first = verifier.verify_file(path, timeout=timeout, counterexample=models == "always", select=select)
     if models != "on failure" or first.get("status") != "failed":
         return first
+    why = explained()
+    if why:
+        return first | {"models": f"not asked: {why}", "unexplained": True}
     failing = _failing_functions(first)
     again_select = select if "" in failing or not failing <= _top_level_functions(path) else tuple(sorted(failing))
     again = verifier.verify_file(path, timeout=timeout, counterexample=True, select=again_select)

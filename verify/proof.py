@@ -56,6 +56,7 @@ def _from_verifier(raw: dict[str, Any], diags: list[Diagnostic], seconds: float,
     if status == "failed":
         # a model is Nagini's claim, not a fact: only a replay on running code (synth.pipeline) makes it REFUTED
         detail = (MODEL_NOT_REPLAYED if any(d.counterexample for d in diags) else
+                  f"could not prove; no counterexample model ({raw['models']})" if raw.get("models") else
                   "could not prove; no counterexample")
         return ProofResult(Verdict.UNKNOWN, tuple(diags), seconds, detail)
     if status == "timeout":

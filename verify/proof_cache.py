@@ -37,7 +37,7 @@ from typing import Any, Callable, Protocol, TypeVar
 
 from veriguard.contracts.cache_dir import CACHE_ENV, cache_dir
 from veriguard.verify import nagini_worker
-from veriguard.verify.nagini import Models, tool_versions, verify_explained
+from veriguard.verify.nagini import Explained, Models, tool_versions, verify_explained
 
 FORMAT = 1
 ENV = CACHE_ENV
@@ -267,13 +267,15 @@ def _untrusted(text: str, key: str, kind: str) -> str:
 
 # --- verification through the cache -------------------------------------------------------------
 def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, cache: ProofCache,
-                  models: Models = "on failure", skip: tuple[str, ...] = ()) -> dict[str, Any]:
+                  models: Models = "on failure", skip: tuple[str, ...] = (),
+                  explained: Explained = lambda: None) -> dict[str, Any]:
     """The worker's reply for `source` (written at `path`), from the cache where it can be trusted.
 
     The reply gains "cache": {"hit": "file" | "functions" | None, "key", "reused", "proved_now", ...}.
     Only functions whose key is not cached are verified; a run that selects some functions proves
     the file only together with the cached proofs of the others. Functions in `skip` are never verified, and
-    the reply is then about the others only: it is not stored for the file."""
+    the reply is then about the others only: it is not stored for the file; nor is a failure left without the
+    models `models` asks for (`explained`, verify.nagini.verify_explained)."""
     base = key_base(timeout)  # a function's proof is the same with or without models; a file's failures differ
     fkey = file_key(source, path.name, base + ("/no models" if models == "never" else ""))
     t0 = time.monotonic()
@@ -293,11 +295,11 @@ def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, ca
             cache.put(fkey, "file", reply)
         return reply | {"cache": info | {"hit": "functions"}}
     select = tuple(missing) if cached or skip else ()
-    reply = verify_explained(worker, path, timeout=timeout, select=select, models=models)
+    reply = verify_explained(worker, path, timeout=timeout, select=select, models=models, explained=explained)
     if reply.get("status") == "proved" and fkeys:
         for name in missing:
             cache.put(fkeys.keys[name], "function", {"status": "proved", "errors": [], "seconds": reply.get("seconds")})
-    if reply.get("status") in STORED_FILE_STATUSES and not skip:
+    if reply.get("status") in STORED_FILE_STATUSES and not skip and not reply.get("unexplained"):
         cache.put(fkey, "file", reply)
     return reply | {"cache": info | {"hit": None, "selected": list(select)}}
 

@@ -294,12 +294,42 @@ def test_a_failure_is_verified_again_with_models_on_its_functions(tmp_path, poli
 
 @pytest.mark.parametrize("prop, models", [("age < 18 ==> not allowed", [False, True]),   # z3 proves it: expected
                                           ("age < 21 ==> not allowed", [True])])         # z3 refutes it: models at once
-def test_synth_asks_for_models_at_once_only_when_z3_or_the_tests_expect_a_failure(tmp_path, prop, models):
+def test_synth_asks_for_models_at_once_only_when_z3_expects_a_failure(tmp_path, prop, models):
     body = MINIMAL.replace("age < 18 ==> not allowed", prop) + "\n[verify]\nhypothesis_examples = 0\n"
     spec = load_spec(write_spec(tmp_path, body))
     worker = Recorder(FAILED)
     pipeline.synthesize(spec, worker, compile_policy(spec).source, workdir=tmp_path / "w", mutant_limit=0)
     assert worker.models == models
+
+
+def test_models_are_not_asked_for_a_failure_a_test_already_shows(tmp_path, policy):
+    path = tmp_path / "policy_mini.py"
+    path.write_text(policy)
+    worker = Recorder(FAILED)
+    reply = verify_explained(worker, path, timeout=60, explained=lambda: "the example 'x' fails")
+    assert worker.models == [False] and reply["unexplained"] and reply["models"] == "not asked: the example 'x' fails"
+    cache = ProofCache(tmp_path / "c")
+    verify_cached(worker, path, policy, timeout=60, cache=cache, explained=lambda: "a test fails")
+    assert run(Recorder(FAILED), cache, policy, tmp_path)["cache"]["hit"] is None  # not stored: it lacks the models
+    # the tests (run while Nagini proves) are asked only once the proof has failed
+    asked = []
+    verify_explained(Recorder(), path, timeout=60, explained=lambda: asked.append(1) or "never asked")
+    assert asked == []
+
+
+def test_a_broken_policy_a_spec_example_catches_is_refuted_by_its_input_without_models(tmp_path):
+    spec = load_spec(write_spec(tmp_path, MINIMAL + "\n[verify]\nhypothesis_examples = 0\n"))
+    broken = edit(compile_policy(spec).source, "return (age >= 18)", "return (age >= 40)")
+    worker = Recorder(FAILED)
+    result = pipeline.synthesize(spec, worker, broken, workdir=tmp_path / "w", mutant_limit=0)
+    assert worker.models == [False]  # the example's input explains the failure: Nagini is not run again
+    assert result.proof.verdict is Verdict.REFUTED and "not asked: the example 'adult admin'" in result.proof.detail
+    d = next(d for d in result.proof.diagnostics if d.code == "test.failure")
+    assert d.confirmed and d.counterexample["age"] == 30 and d.counterexample["role"] == "admin"
+    # the same failure with passing tests: Nagini is asked for models of the failing function
+    worker = Recorder(FAILED)
+    pipeline.synthesize(spec, worker, compile_policy(spec).source, workdir=tmp_path / "w2", mutant_limit=0)
+    assert worker.models == [False, True]
 
 
 def test_a_property_z3_refutes_on_the_policy_is_not_sent_to_nagini(tmp_path):
