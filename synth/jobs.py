@@ -15,7 +15,6 @@ from typing import Callable, NamedTuple
 
 from veriguard.synth.specfile import SpecFile, load_spec
 from veriguard.synth import pipeline
-from veriguard.synth.compile import compile_policy
 from veriguard.verify.nagini import NaginiWorker
 from veriguard.verify.proof_cache import ProofCache
 
@@ -27,7 +26,7 @@ class Done(NamedTuple):
 
 
 class SpecRunner:
-    """load_spec + compile_policy + synthesize for each path, `jobs` at a time; `done(path)` returns
+    """load_spec + pipeline.compiled_policy + synthesize for each path, `jobs` at a time; `done(path)` returns
     its outcome in the caller's thread and raises the spec's own error (a VeriguardError) there."""
 
     def __init__(self, paths: list[str], *, jobs: int, make_worker: Callable[[], NaginiWorker],
@@ -56,7 +55,7 @@ class SpecRunner:
         spec = load_spec(path)
         if self.before_proof is not None:
             self.before_proof(spec)
-        compiled = compile_policy(spec, reveals=pipeline.cached_reveals(spec, self.cache) if spec.contract else None)
+        compiled = pipeline.compiled_policy(spec, self.cache)
         worker = self._worker()
 
         def progress(message: str) -> None:

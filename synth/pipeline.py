@@ -486,13 +486,19 @@ def synthesize(spec: SpecFile, worker: NaginiWorker, verified_source: str, *, wo
                        seconds=time.monotonic() - t_start)
 
 
+def compiled_policy(spec: SpecFile, cache: ProofCache | None) -> CompiledPolicy:
+    """The compile path's policy for `spec`, each lemma revealing what `cached_reveals` chose (SpecError when the
+    spec has no formal rules)."""
+    return compile_policy(spec, reveals=cached_reveals(spec, cache) if spec.contract else None)
+
+
 def synthesize_spec(spec: SpecFile, worker: NaginiWorker, *, workdir: Path, progress: Progress = lambda _m: None,
                     mutant_limit: int = 30, cache: ProofCache | None = None,
                     compiled: CompiledPolicy | None = None) -> SynthResult:
     """The compile path: `synthesize` on the compiled policy. A lemma that reveals only the rules z3 found its
     property needs (z3 reasons about lists of at most 3 items; Nagini about any) and fails is not taken as the
     answer: the policy is proved again with every rule visible to every lemma, and that verdict stands."""
-    compiled = compiled or compile_policy(spec)
+    compiled = compiled or compiled_policy(spec, cache)
     result = synthesize(spec, worker, compiled.source, workdir=workdir, progress=progress, mutant_limit=mutant_limit,
                         cache=cache)
     proof = result.proof
