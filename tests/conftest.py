@@ -63,9 +63,13 @@ def write_spec(tmp: Path, body: str = MINIMAL, *, table: str = '{"admin": {"db":
 
 
 # The tests that train a classifier on the shipped Mind2Web-SC bank (1,510 texts embedded: about 17 s, once per
-# process; enforce.categories.bank_vectors).
+# process; enforce.categories.bank_vectors). test_extract_llm's builds freeze one (synth.classifier_build: an `llm`
+# entry with a bank carries it for `veriguard eval --extractor cascade`). Each module listed embeds it when run
+# alone (22-24 s of a test's setup or call; 2026-11-28); outside the group each costs a --quick run that again.
 SHIPPED_BANK = ("tests/unit/test_categories.py::", "tests/unit/test_build_integrity.py::test_the_mind2web_bank_is_covered",
-                "tests/unit/test_classifier_build.py::")
+                "tests/unit/test_classifier_build.py::",
+                "tests/unit/test_extract_llm.py::", "tests/unit/test_extract_llm_eval.py::", "tests/unit/test_evaluation.py::",
+                "tests/unit/test_embedder_runtime.py::", "tests/property/test_text_evasion.py::")
 
 
 def scheduling_scope(nodeid: str) -> str:
