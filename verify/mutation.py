@@ -128,8 +128,10 @@ def _apply(source: str, op: str, path: list[int], rng: random.Random) -> tuple[a
 
 
 def mutants(source: str, *, limit: int = 40, seed: int = 0, skip_functions: tuple[str, ...] = ()) -> list[Mutant]:
-    """Up to `limit` mutants of `source`, chosen deterministically from all sites, spread over operators."""
+    """Up to `limit` mutants of `source`, chosen deterministically from all sites, spread over operators. A mutant
+    is `source` with only the mutated top-level statement written again (`_spliced`)."""
     tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
     rng = random.Random(seed)
     sites = list(_sites(tree, set(skip_functions)))
     by_op: dict[str, list[tuple[str, list[int], ast.AST]]] = {}
@@ -144,9 +146,33 @@ def mutants(source: str, *, limit: int = 40, seed: int = 0, skip_functions: tupl
                 chosen.append(by_op[op].pop())
     out = []
     for i, (op, path, node) in enumerate(chosen):
-        applied = _apply(source, op, path, rng)
-        if applied is None:
+        span = _own_lines(tree, path[0])
+        if span is None:  # the statement shares a line with another: the whole module is written again
+            applied = _apply(source, op, path, rng)
+            text = None if applied is None else ast.unparse(applied[0]) + "\n"
+        else:
+            applied = _apply("".join(lines[span[0]:span[1]]), op, [0] + path[1:], rng)
+            text = None if applied is None else _spliced(lines, span, applied[0])
+        if applied is None or text is None:
             continue
-        mutated, what = applied
-        out.append(Mutant(i, op, getattr(node, "lineno", 0), what, ast.unparse(mutated) + "\n"))
+        out.append(Mutant(i, op, getattr(node, "lineno", 0), applied[1], text))
     return out
+
+
+def _own_lines(tree: ast.Module, k: int) -> tuple[int, int] | None:
+    """The 0-based line range [start, end) of top-level statement k with its decorators, or None when a
+    neighbouring statement shares one of its lines."""
+    stmt = tree.body[k]
+    start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+    end = stmt.end_lineno or stmt.lineno
+    before = tree.body[k - 1].end_lineno if k > 0 else 0
+    after = tree.body[k + 1].lineno if k + 1 < len(tree.body) else None
+    if (before or 0) >= start or (after is not None and after <= end):
+        return None
+    return start - 1, end
+
+
+def _spliced(lines: list[str], span: tuple[int, int], mutated: ast.Module) -> str:
+    """The source with lines span[0]:span[1] replaced by the mutated statement: unparsing only what changed keeps
+    the rest byte for byte (making 30 mutants of shell_agent by unparsing the whole module took 0.83 s)."""
+    return "".join(lines[:span[0]]) + ast.unparse(mutated) + "\n" + "".join(lines[span[1]:])

@@ -49,11 +49,30 @@ def test_mutants_never_touch_contracts_or_docstrings():
     assert {m.operator for m in ms} >= {"swap-comparison", "drop-not", "drop-append", "change-int", "change-string"}
     for m in ms:
         assert m.source != SOURCE
-        contract_lines = [l.strip() for l in m.source.splitlines() if l.strip().startswith(("Ensures", "Requires"))]
+        written = ast.unparse(ast.parse(m.source))  # the statements a mutant leaves alone keep their own layout
+        contract_lines = [l.strip() for l in written.splitlines() if l.strip().startswith(("Ensures", "Requires"))]
         assert contract_lines == ["Requires(Acc(list_pred(tags), 1 / 2))", "Ensures(Result() == rule_adult(age))",
                                   "Ensures(Implies(age < 18, not Result()))"]
         assert "Adults only." in m.source
         assert "def property_x" in m.source and "return decide(age, [])" in m.source
+
+
+def test_a_mutant_writes_again_only_the_statement_it_changes():
+    tree = ast.parse(SOURCE)
+    for m in mutants(SOURCE, limit=50, skip_functions=("property_x",)):
+        new = ast.parse(m.source)
+        changed = [i for i, (a, b) in enumerate(zip(tree.body, new.body)) if ast.dump(a) != ast.dump(b)]
+        assert len(new.body) == len(tree.body) and len(changed) == 1, m
+        kept = [ast.get_source_segment(SOURCE, s, padded=True) for i, s in enumerate(tree.body) if i != changed[0]]
+        assert all(text in m.source for text in kept), m  # byte for byte, comments and layout included
+    # statements sharing a line: the module is written again whole, and it is still one mutation of it
+    shared = "def f(a: int) -> bool:\n    return a < 3\nx = 1; y = 2 < 3\n"
+    made = mutants(shared, limit=10)
+    before = [ast.dump(s) for s in ast.parse(shared).body]
+    for m in made:
+        after = [ast.dump(s) for s in ast.parse(m.source).body]
+        assert len(after) == 3 and sum(a != b for a, b in zip(before, after)) == 1, m.source
+    assert {m.description for m in made} >= {"Lt -> LtE"} and any("y = 2 <= 3" in m.source for m in made)
 
 
 def test_mutants_are_deterministic():
