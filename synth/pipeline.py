@@ -403,8 +403,9 @@ def _decode_mutants(doc: Any) -> list[tuple[Mutant, str]]:
 def cached_mutants(verified_source: str, contract_only: tuple[str, ...], limit: int,
                    cache: ProofCache | None) -> list[tuple[Mutant, str]]:
     """The mutants of the policy with their runnable (contracts stripped) sources, from the cache for the same
-    source: making them unparses the module once per mutant. The `contract_only` functions
-    (verify.runnable.contract_functions) are neither mutated nor part of a runnable mutant."""
+    source: stripping each mutant's contracts parses and unparses the module once per mutant. The
+    `contract_only` functions (verify.runnable.contract_functions) are neither mutated nor part of a runnable
+    mutant."""
     def make() -> list[tuple[Mutant, str]]:
         return [(m, strip_contracts(m.source, drop_functions=contract_only))
                 for m in mutants(verified_source, limit=limit, seed=0, skip_functions=contract_only)]
