@@ -32,13 +32,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from veriguard.contracts.cache_dir import cache_dir  # noqa: E402
 from veriguard.synth import classifier_build  # noqa: E402
 from veriguard.synth.freeze import write_build  # noqa: E402
 from veriguard.synth.pipeline import SynthResult, synthesize_spec  # noqa: E402
 from veriguard.synth.specfile import SpecFile, load_spec  # noqa: E402
 from veriguard.verify.nagini import NaginiWorker  # noqa: E402
-from veriguard.verify.proof_cache import ProofCache  # noqa: E402
+from veriguard.verify.proof_cache import ProofCache, default_dir  # noqa: E402
 
 SILICON_ARGS = "--moreJoins=2"  # the worker's setting, so both sides verify the same problem
 EDIT = ('command.kind in {"destructive", "package_install", "unknown"} ==> command.approved',
@@ -88,7 +87,7 @@ def timed_synth(spec_path: Path, worker: NaginiWorker, cache: ProofCache | None,
 def prime_encoders(primed: Path) -> None:
     """Put the encoder's runtime copy this process's synth used (enforce.embedder.runtime_copy, made once per cache
     folder, about 1 s) beside the primed proofs: one folder then holds what a user's second `veriguard synth` finds."""
-    made = cache_dir() / "encoders"
+    made = default_dir() / "encoders"
     if made.is_dir():
         shutil.copytree(made, primed / "encoders", dirs_exist_ok=True)
 

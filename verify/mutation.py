@@ -146,16 +146,12 @@ def mutants(source: str, *, limit: int = 40, seed: int = 0, skip_functions: tupl
                 chosen.append(by_op[op].pop())
     out = []
     for i, (op, path, node) in enumerate(chosen):
-        span = _own_lines(tree, path[0])
-        if span is None:  # the statement shares a line with another: the whole module is written again
-            applied = _apply(source, op, path, rng)
-            text = None if applied is None else ast.unparse(applied[0]) + "\n"
-        else:
-            applied = _apply("".join(lines[span[0]:span[1]]), op, [0] + path[1:], rng)
-            text = None if applied is None else _spliced(lines, span, applied[0])
-        if applied is None or text is None:
+        own = _own_lines(tree, path[0])  # None: it shares a line with another, so the whole module is written again
+        span, where = (own, [0] + path[1:]) if own else ((0, len(lines)), path)
+        applied = _apply("".join(lines[span[0]:span[1]]), op, where, rng)
+        if applied is None:
             continue
-        out.append(Mutant(i, op, getattr(node, "lineno", 0), applied[1], text))
+        out.append(Mutant(i, op, getattr(node, "lineno", 0), applied[1], _spliced(lines, span, applied[0])))
     return out
 
 
@@ -165,9 +161,9 @@ def _own_lines(tree: ast.Module, k: int) -> tuple[int, int] | None:
     stmt = tree.body[k]
     start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
     end = stmt.end_lineno or stmt.lineno
-    before = tree.body[k - 1].end_lineno if k > 0 else 0
+    before = (tree.body[k - 1].end_lineno or 0) if k > 0 else 0
     after = tree.body[k + 1].lineno if k + 1 < len(tree.body) else None
-    if (before or 0) >= start or (after is not None and after <= end):
+    if before >= start or (after is not None and after <= end):
         return None
     return start - 1, end
 
