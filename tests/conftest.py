@@ -97,6 +97,13 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid):
             return scheduling_scope(nodeid)
 
+        def _assign_work_unit(self, node):
+            # The integration tests are the long pole: the first process takes them first (xdist queues scopes
+            # by their number of tests, which put "jvm" behind about 100 s of unit tests).
+            if "jvm" in self.workqueue:
+                self.workqueue.move_to_end("jvm", last=False)
+            super()._assign_work_unit(node)
+
     return JvmGroups(config, log)
 
 
