@@ -21,6 +21,7 @@ Results are values; the CLI prints them.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import io
 import json
@@ -310,27 +311,42 @@ def _compiled_again(spec: SpecFile, verified: str) -> tuple[Verdict, str]:
 
 def prove_fresh(spec: SpecFile, verified: str, progress: Progress, worker: Any = None) -> tuple[Verdict, str]:
     """Nagini on `verified`: a worker of its own (or `worker`, a warm NaginiWorker) called directly, never
-    through a proof cache."""
+    through a proof cache. A failed proof is confirmed as synth confirms it: by a spec example that fails on the
+    policy (then Nagini is not asked again for models) or by replaying Nagini's counterexamples."""
     from veriguard.contracts.generated import check_generated
-    from veriguard.synth.pipeline import replay_counterexamples
+    from veriguard.synth.pipeline import confirm_by_tests, explained_by_tests, replay_counterexamples
     from veriguard.verify.nagini import NaginiWorker, verify_explained
     from veriguard.verify.proof import from_worker
     from veriguard.verify.runnable import frozen_module, runnable_policy
+    from veriguard.verify.testing import TestReport, run_tests
 
     assert spec.contract is not None
+    contract = spec.contract
     check_generated(verified, "nagini")  # nothing outside the allowlist reaches the verifier
-    with tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
+    made: list[tuple[str, str]] = []
+    tests: list[TestReport] = []
+
+    def modules() -> tuple[str, str]:
+        if not made:
+            runnable = runnable_policy(contract, verified)
+            made.append((runnable, frozen_module(spec, runnable)))
+        return made[0]
+
+    def explained() -> str | None:
+        progress("the proof failed: running the spec's examples on it")
+        tests.append(run_tests(spec, spec.examples, *modules(), hypothesis_examples=0))
+        return explained_by_tests(tests[0])
+
+    with tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp, contextlib.ExitStack() as own:
         path = Path(tmp) / f"policy_{spec.name}.py"
         path.write_text(verified, encoding="utf-8")
-        if worker is None:
-            with NaginiWorker(progress=progress) as own:
-                raw = verify_explained(own, path, timeout=spec.settings.nagini_timeout)
-        else:
-            raw = verify_explained(worker, path, timeout=spec.settings.nagini_timeout)
-        proof = from_worker(raw, file="policy_verified.py", params=spec.contract.signature.flat_params())
+        verifier = worker if worker is not None else own.enter_context(NaginiWorker(progress=progress))
+        raw = verify_explained(verifier, path, timeout=spec.settings.nagini_timeout, explained=explained)
+        proof = from_worker(raw, file="policy_verified.py", params=contract.signature.flat_params())
+    if tests:
+        proof = confirm_by_tests(proof, tests[0], spec)
     if proof.verdict is Verdict.UNKNOWN:
-        runnable = runnable_policy(spec.contract, verified)
-        proof = replay_counterexamples(proof, spec, runnable, frozen_module(spec, runnable))
+        proof = replay_counterexamples(proof, spec, *modules())
     where = "; ".join(f"{d.clause or d.code} (line {d.line})" for d in proof.diagnostics[:3])
     return proof.verdict, f"{proof.verdict.value} in {proof.seconds:.1f} s" + \
         (f": {proof.detail}" if proof.detail else "") + (f"; {where}" if where else "")

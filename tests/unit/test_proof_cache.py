@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from veriguard.audit import prove_fresh
 from veriguard.cli import main
 from veriguard.synth import jobs, pipeline
 from veriguard.synth.compile import compile_policy
@@ -330,6 +331,19 @@ def test_a_broken_policy_a_spec_example_catches_is_refuted_by_its_input_without_
     worker = Recorder(FAILED)
     pipeline.synthesize(spec, worker, compile_policy(spec).source, workdir=tmp_path / "w2", mutant_limit=0)
     assert worker.models == [False, True]
+
+
+def test_the_audit_confirms_a_failed_proof_by_an_example_without_asking_for_models(tmp_path):
+    spec = load_spec(write_spec(tmp_path, MINIMAL))
+    broken = edit(compile_policy(spec).source, "return (age >= 18)", "return (age >= 40)")
+    worker = Recorder(FAILED)
+    verdict, summary = prove_fresh(spec, broken, lambda _: None, worker=worker)
+    assert worker.models == [False] and verdict is Verdict.REFUTED, summary
+    assert "a test input reproduces the failure" in summary and "not asked: the example 'adult admin'" in summary
+    # no example fails on the correct policy: Nagini is asked for models, and one that does not reproduce is UNKNOWN
+    worker = Recorder(FAILED)
+    verdict, summary = prove_fresh(spec, compile_policy(spec).source, lambda _: None, worker=worker)
+    assert worker.models == [False, True] and verdict is Verdict.UNKNOWN, summary
 
 
 def test_a_property_z3_refutes_on_the_policy_is_not_sent_to_nagini(tmp_path):
