@@ -250,11 +250,14 @@ def mini(tmp_path_factory):
     return spec, result.runnable_source, result.frozen_source
 
 
-def test_the_tests_run_in_a_child_on_the_module_that_ships(mini):
+def test_the_tests_run_in_a_child_on_the_module_that_ships(mini, tmp_path, monkeypatch):
     from veriguard.verify.testing import run_tests
 
     spec, runnable, frozen = mini
+    monkeypatch.setenv("VERIGUARD_CACHE", str(tmp_path / "cache"))
     report = run_tests(spec, spec.examples, runnable, frozen, hypothesis_examples=30)
+    # Hypothesis's Unicode table is kept in veriguard's cache folder, not in the child's temporary working folder
+    assert list((tmp_path / "cache" / "hypothesis" / "unicode_data").glob("*/charmap.json.gz"))
     assert not report.error and [e["verdict"] for e in report.examples] == ["PASSED"]
     assert report.hypothesis["verdict"] == "PASSED" and report.hypothesis["examples_run"] > 0
     assert report.seconds["hypothesis"] > 0 and set(report.seconds) >= {"load", "examples", "mutants", "total"}
