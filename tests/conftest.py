@@ -107,6 +107,21 @@ def pytest_xdist_make_scheduler(config, log):
     return JvmGroups(config, log)
 
 
+# How much the process without the JVM yields the CPU to the one with it (os.nice), in a run with integration tests.
+# Both cores are busy until the unit tests are done (about 470 s of the run), the integration tests go on alone
+# afterwards; the sooner the JVM's proofs get through, the sooner both end.
+YIELD_TO_JVM = 4
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER") or getattr(item.session, "_vg_first_test", None) is not None:
+        return
+    item.session._vg_first_test = item.nodeid  # type: ignore[attr-defined]
+    integration = any(i.nodeid.startswith("tests/integration/") for i in item.session.items)
+    if integration and scheduling_scope(item.nodeid) != "jvm":
+        os.nice(YIELD_TO_JVM)
+
+
 @pytest.fixture(scope="session")
 def nagini_worker():
     from veriguard.verify.nagini import NaginiWorker
