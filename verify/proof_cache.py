@@ -274,12 +274,17 @@ def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, ca
     The reply gains "cache": {"hit": "file" | "functions" | None, "key", "reused", "proved_now", ...}.
     Only functions whose key is not cached are verified; a run that selects some functions proves
     the file only together with the cached proofs of the others. Functions in `skip` are never verified, and
-    the reply is then about the others only: it is not stored for the file; nor is a failure left without the
-    models `models` asks for (`explained`, verify.nagini.verify_explained)."""
+    the reply is then about the others only: it is not stored for the file. A failure left without the models
+    `models` asks for (`explained`, verify.nagini.verify_explained) is stored apart, as Nagini's first run on the
+    file: it answers again only when `explained()` again gives a reason (a test fails on this run's policy)."""
     base = key_base(timeout)  # a function's proof is the same with or without models; a file's failures differ
     fkey = file_key(source, path.name, base + ("/no models" if models == "never" else ""))
+    first_key = file_key(source, path.name, base + "/first run, models not asked")
     t0 = time.monotonic()
     hit = None if skip else cache.get(fkey, "file")
+    if hit is None and not skip and models == "on failure":
+        hit = _first_run(cache, first_key, explained)
+        fkey = first_key if hit is not None else fkey
     if hit is not None:
         answer = {"hit": "file", "key": fkey, "stored_at": hit.pop("stored_at", None), "seconds_then": hit.get("seconds")}
         return hit | {"seconds": round(time.monotonic() - t0, 3), "cache": answer}
@@ -299,9 +304,16 @@ def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, ca
     if reply.get("status") == "proved" and fkeys:
         for name in missing:
             cache.put(fkeys.keys[name], "function", {"status": "proved", "errors": [], "seconds": reply.get("seconds")})
-    if reply.get("status") in STORED_FILE_STATUSES and not skip and not reply.get("unexplained"):
-        cache.put(fkey, "file", reply)
+    if reply.get("status") in STORED_FILE_STATUSES and not skip:
+        cache.put(first_key if reply.get("unexplained") else fkey, "file", reply)
     return reply | {"cache": info | {"hit": None, "selected": list(select)}}
+
+
+def _first_run(cache: ProofCache, key: str, explained: Explained) -> dict[str, Any] | None:
+    """A failure stored from Nagini's first run without models, when `explained()` gives a reason again."""
+    hit = cache.get(key, "file")
+    why = explained() if hit is not None else None
+    return hit | {"models": f"not asked: {why}", "unexplained": True} if hit is not None and why else None
 
 
 def through_cache(cache: ProofCache | None, kind: str, inputs: dict[str, Any], compute: Callable[[], T], *,

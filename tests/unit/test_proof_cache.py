@@ -311,7 +311,14 @@ def test_models_are_not_asked_for_a_failure_a_test_already_shows(tmp_path, polic
     assert worker.models == [False] and reply["unexplained"] and reply["models"] == "not asked: the example 'x' fails"
     cache = ProofCache(tmp_path / "c")
     verify_cached(worker, path, policy, timeout=60, cache=cache, explained=lambda: "a test fails")
-    assert run(Recorder(FAILED), cache, policy, tmp_path)["cache"]["hit"] is None  # not stored: it lacks the models
+    # Nagini's first run is kept apart: it answers again only when a test again explains the failure
+    again = Recorder(FAILED)
+    reply = verify_cached(again, path, policy, timeout=60, cache=cache, explained=lambda: "the example 'y' fails")
+    assert again.calls == [] and reply["status"] == "failed" and reply["cache"]["hit"] == "file"
+    assert reply["unexplained"] and reply["models"] == "not asked: the example 'y' fails"
+    # it is not the file's answer (it lacks the models): with no failing test, Nagini runs and is asked for them
+    unexplained = Recorder(FAILED)
+    assert run(unexplained, cache, policy, tmp_path)["cache"]["hit"] is None and unexplained.models == [False, True]
     # the tests (run while Nagini proves) are asked only once the proof has failed
     asked = []
     verify_explained(Recorder(), path, timeout=60, explained=lambda: asked.append(1) or "never asked")
