@@ -42,6 +42,7 @@ from veriguard.verify.nagini import Explained, Models, tool_versions, verify_exp
 FORMAT = 1
 ENV = CACHE_ENV
 STORED_FILE_STATUSES = frozenset({"proved", "failed", "translation_error"})
+FIRST_RUN = "/first run, models not asked"  # the key of a failure stored without its models
 VISIBLE_BODY_DECORATORS = frozenset({"Pure", "Predicate"})
 INTERFACE_CALLS = frozenset({"Requires", "Ensures", "Exsures", "Decreases"})
 GATE_KINDS = frozenset({"z3", "tests", "mutants", "classifier", "reveals"})
@@ -279,7 +280,7 @@ def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, ca
     file: it answers again only when `explained()` again gives a reason (a test fails on this run's policy)."""
     base = key_base(timeout)  # a function's proof is the same with or without models; a file's failures differ
     fkey = file_key(source, path.name, base + ("/no models" if models == "never" else ""))
-    first_key = file_key(source, path.name, base + "/first run, models not asked")
+    first_key = file_key(source, path.name, base + FIRST_RUN)
     t0 = time.monotonic()
     hit = None if skip else cache.get(fkey, "file")
     if hit is None and not skip and models == "on failure":
@@ -310,10 +311,13 @@ def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, ca
 
 
 def _first_run(cache: ProofCache, key: str, explained: Explained) -> dict[str, Any] | None:
-    """A failure stored from Nagini's first run without models, when `explained()` gives a reason again."""
+    """A failure stored from Nagini's first run without models, when `explained()` gives a reason again (only a
+    failure: such an entry never answers "proved")."""
     hit = cache.get(key, "file")
-    why = explained() if hit is not None else None
-    return hit | {"models": f"not asked: {why}", "unexplained": True} if hit is not None and why else None
+    if hit is None or hit.get("status") != "failed":
+        return None
+    why = explained()
+    return hit | {"models": f"not asked: {why}", "unexplained": True} if why else None
 
 
 def through_cache(cache: ProofCache | None, kind: str, inputs: dict[str, Any], compute: Callable[[], T], *,

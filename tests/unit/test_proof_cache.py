@@ -319,6 +319,12 @@ def test_models_are_not_asked_for_a_failure_a_test_already_shows(tmp_path, polic
     # it is not the file's answer (it lacks the models): with no failing test, Nagini runs and is asked for them
     unexplained = Recorder(FAILED)
     assert run(unexplained, cache, policy, tmp_path)["cache"]["hit"] is None and unexplained.models == [False, True]
+    # an entry under that key that says "proved" (written by hand) is never taken
+    forged = ProofCache(tmp_path / "forged")
+    forged.put(proof_cache.file_key(policy, path.name, key_base(60) + proof_cache.FIRST_RUN), "file", PROVED)
+    checked = Recorder(FAILED)
+    verify_cached(checked, path, policy, timeout=60, cache=forged, explained=lambda: "a test fails")
+    assert checked.calls
     # the tests (run while Nagini proves) are asked only once the proof has failed
     asked = []
     verify_explained(Recorder(), path, timeout=60, explained=lambda: asked.append(1) or "never asked")
