@@ -18,6 +18,16 @@ from veriguard.verify.testrun import TestRequest
 from veriguard.verify.verdicts import Verdict
 
 
+def _hypothesis_storage() -> dict[str, str]:
+    """Hypothesis keeps its Unicode table under its storage folder (default: .hypothesis in the working folder, for
+    the child a fresh temporary one): in veriguard's cache folder it is built once, not in every child (about 1.1 s
+    of CPU). Without a home folder for the cache, the default."""
+    try:
+        return {"HYPOTHESIS_STORAGE_DIRECTORY": str(cache_dir() / "hypothesis")}
+    except RuntimeError:  # Path.home(): no home folder
+        return {}
+
+
 @dataclass(frozen=True)
 class TestReport:
     examples: list[dict[str, Any]]         # one row per spec example, with its verdict
@@ -37,10 +47,8 @@ def run_tests(spec: Spec, examples: tuple[Example, ...], runnable: str, module: 
     req = TestRequest(spec, examples, runnable, module, tuple(mutants or ()), hypothesis_examples,
                       replays=tuple(replays or ()))
     root = str(Path(__file__).resolve().parent.parent)
-    # Hypothesis keeps its Unicode table under its storage folder (default: .hypothesis in the working folder, here a
-    # fresh temporary one): in veriguard's cache folder it is built once, not in every child (about 1.1 s of CPU).
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": str(cache_dir() / "hypothesis")}
+           "PYTHONHASHSEED": "0", **_hypothesis_storage()}
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="veriguard-tests-") as tmp:
         path = Path(tmp) / "request.pickle"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import io
 import json
 import os
@@ -323,14 +324,12 @@ def prove_fresh(spec: SpecFile, verified: str, progress: Progress, worker: Any =
     assert spec.contract is not None
     contract = spec.contract
     check_generated(verified, "nagini")  # nothing outside the allowlist reaches the verifier
-    made: list[tuple[str, str]] = []
-    tests: list[TestReport] = []
+    tests: list[TestReport] = []  # run only once the proof has failed
 
+    @functools.cache
     def modules() -> tuple[str, str]:
-        if not made:
-            runnable = runnable_policy(contract, verified)
-            made.append((runnable, frozen_module(spec, runnable)))
-        return made[0]
+        runnable = runnable_policy(contract, verified)
+        return runnable, frozen_module(spec, runnable)
 
     def explained() -> str | None:
         progress("the proof failed: running the spec's examples on it")

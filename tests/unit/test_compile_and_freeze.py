@@ -266,6 +266,18 @@ def test_the_tests_run_in_a_child_on_the_module_that_ships(mini, tmp_path, monke
         "module of this policy" and other.error_verdict is Verdict.ERROR
 
 
+def test_without_a_home_folder_the_tests_still_run(mini, monkeypatch):
+    from veriguard.verify import testing
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    spec, runnable, frozen = mini
+    monkeypatch.setattr(testing, "cache_dir", no_home)
+    report = testing.run_tests(spec, spec.examples, runnable, frozen, hypothesis_examples=5)
+    assert not report.error and report.hypothesis["verdict"] == "PASSED"
+
+
 @pytest.mark.parametrize("bug", sorted(BROKEN_ENTRIES))
 def test_the_tests_run_the_entry_code_that_ships(mini, bug, monkeypatch):
     """A bug in the frozen module's own entry code (not in the policy) fails the gates."""
