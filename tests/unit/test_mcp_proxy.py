@@ -1,5 +1,5 @@
-"""The MCP proxy for real: a payments MCP server written here (mcp SDK, low-level Server) runs as the
-proxy's child, the proxy runs as its own process (`python -m veriguard.enforce.integrations.mcp_proxy`), and a
+"""The MCP proxy for real: a payments MCP server written here (plain JSON-RPC lines) runs as the proxy's
+child, the proxy runs as its own process (`python -m veriguard.enforce.integrations.mcp_proxy`), and a
 real MCP client session talks to it. No JVM: the build is made without Nagini."""
 import json
 import subprocess
@@ -22,64 +22,72 @@ from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT  # noqa: E402
 from tests.unit.test_monitor import payments_build  # noqa: E402,F401  (fixture)
 
 # The recipient picks how the server misbehaves, so that one server shows every failure (all are on the
-# vendor allowlist, so the policy lets the call through to the server).
+# vendor allowlist, so the policy lets the call through to the server). The server speaks MCP's JSON-RPC lines
+# itself, without the SDK (whose import costs the child 1.3 s of CPU in each of these tests); each tool call is
+# answered on its own thread, so a call that hangs does not hold the next one. The proxy in front of a server
+# built with the SDK is exercised by examples/mcp_server_behind_proxy.py (its server,
+# examples/payments_mcp_server.py, is the SDK's MCPServer; tests/unit/test_examples.py).
 CHILD = '''
-import os, sys
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
+import json, os, sys, threading, time
 
 CALLS = sys.argv[1]
-wire = anyio.wrap_file(open(os.dup(1), "w", encoding="utf-8"))   # an explicit stream: the SDK leaves fd 1 alone
+lock = threading.Lock()
 PAYMENT = {"type": "object", "properties": {"recipient": {"type": "string"}, "amount_cents": {"type": "integer"},
                                             "currency": {"type": "string"}, "method": {"type": "string"}}}
+ANSWERS = {
+    "tools/list": {"tools": [{"name": "send_payment", "description": "Send a payment.", "inputSchema": PAYMENT}]},
+    "resources/list": {"resources": [{"uri": "ledger://today", "name": "ledger"}]},
+    "prompts/list": {"prompts": [{"name": "pay_invoice"}]},
+    "prompts/get": {"messages": [{"role": "user", "content": {"type": "text", "text": "Pay the invoice."}}]},
+    "ping": {},
+}
 
-async def list_tools(ctx, params):
-    return types.ListToolsResult(tools=[types.Tool(name="send_payment", description="Send a payment.",
-                                                   input_schema=PAYMENT)])
+def send(line):
+    with lock:
+        sys.stdout.write(line + "\\n")
+        sys.stdout.flush()
 
-async def call_tool(ctx, params):
-    args = params.arguments or {}
+def answer(request_id, result):
+    send(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
+
+def call_tool(request_id, params):
+    args = params.get("arguments") or {}
     with open(CALLS, "a", encoding="utf-8") as f:
         f.write(repr(args) + "\\n")
     who = args.get("recipient")
     if who == "city-utilities":
         os._exit(3)
     if who == "initech-payroll":
-        await wire.write("}{ this is not JSON-RPC\\n")
-        await wire.flush()
-        await anyio.sleep(3600)
+        send("}{ this is not JSON-RPC")
+        time.sleep(3600)
     if who == "umbrella-insurance":
-        await wire.write('{"jsonrpc": "2.0", "id": %s, "result": {"content": "not a list"}}\\n' % ctx.request_id)
-        await wire.flush()
-        await anyio.sleep(3600)
+        answer(request_id, {"content": "not a list"})
+        time.sleep(3600)
     if who == "globex-logistics":
-        await anyio.sleep(3600)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=f"sent {args.get('amount_cents')}")])
+        time.sleep(3600)
+    answer(request_id, {"content": [{"type": "text", "text": f"sent {args.get('amount_cents')}"}], "isError": False})
 
-async def list_resources(ctx, params):
-    return types.ListResourcesResult(resources=[types.Resource(uri="ledger://today", name="ledger")])
-
-async def read_resource(ctx, params):
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text="sent today: 0")])
-
-async def list_prompts(ctx, params):
-    return types.ListPromptsResult(prompts=[types.Prompt(name="pay_invoice")])
-
-async def get_prompt(ctx, params):
-    return types.GetPromptResult(messages=[types.PromptMessage(
-        role="user", content=types.TextContent(type="text", text="Pay the invoice."))])
-
-server = Server("payments", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool,
-                on_list_resources=list_resources, on_read_resource=read_resource, on_list_prompts=list_prompts,
-                on_get_prompt=get_prompt)
-
-async def main():
-    async with stdio_server(anyio.wrap_file(open(os.dup(0), encoding="utf-8")), wire) as (r, w):
-        await server.run(r, w, server.create_initialization_options())
-
-anyio.run(main)
+calls = []
+for line in sys.stdin:
+    message = json.loads(line)
+    method, request_id, params = message.get("method"), message.get("id"), message.get("params") or {}
+    if request_id is None:
+        continue                                   # notifications: initialized, cancelled
+    if method == "initialize":
+        answer(request_id, {"protocolVersion": params["protocolVersion"],
+                            "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+                            "serverInfo": {"name": "payments", "version": "1.0"}})
+    elif method == "tools/call":
+        calls.append(threading.Thread(target=call_tool, args=(request_id, params), daemon=True))
+        calls[-1].start()
+    elif method == "resources/read":
+        answer(request_id, {"contents": [{"uri": params["uri"], "text": "sent today: 0"}]})
+    elif method in ANSWERS:
+        answer(request_id, ANSWERS[method])
+    else:
+        send(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": method}}))
+for call in calls:                                 # the host is done: answer what is under way, as a server would
+    call.join(timeout=5)
 '''
 
 
