@@ -364,7 +364,7 @@ def test_the_decision_process_failing_is_a_denial(builds, monkeypatch, capfd, fn
         pytest.skip("no fork on this platform: the decision runs in-process")
     monkeypatch.setattr(hook, "decide", fn)
     code, out, err = in_process_main(monkeypatch, capfd, builds["shell_agent"], json.dumps(bash("ls")).encode(),
-                                     "--timeout", "2")
+                                     "--timeout", "0.5" if fn is hang else "2")
     assert code == 2 and words in err and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
@@ -386,16 +386,19 @@ def test_an_exception_anywhere_is_a_denial(builds, monkeypatch) -> None:
 
 
 def test_a_signal_to_the_hook_is_a_denial(builds, tmp_path: Path) -> None:
-    slow = tmp_path / "slow.py"
+    slow, deciding = tmp_path / "slow.py", tmp_path / "deciding"
     slow.write_text("import sys, time\nfrom veriguard import hook\n"
-                    "hook.decide = lambda raw, opts: time.sleep(60)\n"
+                    f"hook.decide = lambda raw, opts: open({str(deciding)!r}, 'w').close() or time.sleep(60)\n"
                     "sys.exit(hook.main(sys.argv[1:]))\n")
     p = subprocess.Popen([sys.executable, str(slow), "claude-code", "--build", str(builds["shell_agent"])],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     p.stdin.write(json.dumps(bash("ls")).encode())  # type: ignore[union-attr]
     p.stdin.close()  # type: ignore[union-attr]
-    time.sleep(3)
+    waited = time.monotonic()
+    while not deciding.exists():  # the decision process is running
+        assert time.monotonic() - waited < 60 and p.poll() is None, p.poll()
+        time.sleep(0.02)
     t0 = time.monotonic()
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=30) == 2
