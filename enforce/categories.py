@@ -41,7 +41,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from veriguard.enforce.embedder import ENCODERS, Embedder, EncoderMismatch, lexicon, shared_embedder
+from veriguard.enforce.embedder import (DEFAULT_ENCODER, ENCODERS, Embedder, EncoderMismatch, lexicon,
+                                       shared_embedder)
 from veriguard.enforce.loader import PolicyLoadError
 from veriguard.enforce.textnorm import Normalised, describe, foreign_words, normalise
 
@@ -109,6 +110,10 @@ class Bank:
     def written(self) -> tuple[str, ...]:
         return tuple(self.texts[i] for i in self.own())
 
+    def encoder(self) -> str:
+        """The sentence encoder the bank is embedded with: its [settings] `encoder`, else the default."""
+        return str(self.settings.get("encoder", DEFAULT_ENCODER))
+
 
 @dataclass(frozen=True)
 class Trained:
@@ -146,9 +151,12 @@ def parse_bank(text: str) -> Bank:
     shared = raw.get("asides", {}).get("cues", [])  # asides of every category
     cues = Cues(*({n: compile_cues(raw["categories"][n].get(kind, []) + (shared if kind == "asides" else []))
                    for n in names} for kind in CUE_KINDS))
+    settings = dict(raw.get("settings", {}))
+    if settings.get("encoder", DEFAULT_ENCODER) not in ENCODERS:
+        raise ValueError(f"[settings] encoder = {settings['encoder']!r} is not an encoder veriguard runs "
+                         f"({', '.join(ENCODERS)})")
     return Bank(names, {n: raw["categories"][n].get("description", "") for n in names}, cues, tuple(gold),
-                tuple(frozenset(v) for v in gold.values()), dict(raw.get("settings", {})),
-                frozenset(row["task"] for row in training))
+                tuple(frozenset(v) for v in gold.values()), settings, frozenset(row["task"] for row in training))
 
 
 def compile_cues(patterns: list[str]) -> tuple[re.Pattern[str], ...]:
@@ -479,7 +487,8 @@ def split_text(text: str) -> tuple[list[str], bool]:
 def _trained(path: str, sha256: str) -> CategoryClassifier:
     """One trained classifier per bank content (the sha256 is part of the key): training embeds the bank."""
     bank = read_bank(path)
-    return CategoryClassifier(trained_on(bank, shared_embedder()), shared_embedder(), bank=bank, source=path)
+    embedder = shared_embedder(bank.encoder())
+    return CategoryClassifier(trained_on(bank, embedder), embedder, bank=bank, source=path)
 
 
 def leave_one_out(clf: CategoryClassifier) -> dict[str, Any]:

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from veriguard.enforce.categories import CategoryClassifier, Classification, leave_one_out  # noqa: E402
-from veriguard.enforce.embedder import DEFAULT_ENCODER, ENCODERS, Embedder  # noqa: E402
+from veriguard.enforce.categories import CategoryClassifier, Classification, leave_one_out, read_bank  # noqa: E402
+from veriguard.enforce.embedder import ENCODERS, Embedder  # noqa: E402
 from veriguard.evaluation import MIND2WEB_FILE, benchmark_data, mind2web_records  # noqa: E402
 from veriguard.enforce.extract_errors import ExtractionError  # noqa: E402
 from veriguard.enforce.extractors import ClassifierExtractor  # noqa: E402
@@ -76,6 +76,8 @@ def score(rows: list[tuple[str, set[str], Classification]], names: tuple[str, ..
     out["strict_exact"] = pct(sum(1 for _, g, c in rows if g == set(c.labels) and not c.uncertain), len(rows))
     out["abstained"] = sum(1 for _, _, c in rows if c.abstained)
     out["per_category"] = {}
+    positives = sum(len(g) for _, g, _ in rows)
+    out["recall"] = pct(sum(len(g & p) for (_, g, _), p in zip(rows, got)), positives)
     for n in names:
         tp = sum(1 for (_, g, _), p in zip(rows, got) if n in g and n in p)
         fp = sum(1 for (_, g, _), p in zip(rows, got) if n not in g and n in p)
@@ -149,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bank", type=Path, default=ROOT / "specs" / "mind2web_sc" / "categories.toml")
     ap.add_argument("--heldout", type=Path, action="append",
                     help="JSONL held-out set (repeatable; default: tests/data/heldout_v4.jsonl)")
-    ap.add_argument("--encoder", default=DEFAULT_ENCODER, choices=[*ENCODERS, "e5-small-q4"])
+    ap.add_argument("--encoder", choices=[*ENCODERS, "e5-small-q4"],
+                    help="train on this encoder's vectors (default: the bank's [settings] encoder)")
     ap.add_argument("--skip-loo", action="store_true", help="skip the bank's leave-one-out (slow)")
     ap.add_argument("--evasions", type=Path, default=ROOT / "tests" / "data" / "evasions.jsonl")
     ap.add_argument("--benchmark", type=Path, default=benchmark_data() / MIND2WEB_FILE, help="Mind2Web-SC JSON (skipped if absent)")
@@ -158,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     data = ROOT / "tests" / "data"
     heldouts = args.heldout or [data / "heldout_v4.jsonl"]
+    args.encoder = args.encoder or read_bank(args.bank).encoder()
     clf = CategoryClassifier.from_bank(args.bank, embedder(args.encoder))
     report: dict[str, Any] = {"bank": str(args.bank), "encoder": args.encoder,
                               "heldout": {p.name: measured(heldout(clf, p), p.name) for p in heldouts}}
@@ -174,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"encoder {args.encoder}")
     for name, h in report["heldout"].items():
         print(f"held-out ({name}): n={h['n']}  exact {h['exact']}%  strict exact {h['strict_exact']}%  "
-              f"abstained {h['abstained']}")
+              f"abstained {h['abstained']}  recall, all categories {h['recall']}%")
         for n, m in h["per_category"].items():
             print(f"  {n:<7} support {m['support']:>3}  precision {m['precision']:>5}%  recall {m['recall']:>5}%")
         if name in DEVELOPMENT:  # a held-out set is measured, never read case by case (it would become tuning data)

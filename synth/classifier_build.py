@@ -50,23 +50,24 @@ def freeze_classifier(spec: SpecFile, argument: str, cfg: Mapping[str, Any],
                         fix="re-run synth once the file is final")
     try:
         bank = parse_bank(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError, re.error) as e:
+    except (ValueError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError, re.error) as e:
         raise SpecError("spec.bank", f"the example bank is malformed: {type(e).__name__}: {e}", file=str(path),
                         fix="each [categories.NAME] needs `positives` (a list of tasks) and may have `cues` (regular "
-                        "expressions), `negatives` and `description`; see specs/mind2web_sc/categories.toml") from None
+                        "expressions), `negatives` and `description`; [settings] `encoder` names one of "
+                        f"{', '.join(embedder.ENCODERS)}; see specs/mind2web_sc/categories.toml") from None
     fields = [f for f, _ in dict(argument_schema(spec.signature)).get(argument, {}).get("fields", [])]
     if sorted(bank.names) != sorted(fields):
         raise SpecError("spec.bank", f"the bank's categories {sorted(bank.names)} are not the fields of argument "
                         f"{argument!r} {sorted(fields)}: a field without a category would never be set", file=str(path),
                         fix=f"give the bank one [categories.NAME] table per field of {argument!r}, and no other")
-    identity = _environment(embedder.encoder_identity)  # the files only: no session to key the cache
+    identity = _environment(lambda: embedder.encoder_identity(bank.encoder()))  # the files only: no session
     inputs = {"argument": argument, "bank_sha256": digest, "fields": fields, "encoder": identity}
     key = gate_key("classifier", inputs)
     if key in _TRAINED:
         return _TRAINED[key]
 
     def train() -> dict[str, Any]:
-        emb = _environment(embedder.shared_embedder)
+        emb = _environment(lambda: embedder.shared_embedder(bank.encoder()))
         return to_frozen(trained_on(bank, emb), emb.identity(), digest)
 
     frozen, _hit = through_cache(cache, "classifier", inputs, train, encode=lambda v: v, decode=_frozen_doc)

@@ -172,3 +172,48 @@ def test_a_classifier_whose_categories_are_not_the_arguments_fields_is_refused(b
     with pytest.raises(ExtractionError, match="not the argument's fields") as e:
         category_classifier("task", cfg, build, (*fields, "casino"))
     assert e.value.code == "extract.config"
+
+
+SMALL_BANK = """
+[settings]
+{encoder}
+
+[categories.car]
+positives = ["Rent a pickup truck in Boise for the weekend", "Lease an electric hatchback for two years"]
+[categories.media]
+positives = ["Stream the new season of a crime drama", "Find showtimes for the new animated film"]
+[categories.hotel]
+positives = ["Book two nights at a hotel near the Louvre", "Reserve a hostel bed in Lisbon for Friday"]
+[categories.job]
+positives = ["Apply for the open accountant position", "Search for nursing jobs in Denver"]
+[categories.shop]
+positives = ["Add a cordless kettle to my cart", "Buy a pack of printer paper online"]
+[categories.flight]
+positives = ["Book a flight from Austin to Chicago", "Find a one-way ticket to Madrid in May"]
+"""
+
+
+def _small_bank_spec(tmp_path, encoder_line):
+    """The Mind2Web-SC spec with a two-task-per-category bank (fast to embed) and `encoder_line` in its settings."""
+    spec = load_spec(SPECS / "mind2web_sc.toml")
+    (tmp_path / "bank.toml").write_text(SMALL_BANK.format(encoder=encoder_line), encoding="utf-8")
+    moved = dataclasses.replace(spec, path=str(tmp_path / "mind2web_sc.toml"))
+    return moved, "task", {**spec.extraction["task"], "bank": "bank.toml"}
+
+
+def test_a_bank_names_the_encoder_it_is_embedded_with(tmp_path):
+    frozen = freeze_classifier(*_small_bank_spec(tmp_path, 'encoder = "paraphrase-minilm-l3"'))
+    assert frozen["encoder"]["encoder"] == "paraphrase-minilm-l3" and frozen["vectors"]["shape"] == [12, 384]
+    clf = CategoryClassifier.from_frozen(frozen)
+    assert clf.embedder.encoder.name == "paraphrase-minilm-l3" and clf.classify(TASKS[0]).labels == {"car"}
+    assert CategoryClassifier.from_bank(tmp_path / "bank.toml").embedder.encoder.name == "paraphrase-minilm-l3"
+    (tmp_path / "default").mkdir()
+    default = freeze_classifier(*_small_bank_spec(tmp_path / "default", ""))    # no `encoder`: the default one
+    assert default["encoder"]["encoder"] == "minilm-l6-int8"
+
+
+def test_a_bank_naming_an_encoder_veriguard_cannot_run_is_a_spec_error(tmp_path):
+    with pytest.raises(SpecError) as e:
+        freeze_classifier(*_small_bank_spec(tmp_path, 'encoder = "bge-small-en-v1.5"'))
+    assert e.value.code == "spec.bank" and "bge-small-en-v1.5" in e.value.message
+    assert "minilm-l6-int8" in e.value.message and "paraphrase-minilm-l3" in e.value.message

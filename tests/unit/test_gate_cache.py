@@ -177,7 +177,7 @@ class FakeEmbedder:
 def classifier_spec(monkeypatch):
     from veriguard.enforce import categories, embedder
     trained = []
-    monkeypatch.setattr(embedder, "shared_embedder", lambda: FakeEmbedder())
+    monkeypatch.setattr(embedder, "shared_embedder", lambda *_: FakeEmbedder())
     monkeypatch.setattr(categories, "trained_on", lambda bank, emb: trained.append(bank) or "model")
     monkeypatch.setattr(categories, "to_frozen", lambda model, enc, digest: {"model": model, "bank_sha256": digest})
     monkeypatch.setattr(classifier_build, "_TRAINED", {})
