@@ -1,14 +1,12 @@
 """The Anthropic SDK integration, end to end through the SDK's own tool runner and HTTP layer (a
-scripted model behind httpx2.MockTransport)."""
+scripted model behind httpx2.MockTransport). The SDK and veriguard's integration are imported where a test
+uses them, not at collection (2.5 s of CPU in every pytest-xdist process)."""
 import anyio
 import httpx2
 import pytest
-from anthropic import Anthropic, AsyncAnthropic
-from anthropic.lib.tools import beta_async_tool, beta_tool
 
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.guard import RunTerminated
-from veriguard.enforce.integrations.anthropic_sdk import guarded, split_tool_uses
 from tests.llm_fakes import ScriptedModel
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
@@ -23,11 +21,17 @@ def tool_use_reply(*calls):
         "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 10}})
 
 
-def client(model, cls=Anthropic, http=httpx2.Client):
-    return cls(api_key="sk-ant-test", max_retries=0, http_client=http(transport=httpx2.MockTransport(model)))
+def client(model, cls=None, http=httpx2.Client):
+    from anthropic import Anthropic
+
+    return (cls or Anthropic)(api_key="sk-ant-test", max_retries=0, http_client=http(transport=httpx2.MockTransport(model)))
 
 
 def payments_tool(g, ran, **kw):
+    from anthropic.lib.tools import beta_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import guarded
+
     @beta_tool
     @guarded(g, context=lambda: CONTEXT, **kw)
     def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:
@@ -110,6 +114,11 @@ def test_a_tool_named_otherwise_than_the_policy_expects_is_denied(payments_build
 
 
 def test_async_runner_and_async_tool(payments_build):
+    from anthropic import AsyncAnthropic
+    from anthropic.lib.tools import beta_async_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import guarded
+
     ran = []
 
     @beta_async_tool
@@ -132,6 +141,8 @@ def test_async_runner_and_async_tool(payments_build):
 
 
 def test_split_tool_uses_in_a_hand_written_loop(payments_build, tmp_path):
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
     g = guard(payments_build, "replan", log=tmp_path / "log.jsonl")
     model = ScriptedModel(tool_use_reply(("toolu_1", PAYMENT), ("toolu_2", OVER_LIMIT)), "Done.")
     api = client(model)
@@ -150,6 +161,8 @@ def test_split_tool_uses_in_a_hand_written_loop(payments_build, tmp_path):
 
 
 def test_split_tool_uses_terminates_before_anything_runs(payments_build):
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
     reply = {"content": [{"type": "tool_use", "id": "a", "name": "send_payment", "input": PAYMENT},
                          {"type": "tool_use", "id": "b", "name": "send_payment", "input": OVER_LIMIT}]}
     with pytest.raises(RunTerminated) as stopped:

@@ -6,15 +6,15 @@ import json
 import httpx2
 import pytest
 
-agents = pytest.importorskip("agents", reason="openai-agents is an optional extra")
-from agents import (Agent, OpenAIChatCompletionsModel, RunConfig, Runner,  # noqa: E402
-                    ToolInputGuardrailTripwireTriggered, function_tool)
-from openai import AsyncOpenAI  # noqa: E402
+from veriguard.enforce.decision_log import DecisionLog
+from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
+from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
-from veriguard.enforce.decision_log import DecisionLog  # noqa: E402
-from veriguard.enforce.integrations.openai_agents import policy_guardrail  # noqa: E402
-from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard  # noqa: E402
-from tests.unit.test_monitor import payments_build  # noqa: E402,F401  (fixture)
+
+@pytest.fixture(autouse=True)
+def sdk():
+    """The SDK, imported when a test runs, not at collection (2 s of CPU in every pytest-xdist process)."""
+    return pytest.importorskip("agents", reason="openai-agents is an optional extra")
 
 
 def completion(message, finish):
@@ -46,6 +46,11 @@ class Script:
 
 
 def run(script, g, ran, *, run_context=CONTEXT, **kw):
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
+    from openai import AsyncOpenAI
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
     @function_tool(tool_input_guardrails=[policy_guardrail(g, **kw)])
     def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str:
         """Send a payment."""
@@ -73,20 +78,20 @@ def test_refused_call_goes_back_to_the_model_and_the_run_goes_on(payments_build,
 
 
 @pytest.mark.parametrize("strategy,action", [("terminate", "terminate"), ("tool_halt", "halt")])
-def test_terminate_and_halt_raise_the_tripwire(payments_build, strategy, action):
+def test_terminate_and_halt_raise_the_tripwire(payments_build, strategy, action, sdk):
     ran = []
     script = Script(call(OVER_LIMIT, "call_1"), answer("never"))
-    with pytest.raises(ToolInputGuardrailTripwireTriggered) as tripped:
+    with pytest.raises(sdk.ToolInputGuardrailTripwireTriggered) as tripped:
         run(script, guard(payments_build, strategy), ran)
     outcome = tripped.value.output.output_info
     assert ran == [] and outcome.action == action and outcome.record.violations == ("per_payment_limit",)
     assert len(script.bodies) == 1
 
 
-def test_replan_halt_rejects_then_raises(payments_build):
+def test_replan_halt_rejects_then_raises(payments_build, sdk):
     ran = []
     script = Script(call(OVER_LIMIT, "call_1"), call(OVER_LIMIT, "call_2"), answer("never"))
-    with pytest.raises(ToolInputGuardrailTripwireTriggered):
+    with pytest.raises(sdk.ToolInputGuardrailTripwireTriggered):
         run(script, guard(payments_build, "replan_halt", halt_after=2), ran)
     assert ran == [] and len(script.bodies) == 2 and "change the plan" in script.tool_messages()[0]["content"]
 

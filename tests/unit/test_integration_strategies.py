@@ -6,7 +6,6 @@ import pytest
 
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.guard import RunTerminated
-from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
 from tests.llm_fakes import ScriptedModel
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
 from tests.unit.test_integration_anthropic import payments_tool, run, tool_results, tool_use_reply
@@ -62,6 +61,8 @@ def test_anthropic_tool_runner(payments_build, tmp_path, strategy):
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_anthropic_hand_written_loop(payments_build, tmp_path, strategy):
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
     g = guard(payments_build, strategy, halt_after=2, log=tmp_path / "log.jsonl")
     for i, (payment, says) in enumerate(zip(CALLS, EXPECTED[strategy]), 1):
         reply = {"content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "send_payment", "input": payment}]}
