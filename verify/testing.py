@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,12 @@ def _hypothesis_storage() -> dict[str, str]:
         return {}
 
 
+def _contract_layer(spec: Spec) -> Spec:
+    """The contract layer's own Spec (synth's SpecFile adds what the child never reads): unpickling it then imports
+    no synth module, nor the contract parser they import (70 ms of every child)."""
+    return Spec(**{f.name: getattr(spec, f.name) for f in fields(Spec)})
+
+
 @dataclass(frozen=True)
 class TestReport:
     examples: list[dict[str, Any]]         # one row per spec example, with its verdict
@@ -44,7 +50,7 @@ def run_tests(spec: Spec, examples: tuple[Example, ...], runnable: str, module: 
               replays: list[dict[str, Any]] | None = None, wall_seconds: float = 300.0) -> TestReport:
     """Examples, Hypothesis against the runtime contract, and mutants (contracts stripped), run in a
     sandboxed child on the frozen module of `runnable`, which must be `module`, and on each frozen mutant."""
-    req = TestRequest(spec, examples, runnable, module, tuple(mutants or ()), hypothesis_examples,
+    req = TestRequest(_contract_layer(spec), examples, runnable, module, tuple(mutants or ()), hypothesis_examples,
                       replays=tuple(replays or ()))
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
