@@ -226,6 +226,13 @@ class Commands:
             if any(value is r for r in remote):
                 continue
             effective = union if value.multi else slot_roles
+            if spec.cls == "build_test" and spec.other_options == "ignore" and _path_like(value) and not any(
+                    r in ACCESSES or r in roles for r in effective):
+                # a word the table gives no role, written as a path, of a build tool whose options the table does
+                # not all know: a single-dash option it does not list may take it as its value (`-o ~/x`; an
+                # unknown --option before a path is handled where options are read), or the tool's own operand may
+                # be a folder it fills (`meson setup ~/x`): the build may read or write it, and what is in it
+                self.touch(("read", "write"), value, inv, recursive=True)
             self.value_role("+".join(effective), value, inv, roles, "", recursive=recursive)
         if spec.interpreter == "code" and (script_from == "value" or (
                 script_from == "file" and script_value is not None and script_value.text in ("-", *STDIN_PATHS))):
@@ -471,7 +478,7 @@ class Commands:
                     continue
                 self._other(spec, t, out)
                 if spec.cls == "build_test" and t.startswith("--") and i < len(args) and self.inv is not None \
-                        and (args[i].text or "").startswith(("/", "~")):
+                        and _path_like(args[i]):
                     # a build or test tool's unknown --option before a path may name where it writes (a report,
                     # an output or cache folder: `--outFile`, `--target-dir`): the path is written, everything in it
                     self.touch(("read", "write"), args[i], self.inv, recursive=True)
@@ -994,6 +1001,12 @@ def _replace(word: Value, marker: str, item: Value) -> Value:
     if item.text is not None:
         return Value.of(word.text.replace(marker, item.text))
     return Value.unknown(item.reason or "an input word", stream=item.stream)
+
+
+def _path_like(value: Value) -> bool:
+    """A word written as a path outside the working folder: absolute, from a home folder, or climbing out."""
+    text = value.text
+    return text is not None and (text.startswith(("/", "~")) or ".." in text.split("/"))
 
 
 def assign_slots(pattern: tuple[Slot, ...], operands: list[Value]) -> list[tuple[Value, tuple[str, ...]]]:

@@ -13,7 +13,14 @@ pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-s
 
 SECRETS = ["~/.claude.json", "/etc/shadow", "/etc/gshadow", "~/.bash_history", "~/.zsh_history", "~/.python_history",
            "~/.psql_history", "~/.local/share/fish/fish_history", "~/.mozilla/firefox/x.default/logins.json",
-           "'~/.config/google-chrome/Default/Login Data'", "~/.local/share/keyrings/login.keyring"]
+           "'~/.config/google-chrome/Default/Login Data'", "~/.local/share/keyrings/login.keyring",
+           # database clients', package publishers', build tools', sync, tunnel and data tools' password and token files
+           # (red-team pass of 2026-11-28, evening)
+           "~/.pgpass", "~/.my.cnf", "~/.config/hub", "~/.gem/credentials", "~/.m2/settings.xml",
+           "~/.gradle/gradle.properties", "~/.config/composer/auth.json", "~/.config/rclone/rclone.conf", "~/.s3cfg",
+           "~/.config/containers/auth.json", "~/.config/sops/age/keys.txt", "~/.config/ngrok/ngrok.yml",
+           "~/.databrickscfg", "~/.dbt/profiles.yml", "~/.kaggle/kaggle.json", "~/.cache/huggingface/token",
+           "~/.pulumi/credentials.json", "~/.msmtprc"]
 
 
 def touched(command: str) -> set[tuple[str, str]]:
