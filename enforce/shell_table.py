@@ -629,7 +629,9 @@ def _meet(a: Comp, b: Comp, *, dot_rule: bool) -> bool:
         return b.matches(a.text, dot_rule=False)
     if not b.glob:
         return a.matches(b.text, dot_rule=dot_rule, loose=True)
-    return True  # two globs are assumed to meet
+    if dot_rule and a.text[:1] in ("*", "?") and b.text[:1] == ".":
+        return False  # every name the zone's glob matches starts with a dot, which the command's `*` or `?` skips
+    return True  # two globs are otherwise assumed to meet
 
 
 def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], *, dot_rule: bool) -> bool:

@@ -37,6 +37,12 @@ def test_writing_it_is_a_credential_write(path: str) -> None:
     assert ("write", "cloud_credentials") in touched(f"echo x > {path}")
 
 
+@pytest.mark.parametrize("path", ["~/.pgpass~", "~/.netrc.bak", "~/.git-credentials.old", "~/.bash_history.1",
+                                  "~/.my.cnf.swp", "~/.docker/config.json.orig"])
+def test_a_backup_or_swap_copy_of_a_secret_file_is_a_credential(path: str) -> None:
+    assert ("read", "cloud_credentials") in touched(f"cat {path}")
+
+
 @pytest.mark.parametrize("command", ["grep -r TODO .", "rm -rf build", "ls -R", "find . -name '*.py'"])
 def test_recursive_work_in_the_project_touches_no_secret(command: str) -> None:
     assert {zone for _, zone in touched(command)} <= {"workspace", "agent_config"}  # .claude/, .git/hooks: read
