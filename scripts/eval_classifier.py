@@ -2,7 +2,7 @@
 
 * held out: tests/data/heldout_v5.jsonl (539 tasks in ten new styles by another author, 47% decoys) and
   heldout_v4.jsonl (500 tasks in nine styles, 49% decoys), the default; measured only: their misses are never
-  printed, so that they stay held out (v4 was read six times and v5 twice, figures only: tests/data/README.md
+  printed, so that they stay held out (v4 was read six times and v5 three times, figures only: tests/data/README.md
   and the README's classifier section);
 * development: tests/data/heldout_tasks.jsonl (v1), heldout_v2.jsonl and heldout_v3.jsonl, each held out once,
   then read while tuning, and since 2026-11-28 part of the bank's [training] examples: figures on them are
