@@ -316,6 +316,9 @@ class Commands:
             self.set_variable(value, inv.st, f"set by {inv.name}")
         if "environment" in parts and value.text not in inv.st.vars and self.table.secret(value.text):
             self.read_environment(f"{inv.name} {value.text if value.text is not None else '<unknown name>'}")
+        if "query" in parts and _query_reads_environment(value.text, self.table.secret):
+            self.read_environment(f"{inv.name}'s expression {value.text!r}" if value.text is not None
+                                  else f"{inv.name}: an expression the analysis cannot read ({value.reason})")
         if "setting" in parts or "setting_env" in parts:
             self.setting_pair(value, inv, from_env="setting_env" in parts)
         if "repository" in parts:
@@ -1001,6 +1004,19 @@ def _replace(word: Value, marker: str, item: Value) -> Value:
     if item.text is not None:
         return Value.of(word.text.replace(marker, item.text))
     return Value.unknown(item.reason or "an input word", stream=item.stream)
+
+
+# jq's and yq's environment (`env`, `$ENV`, `env(NAME)`, `strenv(NAME)`; `.env` is a field), and `$NAME` or `${NAME}`
+# in any query (envsubst's SHELL-FORMAT, a jq variable of that name: the restrictive reading)
+_ENV_QUERY = re.compile(r"\$ENV\b|(?<![\w$.\"])(?:str)?env\b")
+_QUERY_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _query_reads_environment(text: str | None, secret: Callable[[str | None], bool]) -> bool:
+    """Whether a query language's text (jq, yq, envsubst) may print the environment or a secret variable of it."""
+    if text is None:
+        return True
+    return bool(_ENV_QUERY.search(text)) or any(secret(name) for name in _QUERY_VARIABLE.findall(text))
 
 
 def _path_like(value: Value) -> bool:

@@ -20,7 +20,8 @@ from veriguard.enforce.extract_errors import ExtractionError
 ACCESSES = ("read", "write", "delete", "execute")
 # Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
-         "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment")
+         "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
+         "query")
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
