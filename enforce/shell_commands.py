@@ -316,6 +316,13 @@ class Commands:
             self.set_variable(value, inv.st, f"set by {inv.name}")
         if "environment" in parts and value.text not in inv.st.vars and self.table.secret(value.text):
             self.read_environment(f"{inv.name} {value.text if value.text is not None else '<unknown name>'}")
+        if "path_list" in parts or ("at_list" in parts and value.text is not None and value.text.startswith("@")):
+            # a file (or `-`: the input) of paths the program then reads: the list is read, and so is each path in
+            # it, which the analysis cannot know (tar -T, rsync --files-from, --files0-from, 7z @LIST, sha256sum -c)
+            listed = value if "path_list" in parts else Value.of(value.text[1:]) if value.text else value
+            if listed.text != "-":
+                self.touch(("read",), listed, inv, recursive=False)
+            self.touch(("read",), Value.unknown(f"a path listed in {listed.text!r}"), inv, recursive=recursive)
         if "query" in parts and _query_reads_environment(value.text, self.table.secret):
             self.read_environment(f"{inv.name}'s expression {value.text!r}" if value.text is not None
                                   else f"{inv.name}: an expression the analysis cannot read ({value.reason})")

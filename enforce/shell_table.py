@@ -21,7 +21,7 @@ ACCESSES = ("read", "write", "delete", "execute")
 # Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
          "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
-         "query")
+         "query", "path_list", "at_list")
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
@@ -208,8 +208,8 @@ class _Reader:
         for p in parts:
             if p not in allowed:
                 raise _fail(self.file, where, f"unknown role {p!r}; one of {sorted(allowed)}")
-        if len(parts) > 1 and not set(parts) <= set(ACCESSES) | set(names) | {"url", "program"}:
-            raise _fail(self.file, where, f"only accesses, url and program combine with '+', got {text!r}")
+        if len(parts) > 1 and not set(parts) <= set(ACCESSES) | set(names) | {"url", "program", "at_list"}:
+            raise _fail(self.file, where, f"only accesses, url, program and at_list combine with '+', got {text!r}")
         return parts
 
     def pattern(self, raw: Any, where: str, names: Mapping[str, str]) -> tuple[Slot, ...]:
