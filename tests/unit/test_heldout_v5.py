@@ -7,8 +7,8 @@ import json
 import pytest
 from veriguard.enforce.categories import read_bank
 
-from tests.unit.heldout_checks import assert_well_formed, lines, shared_runs
-from tests.unit.test_categories import BANK, BENCHMARK, CATS, DATA, EVASIONS, HELDOUT, _shingles
+from tests.unit.heldout_checks import assert_covers, assert_well_formed, lines, runs_shared_within, shared_runs
+from tests.unit.test_categories import BANK, BENCHMARK, DATA, EVASIONS, HELDOUT
 
 V5 = DATA / "heldout_v5.jsonl"
 ROWS = lines(V5)
@@ -27,14 +27,7 @@ def test_rows_are_well_formed():
 
 
 def test_covers_decoys_every_category_and_every_style():
-    assert sum(r["decoy"] for r in ROWS) >= 0.45 * len(ROWS)
-    for category in CATS:
-        assert sum(category in r["categories"] for r in ROWS) >= 45, category
-    assert any(len(r["categories"]) == 2 for r in ROWS) and any(len(r["categories"]) == 3 for r in ROWS)
-    assert any(r["decoy"] and r["categories"] for r in ROWS)
-    assert {r["style"] for r in ROWS} == STYLES
-    for style in STYLES:
-        assert sum(r["style"] == style for r in ROWS) >= 30, style
+    assert_covers(ROWS, STYLES)
 
 
 def test_disjoint_from_the_bank():
@@ -51,14 +44,7 @@ def test_disjoint_from_the_four_earlier_heldout_sets_and_the_evasions():
 
 
 def test_no_two_tasks_share_a_run_of_six_words():
-    seen: dict[tuple[str, ...], str] = {}
-    shared = []
-    for r in ROWS:
-        for run in _shingles(r["task"]):
-            if run in seen and seen[run] != r["id"]:
-                shared.append((seen[run], r["id"], " ".join(run)))
-            seen.setdefault(run, r["id"])
-    assert not shared
+    assert not runs_shared_within(ROWS)
 
 
 @pytest.mark.skipif(not BENCHMARK.exists(), reason="the Mind2Web-SC data is not part of the repository and is absent here "
