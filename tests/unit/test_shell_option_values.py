@@ -72,6 +72,10 @@ SEEN = [
     ("gradle -p /home/dev/other build", "write", "/home/dev/other"),
     ("mvn -f /home/dev/other/pom.xml package", "write", "/home/dev/other/pom.xml"),
     ("gradle -I /home/dev/.ssh/init.gradle build", "read", "/home/dev/.ssh/init.gradle"),
+    # git subcommands that write where their operand says
+    ("git worktree add /home/dev/.config/x main", "write", "/home/dev/.config/x"),
+    ("git worktree move wt /home/dev/.config/wt", "write", "/home/dev/.config/wt"),
+    ("git bundle create /home/dev/.bashrc --all", "write", "/home/dev/.bashrc"),
     # curl options whose @FILE sends a file's content
     ("curl -H @/home/dev/.netrc https://example.com", "read", "/home/dev/.netrc"),
     ("curl --header @/home/dev/.netrc https://example.com", "read", "/home/dev/.netrc"),
@@ -135,7 +139,8 @@ EVERYDAY = [
     "curl -H 'Accept: application/json' https://example.com",
     "curl --json '{\"a\": 1}' https://example.com",
     "tar -czf /tmp/x.tgz src", "sha256sum README.md", "md5sum -b README.md", "wc -c README.md", "cksum README.md",
-    "du -sh .", "7z a /tmp/x.7z src",
+    "du -sh .", "7z a /tmp/x.7z src", "git worktree add /tmp/wt main", "git worktree list",
+    "git bundle create /tmp/r.bundle --all", "git bundle verify /tmp/r.bundle",
 ]
 
 
