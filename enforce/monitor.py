@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -239,14 +240,29 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[:300]}"
 
 
+def own_installation() -> list[Path]:
+    """The code this monitor runs: veriguard's runtime packages (where they are installed, or the source folders of
+    an editable install) and the virtual environment of its interpreter (its libraries, `.pth` files and
+    sitecustomize run in every process it starts). An agent that changes them, when they lie in its workspace,
+    changes the guard; a system interpreter's prefix is left out (no zone allows writing there)."""
+    import veriguard
+    import veriguard.contracts.errors
+    import veriguard.enforce
+
+    own = [Path(m.__file__).parent for m in (veriguard, veriguard.enforce, veriguard.contracts.errors) if m.__file__]
+    return own + ([Path(sys.prefix)] if sys.prefix != sys.base_prefix else [])
+
+
 def protected(given: list[str | Path], log: DecisionLog | None, log_key: str | Path | None) -> tuple[
         tuple[str, tuple[str, ...]], ...]:
     """What the agent must not change or read (the shell zone maps' {guard} and {secret}): its own policy, the
-    record of its decisions and the key that signs that record, each as given and with its links resolved."""
+    record of its decisions and the key that signs that record, each as given and with its links resolved; and
+    the code that decides (`own_installation`)."""
     from veriguard.enforce.shell_table import places_of
 
     def both(path: str | Path) -> list[Path]:
         return [Path(path).absolute(), Path(path).resolve()]
 
-    guard = [p for g in given for p in both(g)] + ([log.path, log.head_path] if log is not None else [])
+    guard = [p for g in [*given, *own_installation()] for p in both(g)] + (
+        [log.path, log.head_path] if log is not None else [])
     return places_of({"guard": guard, "secret": both(log_key) if isinstance(log_key, (str, Path)) else []})
