@@ -247,9 +247,8 @@ def own_installation() -> list[Path]:
     changes the guard; a system interpreter's prefix is left out (no zone allows writing there)."""
     import veriguard
     import veriguard.contracts.errors
-    import veriguard.enforce
 
-    own = [Path(m.__file__).parent for m in (veriguard, veriguard.enforce, veriguard.contracts.errors) if m.__file__]
+    own = [Path(__file__).parent] + [Path(m.__file__).parent for m in (veriguard, veriguard.contracts.errors) if m.__file__]
     return own + ([Path(sys.prefix)] if sys.prefix != sys.base_prefix else [])
 
 

@@ -319,7 +319,7 @@ class Commands:
         if "path_list" in parts or ("at_list" in parts and value.text is not None and value.text.startswith("@")):
             # a file (or `-`: the input) of paths the program then reads: the list is read, and so is each path in
             # it, which the analysis cannot know (tar -T, rsync --files-from, --files0-from, 7z @LIST, sha256sum -c)
-            listed = value if "path_list" in parts else Value.of(value.text[1:]) if value.text else value
+            listed = value if "path_list" in parts else Value.of(str(value.text)[1:])
             if listed.text != "-":
                 self.touch(("read",), listed, inv, recursive=False)
             self.touch(("read",), Value.unknown(f"a path listed in {listed.text!r}"), inv, recursive=recursive)

@@ -220,13 +220,12 @@ def test_everyday_forms_stay_allowed(monitors: dict[str, Monitor], command: str)
 def _own_code_writes() -> list[str]:
     import sys
 
-    import veriguard.enforce
+    import veriguard.enforce.monitor
+    import veriguard.hook
 
-    hook = Path(veriguard.enforce.__file__).parent.parent / "veriguard" / "hook.py"
     site = f"{sys.prefix}/lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
-    return [f"echo 'import os' > {site}/zz.pth",
-            f"sed -i s/deny/allow/ {Path(veriguard.enforce.__file__).parent / 'monitor.py'}",
-            f"cp /tmp/x.py {hook}"]
+    return [f"echo 'import os' > {site}/zz.pth", f"sed -i s/deny/allow/ {veriguard.enforce.monitor.__file__}",
+            f"cp /tmp/x.py {veriguard.hook.__file__}"]
 
 
 @pytest.mark.parametrize("command", _own_code_writes())
