@@ -6,7 +6,6 @@ with it (read, write), in both shipped shell specs; and the everyday forms of th
 Builds are made without Nagini."""
 from __future__ import annotations
 
-from pathlib import Path
 
 
 import pytest
