@@ -134,6 +134,7 @@ CATALOGUE: dict[str, Entry] = {
     "extract.shell.parse": Entry(A, "the command does not parse as bash"),
     "extract.shell.path": Entry(A, "a path the analysis needs (cwd, home) is not absolute"),
     "extract.shell.workspace": Entry(A, "the workspace is the root or home folder, or above it: not a project"),
+    "extract.shell.git": Entry(A, "a git command that rewrites its work tree, and no repository to ask which files"),
     "extract.shell.too_complex": Entry(A, "the command needs too many steps to analyse"),
     "extract.shell.too_long": Entry(A, "the command is longer than the analysis reads"),
     "extract.sql.column": Entry(A, "the SQL reads an unknown or ambiguous column"),

@@ -21,20 +21,28 @@ from veriguard.enforce.shell_state import IO, State
 from veriguard.enforce.shell_syntax import check_text, parse
 from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Places, ZoneMap, Zones, fill, load_commands, load_zones,
                                             normalise, split_pattern)
-from veriguard.enforce.shell_walk import Analyser, Analysis, _escape, ordered
+from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, static_effect, written
+from veriguard.enforce.shell_walk import Analyser, Analysis, Rewrite, _escape, ordered
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 
 
 def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
-            commands: CommandTable, zones: ZoneMap, follow_links: bool = False, places: Places = ()) -> Analysis:
+            commands: CommandTable, zones: ZoneMap, follow_links: bool = False, ask_git: bool = False,
+            rewrites: bool = True, places: Places = ()) -> Analysis:
     """The analysis of `command` run in `cwd` (cached: both arguments share one parse). With `follow_links`,
     every path it names exactly is also resolved through the symbolic links on this machine's disk now (a
-    link in the project to ~/.ssh reads ~/.ssh): that step reads the disk on every call. `places`: the paths
-    the monitor protects (shell_table.places_of: the zone map's {guard} and {secret})."""
+    link in the project to ~/.ssh reads ~/.ssh); with `ask_git`, the repository is asked which files a git
+    command that rewrites its work tree would write (without it, such a command is refused unless its words
+    show it writes none): both steps read the disk on every call. `rewrites` false leaves such commands out
+    (the shell_agent's `command` argument does not depend on them). `places`: the paths the monitor protects
+    (shell_table.places_of: the zone map's {guard} and {secret})."""
     cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
     a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places)
-    return through_links(a, zones.compile(workspace, home, tmp, places), (workspace, home, tmp)) if follow_links else a
+    compiled = zones.compile(workspace, home, tmp, places) if follow_links or (rewrites and a.rewrites) else None
+    if follow_links and compiled is not None:
+        a = through_links(a, compiled, (workspace, home, tmp))
+    return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
 
 
 @functools.lru_cache(maxsize=512)
@@ -73,6 +81,62 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
     if not notes:
         return a
     return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
+
+
+def through_git(a: Analysis, zones: Zones, *, ask_git: bool) -> Analysis:
+    """`a` with the files its git commands that rewrite their work tree (checkout, merge, stash pop...) would
+    write, as the repository says now (enforce/shell_git.py); where it cannot say, the whole work tree."""
+    touched, notes = dict.fromkeys(a.touched), []
+    for r in a.rewrites:
+        label = "git " + " ".join(w if w is not None else "…" for w in (r.sub, *r.args))
+        if None not in r.args and static_effect(r.sub, [w for w in r.args if w is not None]) == NO_CHANGE:
+            notes.append(f"`{label[:80]}` leaves the work tree's files as they are")
+            continue
+        found, note = _rewritten(r, zones, label, ask_git=ask_git)
+        touched.update(dict.fromkeys((acc, z) for acc in _GIT_WRITES for z in found))
+        notes.append(note)
+    return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
+
+
+_GIT_WRITES = ("write", "delete")
+_SHOWN = 8                     # files of a protected zone named in the account
+
+
+def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[list[str], str]:
+    """The zones the rewrite `r` may write files of, and how that was found; ExtractionError when nothing can say."""
+    def refuse(why: str, fix: str = "run it as a command of its own, in a known folder, with words known before "
+               "it runs") -> ExtractionError:
+        return ExtractionError("extract.shell.git", f"`{label[:120]}` may rewrite any file of its repository's work "
+                               f"tree, and {why}; {fix}")
+    if not ask_git:
+        raise refuse("this monitor does not ask the repository which", "set ask_git = true on the spec's shell "
+                     "extractors (the monitor must run on the machine the agent's commands run on)")
+    if r.cwd is None:
+        raise refuse("its working directory is not known")
+    repo = Repository.find(r.cwd) if os.path.isdir(r.cwd) else None
+    if repo is None:
+        if r.alone:
+            raise refuse(f"no repository holds {r.cwd} now, while {r.alone}")
+        return [], f"`{label[:80]}`: no repository holds {r.cwd}, so git refuses it"
+    if isinstance(repo, Unresolved):
+        raise refuse(f"the repository cannot be asked: {repo.reason}")
+
+    def zones_of(path: str, *, recursive: bool = False) -> list[str]:
+        return zones.of(split_pattern(_escape(path)) + ((STAR2,) if recursive else ()), dot_rule=True)
+    base = zones_of(r.cwd)
+    why = r.alone or (None in r.args and "a word of it is not known before it runs") or ""
+    paths = written(repo, r.sub, [w for w in r.args if w is not None],
+                    lambda p: not set(zones_of(p)) <= set(base)) if not why else Unresolved(why)
+    if isinstance(paths, Unresolved):
+        found = zones_of(repo.top, recursive=True)
+        return found, (f"`{label[:80]}` may write any file under {repo.top}, as {paths.reason}: "
+                       f"{', '.join(found)}")
+    named = {p: zones_of(repo.top + "/" + p) for p in sorted(paths)}
+    protected = {p: z for p, z in named.items() if not set(z) <= set(base)}
+    shown = ", ".join(f"{p} ({', '.join(z)})" for p, z in list(protected.items())[:_SHOWN])
+    return (list(dict.fromkeys([*base, *(z for zs in protected.values() for z in zs)])) if paths else [],
+            f"`{label[:80]}` may write {len(paths)} file(s) of {repo.top}, the repository says"
+            + (f"; outside {', '.join(base)}: {shown}" if protected else ""))
 
 
 def _leads_to(path: str, real_bases: list[tuple[str, str]]) -> str | None:
@@ -130,6 +194,7 @@ class ShellExtractor:
     tmp: str | None = "tmp"
     kind: str = "shell"
     follow_links: bool = False
+    ask_git: bool = False
     places: Places = ()          # the paths the monitor protects (Monitor.from_build sets them)
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
@@ -146,7 +211,8 @@ class ShellExtractor:
         raw = _optional(observation, self.approved)
         approved = False if raw is None else _coerce(raw, {"kind": "bool"}, str(self.approved))
         a = analyse(text, cwd=cwd, home=home, workspace=workspace, tmp=tmpdir, commands=self.commands,
-                    zones=self.zones, follow_links=self.follow_links, places=self.places)
+                    zones=self.zones, follow_links=self.follow_links, ask_git=self.ask_git,
+                    rewrites=self.part == "touched", places=self.places)
         if self.part == "command":
             value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
         else:
@@ -155,7 +221,7 @@ class ShellExtractor:
 
 
 _CFG_KEYS = {"from", "field", "part", "cwd", "home", "approved", "workspace", "tmp", "commands", "zones",
-             "follow_links"}
+             "follow_links", "ask_git"}
 
 
 def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], base: Path, *,
@@ -186,10 +252,11 @@ def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], b
     for k, v in strings.items():
         if not isinstance(v, str):
             raise ExtractionError("extract.config", f"shell extractor: {k} must be a field path, got {v!r}")
-    follow = cfg.get("follow_links", False)
-    if not isinstance(follow, bool):
-        raise ExtractionError("extract.config", f"shell extractor: follow_links must be true or false, got {follow!r}")
-    return ShellExtractor(part, arg_type, table, zmap, **strings, follow_links=follow, places=places)
+    flags = {k: cfg.get(k, False) for k in ("follow_links", "ask_git")}
+    for k, v in flags.items():
+        if not isinstance(v, bool):
+            raise ExtractionError("extract.config", f"shell extractor: {k} must be true or false, got {v!r}")
+    return ShellExtractor(part, arg_type, table, zmap, **strings, **flags, places=places)
 
 
 def _check_command_type(t: Mapping[str, Any], table: CommandTable) -> None:

@@ -49,6 +49,7 @@ class Commands:
         def repeats(self, why: str) -> None: ...
         def mentions(self, text: str, what: str, inv: Invocation | None) -> None: ...
         def read_environment(self, what: str) -> None: ...
+        def rewrites_tree(self, sub: str, inv: Invocation) -> None: ...
 
     def run(self, words: list[Value], st: State, io: IO, env_assigns: list[tuple[str, Value]], label: str,
             cwds: tuple[str, ...] | None = None, *, inherit_cwds: bool = True) -> State:
@@ -145,6 +146,8 @@ class Commands:
     def apply(self, spec: CommandSpec, name: str, inv: Invocation) -> State:
         if spec.special is not None:
             return _SPECIALS[spec.special](self, spec, inv)
+        if spec.rewrites:
+            self.rewrites_tree(name.split(" ")[1], inv)
         parsed = self.parse_args(spec, inv)
         st = inv.st
         dispatch = bool(spec.subcommands) and not spec.interpreter and bool(parsed.operands)

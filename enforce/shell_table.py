@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Iterator, Mapping, NamedTuple
 
 from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.shell_git import REWRITES
 
 ACCESSES = ("read", "write", "delete", "execute")
 # Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").
@@ -94,6 +95,7 @@ class CommandSpec:
     roles: Mapping[str, str] = field(default_factory=dict)
     why: str = ""
     file: tuple[str, ...] = ()           # the files its role "file" is an access of ({repository}/config)
+    rewrites: bool = False               # a git subcommand that may rewrite its work tree's files (shell_git)
 
     @functools.cached_property
     def options_matter(self) -> bool:
@@ -188,7 +190,7 @@ def _glob_match(pattern: str, name: str) -> bool:
 
 _CMD_KEYS = {"class", "operands", "options", "other_options", "style", "stop_at_operand", "first_cluster", "recursive",
              "default_operand", "cwd", "prints", "filter", "subcommands", "same_as", "sudo", "interpreter",
-             "special", "keyed", "remote", "plus", "roles", "why", "file"}
+             "special", "keyed", "remote", "plus", "roles", "why", "file", "rewrites"}
 _OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_operand", "prints", "sudo", "roles",
              "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file"}
 _SETTINGS_KEYS = {"repository", "repository_env", "env_keys", "files_env", "key_env", "value_env", "parameters_env",
@@ -329,6 +331,12 @@ class _Reader:
         keyed = {str(k): "+".join(self.role(v, f"{where}.keyed.{k}", names))
                  for k, v in (raw.get("keyed") or {}).items()}
         operands = self.pattern(raw["operands"], f"{where}.operands", names) if "operands" in raw else None
+        rewrites = self.flag(raw["rewrites"], f"{where}.rewrites") if "rewrites" in raw else False
+        words = name.split(" ")
+        unknown_git = sorted(set(words[1].split("|") if len(words) > 1 else words) - REWRITES) if rewrites else []
+        if unknown_git:
+            raise _fail(self.file, f"{where}.rewrites", f"{unknown_git} are not git subcommands whose writes veriguard "
+                        f"can ask the repository about; those it can: {sorted(REWRITES)}")
         return CommandSpec(
             name=name, cls=self.cls(raw["class"], f"{where}.class"),
             operands=operands if operands is not None else (Slot(("none",), True),),
@@ -341,7 +349,7 @@ class _Reader:
             remote=self.cls(raw["remote"], f"{where}.remote") if "remote" in raw else None,
             plus=self.cls(raw["plus"], f"{where}.plus") if "plus" in raw else None,
             roles=names, why=str(raw.get("why", "")),
-            file=self.files(raw["file"], f"{where}.file") if "file" in raw else ())
+            file=self.files(raw["file"], f"{where}.file") if "file" in raw else (), rewrites=rewrites)
 
     @property
     def lowest(self) -> str:

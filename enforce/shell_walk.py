@@ -25,6 +25,17 @@ ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=",
 
 
 @dataclass(frozen=True)
+class Rewrite:
+    """A git command that rewrites files of its repository's work tree (checkout, merge, stash pop...): which
+    files only the repository can tell (enforce/shell_git.py)."""
+
+    sub: str
+    args: tuple[str | None, ...]     # None: a word not known before it runs
+    cwd: str | None                  # None: its working directory is not known
+    alone: str = ""                  # why the repository as it is now may not be what it meets ('' when it is)
+
+
+@dataclass(frozen=True)
 class Analysis:
     kind: str
     sudo: bool
@@ -33,6 +44,7 @@ class Analysis:
     account: tuple[str, ...]
     # (accesses, path, recursive) of every path known exactly (no glob): what links on disk may lead elsewhere
     paths: tuple[tuple[tuple[str, ...], str, bool], ...] = ()
+    rewrites: tuple[Rewrite, ...] = ()
 
     @property
     def how(self) -> str:
@@ -62,6 +74,9 @@ class Analyser(Commands, Env):
         self.function_depth = 0                  # inside a function body
         self.inv: Invocation | None = None       # the simple command being analysed
         self.source = ""                         # the whole command's text
+        self.active: dict[int, str] = {}         # invocations that write or are above the lowest class: id -> what
+        self.held: list[Invocation] = []         # those invocations, kept alive so that no id is reused
+        self.rewriting: list[tuple[int, str, list[Value], Invocation]] = []   # (id, subcommand, words, invocation)
 
     # -- results ------------------------------------------------------------------------------
 
@@ -73,7 +88,22 @@ class Analyser(Commands, Env):
             unquoted = re.sub(r"[\"'\\]", "", self.source)  # `hooks""Path` is hooksPath to the shell
             self.mentions(self.source + "\n" + unquoted, "the command, which needs approval,", None)
         return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
-                        tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact))
+                        tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
+                        tuple(self._rewrite(*r) for r in self.rewriting))
+
+    def rewrites_tree(self, sub: str, inv: Invocation) -> None:
+        self.rewriting.append((id(inv), sub, list(inv.args), inv))
+
+    def _rewrite(self, key: int, sub: str, words: list[Value], inv: Invocation) -> Rewrite:
+        cwd = inv.cwds[0] if inv.cwds is not None and len(inv.cwds) == 1 else None
+        others = [what for k, what in self.active.items() if k != key]
+        why = ("it runs more than once, or beside another such git command" if len(self.rewriting) > 1 else
+               f"{others[0]} may change the repository first" if others else
+               "a word of it is not known before it runs" if any(not w.static for w in words) else
+               "its working directory is not known" if cwd is None else
+               "it names its repository or work tree, or changes git's settings" if inv.repositories or any(
+                   n.startswith("GIT_") for n in inv.env) or self.active.get(key) == "unknown" else "")
+        return Rewrite(sub, tuple(w.text if w.static else None for w in words), cwd, why)
 
     def note(self, phrase: str) -> None:
         if self.inv is not None:
@@ -83,8 +113,18 @@ class Analyser(Commands, Env):
 
     def classify(self, cls: str, why: str) -> None:
         self.classes.append((cls, why))
+        if cls != self.table.lowest():
+            key = self._active(self.inv)
+            self.active[key] = "unknown" if cls == self.table.unknown else self.active.get(key) or (
+                f"`{self.inv.name}`" if self.inv is not None else f"a {cls} step")
         if cls != self.table.lowest() or why:
             self.note(f"{cls}" + (f" ({why})" if why else ""))
+
+    def _active(self, inv: Invocation | None) -> int:
+        if inv is None:
+            return 0
+        self.held.append(inv)
+        return id(inv)
 
     def unknown(self, why: str) -> None:
         self.classify(self.table.unknown, why)
@@ -737,6 +777,8 @@ class Analyser(Commands, Env):
                 if recursive:
                     comps = comps + (STAR2,)
                 targets.append(("/" + "/".join(c.text for c in comps), comps))
+        if targets and set(accesses) - {"read"}:
+            self.active.setdefault(self._active(inv), f"`{inv.name}`" if inv is not None else "a redirection that writes")
         for shown, comps in targets:
             zones = [self.zones.unresolved] if comps is None else self.zones.of(comps, dot_rule=not loose)
             for zone in zones:

@@ -27,6 +27,7 @@ OUTSIDE = {
     "enforce/guard.py:RunTerminated": "control flow: a BaseException that stops the agent's run",
     "veriguard/hook.py:Refused": "the hook's denial, answered as exit 2 by hook.main",
     "veriguard/hook.py:_BadOptions": "private: the hook's usage error, answered by hook.main",
+    "enforce/shell_git.py:_Fail": "private: a question git could not answer, turned into Unresolved in the module",
     # debts: callers print or re-wrap str(e), which would repeat the code; see the report of issue 13
 }
 

@@ -1,0 +1,465 @@
+"""Which files a git command that rewrites the work tree may write, asked of the repository when the
+command is proposed (checkout, switch, restore, reset, merge, rebase, cherry-pick, revert, stash, clean).
+
+A branch switch, a merge or a stash pop writes whatever files differ between two commits, so the command's
+words alone do not say whether it rewrites the agent's own configuration (a `.claude/settings.json`
+committed on another branch). Only git's plumbing is run (rev-parse, merge-base, rev-list, diff-tree,
+diff-index --cached, ls-tree, ls-files), with fsmonitor off: none of them runs a hook, a filter, a diff
+driver or a pager, so a repository the agent configured cannot make the monitor run a program. Work-tree
+files are compared with the index by hashing them here (a filtered file counts as changed).
+
+The answer is a superset of the files written, but only for the paths the caller calls `relevant`
+(those in a zone other than the work tree's own); `Unresolved` says why no such answer exists (an option
+this reading does not know, a revision git cannot resolve, commits `git pull` has not fetched yet)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+__all__ = ["NO_CHANGE", "REWRITES", "Repository", "Unresolved", "static_effect", "written"]
+
+REWRITES = frozenset({"checkout", "switch", "restore", "reset", "merge", "rebase", "cherry-pick", "revert", "stash",
+                      "clean", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree"})
+NO_CHANGE: tuple[str, ...] = ()
+MAX_COMMITS = 500            # a cherry-pick of more commits is not read commit by commit
+MAX_HASHED = 64 * 1024 * 1024  # a larger work-tree file counts as changed without being read
+TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    reason: str
+
+
+class _Fail(Exception):
+    """A question git could not answer: the module turns it into Unresolved."""
+
+    def __init__(self, reason: str, *, no_repository: bool = False) -> None:
+        super().__init__(reason)
+        self.no_repository = no_repository
+
+
+@dataclass(frozen=True)
+class Repository:
+    """The repository a git command run in `cwd` uses, found by git itself; `top` is its work tree."""
+
+    cwd: str
+    top: str
+    object_format: str
+    deadline: float
+
+    @staticmethod
+    def find(cwd: str, timeout: float = TIMEOUT_S) -> "Repository | Unresolved | None":
+        """The repository of `cwd`; None when `cwd` is in none (git would refuse the command there too)."""
+        probe = Repository(cwd, cwd, "sha1", time.monotonic() + timeout)
+        try:
+            inside = probe.git("rev-parse", "--is-inside-work-tree").strip()
+            if inside != b"true":
+                return Unresolved(f"{cwd} is not in a repository's work tree")
+            top, fmt = probe.git("rev-parse", "--show-toplevel", "--show-object-format").decode(
+                "utf-8", "surrogateescape").splitlines()[:2]
+        except _Fail as e:
+            return None if e.no_repository else Unresolved(str(e))
+        except ValueError:
+            return Unresolved("git's answer could not be read")
+        return Repository(cwd, top, fmt, probe.deadline)
+
+    def git(self, *args: str, ok_codes: tuple[int, ...] = (0,), stdin: bytes | None = None) -> bytes:
+        env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _Fail(f"git did not answer within {TIMEOUT_S:g} s")
+        try:
+            done = subprocess.run(["git", "--no-pager", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
+                                   *args], cwd=self.cwd, env=env, input=stdin if stdin is not None else b"",
+                                  capture_output=True, timeout=left)
+        except FileNotFoundError:
+            raise _Fail("git is not installed where the monitor runs, or the folder is gone") from None
+        except subprocess.TimeoutExpired:
+            raise _Fail(f"git did not answer within {TIMEOUT_S:g} s") from None
+        except OSError as e:
+            raise _Fail(f"git could not be run in {self.cwd}: {e.strerror}") from None
+        if done.returncode not in ok_codes:
+            err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise _Fail(f"`git {args[0]}` failed: {err[0] if err else f'exit {done.returncode}'}",
+                        no_repository=done.returncode == 128 and b"not a git repository" in done.stderr)
+        return done.stdout
+
+    # -- questions ----------------------------------------------------------------------------------
+
+    def commit(self, rev: str) -> str:
+        if rev == "-":
+            rev = "@{-1}"
+        if rev.startswith("-"):
+            raise _Fail(f"{rev!r} is not a revision")
+        out = self.git("rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}", ok_codes=(0, 1))
+        if not out.strip():
+            raise _Fail(f"git cannot resolve {rev!r} to a commit")
+        return out.decode().strip()
+
+    def maybe_commit(self, rev: str) -> str | None:
+        try:
+            return self.commit(rev)
+        except _Fail:
+            return None
+
+    def remote_branches(self, name: str) -> list[str]:
+        """The commits of `origin/NAME` and the like: `git checkout NAME` creates NAME from one of them."""
+        out = self.git("for-each-ref", "--format=%(objectname)", f"refs/remotes/*/{name}")
+        return out.decode().split()
+
+    def merge_bases(self, a: str, b: str) -> list[str]:
+        return self.git("merge-base", "--all", a, b, ok_codes=(0, 1)).decode().split()
+
+    def between(self, a: str, b: str) -> set[str]:
+        return _names(self.git("diff-tree", "-r", "-z", "--name-only", "--no-renames", a, b))
+
+    def tree_files(self, rev: str) -> set[str]:
+        return _names(self.git("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev))
+
+    def commits(self, revs: Sequence[str]) -> list[str]:
+        if any(r.startswith("-") for r in revs):
+            raise _Fail(f"{[r for r in revs if r.startswith('-')][0]!r} is not a revision")
+        out = self.git("rev-list", "--no-walk=unsorted", "--end-of-options", *revs)  # (--max-count would walk)
+        found = out.decode().split()
+        if len(found) > MAX_COMMITS:
+            raise _Fail(f"more than {MAX_COMMITS} commits")
+        return found
+
+    def changed_by(self, commits: Sequence[str]) -> set[str]:
+        """Every file any of `commits` changes (against each parent of a merge; a root commit's files)."""
+        if not commits:
+            return set()
+        out = self.git("diff-tree", "--stdin", "--no-commit-id", "-r", "-z", "--name-only", "--no-renames", "-m",
+                       "--root", stdin="".join(c + "\n" for c in commits).encode())
+        return _names(out)
+
+    def restored(self, source: str | None, pathspec: Sequence[str], relevant: Callable[[str], bool]) -> set[str]:
+        """The files a restore of `pathspec` from `source` (None: the index) may write: those whose index entry
+        differs from `source`, and the relevant ones whose work-tree file differs from the index."""
+        spec = ["--", *pathspec]
+        out = set() if source is None else _names(self.git("diff-index", "--cached", "-z", "--name-only",
+                                                            "--no-renames", source, *spec))
+        listing = self.git("ls-files", "-z", "-s", "--full-name", *spec)
+        for entry in filter(None, listing.split(b"\0")):
+            meta, _, raw = entry.partition(b"\t")
+            mode, sha, stage = meta.decode().split()
+            path = os.fsdecode(raw)
+            if path not in out and relevant(self.top + "/" + path) and (
+                    stage != "0" or _differs(self.top + "/" + path, mode, sha, self.object_format)):
+                out.add(path)
+        return out
+
+    def untracked(self, pathspec: Sequence[str], *, ignored: bool) -> set[str]:
+        return _names(self.git("ls-files", "-z", "-o", "--full-name", *(() if ignored else ("--exclude-standard",)),
+                               "--", *pathspec))
+
+
+def _names(out: bytes) -> set[str]:
+    return {os.fsdecode(n) for n in out.split(b"\0") if n}
+
+
+def _differs(path: str, mode: str, sha: str, fmt: str) -> bool:
+    """Whether the work-tree file at `path` differs from the blob `sha` with `mode` (no filter is applied, so a
+    file git would filter counts as different)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return True
+    if mode == "120000":
+        if not stat.S_ISLNK(st.st_mode):
+            return True
+        data = os.fsencode(os.readlink(path))
+    elif mode in ("100644", "100755"):
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_HASHED or (mode == "100755") != bool(st.st_mode & 0o100):
+            return True
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_HASHED + 1)
+        except OSError:
+            return True
+    else:
+        return True
+    h = hashlib.new("sha256" if fmt == "sha256" else "sha1")
+    h.update(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest() != sha
+
+
+# -- reading a subcommand's words ------------------------------------------------------------------------
+
+@dataclass
+class _Words:
+    flags: set[str]
+    values: dict[str, str]
+    operands: list[str]
+    after_dashes: list[str] | None      # the words after `--`, if it was given
+
+
+def _read(args: Sequence[str], flags: Iterable[str], valued: Iterable[str], *, optional: Iterable[str] = ()) -> _Words:
+    """The words of a git subcommand; an option not listed is refused (the caller cannot know what it does)."""
+    flags, valued, optional = set(flags), set(valued), set(optional)
+    out = _Words(set(), {}, [], None)
+    i = 0
+    while i < len(args):
+        w = args[i]
+        if w == "--":
+            out.after_dashes = list(args[i + 1:])
+            break
+        if w.startswith("--") and "=" in w and w.split("=", 1)[0] in valued | optional:
+            name, value = w.split("=", 1)
+            out.values[name] = value
+        elif w in valued:
+            if i + 1 >= len(args):
+                raise _Fail(f"{w} needs a value")
+            out.values[w] = args[i + 1]
+            i += 1
+        elif w in flags or w in optional:
+            out.flags.add(w)
+        elif w.startswith("--"):
+            raise _Fail(f"the option {w} is not one this reading knows")
+        elif w.startswith("-") and len(w) > 1:   # short flags together (-fd), or a short option and its value (-bNEW)
+            if all(f"-{c}" in flags for c in w[1:]):
+                out.flags.update(f"-{c}" for c in w[1:])
+            elif w[:2] in valued:
+                out.values[w[:2]] = w[2:]
+            elif w[:2] in optional:
+                out.flags.add(w[:2])
+            else:
+                raise _Fail(f"the option {w} is not one this reading knows")
+        else:
+            out.operands.append(w)
+        i += 1
+    return out
+
+
+def _one(words: _Words, *names: str) -> str | None:
+    return next((words.values[n] for n in names if n in words.values), None)
+
+
+def _has(words: _Words, *names: str) -> bool:
+    return any(n in words.flags for n in names)
+
+
+_QUIET = {"-q", "--quiet", "--progress", "--no-progress", "--recurse-submodules", "--no-recurse-submodules"}
+_CHECKOUT_FLAGS = _QUIET | {"-f", "--force", "-m", "--merge", "--detach", "--no-track", "-t", "--overlay",
+                            "--no-overlay", "--ignore-skip-worktree-bits", "--ignore-other-worktrees", "--ours",
+                            "--theirs", "-p", "--patch", "-l", "--guess", "--no-guess", "-d", "--discard-changes"}
+_CHECKOUT_VALUED = {"-b", "-B", "--orphan", "--conflict", "-c", "-C", "--create", "--force-create"}
+_MERGE_FLAGS = _QUIET | {"--ff", "--no-ff", "--ff-only", "--squash", "--no-squash", "--commit", "--no-commit", "-e",
+                         "--edit", "--no-edit", "--stat", "-n", "--no-stat", "--summary", "--log", "--no-log",
+                         "--signoff", "--no-signoff", "-v", "--verbose", "--verify", "--no-verify",
+                         "--allow-unrelated-histories", "--autostash", "--no-autostash", "--rerere-autoupdate",
+                         "--no-rerere-autoupdate", "--overwrite-ignore", "--no-overwrite-ignore", "--no-gpg-sign",
+                         "--verify-signatures", "--no-verify-signatures", "--compact-summary"}
+_MERGE_VALUED = {"-m", "--message", "-F", "--file", "-s", "--strategy", "-X", "--strategy-option", "--into-name",
+                 "--cleanup"}
+_REBASE_FLAGS = _QUIET | {"-v", "--verbose", "--autostash", "--no-autostash", "--autosquash", "--no-autosquash",
+                          "--fork-point", "--no-fork-point", "--committer-date-is-author-date", "--reset-author-date",
+                          "--ignore-date", "--signoff", "--no-verify", "--verify", "--update-refs", "--no-update-refs",
+                          "-m", "--merge", "--apply", "--stat", "-n", "--no-stat", "--keep-base", "--no-ff",
+                          "--force-rebase", "-f", "--keep-empty", "--no-keep-empty", "--reapply-cherry-picks",
+                          "--no-reapply-cherry-picks", "--no-gpg-sign", "--rerere-autoupdate", "--no-rerere-autoupdate"}
+_REBASE_VALUED = {"--onto", "-s", "--strategy", "-X", "--strategy-option", "--empty", "-C", "--whitespace"}
+_PICK_FLAGS = _QUIET | {"-e", "--edit", "--no-edit", "-x", "-n", "--no-commit", "-s", "--signoff", "--ff",
+                        "--allow-empty", "--allow-empty-message", "--keep-redundant-commits", "--rerere-autoupdate",
+                        "--no-rerere-autoupdate", "--no-gpg-sign", "-r", "--reference"}
+_PICK_VALUED = {"-m", "--mainline", "--strategy", "-X", "--strategy-option", "--cleanup", "--empty"}
+_IN_PROGRESS = {"--continue", "--abort", "--skip", "--quit", "--edit-todo", "--show-current-patch"}
+
+
+# -- what each subcommand writes --------------------------------------------------------------------------
+
+def static_effect(sub: str, args: Sequence[str]) -> tuple[str, ...] | None:
+    """NO_CHANGE when the words alone show the command leaves the work tree as it is (a new branch at HEAD,
+    a stash listing, a restore of the index only), else None (the repository must be asked)."""
+    try:
+        if sub in ("checkout", "switch"):
+            w = _read(args, _CHECKOUT_FLAGS, _CHECKOUT_VALUED, optional={"--track"})
+            new = _one(w, "-b", "-B", "-c", "-C", "--create", "--force-create")
+            if new is not None and not w.operands and not w.after_dashes and not _has(w, "-f", "--force",
+                                                                                      "--discard-changes"):
+                return NO_CHANGE
+        elif sub == "stash":
+            if args and args[0] in ("list", "show", "drop", "clear", "create", "store"):
+                return NO_CHANGE
+        elif sub == "reset":
+            if not any(a in ("--hard", "--merge", "--keep") for a in args):
+                return NO_CHANGE
+        elif sub == "restore":
+            if any(a in ("-S", "--staged") for a in args) and not any(a in ("-W", "--worktree") for a in args):
+                return NO_CHANGE
+        elif sub == "clean":
+            if any(a in ("-n", "--dry-run") for a in args):
+                return NO_CHANGE
+    except _Fail:
+        return None
+    return None
+
+
+def written(repo: Repository, sub: str, args: Sequence[str], relevant: Callable[[str], bool]) -> set[str] | Unresolved:
+    """The files (relative to `repo.top`) `git SUB ARGS` may write, complete for the `relevant` ones."""
+    how = _HOW.get(sub)
+    if how is None:
+        return Unresolved(_NEVER.get(sub, f"git {sub} may check out any commit"))
+    try:
+        return how(repo, list(args), relevant)
+    except _Fail as e:
+        return Unresolved(str(e))
+
+
+def _switch_to(repo: Repository, target: str, relevant: Callable[[str], bool], *, force: bool) -> set[str]:
+    out = repo.between("HEAD", target)
+    return out | repo.restored(target, [], relevant) if force else out
+
+
+def _checkout(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    w = _read(args, _CHECKOUT_FLAGS, _CHECKOUT_VALUED, optional={"--track"})
+    force = _has(w, "-f", "--force")
+    new = _one(w, "-b", "-B", "--orphan")
+    ops, paths = w.operands, w.after_dashes
+    if new is not None or paths is not None:
+        if len(ops) > 1 or (new is not None and paths):
+            raise _Fail("a checkout with a new branch and paths is not one this reading knows")
+        target = repo.commit(ops[0]) if ops else None
+        if paths:
+            return repo.restored(target, paths, relevant)
+        return _switch_to(repo, target or "HEAD", relevant, force=force)
+    if not ops:
+        return repo.restored("HEAD", [], relevant) if force else set()
+    target = repo.maybe_commit(ops[0])
+    if target is not None:
+        return repo.restored(target, ops[1:], relevant) if len(ops) > 1 else _switch_to(repo, target, relevant, force=force)
+    guesses = [] if _has(w, "--no-guess") or len(ops) > 1 else repo.remote_branches(ops[0])
+    out = repo.restored(None, ops, relevant)       # git reads the words as paths when they name no branch
+    for g in guesses:
+        out |= _switch_to(repo, g, relevant, force=force)
+    return out
+
+
+def _switch(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    w = _read(args, _CHECKOUT_FLAGS, _CHECKOUT_VALUED, optional={"--track"})
+    if w.after_dashes is not None or len(w.operands) > 1:
+        raise _Fail("git switch takes one branch or commit")
+    force = _has(w, "-f", "--force", "--discard-changes")
+    if "--orphan" in w.values:
+        return repo.tree_files("HEAD")              # an orphan branch starts with no files
+    if not w.operands:
+        return _switch_to(repo, "HEAD", relevant, force=force)
+    target = repo.maybe_commit(w.operands[0])
+    if target is not None:
+        return _switch_to(repo, target, relevant, force=force)
+    guesses = [] if _has(w, "--no-guess") else repo.remote_branches(w.operands[0])
+    if not guesses:
+        raise _Fail(f"git cannot resolve {w.operands[0]!r} to a branch")
+    return set().union(*(_switch_to(repo, g, relevant, force=force) for g in guesses))
+
+
+def _restore(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    w = _read(args, _QUIET | {"-W", "--worktree", "-S", "--staged", "--ours", "--theirs", "-m", "--merge",
+                              "--overlay", "--no-overlay", "--ignore-unmerged", "--ignore-skip-worktree-bits", "-p",
+                              "--patch"}, {"-s", "--source", "--conflict"})
+    source = _one(w, "-s", "--source")
+    paths = w.operands + (w.after_dashes or [])
+    if not paths:
+        return set()
+    staged = _has(w, "-S", "--staged")
+    return repo.restored(repo.commit(source) if source else ("HEAD" if staged else None), paths, relevant)
+
+
+def _reset(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    w = _read(args, _QUIET | {"--soft", "--mixed", "--hard", "--merge", "--keep", "--no-refresh", "--refresh", "-N",
+                              "--intent-to-add", "-p", "--patch"}, set())
+    if not _has(w, "--hard", "--merge", "--keep"):
+        return set()
+    if w.after_dashes or len(w.operands) > 1:
+        raise _Fail("a reset of paths with --hard is not one this reading knows")
+    target = repo.commit(w.operands[0]) if w.operands else "HEAD"
+    return repo.between("HEAD", target) | repo.restored(target, [], relevant)
+
+
+def _merge(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    if _IN_PROGRESS & set(args):
+        raise _Fail("a merge in progress goes on from a state this reading does not know")
+    w = _read(args, _MERGE_FLAGS, _MERGE_VALUED, optional={"-S", "--gpg-sign", "--log"})
+    revs = w.operands + (w.after_dashes or []) or ["@{upstream}"]
+    out: set[str] = set()
+    for rev in revs:
+        target = repo.commit(rev)
+        bases = repo.merge_bases("HEAD", target)
+        out |= set().union(*(repo.between(b, target) for b in bases)) if bases else repo.tree_files(target)
+    return out | (repo.restored("HEAD", [], relevant) if _has(w, "--autostash") else set())
+
+
+def _rebase(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    if _IN_PROGRESS & set(args):
+        raise _Fail("a rebase in progress goes on from a state this reading does not know")
+    w = _read(args, _REBASE_FLAGS, _REBASE_VALUED, optional={"-S", "--gpg-sign", "--rebase-merges", "-r"})
+    if len(w.operands) > 2 or w.after_dashes is not None:
+        raise _Fail("git rebase takes an upstream and a branch")
+    upstream = repo.commit(w.operands[0] if w.operands else "@{upstream}")
+    branch = repo.commit(w.operands[1]) if len(w.operands) > 1 else repo.commit("HEAD")
+    bases = repo.merge_bases(upstream, branch)
+    onto = repo.commit(w.values["--onto"]) if "--onto" in w.values else (
+        bases[0] if _has(w, "--keep-base") and bases else upstream)
+    out = repo.between("HEAD", branch) | repo.between(branch, onto)
+    out |= set().union(*(repo.between(b, branch) for b in bases)) if bases else repo.tree_files(branch)
+    return out | (repo.restored("HEAD", [], relevant) if _has(w, "--autostash") else set())
+
+
+def _pick(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    if _IN_PROGRESS & set(args):
+        raise _Fail("a cherry-pick or revert in progress goes on from a state this reading does not know")
+    w = _read(args, _PICK_FLAGS, _PICK_VALUED, optional={"-S", "--gpg-sign"})
+    revs = w.operands + (w.after_dashes or [])
+    if not revs:
+        raise _Fail("no commit named")
+    return repo.changed_by(repo.commits(revs))
+
+
+def _stash(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    sub, rest = (args[0], args[1:]) if args and not args[0].startswith("-") else ("push", args)
+    if sub in ("list", "show", "drop", "clear", "create", "store"):
+        return set()
+    if sub in ("push", "save"):
+        w = _read(rest, _QUIET | {"-k", "--keep-index", "--no-keep-index", "-p", "--patch", "-S", "--staged"},
+                  {"-m", "--message"})
+        paths = (w.after_dashes or []) + (w.operands if sub == "push" else [])
+        return repo.restored("HEAD", paths, relevant)
+    if sub in ("pop", "apply", "branch"):
+        w = _read(rest, _QUIET | {"--index"}, set())
+        ops = w.operands[1:] if sub == "branch" else w.operands
+        if sub == "branch" and not w.operands or len(ops) > 1:
+            raise _Fail(f"git stash {sub} takes {'a branch and ' if sub == 'branch' else ''}one stash")
+        stash = repo.commit(ops[0] if ops else "stash@{0}")
+        base = repo.commit(stash + "^1")
+        out = repo.between(base, stash)
+        index, untracked = repo.maybe_commit(stash + "^2"), repo.maybe_commit(stash + "^3")
+        out |= repo.between(base, index) if index else set()
+        out |= repo.tree_files(untracked) if untracked else set()
+        return out | repo.between("HEAD", base) if sub == "branch" else out
+    raise _Fail(f"git stash {sub} is not one this reading knows")
+
+
+def _clean(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    w = _read(args, {"-f", "--force", "-d", "-x", "-X", "-q", "--quiet", "-n", "--dry-run"}, {"-e", "--exclude"})
+    if _has(w, "-n", "--dry-run"):
+        return set()
+    return repo.untracked(w.operands + (w.after_dashes or []), ignored=_has(w, "-x", "-X"))
+
+
+_HOW: dict[str, Callable[[Repository, list[str], Callable[[str], bool]], set[str]]] = {
+    "checkout": _checkout, "switch": _switch, "restore": _restore, "reset": _reset, "merge": _merge, "rebase": _rebase,
+    "cherry-pick": _pick, "revert": _pick, "stash": _stash, "clean": _clean}
+_NEVER = {
+    "pull": "git pull merges commits it has not fetched yet: run `git fetch`, then `git merge` or `git rebase` what "
+            "it fetched, each on its own",
+    "bisect": "git bisect checks out commits one after another",
+    "sparse-checkout": "git sparse-checkout adds and removes files of the work tree by pattern",
+    "checkout-index": "git checkout-index writes the index's files",
+    "read-tree": "git read-tree can write any tree into the work tree"}
