@@ -609,10 +609,12 @@ class Commands:
             return inv.st
         found = spec.subcommands.get(first.text)
         if found is None:
+            inv.args = operands[1:]
+            if any(c.rewrites for c in spec.subcommands.values()):   # an alias (`git co BRANCH`): the repository says
+                self.rewrites_tree(first.text, inv)
             self.unknown(f"{inv.name} {first.text} is not in {self.table.path.name}")
             if inv.roles.get("file") == "write":  # an alias given for this run (git -c alias.x=config)
                 self.any_subcommand(spec, inv)
-            inv.args = operands[1:]
             self.unknown_program(inv)
             return inv.st
         sub = self.table.commands[found.same_as] if found.same_as is not None else found

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import stat
 import subprocess
 import time
@@ -26,6 +27,7 @@ __all__ = ["NO_CHANGE", "REWRITES", "Repository", "Unresolved", "static_effect",
 REWRITES = frozenset({"checkout", "switch", "restore", "reset", "merge", "rebase", "cherry-pick", "revert", "stash",
                       "clean", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree"})
 NO_CHANGE: tuple[str, ...] = ()
+MAX_ALIASES = 8             # git's aliases may name other aliases
 MAX_COMMITS = 500            # a cherry-pick of more commits is not read commit by commit
 MAX_HASHED = 64 * 1024 * 1024  # a larger work-tree file counts as changed without being read
 TIMEOUT_S = 5.0
@@ -112,6 +114,21 @@ class Repository:
         """The commits of `origin/NAME` and the like: `git checkout NAME` creates NAME from one of them."""
         out = self.git("for-each-ref", "--format=%(objectname)", f"refs/remotes/*/{name}")
         return out.decode().split()
+
+    def alias(self, name: str) -> list[str] | None:
+        """The words `git NAME` stands for when NAME is an alias (git's own subcommands are not aliased)."""
+        out = self.git("config", "--get", f"alias.{name}", ok_codes=(0, 1)).decode("utf-8", "surrogateescape").strip()
+        if not out:
+            return None
+        if out.startswith("!"):
+            raise _Fail(f"the alias {name} runs the shell command {out[1:]!r}")
+        try:
+            words = shlex.split(out)
+        except ValueError:
+            raise _Fail(f"the alias {name} = {out!r} cannot be read") from None
+        if not words:
+            raise _Fail(f"the alias {name} is empty")
+        return words
 
     def merge_bases(self, a: str, b: str) -> list[str]:
         return self.git("merge-base", "--all", a, b, ok_codes=(0, 1)).decode().split()
@@ -304,11 +321,17 @@ def static_effect(sub: str, args: Sequence[str]) -> tuple[str, ...] | None:
 
 def written(repo: Repository, sub: str, args: Sequence[str], relevant: Callable[[str], bool]) -> set[str] | Unresolved:
     """The files (relative to `repo.top`) `git SUB ARGS` may write, complete for the `relevant` ones."""
-    how = _HOW.get(sub)
-    if how is None:
-        return Unresolved(_NEVER.get(sub, f"git {sub} may check out any commit"))
     try:
-        return how(repo, list(args), relevant)
+        for _ in range(MAX_ALIASES):
+            if sub in _NEVER:
+                return Unresolved(_NEVER[sub])
+            if sub in _HOW:
+                return _HOW[sub](repo, list(args), relevant)
+            expansion = repo.alias(sub)
+            if expansion is None:
+                return set()           # a program git-SUB: the command's class (unknown) asks a human
+            sub, args = expansion[0], [*expansion[1:], *args]
+        raise _Fail(f"more than {MAX_ALIASES} aliases in a row")
     except _Fail as e:
         return Unresolved(str(e))
 

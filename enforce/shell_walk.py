@@ -76,7 +76,8 @@ class Analyser(Commands, Env):
         self.source = ""                         # the whole command's text
         self.active: dict[int, str] = {}         # invocations that write or are above the lowest class: id -> what
         self.held: list[Invocation] = []         # those invocations, kept alive so that no id is reused
-        self.rewriting: list[tuple[int, str, list[Value], Invocation]] = []   # (id, subcommand, words, invocation)
+        self.rewriting: list[tuple[int, str, list[Value], Invocation, bool]] = []  # (id, subcommand, words,
+        # invocation, whether its repository, work tree or settings were changed for the run)
 
     # -- results ------------------------------------------------------------------------------
 
@@ -92,17 +93,21 @@ class Analyser(Commands, Env):
                         tuple(self._rewrite(*r) for r in self.rewriting))
 
     def rewrites_tree(self, sub: str, inv: Invocation) -> None:
-        self.rewriting.append((id(inv), sub, list(inv.args), inv))
+        """`inv` runs git's `sub`, which may rewrite its work tree: called before the subcommand's own words are
+        classified, so an unknown class so far comes from git's options or the environment (-c, --git-dir,
+        --work-tree, GIT_DIR=...)."""
+        moved = self.active.get(id(inv)) == "unknown" or bool(inv.repositories) or any(
+            n.startswith("GIT_") for n in inv.env)
+        self.rewriting.append((id(inv), sub, list(inv.args), inv, moved))
 
-    def _rewrite(self, key: int, sub: str, words: list[Value], inv: Invocation) -> Rewrite:
+    def _rewrite(self, key: int, sub: str, words: list[Value], inv: Invocation, moved: bool) -> Rewrite:
         cwd = inv.cwds[0] if inv.cwds is not None and len(inv.cwds) == 1 else None
         others = [what for k, what in self.active.items() if k != key]
         why = ("it runs more than once, or beside another such git command" if len(self.rewriting) > 1 else
                f"{others[0]} may change the repository first" if others else
                "a word of it is not known before it runs" if any(not w.static for w in words) else
                "its working directory is not known" if cwd is None else
-               "it names its repository or work tree, or changes git's settings" if inv.repositories or any(
-                   n.startswith("GIT_") for n in inv.env) or self.active.get(key) == "unknown" else "")
+               "it names its repository or work tree, or changes git's settings" if moved else "")
         return Rewrite(sub, tuple(w.text if w.static else None for w in words), cwd, why)
 
     def note(self, phrase: str) -> None:

@@ -202,3 +202,13 @@ def test_the_shipped_spec_asks_the_repository(monitor: Monitor, repo: Path) -> N
     assert not allowed("git clean -fdx", approved=False) and allowed("git clean -fdx", approved=True)
     (repo / ".claude" / "settings.local.json").write_text("{}\n")
     assert not allowed("git clean -fdx", approved=True)
+
+
+def test_an_alias_is_read_as_what_it_stands_for(repo: Path) -> None:
+    for name, value in (("co", "checkout"), ("sw", "switch -q"), ("co2", "co"), ("sh", "!git checkout"),
+                        ("st", "status")):
+        git(repo, "config", f"alias.{name}", value)
+    for command in ("git co evil", "git sw evil", "git co2 evil", "git sh evil"):
+        assert rewrites_config(repo, command), command
+    for command in ("git co feature", "git st", "git no-such-alias evil"):
+        assert not rewrites_config(repo, command), command
