@@ -90,7 +90,7 @@ class Analyser(Commands, Env):
             self.mentions(self.source + "\n" + unquoted, "the command, which needs approval,", None)
         return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
-                        tuple(self._rewrite(*r) for r in self.rewriting))
+                        tuple(self._rewrite(k, sub, w, inv, moved=m) for k, sub, w, inv, m in self.rewriting))
 
     def rewrites_tree(self, sub: str, inv: Invocation) -> None:
         """`inv` runs git's `sub`, which may rewrite its work tree: called before the subcommand's own words are
@@ -100,7 +100,7 @@ class Analyser(Commands, Env):
             n.startswith("GIT_") for n in inv.env)
         self.rewriting.append((id(inv), sub, list(inv.args), inv, moved))
 
-    def _rewrite(self, key: int, sub: str, words: list[Value], inv: Invocation, moved: bool) -> Rewrite:
+    def _rewrite(self, key: int, sub: str, words: list[Value], inv: Invocation, *, moved: bool) -> Rewrite:
         cwd = inv.cwds[0] if inv.cwds is not None and len(inv.cwds) == 1 else None
         others = [what for k, what in self.active.items() if k != key]
         why = ("it runs more than once, or beside another such git command" if len(self.rewriting) > 1 else
