@@ -131,7 +131,7 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
         found = zones_of(repo.top, recursive=True)
         return found, (f"`{label[:80]}` may write any file under {repo.top}, as {paths.reason}: "
                        f"{', '.join(found)}")
-    named = {p: zones_of(repo.top + "/" + p) for p in sorted(paths)}
+    named = {p: zones_of(os.path.normpath(repo.top + "/" + p), recursive=p.endswith("/")) for p in sorted(paths)}
     protected = {p: z for p, z in named.items() if not set(z) <= set(base)}
     shown = ", ".join(f"{p} ({', '.join(z)})" for p, z in list(protected.items())[:_SHOWN])
     return (list(dict.fromkeys([*base, *(z for zs in protected.values() for z in zs)])) if paths else [],

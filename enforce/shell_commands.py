@@ -49,7 +49,7 @@ class Commands:
         def repeats(self, why: str) -> None: ...
         def mentions(self, text: str, what: str, inv: Invocation | None) -> None: ...
         def read_environment(self, what: str) -> None: ...
-        def rewrites_tree(self, sub: str, inv: Invocation) -> None: ...
+        def rewrites_tree(self, sub: str, inv: Invocation, before: list[Value] | None = None) -> None: ...
 
     def run(self, words: list[Value], st: State, io: IO, env_assigns: list[tuple[str, Value]], label: str,
             cwds: tuple[str, ...] | None = None, *, inherit_cwds: bool = True) -> State:
@@ -146,8 +146,9 @@ class Commands:
     def apply(self, spec: CommandSpec, name: str, inv: Invocation) -> State:
         if spec.special is not None:
             return _SPECIALS[spec.special](self, spec, inv)
-        if spec.rewrites:
-            self.rewrites_tree(name.split(" ")[1], inv)
+        if spec.rewrites:   # `git bisect start`, `git submodule update`: the subcommand's own subcommand is a word
+            words = name.split(" ")
+            self.rewrites_tree(words[1], inv, [Value.of(w) for w in words[2:]])
         parsed = self.parse_args(spec, inv)
         st = inv.st
         dispatch = bool(spec.subcommands) and not spec.interpreter and bool(parsed.operands)

@@ -8,8 +8,8 @@ diff-index --cached, ls-tree, ls-files), with fsmonitor off: none of them runs a
 driver or a pager, so a repository the agent configured cannot make the monitor run a program. Work-tree
 files are compared with the index by hashing them here (a filtered file counts as changed).
 
-The answer is a superset of the files written, but only for the paths the caller calls `relevant`
-(those in a zone other than the work tree's own); `Unresolved` says why no such answer exists (an option
+The answer is a superset of the files written (a name ending in "/": a folder and all it holds), but only for
+the paths the caller calls `relevant` (those in a zone other than the work tree's own); `Unresolved` says why no such answer exists (an option
 this reading does not know, a revision git cannot resolve, commits `git pull` has not fetched yet)."""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Sequence
 __all__ = ["NO_CHANGE", "REWRITES", "Repository", "Unresolved", "static_effect", "written"]
 
 REWRITES = frozenset({"checkout", "switch", "restore", "reset", "merge", "rebase", "cherry-pick", "revert", "stash",
-                      "clean", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree"})
+                      "clean", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree", "submodule"})
 NO_CHANGE: tuple[str, ...] = ()
 MAX_ALIASES = 8             # git's aliases may name other aliases
 MAX_COMMITS = 500            # a cherry-pick of more commits is not read commit by commit
@@ -469,6 +469,26 @@ def _stash(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -
     raise _Fail(f"git stash {sub} is not one this reading knows")
 
 
+def _submodule(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    """A folder a submodule is checked out in is written whole (its files come from another repository): named
+    with a trailing "/"."""
+    sub, rest = (args[0], args[1:]) if args else ("", [])
+    if sub == "add":
+        w = _read(rest, _QUIET | {"-f", "--force"}, {"-b", "--branch", "--name", "--reference", "--depth"})
+        ops = w.operands + (w.after_dashes or [])
+        if len(ops) != 2:
+            raise _Fail("git submodule add without a folder puts the submodule where its URL's name says")
+        return {os.path.relpath(os.path.normpath(os.path.join(repo.cwd, ops[1])), repo.top) + "/"}
+    if sub in ("update", "deinit"):
+        w = _read(rest, _QUIET | {"--init", "--recursive", "--remote", "--no-fetch", "-N", "--checkout", "--merge",
+                                  "--rebase", "-f", "--force", "--all", "--recommend-shallow", "--no-recommend-shallow",
+                                  "--single-branch", "--no-single-branch"}, {"--reference", "--depth", "-j", "--jobs",
+                                                                            "--filter"})
+        listing = repo.git("ls-files", "-z", "-s", "--full-name", "--", *w.operands, *(w.after_dashes or []))
+        return {os.fsdecode(e.partition(b"\t")[2]) + "/" for e in listing.split(b"\0") if e.startswith(b"160000 ")}
+    raise _Fail(f"git submodule {sub} moves or writes submodules' folders")
+
+
 def _clean(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
     w = _read(args, {"-f", "--force", "-d", "-x", "-X", "-q", "--quiet", "-n", "--dry-run"}, {"-e", "--exclude"})
     if _has(w, "-n", "--dry-run"):
@@ -478,7 +498,7 @@ def _clean(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -
 
 _HOW: dict[str, Callable[[Repository, list[str], Callable[[str], bool]], set[str]]] = {
     "checkout": _checkout, "switch": _switch, "restore": _restore, "reset": _reset, "merge": _merge, "rebase": _rebase,
-    "cherry-pick": _pick, "revert": _pick, "stash": _stash, "clean": _clean}
+    "cherry-pick": _pick, "revert": _pick, "stash": _stash, "clean": _clean, "submodule": _submodule}
 _NEVER = {
     "pull": "git pull merges commits it has not fetched yet: run `git fetch`, then `git merge` or `git rebase` what "
             "it fetched, each on its own",

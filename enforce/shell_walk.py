@@ -92,13 +92,13 @@ class Analyser(Commands, Env):
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
                         tuple(self._rewrite(k, sub, w, inv, moved=m) for k, sub, w, inv, m in self.rewriting))
 
-    def rewrites_tree(self, sub: str, inv: Invocation) -> None:
+    def rewrites_tree(self, sub: str, inv: Invocation, before: list[Value] | None = None) -> None:
         """`inv` runs git's `sub`, which may rewrite its work tree: called before the subcommand's own words are
         classified, so an unknown class so far comes from git's options or the environment (-c, --git-dir,
         --work-tree, GIT_DIR=...)."""
         moved = self.active.get(id(inv)) == "unknown" or bool(inv.repositories) or any(
             n.startswith("GIT_") for n in inv.env)
-        self.rewriting.append((id(inv), sub, list(inv.args), inv, moved))
+        self.rewriting.append((id(inv), sub, [*(before or []), *inv.args], inv, moved))
 
     def _rewrite(self, key: int, sub: str, words: list[Value], inv: Invocation, *, moved: bool) -> Rewrite:
         cwd = inv.cwds[0] if inv.cwds is not None and len(inv.cwds) == 1 else None

@@ -212,3 +212,17 @@ def test_an_alias_is_read_as_what_it_stands_for(repo: Path) -> None:
         assert rewrites_config(repo, command), command
     for command in ("git co feature", "git st", "git no-such-alias evil"):
         assert not rewrites_config(repo, command), command
+
+
+def test_a_submodule_writes_its_whole_folder(repo: Path) -> None:
+    assert rewrites_config(repo, "git submodule add https://example.com/x.git .claude")
+    assert rewrites_config(repo, "git submodule add https://example.com/x.git ../.husky", cwd=repo / "src")
+    assert rewrites_config(repo, "git submodule add https://example.com/.claude"), "the folder is the URL's name"
+    assert not rewrites_config(repo, "git submodule add https://example.com/x.git lib/x")
+    assert not rewrites_config(repo, "git submodule update --init")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},.husky")
+    git(repo, "commit", "-qm", "a submodule where git's hooks are looked for")
+    assert rewrites_config(repo, "git submodule update --init")
+    assert rewrites_config(repo, "git submodule update --init --recursive -- .husky")
+    assert not rewrites_config(repo, "git submodule update --init -- src")
