@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import posixpath
 import re
+import urllib.parse
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from veriguard.enforce.shell_scripts import awk_program_is_plain, sed_script_is_plain
 from veriguard.enforce.shell_state import IO, Invocation, State
 from veriguard.enforce.shell_table import ACCESSES, CommandSpec, OptionSpec, Settings, Slot
-from veriguard.enforce.shell_words import Value
+from veriguard.enforce.shell_words import Value, escape_glob
 
 if TYPE_CHECKING:
     from veriguard.enforce.shell_table import CommandTable
@@ -248,6 +249,9 @@ class Commands:
         cwd_roles = tuple(dict.fromkeys(own + tuple(r for o, _, _ in parsed.opts for r in o.cwd)))
         if cwd_roles:
             self.touch(cwd_roles, Value.of("."), inv, recursive=recursive)
+        if "into" in cwd_roles:
+            inv.into.append(Value.of("."))
+        self.put_into(assigned, roles, inv, recursive=recursive)
         if spec.interpreter:
             positional = tuple(v for v, r in assigned if script_from == "operand")
             self.interpret(spec, script_from, script_value, inv, positional)
@@ -334,6 +338,11 @@ class Commands:
             self.setting_pair(value, inv, from_env="setting_env" in parts)
         if "repository" in parts:
             inv.repositories.append(value)
+        if "into" in parts:
+            inv.into.append(value)
+        if "compressed" in parts or "prefix" in parts:
+            for name in _renamed(value, compressed="compressed" in parts):
+                self.touch(("write",), name, inv, recursive=False)
 
     # -- configuration that makes a program run others (git) ---------------------------------------
 
@@ -597,6 +606,20 @@ class Commands:
                 continue
             rest.append(o)
         return rest
+
+    def put_into(self, assigned: list[tuple[Value, tuple[str, ...]]], roles: Mapping[str, str], inv: Invocation, *,
+                 recursive: bool) -> None:
+        """Sources copied, linked or fetched into a folder (`cp SRC... DIR`, `ln -s TARGET [DIR]`, `curl -O URL`,
+        `scp host:F .`) land there under their own names, which may be protected names (`.envrc`, `.mcp.json`)
+        in a folder that is not: each such name is a write."""
+        sources = [v for v, r in assigned if "into" not in r and any(x in ACCESSES or x in roles or x == "url" for x in r)]
+        folders = list(inv.into)
+        if not sources and len(assigned) == 1 and "into" in assigned[0][1]:   # `ln -s TARGET`: a link in `.`
+            sources, folders = [assigned[0][0]], [Value.of(".")]
+        for folder in folders:
+            for src in sources:
+                child = _into(folder, src)
+                self.touch(("write",), child or folder, inv, recursive=recursive or child is None)
 
     def subcommand(self, spec: CommandSpec, operands: list[Value], inv: Invocation) -> State:
         if not operands:
@@ -972,6 +995,44 @@ _SET_OPTIONS = {"pipefail", "errexit", "nounset", "xtrace", "noclobber", "noglob
 
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def _into(folder: Value, src: Value) -> Value | None:
+    """What putting `src` into `folder` writes: FOLDER/NAME, NAME the last part of src's path (of a URL's path, of
+    a remote host:PATH); None when the name cannot be known (then any name in the folder may be written)."""
+    if folder.text is None or folder.pattern is not None or src.text is None:
+        return None
+    text = src.text
+    remote = REMOTE.match(text)
+    url = "://" in text      # a URL that matches no file is passed on as written: its path names the file
+    if url:
+        text = urllib.parse.urlsplit(text).path
+    elif remote:
+        text = text[remote.end():]
+    name = posixpath.basename(text.rstrip("/"))
+    literal = src.pattern is None or url
+    if name in ("", ".", "..", "~") or (literal and any(c in name for c in "*?[]{}")):
+        return None          # a folder's contents, or a name curl expands itself (URL globbing)
+    if literal or src.pattern is None:
+        return Value.of(posixpath.join(folder.text, name))
+    last = src.pattern.rstrip("/").rsplit("/", 1)[-1]
+    return Value(posixpath.join(folder.text, name), pattern=posixpath.join(escape_glob(folder.text), last))
+
+
+def _renamed(value: Value, *, compressed: bool) -> list[Value]:
+    """The files a compressor (`compressed`: the name with a suffix added or taken off, any suffix: -S) or a
+    splitter (the value is a prefix: split's pieces) writes beside `value`."""
+    if value.text is None:
+        return [value]
+    if value.pattern is not None:   # a glob: any name in its folder that a match's prefix may have (dot rule kept)
+        head, name = posixpath.split(value.pattern)
+        return [Value(value.text + "*", pattern=value.pattern + "*"),
+                Value(value.text, pattern=posixpath.join(head, ".*" if name.startswith(".") else "*"))]
+    grown = Value(value.text + "*", pattern=escape_glob(value.text) + "*")
+    if not compressed:
+        return [grown]
+    head, name = posixpath.split(value.text)
+    return [grown] + [Value.of(posixpath.join(head, name[:k])) for k in range(1, min(len(name), 255))]
 
 
 def _local_url(value: Value) -> Value | None:

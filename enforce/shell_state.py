@@ -68,4 +68,5 @@ class Invocation:
     phrases: list[str] = field(default_factory=list)
     repositories: list[Value] = field(default_factory=list)  # named by --git-dir / GIT_DIR (beside the search)
     files: list[Value] = field(default_factory=list)         # configuration files named by the environment
+    into: list[Value] = field(default_factory=list)          # folders its sources are put in (role "into")
     roles: dict[str, str] = field(default_factory=dict)      # roles its settings changed (init.templateDir)

@@ -22,7 +22,11 @@ ACCESSES = ("read", "write", "delete", "execute")
 # Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
          "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
-         "query", "path_list", "at_list")
+         "query", "path_list", "at_list", "into", "compressed", "prefix")
+# kinds that combine with accesses: "into" (a folder the sources are put in, each under its own name: cp, ln,
+# scp), "compressed" (the file under its name with a compression suffix added or taken off), "prefix" (files
+# whose names start with the value: split's pieces)
+_COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix"}
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
@@ -210,8 +214,8 @@ class _Reader:
         for p in parts:
             if p not in allowed:
                 raise _fail(self.file, where, f"unknown role {p!r}; one of {sorted(allowed)}")
-        if len(parts) > 1 and not set(parts) <= set(ACCESSES) | set(names) | {"url", "program", "at_list"}:
-            raise _fail(self.file, where, f"only accesses, url, program and at_list combine with '+', got {text!r}")
+        if len(parts) > 1 and not set(parts) <= set(ACCESSES) | set(names) | _COMBINE:
+            raise _fail(self.file, where, f"only accesses and {sorted(_COMBINE)} combine with '+', got {text!r}")
         return parts
 
     def pattern(self, raw: Any, where: str, names: Mapping[str, str]) -> tuple[Slot, ...]:
@@ -297,7 +301,8 @@ class _Reader:
         if not isinstance(raw, list):
             raise _fail(self.file, f"{where}.cwd", f"expected a list of accesses, got {raw!r}")
         for i, r in enumerate(raw):
-            self.role(r, f"{where}.cwd[{i}]", {}, kinds=False)
+            if r != "into":   # the working directory receives the sources under their own names (curl -O)
+                self.role(r, f"{where}.cwd[{i}]", {}, kinds=False)
         return tuple(map(str, raw))
 
     def command(self, name: str, raw: Any, where: str) -> CommandSpec:

@@ -15,6 +15,7 @@ from veriguard.enforce.shell_state import IO, Invocation, State, merge, with_cwd
 from veriguard.enforce.shell_syntax import backtick_text, check_text, parse, single_command, walk_tree
 from veriguard.enforce.shell_table import ACCESSES, STAR2, CommandTable, Zones, normalise, split_pattern
 from veriguard.enforce.shell_words import Env, Value, assignment_value, heredoc_tokens, tokens, unsupported, values
+from veriguard.enforce.shell_words import escape_glob as _escape
 
 MAX_DEPTH = 120          # nesting of statements, words, substitutions and `sh -c` strings
 MAX_STEPS = 20000        # statements analysed (loops are analysed more than once)
@@ -1073,10 +1074,6 @@ def _assigned_in_arith(n: Any) -> bool:
 def ordered(touches: Any) -> tuple[tuple[str, str], ...]:
     """(access, zone) pairs in the order an Analysis lists them: by access, then zone."""
     return tuple(sorted(touches, key=lambda p: (ACCESSES.index(p[0]) if p[0] in ACCESSES else 9, p[1])))
-
-
-def _escape(path: str) -> str:
-    return re.sub(r"([*?\[\]\\])", r"\\\1", path)
 
 
 def _dotdot(comps: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -505,3 +505,8 @@ def assignment_value(node: Any | None, env: Env, home: Value, pwd: Value) -> Val
         return Value.of("") if not vals else Value.unknown("an assignment of several words")
     v = vals[0]
     return Value(v.text) if v.text is not None else replace(v, multi=False)
+
+
+def escape_glob(path: str) -> str:
+    """`path` as a glob pattern that matches only itself."""
+    return re.sub(r"([*?\[\]\\])", r"\\\1", path)
