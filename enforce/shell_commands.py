@@ -314,8 +314,8 @@ class Commands:
             self.shell_text(value, inv, inv.st, positional=None, why=word)
         if "sed" in parts and not (value.text is not None and sed_script_is_plain(value.text)):
             self.unknown("a sed script that may run commands or write files")
-            if value.text is not None:
-                self.mentions(value.text, "the sed script", inv)
+            if value.text is not None:   # `w.envrc`: sed's w, W, r and R take a file name right after the letter
+                self.mentions(re.sub(r"([wWrR])(?=[.~/])", r"\1 ", value.text), "the sed script", inv)
         if "awk" in parts and not (value.text is not None and awk_program_is_plain(value.text)):
             self.unknown("an awk program that may run commands or touch files")
             if value.text is not None:
@@ -1094,9 +1094,11 @@ def _query_reads_environment(text: str | None, secret: Callable[[str | None], bo
 
 
 def _path_like(value: Value) -> bool:
-    """A word written as a path outside the working folder: absolute, from a home folder, or climbing out."""
+    """A word written as a path outside the working folder (absolute, from a home folder, or climbing out) or to
+    a hidden file or folder in it, where the protected names of a project are (`.envrc`, `.claude/x`)."""
     text = value.text
-    return text is not None and (text.startswith(("/", "~")) or ".." in text.split("/"))
+    return text is not None and (text.startswith(("/", "~")) or any(
+        c == ".." or (c.startswith(".") and c != ".") for c in text.split("/")))
 
 
 def assign_slots(pattern: tuple[Slot, ...], operands: list[Value]) -> list[tuple[Value, tuple[str, ...]]]:

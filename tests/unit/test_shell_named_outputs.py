@@ -31,14 +31,20 @@ NAMED_BY_THE_SOURCE = [
     "wget --content-disposition https://x.example/download", "gunzip .envrc.gz", "gunzip -k .envrc.gz",
     "gzip -d .mcp.json.gz", "unxz .envrc.xz", "bunzip2 -k .envrc.bz2", "zstd -d .envrc.zst", "gzip -S c .envr",
     "gunzip -S .x .envrc.x", "gunzip .*.gz", "split -a 1 -b 100 payload .envr", "split -b 1k payload .mcp.",
-    "csplit payload 1 -f .envr", "split --prefix=.envr payload"]
+    "csplit payload 1 -f .envr", "split --prefix=.envr payload",
+    # an output named by an option the table did not declare, or right after sed's w command
+    "iconv -f utf8 -t ascii -o .envrc x", "tsc --outFile .envrc x.ts", "docker build -o .claude .",
+    "npm pack --pack-destination .claude", "sed -n w.envrc x", "sed 's/a/b/w.mcp.json' x",
+    # files that make the user's tools run programs later: mise's configuration
+    "touch .mise.toml", "cp /tmp/x .mise.local.toml", "mkdir -p .config/mise"]
 ORDINARY = [
     "cp a.txt b.txt", "cp src/*.py build/", "cp -r src dist", "cp /tmp/x/a.txt .", "cp src/*.py .",
     "ln -s ../shared/lib.py src/lib.py", "install -m 755 build/tool bin/", "curl -sSLO https://x.example/file.tgz",
     "curl -o out.json https://x.example/.envrc", "wget https://x.example/pkg.tar.gz", "wget -O - https://x.example/.envrc",
     "wget -qO data.csv https://x.example/.envrc", "wget -P /tmp https://x.example/.envrc", "gzip data.txt",
     "gunzip data/*.gz", "gzip -k logs/app.log", "gunzip -c .envrc.gz", "split -l 1000 big.log part_",
-    "split -b 10M big.bin", "scp host:notes.txt ."]
+    "split -b 10M big.bin", "scp host:notes.txt .", "cargo build --target-dir .target", "npx tsc --outDir dist",
+    "pytest --cache-clear", "sed -n 'w out.txt' x"]
 
 
 @pytest.mark.parametrize("command", NAMED_BY_THE_SOURCE)
