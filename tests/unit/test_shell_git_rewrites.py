@@ -124,7 +124,7 @@ def test_popping_a_stash_writes_what_the_stash_holds(repo: Path) -> None:
     "git checkout feature && git checkout main", "for b in feature main; do git checkout $b; done",
     "git checkout --no-such-option feature", "GIT_DIR=.git git checkout feature", "git checkout $BRANCH",
     "git bisect start", "git read-tree -u HEAD", "echo x > .git/refs/heads/feature && git checkout feature",
-    "git rebase --continue", "git merge --abort"])
+    "git rebase --continue", "git merge --abort", "git reflog delete HEAD@{0} && git checkout -"])
 def test_what_the_repository_cannot_answer_counts_as_the_whole_work_tree(repo: Path, command: str) -> None:
     assert rewrites_config(repo, command), touched(repo, command)
 
