@@ -19,7 +19,7 @@ import shlex
 import stat
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 __all__ = ["NO_CHANGE", "REWRITES", "Repository", "Unresolved", "static_effect", "written"]
@@ -213,9 +213,14 @@ def _differs(path: str, mode: str, sha: str, fmt: str) -> bool:
 @dataclass
 class _Words:
     flags: set[str]
-    values: dict[str, str]
+    values: dict[str, str]              # the last value of each option
     operands: list[str]
     after_dashes: list[str] | None      # the words after `--`, if it was given
+    given: list[tuple[str, str]] = field(default_factory=list)   # every (option, value), repeats included
+
+    def set(self, name: str, value: str) -> None:
+        self.values[name] = value
+        self.given.append((name, value))
 
 
 def _read(args: Sequence[str], flags: Iterable[str], valued: Iterable[str], *, optional: Iterable[str] = ()) -> _Words:
@@ -230,11 +235,11 @@ def _read(args: Sequence[str], flags: Iterable[str], valued: Iterable[str], *, o
             break
         if w.startswith("--") and "=" in w and w.split("=", 1)[0] in valued | optional:
             name, value = w.split("=", 1)
-            out.values[name] = value
+            out.set(name, value)
         elif w in valued:
             if i + 1 >= len(args):
                 raise _Fail(f"{w} needs a value")
-            out.values[w] = args[i + 1]
+            out.set(w, args[i + 1])
             i += 1
         elif w in flags or w in optional:
             out.flags.add(w)
@@ -244,7 +249,7 @@ def _read(args: Sequence[str], flags: Iterable[str], valued: Iterable[str], *, o
             if all(f"-{c}" in flags for c in w[1:]):
                 out.flags.update(f"-{c}" for c in w[1:])
             elif w[:2] in valued:
-                out.values[w[:2]] = w[2:]
+                out.set(w[:2], w[2:])
             elif w[:2] in optional:
                 out.flags.add(w[:2])
             else:
@@ -288,6 +293,18 @@ _PICK_FLAGS = _QUIET | {"-e", "--edit", "--no-edit", "-x", "-n", "--no-commit", 
                         "--no-rerere-autoupdate", "--no-gpg-sign", "-r", "--reference"}
 _PICK_VALUED = {"-m", "--mainline", "--strategy", "-X", "--strategy-option", "--cleanup", "--empty"}
 _IN_PROGRESS = {"--continue", "--abort", "--skip", "--quit", "--edit-todo", "--show-current-patch"}
+_STRATEGIES = {"ort", "recursive", "resolve", "octopus", "ours"}   # not subtree: it moves their files under a prefix
+
+
+def _plain_strategy(w: "_Words") -> None:
+    """A merge strategy that writes their files where their tree has them: git's own ones but subtree (which
+    shifts them under a folder, `-X subtree=.claude`); any other name runs a program git-merge-NAME."""
+    for name, value in w.given:
+        if name in ("-s", "--strategy") and value not in _STRATEGIES:
+            raise _Fail(f"the merge strategy {value!r} writes their files elsewhere or runs a program of its own")
+        if name in ("-X", "--strategy-option") and value.startswith("subtree"):
+            raise _Fail(f"-X {value} writes their files under another folder")
+
 
 
 # -- what each subcommand writes --------------------------------------------------------------------------
@@ -410,6 +427,7 @@ def _merge(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -
     if _IN_PROGRESS & set(args):
         raise _Fail("a merge in progress goes on from a state this reading does not know")
     w = _read(args, _MERGE_FLAGS, _MERGE_VALUED, optional={"-S", "--gpg-sign", "--log"})
+    _plain_strategy(w)
     revs = w.operands + (w.after_dashes or []) or ["@{upstream}"]
     out: set[str] = set()
     for rev in revs:
@@ -423,6 +441,7 @@ def _rebase(repo: Repository, args: list[str], relevant: Callable[[str], bool]) 
     if _IN_PROGRESS & set(args):
         raise _Fail("a rebase in progress goes on from a state this reading does not know")
     w = _read(args, _REBASE_FLAGS, _REBASE_VALUED, optional={"-S", "--gpg-sign", "--rebase-merges", "-r"})
+    _plain_strategy(w)
     if len(w.operands) > 2 or w.after_dashes is not None:
         raise _Fail("git rebase takes an upstream and a branch")
     upstream = repo.commit(w.operands[0] if w.operands else "@{upstream}")
@@ -439,6 +458,7 @@ def _pick(repo: Repository, args: list[str], relevant: Callable[[str], bool]) ->
     if _IN_PROGRESS & set(args):
         raise _Fail("a cherry-pick or revert in progress goes on from a state this reading does not know")
     w = _read(args, _PICK_FLAGS, _PICK_VALUED, optional={"-S", "--gpg-sign"})
+    _plain_strategy(w)
     revs = w.operands + (w.after_dashes or [])
     if not revs:
         raise _Fail("no commit named")

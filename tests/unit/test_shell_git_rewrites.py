@@ -78,7 +78,8 @@ HARMLESS = ["git checkout feature", "git switch feature", "git merge feature", "
             "git cherry-pick main..feature", "git reset --hard feature", "git checkout evil -- src",
             "git checkout -b x feature", "git checkout -b x", "git switch -c y", "git stash list", "git restore .",
             "git checkout -- .", "git stash", "git reset --hard", "git clean -fd", "git status; git checkout feature",
-            "git checkout feature 2>/dev/null", "git clean -n", "git checkout nonexistent-branch"]
+            "git checkout feature 2>/dev/null", "git clean -n", "git checkout nonexistent-branch",
+            "git merge -X theirs -s ort feature", "git cherry-pick -X ours main..feature"]
 
 
 @pytest.mark.parametrize("command", TO_EVIL)
@@ -124,7 +125,10 @@ def test_popping_a_stash_writes_what_the_stash_holds(repo: Path) -> None:
     "git checkout feature && git checkout main", "for b in feature main; do git checkout $b; done",
     "git checkout --no-such-option feature", "GIT_DIR=.git git checkout feature", "git checkout $BRANCH",
     "git bisect start", "git read-tree -u HEAD", "echo x > .git/refs/heads/feature && git checkout feature",
-    "git rebase --continue", "git merge --abort", "git reflog delete HEAD@{0} && git checkout -"])
+    "git rebase --continue", "git merge --abort", "git reflog delete HEAD@{0} && git checkout -",
+    # strategies that put their files elsewhere (subtree: under a folder) or run a program git-merge-NAME
+    "git merge -s subtree feature", "git merge -X subtree=.claude feature", "git merge -X ours -X subtree=.x feature",
+    "git cherry-pick -X subtree=.claude main..feature", "git rebase -s mine feature", "git merge --strategy=x feature"])
 def test_what_the_repository_cannot_answer_counts_as_the_whole_work_tree(repo: Path, command: str) -> None:
     assert rewrites_config(repo, command), touched(repo, command)
 
