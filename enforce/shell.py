@@ -124,15 +124,17 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
     def zones_of(path: str, *, recursive: bool = False) -> list[str]:
         return zones.of(split_pattern(_escape(path)) + ((STAR2,) if recursive else ()), dot_rule=True)
     base = zones_of(r.cwd)
+    beyond = zones.beyond(base, repo.top)     # a repository names thousands of files: the fast test first
     why = r.alone or (None in r.args and "a word of it is not known before it runs") or ""
     paths = written(repo, r.sub, [w for w in r.args if w is not None],
-                    lambda p: not set(zones_of(p)) <= set(base)) if not why else Unresolved(why)
+                    lambda p: beyond(os.path.normpath(p))) if not why else Unresolved(why)
     if isinstance(paths, Unresolved):
         found = zones_of(repo.top, recursive=True)
         return found, (f"`{label[:80]}` may write any file under {repo.top}, as {paths.reason}: "
                        f"{', '.join(found)}")
-    named = {p: zones_of(os.path.normpath(repo.top + "/" + p), recursive=p.endswith("/")) for p in sorted(paths)}
-    protected = {p: z for p, z in named.items() if not set(z) <= set(base)}
+    full = {p: os.path.normpath(repo.top + "/" + p) for p in sorted(paths)}
+    protected = {p: zones_of(f, recursive=p.endswith("/")) for p, f in full.items() if p.endswith("/") or beyond(f)}
+    protected = {p: z for p, z in protected.items() if not set(z) <= set(base)}
     shown = ", ".join(f"{p} ({', '.join(z)})" for p, z in list(protected.items())[:_SHOWN])
     return (list(dict.fromkeys([*base, *(z for zs in protected.values() for z in zs)])) if paths else [],
             f"`{label[:80]}` may write {len(paths)} file(s) of {repo.top}, the repository says"

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.shell_git import REWRITES
@@ -673,6 +673,11 @@ def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], *, dot_rule: bool) -> b
     return go(0, 0)
 
 
+def _loose_regex(z: tuple[Comp, ...]) -> str:
+    """A regular expression every literal path matching `z` matches (a glob component matches any name)."""
+    return "".join("(?:/.*)?" if c.star2 else "/[^/]*" if c.glob else "/" + re.escape(c.text) for c in z)
+
+
 def _contains(z: tuple[Comp, ...], t: tuple[Comp, ...]) -> bool:
     """Whether every path matching t matches z (only decided for the shapes that occur; else False)."""
     if not any(c.glob for c in t):
@@ -799,6 +804,48 @@ class Zones:
                     _intersect(target[:j], link, dot_rule=False) for link in self.links for j in range(1, k + 1)):
                 return True
         return False
+
+    def beyond(self, base: Sequence[str], under: str = "") -> Callable[[str], bool]:
+        """A test of a literal absolute path: whether it may be in a zone not in `base` (`of` finds one). Fast for
+        the many files of a repository (`under`: its folder): a loose regular expression of the other zones'
+        patterns (any glob is any name, any case; under `under`, only those that reach into it, matched on the
+        rest of the path) passes the few that need the exact test."""
+        order = [zone for zone, _ in self.zones]
+        last = max((i for i, zone in enumerate(order) if zone in base), default=-1)
+        # a path is in the first zone with a pattern it matches: only other zones listed before a base one compete
+        others = [z for zone, patterns in self.zones[:last + 1] if zone not in base for z in patterns]
+        own = [z for zone, patterns in self.zones if zone in base for z in patterns]
+        head = tuple(Comp(c.casefold()) for c in under.split("/") if c)
+        near: list[tuple[Comp, ...]] = []
+        far: list[tuple[Comp, ...]] = []
+        for z in others:
+            folded = tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in z)
+            if head and not _intersect(head + (STAR2,), folded, dot_rule=False):
+                continue                  # no path under `under` matches it, in any case
+            if head and all(not c.glob and c == h for c, h in zip(folded, head)) and len(z) >= len(head):
+                near.append(z[len(head):])
+            else:
+                far.append(z)
+        loose_all, loose_near, loose_far = (
+            re.compile("|".join(f"(?:{_loose_regex(z)})" for z in zs) or "(?!)", re.IGNORECASE)
+            for zs in (others, near, far))
+        prefix = "/" + "/".join(c.text for c in head) + "/" if head else ""
+        folders = tuple("/" + "/".join(c.text for c in z[:-1]) for z in own   # `X/**`: X and all under it
+                        if z and z[-1].star2 and not any(c.glob for c in z[:-1]))
+        shaped = [z for z in own if not (z and z[-1].star2 and not any(c.glob for c in z[:-1]))]
+
+        def test(path: str) -> bool:
+            if prefix and path[:len(prefix)].casefold() == prefix:
+                candidate = loose_near.fullmatch(path[len(prefix) - 1:]) or loose_far.fullmatch(path)
+            else:
+                candidate = loose_all.fullmatch(path)
+            if candidate is None and any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders):
+                return False
+            comps = tuple(Comp(part) for part in path.split("/") if part)    # a literal path: no glob
+            if candidate is None and any(_contains(z, comps) for z in shaped):
+                return False
+            return not set(self.of(comps, dot_rule=True)) <= set(base)
+        return test
 
     def of(self, target: tuple[Comp, ...], *, dot_rule: bool = True) -> list[str]:
         """Every zone a path matching `target` may be in, in map order; matched as written and
