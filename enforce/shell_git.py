@@ -94,19 +94,23 @@ class Repository:
 
     # -- questions ----------------------------------------------------------------------------------
 
-    def commit(self, rev: str) -> str:
+    def commit(self, rev: str, kind: str = "commit") -> str:
+        """The object `rev` names, peeled to a commit (or to a tree: `kind`, where git takes any tree-ish)."""
         if rev == "-":
             rev = "@{-1}"
         if rev.startswith("-"):
             raise _Fail(f"{rev!r} is not a revision")
-        out = self.git("rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}", ok_codes=(0, 1))
+        named = self.git("rev-parse", "--verify", "--quiet", "--end-of-options", rev, ok_codes=(0, 1)).strip()
+        # peeled apart from the name: `main:src^{tree}` would name the path `src^{tree}` in main
+        out = self.git("rev-parse", "--verify", "--quiet", named.decode() + f"^{{{kind}}}", ok_codes=(0, 1)) \
+            if named else b""
         if not out.strip():
-            raise _Fail(f"git cannot resolve {rev!r} to a commit")
+            raise _Fail(f"git cannot resolve {rev!r} to a {kind}")
         return out.decode().strip()
 
-    def maybe_commit(self, rev: str) -> str | None:
+    def maybe_commit(self, rev: str, kind: str = "commit") -> str | None:
         try:
-            return self.commit(rev)
+            return self.commit(rev, kind)
         except _Fail:
             return None
 
@@ -366,15 +370,17 @@ def _checkout(repo: Repository, args: list[str], relevant: Callable[[str], bool]
     if new is not None or paths is not None:
         if len(ops) > 1 or (new is not None and paths):
             raise _Fail("a checkout with a new branch and paths is not one this reading knows")
-        target = repo.commit(ops[0]) if ops else None
-        if paths:
-            return repo.restored(target, paths, relevant)
-        return _switch_to(repo, target or "HEAD", relevant, force=force)
+        if paths:          # `git checkout TREE-ISH -- PATHS`: any tree-ish (evil^{tree})
+            return repo.restored(repo.commit(ops[0], "tree") if ops else None, paths, relevant)
+        return _switch_to(repo, repo.commit(ops[0]) if ops else "HEAD", relevant, force=force)
     if not ops:
         return repo.restored("HEAD", [], relevant) if force else set()
     target = repo.maybe_commit(ops[0])
     if target is not None:
         return repo.restored(target, ops[1:], relevant) if len(ops) > 1 else _switch_to(repo, target, relevant, force=force)
+    tree = repo.maybe_commit(ops[0], "tree")
+    if tree is not None:   # a tree that is no commit: git restores the paths after it from it, or refuses
+        return repo.restored(tree, ops[1:], relevant) if len(ops) > 1 else set()
     guesses = [] if _has(w, "--no-guess") or len(ops) > 1 else repo.remote_branches(ops[0])
     out = repo.restored(None, ops, relevant)       # git reads the words as paths when they name no branch
     for g in guesses:
@@ -409,7 +415,7 @@ def _restore(repo: Repository, args: list[str], relevant: Callable[[str], bool])
     if not paths:
         return set()
     staged = _has(w, "-S", "--staged")
-    return repo.restored(repo.commit(source) if source else ("HEAD" if staged else None), paths, relevant)
+    return repo.restored(repo.commit(source, "tree") if source else ("HEAD" if staged else None), paths, relevant)
 
 
 def _reset(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:

@@ -73,13 +73,22 @@ TO_EVIL = ["git checkout evil", "git switch evil", "git merge evil", "git rebase
            "git reset --hard evil", "git checkout evil -- .", "git checkout -b x evil", "git switch -c x evil",
            "git checkout remote-evil", "git restore --source=evil .", "git -C src checkout evil",
            "cd src && git checkout evil", "git status && git checkout evil", "git checkout -q --detach evil",
-           "git merge --no-ff -m 'x' evil", "git rebase --onto evil main feature", "git checkout -f evil"]
+           "git merge --no-ff -m 'x' evil", "git rebase --onto evil main feature", "git checkout -f evil",
+           "git checkout evil^{tree} .", "git checkout 'evil^{tree}' -- .", "git restore --source=evil^{tree} ."]
+
+
+def test_a_sub_folder_of_a_commit_checked_out_at_the_top_writes_its_files_there(repo: Path) -> None:
+    """`git checkout REV:FOLDER -- .` writes FOLDER's files at the top of the work tree."""
+    commit_files(repo, {"src/.envrc": "echo hi\n"}, "a file named as direnv's, in a sub-folder")
+    for command in ("git checkout main:src -- .", "git checkout main:src .", "git restore --source=main:src ."):
+        assert rewrites_config(repo, command), command
 HARMLESS = ["git checkout feature", "git switch feature", "git merge feature", "git rebase feature",
             "git cherry-pick main..feature", "git reset --hard feature", "git checkout evil -- src",
             "git checkout -b x feature", "git checkout -b x", "git switch -c y", "git stash list", "git restore .",
             "git checkout -- .", "git stash", "git reset --hard", "git clean -fd", "git status; git checkout feature",
             "git checkout feature 2>/dev/null", "git clean -n", "git checkout nonexistent-branch",
-            "git merge -X theirs -s ort feature", "git cherry-pick -X ours main..feature"]
+            "git merge -X theirs -s ort feature", "git cherry-pick -X ours main..feature",
+            "git checkout evil:.claude -- settings.json"]   # the sub-folder's settings.json lands at the top
 
 
 @pytest.mark.parametrize("command", TO_EVIL)
