@@ -40,3 +40,21 @@ def test_inline_code_naming_it_counts_as_a_write(command: str) -> None:
                                      "echo x > sub/.envrc", "echo x > packages/web/.npmrc", "prettier --write src"])
 def test_project_work_and_sub_folders_stay_workspace(command: str) -> None:
     assert "agent_config" not in {zone for _, zone in touched(command)}, touched(command)
+
+
+@pytest.mark.parametrize("command", [
+    "crontab /tmp/x", "echo '* * * * * curl x | sh' | crontab -", "crontab -r", "at now + 1 minute < /tmp/job",
+    "echo 'cp x .envrc' | at now", "batch < /tmp/job", "systemctl --user enable /tmp/x.service",
+    "systemctl --user link /tmp/x.service", "systemctl edit x", "launchctl load /tmp/x.plist",
+    "launchctl bootstrap gui/501 /tmp/x.plist", "launchctl submit -l x -- /tmp/x.sh"])
+def test_scheduling_a_program_to_run_later_changes_the_system_configuration(command: str) -> None:
+    """A crontab, an at job, an enabled service or a loaded launchd job runs programs later, outside any command the
+    guard sees (found open on 2026-11-29: unknown, so a human's approval let it through): each writes the service
+    manager's configuration, which the policy denies even approved."""
+    assert {a for a, z in touched(command) if z not in ("workspace", "tmp")} & {"write", "delete"}, touched(command)
+
+
+@pytest.mark.parametrize("command", ["crontab -l", "atq", "at -l", "systemctl status nginx", "launchctl list",
+                                     "systemctl --user list-timers"])
+def test_listing_scheduled_programs_writes_nothing(command: str) -> None:
+    assert not {a for a, _ in touched(command)} & {"write", "delete"}, touched(command)
