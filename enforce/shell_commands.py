@@ -249,7 +249,7 @@ class Commands:
         cwd_roles = tuple(dict.fromkeys(own + tuple(r for o, _, _ in parsed.opts for r in o.cwd)))
         if cwd_roles:
             self.touch(cwd_roles, Value.of("."), inv, recursive=recursive)
-        if "into" in cwd_roles:
+        if "into" in cwd_roles and not any("write" in r for _, r in assigned):   # no folder named (git clone URL)
             inv.into.append(Value.of("."))
         self.put_into(assigned, roles, inv, recursive=recursive)
         if spec.interpreter:
@@ -1009,10 +1009,13 @@ def _into(folder: Value, src: Value) -> Value | None:
         text = urllib.parse.urlsplit(text).path
     elif remote:
         text = text[remote.end():]
+        url = True           # host:PATH names a remote repository or file the same way
     name = posixpath.basename(text.rstrip("/"))
     literal = src.pattern is None or url
     if name in ("", ".", "..", "~") or (literal and any(c in name for c in "*?[]{}")):
         return None          # a folder's contents, or a name curl expands itself (URL globbing)
+    if name.endswith(".git") and len(name) > 4 and url:
+        name = name[:-4]     # a clone's folder: the repository's name without .git
     if literal or src.pattern is None:
         return Value.of(posixpath.join(folder.text, name))
     last = src.pattern.rstrip("/").rsplit("/", 1)[-1]

@@ -29,7 +29,9 @@ NAMED_BY_THE_SOURCE = [
     "curl --output-dir .claude -O https://x.example/settings.json", "wget https://x.example/.envrc",
     "wget -q https://x.example/.mcp.json", "wget -r https://x.example/", "wget -x -nH https://x.example/.claude/s.json",
     "wget --content-disposition https://x.example/download", "wget -i urls.txt", "wget --input-file=urls.txt",
-    "cat urls.txt | xargs curl -O", "gunzip .envrc.gz", "gunzip -k .envrc.gz",
+    "cat urls.txt | xargs curl -O", "git clone https://x.example/u/.claude.git", "git clone https://x.example/u/.claude",
+    "git clone git@host:u/.husky.git", "gh repo clone u/.claude", "gh repo sync", "gh release download v1",
+    "gh run download 123", "cargo new .claude", "gunzip .envrc.gz", "gunzip -k .envrc.gz",
     "gzip -d .mcp.json.gz", "unxz .envrc.xz", "bunzip2 -k .envrc.bz2", "zstd -d .envrc.zst", "gzip -S c .envr",
     "gunzip -S .x .envrc.x", "gunzip .*.gz", "split -a 1 -b 100 payload .envr", "split -b 1k payload .mcp.",
     "csplit payload 1 -f .envr", "split --prefix=.envr payload",
@@ -45,7 +47,9 @@ ORDINARY = [
     "wget -qO data.csv https://x.example/.envrc", "wget -P /tmp https://x.example/.envrc", "gzip data.txt",
     "gunzip data/*.gz", "gzip -k logs/app.log", "gunzip -c .envrc.gz", "split -l 1000 big.log part_",
     "split -b 10M big.bin", "scp host:notes.txt .", "cargo build --target-dir .target", "npx tsc --outDir dist",
-    "pytest --cache-clear", "sed -n 'w out.txt' x"]
+    "pytest --cache-clear", "sed -n 'w out.txt' x", "git clone https://x.example/u/repo.git",
+    "git clone https://x.example/u/repo.git lib/repo", "gh repo clone u/repo", "gh repo view u/repo", "gh pr list",
+    "gh release download v1 -D /tmp/x", "cargo new myproj", "cargo init"]
 
 
 @pytest.mark.parametrize("command", NAMED_BY_THE_SOURCE)
