@@ -340,6 +340,8 @@ class Commands:
             inv.repositories.append(value)
         if "into" in parts:
             inv.into.append(value)
+        if "mount" in parts:
+            self.mount(value, inv, word)
         if "compressed" in parts or "prefix" in parts:
             for name in _renamed(value, compressed="compressed" in parts):
                 self.touch(("write",), name, inv, recursive=False)
@@ -606,6 +608,25 @@ class Commands:
                 continue
             rest.append(o)
         return rest
+
+    def mount(self, value: Value, inv: Invocation, word: str) -> None:
+        """A container's mount (`-v SRC:DST[:ro]`, `--mount type=bind,src=SRC[,readonly]`): the host folder SRC and all
+        in it are read, and written unless read-only; a named volume is no host path. Unreadable: the whole host."""
+        if value.text is None:
+            self.touch(("read", "write"), Value.of("/"), inv, recursive=True)
+            return
+        if word == "--mount":
+            fields = {k: v for k, _, v in (f.partition("=") for f in value.text.split(","))}
+            if fields.get("type", "volume") not in ("bind", "volume"):
+                return
+            source = fields.get("source") or fields.get("src") or ""
+            readonly = fields.get("readonly", fields.get("ro", "false")) in ("true", "1", "")
+        else:
+            source, _, rest = value.text.partition(":")
+            readonly = "ro" in rest.split(":")[-1].split(",") if ":" in rest else False
+        if not source.startswith(("/", ".", "~")):
+            return                     # a named volume, held by the engine
+        self.touch(("read",) if readonly else ("read", "write"), Value.of(source), inv, recursive=True)
 
     def put_into(self, assigned: list[tuple[Value, tuple[str, ...]]], roles: Mapping[str, str], inv: Invocation, *,
                  recursive: bool) -> None:

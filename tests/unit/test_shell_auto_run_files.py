@@ -58,3 +58,19 @@ def test_scheduling_a_program_to_run_later_changes_the_system_configuration(comm
                                      "systemctl --user list-timers"])
 def test_listing_scheduled_programs_writes_nothing(command: str) -> None:
     assert not {a for a, _ in touched(command)} & {"write", "delete"}, touched(command)
+
+
+@pytest.mark.parametrize("command, zone", [
+    ("docker run -v ~:/h alpine true", "ssh_keys"), ("docker run --rm -v /:/host alpine cat /host/etc/shadow", "cloud_credentials"),
+    ("podman run --mount type=bind,src=/home/dev,dst=/h alpine true", "cloud_credentials"),
+    ("docker run --rm -v $PWD:/w alpine true", "agent_config"), ("docker create -v .:/app img", "agent_config")])
+def test_a_container_reaches_the_host_folders_it_mounts(command: str, zone: str) -> None:
+    """A bind mount gives the container the host folder and all in it (found open on 2026-11-29: `docker run -v ~:/h`
+    touched nothing, so a human's approval let a container read ~/.ssh)."""
+    assert any(z == zone for _, z in touched(command)), touched(command)
+
+
+@pytest.mark.parametrize("command", ["docker run --rm -v .:/w:ro alpine ls /w",
+                                     "docker run --mount type=bind,source=.,target=/w,readonly alpine true"])
+def test_a_read_only_mount_is_read(command: str) -> None:
+    assert not {a for a, _ in touched(command)} & {"write", "delete"}, touched(command)
