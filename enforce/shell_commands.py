@@ -611,7 +611,8 @@ class Commands:
 
     def mount(self, value: Value, inv: Invocation, word: str) -> None:
         """A container's mount (`-v SRC:DST[:ro]`, `--mount type=bind,src=SRC[,readonly]`): the host folder SRC and all
-        in it are read, and written unless read-only; a named volume is no host path. Unreadable: the whole host."""
+        in it are read, and the folder is written unless read-only; a named volume is no host path. Unreadable: the
+        whole host."""
         if value.text is None:
             self.touch(("read", "write"), Value.of("/"), inv, recursive=True)
             return
@@ -626,7 +627,9 @@ class Commands:
             readonly = "ro" in rest.split(":")[-1].split(",") if ":" in rest else False
         if not source.startswith(("/", ".", "~")):
             return                     # a named volume, held by the engine
-        self.touch(("read",) if readonly else ("read", "write"), Value.of(source), inv, recursive=True)
+        self.touch(("read",), Value.of(source), inv, recursive=True)
+        if not readonly:   # the folder is written; what the container then writes in it is its program's (as project code)
+            self.touch(("write",), Value.of(source), inv, recursive=False)
 
     def put_into(self, assigned: list[tuple[Value, tuple[str, ...]]], roles: Mapping[str, str], inv: Invocation, *,
                  recursive: bool) -> None:

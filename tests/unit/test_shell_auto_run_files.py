@@ -63,11 +63,20 @@ def test_listing_scheduled_programs_writes_nothing(command: str) -> None:
 @pytest.mark.parametrize("command, zone", [
     ("docker run -v ~:/h alpine true", "ssh_keys"), ("docker run --rm -v /:/host alpine cat /host/etc/shadow", "cloud_credentials"),
     ("podman run --mount type=bind,src=/home/dev,dst=/h alpine true", "cloud_credentials"),
-    ("docker run --rm -v $PWD:/w alpine true", "agent_config"), ("docker create -v .:/app img", "agent_config")])
+    ("docker run -v /etc:/etc alpine true", "system_config"),
+    ("docker run -v /var/run/docker.sock:/var/run/docker.sock docker ps", "outside")])
 def test_a_container_reaches_the_host_folders_it_mounts(command: str, zone: str) -> None:
     """A bind mount gives the container the host folder and all in it (found open on 2026-11-29: `docker run -v ~:/h`
-    touched nothing, so a human's approval let a container read ~/.ssh)."""
+    touched nothing, so a human's approval let a container read ~/.ssh): a secret in it is a read the policy denies
+    even approved, and a folder outside the workspace is a write."""
     assert any(z == zone for _, z in touched(command)), touched(command)
+
+
+def test_a_container_given_the_project_is_like_the_project_s_own_code() -> None:
+    """What a container writes in a mounted project is its program's doing, as with `npm test`: the folder is written,
+    the protected files in it are read, not counted as written."""
+    assert touched("docker run --rm -v $PWD:/app -w /app node:20 npm test") == {
+        ("read", "workspace"), ("read", "agent_config"), ("write", "workspace")}
 
 
 @pytest.mark.parametrize("command", ["docker run --rm -v .:/w:ro alpine ls /w",
