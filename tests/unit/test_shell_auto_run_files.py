@@ -83,3 +83,18 @@ def test_a_container_given_the_project_is_like_the_project_s_own_code() -> None:
                                      "docker run --mount type=bind,source=.,target=/w,readonly alpine true"])
 def test_a_read_only_mount_is_read(command: str) -> None:
     assert not {a for a, _ in touched(command)} & {"write", "delete"}, touched(command)
+
+
+@pytest.mark.parametrize("command", ["npm config set script-shell /tmp/x", "npm set script-shell /tmp/x",
+                                     "npm config set --location=project script-shell /tmp/x",
+                                     "yarn config set yarnPath /tmp/x.js", "yarn set version /tmp/x.js",
+                                     "pnpm config set x y", "pre-commit autoupdate"])
+def test_changing_a_tool_s_configuration_that_runs_programs_is_a_write(command: str) -> None:
+    """npm's script-shell, yarn's yarnPath and pre-commit's hooks name programs these tools run later (found open on
+    2026-11-29: `npm config set` was unknown and wrote nothing, so a human's approval let it through)."""
+    assert {a for a, z in touched(command) if z not in ("workspace", "tmp")} & {"write"}, touched(command)
+
+
+@pytest.mark.parametrize("command", ["npm config get registry", "npm config list", "yarn config get x"])
+def test_reading_a_tool_s_configuration_writes_nothing(command: str) -> None:
+    assert not {a for a, _ in touched(command)} & {"write", "delete"}, touched(command)
