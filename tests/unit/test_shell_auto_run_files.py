@@ -88,7 +88,7 @@ def test_a_read_only_mount_is_read(command: str) -> None:
 @pytest.mark.parametrize("command", ["npm config set script-shell /tmp/x", "npm set script-shell /tmp/x",
                                      "npm config set --location=project script-shell /tmp/x",
                                      "yarn config set yarnPath /tmp/x.js", "yarn set version /tmp/x.js",
-                                     "pnpm config set x y", "pre-commit autoupdate"])
+                                     "pnpm config set x y", "pre-commit autoupdate", "direnv allow", "direnv allow ."])
 def test_changing_a_tool_s_configuration_that_runs_programs_is_a_write(command: str) -> None:
     """npm's script-shell, yarn's yarnPath and pre-commit's hooks name programs these tools run later (found open on
     2026-11-29: `npm config set` was unknown and wrote nothing, so a human's approval let it through)."""
