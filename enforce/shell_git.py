@@ -296,6 +296,13 @@ _PICK_FLAGS = _QUIET | {"-e", "--edit", "--no-edit", "-x", "-n", "--no-commit", 
                         "--allow-empty", "--allow-empty-message", "--keep-redundant-commits", "--rerere-autoupdate",
                         "--no-rerere-autoupdate", "--no-gpg-sign", "-r", "--reference"}
 _PICK_VALUED = {"-m", "--mainline", "--strategy", "-X", "--strategy-option", "--cleanup", "--empty"}
+_RESTORE_FLAGS = _QUIET | {"-W", "--worktree", "-S", "--staged", "--ours", "--theirs", "-m", "--merge", "--overlay",
+                           "--no-overlay", "--ignore-unmerged", "--ignore-skip-worktree-bits", "-p", "--patch"}
+_RESTORE_VALUED = {"-s", "--source", "--conflict"}
+_RESET_FLAGS = _QUIET | {"--soft", "--mixed", "--hard", "--merge", "--keep", "--no-refresh", "--refresh", "-N",
+                         "--intent-to-add", "-p", "--patch"}
+_CLEAN_FLAGS = {"-f", "--force", "-d", "-x", "-X", "-q", "--quiet", "-n", "--dry-run"}
+_CLEAN_VALUED = {"-e", "--exclude"}
 _IN_PROGRESS = {"--continue", "--abort", "--skip", "--quit", "--edit-todo", "--show-current-patch"}
 _STRATEGIES = {"ort", "recursive", "resolve", "octopus", "ours"}   # not subtree: it moves their files under a prefix
 
@@ -326,14 +333,16 @@ def static_effect(sub: str, args: Sequence[str]) -> tuple[str, ...] | None:
         elif sub == "stash":
             if args and args[0] in ("list", "show", "drop", "clear", "create", "store"):
                 return NO_CHANGE
-        elif sub == "reset":
-            if not any(a in ("--hard", "--merge", "--keep") for a in args):
+        elif sub == "reset":       # read as _reset reads it: `--ha` (git takes a unique prefix) is no plain word
+            w = _read(args, _RESET_FLAGS, set())
+            if not _has(w, "--hard", "--merge", "--keep"):
                 return NO_CHANGE
         elif sub == "restore":
-            if any(a in ("-S", "--staged") for a in args) and not any(a in ("-W", "--worktree") for a in args):
+            w = _read(args, _RESTORE_FLAGS, _RESTORE_VALUED)
+            if _has(w, "-S", "--staged") and not _has(w, "-W", "--worktree"):
                 return NO_CHANGE
         elif sub == "clean":
-            if any(a in ("-n", "--dry-run") for a in args):
+            if _has(_read(args, _CLEAN_FLAGS, _CLEAN_VALUED), "-n", "--dry-run"):
                 return NO_CHANGE
     except _Fail:
         return None
@@ -407,9 +416,7 @@ def _switch(repo: Repository, args: list[str], relevant: Callable[[str], bool]) 
 
 
 def _restore(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
-    w = _read(args, _QUIET | {"-W", "--worktree", "-S", "--staged", "--ours", "--theirs", "-m", "--merge",
-                              "--overlay", "--no-overlay", "--ignore-unmerged", "--ignore-skip-worktree-bits", "-p",
-                              "--patch"}, {"-s", "--source", "--conflict"})
+    w = _read(args, _RESTORE_FLAGS, _RESTORE_VALUED)
     source = _one(w, "-s", "--source")
     paths = w.operands + (w.after_dashes or [])
     if not paths:
@@ -419,8 +426,7 @@ def _restore(repo: Repository, args: list[str], relevant: Callable[[str], bool])
 
 
 def _reset(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
-    w = _read(args, _QUIET | {"--soft", "--mixed", "--hard", "--merge", "--keep", "--no-refresh", "--refresh", "-N",
-                              "--intent-to-add", "-p", "--patch"}, set())
+    w = _read(args, _RESET_FLAGS, set())
     if not _has(w, "--hard", "--merge", "--keep"):
         return set()
     if w.after_dashes or len(w.operands) > 1:
@@ -516,7 +522,7 @@ def _submodule(repo: Repository, args: list[str], relevant: Callable[[str], bool
 
 
 def _clean(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
-    w = _read(args, {"-f", "--force", "-d", "-x", "-X", "-q", "--quiet", "-n", "--dry-run"}, {"-e", "--exclude"})
+    w = _read(args, _CLEAN_FLAGS, _CLEAN_VALUED)
     if _has(w, "-n", "--dry-run"):
         return set()
     return repo.untracked(w.operands + (w.after_dashes or []), ignored=_has(w, "-x", "-X"))

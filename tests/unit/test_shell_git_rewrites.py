@@ -137,7 +137,9 @@ def test_popping_a_stash_writes_what_the_stash_holds(repo: Path) -> None:
     "git rebase --continue", "git merge --abort", "git reflog delete HEAD@{0} && git checkout -",
     # strategies that put their files elsewhere (subtree: under a folder) or run a program git-merge-NAME
     "git merge -s subtree feature", "git merge -X subtree=.claude feature", "git merge -X ours -X subtree=.x feature",
-    "git cherry-pick -X subtree=.claude main..feature", "git rebase -s mine feature", "git merge --strategy=x feature"])
+    "git cherry-pick -X subtree=.claude main..feature", "git rebase -s mine feature", "git merge --strategy=x feature",
+    # git takes a unique prefix of a long option: `--ha` is --hard, so only words this reading knows are plain
+    "git reset --ha evil", "git reset --har", "git restore --stag --work .", "git clean --dry --force -d -x"])
 def test_what_the_repository_cannot_answer_counts_as_the_whole_work_tree(repo: Path, command: str) -> None:
     assert rewrites_config(repo, command), touched(repo, command)
 
