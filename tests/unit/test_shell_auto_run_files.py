@@ -98,3 +98,11 @@ def test_changing_a_tool_s_configuration_that_runs_programs_is_a_write(command: 
 @pytest.mark.parametrize("command", ["npm config get registry", "npm config list", "yarn config get x"])
 def test_reading_a_tool_s_configuration_writes_nothing(command: str) -> None:
     assert not {a for a, _ in touched(command)} & {"write", "delete"}, touched(command)
+
+
+@pytest.mark.parametrize("command", ["printf 'protocol=https\\nhost=github.com\\n' | git credential fill",
+                                     "git credential-store get", "gh auth token", "gh auth status --show-token"])
+def test_a_command_that_hands_out_a_kept_credential_reads_it(command: str) -> None:
+    """git's credential helpers and gh print the tokens they keep (found open on 2026-11-29: unknown, so a human's
+    approval let the agent read them): a read of the credential store, denied even approved."""
+    assert ("read", "cloud_credentials") in touched(command), touched(command)
