@@ -101,8 +101,16 @@ def test_reading_a_tool_s_configuration_writes_nothing(command: str) -> None:
 
 
 @pytest.mark.parametrize("command", ["printf 'protocol=https\\nhost=github.com\\n' | git credential fill",
-                                     "git credential-store get", "gh auth token", "gh auth status --show-token"])
+                                     "git credential-store get", "gh auth token", "gh auth status --show-token",
+                                     # secret managers and the token printers of cloud tools
+                                     "security find-generic-password -s x -w", "pass show github", "op read op://v/i/p",
+                                     "bw get password x", "vault kv get secret/x", "sops -d secrets.enc.yaml",
+                                     "docker-credential-desktop get", "gcloud auth print-access-token",
+                                     "aws configure get aws_secret_access_key", "aws sts get-session-token",
+                                     "aws ecr get-login-password", "az account get-access-token",
+                                     "kubectl config view --raw", "heroku auth:token"])
 def test_a_command_that_hands_out_a_kept_credential_reads_it(command: str) -> None:
-    """git's credential helpers and gh print the tokens they keep (found open on 2026-11-29: unknown, so a human's
-    approval let the agent read them): a read of the credential store, denied even approved."""
+    """git's credential helpers, gh, secret managers and cloud tools' token commands print the secrets they keep (found
+    open on 2026-11-29: unknown, so a human's approval let the agent read them): a read of the credential store,
+    denied even approved."""
     assert ("read", "cloud_credentials") in touched(command), touched(command)
