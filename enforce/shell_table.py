@@ -139,6 +139,7 @@ class CommandTable:
     env_runs: Mapping[str, str] = field(default_factory=dict)          # variable -> the role of its value
     secret_env: tuple[str, ...] = ()      # variables whose values are credentials (globs)
     environ: str = ""                     # the path reading them (or the whole environment) counts as
+    opaque: tuple[str, ...] = ()          # classes whose text is scanned for protected names ([mentions]) besides unknown
 
     def secret(self, name: str | None) -> bool:
         """Whether expanding or printing `name` reads a credential (None or "*": every variable)."""
@@ -410,7 +411,7 @@ def load_commands(file: Path, *, lazy: bool = False) -> CommandTable:
 def _load_commands(file_name: str, digest: str) -> CommandTable:
     file = Path(file_name)
     raw = _toml(file)
-    allowed = {"class_order", "unknown_class", "programs", "environment", "commands", "loops", "settings"}
+    allowed = {"class_order", "unknown_class", "opaque_classes", "programs", "environment", "commands", "loops", "settings"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
@@ -420,6 +421,9 @@ def _load_commands(file_name: str, digest: str) -> CommandTable:
     unknown = str(raw.get("unknown_class", ""))
     if unknown not in order:
         raise _fail(file, "unknown_class", f"{unknown!r} is not in class_order")
+    opaque = _strings(raw.get("opaque_classes", []), file, "opaque_classes")
+    if not set(opaque) <= set(order):
+        raise _fail(file, "opaque_classes", f"{sorted(set(opaque) - set(order))} are not in class_order")
     reader = _Reader(file, order)
     table = raw.get("commands") or {}
     if not isinstance(table, dict):
@@ -440,7 +444,8 @@ def _load_commands(file_name: str, digest: str) -> CommandTable:
                         _strings(env.get("shell", []), file, "environment.shell"),
                         files, _loops(reader, raw["loops"]) if "loops" in raw else None,
                         _settings(reader, raw.get("settings") or {}), _env_runs(reader, env.get("runs") or {}),
-                        _strings(env.get("secrets", []), file, "environment.secrets"), _environ(env, file))
+                        _strings(env.get("secrets", []), file, "environment.secrets"), _environ(env, file),
+                        tuple(opaque))
 
 
 class Commands(Mapping[str, CommandSpec]):

@@ -85,10 +85,11 @@ class Analyser(Commands, Env):
     def result(self) -> Analysis:
         order = self.table
         kind = max((c for c, _ in self.classes), key=order.rank, default=order.lowest())
-        if kind == order.unknown:  # what a human is asked to approve must not name a protected zone
+        if kind == order.unknown or kind in order.opaque:  # what runs unseen code must not name a protected zone
             self.inv = None
             unquoted = re.sub(r"[\"'\\]", "", self.source)  # `hooks""Path` is hooksPath to the shell
-            self.mentions(self.source + "\n" + unquoted, "the command, which needs approval,", None)
+            self.mentions(self.source + "\n" + unquoted, f"the command ({kind}: it runs code the analysis does not see)",
+                          None)
         return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
                         tuple(self._rewrite(k, sub, w, inv, moved=m) for k, sub, w, inv, m in self.rewriting))

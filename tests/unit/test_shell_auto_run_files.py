@@ -114,3 +114,12 @@ def test_a_command_that_hands_out_a_kept_credential_reads_it(command: str) -> No
     open on 2026-11-29: unknown, so a human's approval let the agent read them): a read of the credential store,
     denied even approved."""
     assert ("read", "cloud_credentials") in touched(command), touched(command)
+
+
+@pytest.mark.parametrize("command", ["npm create vite@latest .claude", "npx create-next-app .claude",
+                                     "pip install --target .claude x", "npx degit user/repo .husky"])
+def test_a_package_command_naming_a_protected_place_counts_as_writing_it(command: str) -> None:
+    """A package's install or create scripts run unseen, like unknown code (commands.toml `opaque_classes`): a
+    protected zone their command names counts as written (found open on 2026-11-29: `npm create vite .claude` wrote
+    only the workspace)."""
+    assert ("write", "agent_config") in touched(command), touched(command)
