@@ -123,3 +123,11 @@ def test_a_package_command_naming_a_protected_place_counts_as_writing_it(command
     protected zone their command names counts as written (found open on 2026-11-29: `npm create vite .claude` wrote
     only the workspace)."""
     assert ("write", "agent_config") in touched(command), touched(command)
+
+
+@pytest.mark.parametrize("command", ["php -S 0.0.0.0:8000 -t ~", "cd ~ && php -S localhost:8000",
+                                     "git daemon --base-path=/home/dev --export-all", "git daemon --export-all"])
+def test_a_server_over_the_home_folder_reads_its_secrets(command: str) -> None:
+    """A web or git server hands out every file of its folder (found open on 2026-11-29: php -S read ~ itself only, git
+    daemon touched nothing), so serving the home folder is a read of the secrets in it, denied even approved."""
+    assert ("read", "ssh_keys") in touched(command), touched(command)
