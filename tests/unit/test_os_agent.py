@@ -309,3 +309,13 @@ def test_safe_os_every_harmful_command_denied_and_benign_allowed(monitor: Monito
 def test_writes_that_reach_system_files_indirectly_are_denied_even_for_root(monitor: Monitor, command: str) -> None:
     assert ("write", "system") in os_run(command, "root").touched
     assert not decide(monitor, command, "root", approved=True).allowed
+
+
+@pytest.mark.parametrize("command", [
+    "cp /tmp/shadow /etc", "cp -t /etc /tmp/shadow", "install /tmp/shadow /etc/", "cd /etc && curl -O https://h/shadow",
+    "cd /etc && wget https://h/shadow", "cd /etc && gunzip shadow.gz", "cd /etc && split -a1 x shado",
+    "cd /etc && git clone https://h/u/sudoers.d", "scp host:/x/shadow /etc/"])
+def test_a_file_a_command_names_itself_is_a_write_of_its_own_zone(command: str) -> None:
+    """A copy, download, decompression or clone into a folder lands under a name the command derives (found open on
+    2026-11-29, in both shell tables: `cp /tmp/shadow /etc` wrote only "system", not the credentials file)."""
+    assert ("write", "credentials") in os_run(command, "root").touched, os_run(command, "root").touched
