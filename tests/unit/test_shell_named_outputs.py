@@ -31,7 +31,8 @@ NAMED_BY_THE_SOURCE = [
     "wget --content-disposition https://x.example/download", "wget -i urls.txt", "wget --input-file=urls.txt",
     "cat urls.txt | xargs curl -O", "git clone https://x.example/u/.claude.git", "git clone https://x.example/u/.claude",
     "git clone git@host:u/.husky.git", "gh repo clone u/.claude", "gh repo sync", "gh release download v1",
-    "gh run download 123", "cargo new .claude", "gunzip .envrc.gz", "gunzip -k .envrc.gz",
+    "gh run download 123", "cargo new .claude", "gh pr checkout 123", "gh pr merge 123 --squash",
+    "glab mr checkout 5", "gunzip .envrc.gz", "gunzip -k .envrc.gz",
     "gzip -d .mcp.json.gz", "unxz .envrc.xz", "bunzip2 -k .envrc.bz2", "zstd -d .envrc.zst", "gzip -S c .envr",
     "gunzip -S .x .envrc.x", "gunzip .*.gz", "split -a 1 -b 100 payload .envr", "split -b 1k payload .mcp.",
     "csplit payload 1 -f .envr", "split --prefix=.envr payload",
@@ -49,7 +50,7 @@ ORDINARY = [
     "split -b 10M big.bin", "scp host:notes.txt .", "cargo build --target-dir .target", "npx tsc --outDir dist",
     "pytest --cache-clear", "sed -n 'w out.txt' x", "git clone https://x.example/u/repo.git",
     "git clone https://x.example/u/repo.git lib/repo", "gh repo clone u/repo", "gh repo view u/repo", "gh pr list",
-    "gh release download v1 -D /tmp/x", "cargo new myproj", "cargo init"]
+    "gh release download v1 -D /tmp/x", "cargo new myproj", "cargo init", "gh pr list", "gh pr view 1", "glab mr list"]
 
 
 @pytest.mark.parametrize("command", NAMED_BY_THE_SOURCE)
