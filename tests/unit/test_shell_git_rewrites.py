@@ -241,3 +241,12 @@ def test_a_submodule_writes_its_whole_folder(repo: Path) -> None:
     assert rewrites_config(repo, "git submodule update --init")
     assert rewrites_config(repo, "git submodule update --init --recursive -- .husky")
     assert not rewrites_config(repo, "git submodule update --init -- src")
+
+
+def test_a_name_in_another_case_is_the_protected_file_on_a_case_insensitive_disk(repo: Path) -> None:
+    """On macOS a branch's `.CLAUDE/settings.json` is checked out over `.claude/settings.json`: zones match ignoring
+    case, so the files the repository names are too."""
+    git(repo, "checkout", "-qb", "case")
+    commit_files(repo, {".CLAUDE/settings.json": "{}\n"}, "the same file in other letters")
+    git(repo, "checkout", "-q", "main")
+    assert rewrites_config(repo, "git checkout case") and rewrites_config(repo, "git merge case")
