@@ -74,8 +74,7 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
         real = _leads_to(path, real_bases)
         if real is None:
             continue
-        comps = split_pattern(_escape(real)) + ((STAR2,) if recursive else ())
-        found = zones.of(comps, dot_rule=True)
+        found = _zones_of(zones, real, recursive=recursive)
         touched.update(dict.fromkeys((acc, z) for acc in accesses for z in found))
         notes.append(f"{'+'.join(accesses)} {real} (where the link {path} leads): {', '.join(found)}")
     if not notes:
@@ -121,24 +120,27 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
     if isinstance(repo, Unresolved):
         raise refuse(f"the repository cannot be asked: {repo.reason}")
 
-    def zones_of(path: str, *, recursive: bool = False) -> list[str]:
-        return zones.of(split_pattern(_escape(path)) + ((STAR2,) if recursive else ()), dot_rule=True)
-    base = zones_of(r.cwd)
+    base = _zones_of(zones, r.cwd)
     beyond = zones.beyond(base, repo.top)     # a repository names thousands of files: the fast test first
     why = r.alone or (None in r.args and "a word of it is not known before it runs") or ""
     paths = written(repo, r.sub, [w for w in r.args if w is not None],
                     lambda p: beyond(os.path.normpath(p))) if not why else Unresolved(why)
     if isinstance(paths, Unresolved):
-        found = zones_of(repo.top, recursive=True)
+        found = _zones_of(zones, repo.top, recursive=True)
         return found, (f"`{label[:80]}` may write any file under {repo.top}, as {paths.reason}: "
                        f"{', '.join(found)}")
     full = {p: os.path.normpath(repo.top + "/" + p) for p in sorted(paths)}
-    protected = {p: zones_of(f, recursive=p.endswith("/")) for p, f in full.items() if p.endswith("/") or beyond(f)}
+    protected = {p: _zones_of(zones, f, recursive=p.endswith("/")) for p, f in full.items() if p.endswith("/") or beyond(f)}
     protected = {p: z for p, z in protected.items() if not set(z) <= set(base)}
     shown = ", ".join(f"{p} ({', '.join(z)})" for p, z in list(protected.items())[:_SHOWN])
     return (list(dict.fromkeys([*base, *(z for zs in protected.values() for z in zs)])) if paths else [],
             f"`{label[:80]}` may write {len(paths)} file(s) of {repo.top}, the repository says"
             + (f"; outside {', '.join(base)}: {shown}" if protected else ""))
+
+
+def _zones_of(zones: Zones, path: str, *, recursive: bool = False) -> list[str]:
+    """The zones of a literal path found on disk (and of all under it, `recursive`)."""
+    return zones.of(split_pattern(_escape(path)) + ((STAR2,) if recursive else ()), dot_rule=True)
 
 
 def _leads_to(path: str, real_bases: list[tuple[str, str]]) -> str | None:

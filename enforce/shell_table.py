@@ -679,6 +679,16 @@ def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], *, dot_rule: bool) -> b
     return go(0, 0)
 
 
+def _fold(z: tuple[Comp, ...]) -> tuple[Comp, ...]:
+    """`z` matched ignoring case (a case-insensitive file system)."""
+    return tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in z)
+
+
+def _folder(z: tuple[Comp, ...]) -> bool:
+    """Whether `z` is `X/**` with X literal: X and all under it."""
+    return bool(z) and z[-1].star2 and not any(c.glob for c in z[:-1])
+
+
 def _loose_regex(z: tuple[Comp, ...]) -> str:
     """A regular expression every literal path matching `z` matches (a glob component matches any name)."""
     return "".join("(?:/.*)?" if c.star2 else "/[^/]*" if c.glob else "/" + re.escape(c.text) for c in z)
@@ -744,7 +754,7 @@ def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places)
                   for zone, patterns in zmap.zones)
     no_data = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.no_data)
     links = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.links)
-    folded = tuple((zone, tuple(tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in z) for z in patterns))
+    folded = tuple((zone, tuple(_fold(z) for z in patterns))
                    for zone, patterns in zones)
     return Zones(zones, zmap.unmatched, zmap.unresolved, no_data, links, zones if folded == zones else folded,
                  tuple((z, tuple(n.casefold() for n in names)) for z, names in zmap.mentions))
@@ -825,7 +835,7 @@ class Zones:
         near: list[tuple[Comp, ...]] = []
         far: list[tuple[Comp, ...]] = []
         for z in others:
-            folded = tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in z)
+            folded = _fold(z)
             if head and not _intersect(head + (STAR2,), folded, dot_rule=False):
                 continue                  # no path under `under` matches it, in any case
             if head and all(not c.glob and c == h for c, h in zip(folded, head)) and len(z) >= len(head):
@@ -836,9 +846,8 @@ class Zones:
             re.compile("|".join(f"(?:{_loose_regex(z)})" for z in zs) or "(?!)", re.IGNORECASE)
             for zs in (others, near, far))
         prefix = "/" + "/".join(c.text for c in head) + "/" if head else ""
-        folders = tuple("/" + "/".join(c.text for c in z[:-1]) for z in own   # `X/**`: X and all under it
-                        if z and z[-1].star2 and not any(c.glob for c in z[:-1]))
-        shaped = [z for z in own if not (z and z[-1].star2 and not any(c.glob for c in z[:-1]))]
+        folders = tuple("/" + "/".join(c.text for c in z[:-1]) for z in own if _folder(z))
+        shaped = [z for z in own if not _folder(z)]
 
         def test(path: str) -> bool:
             if prefix and path[:len(prefix)].casefold() == prefix:
@@ -872,7 +881,7 @@ class Zones:
         if self.no_data_path(target):
             return ()
         found = self._of(target, self.zones, dot_rule=dot_rule)
-        folded = tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in target)
+        folded = _fold(target)
         if folded != target or self.folded is not self.zones:
             found += [z for z in self._of(folded, self.folded, dot_rule=dot_rule) if z not in found]
         return tuple(found)

@@ -77,8 +77,8 @@ class Analyser(Commands, Env):
         self.source = ""                         # the whole command's text
         self.active: dict[int, str] = {}         # invocations that write or are above the lowest class: id -> what
         self.held: list[Invocation] = []         # those invocations, kept alive so that no id is reused
-        self.rewriting: list[tuple[int, str, list[Value], Invocation, bool]] = []  # (id, subcommand, words,
-        # invocation, whether its repository, work tree or settings were changed for the run)
+        self.rewriting: list[tuple[str, list[Value], Invocation, bool]] = []  # (subcommand, words, invocation,
+        # whether its repository, work tree or settings were changed for the run)
 
     # -- results ------------------------------------------------------------------------------
 
@@ -92,7 +92,7 @@ class Analyser(Commands, Env):
                           None)
         return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
-                        tuple(self._rewrite(k, sub, w, inv, moved=m) for k, sub, w, inv, m in self.rewriting))
+                        tuple(self._rewrite(sub, w, inv, moved=m) for sub, w, inv, m in self.rewriting))
 
     def rewrites_tree(self, sub: str, inv: Invocation, before: list[Value] | None = None) -> None:
         """`inv` runs git's `sub`, which may rewrite its work tree: called before the subcommand's own words are
@@ -100,11 +100,11 @@ class Analyser(Commands, Env):
         --work-tree, GIT_DIR=...)."""
         moved = self.active.get(id(inv)) == "unknown" or bool(inv.repositories) or any(
             n.startswith("GIT_") for n in inv.env)
-        self.rewriting.append((id(inv), sub, [*(before or []), *inv.args], inv, moved))
+        self.rewriting.append((sub, [*(before or []), *inv.args], inv, moved))
 
-    def _rewrite(self, key: int, sub: str, words: list[Value], inv: Invocation, *, moved: bool) -> Rewrite:
+    def _rewrite(self, sub: str, words: list[Value], inv: Invocation, *, moved: bool) -> Rewrite:
         cwd = inv.cwds[0] if inv.cwds is not None and len(inv.cwds) == 1 else None
-        others = [what for k, what in self.active.items() if k != key]
+        others = [what for k, what in self.active.items() if k != id(inv)]
         why = ("it runs more than once, or beside another such git command" if len(self.rewriting) > 1 else
                f"{others[0]} may change the repository first" if others else
                "a word of it is not known before it runs" if any(not w.static for w in words) else
@@ -130,7 +130,8 @@ class Analyser(Commands, Env):
     def _active(self, inv: Invocation | None) -> int:
         if inv is None:
             return 0
-        self.held.append(inv)
+        if id(inv) not in self.active:
+            self.held.append(inv)
         return id(inv)
 
     def unknown(self, why: str) -> None:
