@@ -1035,12 +1035,12 @@ def _into(folder: Value, src: Value) -> Value | None:
         text = text[remote.end():]
         url = True           # host:PATH names a remote repository or file the same way
     name = posixpath.basename(text.rstrip("/"))
-    literal = src.pattern is None or url
-    if name in ("", ".", "..", "~") or (literal and any(c in name for c in "*?[]{}")):
+    glob = src.pattern is not None and not url
+    if name in ("", ".", "..", "~") or (not glob and any(c in name for c in "*?[]{}")):
         return None          # a folder's contents, or a name curl expands itself (URL globbing)
     if name.endswith(".git") and len(name) > 4 and url:
         name = name[:-4]     # a clone's folder: the repository's name without .git
-    if literal or src.pattern is None:
+    if src.pattern is None or url:
         return Value.of(posixpath.join(folder.text, name))
     last = src.pattern.rstrip("/").rsplit("/", 1)[-1]
     return Value(posixpath.join(folder.text, name), pattern=posixpath.join(escape_glob(folder.text), last))
