@@ -23,7 +23,8 @@ half-overlapping word windows for a sentence over `WINDOW`. The categories of al
 abstain mode denies (the cost grows with the length, and no web task is that long; the benchmark's
 longest has 244 characters). Text unlike the bank abstains with every category not found uncertain:
 characters the normaliser cannot map to Latin, words broken by digits or symbols that spell nothing,
-another language, a piece longer than the model reads, or an embedding far from every bank example.
+another language, a piece longer than the model reads, or an embedding far from every bank example; so does
+text that names no category but asks an act whose object is not named (`OBJECTLESS`: book it, confirm the booking).
 """
 from __future__ import annotations
 
@@ -66,6 +67,26 @@ SETTINGS = ("cue_weight", "ridge", "cue_ridge", "include", "unsure", "min_simila
 # Clause boundaries for where a cue stands: sentence ends, and "and", "then", "plus", "but" between two asks.
 CLAUSE = re.compile(r"[.;!?\n]+\s*|,?\s+(?:and|then|plus|but|also)\s+(?:then\s+|also\s+)?", re.IGNORECASE)
 Patterns = dict[str, tuple[re.Pattern[str], ...]]
+# An ask whose object is not named: a restricted act on a pronoun ("book it", "buy these now"), on the ask itself
+# ("confirm the booking", "complete the reservation for May 2"; not "the booking of a table"), or with nothing after
+# it, as the clause's command ("check out now", "go ahead and book"; not "in ascending order"). What it books, buys
+# or plays is elsewhere (an earlier turn, a page), so a text naming no category with such an ask has every category
+# uncertain: the restrictive reading.
+_ACT = (r"book|reserve|buy|purchase|order|rent|lease|hire|pay|pay for|check ?out|checkout|confirm|complete|"
+        r"finali[sz]e|secure|grab|apply|apply for|apply to|submit|watch|stream|play|put on|subscribe|"
+        r"subscribe to|sign me up for")
+_AFTER = r"(?=\s*(?:[.,;:!?)]|$|(?:for|on|at|in|by|from|to|now|today|tonight|tomorrow|please|again|then|and|asap|"
+_AFTER += r"right|immediately|instead|too|as well|with|using)\b))"
+OBJECTLESS = re.compile(
+    rf"\b(?:{_ACT})\s+(?:it|them|this|that|these|those|this one|that one|the same(?: one)?|both|one of (?:them|those))"
+    rf"{_AFTER}"
+    r"|\b(?:confirm|complete|finali[sz]e|make|place|submit|process|proceed with|go ahead with|go through with|"
+    r"finish|pay for)\s+(?:the |my |our |this |that |your |a )?(?:booking|reservation|order|purchase|rental|"
+    r"check-?out|payment|application|transaction|subscription)s?\b"
+    r"(?!\s+(?:of|for)\s+(?:a|an|the|my|our|two|three|four)\s+(?!\d)[a-z])"
+    r"|(?:^|[.,;:!?]\s*|\b(?:and|then|please|now|just|so|ok|okay)\s+)(?:book|reserve|buy|purchase|order|rent|pay|"
+    r"check ?out|checkout|confirm|apply|subscribe)(?:\s+(?:now|please|asap|right away|immediately))?[\s.!]*+$",
+    re.IGNORECASE)
 _ARRAYS = {"weights": "<f8", "vectors": "<f2"}  # the bank's vectors only measure distance: half precision is plenty
 
 
@@ -366,6 +387,9 @@ class CategoryClassifier:
         results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors, pieces)]
         checked = [0] if whole else list(range(len(pieces)))
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
+        ask = None if any(r.labels for r in results) else OBJECTLESS.search(text)
+        if ask:
+            doubts.append(f"an ask whose object is not named ({ask.group(0).strip()!r}): what it asks for cannot be read")
         return self.merge(results, doubts, norm, typos)
 
     def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray) -> list[str]:

@@ -251,6 +251,25 @@ def test_text_unlike_the_bank_takes_every_category_in_the_restrictive_reading(cl
     assert e.value.code == "extract.abstain"
 
 
+# Asks whose object is elsewhere (an earlier turn, the page): each was allowed for a user who qualifies for nothing
+# before the objectless-ask doubt (2026-11-29, my own probes).
+@pytest.mark.parametrize("text", ["Go ahead and book it", "Confirm the booking", "Complete the reservation for May 2-4",
+                                  "Marriott Times Square, May 2-4, confirm booking", "Book it for the 12th",
+                                  "Check out now", "Yes, finalize the transaction", "ok, reserve it for Friday"])
+def test_an_ask_whose_object_is_not_named_takes_every_category(clf, text):
+    got = clf.classify(text)
+    assert got.abstained and got.labels | got.uncertain == frozenset(CATS), got.reason
+    assert not got.labels and "object is not named" in got.reason, got.reason
+    assert all(ClassifierExtractor("t", clf.classify, CATS, "restrict").extract({"t": text}).value.values())
+
+
+@pytest.mark.parametrize("text", ["Book a table at Nobu for 8pm", "Confirm booking of the yoga class on Monday",
+                                  "Sort this column in ascending order", "I'm just looking, not ready to buy",
+                                  "Confirm the reservation for a table at the sushi bar"])
+def test_an_ask_that_names_its_object_is_not_in_doubt(clf, text):
+    assert "object is not named" not in clf.classify(text).reason
+
+
 def test_normalisation_is_recorded_in_the_reason(clf):
     got = clf.classify("Book a h0t3l in Bost\u043en")
     assert got.labels == {"hotel"} and "h0t3l -> hotel" in got.reason and "look-alike" in got.reason
