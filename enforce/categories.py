@@ -24,7 +24,8 @@ abstain mode denies (the cost grows with the length, and no web task is that lon
 longest has 244 characters). Text unlike the bank abstains with every category not found uncertain:
 characters the normaliser cannot map to Latin, words broken by digits or symbols that spell nothing,
 another language, a piece longer than the model reads, or an embedding far from every bank example; so does
-text that names no category but asks an act whose object is not named (`OBJECTLESS`: book it, confirm the booking).
+text that names no category but asks an act whose object is not named (`OBJECTLESS_FORMS`: book it, confirm the booking,
+click 'Book now', the same as last time).
 """
 from __future__ import annotations
 
@@ -67,26 +68,52 @@ SETTINGS = ("cue_weight", "ridge", "cue_ridge", "include", "unsure", "min_simila
 # Clause boundaries for where a cue stands: sentence ends, and "and", "then", "plus", "but" between two asks.
 CLAUSE = re.compile(r"[.;!?\n]+\s*|,?\s+(?:and|then|plus|but|also)\s+(?:then\s+|also\s+)?", re.IGNORECASE)
 Patterns = dict[str, tuple[re.Pattern[str], ...]]
-# An ask whose object is not named: a restricted act on a pronoun ("book it", "buy these now"), on the ask itself
-# ("confirm the booking", "complete the reservation for May 2"; not "the booking of a table"), or with nothing after
-# it, as the clause's command ("check out now", "go ahead and book"; not "in ascending order"). What it books, buys
-# or plays is elsewhere (an earlier turn, a page), so a text naming no category with such an ask has every category
-# uncertain: the restrictive reading.
+# An ask whose object is not named. What it books, buys or plays is elsewhere (an earlier turn, the page), so a text
+# naming no category with such an ask has every category uncertain: the restrictive reading. The forms:
 _ACT = (r"book|reserve|buy|purchase|order|rent|lease|hire|pay|pay for|check ?out|checkout|confirm|complete|"
         r"finali[sz]e|secure|grab|apply|apply for|apply to|submit|watch|stream|play|put on|subscribe|"
         r"subscribe to|sign me up for")
 _AFTER = r"(?=\s*(?:[.,;:!?)]|$|(?:for|on|at|in|by|from|to|now|today|tonight|tomorrow|please|again|then|and|asap|"
 _AFTER += r"right|immediately|instead|too|as well|with|using)\b))"
-OBJECTLESS = re.compile(
-    rf"\b(?:{_ACT})\s+(?:it|them|this|that|these|those|this one|that one|the same(?: one)?|both|one of (?:them|those))"
-    rf"{_AFTER}"
-    r"|\b(?:confirm|complete|finali[sz]e|make|place|submit|process|proceed with|go ahead with|go through with|"
-    r"finish|pay for)\s+(?:the |my |our |this |that |your |a )?(?:booking|reservation|order|purchase|rental|"
-    r"check-?out|payment|application|transaction|subscription)s?\b"
-    r"(?!\s+(?:of|for)\s+(?:a|an|the|my|our|two|three|four)\s+(?!\d)[a-z])"
-    r"|(?:^|[.,;:!?]\s*|\b(?:and|then|please|now|just|so|ok|okay)\s+)(?:book|reserve|buy|purchase|order|rent|pay|"
-    r"check ?out|checkout|confirm|apply|subscribe)(?:\s+(?:now|please|asap|right away|immediately))?[\s.!]*+$",
-    re.IGNORECASE)
+_ASK_NOUN = r"(?:booking|reservation|order|purchase|rental|check-?out|payment|application|transaction|subscription)s?"
+_CONTROL = (r"book(?:\s+now|ing)?|reserve(?:\s+now)?|rent(?:\s+now)?|apply(?:\s+now)?|buy(?:\s+(?:it\s+)?now)?|"
+            r"purchase|check ?out|checkout|pay(?:\s+now)?|play|watch(?:\s+now)?|stream|subscribe|"
+            r"place\s+(?:my\s+|the\s+|your\s+)?order|order\s+now|confirm|continue|submit")
+OBJECTLESS_FORMS = {
+    # an act on a pronoun: "book it", "buy these now"
+    "an act on a pronoun": rf"\b(?:{_ACT})\s+(?:it|them|this|that|these|those|this one|that one|the same(?: one)?|"
+                           rf"both|one of (?:them|those)){_AFTER}",
+    # the ask itself as the object: "confirm the booking", "complete the reservation for May 2" (not "the booking of
+    # a table"), "continue to payment"
+    "the ask as its own object": r"\b(?:confirm|complete|finali[sz]e|make|place|submit|process|proceed with|"
+                                 r"go ahead with|go through with|finish|pay for|continue with|(?:continue|proceed|"
+                                 rf"go on|move on) to)\s+(?:the |my |our |this |that |your |a )?{_ASK_NOUN}\b"
+                                 r"(?!\s+(?:of|for)\s+(?:a|an|the|my|our|two|three|four)\s+(?!\d)[a-z])"
+                                 r"|\bsubmit\s+(?:the|this|that|my)\s+form\b",
+    # a bare act as the clause's command: "check out now", "go ahead and book" (not "in ascending order")
+    "a bare act": r"(?:^|[.,;:!?]\s*|\b(?:and|then|please|now|just|so|ok|okay)\s+)(?:book|reserve|buy|purchase|order|"
+                  r"rent|pay|check ?out|checkout|confirm|apply|subscribe)(?:\s+(?:now|please|asap|right away|"
+                  r"immediately))?[\s.!]*+$",
+    # a control of the page named by its act: "click 'Book now'", "press the Reserve button" (not "Apply filters")
+    "a button": rf"\b(?:click|press|tap|hit|push|select|choose)(?:\s+(?:on|the|a|an))*\s*[\"'“‘]?\s*(?:{_CONTROL})\b"
+                r"(?!\s+(?:filters?|coupons?|codes?|discounts?|changes?|settings?|promo))",
+    # an earlier ask repeated: "repeat yesterday's booking", "do the same as last time", "reorder my usual"
+    "an earlier ask repeated": r"\b(?:repeat|redo|rebook|re-book|reorder|re-order)\b|\b(?:same|again)\s+as\s+"
+                               r"(?:last\s+time|before|yesterday|usual|last\s+\w+)\b|\bmy\s+usual\b|"
+                               rf"\b(?:my|our|the)\s+(?:previous|last|earlier|usual|canceled|cancelled)\s+{_ASK_NOUN}\b",
+}
+OBJECTLESS = tuple((why, re.compile(p, re.IGNORECASE)) for why, p in OBJECTLESS_FORMS.items())
+
+
+def objectless(text: str) -> str:
+    """Why `text` asks an act whose object it does not name ('' when it does not)."""
+    for why, pattern in OBJECTLESS:
+        m = pattern.search(text)
+        if m:
+            return f"{why} ({m.group(0).strip()!r})"
+    return ""
+
+
 _ARRAYS = {"weights": "<f8", "vectors": "<f2"}  # the bank's vectors only measure distance: half precision is plenty
 
 
@@ -387,9 +414,9 @@ class CategoryClassifier:
         results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors, pieces)]
         checked = [0] if whole else list(range(len(pieces)))
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
-        ask = None if any(r.labels for r in results) else OBJECTLESS.search(text)
+        ask = "" if any(r.labels for r in results) else objectless(text)
         if ask:
-            doubts.append(f"an ask whose object is not named ({ask.group(0).strip()!r}): what it asks for cannot be read")
+            doubts.append(f"an ask whose object is not named, {ask}: what it asks for cannot be read")
         return self.merge(results, doubts, norm, typos)
 
     def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray) -> list[str]:

@@ -255,7 +255,11 @@ def test_text_unlike_the_bank_takes_every_category_in_the_restrictive_reading(cl
 # before the objectless-ask doubt (2026-11-29, my own probes).
 @pytest.mark.parametrize("text", ["Go ahead and book it", "Confirm the booking", "Complete the reservation for May 2-4",
                                   "Marriott Times Square, May 2-4, confirm booking", "Book it for the 12th",
-                                  "Check out now", "Yes, finalize the transaction", "ok, reserve it for Friday"])
+                                  "Check out now", "Yes, finalize the transaction", "ok, reserve it for Friday",
+                                  "Click 'Book now' on this page", "On the open page, press the Reserve button",
+                                  "Hit the Play button on the open tab", "Continue to payment",
+                                  "Repeat yesterday's booking", "Do the same as last time", "Reorder my usual",
+                                  "Redo my previous reservation", "Fill in my details and submit the form"])
 def test_an_ask_whose_object_is_not_named_takes_every_category(clf, text):
     got = clf.classify(text)
     assert got.abstained and got.labels | got.uncertain == frozenset(CATS), got.reason
@@ -265,7 +269,8 @@ def test_an_ask_whose_object_is_not_named_takes_every_category(clf, text):
 
 @pytest.mark.parametrize("text", ["Book a table at Nobu for 8pm", "Confirm booking of the yoga class on Monday",
                                   "Sort this column in ascending order", "I'm just looking, not ready to buy",
-                                  "Confirm the reservation for a table at the sushi bar"])
+                                  "Confirm the reservation for a table at the sushi bar",
+                                  "Select the size filter and click Apply filters", "Submit the contact form"])
 def test_an_ask_that_names_its_object_is_not_in_doubt(clf, text):
     assert "object is not named" not in clf.classify(text).reason
 
