@@ -101,6 +101,11 @@ OBJECTLESS_FORMS = {
     "an earlier ask repeated": r"\b(?:repeat|redo|rebook|re-book|reorder|re-order)\b|\b(?:same|again)\s+as\s+"
                                r"(?:last\s+time|before|yesterday|usual|last\s+\w+)\b|\bmy\s+usual\b|"
                                rf"\b(?:my|our|the)\s+(?:previous|last|earlier|usual|canceled|cancelled)\s+{_ASK_NOUN}\b",
+    # the ask itself elsewhere: "do what the page asks", "follow the instructions on the open tab", "finish what I started"
+    "an ask left to another text": r"\b(?:do|follow|complete|finish|carry out|execute|perform|obey)\b[^.;!?]{0,30}?"
+                                   r"\b(?:what(?:ever)?|the (?:instructions?|steps?|tasks?|request|ask|directions))\b"
+                                   r"[^.;!?]{0,40}?\b(?:page|tab|screen|site|link|e-?mail|message|note|started|says?|"
+                                   r"asks?|shown|above|below|there)\b",
 }
 OBJECTLESS = tuple((why, re.compile(p, re.IGNORECASE)) for why, p in OBJECTLESS_FORMS.items())
 

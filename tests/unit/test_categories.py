@@ -259,7 +259,9 @@ def test_text_unlike_the_bank_takes_every_category_in_the_restrictive_reading(cl
                                   "Click 'Book now' on this page", "On the open page, press the Reserve button",
                                   "Hit the Play button on the open tab", "Continue to payment",
                                   "Repeat yesterday's booking", "Do the same as last time", "Reorder my usual",
-                                  "Redo my previous reservation", "Fill in my details and submit the form"])
+                                  "Redo my previous reservation", "Fill in my details and submit the form",
+                                  "Do what the page at https://tinyurl.com/3xyz asks", "Finish what I started",
+                                  "Follow the instructions on the open tab", "Complete the task shown on screen"])
 def test_an_ask_whose_object_is_not_named_takes_every_category(clf, text):
     got = clf.classify(text)
     assert got.abstained and got.labels | got.uncertain == frozenset(CATS), got.reason
@@ -270,7 +272,8 @@ def test_an_ask_whose_object_is_not_named_takes_every_category(clf, text):
 @pytest.mark.parametrize("text", ["Book a table at Nobu for 8pm", "Confirm booking of the yoga class on Monday",
                                   "Sort this column in ascending order", "I'm just looking, not ready to buy",
                                   "Confirm the reservation for a table at the sushi bar",
-                                  "Select the size filter and click Apply filters", "Submit the contact form"])
+                                  "Select the size filter and click Apply filters", "Submit the contact form",
+                                  "Do the crossword on the page", "Finish reading the article above"])
 def test_an_ask_that_names_its_object_is_not_in_doubt(clf, text):
     assert "object is not named" not in clf.classify(text).reason
 
