@@ -197,9 +197,13 @@ class Commands:
             for o in operands:
                 if o.text is not None and o.text.startswith("+"):
                     self.classify(spec.plus, f"the command {o.text!r}")
-        if not [o for o in operands if o.text != "-"] and default is not None and script_from != "operand":
-            operands = operands + [Value.of(default)]
         assigned = assign_slots(pattern, operands)
+        if default is not None and script_from != "operand":
+            # the default operand stands in the slot no operand filled (`rg PATTERN`, `grep -r PATTERN`: the
+            # working directory), not only when there is no operand at all
+            with_default = assign_slots(pattern, operands + [Value.of(default)])
+            if not any(v.text != "-" and r == with_default[-1][1] for v, r in with_default[:-1]):
+                assigned = with_default
         union = tuple(r for s in pattern for r in s.roles if r in ACCESSES or r in roles)
         key: Value = Value.unknown("no setting named")
         for i, (value, slot_roles) in enumerate(assigned):

@@ -132,3 +132,17 @@ def test_the_hook_needs_the_project_folder(builds, monkeypatch):
                                                                  "home folder")):
         answer = hook.decide(json.dumps(call).encode(), opts._replace(env=env))
         assert answer.code == 2 and needle in answer.stderr, answer
+
+
+# A search whose only operand is its pattern reads the working directory (2026-11-29: `cd ~ && rg password` touched
+# nothing before: the default operand stood in only when there was no operand at all).
+@pytest.mark.parametrize("command", ["cd ~ && rg password", "cd ~ && rg -uu --hidden BEGIN", "cd ~/.ssh && rg BEGIN",
+                                     "cd ~ && ag password", "cd ~ && ack password", "cd ~ && grep -r password",
+                                     "cd ~ && git grep --no-index password", "cd ~/.ssh && git grep BEGIN"])
+def test_a_search_given_only_its_pattern_reads_the_working_directory(command):
+    assert ("read", "ssh_keys") in touched(command)
+
+
+@pytest.mark.parametrize("command", ["rg TODO src", "grep -r TODO src", "git grep -n foo -- src", "printenv HOME"])
+def test_a_search_given_a_path_reads_that_path_only(command):
+    assert not {("read", "ssh_keys"), ("read", "cloud_credentials")} & touched(command)
