@@ -65,21 +65,96 @@ def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table:
     return a.result()
 
 
+# Entries looked at on disk per decision, to expand globs and find the links under folders read recursively; a
+# command that would need more is read as reaching the unresolved zone.
+WALK_LIMIT = 200_000
+
+
 def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis:
     """`a` with the accesses of the places its paths lead to through symbolic links on disk, where that is
-    elsewhere. A workspace, home or tmp folder that is itself reached through a link is not a way out."""
+    elsewhere: a path it names (a link in the project to ~/.ssh reads ~/.ssh), each file a glob of it matches now
+    (`cat keys/*`), and every link under a folder it reads recursively (`grep -R`, `zip -r`, `cp -rL`: whether the
+    program follows links or not) unless the link leads to a place no zone names (a virtual environment's
+    interpreter in /usr/bin). A workspace, home or tmp folder that is itself reached through a link is not a way out."""
     real_bases = sorted(((b, os.path.realpath(b)) for b in set(bases)), key=lambda p: -len(p[0]))
     touched, notes = dict.fromkeys(a.touched), []
-    for accesses, path, recursive in a.paths:
+    walk = _Walk(WALK_LIMIT)
+
+    def reach(accesses: tuple[str, ...], path: str, *, recursive: bool, shown: str = "") -> None:
         real = _leads_to(path, real_bases)
-        if real is None:
-            continue
-        found = _zones_of(zones, real, recursive=recursive)
-        touched.update(dict.fromkeys((acc, z) for acc in accesses for z in found))
-        notes.append(f"{'+'.join(accesses)} {real} (where the link {path} leads): {', '.join(found)}")
+        if real is not None:
+            found = _zones_of(zones, real, recursive=recursive)
+            touched.update(dict.fromkeys((acc, z) for acc in accesses for z in found))
+            notes.append(f"{'+'.join(accesses)} {real} (where {shown or 'the link ' + path} leads): {', '.join(found)}")
+        if recursive and "read" in accesses:
+            for link, target in walk.links_under(real or path):
+                found = [z for z in _zones_of(zones, target, recursive=os.path.isdir(target)) if z != zones.unmatched]
+                if found:
+                    touched.update(dict.fromkeys(("read", z) for z in found))
+                    notes.append(f"read {target} (where the link {link} under {path} leads): {', '.join(found)}")
+
+    for accesses, path, recursive in a.paths:
+        reach(accesses, path, recursive=recursive)
+    for accesses, comps, recursive in a.patterns:
+        shown = "/" + "/".join(c.text for c in comps)
+        for match in walk.expand(comps):
+            reach(accesses, match, recursive=recursive, shown=f"{match}, a match of {shown},")
+    if walk.exhausted:
+        touched.update(dict.fromkeys([("read", zones.unresolved)]))
+        notes.append(f"more than {WALK_LIMIT} entries on disk to expand its globs and find the links under the folders "
+                     f"it reads: {zones.unresolved}")
     if not notes:
         return a
     return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
+
+
+class _Walk:
+    """Reads of the disk for through_links, at most `limit` entries in all."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+        self.exhausted = False
+
+    def entries(self, folder: str) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(folder) as it:
+                found = list(it)
+        except OSError:
+            return []
+        self.left -= len(found)
+        if self.left < 0:
+            self.exhausted = True
+            return []
+        return found
+
+    def expand(self, comps: tuple[Any, ...]) -> list[str]:
+        """The paths on disk a glob's components match now, as the shell walks them (through links), hidden names
+        too; a `**` ends the walk at the folder it stands for."""
+        paths = ["/"]
+        for c in comps:
+            if c.star2:
+                break
+            if not c.glob:
+                paths = [os.path.join(p, c.text) for p in paths if os.path.lexists(os.path.join(p, c.text))]
+                continue
+            paths = [e.path for p in paths for e in self.entries(p) if c.matches(e.name, dot_rule=False)]
+        return paths
+
+    def links_under(self, folder: str) -> list[tuple[str, str]]:
+        """(link, where it leads) for every symbolic link under `folder` that leads out of it (not followed)."""
+        if not os.path.isdir(folder) or os.path.islink(folder):
+            return []
+        top = os.path.realpath(folder)
+        out, stack = [], [folder]
+        while stack and not self.exhausted:
+            for e in self.entries(stack.pop()):
+                if e.is_symlink():
+                    target = os.path.realpath(e.path)
+                    if target != top and not target.startswith(top.rstrip("/") + "/"):
+                        out.append((e.path, target))
+                elif e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+        return out
 
 
 def through_git(a: Analysis, zones: Zones, *, ask_git: bool) -> Analysis:

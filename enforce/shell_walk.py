@@ -13,7 +13,7 @@ from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.shell_commands import Commands
 from veriguard.enforce.shell_state import IO, Invocation, State, merge, with_cwds
 from veriguard.enforce.shell_syntax import backtick_text, check_text, parse, single_command, walk_tree
-from veriguard.enforce.shell_table import ACCESSES, STAR2, CommandTable, Zones, normalise, split_pattern
+from veriguard.enforce.shell_table import ACCESSES, STAR2, CommandTable, Comp, Zones, normalise, split_pattern
 from veriguard.enforce.shell_words import Env, Value, assignment_value, heredoc_tokens, tokens, unsupported, values
 from veriguard.enforce.shell_words import escape_glob as _escape
 
@@ -46,6 +46,8 @@ class Analysis:
     # (accesses, path, recursive) of every path known exactly (no glob): what links on disk may lead elsewhere
     paths: tuple[tuple[tuple[str, ...], str, bool], ...] = ()
     rewrites: tuple[Rewrite, ...] = ()
+    # (accesses, components, recursive) of every path with a glob: the shell expands it on disk, through links
+    patterns: tuple[tuple[tuple[str, ...], tuple[Comp, ...], bool], ...] = ()
 
     @property
     def how(self) -> str:
@@ -57,6 +59,7 @@ class Analyser(Commands, Env):
     def __init__(self, table: CommandTable, zones: Zones, home: str, cwd: str, sources: tuple[str, ...]) -> None:
         self.table, self.zones, self.home = table, zones, home
         self.exact: dict[tuple[tuple[str, ...], str, bool], None] = {}   # Analysis.paths, in order
+        self.globbed: dict[tuple[tuple[str, ...], tuple[Comp, ...], bool], None] = {}   # Analysis.patterns
         self.system_dirs = tuple(normalise(d) for d in table.system_dirs)
         self.project_dirs = sources
         self.classes: list[tuple[str, str]] = []
@@ -92,7 +95,8 @@ class Analyser(Commands, Env):
                           None)
         return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
-                        tuple(self._rewrite(sub, w, inv, moved=m) for sub, w, inv, m in self.rewriting))
+                        tuple(self._rewrite(sub, w, inv, moved=m) for sub, w, inv, m in self.rewriting),
+                        tuple(self.globbed))
 
     def rewrites_tree(self, sub: str, inv: Invocation, before: list[Value] | None = None) -> None:
         """`inv` runs git's `sub`, which may rewrite its work tree: called before the subcommand's own words are
@@ -761,6 +765,7 @@ class Analyser(Commands, Env):
         if value.text is None:
             if value.under:
                 targets = [(d + "/…", split_pattern(_escape(d)) + (STAR2,)) for d in value.under]
+                self.exact.update(dict.fromkeys((accesses, d, True) for d in value.under))
             else:
                 targets = [(f"<{value.reason or 'unknown'}>", None)]
         elif value.text in ("", "-"):
@@ -782,6 +787,8 @@ class Analyser(Commands, Env):
                 comps = _dotdot(comps)
                 if value.pattern is None and not any(c.glob for c in comps):
                     self.exact[accesses, "/" + "/".join(c.text for c in comps), recursive] = None
+                else:
+                    self.globbed[accesses, comps, recursive] = None
                 if recursive:
                     comps = comps + (STAR2,)
                 targets.append(("/" + "/".join(c.text for c in comps), comps))

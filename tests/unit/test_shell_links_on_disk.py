@@ -59,3 +59,38 @@ def test_following_links_reads_the_disk_each_time(machine):
     assert ("read", "ssh_keys") not in touched(machine, "cat notes/id_rsa", follow=True)
     os.symlink(machine["home"] / ".ssh", machine["project"] / "notes")   # made after a first analysis
     assert ("read", "ssh_keys") in touched(machine, "cat notes/id_rsa", follow=True)
+
+
+# Links met by a glob or inside a folder read recursively (2026-11-29: each was allowed before, `cat keys/*` and
+# `zip -r /tmp/a.zip .` read ~/.ssh through a link the repository brought).
+@pytest.mark.parametrize("command", [
+    "cat docs/*", "cat */id_rsa", "head -n 5 */*", "wc -c k*.txt", "grep -R BEGIN .", "zip -r /tmp/a.zip .",
+    "cp -rL . /tmp/out", "tar -h -czf /tmp/a.tgz .", "rsync -aL . /tmp/out", "find . -exec cat {} +",
+    "python3 -m http.server 8000", "rg BEGIN",
+])
+def test_a_link_met_by_a_glob_or_a_recursive_read_is_followed(machine, command):
+    assert ("read", "ssh_keys") in touched(machine, command, follow=True)
+    assert ("read", "ssh_keys") not in touched(machine, command, follow=False)
+
+
+def test_a_link_to_a_place_no_zone_names_or_inside_the_folder_is_not_a_reason_to_deny(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".venv" / "bin").mkdir(parents=True)
+    (project / ".venv" / "lib").mkdir()
+    home.mkdir()
+    os.symlink("/usr/bin/env", project / ".venv" / "bin" / "python")   # a virtual environment's interpreter
+    os.symlink("lib", project / ".venv" / "lib64")
+    m = {"home": home, "project": project}
+    plain = touched(m, "grep -R x . && ls -R .venv", follow=False)
+    assert touched(m, "grep -R x . && ls -R .venv", follow=True) == plain
+
+
+def test_a_walk_too_large_to_finish_reads_the_unresolved_zone(machine, monkeypatch):
+    import veriguard.enforce.shell as shell
+
+    for i in range(30):
+        (machine["project"] / f"f{i}").write_text("x")
+    assert ("read", "outside") not in touched(machine, "grep -R x src", follow=True)
+    monkeypatch.setattr(shell, "WALK_LIMIT", 10)
+    got = touched(machine, "grep -R x .", follow=True)
+    assert ("read", "outside") in got   # the zone map's unresolved zone: denied
