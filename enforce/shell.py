@@ -97,8 +97,9 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
         reach(accesses, path, recursive=recursive)
     for accesses, comps, recursive in a.patterns:
         shown = "/" + "/".join(c.text for c in comps)
+        deep = recursive or any(c.star2 for c in comps)   # a `**` stands for every folder under it
         for match in walk.expand(comps):
-            reach(accesses, match, recursive=recursive, shown=f"{match}, a match of {shown},")
+            reach(accesses, match, recursive=deep, shown=f"{match}, a match of {shown},")
     if walk.exhausted:
         touched.update(dict.fromkeys([("read", zones.unresolved)]))
         notes.append(f"more than {WALK_LIMIT} entries on disk to expand its globs and find the links under the folders "

@@ -66,7 +66,7 @@ def test_following_links_reads_the_disk_each_time(machine):
 @pytest.mark.parametrize("command", [
     "cat docs/*", "cat */id_rsa", "head -n 5 */*", "wc -c k*.txt", "grep -R BEGIN .", "zip -r /tmp/a.zip .",
     "cp -rL . /tmp/out", "tar -h -czf /tmp/a.tgz .", "rsync -aL . /tmp/out", "find . -exec cat {} +",
-    "python3 -m http.server 8000", "rg BEGIN",
+    "python3 -m http.server 8000", "rg BEGIN", "cat **/id_rsa",
 ])
 def test_a_link_met_by_a_glob_or_a_recursive_read_is_followed(machine, command):
     assert ("read", "ssh_keys") in touched(machine, command, follow=True)
