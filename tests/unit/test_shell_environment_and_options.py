@@ -146,3 +146,9 @@ def test_a_search_given_only_its_pattern_reads_the_working_directory(command):
 @pytest.mark.parametrize("command", ["rg TODO src", "grep -r TODO src", "git grep -n foo -- src", "printenv HOME"])
 def test_a_search_given_a_path_reads_that_path_only(command):
     assert not {("read", "ssh_keys"), ("read", "cloud_credentials")} & touched(command)
+
+
+def test_an_archive_given_no_files_reads_the_working_directory():
+    """`7z a ARCHIVE` with no file adds every file of the folder it runs in (it touched nothing before)."""
+    assert ("read", "ssh_keys") in touched("cd ~ && 7z a /tmp/h.7z")
+    assert ("read", "ssh_keys") not in touched("7z a /tmp/p.7z src")
