@@ -73,9 +73,11 @@ WALK_LIMIT = 200_000
 def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis:
     """`a` with the accesses of the places its paths lead to through symbolic links on disk, where that is
     elsewhere: a path it names (a link in the project to ~/.ssh reads ~/.ssh), each file a glob of it matches now
-    (`cat keys/*`), and every link under a folder it reads recursively (`grep -R`, `zip -r`, `cp -rL`: whether the
-    program follows links or not) unless the link leads to a place no zone names (a virtual environment's
-    interpreter in /usr/bin). A workspace, home or tmp folder that is itself reached through a link is not a way out."""
+    (`cat keys/*`), every link under a folder it reads recursively (`grep -R`, `zip -r`, `cp -rL`: whether the
+    program follows links or not) and every link to a folder under a folder it writes recursively (`unzip` writes
+    into a linked folder), unless the link leads to a place no zone names (a virtual environment's interpreter in
+    /usr/bin). Deletes do not follow links (`rm -rf` removes the link). A workspace, home or tmp folder that is
+    itself reached through a link is not a way out."""
     real_bases = sorted(((b, os.path.realpath(b)) for b in set(bases)), key=lambda p: -len(p[0]))
     touched, notes = dict.fromkeys(a.touched), []
     walk = _Walk(WALK_LIMIT)
@@ -86,12 +88,15 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
             found = _zones_of(zones, real, recursive=recursive)
             touched.update(dict.fromkeys((acc, z) for acc in accesses for z in found))
             notes.append(f"{'+'.join(accesses)} {real} (where {shown or 'the link ' + path} leads): {', '.join(found)}")
-        if recursive and "read" in accesses:
+        if recursive and {"read", "write"} & set(accesses):
             for link, target in walk.links_under(real or path):
-                found = [z for z in _zones_of(zones, target, recursive=os.path.isdir(target)) if z != zones.unmatched]
-                if found:
-                    touched.update(dict.fromkeys(("read", z) for z in found))
-                    notes.append(f"read {target} (where the link {link} under {path} leads): {', '.join(found)}")
+                folder = os.path.isdir(target)
+                through = [acc for acc in ("read", "write") if acc in accesses and (acc == "read" or folder)]
+                found = [z for z in _zones_of(zones, target, recursive=folder) if z != zones.unmatched]
+                if found and through:
+                    touched.update(dict.fromkeys((acc, z) for acc in through for z in found))
+                    notes.append(f"{'+'.join(through)} {target} (where the link {link} under {path} leads): "
+                                 f"{', '.join(found)}")
 
     for accesses, path, recursive in a.paths:
         reach(accesses, path, recursive=recursive)

@@ -94,3 +94,20 @@ def test_a_walk_too_large_to_finish_reads_the_unresolved_zone(machine, monkeypat
     monkeypatch.setattr(shell, "WALK_LIMIT", 10)
     got = touched(machine, "grep -R x .", follow=True)
     assert ("read", "outside") in got   # the zone map's unresolved zone: denied
+
+
+@pytest.mark.parametrize("command", ["unzip -o /tmp/p.zip -d vendor", "cd vendor && 7z x /tmp/p.7z",
+                                     "cp -r /tmp/payload/. vendor"])
+def test_a_recursive_write_goes_through_a_link_to_a_folder(machine, command):
+    """`unzip` writes `cfg/settings.json` into the folder `cfg -> ~/.claude` leads to (seen on disk, 2026-11-29)."""
+    (machine["project"] / "vendor").mkdir()
+    os.symlink(machine["home"] / ".claude", machine["project"] / "vendor" / "cfg")
+    assert ("write", "agent_config") in touched(machine, command, follow=True)
+    assert ("write", "agent_config") not in touched(machine, command, follow=False)
+
+
+def test_a_link_to_a_file_elsewhere_is_read_but_not_written_by_a_recursive_access(machine):
+    (machine["project"] / "vendor").mkdir()
+    os.symlink(machine["home"] / ".ssh" / "id_rsa", machine["project"] / "vendor" / "python")   # a file link
+    assert ("write", "ssh_keys") not in touched(machine, "unzip -o /tmp/p.zip -d vendor", follow=True)
+    assert ("read", "ssh_keys") in touched(machine, "grep -R x vendor", follow=True)
