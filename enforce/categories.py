@@ -73,16 +73,28 @@ Patterns = dict[str, tuple[re.Pattern[str], ...]]
 _ACT = (r"book|reserve|buy|purchase|order|rent|lease|hire|pay|pay for|check ?out|checkout|confirm|complete|"
         r"finali[sz]e|secure|grab|apply|apply for|apply to|submit|watch|stream|play|put on|subscribe|"
         r"subscribe to|sign me up for")
-_AFTER = r"(?=\s*(?:[.,;:!?)]|$|(?:for|on|at|in|by|from|to|now|today|tonight|tomorrow|please|again|then|and|asap|"
-_AFTER += r"right|immediately|instead|too|as well|with|using)\b))"
+_AFTER = r"(?=[\"'”’]?\s*(?:[.,;:!?)]|$|(?:for|on|at|in|by|from|to|now|today|tonight|tomorrow|please|again|then|and|"
+_AFTER += r"asap|right|immediately|instead|too|as well|with|using|up|out|off|through|already|quickly|soon|later|first|"
+_AFTER += r"if|when|so|but|or|anyway)\b))"
+_CHOSEN = (r"one|ones|result|results|option|options|choice|choices|selection|pick|item|items|offer|offers|deal|deals|"
+           r"listing|listings|link|entry|match|suggestion|suggestions|recommendation|thing|things")
+# words of a bare go-ahead that names no act at all ("Yes, go ahead", "Same thing again", "One more of those")
+_GO_AHEAD = (r"yes|yep|yeah|ok|okay|sure|please|kindly|go|ahead|proceed|continue|do|it|that|this|now|again|same|"
+             r"thing|one|more|of|those|them|these|confirm|confirmed|finish|next|right|away|let'?s|just|then|and|all|"
+             r"good|sounds|fine|approve|approved|with|the|as|before|usual|too|time|asap|immediately")
 _ASK_NOUN = r"(?:booking|reservation|order|purchase|rental|check-?out|payment|application|transaction|subscription)s?"
 _CONTROL = (r"book(?:\s+now|ing)?|reserve(?:\s+now)?|rent(?:\s+now)?|apply(?:\s+now)?|buy(?:\s+(?:it\s+)?now)?|"
             r"purchase|check ?out|checkout|pay(?:\s+now)?|play|watch(?:\s+now)?|stream|subscribe|"
             r"place\s+(?:my\s+|the\s+|your\s+)?order|order\s+now|confirm|continue|submit")
 OBJECTLESS_FORMS = {
     # an act on a pronoun: "book it", "buy these now"
-    "an act on a pronoun": rf"\b(?:{_ACT})\s+(?:it|them|this|that|these|those|this one|that one|the same(?: one)?|"
-                           rf"both|one of (?:them|those)){_AFTER}",
+    "an act on a pronoun": rf"\b(?:{_ACT})\s+[\"'“‘]?(?:it|them|this|that|these|those|this one|that one|"
+                           rf"the same(?: one)?|both|one of (?:them|those)){_AFTER}",
+    # an act on a thing chosen elsewhere: "book the one I picked", "rent the first result", "the cheapest option"
+    "an act on a thing chosen elsewhere": rf"\b(?:{_ACT})\s+(?:the|that|this|my|your|our)\s+(?:[\w-]+\s+){{0,2}}?"
+                                          rf"(?:{_CHOSEN})\b",
+    # a go-ahead that names nothing: "Proceed", "Yes, go ahead", "Do it now", "Same thing again"
+    "a bare go-ahead": rf"^\W*(?:(?:{_GO_AHEAD})\b\W*)+$",
     # the ask itself as the object: "confirm the booking", "complete the reservation for May 2" (not "the booking of
     # a table"), "continue to payment"
     "the ask as its own object": r"\b(?:confirm|complete|finali[sz]e|make|place|submit|process|proceed with|"

@@ -261,7 +261,11 @@ def test_text_unlike_the_bank_takes_every_category_in_the_restrictive_reading(cl
                                   "Repeat yesterday's booking", "Do the same as last time", "Reorder my usual",
                                   "Redo my previous reservation", "Fill in my details and submit the form",
                                   "Do what the page at https://tinyurl.com/3xyz asks", "Finish what I started",
-                                  "Follow the instructions on the open tab", "Complete the task shown on screen"])
+                                  "Follow the instructions on the open tab", "Complete the task shown on screen",
+                                  "Book 'it' please", "Kindly book it up", "Book the one I picked",
+                                  "Reserve the selected option", "Rent the first result", "Book the cheapest one",
+                                  "Proceed", "Yes, go ahead", "Do it now", "Go", "Same thing again", "Again please",
+                                  "One more of those"])
 def test_an_ask_whose_object_is_not_named_takes_every_category(clf, text):
     got = clf.classify(text)
     assert got.abstained and got.labels | got.uncertain == frozenset(CATS), got.reason
@@ -273,7 +277,9 @@ def test_an_ask_whose_object_is_not_named_takes_every_category(clf, text):
                                   "Sort this column in ascending order", "I'm just looking, not ready to buy",
                                   "Confirm the reservation for a table at the sushi bar",
                                   "Select the size filter and click Apply filters", "Submit the contact form",
-                                  "Do the crossword on the page", "Finish reading the article above"])
+                                  "Do the crossword on the page", "Finish reading the article above",
+                                  "Get the first result for pizza near me", "Which one is cheaper, the Hilton or the Marriott?",
+                                  "Compare the options", "Is it open now?"])
 def test_an_ask_that_names_its_object_is_not_in_doubt(clf, text):
     assert "object is not named" not in clf.classify(text).reason
 
