@@ -81,6 +81,7 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
     real_bases = sorted(((b, os.path.realpath(b)) for b in set(bases)), key=lambda p: -len(p[0]))
     touched, notes = dict.fromkeys(a.touched), []
     walk = _Walk(WALK_LIMIT)
+    every = {zone for zone, _ in zones.zones} - {zones.unmatched, zones.unresolved}
 
     def reach(accesses: tuple[str, ...], path: str, *, recursive: bool, shown: str = "") -> None:
         real = _leads_to(path, real_bases)
@@ -88,7 +89,8 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
             found = _zones_of(zones, real, recursive=recursive)
             touched.update(dict.fromkeys((acc, z) for acc in accesses for z in found))
             notes.append(f"{'+'.join(accesses)} {real} (where {shown or 'the link ' + path} leads): {', '.join(found)}")
-        if recursive and {"read", "write"} & set(accesses):
+        if recursive and {"read", "write"} & set(accesses) and \
+                every - set(_zones_of(zones, real or path, recursive=True)):   # `grep -r x /` has them all already
             for link, target in walk.links_under(real or path):
                 folder = os.path.isdir(target)
                 through = [acc for acc in ("read", "write") if acc in accesses and (acc == "read" or folder)]

@@ -111,3 +111,16 @@ def test_a_link_to_a_file_elsewhere_is_read_but_not_written_by_a_recursive_acces
     os.symlink(machine["home"] / ".ssh" / "id_rsa", machine["project"] / "vendor" / "python")   # a file link
     assert ("write", "ssh_keys") not in touched(machine, "unzip -o /tmp/p.zip -d vendor", follow=True)
     assert ("read", "ssh_keys") in touched(machine, "grep -R x vendor", follow=True)
+
+
+def test_a_folder_whose_zones_are_all_there_already_is_not_walked(machine, monkeypatch):
+    """`grep -r x /` touches every zone lexically: walking / for links (200,000 entries) would add nothing."""
+    import veriguard.enforce.shell as shell
+
+    def refuse(self, folder):
+        raise AssertionError(f"walked {folder}")
+
+    monkeypatch.setattr(shell._Walk, "links_under", refuse)
+    touched(machine, "grep -r x /", follow=True)
+    with pytest.raises(AssertionError, match="walked"):
+        touched(machine, "grep -r x .", follow=True)
