@@ -19,8 +19,8 @@ from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, _coerce, _path, _typed
 from veriguard.enforce.shell_state import IO, State
 from veriguard.enforce.shell_syntax import check_text, parse
-from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Places, ZoneMap, Zones, fill, load_commands, load_zones,
-                                            normalise, split_pattern)
+from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Places, ZoneMap, Zones, fill,
+                                            load_commands, load_zones, normalise, split_pattern)
 from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, static_effect, written
 from veriguard.enforce.shell_walk import Analyser, Analysis, Rewrite, _escape, ordered
 
@@ -85,20 +85,20 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
 
     def reach(accesses: tuple[str, ...], path: str, *, recursive: bool, shown: str = "") -> None:
         real = _leads_to(path, real_bases)
+        walked = recursive and {"read", "write"} & set(accesses)
+        found = _zones_of(zones, real or path, recursive=recursive) if real is not None or walked else []
         if real is not None:
-            found = _zones_of(zones, real, recursive=recursive)
             touched.update(dict.fromkeys((acc, z) for acc in accesses for z in found))
             notes.append(f"{'+'.join(accesses)} {real} (where {shown or 'the link ' + path} leads): {', '.join(found)}")
-        if recursive and {"read", "write"} & set(accesses) and \
-                every - set(_zones_of(zones, real or path, recursive=True)):   # `grep -r x /` has them all already
+        if walked and every - set(found):   # `grep -r x /` has them all already
             for link, target in walk.links_under(real or path):
                 folder = os.path.isdir(target)
                 through = [acc for acc in ("read", "write") if acc in accesses and (acc == "read" or folder)]
-                found = [z for z in _zones_of(zones, target, recursive=folder) if z != zones.unmatched]
-                if found and through:
-                    touched.update(dict.fromkeys((acc, z) for acc in through for z in found))
+                beyond = [z for z in _zones_of(zones, target, recursive=folder) if z != zones.unmatched]
+                if beyond and through:
+                    touched.update(dict.fromkeys((acc, z) for acc in through for z in beyond))
                     notes.append(f"{'+'.join(through)} {target} (where the link {link} under {path} leads): "
-                                 f"{', '.join(found)}")
+                                 f"{', '.join(beyond)}")
 
     for accesses, path, recursive in a.paths:
         reach(accesses, path, recursive=recursive)
@@ -135,7 +135,7 @@ class _Walk:
             return []
         return found
 
-    def expand(self, comps: tuple[Any, ...]) -> list[str]:
+    def expand(self, comps: tuple[Comp, ...]) -> list[str]:
         """The paths on disk a glob's components match now, as the shell walks them (through links), hidden names
         too; a `**` ends the walk at the folder it stands for."""
         paths = ["/"]
