@@ -420,10 +420,9 @@ def equivalent_command(tool: str, tool_input: Mapping[str, Any], cwd: str) -> st
         return " && ".join(f"{verb} -- {shlex.quote(p)}" for verb in verbs for p in paths)
     path = tool_input.get("path")
     base = cwd if path is None else _absolute(path, f"{tool}.path")
-    if tool == "Glob":
-        base = glob_base(tool_input.get("pattern"), base)
+    bases = glob_bases(tool_input.get("pattern"), base) if tool == "Glob" else [base]
     verb = "grep -r -e x" if tool == "Grep" else "ls -R"
-    return " && ".join(f"{verb} -- {shlex.quote(p)}" for p in _and_real(base))
+    return " && ".join(f"{verb} -- {shlex.quote(p)}" for b in bases for p in _and_real(b))
 
 
 def _and_real(path: str) -> list[str]:
@@ -434,13 +433,66 @@ def _and_real(path: str) -> list[str]:
 
 
 GLOB_CHARS = frozenset("*?[]{}")
+MAX_ALTERNATIVES = 256
+MAX_PATTERN = 4096
 
 
-def glob_base(pattern: Any, base: str) -> str:
-    """The folder a Glob pattern can only match under: `base` joined with its leading components
-    that hold no glob character (`..` included; the analysis normalises it)."""
+def glob_bases(pattern: Any, base: str) -> list[str]:
+    """The folders a Glob pattern can only match under, one per alternative of its braces (glob libraries expand
+    `{/etc,x}/*` to an absolute pattern): see glob_base."""
     if not isinstance(pattern, str) or not pattern:
         raise Refused(f"Glob without a pattern string (got {_short(pattern)})")
+    if len(pattern) > MAX_PATTERN:
+        raise Refused(f"the Glob pattern is longer than {MAX_PATTERN} characters")
+    return list(dict.fromkeys(glob_base(p, base) for p in brace_alternatives(pattern)))
+
+
+def brace_alternatives(pattern: str) -> list[str]:
+    """`pattern` with its braces expanded as glob libraries do (`{a,b}`, nested; a group without a comma and a
+    backslash-escaped brace stay as they are); Refused beyond MAX_ALTERNATIVES."""
+    done, todo = [], [pattern]
+    while todo:
+        p = todo.pop()
+        group = _brace_group(p)
+        if group is None:
+            done.append(p)
+        else:
+            start, end, pieces = group
+            todo.extend(p[:start] + piece + p[end + 1:] for piece in reversed(pieces))
+        if len(done) + len(todo) > MAX_ALTERNATIVES:
+            raise Refused(f"the Glob pattern {pattern[:200]!r} stands for more than {MAX_ALTERNATIVES} patterns")
+    return done
+
+
+def _brace_group(p: str) -> tuple[int, int, list[str]] | None:
+    """(start, end, alternatives) of the first `{...}` of `p` with a comma at its own level (one pass)."""
+    opened: list[list[int]] = []    # per open brace: its index, then its commas'
+    first: tuple[list[int], int] | None = None
+    i = 0
+    while i < len(p):
+        c = p[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            opened.append([i])
+        elif c == "," and opened:
+            opened[-1].append(i)
+        elif c == "}" and opened:
+            cuts = opened.pop()
+            if len(cuts) > 1 and (first is None or cuts[0] < first[0][0]):
+                first = cuts, i
+        i += 1
+    if first is None:
+        return None
+    cuts, end = first
+    return cuts[0], end, [p[a + 1:b] for a, b in zip(cuts, [*cuts[1:], end])]
+
+
+def glob_base(pattern: str, base: str) -> str:
+    """The folder a Glob pattern without braces can only match under: `base` joined with its leading components
+    that hold no glob character (`..` included; the analysis normalises it), then one folder up for each later
+    component that holds `..` (`**/../..` climbs out of the folder it starts in)."""
     if pattern.startswith("~"):
         raise Refused(f"the Glob pattern {pattern[:200]!r} starts with `~`; use an absolute path")
     parts = pattern.split("/")
@@ -449,9 +501,10 @@ def glob_base(pattern: Any, base: str) -> str:
         if GLOB_CHARS & set(part):
             break
         fixed.append(part)
+    climbs = [".." for part in parts[len(fixed):] if ".." in part]
     if pattern.startswith("/"):
-        return "/" + "/".join(p for p in fixed if p)
-    return "/".join([base.rstrip("/") or "", *fixed]) or "/"
+        return "/" + "/".join(p for p in [*fixed, *climbs] if p)
+    return "/".join([base.rstrip("/") or "", *fixed, *climbs]) or "/"
 
 
 def _absolute(value: Any, where: str) -> str:

@@ -162,6 +162,12 @@ def test_an_unwritable_log_denies(builds, tmp_path: Path) -> None:
     (call("Glob", pattern="/home/dev/.ssh/*"), False),
     (call("Glob", pattern="../../**/id_rsa"), False),
     (call("Glob", pattern="../*/id_*", path="/home/dev/project"), False),
+    (call("Glob", pattern="**/../../.ssh/*"), False),                  # `..` after a glob climbs out
+    (call("Glob", pattern="{/home/dev/.ssh,src}/*"), False),           # braces expand to an absolute pattern
+    (call("Glob", pattern="{x,{y,/home/dev/.aws}}/*"), False),
+    (call("Glob", pattern="*/{..,x}/../.ssh/*"), False),
+    (call("Glob", pattern="**/*.{ts,tsx}"), True),
+    (call("Glob", pattern="{src,tests}/**/*.py"), True),
     (call("LS", path="/home/dev/project"), True),
     (call("LS", path="/home/dev/.ssh"), False),
     (call("Read", file_path="/home/dev/project/it's $(rm -rf ~) `x`.txt"), True),   # quoted: nothing expands
@@ -417,6 +423,24 @@ def test_a_signal_to_the_hook_is_a_denial(builds, tmp_path: Path) -> None:
 ])
 def test_glob_base(pattern: str, base: str, expected: str) -> None:
     assert hook.glob_base(pattern, base) == expected
+
+
+@pytest.mark.parametrize("pattern,expected", [
+    ("**/*.{ts,tsx}", ["/p"]), ("{src,tests}/**", ["/p/src", "/p/tests"]), ("{/etc,a}/*", ["/etc", "/p/a"]),
+    ("{a,{b,/root}}/x/*", ["/p/a/x", "/p/b/x", "/root/x"]), ("**/../../x", ["/p/../.."]),
+    ("*/{..,y}/z", ["/p/..", "/p"]),
+    (r"\{/etc,a}/*", ["/p"]), ("{x}/*", ["/p"]), ("{/etc/*,b", ["/p"]),
+])
+def test_glob_bases_expand_braces_and_climb(pattern: str, expected: list[str]) -> None:
+    assert sorted(hook.glob_bases(pattern, "/p")) == sorted(expected)
+
+
+def test_brace_alternatives() -> None:
+    assert hook.brace_alternatives("a{b,c{d,e}}f") == ["abf", "acdf", "acef"]
+    assert hook.brace_alternatives("{a,b}{c,d}") == ["ac", "ad", "bc", "bd"]
+    assert hook.brace_alternatives(r"\{a,b}") == [r"\{a,b}"] and hook.brace_alternatives("{a}") == ["{a}"]
+    with pytest.raises(hook.Refused, match="more than 256"):
+        hook.brace_alternatives("{a,b}" * 9)
 
 
 def test_file_tools_follow_symbolic_links(builds, tmp_path: Path) -> None:
