@@ -152,7 +152,8 @@ class Commands:
             self.rewrites_tree(words[1], inv, [Value.of(w) for w in words[2:]])
         parsed = self.parse_args(spec, inv)
         st = inv.st
-        dispatch = bool(spec.subcommands) and not spec.interpreter and bool(parsed.operands)
+        dispatch = bool(spec.subcommands) and not spec.interpreter and bool(parsed.operands) and not (
+            spec.optional_subcommands and parsed.operands[0].static and parsed.operands[0].text not in spec.subcommands)
         classes = ([] if dispatch or parsed.sub is not None else [(spec.cls, spec.why)]) + \
             [(o.cls, o.why or word) for o, word, _ in parsed.opts if o.cls]
         for cls, why in classes:
@@ -338,6 +339,9 @@ class Commands:
         if "query" in parts and _query_reads_environment(value.text, self.table.secret):
             self.read_environment(f"{inv.name}'s expression {value.text!r}" if value.text is not None
                                   else f"{inv.name}: an expression the analysis cannot read ({value.reason})")
+        if "query" in parts:
+            for loaded in _query_loads(value):
+                self.touch(("read",), loaded, inv, recursive=False)
         if "setting" in parts or "setting_env" in parts:
             self.setting_pair(value, inv, from_env="setting_env" in parts)
         if "repository" in parts:
@@ -561,9 +565,9 @@ class Commands:
                 return i
             if eq:
                 out.opts.append((opt, name, Value.of(attached)))
-                return i
+                return self._then(opt, name, args, i, out)
             out.opts.append((opt, name, args[i] if i < len(args) else None))
-            return i + 1
+            return self._then(opt, name, args, i + 1, out)
         j = 1
         while j < len(t):
             name = "-" + t[j]
@@ -589,8 +593,16 @@ class Commands:
                 out.opts.append((opt, name, Value.of(rest)))
                 return i
             out.opts.append((opt, name, args[i] if i < len(args) else None))
-            return i + 1
+            return self._then(opt, name, args, i + 1, out)
         return i
+
+    @staticmethod
+    def _then(opt: OptionSpec, name: str, args: list[Value], i: int, out: "Commands.Parsed") -> int:
+        """After an option's value, the second word it takes (jq's --rawfile NAME FILE), with its own role."""
+        if opt.then is None:
+            return i
+        out.opts.append((OptionSpec(value=opt.then), name, args[i] if i < len(args) else None))
+        return i + 1
 
     def _other(self, spec: CommandSpec, name: str, out: "Commands.Parsed", value: Value | None = None) -> None:
         out.undeclared = True
@@ -1115,6 +1127,22 @@ def _replace(word: Value, marker: str, item: Value) -> Value:
 # in any query (envsubst's SHELL-FORMAT, a jq variable of that name: the restrictive reading)
 _ENV_QUERY = re.compile(r"\$ENV\b|(?<![\w$.\"])(?:str)?env\b")
 _QUERY_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+# yq's functions that read a file (load, load_str, load_xml, load_props, load_base64...): its name, when the call
+# spells it as a plain string
+_LOAD_CALL = re.compile(r"\bload(?:_\w+)?\s*\(")
+_LOAD_LITERAL = re.compile(r'\bload(?:_\w+)?\s*\(\s*"([^"\\]*)"\s*\)')
+
+
+def _query_loads(query: Value) -> list[Value]:
+    """The files a query's text may read (yq's load functions): a name spelled as a plain string, else unknown."""
+    if query.text is None:
+        return [Value.unknown(f"a file an expression the analysis cannot read may load ({query.reason})")]
+    named = [Value.of(name) for name in _LOAD_LITERAL.findall(query.text)]
+    if len(_LOAD_CALL.findall(query.text)) > len(named):
+        named.append(Value.unknown("a file the expression loads by a name it computes"))
+    return named
 
 
 def _query_reads_environment(text: str | None, secret: Callable[[str | None], bool]) -> bool:

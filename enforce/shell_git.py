@@ -1,5 +1,5 @@
 """Which files a git command that rewrites the work tree may write, asked of the repository when the
-command is proposed (checkout, switch, restore, reset, merge, rebase, cherry-pick, revert, stash, clean).
+command is proposed (checkout, switch, restore, reset, merge, rebase, cherry-pick, revert, stash, clean, rm).
 
 A branch switch, a merge or a stash pop writes whatever files differ between two commits, so the command's
 words alone do not say whether it rewrites the agent's own configuration (a `.claude/settings.json`
@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Sequence
 __all__ = ["NO_CHANGE", "REWRITES", "Repository", "Unresolved", "static_effect", "written"]
 
 REWRITES = frozenset({"checkout", "switch", "restore", "reset", "merge", "rebase", "cherry-pick", "revert", "stash",
-                      "clean", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree", "submodule"})
+                      "clean", "rm", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree", "submodule"})
 NO_CHANGE: tuple[str, ...] = ()
 MAX_ALIASES = 8             # git's aliases may name other aliases
 MAX_COMMITS = 500            # a cherry-pick of more commits is not read commit by commit
@@ -302,6 +302,9 @@ _RESTORE_VALUED = {"-s", "--source", "--conflict"}
 _RESET_FLAGS = _QUIET | {"--soft", "--mixed", "--hard", "--merge", "--keep", "--no-refresh", "--refresh", "-N",
                          "--intent-to-add", "-p", "--patch"}
 _CLEAN_FLAGS = {"-f", "--force", "-d", "-x", "-X", "-q", "--quiet", "-n", "--dry-run"}
+_RM_FLAGS = {"-f", "--force", "-r", "-n", "--dry-run", "--cached", "--ignore-unmatch", "--sparse", "-q", "--quiet",
+             "--pathspec-file-nul"}
+_RM_VALUED = {"--pathspec-from-file"}
 _CLEAN_VALUED = {"-e", "--exclude"}
 _IN_PROGRESS = {"--continue", "--abort", "--skip", "--quit", "--edit-todo", "--show-current-patch"}
 _STRATEGIES = {"ort", "recursive", "resolve", "octopus", "ours"}   # not subtree: it moves their files under a prefix
@@ -343,6 +346,11 @@ def static_effect(sub: str, args: Sequence[str]) -> tuple[str, ...] | None:
                 return NO_CHANGE
         elif sub == "clean":
             if _has(_read(args, _CLEAN_FLAGS, _CLEAN_VALUED), "-n", "--dry-run"):
+                return NO_CHANGE
+        elif sub == "rm":          # plain paths: the command's table entry deletes them (and folders whole, with -r)
+            w = _read(args, _RM_FLAGS, _RM_VALUED)
+            if _has(w, "--cached", "-n", "--dry-run") or (
+                    "--pathspec-from-file" not in w.values and all(map(_literal, w.operands + (w.after_dashes or [])))):
                 return NO_CHANGE
     except _Fail:
         return None
@@ -528,9 +536,25 @@ def _clean(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -
     return repo.untracked(w.operands + (w.after_dashes or []), ignored=_has(w, "-x", "-X"))
 
 
+def _literal(pathspec: str) -> bool:
+    """A pathspec git reads as the path it spells: no magic (`:/x`, `:(glob)...`), no wildcard (git's `*` matches
+    across folders: `*.json` is .claude/settings.json too), no escape."""
+    return not pathspec.startswith(":") and not any(c in pathspec for c in "*?[\\")
+
+
+def _rm(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    """The tracked files `git rm` may delete from the work tree: those its pathspecs match, as git matches them."""
+    w = _read(args, _RM_FLAGS, _RM_VALUED)
+    if _has(w, "--cached", "-n", "--dry-run"):
+        return set()
+    if "--pathspec-from-file" in w.values:
+        raise _Fail("its paths are listed in a file")
+    return _names(repo.git("ls-files", "-z", "--full-name", "--", *w.operands, *(w.after_dashes or [])))
+
+
 _HOW: dict[str, Callable[[Repository, list[str], Callable[[str], bool]], set[str]]] = {
     "checkout": _checkout, "switch": _switch, "restore": _restore, "reset": _reset, "merge": _merge, "rebase": _rebase,
-    "cherry-pick": _pick, "revert": _pick, "stash": _stash, "clean": _clean, "submodule": _submodule}
+    "cherry-pick": _pick, "revert": _pick, "stash": _stash, "clean": _clean, "rm": _rm, "submodule": _submodule}
 _NEVER = {
     "pull": "git pull merges commits it has not fetched yet: run `git fetch`, then `git merge` or `git rebase` what "
             "it fetched, each on its own",

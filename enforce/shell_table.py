@@ -26,8 +26,9 @@ KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "w
 # kinds that combine with accesses: "into" (a folder the sources are put in, each under its own name: cp, ln,
 # scp), "compressed" (the file under its name with a compression suffix added or taken off), "prefix" (files
 # whose names start with the value: split's pieces); "mount" (a container's bind mount: its host folder); "guest" (a
-# path inside a container, not on this machine)
-_COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix"}
+# path inside a container, not on this machine); "query" (an expression that may also be a file: yq reads a lone
+# operand as its file), "at_file" (a word whose @FILE part is a file: gh api's -F name=@FILE, a body file otherwise)
+_COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix", "query", "at_file"}
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
@@ -72,6 +73,7 @@ class OptionSpec(NamedTuple):  # NamedTuples and not dataclasses here: a hook pr
     no_cwd: bool = False                 # the command's own cwd accesses do not apply (unzip -d DIR)
     why: str = ""
     file: tuple[str, ...] | None = None  # replaces the command's `file` (git config --global)
+    then: str | None = None              # the role of a second word it takes (jq --rawfile NAME FILE)
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +92,7 @@ class CommandSpec:
     prints: str | None = None
     filter: bool = False
     subcommands: Mapping[str, "CommandSpec"] = field(default_factory=dict)
+    optional_subcommands: bool = False   # a first operand that names no subcommand is the command's own (yq [eval] EXPR)
     same_as: str | None = None
     sudo: bool = False
     interpreter: str | None = None
@@ -196,9 +199,9 @@ def _glob_match(pattern: str, name: str) -> bool:
 
 _CMD_KEYS = {"class", "operands", "options", "other_options", "style", "stop_at_operand", "first_cluster", "recursive",
              "default_operand", "cwd", "prints", "filter", "subcommands", "same_as", "sudo", "interpreter",
-             "special", "keyed", "remote", "plus", "roles", "why", "file", "rewrites"}
+             "special", "keyed", "remote", "plus", "roles", "why", "file", "rewrites", "optional_subcommands"}
 _OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_operand", "prints", "sudo", "roles",
-             "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file"}
+             "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file", "then"}
 _SETTINGS_KEYS = {"repository", "repository_env", "env_keys", "files_env", "key_env", "value_env", "parameters_env",
                   "keys"}
 _SETTING_ROLES = {"file": "none"}   # a setting may change the role "file" of the command it is given to
@@ -267,6 +270,11 @@ class _Reader:
         value = raw.get("value")
         if value is not None:
             value = "+".join(self.role(value, f"{where}.value", names))
+        then = raw.get("then")
+        if then is not None:
+            if value is None or raw.get("attached"):
+                raise _fail(self.file, f"{where}.then", "only an option that takes a separate value takes a second one")
+            then = "+".join(self.role(then, f"{where}.then", names))
         script = raw.get("script")
         if script is not None:
             self.choice(script, f"{where}.script", ("value", "operand", "stdin"))
@@ -284,7 +292,8 @@ class _Reader:
             terminators=tuple(map(str, raw.get("terminators", ()))), cwd=self.accesses(raw.get("cwd", []), where),
             filter=self.flag(raw["filter"], f"{where}.filter") if "filter" in raw else None,
             no_cwd=self.flag(raw.get("no_cwd", False), f"{where}.no_cwd"),
-            why=str(raw.get("why", "")), file=self.files(raw["file"], f"{where}.file") if "file" in raw else None)
+            why=str(raw.get("why", "")), file=self.files(raw["file"], f"{where}.file") if "file" in raw else None,
+            then=then)
 
     def files(self, raw: Any, where: str) -> tuple[str, ...]:
         pats = _strings(raw, self.file, where)
@@ -352,6 +361,7 @@ class _Reader:
             recursive=bool(raw.get("recursive", False)),
             default_operand=raw.get("default_operand"), cwd=cwd, prints=raw.get("prints"),
             filter=bool(raw.get("filter", False)), subcommands=subs, sudo=bool(raw.get("sudo", False)),
+            optional_subcommands=self.flag(raw.get("optional_subcommands", False), f"{where}.optional_subcommands"),
             interpreter=raw.get("interpreter"), special=raw.get("special"), keyed=keyed,
             remote=self.cls(raw["remote"], f"{where}.remote") if "remote" in raw else None,
             plus=self.cls(raw["plus"], f"{where}.plus") if "plus" in raw else None,

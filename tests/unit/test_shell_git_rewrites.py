@@ -247,3 +247,35 @@ def test_a_name_in_another_case_is_the_protected_file_on_a_case_insensitive_disk
     commit_files(repo, {".CLAUDE/settings.json": "{}\n"}, "the same file in other letters")
     git(repo, "checkout", "-q", "main")
     assert rewrites_config(repo, "git checkout case") and rewrites_config(repo, "git merge case")
+
+
+# git rm matches its pathspecs as git does: a wildcard crosses folders, `:/` starts at the top
+REMOVES_CONFIG = ["git rm -- '*.json'", "git rm '*settings.json'", "git rm -r ':/.claude'", "git rm -r -f -- ':/.claude'",
+                  "git rm -r ':(glob)**/settings.json'", "git rm ':(icase).CLAUDE/SETTINGS.JSON'",
+                  "git rm --pathspec-from-file=list.txt", "git rm -q --ignore-unmatch '.clau[d]e/*'"]
+
+
+@pytest.mark.parametrize("command", REMOVES_CONFIG)
+def test_git_rm_deletes_the_files_its_pathspecs_match(repo: Path, command: str) -> None:
+    (repo / "list.txt").write_text(".claude/settings.json\n")
+    assert rewrites_config(repo, command), touched(repo, command)
+
+
+@pytest.mark.parametrize("command", ["cd src && git rm ':/.claude/settings.json'", "git -C src rm -r ':/.claude'",
+                                     "cd src && git rm -r ':(top).claude'"])
+def test_git_rm_from_a_sub_folder_reaches_the_top_with_magic(repo: Path, command: str) -> None:
+    assert rewrites_config(repo, command), touched(repo, command)
+
+
+@pytest.mark.parametrize("command", ["git rm src/a.py", "git rm '*.py'", "git rm --cached -- '*.json'",
+                                     "git rm -n -- '*.json'", "git rm --dry-run ':/.claude'", "git rm -r src"])
+def test_git_rm_of_other_files_or_of_the_index_only_leaves_the_configuration(repo: Path, command: str) -> None:
+    assert not rewrites_config(repo, command), touched(repo, command)
+
+
+def test_without_ask_git_only_a_git_rm_of_plain_paths_is_judged(repo: Path) -> None:
+    assert not rewrites_config(repo, "git rm src/a.py", ask_git=False)
+    assert rewrites_config(repo, "git rm .claude/settings.json", ask_git=False)   # the table deletes the path itself
+    with pytest.raises(ExtractionError) as e:
+        touched(repo, "git rm '*.json'", ask_git=False)
+    assert e.value.code == "extract.shell.git"
