@@ -172,7 +172,7 @@ HIDDEN_INPUTS = [
     "yq -n 'load_str(\"/home/dev/.s\" + \"sh/id_rsa\")'", "yq -f process 'load_str(\"/home/dev/.ssh/id_rsa\")' x.md",
     "yq -P /home/dev/.aws/credentials", "yq --from-file q.yq x.yaml", "yq -s '\"../../.bashrc\"' x.yaml",
     "yq --unknown-flag 'env' x.yaml", "http --session /home/dev/.bashrc https://example.com",
-    "http --cert-key /home/dev/.ssh/id_rsa https://example.com",
+    "http --cert-key /home/dev/.ssh/id_rsa https://example.com", "http --download https://example.com/.envrc",
 ]
 
 
@@ -187,7 +187,7 @@ def test_inputs_a_program_takes_beside_its_operands_are_judged(monitor, command)
     "yq '.a' -i x.yaml", "yq -P x.json", "yq 'load(\"other.yaml\")' x.yaml", "gh api repos/o/r",
     "gh api -F title=x /repos/o/r/issues", "gh issue create --title x --body y", "gh release create v1 dist/app.tgz",
     "gh pr create --body-file .github/pr.md --title x", "http POST https://example.com name=john age:=3",
-    "http https://user@example.com/x", "http --download https://example.com/f.tgz", "zip -r /tmp/out.zip src", "7z a /tmp/out.7z src", "7z a -tzip /tmp/o.zip src",
+    "http https://user@example.com/x", "zip -r /tmp/out.zip src", "7z a /tmp/out.7z src", "7z a -tzip /tmp/o.zip src",
     "install -m 755 src/a /tmp/bin/a", "ag foo", "ack foo src"])
 def test_the_same_programs_used_plainly_stay_allowed(monitor, command):
     assert allowed(monitor, command), command
