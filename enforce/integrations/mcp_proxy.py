@@ -93,7 +93,9 @@ def say(text: str) -> None:
 
 
 def encode(message: Mapping[str, Any]) -> bytes:
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    """One JSON-RPC line, ASCII only: a lone surrogate that JSON allowed in (\\ud800) goes out as the same escape,
+    where UTF-8 could not hold it."""
+    return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 def _show(value: Any) -> str:

@@ -404,3 +404,15 @@ def test_an_error_or_an_invalid_result_for_an_allowed_call_is_a_refusal(payments
     assert [m["id"] for m in to_host] == [1, 2] and all(m["result"]["isError"] for m in to_host)
     assert "answered with error -32603: 'db down'" in to_host[0]["result"]["content"][0]["text"]
     assert "not valid MCP" in to_host[1]["result"]["content"][0]["text"]
+
+
+def test_a_lone_surrogate_in_a_message_is_relayed_escaped_and_the_session_goes_on(payments_build):
+    """JSON allows "\\ud800" (a lone surrogate, which UTF-8 cannot hold): relayed as the same escape, it
+    neither cuts the host off nor fails a forward."""
+    proxy, to_host, to_child = relay(payments_build, [
+        ("host", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        ("child", {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "t\ud800", "inputSchema": {}}]}}),
+        ("host", {"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    ])
+    assert not proxy.host_gone
+    assert to_host[0]["result"]["tools"][0]["name"] == "t\ud800" and to_host[1] == {"jsonrpc": "2.0", "id": 2, "result": {}}
