@@ -109,6 +109,8 @@ GIT_CONFIG_WRITES = [
     "claude mcp add evil -- sh -c id",
     "claude config set -g hooks x",
     "cd src && claude config add allowedTools Bash",
+    # what points git at another repository's config and hooks
+    "echo /tmp/evil > .git/commondir", "printf 'gitdir: /tmp/evil' > .git", "cp /tmp/c .git/commondir",
 ]
 
 
