@@ -726,6 +726,8 @@ class ZoneMap:
     links: tuple[str, ...] = ()
     # [mentions]: zone -> names that, in text the analysis cannot follow (inline code), count as a write
     mentions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # [nested]: zone -> patterns matched only by a path a command names, not by a folder it touches whole
+    nested: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
@@ -766,8 +768,10 @@ def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places)
     links = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.links)
     folded = tuple((zone, tuple(_fold(z) for z in patterns))
                    for zone, patterns in zones)
+    nested = tuple((zone, tuple(_fold(split_pattern(normalise(fill(p, values)))) for p in patterns))
+                   for zone, patterns in zmap.nested)
     return Zones(zones, zmap.unmatched, zmap.unresolved, no_data, links, zones if folded == zones else folded,
-                 tuple((z, tuple(n.casefold() for n in names)) for z, names in zmap.mentions))
+                 tuple((z, tuple(n.casefold() for n in names)) for z, names in zmap.mentions), nested)
 
 
 def fill(pattern: str, values: Mapping[str, str]) -> str:
@@ -800,6 +804,7 @@ class Zones:
     links: tuple[tuple[Comp, ...], ...]
     folded: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...]
     mentions: tuple[tuple[str, tuple[str, ...]], ...] = ()     # case-folded names
+    nested: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...] = ()   # case-folded; see ZoneMap.nested
 
     @functools.cached_property
     def mention_patterns(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
@@ -839,7 +844,8 @@ class Zones:
         order = [zone for zone, _ in self.zones]
         last = max((i for i, zone in enumerate(order) if zone in base), default=-1)
         # a path is in the first zone with a pattern it matches: only other zones listed before a base one compete
-        others = [z for zone, patterns in self.zones[:last + 1] if zone not in base for z in patterns]
+        others = [z for zone, patterns in self.zones[:last + 1] if zone not in base for z in patterns] + \
+            [z for zone, patterns in self.nested if zone not in base for z in patterns]
         own = [z for zone, patterns in self.zones if zone in base for z in patterns]
         head = tuple(Comp(c.casefold()) for c in under.split("/") if c)
         near: list[tuple[Comp, ...]] = []
@@ -894,6 +900,10 @@ class Zones:
         folded = _fold(target)
         if folded != target or self.folded is not self.zones:
             found += [z for z in self._of(folded, self.folded, dot_rule=dot_rule) if z not in found]
+        if self.nested and not any(c.star2 for c in target):   # a path it names, not a folder touched whole
+            named = [zone for zone, patterns in self.nested if zone not in found
+                     and any(_intersect(folded, z, dot_rule=dot_rule) for z in patterns)]
+            found = named + [z for z in found if z != self.unmatched or not named]
         return tuple(found)
 
     def _of(self, target: tuple[Comp, ...], zones: Any, *, dot_rule: bool) -> list[str]:
@@ -924,7 +934,7 @@ def load_zones(file: Path, zone_names: set[str] | None = None) -> ZoneMap:
 def _load_zones(file_name: str, digest: str) -> ZoneMap:
     file = Path(file_name)
     raw = _toml(file)
-    allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions"}
+    allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
@@ -947,8 +957,17 @@ def _load_zones(file_name: str, digest: str) -> ZoneMap:
     for zone in mentions:
         if zone not in table:
             raise _fail(file, f"mentions.{zone}", f"no zone {zone!r} in [zones]")
+    nested = raw.get("nested", {})
+    if not isinstance(nested, Mapping):
+        raise _fail(file, "[nested]", "expected a table of zone = [patterns]")
+    for zone, patterns in nested.items():
+        if zone not in table:
+            raise _fail(file, f"nested.{zone}", f"no zone {zone!r} in [zones]")
+        for p in _strings(patterns, file, f"nested.{zone}"):
+            _check_pattern(p, file, f"nested.{zone}")
     zmap = ZoneMap(file, tuple(zones), str(raw.get("unmatched", "")), str(raw.get("unresolved", "")), no_data,
-                   links, tuple((str(z), _strings(n, file, f"mentions.{z}")) for z, n in mentions.items()))
+                   links, tuple((str(z), _strings(n, file, f"mentions.{z}")) for z, n in mentions.items()),
+                   tuple((str(z), _strings(p, file, f"nested.{z}")) for z, p in nested.items()))
     for k in ("unmatched", "unresolved"):
         if not getattr(zmap, k):
             raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")

@@ -1,8 +1,8 @@
 """Project files that make the user's own tools run programs later (red-team pass of 2026-11-23, night): husky's
 git hooks, direnv's .envrc, VS Code's tasks and settings, pre-commit's config, npm's, yarn's and cargo's project
 config and a dev container's definition are agent_config in the shell_agent zone map: read, never written (the
-property agent_config_read_only denies it even approved). Only the project's top folder: recursive work in the
-project and the same names in sub-folders stay workspace."""
+property agent_config_read_only denies it even approved). Recursive work in the project stays workspace; the same names
+in a sub-folder are agent_config where a command names them itself (zones.toml [nested])."""
 from __future__ import annotations
 
 import pytest
@@ -36,10 +36,19 @@ def test_inline_code_naming_it_counts_as_a_write(command: str) -> None:
     assert ("write", "agent_config") in touched(command)
 
 
-@pytest.mark.parametrize("command", ["rm -rf build/", "rm -rf ./*", "cp -r src/ backup/",
-                                     "echo x > sub/.envrc", "echo x > packages/web/.npmrc", "prettier --write src"])
-def test_project_work_and_sub_folders_stay_workspace(command: str) -> None:
+@pytest.mark.parametrize("command", ["rm -rf build/", "rm -rf ./*", "cp -r src/ backup/", "rm -rf sub", "prettier --write src",
+                                     "rm -rf sub/.git", "git init sub", "echo x > sub/.envrc.example", "touch src/.gitkeep"])
+def test_project_work_and_sub_folders_written_whole_stay_workspace(command: str) -> None:
     assert "agent_config" not in {zone for _, zone in touched(command)}, touched(command)
+
+
+# zones.toml [nested] (2026-11-29): the same files named in a sub-folder, where the tools that read them run too
+@pytest.mark.parametrize("command", ["echo x > sub/.envrc", "echo x > packages/web/.npmrc", "tee crates/a/.cargo/config.toml",
+                                     "echo '[core] fsmonitor = /tmp/x' > src/.git/config", "printf 'gitdir: /tmp/e' > src/.git",
+                                     "mkdir -p src/.git/hooks", "cp /tmp/x docs/.vscode/tasks.json", "sed -i s/a/b/ a/b/.mise.toml",
+                                     "tee -- /home/dev/project/src/.git/config"])
+def test_those_files_named_in_a_sub_folder_are_agent_config(command: str) -> None:
+    assert ("write", "agent_config") in touched(command), touched(command)
 
 
 @pytest.mark.parametrize("command", [

@@ -338,3 +338,18 @@ def test_mentions_must_name_zones_of_the_map(tmp_path: Path) -> None:
                  '[mentions]\nagent_config = [".claude"]\n')
     with pytest.raises(ExtractionError, match="no zone 'agent_config' in \\[zones\\]"):
         load_zones(f)
+
+
+@pytest.mark.parametrize("table,needle", [
+    ('[nested]\nagent_config = ["{workspace}/**/.envrc"]\n', "no zone 'agent_config' in \\[zones\\]"),
+    ('[nested]\nhome = "{home}/x"\n', "nested.home"), ('nested = 3\n', "expected a table"),
+    ('[nested]\nhome = ["{home}/[[:alpha:]]"]\n', "character classes")])
+def test_nested_patterns_must_name_zones_of_the_map_and_be_patterns(tmp_path: Path, table: str, needle: str) -> None:
+    from veriguard.enforce.extract_errors import ExtractionError
+
+    f = tmp_path / "zones.toml"
+    head = 'unmatched = "outside"\nunresolved = "outside"\n'
+    f.write_text(head + (table if table.startswith("nested") else "") + '[zones]\nhome = ["{home}/**"]\n'
+                 + ("" if table.startswith("nested") else table))
+    with pytest.raises(ExtractionError, match=needle):
+        load_zones(f)
