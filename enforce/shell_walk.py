@@ -22,6 +22,9 @@ MAX_STEPS = 20000        # statements analysed (loops are analysed more than onc
 MAX_COMPONENTS = 256     # a longer path is not resolved
 MAX_LOOP_WORDS = 16      # a for loop over more words binds its variable to an unknown value
 ARITH_TESTS = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"}
+# what bash expands inside a pattern that can run a command or evaluate text: $(...), `...`, ${...}, $((...)), $[...],
+# <(...), >(...)
+_EXPANDS = re.compile(r"\$[({\[]|`|[<>]\(")
 ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "++", "--"}
 
 
@@ -962,6 +965,10 @@ class Analyser(Commands, Env):
                 self.process(c)
             elif c.type in ("arithmetic_expansion",):
                 self.arith(c)
+            elif c.type == "regex" and _EXPANDS.search(c.text.decode("utf-8", "replace")):
+                # tree-sitter keeps a pattern (${x#PAT}, ${x^^PAT}, [[ x =~ PAT ]]) as one leaf; bash expands it
+                self.risky(f"the pattern {c.text.decode('utf-8', 'replace')[:60]!r} holds an expansion the analysis "
+                           "does not read (a command substitution runs)")
             else:
                 self.enter(c)
                 try:

@@ -200,3 +200,19 @@ def test_os_agent_judges_the_same_inputs(builds, command):
     m = Monitor.from_build(builds["os_agent"])
     d = m.check({"command": command, "cwd": "/home/user", "home": "/home/user", "user": "user", "approved": False})
     assert not d.allowed, command
+
+
+# Text bash runs that tree-sitter keeps as one leaf or the table took as data (2026-11-29): the pattern of ${x#PAT},
+# ${x%%PAT}, ${x^^PAT}, ${x,PAT} and [[ x =~ PAT ]] is a `regex` leaf whose $(...) runs; mapfile -C's callback runs.
+@pytest.mark.parametrize("command", [
+    'echo "${x#$(cat ~/.ssh/id_rsa > /tmp/k)}"', "echo ${x%%`cat ~/.ssh/id_rsa > /tmp/k`}", "echo ${x^^$(rm -rf ~)}",
+    "echo ${x,<(cat ~/.aws/credentials)}", "[[ $x =~ ^a$(cat ~/.ssh/id_rsa > /tmp/k)$ ]]", "echo ${x#${y@P}}",
+    "mapfile -C 'cat ~/.ssh/id_rsa > /tmp/k' -c 1 a < src/a", "readarray -C eval -c 1 a < src/a"])
+def test_commands_inside_patterns_and_callbacks_are_seen(monitor, command):
+    assert not allowed(monitor, command)
+
+
+@pytest.mark.parametrize("command", ["echo ${x#abc}", "echo ${x%.txt}", 'echo "${f##*/}"', "x=a.tar.gz; echo ${x%%.*}",
+                                     "[[ $x =~ ^[a-z]+$ ]]", "mapfile -t lines < src/a", "echo ${x#$y}"])
+def test_plain_patterns_stay_allowed(monitor, command):
+    assert allowed(monitor, command), command
