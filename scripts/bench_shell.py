@@ -66,7 +66,7 @@ def bench_extractor(repeat: int) -> dict[str, Any]:
 
     def analysis(c: tuple[str, str, str]) -> Any:
         command, cwd, home = c
-        return uncached(command, normalise(cwd), normalise(home), normalise(cwd), "/tmp", table, zones)
+        return uncached(command, normalise(cwd), normalise(home), normalise(cwd), "/tmp", table, zones, ())
 
     for c in commands:  # warm: the parser, the zone cache, the regexes
         analysis(c)
