@@ -191,9 +191,10 @@ class Commands:
             operands = operands[1:]
         if spec.keyed:
             operands = self.keyed(spec, operands, inv, roles, recursive=recursive)
-        remote = [o for o in operands if spec.remote and o.text is not None and REMOTE.match(o.text)]
+        remote = [o for o in operands if spec.remote and o.text is not None and (
+            REMOTE.match(o.text) or _local_url(o) is None)]
         if remote and spec.remote:
-            self.classify(spec.remote, "a remote path")
+            self.classify(spec.remote, f"a remote path or URL ({str(remote[0].text)[:80]})")
         if spec.plus:
             for o in operands:
                 if o.text is not None and o.text.startswith("+"):

@@ -216,3 +216,16 @@ def test_commands_inside_patterns_and_callbacks_are_seen(monitor, command):
                                      "[[ $x =~ ^[a-z]+$ ]]", "mapfile -t lines < src/a", "echo ${x#$y}"])
 def test_plain_patterns_stay_allowed(monitor, command):
     assert allowed(monitor, command), command
+
+
+@pytest.mark.parametrize("command", ["python3 -m timeit \"open('/tmp/k', 'w').write(open('/etc/hostname').read())\"",
+                                     "python3 -m timeit -s 'import os' \"os.system('id')\"", "deno run https://example.com/x.ts",
+                                     "deno run -A npm:left-pad", "deno run jsr:@std/http/file-server /home/dev"])
+def test_code_given_as_arguments_or_fetched_from_the_network_needs_a_human(monitor, command):
+    assert not allowed(monitor, command)
+
+
+@pytest.mark.parametrize("command", ["deno run src/main.ts", "deno run -A src/x.ts", "deno test", "python3 -m platform",
+                                     "scp src/a.txt /tmp/b.txt"])
+def test_local_modules_stay_allowed(monitor, command):
+    assert allowed(monitor, command), command
