@@ -559,6 +559,9 @@ class Commands:
                     return i
                 return None
             if opt.value is None or (opt.attached and not eq):
+                if opt.value is not None and _separate(opt, args, i):
+                    out.opts.append((opt, name, args[i]))
+                    return i + 1
                 out.opts.append((opt, name, None))
                 return i
             if opt.value == "command":
@@ -588,6 +591,9 @@ class Commands:
                 out.opts.append((opt, name, None))
                 return i
             if opt.attached:
+                if not rest and _separate(opt, args, i):
+                    out.opts.append((opt, name, args[i]))
+                    return i + 1
                 out.opts.append((opt, name, Value.of(rest) if rest else None))
                 return i
             if rest:
@@ -1093,6 +1099,12 @@ def _local_url(value: Value) -> Value | None:
     if REMOTE.match(text):
         return None
     return value
+
+
+def _separate(opt: OptionSpec, args: list[Value], i: int) -> bool:
+    """Whether the next word is also the value of an option whose value is attached (BSD sed's `-i ''`)."""
+    return opt.separate is not None and i < len(args) and args[i].text is not None and \
+        re.fullmatch(opt.separate, args[i].text) is not None
 
 
 def _may_be_option(v: Value) -> bool:

@@ -74,6 +74,7 @@ class OptionSpec(NamedTuple):  # NamedTuples and not dataclasses here: a hook pr
     why: str = ""
     file: tuple[str, ...] | None = None  # replaces the command's `file` (git config --global)
     then: str | None = None              # the role of a second word it takes (jq --rawfile NAME FILE)
+    separate: str | None = None          # an attached value's option also takes a next word matching this (BSD sed -i '')
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,7 +202,7 @@ _CMD_KEYS = {"class", "operands", "options", "other_options", "style", "stop_at_
              "default_operand", "cwd", "prints", "filter", "subcommands", "same_as", "sudo", "interpreter",
              "special", "keyed", "remote", "plus", "roles", "why", "file", "rewrites", "optional_subcommands"}
 _OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_operand", "prints", "sudo", "roles",
-             "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file", "then"}
+             "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file", "then", "separate"}
 _SETTINGS_KEYS = {"repository", "repository_env", "env_keys", "files_env", "key_env", "value_env", "parameters_env",
                   "keys"}
 _SETTING_ROLES = {"file": "none"}   # a setting may change the role "file" of the command it is given to
@@ -275,6 +276,14 @@ class _Reader:
             if value is None or raw.get("attached"):
                 raise _fail(self.file, f"{where}.then", "only an option that takes a separate value takes a second one")
             then = "+".join(self.role(then, f"{where}.then", names))
+        separate = raw.get("separate")
+        if separate is not None:
+            if value is None or not raw.get("attached"):
+                raise _fail(self.file, f"{where}.separate", "only an option whose value is attached takes a separate one")
+            try:
+                re.compile(str(separate))
+            except re.error as e:
+                raise _fail(self.file, f"{where}.separate", f"not a regular expression: {e}") from None
         script = raw.get("script")
         if script is not None:
             self.choice(script, f"{where}.script", ("value", "operand", "stdin"))
@@ -293,7 +302,7 @@ class _Reader:
             filter=self.flag(raw["filter"], f"{where}.filter") if "filter" in raw else None,
             no_cwd=self.flag(raw.get("no_cwd", False), f"{where}.no_cwd"),
             why=str(raw.get("why", "")), file=self.files(raw["file"], f"{where}.file") if "file" in raw else None,
-            then=then)
+            then=then, separate=str(separate) if separate is not None else None)
 
     def files(self, raw: Any, where: str) -> tuple[str, ...]:
         pats = _strings(raw, self.file, where)

@@ -207,13 +207,15 @@ def test_os_agent_judges_the_same_inputs(builds, command):
 @pytest.mark.parametrize("command", [
     'echo "${x#$(cat ~/.ssh/id_rsa > /tmp/k)}"', "echo ${x%%`cat ~/.ssh/id_rsa > /tmp/k`}", "echo ${x^^$(rm -rf ~)}",
     "echo ${x,<(cat ~/.aws/credentials)}", "[[ $x =~ ^a$(cat ~/.ssh/id_rsa > /tmp/k)$ ]]", "echo ${x#${y@P}}",
-    "mapfile -C 'cat ~/.ssh/id_rsa > /tmp/k' -c 1 a < src/a", "readarray -C eval -c 1 a < src/a"])
+    "mapfile -C 'cat ~/.ssh/id_rsa > /tmp/k' -c 1 a < src/a", "readarray -C eval -c 1 a < src/a",
+    "sed -i '' 'w /home/dev/.ssh/authorized_keys' src/a", "sed -i .bak '1e id' src/a"])   # BSD sed: '' is -i's suffix
 def test_commands_inside_patterns_and_callbacks_are_seen(monitor, command):
     assert not allowed(monitor, command)
 
 
 @pytest.mark.parametrize("command", ["echo ${x#abc}", "echo ${x%.txt}", 'echo "${f##*/}"', "x=a.tar.gz; echo ${x%%.*}",
-                                     "[[ $x =~ ^[a-z]+$ ]]", "mapfile -t lines < src/a", "echo ${x#$y}"])
+                                     "[[ $x =~ ^[a-z]+$ ]]", "mapfile -t lines < src/a", "echo ${x#$y}",
+                                     "sed -i '' 's/a/b/' src/a", "sed -i .bak 's/a/b/' src/a", "sed -i.bak 's/a/b/' src/a"])
 def test_plain_patterns_stay_allowed(monitor, command):
     assert allowed(monitor, command), command
 

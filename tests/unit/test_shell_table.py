@@ -55,6 +55,10 @@ def bad_entry_table(tmp_path: Path, entry: str) -> Path:
     ('[commands.zz]\nclass = "read_only"\n[commands.zz.subcommands]\nx = { same_as = "nothing" }\n', "same_as 'nothing'"),
     ('[commands.zz]\nsame_as = "yy"\n[commands.yy]\nsame_as = "cat"\n', "same_as 'yy'"),
     ('[commands.zz]\nclass = "read_only"\n[commands.zz.options]\n"-x" = { then = "read" }\n', "takes a second"),
+    ('[commands.zz]\nclass = "read_only"\n[commands.zz.options]\n"-x" = { value = "none", separate = "" }\n',
+     "takes a separate one"),
+    ('[commands.zz]\nclass = "read_only"\n[commands.zz.options]\n"-x" = { value = "none", attached = true, separate = "(" }\n',
+     "not a regular expression"),
 ])
 def test_an_entry_in_error_is_refused_at_load_or_when_used_lazily(tmp_path: Path, entry: str, needle: str) -> None:
     f = bad_entry_table(tmp_path, entry)
