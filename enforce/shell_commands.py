@@ -1103,8 +1103,8 @@ def _local_url(value: Value) -> Value | None:
 
 def _separate(opt: OptionSpec, args: list[Value], i: int) -> bool:
     """Whether the next word is also the value of an option whose value is attached (BSD sed's `-i ''`)."""
-    return opt.separate is not None and i < len(args) and args[i].text is not None and \
-        re.fullmatch(opt.separate, args[i].text) is not None
+    text = args[i].text if i < len(args) else None
+    return opt.separate is not None and text is not None and re.fullmatch(opt.separate, text) is not None
 
 
 def _may_be_option(v: Value) -> bool:
