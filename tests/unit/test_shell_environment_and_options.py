@@ -231,3 +231,17 @@ def test_code_given_as_arguments_or_fetched_from_the_network_needs_a_human(monit
                                      "scp src/a.txt /tmp/b.txt"])
 def test_local_modules_stay_allowed(monitor, command):
     assert allowed(monitor, command), command
+
+
+# A variable programs run or write in ([environment.runs]) set by a plain assignment: the agent's environment may
+# export it already (macOS exports TMPDIR, many set PAGER), and then what follows sees the new value (2026-11-29).
+@pytest.mark.parametrize("command", ["TMPDIR=/home/dev/.ssh mktemp", "export TMPDIR=/home/dev/.claude; mktemp",
+                                     "TMPDIR=/home/dev/.ssh; mktemp", "TMPDIR=/home/dev/.claude sort -S 1 src/a",
+                                     "PAGER='cat /home/dev/.ssh/id_rsa'; git log", "GIT_SSH_COMMAND='sh -c id'; git fetch"])
+def test_a_variable_programs_run_or_write_in_counts_however_it_is_set(monitor, command):
+    assert not allowed(monitor, command)
+
+
+@pytest.mark.parametrize("command", ["TMPDIR=/tmp/x pytest", "TMPDIR=build/tmp make", "mktemp", "x=1; echo $x"])
+def test_a_temporary_folder_in_the_project_or_tmp_stays_allowed(monitor, command):
+    assert allowed(monitor, command), command
