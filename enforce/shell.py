@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, _coerce, _path, _typed
-from veriguard.enforce.shell_state import IO, State
+from veriguard.enforce.shell_state import IO, Invocation, State
 from veriguard.enforce.shell_syntax import check_text, parse
 from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Places, ZoneMap, Zones, fill,
                                             load_commands, load_zones, normalise, split_pattern)
@@ -60,7 +60,8 @@ def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table:
     a = Analyser(table, compiled, home, cwd, project)
     a.source = command
     a.st = State((cwd,))
-    a.stmt(tree.root_node, a.st, IO())
+    end = a.stmt(tree.root_node, a.st, IO())
+    a.set_earlier(end, Invocation("the end of the command", [], end, IO(), end.cwds))   # a shell the agent keeps
     a.check_visited(tree.root_node)
     return a.result()
 

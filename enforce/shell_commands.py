@@ -66,6 +66,7 @@ class Commands:
                 if not self.table.harmless(name):
                     self.unknown(f"sets {name} for the program, which may change what it runs")
                 self.env_runs(name, value, inv)
+            self.set_earlier(st, inv)
             prog = words[0]
             if prog.text is None or prog.pattern is not None:
                 self.unknown(f"the program name is {prog.reason or 'a glob'}")
@@ -356,6 +357,15 @@ class Commands:
                 self.touch(("write",), name, inv, recursive=False)
 
     # -- configuration that makes a program run others (git) ---------------------------------------
+
+    def set_earlier(self, st: State, inv: Invocation) -> None:
+        """The variables programs run or write in ([environment.runs]: PAGER, TMPDIR...) that the command set before
+        `inv` runs, however it set them (`X=v;`, `read X`, `printf -v X`, `for X in`, `declare X=v`...): the agent's
+        environment may export them already, and then `inv` sees the new value."""
+        for name in sorted(self.table.env_runs.keys() & st.vars.keys() - inv.env.keys()):
+            if not self.table.harmless(name):
+                self.unknown(f"${name} is set earlier in the command, and may be exported: it may change what runs")
+            self.env_runs(name, st.vars[name], inv)
 
     def env_runs(self, name: str, value: Value, inv: Invocation) -> None:
         """A variable whose value programs run or load ([environment.runs]: GIT_SSH_COMMAND, PAGER...)."""

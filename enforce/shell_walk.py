@@ -626,24 +626,16 @@ class Analyser(Commands, Env):
 
     def s_assignment(self, node: Any, st: State, io: IO) -> State:
         out = st.copy()
-        self.assigned(self.assign(node, out), out, io)
+        self.assign(node, out)
         return out
 
     def s_assignments(self, node: Any, st: State, io: IO) -> State:
         out = st.copy()
         for c in node.named_children:
             self.enter(c)
-            self.assigned(self.assign(c, out), out, io)
+            self.assign(c, out)
             self.leave()
         return out
-
-    def assigned(self, name: str, st: State, io: IO) -> None:
-        """A plain `NAME=value` of a variable programs run or write in ([environment.runs]: PAGER, TMPDIR...): the
-        agent's environment may export it already, and then the programs that follow see the new value."""
-        if name in self.table.env_runs and name in st.vars:
-            if not self.table.harmless(name):
-                self.unknown(f"assigns {name}, which may be exported already and change what later programs do")
-            self.env_runs(name, st.vars[name], Invocation("assignment", [], st, io, st.cwds))
 
     def assign(self, node: Any, st: State) -> str:
         """`name=value` (or `+=`) into `st`; returns the name."""
@@ -711,7 +703,7 @@ class Analyser(Commands, Env):
         if not word_nodes:
             out = st.copy()
             for a in assigns:
-                self.assigned(self.assign(a, out), out, io)
+                self.assign(a, out)
             return out
         label = node.text.decode("utf-8", "replace").split("\n")[0][:80]
         return self.run(words, st, io, env_assigns, label)

@@ -233,11 +233,16 @@ def test_local_modules_stay_allowed(monitor, command):
     assert allowed(monitor, command), command
 
 
-# A variable programs run or write in ([environment.runs]) set by a plain assignment: the agent's environment may
-# export it already (macOS exports TMPDIR, many set PAGER), and then what follows sees the new value (2026-11-29).
+# A variable programs run or write in ([environment.runs]) set in any way (`X=v;`, read, printf -v, declare, for...):
+# the agent's environment may export it already (macOS exports TMPDIR, many set PAGER), and then what follows sees the
+# new value (2026-11-29).
 @pytest.mark.parametrize("command", ["TMPDIR=/home/dev/.ssh mktemp", "export TMPDIR=/home/dev/.claude; mktemp",
                                      "TMPDIR=/home/dev/.ssh; mktemp", "TMPDIR=/home/dev/.claude sort -S 1 src/a",
-                                     "PAGER='cat /home/dev/.ssh/id_rsa'; git log", "GIT_SSH_COMMAND='sh -c id'; git fetch"])
+                                     "PAGER='cat /home/dev/.ssh/id_rsa'; git log", "GIT_SSH_COMMAND='sh -c id'; git fetch",
+                                     "printf -v PAGER '%s' 'sh -c id'; git log", "read PAGER <<< 'sh -c id'; git log",
+                                     "declare PAGER='sh -c id'; git log", "for PAGER in 'sh -c id'; do git log; done",
+                                     "mapfile -t PAGER < src/a; git log", "local TMPDIR=/home/dev/.ssh; mktemp",
+                                     "TMPDIR=/home/dev/.ssh"])   # the last: a shell the agent keeps sees it later
 def test_a_variable_programs_run_or_write_in_counts_however_it_is_set(monitor, command):
     assert not allowed(monitor, command)
 
