@@ -708,6 +708,14 @@ def _folder(z: tuple[Comp, ...]) -> bool:
     return bool(z) and z[-1].star2 and not any(c.glob for c in z[:-1])
 
 
+def _anchor(z: tuple[Comp, ...]) -> str | None:
+    """The first name after a pattern's `**` when it is a literal (`.envrc` in `/w/**/.envrc`), case-folded."""
+    star = next((i for i, c in enumerate(z) if c.star2), None)
+    if star is None or star + 1 >= len(z) or z[star + 1].glob:
+        return None
+    return z[star + 1].text.casefold()
+
+
 def _loose_regex(z: tuple[Comp, ...]) -> str:
     """A regular expression every literal path matching `z` matches (a glob component matches any name)."""
     return "".join("(?:/.*)?" if c.star2 else "/[^/]*" if c.glob else "/" + re.escape(c.text) for c in z)
@@ -853,8 +861,16 @@ class Zones:
         order = [zone for zone, _ in self.zones]
         last = max((i for i, zone in enumerate(order) if zone in base), default=-1)
         # a path is in the first zone with a pattern it matches: only other zones listed before a base one compete
-        others = [z for zone, patterns in self.zones[:last + 1] if zone not in base for z in patterns] + \
-            [z for zone, patterns in self.nested if zone not in base for z in patterns]
+        others = [z for zone, patterns in self.zones[:last + 1] if zone not in base for z in patterns]
+        # [nested] patterns (`{workspace}/**/.envrc`) name a file anywhere below a folder: a path passes when one of
+        # its components is a pattern's first name after `**` (a set lookup, not one more loose expression each)
+        anchors: set[str] = set()
+        for z in (z for zone, patterns in self.nested if zone not in base for z in patterns):
+            anchor = _anchor(z)
+            if anchor is None:
+                others.append(z)
+            else:
+                anchors.add(anchor)
         own = [z for zone, patterns in self.zones if zone in base for z in patterns]
         head = tuple(Comp(c.casefold()) for c in under.split("/") if c)
         near: list[tuple[Comp, ...]] = []
@@ -879,10 +895,12 @@ class Zones:
                 candidate = loose_near.fullmatch(path[len(prefix) - 1:]) or loose_far.fullmatch(path)
             else:
                 candidate = loose_all.fullmatch(path)
-            if candidate is None and any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders):
+            named = bool(anchors) and not anchors.isdisjoint(path.casefold().split("/"))
+            if candidate is None and not named and any(path == f or path.startswith(f.rstrip("/") + "/")
+                                                       for f in folders):
                 return False
             comps = tuple(Comp(part) for part in path.split("/") if part)    # a literal path: no glob
-            if candidate is None and any(_contains(z, comps) for z in shaped):
+            if candidate is None and not named and any(_contains(z, comps) for z in shaped):
                 return False
             return not set(self.of(comps, dot_rule=True)) <= set(base)
         return test

@@ -18,7 +18,8 @@ ZONES = {spec: load_zones(ROOT / "specs" / spec / "zones.toml").compile("/home/d
          for spec in ("shell_agent", "os_agent")}
 NAMES = [".claude", "settings.json", ".envrc", ".ENVRC", ".mcp.json", ".git", "hooks", "config", ".husky", "src",
          "a.py", ".ssh", "id_rsa", ".aws", "credentials", "etc", "shadow", ".mise.toml", "mise", ".config", "x",
-         "project", "dev", "home", "tmp", "proc", "1", "environ", ".vg", "policy.py", "*", "[a]", "CLAUDE"]
+         "project", "dev", "home", "tmp", "proc", "1", "environ", ".vg", "policy.py", "*", "[a]", "CLAUDE", ".npmrc",
+         ".Cargo", "config.toml", ".vscode", "tasks.json", "commondir", ".mise"]   # the last: zones.toml [nested]
 ROOTS = ["/home/dev/project", "/home/dev", "/tmp", "/", "/etc", "/home/dev/project/.git", "/home/other", "/home/deß",
          "/home/dess/project"]
 
