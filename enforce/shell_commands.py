@@ -307,6 +307,10 @@ class Commands:
                 m = re.search(r"[@<]([^;]*)", value.text)
                 if m and m.group(1) not in ("-", ""):
                     self.touch(("read",), Value.of(m.group(1)), inv, recursive=False)
+        if "typed" in parts:   # TYPE:PATH or TYPE=PATH (--cov-report html:DIR, --emit=link=FILE): written at PATH
+            typed = re.match(r"[\w-]+[:=](.+)", value.text) if value.text is not None else None
+            if value.text is None or typed is not None:
+                self.touch(("write",), Value.of(typed.group(1)) if typed else value, inv, recursive=True)
         if "write_out" in parts:  # curl --write-out: %output{FILE} (or {>>FILE}) sends the rest to FILE
             if value.text is None:
                 self.unknown(f"{word}: a format the analysis cannot read ({value.reason})")

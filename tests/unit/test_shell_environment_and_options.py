@@ -250,3 +250,20 @@ def test_a_variable_programs_run_or_write_in_counts_however_it_is_set(monitor, c
 @pytest.mark.parametrize("command", ["TMPDIR=/tmp/x pytest", "TMPDIR=build/tmp make", "mktemp", "x=1; echo $x"])
 def test_a_temporary_folder_in_the_project_or_tmp_stays_allowed(monitor, command):
     assert allowed(monitor, command), command
+
+
+# Where a build or test tool writes its reports and outputs, given in a form the option table did not read
+# (2026-11-29): TYPE:PATH, a zig -femit-*=PATH, rustc's --emit=KIND=PATH, jest's and vitest's output options.
+@pytest.mark.parametrize("command", ["pytest --cov-report=html:/home/dev/.claude", "pytest --cov-report xml:/home/dev/.bashrc",
+                                     "zig build-exe x.zig -femit-bin=/home/dev/.bashrc", "rustc --emit=link=/home/dev/.bashrc x.rs",
+                                     "jest --coverageDirectory=/home/dev/.claude", "vitest --outputFile=/home/dev/.bashrc",
+                                     "playwright test --output /home/dev/.claude"])
+def test_reports_and_outputs_written_outside_the_project_are_writes(monitor, command):
+    assert not allowed(monitor, command)
+
+
+@pytest.mark.parametrize("command", ["pytest --cov=src --cov-report=term-missing", "pytest --cov-report html:htmlcov",
+                                     "jest --coverage", "jest --ci --coverage", "vitest run --coverage", "pytest -x -q",
+                                     "zig build-exe x.zig -femit-bin=zig-out/x", "rustc --emit=asm x.rs", "pytest --lf"])
+def test_reports_in_the_project_stay_allowed(monitor, command):
+    assert allowed(monitor, command), command
