@@ -4,8 +4,9 @@ Steps, in order: HTML and percent escapes decoded; Unicode NFKC (fullwidth, math
 superscript letters become plain ones); invisible characters removed (format controls, variation
 selectors, tags, fillers); diacritics and other combining marks stripped; letters that look Latin
 mapped to Latin (Cyrillic, Greek, Armenian, Cherokee, Lisu, small capitals, enclosed and
-regional-indicator letters); letters spaced out or separated by dots or dashes joined; leetspeak
-decoded where a word becomes a known one; run-on words split into known ones. What is left that the
+regional-indicator letters); letters spaced out or separated by dots or dashes joined (and split into known
+words when the run spans several: `b o o k a h o t e l`); words joined by underscores split; leetspeak
+decoded where a word becomes a known one; run-on words split into known ones (a hashtag's however short). What is left that the
 classifier cannot read is reported, never dropped: characters outside Latin letters, digits,
 punctuation and common symbols (`unreadable`, blanked in the text), and words broken by a digit or
 symbol that decode to no known word (`residue`). `foreign_words` says when a text reads as another
@@ -121,7 +122,8 @@ def join_spaced(text: str, known: Container[str]) -> str:
         word = "".join(singles)
         if word[0] in "aAiI" and word.lower() not in known and word[1:].lower() in known:
             return f"{word[0]} {word[1:]}"
-        return word
+        pieces = None if word.lower() in known or not word.isalpha() else segment(word, known)
+        return " ".join(pieces) if pieces and len(pieces) > 1 else word   # `b o o k a h o t e l`: several words
     return _SPACED.sub(join, text)
 
 
@@ -175,9 +177,9 @@ def _core(token: str) -> tuple[str, str, str]:
     return token[:inside[0]], token[inside[0]:inside[-1] + 1], token[inside[-1] + 1:]
 
 
-def read_word(word: str, known: Container[str]) -> tuple[str, bool]:
+def read_word(word: str, known: Container[str], *, hashtag: bool = False) -> tuple[str, bool]:
     """The word as the classifier should read it, and whether it is residue (a non-letter between letters
-    that decodes to no known word)."""
+    that decodes to no known word). A hashtag's words are glued however short (`#bookhotel`)."""
     letters = [i for i, c in enumerate(word) if c.isalpha()]
     if not letters or word.lower() in known or _EMAIL_OR_URL.fullmatch(word):
         return word, False
@@ -189,7 +191,7 @@ def read_word(word: str, known: Container[str]) -> tuple[str, bool]:
         if decoded:
             return decoded, False
         return word, bool(odd)
-    if word.isalpha() and len(word) >= MIN_RUN_WORD:
+    if word.isalpha() and (len(word) >= MIN_RUN_WORD or hashtag and len(word) >= 4):
         pieces = segment(word, known)
         if pieces and len(pieces) > 1:
             return " ".join(pieces), False
@@ -203,7 +205,7 @@ def decode_words(text: str, known: Container[str]) -> tuple[str, list[str], list
 
     def sub(m: re.Match[str]) -> str:
         before, word, after = _core(m.group(0))
-        read, odd = read_word(word, known)
+        read, odd = read_word(word, known, hashtag=before.endswith("#"))
         if odd:
             residue.append(word)
         elif read != word:
@@ -231,6 +233,7 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
     out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
     out = re.sub(r"[^\S\n]+", " ", out)
     out = note("spaced or split letters joined", out, join_split_words(join_spaced(out, known), known))
+    out = note("words joined by underscores split", out, re.sub(r"(?<=[A-Za-z])_+(?=[A-Za-z])", " ", out))
     out, decoded, residue = decode_words(out, known)
     if decoded:
         changes.append("words decoded: " + ", ".join(decoded[:5]))

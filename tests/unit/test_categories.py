@@ -368,3 +368,12 @@ def test_abbreviations_read_as_every_topic_word_they_may_stand_for(clf):
     assert correct_typos("pls thx, wth", vocabulary, clf.known) == ("pls thx, wth", [])  # texting shorthand
     assert correct_typos("update the CRM", vocabulary, clf.known) == ("update the CRM", [])  # an acronym
     assert correct_typos("bk rm", vocabulary, clf.known) == ("bk rm", [])  # too short to say which word
+
+
+@pytest.mark.parametrize("text,category", [("book_a_hotel_in_paris", "hotel"), ("#bookhotel #paris", "hotel"),
+                                           ("B o o k  a  h o t e l  i n  R o m e", "hotel"), ("#rentacar", "car")])
+def test_words_glued_by_underscores_hashtags_or_spacing_are_read(clf, text, category):
+    """2026-11-29: these read as no category before the normaliser split them (the dev evasion set had camelCase)."""
+    got = clf.classify(text)
+    assert category in got.labels | got.uncertain, got.reason
+    assert ClassifierExtractor("t", clf.classify, CATS, "restrict").extract({"t": text}).value[category]

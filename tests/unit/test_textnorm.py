@@ -105,6 +105,20 @@ def test_run_on_words_are_segmented():
     assert norm("Carvana") == "Carvana"   # shorter than a run worth splitting
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("B o o k  a  h o t e l", "book a hotel"),            # spaced letters across words: joined, then split
+    ("r e n t a c a r", "rent a car"), ("book_a_hotel_in_paris", "book a hotel in paris"),
+    ("#bookhotel #paris", "#book hotel #paris"), ("#rentacar", "#rent a car")])
+def test_words_glued_by_spacing_underscores_or_a_hashtag_are_read_apart(text, expected):
+    assert norm(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [("#1 pizza", "#1 pizza"), ("#paris", "#paris"), ("h o t e l", "hotel"),
+                                           ("Carvana", "Carvana"), ("user_id and row_count", "user id and row count")])
+def test_glue_that_hides_no_words_stays(text, expected):
+    assert norm(text) == expected
+
+
 @pytest.mark.parametrize("text", ["\U0001F3E8 in Paris", "\u6771\u4eac hotel", "\u0431 hotel", "\ue000 hotel",
                                   "\ufffd hotel", "hotel \x00", "\ud800 hotel", "\u0279\u01ddu\u0287"])
 def test_unreadable_characters_are_reported_and_blanked(text):
