@@ -372,7 +372,7 @@ class Commands:
             self.env_runs(name, st.vars[name], inv)
 
     def env_runs(self, name: str, value: Value, inv: Invocation) -> None:
-        """A variable whose value programs run or load ([environment.runs]: GIT_SSH_COMMAND, PAGER...)."""
+        """A variable whose value programs run, load or write in ([environment.runs]: GIT_SSH_COMMAND, PAGER, TMPDIR)."""
         role = self.table.env_runs.get(name)
         if role is not None:
             self.value_role(role, value, inv, {}, f"${name}", recursive=False)

@@ -968,12 +968,7 @@ def _load_zones(file_name: str, digest: str) -> ZoneMap:
     table = raw.get("zones")
     if not isinstance(table, Mapping) or not table:
         raise _fail(file, "[zones]", "expected a table of zone = [patterns], most specific first")
-    zones = []
-    for zone, patterns in table.items():
-        pats = _strings(patterns, file, f"zones.{zone}")
-        for p in pats:
-            _check_pattern(p, file, f"zones.{zone}")
-        zones.append((str(zone), pats))
+    zones = _zone_patterns(table, file, "zones")
     no_data = _strings(raw.get("no_data", []), file, "no_data")
     links = _strings(raw.get("links", []), file, "links")
     for p in no_data + links:
@@ -987,18 +982,27 @@ def _load_zones(file_name: str, digest: str) -> ZoneMap:
     nested = raw.get("nested", {})
     if not isinstance(nested, Mapping):
         raise _fail(file, "[nested]", "expected a table of zone = [patterns]")
-    for zone, patterns in nested.items():
+    for zone in nested:
         if zone not in table:
             raise _fail(file, f"nested.{zone}", f"no zone {zone!r} in [zones]")
-        for p in _strings(patterns, file, f"nested.{zone}"):
-            _check_pattern(p, file, f"nested.{zone}")
     zmap = ZoneMap(file, tuple(zones), str(raw.get("unmatched", "")), str(raw.get("unresolved", "")), no_data,
                    links, tuple((str(z), _strings(n, file, f"mentions.{z}")) for z, n in mentions.items()),
-                   tuple((str(z), _strings(p, file, f"nested.{z}")) for z, p in nested.items()))
+                   tuple(_zone_patterns(nested, file, "nested")))
     for k in ("unmatched", "unresolved"):
         if not getattr(zmap, k):
             raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")
     return zmap
+
+
+def _zone_patterns(table: Mapping[str, Any], file: Path, where: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(zone, patterns) of a [zones] or [nested] table, each pattern checked."""
+    out = []
+    for zone, patterns in table.items():
+        pats = _strings(patterns, file, f"{where}.{zone}")
+        for p in pats:
+            _check_pattern(p, file, f"{where}.{zone}")
+        out.append((str(zone), pats))
+    return out
 
 
 def _check_pattern(p: str, file: Path, where: str) -> None:
