@@ -973,18 +973,8 @@ def _load_zones(file_name: str, digest: str) -> ZoneMap:
     links = _strings(raw.get("links", []), file, "links")
     for p in no_data + links:
         _check_pattern(p, file, "no_data / links")
-    mentions = raw.get("mentions", {})
-    if not isinstance(mentions, Mapping):
-        raise _fail(file, "[mentions]", "expected a table of zone = [names]")
-    for zone in mentions:
-        if zone not in table:
-            raise _fail(file, f"mentions.{zone}", f"no zone {zone!r} in [zones]")
-    nested = raw.get("nested", {})
-    if not isinstance(nested, Mapping):
-        raise _fail(file, "[nested]", "expected a table of zone = [patterns]")
-    for zone in nested:
-        if zone not in table:
-            raise _fail(file, f"nested.{zone}", f"no zone {zone!r} in [zones]")
+    mentions = _per_zone(raw, "mentions", "names", table, file)
+    nested = _per_zone(raw, "nested", "patterns", table, file)
     zmap = ZoneMap(file, tuple(zones), str(raw.get("unmatched", "")), str(raw.get("unresolved", "")), no_data,
                    links, tuple((str(z), _strings(n, file, f"mentions.{z}")) for z, n in mentions.items()),
                    tuple(_zone_patterns(nested, file, "nested")))
@@ -992,6 +982,17 @@ def _load_zones(file_name: str, digest: str) -> ZoneMap:
         if not getattr(zmap, k):
             raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")
     return zmap
+
+
+def _per_zone(raw: Mapping[str, Any], key: str, what: str, zones: Mapping[str, Any], file: Path) -> Mapping[str, Any]:
+    """The table `raw[key]` of zone = [what], each zone one of [zones]."""
+    table = raw.get(key, {})
+    if not isinstance(table, Mapping):
+        raise _fail(file, f"[{key}]", f"expected a table of zone = [{what}]")
+    for zone in table:
+        if zone not in zones:
+            raise _fail(file, f"{key}.{zone}", f"no zone {zone!r} in [zones]")
+    return table
 
 
 def _zone_patterns(table: Mapping[str, Any], file: Path, where: str) -> list[tuple[str, tuple[str, ...]]]:
