@@ -267,3 +267,22 @@ def test_reports_and_outputs_written_outside_the_project_are_writes(monitor, com
                                      "zig build-exe x.zig -femit-bin=zig-out/x", "rustc --emit=asm x.rs", "pytest --lf"])
 def test_reports_in_the_project_stay_allowed(monitor, command):
     assert allowed(monitor, command), command
+
+
+# Files named by options of programs whose other options are ignored (2026-11-29): tldr prints the page file it is
+# given, pgrep and pkill read a pidfile, apropos and whatis a manpath and a configuration.
+@pytest.mark.parametrize("command", ["tldr -f /home/dev/.ssh/id_rsa", "tldr --render /home/dev/.ssh/id_rsa",
+                                     "tldr -r /home/dev/.aws/credentials", "pgrep -F /home/dev/.ssh/id_rsa",
+                                     "pkill --pidfile /home/dev/.ssh/id_rsa", "apropos -M /home/dev/.ssh x",
+                                     "whatis -C /home/dev/.ssh/id_rsa ls"])
+def test_files_named_by_options_of_simple_programs_are_read(monitor, builds, command):
+    assert not allowed(monitor, command)
+    m = Monitor.from_build(builds["os_agent"])
+    shadow = command.split()[0] + " " + command.split()[1] + " /etc/shadow" + (" ls" if "whatis" in command else "")
+    d = m.check({"command": shadow, "cwd": "/home/user", "home": "/home/user", "user": "user", "approved": False})
+    assert not d.allowed, shadow
+
+
+@pytest.mark.parametrize("command", ["tldr tar", "pgrep -f python", "pgrep -F run/app.pid", "apropos copy", "whatis ls"])
+def test_simple_programs_used_plainly_stay_allowed(monitor, command):
+    assert allowed(monitor, command), command
