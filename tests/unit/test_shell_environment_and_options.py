@@ -286,3 +286,27 @@ def test_files_named_by_options_of_simple_programs_are_read(monitor, builds, com
 @pytest.mark.parametrize("command", ["tldr tar", "pgrep -f python", "pgrep -F run/app.pid", "apropos copy", "whatis ls"])
 def test_simple_programs_used_plainly_stay_allowed(monitor, command):
     assert allowed(monitor, command), command
+
+
+# Outputs and name lists in options the tables took for values (2026-11-29): zstd's and brotli's -o, ss -D (a raw
+# dump), file -f, xz --files and zstd --filelist (lists of names). The os_agent table lacked entries the shell_agent
+# table had (iconv -o, dmesg -F, gh's uploads): tests/unit/test_command_tables.py compares them now.
+@pytest.mark.parametrize("command", ["zstd src/a -o .claude/settings.json", "unzstd a.zst -o .envrc",
+                                     "brotli src/a -o /home/dev/.bashrc", "ss -D .claude/settings.json",
+                                     "file -f list.txt", "xz --files=list.txt", "zstd --filelist list.txt"])
+def test_outputs_and_name_lists_in_options_are_judged(monitor, command):
+    assert not allowed(monitor, command)
+
+
+@pytest.mark.parametrize("command", ["iconv -f utf8 -t ascii a.txt -o /etc/passwd", "dmesg -F /etc/shadow",
+                                     "gh api --input /etc/shadow repos/o/r", "gh issue create --body-file /etc/shadow -t x",
+                                     "zstd a.txt -o /etc/passwd", "ss -D /etc/passwd", "file -f /etc/shadow"])
+def test_os_agent_judges_outputs_and_inputs_in_options(builds, command):
+    m = Monitor.from_build(builds["os_agent"])
+    d = m.check({"command": command, "cwd": "/home/user", "home": "/home/user", "user": "user", "approved": False})
+    assert not d.allowed, command
+
+
+@pytest.mark.parametrize("command", ["zstd -o out.zst src/a", "zstd -19 src/a", "ss -tlnp", "file src/a.py", "xz -k src/a"])
+def test_compressors_and_ss_used_plainly_stay_allowed(monitor, command):
+    assert allowed(monitor, command), command
