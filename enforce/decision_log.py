@@ -44,7 +44,7 @@ from typing import Any, BinaryIO, Iterator, Mapping
 
 from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.keys import SigningKey, VerifyKey, load_signing_key, write_atomic
-from veriguard.enforce.strict_json import StrictJSONError, loads
+from veriguard.contracts.strict_json import StrictJSONError, loads
 
 GENESIS = "0" * 64
 HEAD_FORMAT = "veriguard-log-head/1"

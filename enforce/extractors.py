@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn, Protocol
 
-from veriguard.enforce import strict_json
+import veriguard.contracts.strict_json as strict_json
 from veriguard.enforce.extract_errors import ExtractionError
 
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, SIGNATURE_ALGORITHM, SIGNATURE_FORMAT,
                                                SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, approval_problem)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
-from veriguard.enforce import strict_json
+import veriguard.contracts.strict_json as strict_json
 
 if TYPE_CHECKING:  # enforce.keys is imported where keys are used: most loads (a hook's, each tool call) use none
     from veriguard.enforce.keys import VerifyKey

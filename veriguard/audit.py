@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping
 from veriguard.contracts.build_format import POLICY_CODE
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
 from veriguard.synth.specfile import SpecFile
-from veriguard.enforce import strict_json
+from veriguard.contracts import strict_json
 from veriguard.enforce.keys import VerifyKey
 from veriguard.enforce.loader import (PolicyLoadError, certified_contents, check_certificate, check_signature,
                                       trust_settings)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from veriguard.contracts.errors import NOWHERE, EnvironmentProblem, Pos, VeriguardError
-from veriguard.enforce import strict_json
+from veriguard.contracts import strict_json
 
 if TYPE_CHECKING:
     from veriguard.verify.proof_cache import ProofCache

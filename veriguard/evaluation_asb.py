@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from veriguard.contracts.errors import NOWHERE, Pos, VeriguardError
 from veriguard.contracts.names import name_problem
-from veriguard.enforce import strict_json
+from veriguard.contracts import strict_json
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.guard import CALL_KEY
 from veriguard.enforce.keys import write_atomic

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from veriguard.contracts.errors import NOWHERE, Pos, VeriguardError
-from veriguard.enforce import strict_json
+from veriguard.contracts import strict_json
 from veriguard.evaluation import Case, metrics, summarize, write_cases
 
 DEFAULT_HOME = "/home/user"

@@ -378,7 +378,7 @@ def _decide(raw: bytes, opts: Options) -> Answer:
 
 def read_call(raw: bytes) -> dict[str, Any]:
     """The hook input, checked: an object with a tool name, its input and an absolute cwd."""
-    from veriguard.enforce import strict_json
+    from veriguard.contracts import strict_json
 
     if len(raw) > MAX_INPUT:
         raise Refused(f"the hook input is larger than {MAX_INPUT} bytes")
@@ -578,7 +578,7 @@ def observe(monitor: Any, command: str, cwd: str, opts: Options) -> dict[str, An
 
 
 def read_context(path: str) -> Mapping[str, Any]:
-    from veriguard.enforce import strict_json
+    from veriguard.contracts import strict_json
 
     try:
         facts = strict_json.loads(open(path, "rb").read())

@@ -48,7 +48,7 @@ from pydantic import ValidationError
 from veriguard.contracts.errors import OperatorError, VeriguardError
 from veriguard.enforce.guard import MODES, Context, Guard
 from veriguard.enforce.loader import PolicyLoadError
-from veriguard.enforce.strict_json import loads as strict_loads
+from veriguard.contracts.strict_json import loads as strict_loads
 
 RUN = "mcp"                    # one host session per proxy process
 DEFAULT_TIMEOUT_S = 30.0

@@ -23,7 +23,7 @@ OUTSIDE = {
     "contracts/runtime_support.py:_Bad": "private to runtime_support, turned into its ArgumentError",
     "verify/testrun.py:_Alarm": "private: a test case's time limit, caught where it is raised",
     "enforce/decision_log.py:_Broken": "private: a finding of the log check, caught in the module",
-    "enforce/strict_json.py:StrictJSONError": "a parse signal: every reader re-raises it with its own code and group",
+    "contracts/strict_json.py:StrictJSONError": "a parse signal: every reader re-raises it with its own code and group",
     "enforce/guard.py:RunTerminated": "control flow: a BaseException that stops the agent's run",
     "veriguard/hook.py:Refused": "the hook's denial, answered as exit 2 by hook.main",
     "veriguard/hook.py:_BadOptions": "private: the hook's usage error, answered by hook.main",

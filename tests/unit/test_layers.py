@@ -15,13 +15,14 @@ MAY_IMPORT = {
     "contracts": {"contracts"},
     "verify": {"contracts", "verify"},
     # LLM providers, below synthesis and the online `llm` extractor: they share nothing else
-    "providers": {"providers", "contracts.errors"},
+    "providers": {"providers", "contracts.errors", "contracts.strict_json"},
     # synth/classifier_build trains the classifier the monitor will run, with the monitor's own code, and
     # freezes it into the build (so synth imports those two online modules; enforce never imports synth)
     "synth": {"contracts", "verify", "providers", "synth", "enforce.categories", "enforce.embedder"},
     # the online side: only its own modules, the stdlib-only support it shares with frozen builds, and the
     # providers (imported lazily, by the `llm` extractor only)
-    "enforce": {"enforce", "contracts.errors", "contracts.build_format", "contracts.cache_dir", "providers"},
+    "enforce": {"enforce", "contracts.errors", "contracts.build_format", "contracts.cache_dir", "contracts.strict_json",
+                "providers"},
 }
 SYNTHESIS = ("nagini", "z3", "lark", "hypothesis", "jpype", "anthropic", "veriguard.synth", "veriguard.verify")
 LLM_CLIENTS = ("anthropic", "httpx2", "openai", "veriguard.providers.anthropic_api", "veriguard.providers.openai_api")
