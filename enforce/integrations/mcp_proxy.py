@@ -18,7 +18,9 @@ call so that a ledger kept by another process stays current); the child receives
 and those arguments. MCP gives a server no way to end the host's run: terminate, like a halt,
 refuses this call and every later one.
 
-Messages are relayed as JSON-RPC lines, parsed with the standard library: only the child's
+Messages are relayed as JSON-RPC lines, parsed as strict JSON (contracts.strict_json: a duplicate key or
+nesting too deep for the parser is not JSON, so a host's such line is a parse error and a child's is not
+MCP); a failure while reading the child's output stops the child, and later calls are refused. Only the child's
 handshake and its tools/call results are validated with the `mcp` SDK's types (`mcp>=2.3,<3`), so
 the proxy adds little over calling the child directly. Request ids are renumbered towards the child.
 Both sides use the initialize handshake (2024-11-05 to 2025-11-25; the stateless 2026-07-28 envelope
@@ -48,7 +50,7 @@ from pydantic import ValidationError
 from veriguard.contracts.errors import OperatorError, VeriguardError
 from veriguard.enforce.guard import MODES, Context, Guard
 from veriguard.enforce.loader import PolicyLoadError
-from veriguard.contracts.strict_json import loads as strict_loads
+from veriguard.contracts.strict_json import StrictJSONError, loads as strict_loads
 
 RUN = "mcp"                    # one host session per proxy process
 DEFAULT_TIMEOUT_S = 30.0
@@ -149,8 +151,8 @@ class Proxy:
     # --- the host's side -----------------------------------------------------------------------
     def from_host(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except ValueError as e:
+            message = strict_loads(line)
+        except StrictJSONError as e:
             self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.PARSE_ERROR,
                                                                   "message": f"not JSON: {e}"}})
             return
@@ -266,17 +268,29 @@ class Proxy:
                 line = await self.child.stdout.readline()
             except ValueError:
                 self.child_gone(f"the MCP server wrote a line longer than {MAX_LINE} bytes")
-                self.child.kill()
+                self.kill_child()
                 return
             if not line:
                 self.child_gone(GONE)
                 return
-            self.from_child(line)
+            try:
+                self.from_child(line)
+            except Exception as e:   # a reader that stops would leave every later call unanswered
+                self.child_gone(f"the proxy failed to read the MCP server's output ({describe(e)}); it was stopped "
+                                "and no later call goes to it")
+                self.kill_child()
+                return
+
+    def kill_child(self) -> None:
+        try:
+            self.child.kill()
+        except ProcessLookupError:
+            pass
 
     def from_child(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except ValueError:
+            message = strict_loads(line)
+        except StrictJSONError:
             message = None
         if not isinstance(message, dict):
             self.stray = repr(line.decode("utf-8", "replace").strip())[:200]
@@ -375,8 +389,8 @@ async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
                     raise ProxyStartError(f"{failed}: it closed its output (exited?)"
                                           + (f"; its last line: {stray}" if stray else ""))
                 try:
-                    message = json.loads(line)
-                except ValueError:
+                    message = strict_loads(line)
+                except StrictJSONError:
                     message = None
                 if isinstance(message, dict) and message.get("id") == INIT_ID and "method" not in message:
                     break

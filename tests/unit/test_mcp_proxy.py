@@ -344,7 +344,7 @@ class FakeChild:
 
 
 def relay(payments_build, steps):
-    """A Proxy between a fake host and a fake child: `steps` are ("host" | "child", message) in order."""
+    """A Proxy between a fake host and a fake child: `steps` are ("host" | "child", message or raw line) in order."""
     import asyncio
     import io
 
@@ -358,7 +358,7 @@ def relay(payments_build, steps):
     async def run():
         proxy = Proxy(guard(payments_build), child, init, CONTEXT, 5.0, host_out)
         for side, message in steps:
-            line = json.dumps(message).encode() + b"\n"
+            line = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
             proxy.from_host(line) if side == "host" else proxy.from_child(line)
         return proxy
 
@@ -416,3 +416,82 @@ def test_a_lone_surrogate_in_a_message_is_relayed_escaped_and_the_session_goes_o
     ])
     assert not proxy.host_gone
     assert to_host[0]["result"]["tools"][0]["name"] == "t\ud800" and to_host[1] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
+DEEP = b"[" * 5000 + b"]" * 5000 + b"\n"
+
+
+def test_a_line_nested_too_deeply_is_not_json_and_the_session_goes_on(payments_build):
+    """Deep nesting is a parse error from the host and a stray line from the child, never a RecursionError."""
+    call = {"name": "send_payment", "arguments": PAYMENT}
+    proxy, to_host, to_child = relay(payments_build, [
+        ("host", DEEP),
+        ("child", DEEP),
+        ("host", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}),
+        ("child", {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "sent"}]}}),
+    ])
+    assert to_host[0]["error"]["code"] == types.PARSE_ERROR and "nested too deeply" in to_host[0]["error"]["message"]
+    assert to_host[1] == {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "sent"}]}}
+    assert proxy.stray.startswith("'[[[") and not proxy.gone
+
+
+class ChildOutput:
+    def __init__(self, lines):
+        self.lines = list(lines)
+
+    async def readline(self):
+        return self.lines.pop(0) if self.lines else b""
+
+
+def test_a_failure_in_the_child_reader_stops_the_child_and_refuses_later_calls(payments_build, monkeypatch):
+    import asyncio
+    import io
+
+    from veriguard.enforce.integrations.mcp_proxy import Proxy
+    from tests.unit.test_guard import guard
+
+    init = types.InitializeResult.model_validate({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                                                  "serverInfo": {"name": "s", "version": "1"}})
+    child, host_out, killed = FakeChild(), io.BytesIO(), []
+    child.stdout = ChildOutput([b'{"jsonrpc": "2.0", "id": 7, "result": {}}\n', b'{"jsonrpc": "2.0"}\n'])
+    child.kill = lambda: killed.append(True)
+
+    def broken(self, line):
+        raise RuntimeError("reader bug")
+
+    monkeypatch.setattr(Proxy, "from_child", broken)
+
+    async def run():
+        proxy = Proxy(guard(payments_build), child, init, CONTEXT, 5.0, host_out)
+        await asyncio.wait_for(proxy.read_child(), 5)
+        proxy.from_host(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                    "params": {"name": "send_payment", "arguments": PAYMENT}}).encode())
+        return proxy
+
+    proxy = asyncio.run(run())
+    answer = json.loads(host_out.getvalue().splitlines()[-1])
+    assert killed == [True] and "RuntimeError: reader bug" in proxy.gone
+    assert answer["result"]["isError"] and "no later call goes to it" in answer["result"]["content"][0]["text"]
+    assert child.stdin.lines == []
+
+
+def test_a_deep_line_before_the_handshake_answer_is_skipped(tmp_path):
+    import asyncio
+
+    from veriguard.enforce.integrations.mcp_proxy import start_child, stop_child
+
+    server = tmp_path / "server.py"
+    server.write_text("import json, sys\n"
+                      "sys.stdout.write('[' * 5000 + '\\n'); sys.stdout.flush()\n"
+                      "request = json.loads(sys.stdin.readline())\n"
+                      "print(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'result': {\n"
+                      "    'protocolVersion': '2025-11-25', 'capabilities': {}, 'serverInfo': {'name': 's', 'version': '1'}}}),\n"
+                      "      flush=True)\n"
+                      "sys.stdin.read()\n", encoding="utf-8")
+
+    async def run():
+        child, init = await start_child(sys.executable, [str(server)], 60, None)
+        await stop_child(child)
+        return init
+
+    assert asyncio.run(run()).server_info.name == "s"
