@@ -9,7 +9,8 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   compiled source  (compile path) the spec, compiled again, gives policy_verified.py byte for byte
   frozen module    policy.py is byte for byte the frozen module of policy_verified.py
   bytecode         policy.code (what the monitor runs on this Python) is policy.py compiled: compared in a
-                   child process, code object against code object (marshal's bytes vary between runs)
+                   child process, code object against code object (marshal's bytes vary between runs), and the
+                   instructions the interpreter runs (`_co_code_adaptive`) of each nested code object
   contract (z3)    the spec's contract is satisfiable, every rule can fire and hold, properties follow
   examples         the spec's examples, run on the frozen module in a sandboxed child
   proof (Nagini)   Nagini, run here on policy_verified.py (never a cached proof)
@@ -234,7 +235,7 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
             return Verdict.REFUTED, "policy.py is not the frozen module of policy_verified.py: it was changed"
         return Verdict.PASSED, "policy.py is byte for byte the frozen module regenerated from policy_verified.py"
     checks.append(_timed("frozen module", frozen))
-    checks.append(_timed("bytecode", lambda: _bytecode(b.files.get("policy.py"), b.files.get(POLICY_CODE))))
+    checks.append(_timed("bytecode", lambda: bytecode_check(b.files.get("policy.py"), b.files.get(POLICY_CODE))))
     progress("checking the contract with z3")
     checks.append(_timed("contract (z3)", lambda: _gate(contract_gate(check_contract(contract,
                                                                                        bound=spec.settings.z3_bound)))))
@@ -263,11 +264,24 @@ if data[len(magic):len(magic) + 32] != hashlib.sha256(source).digest():
     print("other source")
     raise SystemExit
 fresh = compile(source, "policy.py", "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
-print("same" if marshal.loads(data[len(magic) + 32:]) == fresh else "differs")
+shipped = marshal.loads(data[len(magic) + 32:])
+
+def instructions(code):
+    # == compares deoptimised opcodes: a specialised one (BINARY_OP_SUBTRACT_INT for BINARY_OP +) is
+    # "equal" yet runs as written, so the bytes the interpreter runs are compared too, in every nested code object
+    yield getattr(code, "_co_code_adaptive", code.co_code)
+    for const in code.co_consts:
+        if isinstance(const, type(fresh)):
+            yield from instructions(const)
+
+same = shipped == fresh and list(instructions(shipped)) == list(instructions(fresh))
+print("same" if same else "differs")
 """
 
 
-def _bytecode(policy_py: bytes | None, policy_code: bytes | None) -> tuple[Verdict, str]:
+def bytecode_check(policy_py: bytes | None, policy_code: bytes | None) -> tuple[Verdict, str]:
+    """Whether `policy_code` (policy.code's bytes) is `policy_py` compiled, asked of a child process: PASSED,
+    NOT_CHECKED (another Python's bytecode, which the loader does not run), REFUTED or ERROR."""
     import subprocess
     import sys
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from veriguard.audit import bytecode_check
+from veriguard.contracts.build_format import POLICY_CODE
 from veriguard.contracts.errors import OperatorError, Pos, SpecError, VeriguardError
 from veriguard.synth.specfile import SpecFile, _parse_toml, load_spec
 from veriguard.enforce.decision_log import DecisionLog, verify_log
@@ -73,6 +75,22 @@ def _module_of(policy: FrozenPolicy, spec: SpecFile) -> None:
             frozen_module(spec, runnable_policy(spec.contract, verified.decode("utf-8"))).encode() != shipped:
         raise VeriguardError("diff.inconsistent", "policy.py is not the frozen module of the spec and the proved "
                              "source in the build", file=str(policy.directory),
+                             fix="re-run `veriguard synth` to rebuild it; never edit a build by hand")
+    _code_of(policy, shipped)
+
+
+def _code_of(policy: FrozenPolicy, shipped: bytes) -> None:
+    """The loader runs policy.code when this Python wrote it: it must be `shipped` (policy.py) compiled, else the
+    diff would reason about code the frozen policy does not run."""
+    digest = policy.certificate["hashes"]["files"].get(POLICY_CODE)
+    if digest is None:
+        return
+    code = (policy.directory / POLICY_CODE).read_bytes()
+    verdict, why = bytecode_check(shipped, code) if sha256(code) == digest else \
+        (Verdict.REFUTED, f"{POLICY_CODE} changed while the build was read")
+    if verdict not in (Verdict.PASSED, Verdict.NOT_CHECKED):
+        raise VeriguardError("diff.inconsistent", why,
+                             file=str(policy.directory / POLICY_CODE),
                              fix="re-run `veriguard synth` to rebuild it; never edit a build by hand")
 
 

@@ -1,9 +1,12 @@
 """`veriguard audit` on fake builds (no JVM: the Nagini check is replaced by a recording stub; the real one runs
 in tests/integration/test_audit_real.py): each way a build can be wrong fails its own check."""
+import dis
 import hashlib
 import json
+import marshal
 import os
 import tarfile
+import types
 from importlib.util import MAGIC_NUMBER
 import zipfile
 
@@ -129,6 +132,42 @@ def test_bytecode_that_is_not_the_policy_compiled_is_refuted_even_re_signed(buil
     assert v["bytecode"] is Verdict.REFUTED
     recode(build, source, key)                   # the same source compiled again: equal code, other bytes maybe
     assert verdicts(run(build, key))["bytecode"] is Verdict.PASSED
+
+
+def specialise(build, key):
+    """Write a specialised opcode (BINARY_OP_SUBTRACT_INT for BINARY_OP, say) over one instruction of policy.code,
+    hashes rewritten, re-signed: CPython compares code objects on deoptimised opcodes, so == still holds."""
+    data = bytearray((build / "policy.code").read_bytes())
+    head = len(MAGIC_NUMBER) + 32
+    for code in code_objects(marshal.loads(bytes(data[head:]))):
+        for ins in dis.get_instructions(code):
+            if ins.opname in dis._specializations:
+                raw = code.co_code
+                at = bytes(data).index(raw, head) + ins.offset
+                data[at] = dis._all_opmap[dis._specializations[ins.opname][0]]
+                (build / "policy.code").write_bytes(bytes(data))
+                cert = json.loads((build / "certificate.json").read_text())
+                cert["hashes"]["files"]["policy.code"] = sha256(bytes(data))
+                text = (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode()
+                (build / "certificate.json").write_bytes(text)
+                if key:
+                    (build / "signature.json").write_bytes(sign_certificate(key[0], text))
+                return
+    raise AssertionError("policy.code has no instruction with a specialised form")
+
+
+def code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from code_objects(const)
+
+
+def test_bytecode_with_a_specialised_opcode_is_refuted_though_code_objects_compare_equal(build, key):
+    specialise(build, key)
+    v = verdicts(run(build, key))
+    assert v["signature"] is Verdict.PROVED and v["files"] is Verdict.PASSED
+    assert v["bytecode"] is Verdict.REFUTED
 
 
 def test_bytecode_of_another_python_is_not_checked(build, key):

@@ -179,3 +179,14 @@ def test_a_broken_log_is_refused(tmp_path, capsys):
     log.write_text(log.read_text().replace('"allowed":true', '"allowed":false'))
     code, _, err = run(capsys, "diff", old, old, "--log", log)
     assert code == 2 and "error[diff.log]" in err and "broken" in err
+
+
+def test_bytecode_that_is_not_policy_py_compiled_is_refused(tmp_path, capsys):
+    """policy.code with a specialised opcode (== to policy.py compiled, yet it runs other code) and re-hashed:
+    the loader would run it, so diff refuses the build rather than reason about policy.py."""
+    from tests.unit.test_audit import specialise
+
+    old, new = build(tmp_path, "a"), build(tmp_path, "b")
+    specialise(new, None)
+    code, _, err = run(capsys, "diff", old, new)
+    assert code == 2 and "error[diff.inconsistent]" in err and "policy.code is not policy.py compiled" in err
