@@ -72,16 +72,17 @@ def _key_id(public: "Ed25519PublicKey") -> str:
 
 
 def _read(path: Path, what: str) -> tuple[bytes, int]:
-    """The bytes and the permission bits of a key file (never through a symlink)."""
+    """The bytes and the permission bits of a key file (never through a symlink; a FIFO is refused, not waited on)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as e:
         raise KeyFileError("key.unreadable", f"cannot read the {what}: {e.strerror}", file=str(path),
                            fix="pass the file written by `veriguard keys new --out DIR`") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise KeyFileError("key.unreadable", f"the {what} is not a regular file", file=str(path))
+            raise KeyFileError("key.unreadable", f"the {what} is not a regular file", file=str(path),
+                               fix="pass the file written by `veriguard keys new --out DIR`, not a pipe or device")
         data = os.read(fd, _MAX_KEY_FILE + 1)
     finally:
         os.close(fd)

@@ -192,3 +192,36 @@ def test_the_hook_refuses_an_unsigned_build_when_the_environment_requires_signat
     env = {REQUIRE_SIGNED_ENV: "1", TRUSTED_KEYS_ENV: str(keys["signer"][1])}
     assert_denied(run(build, bash("ls"), env=env), "cannot be used", "is not signed", "signature.json")
     assert run(build, bash("ls"), env={REQUIRE_SIGNED_ENV: "0"}).returncode == 0
+
+
+def finishes(load, fifo, seconds=20.0):
+    """What `load()` returns or raises, asserting it does not wait on `fifo` (unblocked afterwards if it does)."""
+    import threading
+
+    got: list[object] = []
+
+    def run():
+        try:
+            got.append(load())
+        except Exception as e:
+            got.append(e)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        worker.join(seconds)
+        pytest.fail(f"the load waited on the FIFO {fifo}")
+    return got[0]
+
+
+def test_a_fifo_among_the_trusted_keys_is_refused_without_waiting(build, keys, tmp_path):
+    trusted = tmp_path / "trusted"
+    trusted.mkdir()
+    shutil.copy(keys["signer"][1], trusted / "signer.pub")
+    os.mkfifo(trusted / "pipe.pub")
+    error = finishes(lambda: load_policy(build, trusted_keys=trusted), trusted / "pipe.pub")
+    assert isinstance(error, PolicyLoadError) and error.code == "load.trust", error
+    assert "not a regular file" in error.message and error.fix
