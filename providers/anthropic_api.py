@@ -8,14 +8,20 @@ from typing import Any, Literal
 
 import httpx2
 
+from veriguard.contracts.strict_json import StrictJSONError
+from veriguard.contracts.strict_json import loads as strict_loads
 from veriguard.providers.errors import fail, status_error
-from veriguard.providers.schema import checked, no_answer, parse_json
-from veriguard.providers.types import TOOL_NAME, Completion, CompletionRequest, ProviderError
+from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
+from veriguard.providers.types import (
+    TOOL_NAME, Completion, CompletionRequest, ProviderError, Raw, token_count,
+)
 
 # claude-sonnet-4-5 reaches end of life on 2026-11-30 (SDK 2.12 deprecation table).
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
 
 AnthropicStructured = Literal["output_config", "tool"]
+FINISHED = ("end_turn", "tool_use")   # stop reasons of a whole answer
+SILENT = ("thinking", "redacted_thinking")   # blocks beside the answer that say nothing to us
 
 
 class AnthropicProvider:
@@ -72,37 +78,38 @@ class AnthropicProvider:
     def complete(self, request: CompletionRequest) -> Completion:
         body = self._body(request)
         started = time.monotonic()
-        raw_response, message = self._send(body)
+        payload = self._send(body)
         latency = time.monotonic() - started
-        raw = (body, raw_response)
-        stop_reason = message.stop_reason
+        raw = (body, payload)
+        stop_reason = payload.get("stop_reason")
         if stop_reason == "refusal":
             why = f"the model refused stage {request.stage!r} (stop_reason 'refusal')"
             raise fail("provider.refusal", f"{why}; rephrase the spec or prompt, or try another model", raw)
-        texts = "".join(block.text for block in message.content if block.type == "text").strip()
+        refuse_cut_off(request, stop_reason, raw)
+        if stop_reason not in FINISHED:
+            why = f"the answer for stage {request.stage!r} did not finish (stop_reason {stop_reason!r})"
+            raise fail("provider.malformed", f"{why}; retry, or check that base_url is the Messages API", raw)
+        blocks = _blocks(payload, raw)
         if self.structured == "tool":
-            calls = [block.input for block in message.content if block.type == "tool_use" and block.name == TOOL_NAME]
-            if not calls and texts:
-                why = f"the model answered stage {request.stage!r} in prose, not via the {TOOL_NAME!r} tool"
-                fix = "rephrase the prompt or try another model"
-                raise fail("provider.refusal", f"{why}: {texts[:200]!r}; {fix}", raw)
-            text = json.dumps(calls[0], ensure_ascii=False) if calls else ""
-            answer: Any = calls[0] if calls else None
+            answer = _tool_input(blocks, request, raw)
+            text = json.dumps(answer, ensure_ascii=False) if answer is not None else ""
         else:
-            text = texts
+            text = _answer_text(blocks, request, raw)
             answer = parse_json(text, request, stop_reason, raw) if text else None
         if answer is None:
             raise no_answer(request, stop_reason, raw)
+        usage = payload.get("usage")
+        model = payload.get("model")
         return Completion(
             data=checked(answer, request, stop_reason, raw),
             text=text,
-            model=message.model or self.model,
-            input_tokens=message.usage.input_tokens,
-            output_tokens=message.usage.output_tokens,
+            model=model if isinstance(model, str) and model else self.model,
+            input_tokens=token_count(usage, "input_tokens"),
+            output_tokens=token_count(usage, "output_tokens"),
             latency_s=latency,
             stop_reason=stop_reason,
             raw_request=body,
-            raw_response=raw_response,
+            raw_response=payload,
         )
 
     def _body(self, request: CompletionRequest) -> dict[str, Any]:
@@ -117,20 +124,21 @@ class AnthropicProvider:
         if self.structured == "tool":
             tool = {"name": TOOL_NAME, "description": "Return the answer.", "input_schema": dict(request.schema)}
             body["tools"] = [tool]
-            body["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+            body["tool_choice"] = {"type": "tool", "name": TOOL_NAME, "disable_parallel_tool_use": True}
         else:
             output_config["format"] = {"type": "json_schema", "schema": dict(request.schema)}
         if output_config:
             body["output_config"] = output_config
         return body
 
-    def _send(self, body: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The response body, read strictly (contracts.strict_json), not the SDK's lenient parse of it."""
         import anthropic
 
         tries, sent = f"{self.max_retries + 1} attempt(s)", (body, None)
         try:
             raw = self._client.messages.with_raw_response.create(**body)
-            return raw.http_response.json(), raw.parse()
+            payload = strict_loads(raw.http_response.content)
         except anthropic.APITimeoutError as error:
             why = f"no answer from {self.base_url} within {self.timeout:g}s ({tries})"
             raise fail("provider.timeout", f"{why}; raise the provider's timeout or lower max_tokens", sent) from error
@@ -142,6 +150,57 @@ class AnthropicProvider:
             detail = error.api_message or str(error.body)[:200]
             headers, answered = error.response.headers, (body, error.body)
             raise status_error(error.status_code, headers, detail, "Anthropic", answered) from error
-        except json.JSONDecodeError as error:
-            why = f"{self.base_url} answered with a body that is not JSON ({error})"
-            raise fail("provider.malformed", f"{why}; check base_url", sent) from error
+        except StrictJSONError as error:
+            why = f"{self.base_url} answered with a body that is not strict JSON ({error})"
+            fix = "check base_url; a duplicate key or NaN in an answer is refused, whichever reader would be right"
+            raise fail("provider.malformed", f"{why}; {fix}", sent) from error
+        if not isinstance(payload, dict):
+            why = f"{self.base_url} answered with a JSON {type(payload).__name__}, not a message object"
+            raise fail("provider.malformed", f"{why}; check base_url", (body, payload))
+        return payload
+
+
+def _blocks(payload: dict[str, Any], raw: Raw) -> list[dict[str, Any]]:
+    """The message's content blocks, each an object with a string `type`."""
+    content = payload.get("content")
+    if not isinstance(content, list) or not all(isinstance(b, dict) and isinstance(b.get("type"), str)
+                                                for b in content):
+        raise fail("provider.malformed", f"the message's content is not a list of blocks ({str(content)[:120]!r}); "
+                   "check base_url", raw)
+    return content
+
+
+def _spoken(blocks: list[dict[str, Any]]) -> list[str]:
+    return [str(b.get("text") or "") for b in blocks if b["type"] == "text" and str(b.get("text") or "").strip()]
+
+
+def _others(blocks: list[dict[str, Any]], answer_type: str) -> list[str]:
+    return [b["type"] for b in blocks if b["type"] not in (answer_type, "text", *SILENT)]
+
+
+def _tool_input(blocks: list[dict[str, Any]], request: CompletionRequest, raw: Raw) -> Any:
+    """The input of the one `respond` call (None when there is none); prose alone is a refusal, and prose,
+    another call or another block beside the call is a competing answer."""
+    calls = [b for b in blocks if b["type"] == "tool_use"]
+    texts = _spoken(blocks)
+    if not calls and texts:
+        why = f"the model answered stage {request.stage!r} in prose, not via the {TOOL_NAME!r} tool"
+        raise fail("provider.refusal", f"{why}: {''.join(texts)[:200]!r}; rephrase the prompt or try another model",
+                   raw)
+    competing = [f"{len(calls)} tool calls"] if len(calls) > 1 else []
+    competing += [f"a call of {c.get('name')!r}" for c in calls if c.get("name") != TOOL_NAME]
+    competing += [f"prose {''.join(texts)[:80]!r}"] if calls and texts else []
+    competing += [f"a {kind!r} block" for kind in _others(blocks, "tool_use")]
+    if competing:
+        raise several_answers(request, competing, raw)
+    return calls[0].get("input") if calls else None
+
+
+def _answer_text(blocks: list[dict[str, Any]], request: CompletionRequest, raw: Raw) -> str:
+    """The text of the one text block that holds the answer ("" when there is none)."""
+    texts = _spoken(blocks)
+    competing = [f"{len(texts)} text blocks"] if len(texts) > 1 else []
+    competing += [f"a {kind!r} block" for kind in _others(blocks, "text")]
+    if competing:
+        raise several_answers(request, competing, raw)
+    return texts[0] if texts else ""

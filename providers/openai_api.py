@@ -6,11 +6,14 @@ from typing import Any, Literal
 
 import httpx2
 
+from veriguard.contracts.strict_json import StrictJSONError
+from veriguard.contracts.strict_json import loads as strict_loads
 from veriguard.providers.errors import fail, status_error
-from veriguard.providers.schema import checked, no_answer, parse_json
-from veriguard.providers.types import TOOL_NAME, Completion, CompletionRequest, canonical_json
+from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
+from veriguard.providers.types import TOOL_NAME, Completion, CompletionRequest, Raw, canonical_json, token_count
 
 StructuredMode = Literal["auto", "json_schema", "json_object", "tools"]
+UNSUPPORTED = ("support", "unknown", "unrecognized", "not implemented", "not permitted", "not allowed")
 
 
 class OpenAICompatibleProvider:
@@ -50,45 +53,64 @@ class OpenAICompatibleProvider:
         mode = "json_schema" if self.structured in ("auto", "json_schema") else self.structured
         body = self._body(request, mode)
         response = self._post(body)
-        if mode == "json_schema" and self.structured == "auto" and response.status_code in (400, 404, 422, 501):
-            # The server rejected json_schema (older llama.cpp/Ollama); remember and use json_object.
-            self.structured = "json_object"
-            body = self._body(request, "json_object")
+        if mode == "json_schema" and self.structured == "auto" and _refuses_json_schema(response, request):
+            mode, body = "json_object", self._body(request, "json_object")
             response = self._post(body)
+            if response.status_code == 200:  # older llama.cpp/Ollama: remember, and ask json_object from now on
+                self.structured = "json_object"
         latency = time.monotonic() - started
-        try:
-            payload = response.json()
-        except ValueError:
-            payload = response.text
+        payload, problem = _read_body(response)
         raw = (body, payload)
         if response.status_code >= 400:
             detail = payload.get("error", payload) if isinstance(payload, dict) else payload
             raise status_error(response.status_code, response.headers, str(detail)[:200], self.base_url, raw)
-        if not isinstance(payload, dict) or not payload.get("choices"):
-            why = f"{self.base_url} answered without 'choices' ({str(payload)[:120]!r})"
-            raise fail("provider.malformed", f"{why}; is it an OpenAI-compatible /v1/chat/completions endpoint?", raw)
-        choice = payload["choices"][0]
-        message = choice.get("message") or {}
-        stop_reason = choice.get("finish_reason")
+        message, stop_reason = self._choice(response.status_code, payload, problem, raw)
         if message.get("refusal") or stop_reason == "content_filter":
             why = f"the model refused stage {request.stage!r}: {str(message.get('refusal') or stop_reason)[:200]!r}"
             raise fail("provider.refusal", f"{why}; rephrase the prompt or try another model", raw)
-        text = _tool_arguments(message, request, raw) if mode == "tools" else message.get("content") or ""
+        refuse_cut_off(request, stop_reason, raw)
+        text = _tool_arguments(message, request, raw) if mode == "tools" else _content(message, request, raw)
         if not text.strip():
             raise no_answer(request, stop_reason, raw)
         data = parse_json(text, request, stop_reason, raw)
-        usage = payload.get("usage") or {}
+        usage = payload.get("usage")
         return Completion(
             data=checked(data, request, stop_reason, raw),
             text=text,
             model=str(payload.get("model") or self.model),
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
+            input_tokens=token_count(usage, "prompt_tokens"),
+            output_tokens=token_count(usage, "completion_tokens"),
             latency_s=latency,
             stop_reason=stop_reason,
             raw_request=body,
             raw_response=payload,
         )
+
+    def _choice(self, status: int, payload: Any, problem: str, raw: Raw) -> tuple[dict[str, Any], Any]:
+        """The message and finish reason of the one choice of a 200 answer."""
+        where = f"{self.base_url} answered"
+        fix = "is it an OpenAI-compatible /v1/chat/completions endpoint?"
+        if status != 200:
+            raise fail("provider.malformed", f"{where} HTTP {status}, not 200 (only a 200 carries an answer; "
+                       f"redirects are not followed); {fix}", raw)
+        if problem:
+            raise fail("provider.malformed", f"{where} with a body that is not strict JSON ({problem}); {fix}", raw)
+        if not isinstance(payload, dict) or not payload.get("choices"):
+            raise fail("provider.malformed", f"{where} without 'choices' ({str(payload)[:120]!r}); {fix}", raw)
+        if payload.get("error"):
+            raise fail("provider.malformed", f"{where} with an error beside its choices "
+                       f"({str(payload['error'])[:120]!r}); retry, or check the server's log", raw)
+        choices = payload["choices"]
+        if not isinstance(choices, list) or len(choices) != 1:
+            count = f"{len(choices)} choices" if isinstance(choices, list) else f"choices as a {type(choices).__name__}"
+            raise fail("provider.malformed", f"{where} with {count}, not one: none is taken (the first could be "
+                       "the wrong one); do not ask the server for several (n=1)", raw)
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise fail("provider.malformed", f"{where} with a choice that has no message ({str(choice)[:120]!r}); "
+                       f"{fix}", raw)
+        return message, choice.get("finish_reason")
 
     def _body(self, request: CompletionRequest, mode: str) -> dict[str, Any]:
         system = request.system
@@ -127,14 +149,62 @@ class OpenAICompatibleProvider:
             raise fail("provider.network", f"cannot reach {url} ({error}); {fix}", sent) from error
 
 
-def _tool_arguments(message: dict[str, Any], request: CompletionRequest, raw: Any) -> str:
-    """The JSON text of the forced `respond` call's arguments ("" when there is none); prose is a refusal."""
-    calls = [c.get("function") or {} for c in message.get("tool_calls") or [] if isinstance(c, dict)]
-    mine = [f.get("arguments") for f in calls if isinstance(f, dict) and f.get("name") == TOOL_NAME]
-    if not mine and (message.get("content") or "").strip():
+def _read_body(response: httpx2.Response) -> tuple[Any, str]:
+    """(the body read strictly, "") or (its text, what is wrong with it as strict JSON)."""
+    try:
+        return strict_loads(response.content), ""
+    except StrictJSONError as error:
+        return response.text, str(error)
+
+
+def _refuses_json_schema(response: httpx2.Response, request: CompletionRequest) -> bool:
+    """Whether the server says it does not support `response_format` json_schema (404 and 501: no such
+    feature at all). Any other 400 or 422 is an error (e.g. a text over the model's context), never a
+    reason to stop constraining answers; nor is an error that only echoes the agent's text."""
+    if response.status_code in (404, 501):
+        return True
+    if response.status_code not in (400, 422):
+        return False
+    said = response.text.lower()
+    named = [word for word in ("response_format", "json_schema") if word in said]
+    echoed = any(word in request.prompt.lower() for word in named)
+    return bool(named) and any(word in said for word in UNSUPPORTED) and not echoed
+
+
+def _content(message: dict[str, Any], request: CompletionRequest, raw: Raw) -> str:
+    """The message's text, the one answer: a tool or function call beside it competes with it."""
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise fail("provider.malformed", f"the message's content is a {type(content).__name__}, not a string "
+                   f"({str(content)[:120]!r}); use a server that answers chat completions with text", raw)
+    competing = [f"the message has {name}" for name in ("tool_calls", "function_call") if message.get(name)]
+    if competing:
+        raise several_answers(request, competing, raw)
+    return content or ""
+
+
+def _tool_arguments(message: dict[str, Any], request: CompletionRequest, raw: Raw) -> str:
+    """The JSON text of the one forced `respond` call's arguments ("" when there is none); prose alone is a
+    refusal, and another call or prose beside the call competes with it."""
+    listed = message.get("tool_calls") or []
+    calls = listed if isinstance(listed, list) else [listed]
+    content = message.get("content")
+    prose = content.strip() if isinstance(content, str) else str(content or "")
+    if not calls and prose:
         why = f"the model answered stage {request.stage!r} in prose, not via the {TOOL_NAME!r} tool"
-        raise fail("provider.refusal", f"{why}: {message['content'][:200]!r}; rephrase the prompt or try another "
-                   "model", raw)
-    if not mine:
+        raise fail("provider.refusal", f"{why}: {prose[:200]!r}; rephrase the prompt or try another model", raw)
+    if not calls:
         return ""
-    return str(mine[0]) if isinstance(mine[0], str) else canonical_json(mine[0])
+    competing = [f"{len(calls)} tool calls"] if len(calls) > 1 else []
+    competing += [f"a call of {_function(c).get('name')!r}" for c in calls if _function(c).get("name") != TOOL_NAME]
+    competing += [f"prose {prose[:80]!r}"] if prose else []
+    competing += ["a function_call"] if message.get("function_call") else []
+    if competing:
+        raise several_answers(request, competing, raw)
+    arguments = _function(calls[0]).get("arguments")
+    return arguments if isinstance(arguments, str) else canonical_json(arguments)
+
+
+def _function(call: Any) -> dict[str, Any]:
+    function = call.get("function") if isinstance(call, dict) else None
+    return function if isinstance(function, dict) else {}

@@ -2,10 +2,11 @@
 and the checks every provider applies to what the model returned."""
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from veriguard.contracts.strict_json import StrictJSONError
+from veriguard.contracts.strict_json import loads as strict_loads
 from veriguard.providers.errors import fail
 from veriguard.providers.types import CompletionRequest, ProviderError, Raw
 
@@ -62,16 +63,32 @@ def checked(data: Any, request: CompletionRequest, stop_reason: str | None, raw:
     raise fail("provider.malformed", message, raw)
 
 
+def refuse_cut_off(request: CompletionRequest, stop_reason: str | None, raw: Raw) -> None:
+    """A cut-off answer is refused even when what was cut off happens to satisfy the schema."""
+    cut = cut_off(request, stop_reason)
+    if cut:
+        raise fail("provider.malformed", f"the answer for stage {request.stage!r} was cut off "
+                   f"(stop reason {stop_reason!r}): {cut}", raw)
+
+
 def parse_json(text: str, request: CompletionRequest, stop_reason: str | None, raw: Raw) -> Any:
+    """The answer's JSON, read strictly (contracts.strict_json: no duplicate keys, no NaN, bounded nesting)."""
     stripped = text.strip()
     if stripped.startswith("```") and stripped.endswith("```"):  # some local models fence their JSON
         stripped = stripped.split("\n", 1)[-1].rsplit("```", 1)[0]
     try:
-        return json.loads(stripped)
-    except json.JSONDecodeError as error:
+        return strict_loads(stripped)
+    except StrictJSONError as error:
         hint = cut_off(request, stop_reason) or "use a model or server that supports JSON Schema output"
-        message = f"the answer for stage {request.stage!r} is not JSON ({error}): {text[:120]!r}; {hint}"
+        message = f"the answer for stage {request.stage!r} is not strict JSON ({error}): {text[:120]!r}; {hint}"
         raise fail("provider.malformed", message, raw) from error
+
+
+def several_answers(request: CompletionRequest, competing: list[str], raw: Raw) -> ProviderError:
+    """A reply with more than the one answer, or something beside it: which one the model meant is unknown."""
+    return fail("provider.malformed", f"the reply for stage {request.stage!r} holds more than one answer: "
+                f"{', '.join(competing)}; none is taken (the first could be the wrong one): retry, or check that "
+                "the server sends one answer and nothing beside it", raw)
 
 
 def no_answer(request: CompletionRequest, stop_reason: str | None, raw: Raw) -> ProviderError:

@@ -28,10 +28,20 @@ class ProviderError(EnvironmentProblem):
         self.raw_request = dict(raw_request) if raw_request is not None else None
         self.raw_response = raw_response
         usage = raw_response.get("usage") if isinstance(raw_response, dict) else None
-        usage = usage if isinstance(usage, dict) else {}
         # Tokens spent on an answer that was then rejected (malformed, refusal) still cost money.
-        self.input_tokens = int(usage.get("input_tokens") or usage.get("prompt_tokens") or 0)
-        self.output_tokens = int(usage.get("output_tokens") or usage.get("completion_tokens") or 0)
+        self.input_tokens = token_count(usage, "input_tokens", "prompt_tokens")
+        self.output_tokens = token_count(usage, "output_tokens", "completion_tokens")
+
+
+def token_count(usage: Any, *keys: str) -> int:
+    """The first of `keys` in a response's `usage` that holds a count; 0 when none does (a server's own shape)."""
+    if not isinstance(usage, Mapping):
+        return 0
+    for key in keys:
+        value = usage.get(key)
+        if type(value) is int and value >= 0:
+            return value
+    return 0
 
 
 @dataclass(frozen=True)
@@ -57,8 +67,6 @@ class CompletionRequest:
 
 
 @dataclass(frozen=True)
-
-
 class Completion:
     data: dict[str, Any]
     text: str

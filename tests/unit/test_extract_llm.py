@@ -84,7 +84,8 @@ def test_anthropic_forced_tool_use_with_the_generated_schema_and_provenance():
     got = ex.extract({"confirmed_task": "Book a room at the Hilton in Rome for two nights"})
     assert got.value == {**NONE, "hotel": True} and got.extractor == "llm"
     body = model.bodies[0]
-    assert body["tool_choice"] == {"type": "tool", "name": "respond"} and body["model"] == "claude-haiku-4-5"
+    assert body["tool_choice"] == {"type": "tool", "name": "respond", "disable_parallel_tool_use": True}
+    assert body["model"] == "claude-haiku-4-5"
     assert body["tools"][0]["input_schema"] == ex.schema
     assert "book a hotel" in body["system"]  # the bank's category descriptions
     # provenance per value: model, latency, tokens, list-price cost (claude-haiku-4-5: $1 / $5 per MTok)

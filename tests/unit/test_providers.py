@@ -136,14 +136,14 @@ def test_anthropic_json_schema_output_is_the_default():
 
 
 def test_anthropic_forced_tool_answer():
-    server = Server(message([text_block("Here you go."), tool_use(ANSWER)], stop_reason="tool_use"))
+    server = Server(message([THINKING, text_block(" "), tool_use(ANSWER)], stop_reason="tool_use"))
     completion = anthropic(server, structured="tool", model="claude-haiku-4-5").complete(REQUEST)
 
     assert completion.data == ANSWER
     assert json.loads(completion.text) == ANSWER
     body = json.loads(server.requests[0].content)
     assert body["tools"] == [{"name": "respond", "description": "Return the answer.", "input_schema": SCHEMA}]
-    assert body["tool_choice"] == {"type": "tool", "name": "respond"}
+    assert body["tool_choice"] == {"type": "tool", "name": "respond", "disable_parallel_tool_use": True}
     assert "output_config" not in body and "temperature" not in body
 
 
