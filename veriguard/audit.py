@@ -4,7 +4,7 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   certificate      the certificate passes the loader's schema and says PROVED
   signature        signature.json verifies with a trusted key (--public-key or VERIGUARD_TRUSTED_KEYS);
                    an unsigned build, or one audited with no key, is NOT_CHECKED: it does not pass
-  files            every certified file matches its sha256, and nothing else is in the build
+  files            every certified file is a regular file matching its sha256, and nothing else is in the build
   tools            Nagini, z3 and Python here are the versions the certificate records
   compiled source  (compile path) the spec, compiled again, gives policy_verified.py byte for byte
   frozen module    policy.py is byte for byte the frozen module of policy_verified.py
@@ -14,8 +14,9 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   contract (z3)    the spec's contract is satisfiable, every rule can fire and hold, properties follow
   examples         the spec's examples, run on the frozen module in a sandboxed child
   proof (Nagini)   Nagini, run here on policy_verified.py (never a cached proof)
-The regeneration, the examples and the proof use policy.py and policy_verified.py as read once at the
-start. Nothing from the build runs in this process: the examples run in verify.testing's child, and
+Every file is read once, at the start, without following a symbolic link or waiting on a FIFO (anything but
+a regular file is refused), into a private copy: the hashes, the signature, the spec (whose sha256 and tables
+must be the ones the certificate binds), the regeneration, the examples and the proof all use those bytes. Nothing from the build runs in this process: the examples run in verify.testing's child, and
 only after the frozen module was regenerated (every generated part checked against the allowlist) and
 found identical to policy.py.
 Results are values; the CLI prints them.
@@ -24,10 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import functools
 import io
 import json
 import os
+import stat
 import tarfile
 import tempfile
 import time
@@ -36,13 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from veriguard.contracts.build_format import POLICY_CODE
+from veriguard.contracts.build_format import POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts import strict_json
 from veriguard.enforce.keys import VerifyKey
-from veriguard.enforce.loader import (PolicyLoadError, certified_contents, check_certificate, check_signature,
-                                      trust_settings)
+from veriguard.enforce.loader import PolicyLoadError, check_certificate, check_signature, trust_settings
 from veriguard.synth.pipeline import Gate
 from veriguard.verify.verdicts import Verdict, holds
 
@@ -83,16 +85,24 @@ class AuditResult:
 
 @dataclass
 class _Build:
-    """What the audit read from the build, once."""
+    """What the audit read from the build, once, and its private copy of those bytes."""
 
     directory: Path
+    copy: Path                   # the certificate, the signature and every certified file as read
     certificate_bytes: bytes
-    files: dict[str, bytes] = field(default_factory=dict)     # policy.py, policy_verified.py, policy.code as read
+    certified: dict[str, str] = field(default_factory=dict)   # path in the build -> sha256, once the schema holds
+    files: dict[str, bytes] = field(default_factory=dict)     # every certified file as read
+    unreadable: dict[str, str] = field(default_factory=dict)  # path in the build -> why it was not read
+    signature_problem: str = ""
     certificate: dict[str, Any] = field(default_factory=dict)
     name: str = "build"          # the policy's name once the certificate passes the schema
     policy_sha256: str = ""
     spec: SpecFile | None = None
     spec_error: str = ""
+
+    def here(self, text: str) -> str:
+        """`text` naming the build's own paths rather than the private copy's."""
+        return text.replace(str(self.copy), str(self.directory))
 
 
 def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] | None,
@@ -102,14 +112,15 @@ def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] 
     `log`, a decision log, is verified (with `log_key` when given) and summarized. `prover` is
     `prove_fresh` (Nagini) unless a test replaces it."""
     d = Path(directory)
-    b = _read(d)
-    checks = [_certificate(b), _signature(b, trusted_keys), _files(b), _tools(b)]
-    if b.spec is None:
-        compiled = ("compiled source",) if b.certificate.get("path") == "compile" else ()
-        checks += [Gate(n, Verdict.ERROR, f"not run: {b.spec_error}") for n in
-                   (*compiled, "frozen module", "bytecode", "contract (z3)", "examples", "proof (Nagini)")]
-    else:
-        checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
+    with tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
+        b = _read(d, Path(tmp) / "build")
+        checks = [_certificate(b), _signature(b, trusted_keys), _files(b), _tools(b)]
+        if b.spec is None:
+            compiled = ("compiled source",) if b.certificate.get("path") == "compile" else ()
+            checks += [Gate(n, Verdict.ERROR, f"not run: {b.spec_error}") for n in
+                       (*compiled, "frozen module", "bytecode", "contract (z3)", "examples", "proof (Nagini)")]
+        else:
+            checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
     summary = log_summary(log, log_key, b.policy_sha256) if log else None
     stamp = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
     return AuditResult(str(d), b.name, tuple(checks), stamp, summary)
@@ -121,27 +132,100 @@ def trusted_keys_for(public_keys: list[str] | None) -> Mapping[str, VerifyKey] |
     return keys
 
 
-def _read(d: Path) -> _Build:
-    from veriguard.synth.specfile import load_spec
+def read_regular(path: Path, code: str) -> bytes:
+    """The bytes of `path` when it is a regular file, opened without following a symbolic link and without
+    waiting (a FIFO, a device or a socket is refused, never read); VeriguardError(`code`) otherwise."""
+    fix = "restore the build (re-run `veriguard synth`): a build holds regular files only"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        why = "it is a symbolic link" if e.errno == errno.ELOOP else e.strerror
+        raise VeriguardError(code, f"cannot read {path}: {why}", file=str(path), fix=fix) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise VeriguardError(code, f"{path} is not a regular file (a FIFO, a device or a socket): not read",
+                                 file=str(path), fix=fix)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as e:
+        raise VeriguardError(code, f"cannot read {path}: {e.strerror}", file=str(path), fix=fix) from None
+    finally:
+        os.close(fd)
 
+
+def _read(d: Path, copy: Path) -> _Build:
     if not (d / "certificate.json").is_file():
         raise VeriguardError("audit.input", f"{d} is not a policy build (it has no certificate.json)", file=str(d),
                              fix="pass a build directory made by `veriguard synth`, e.g. build/payments")
-    try:
-        b = _Build(d, (d / "certificate.json").read_bytes())
-        b.files = {rel: (d / rel).read_bytes() for rel in ("policy.py", "policy_verified.py", POLICY_CODE)
-                   if (d / rel).is_file()}
-    except OSError as e:
-        raise VeriguardError("audit.input", f"cannot read the build: {e.strerror}", file=str(e.filename or d)) from None
+    b = _Build(d, copy, read_regular(d / "certificate.json", "audit.input"))
+    _keep(copy, "certificate.json", b.certificate_bytes)
+    if os.path.lexists(d / SIGNATURE_NAME):
+        try:
+            _keep(copy, SIGNATURE_NAME, read_regular(d / SIGNATURE_NAME, "audit.input"))
+        except VeriguardError as e:
+            b.signature_problem = e.message
     try:
         cert = strict_json.loads(b.certificate_bytes)
         b.certificate = cert if isinstance(cert, dict) else {}
-        b.name, _, files, spec_file = check_certificate(cert, d / "certificate.json")
-        b.policy_sha256 = files["policy.py"]
-        b.spec = load_spec(d / spec_file)
+        b.name, _, b.certified, spec_file = check_certificate(cert, d / "certificate.json")
     except (strict_json.StrictJSONError, VeriguardError) as e:
-        b.spec_error = f"the build's certificate or spec is unusable: {str(e).splitlines()[0][:300]}"
+        b.spec_error = f"the build's certificate is unusable: {str(e).splitlines()[0][:300]}"
+        return b
+    b.policy_sha256 = b.certified["policy.py"]
+    for rel in b.certified:
+        try:
+            b.files[rel] = _keep(copy, rel, _certified_read(d, rel))
+        except VeriguardError as e:
+            b.unreadable[rel] = e.message
+    b.spec, b.spec_error = _spec(b, spec_file)
     return b
+
+
+def _keep(copy: Path, rel: str, data: bytes) -> bytes:
+    """Write `data` to the private copy (paths were checked against the certificate's schema)."""
+    target = copy / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return data
+
+
+def _certified_read(d: Path, rel: str) -> bytes:
+    path = d / rel
+    try:
+        inside = path.parent.resolve().is_relative_to(d.resolve())
+    except (OSError, RuntimeError) as e:
+        inside, problem = False, str(e)
+    else:
+        problem = "it leads out of the build through a symbolic link"
+    if not inside:
+        raise VeriguardError("audit.input", f"{path} cannot be read: {problem}", file=str(path),
+                             fix="restore the build (re-run `veriguard synth`)")
+    return read_regular(path, "audit.input")
+
+
+def _spec(b: _Build, spec_file: str) -> tuple[SpecFile | None, str]:
+    """The spec loaded from the private copy, when it and every file it names are the certified bytes, and
+    its sha256 and tables are the ones the certificate binds; else None and why."""
+    from veriguard.synth.freeze import sha256
+    from veriguard.synth.specfile import load_spec
+
+    changed = [rel for rel in b.certified if rel.startswith("spec/") and
+               (rel not in b.files or sha256(b.files[rel]) != b.certified[rel])]
+    if changed:
+        return None, f"{changed[0]} is not the file the certificate binds (see the files check)"
+    try:
+        spec = load_spec(b.copy / spec_file)
+    except VeriguardError as e:
+        return None, f"the build's spec is unusable: {b.here(str(e)).splitlines()[0][:300]}"
+    hashes = b.certificate["hashes"]
+    bound = {"hashes.spec": (spec.sha256, hashes["spec"]), "hashes.tables": (dict(spec.files), hashes["tables"]),
+             "hashes.extraction_files": (dict(spec.extraction_files), hashes["extraction_files"])}
+    differ = [name for name, (loaded, certified) in bound.items() if loaded != certified]
+    if differ:
+        return None, f"the spec read is not the one the certificate binds ({', '.join(differ)} differ)"
+    return spec, ""
 
 
 def _timed(name: str, run: Callable[[], tuple[Verdict, str]]) -> Gate:
@@ -174,10 +258,12 @@ def _certificate(b: _Build) -> Gate:
 
 def _signature(b: _Build, keys: Mapping[str, VerifyKey] | None) -> Gate:
     def run() -> tuple[Verdict, str]:
+        if b.signature_problem:
+            return Verdict.REFUTED, b.signature_problem
         try:
-            state, key_id = check_signature(b.directory, b.certificate_bytes, keys, required=False)
+            state, key_id = check_signature(b.copy, b.certificate_bytes, keys, required=False)
         except PolicyLoadError as e:
-            return Verdict.REFUTED, e.message
+            return Verdict.REFUTED, b.here(e.message)
         return {"verified": (Verdict.PROVED, f"signed by trusted key {key_id}"),
                 "unsigned": (Verdict.NOT_CHECKED, "the build is not signed (synth --sign KEY)"),
                 "unchecked": (Verdict.NOT_CHECKED, "signed, but no public key was given (--public-key or "
@@ -187,15 +273,37 @@ def _signature(b: _Build, keys: Mapping[str, VerifyKey] | None) -> Gate:
 
 def _files(b: _Build) -> Gate:
     def run() -> tuple[Verdict, str]:
-        try:
-            _, _, files, _ = check_certificate(strict_json.loads(b.certificate_bytes), b.directory / "certificate.json")
-            certified_contents(b.directory, files)
-        except strict_json.StrictJSONError as e:
-            return Verdict.ERROR, f"certificate.json is not valid JSON: {e}"
-        except PolicyLoadError as e:
-            return (Verdict.REFUTED if e.code == "load.tampered" else Verdict.ERROR), e.message
-        return Verdict.PASSED, f"{len(files)} files match their sha256; the build holds nothing else"
+        from veriguard.synth.freeze import sha256
+
+        if not b.certified:
+            return Verdict.ERROR, f"not run: {b.spec_error}"
+        problems = list(b.unreadable.values())
+        problems += [f"{b.directory / rel} does not match its certificate (sha256 {sha256(data)[:16]}…, the "
+                     f"certificate says {b.certified[rel][:16]}…)" for rel, data in b.files.items()
+                     if sha256(data) != b.certified[rel]]
+        problems += _uncertified(b.directory, b.certified)
+        if problems:
+            return Verdict.REFUTED, "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)"
+                                                               if len(problems) > 5 else "")
+        return Verdict.PASSED, (f"{len(b.certified)} files, each a regular file read once, match their sha256; the "
+                                "build holds nothing else")
     return _timed("files", run)
+
+
+def _uncertified(d: Path, certified: Mapping[str, str]) -> list[str]:
+    """What is wrong with the entries of the build the certificate does not cover: only the certificate, the
+    signature, run.json and report.md may sit beside the certified files (folders only on the way to them)."""
+    folders = {parent.as_posix() for rel in certified for parent in Path(rel).parents if parent != Path(".")}
+    found: list[str] = []
+    problems: list[OSError] = []
+    for root, dirs, names in os.walk(d, followlinks=False, onerror=problems.append):
+        base = Path(root).relative_to(d)
+        found += [(base / n).as_posix() for n in names]
+        found += [(base / n).as_posix() for n in dirs
+                  if (Path(root) / n).is_symlink() or (base / n).as_posix() not in folders]
+    extra = sorted(set(found) - set(certified) - UNCERTIFIED_FILES)
+    return [f"{d / rel} is not covered by the certificate" for rel in extra] + \
+        [f"{e.filename} cannot be listed: {e.strerror}" for e in problems]
 
 
 def _tools(b: _Build) -> Gate:
@@ -423,13 +531,13 @@ def bundle_path(target: str | Path) -> Path:
 
 
 def _build_files(d: Path) -> dict[str, bytes]:
-    """Every regular file of the build (never through a symbolic link), by path in the build."""
+    """Every regular file of the build (never through a symbolic link, never a FIFO), by path in the build."""
     out = {}
     for root, dirs, names in os.walk(d, followlinks=False):
         for n in sorted(names):
             path = Path(root) / n
-            if path.is_file() and not path.is_symlink():
-                out[path.relative_to(d).as_posix()] = path.read_bytes()
+            with contextlib.suppress(VeriguardError):
+                out[path.relative_to(d).as_posix()] = read_regular(path, "audit.input")
     return dict(sorted(out.items()))
 
 

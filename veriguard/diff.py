@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veriguard.audit import bytecode_check
+from veriguard.audit import bytecode_check, read_regular
 from veriguard.contracts.build_format import POLICY_CODE
 from veriguard.contracts.errors import OperatorError, Pos, SpecError, VeriguardError
 from veriguard.synth.specfile import SpecFile, _parse_toml, load_spec
@@ -68,8 +68,8 @@ def _module_of(policy: FrozenPolicy, spec: SpecFile) -> None:
     """policy.py must be the frozen module of the build's spec and proved source, byte for byte: the diff
     reasons about the spec's contract, and the monitor runs policy.py (whose checker enforces that contract)."""
     assert spec.contract is not None
-    verified = (policy.directory / "policy_verified.py").read_bytes()
-    shipped = (policy.directory / "policy.py").read_bytes()
+    verified = read_regular(policy.directory / "policy_verified.py", "diff.changed")
+    shipped = read_regular(policy.directory / "policy.py", "diff.changed")
     hashes = policy.certificate["hashes"]
     if sha256(verified) != hashes["verified_source"] or sha256(shipped) != policy.sha256 or \
             frozen_module(spec, runnable_policy(spec.contract, verified.decode("utf-8"))).encode() != shipped:
@@ -85,7 +85,7 @@ def _code_of(policy: FrozenPolicy, shipped: bytes) -> None:
     digest = policy.certificate["hashes"]["files"].get(POLICY_CODE)
     if digest is None:
         return
-    code = (policy.directory / POLICY_CODE).read_bytes()
+    code = read_regular(policy.directory / POLICY_CODE, "diff.changed")
     verdict, why = bytecode_check(shipped, code) if sha256(code) == digest else \
         (Verdict.REFUTED, f"{POLICY_CODE} changed while the build was read")
     if verdict not in (Verdict.PASSED, Verdict.NOT_CHECKED):

@@ -1,11 +1,14 @@
 """`veriguard audit` on fake builds (no JVM: the Nagini check is replaced by a recording stub; the real one runs
 in tests/integration/test_audit_real.py): each way a build can be wrong fails its own check."""
+import contextlib
 import dis
 import hashlib
 import json
 import marshal
 import os
 import tarfile
+import threading
+import time
 import types
 from importlib.util import MAGIC_NUMBER
 import zipfile
@@ -291,3 +294,75 @@ def test_bad_input_is_exit_2_before_any_work(build, argv, needle, monkeypatch, c
 
 def test_not_a_build_is_exit_2(tmp_path, capsys):
     assert main(["audit", str(tmp_path)]) == 2 and "error[audit.input]" in capsys.readouterr().err
+
+
+class FifoServer:
+    """Serves `first` to the first reader of a FIFO at `path` and `later` to every later one, until stopped."""
+
+    def __init__(self, path, first, later):
+        self.path, self.first, self.later, self.served = path, first, later, 0
+        self.stop = threading.Event()
+        os.remove(path)
+        os.mkfifo(path)
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while not self.stop.is_set():
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:          # no reader yet
+                time.sleep(0.005)
+                continue
+            os.set_blocking(fd, True)
+            with contextlib.suppress(OSError):
+                os.write(fd, self.first if self.served == 0 else self.later)
+            os.close(fd)
+            self.served += 1
+            time.sleep(0.05)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(5)
+
+
+def test_a_spec_that_reads_differently_each_time_is_refused_not_read(build, key):
+    """spec/mini.toml a FIFO that gives the policy's real spec to one read and the certified one to the others:
+    the audit must not compile one spec and hash-check another. A FIFO is never read: the files check refutes it,
+    and nothing is compiled or proved from it."""
+    real = (build / "spec" / "mini.toml").read_bytes()
+    claimed = real.replace(b"age >= 18", b"age >= 16")
+    assert claimed != real
+    rewrite(build, "spec/mini.toml", lambda s: s.replace("age >= 18", "age >= 16"), key)
+    server = FifoServer(build / "spec" / "mini.toml", real, claimed)
+    try:
+        prover = Prover()
+        result = run(build, key, prover=prover)
+    finally:
+        server.close()
+    v = verdicts(result)
+    assert v["signature"] is Verdict.PROVED and not result.ok and not prover.sources
+    assert v["files"] is Verdict.REFUTED and "not a regular file" in result.checks[2].summary
+    assert v["compiled source"] is Verdict.ERROR and v["proof (Nagini)"] is Verdict.ERROR
+
+
+def test_a_symbolic_link_in_the_build_is_refused(build, key, tmp_path):
+    os.rename(build / "spec" / "ok.json", tmp_path / "elsewhere.json")
+    os.symlink(tmp_path / "elsewhere.json", build / "spec" / "ok.json")
+    result = run(build, key)
+    check = result.checks[2]
+    assert check.verdict is Verdict.REFUTED and "ok.json: it is a symbolic link" in check.summary
+    assert verdicts(result)["compiled source"] is Verdict.ERROR
+
+
+def test_the_spec_compiled_must_be_the_one_the_certificate_binds(build, key, tmp_path, monkeypatch):
+    """However the spec is loaded, its sha256 and tables are compared with hashes.spec and hashes.tables."""
+    import veriguard.synth.specfile as specfile
+
+    other = load_spec(write_spec(tmp_path, (build / "spec" / "mini.toml").read_text().replace("age >= 18",
+                                                                                              "age >= 16")))
+    monkeypatch.setattr(specfile, "load_spec", lambda path: other)
+    prover = Prover()
+    result = run(build, key, prover=prover)
+    assert verdicts(result)["compiled source"] is Verdict.ERROR and not prover.sources
+    assert "not the one the certificate binds (hashes.spec differ)" in result.checks[4].summary
