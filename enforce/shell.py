@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -86,6 +87,11 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
 
     def reach(accesses: tuple[str, ...], path: str, *, recursive: bool, shown: str = "") -> None:
         real = _leads_to(path, real_bases)
+        links = 0 if recursive or "write" not in accesses else _hard_links(real or path)
+        if links > 1:   # the file's other names are unknown: one may be ~/.claude/settings.json
+            touched.update(dict.fromkeys([("write", zones.unresolved)]))
+            notes.append(f"write {real or path}: a file with {links} hard links, whose other names may lie in any "
+                         f"zone: {zones.unresolved}")
         walked = recursive and {"read", "write"} & set(accesses)
         found = _zones_of(zones, real or path, recursive=recursive) if real is not None or walked else []
         if real is not None:
@@ -225,6 +231,15 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
 def _zones_of(zones: Zones, path: str, *, recursive: bool = False) -> list[str]:
     """The zones of a literal path found on disk (and of all under it, `recursive`)."""
     return zones.of(split_pattern(_escape(path)) + ((STAR2,) if recursive else ()), dot_rule=True)
+
+
+def _hard_links(path: str) -> int:
+    """How many names the regular file at `path` has (0 when there is none)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return 0
+    return st.st_nlink if stat.S_ISREG(st.st_mode) else 0
 
 
 def _leads_to(path: str, real_bases: list[tuple[str, str]]) -> str | None:

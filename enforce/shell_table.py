@@ -10,6 +10,7 @@ import functools
 import hashlib
 import itertools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -699,8 +700,8 @@ def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], *, dot_rule: bool) -> b
 
 
 def _fold(z: tuple[Comp, ...]) -> tuple[Comp, ...]:
-    """`z` matched ignoring case (a case-insensitive file system)."""
-    return tuple(Comp(c.text.casefold(), c.glob, c.star2) for c in z)
+    """`z` matched ignoring case and Unicode normalisation (macOS's file systems: `cafe\u0301` is `café`)."""
+    return tuple(Comp(unicodedata.normalize("NFC", c.text.casefold()), c.glob, c.star2) for c in z)
 
 
 def _folder(z: tuple[Comp, ...]) -> bool:

@@ -1,0 +1,93 @@
+"""Paths the zone map missed, found by a red-team pass on the hook's file tools (2026-11-29): the thread folders of
+/proc (each holds the process's environment and memory again), credential files of tools the map did not name,
+files that make tools run programs later (lefthook, .pnpmfile.cjs, rust-toolchain, Claude Code's own files in a
+sub-folder), extglob patterns (`@(.ssh)`) that hid a folder from the Glob tool's base, a name spelled in another
+Unicode normalisation (macOS's file systems treat `cafe\u0301` as `café`), and a file with several hard links (its
+other names may be protected). Builds are made without Nagini."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from veriguard import hook
+from veriguard.synth.freeze import write_build
+from veriguard.synth.specfile import load_spec
+from tests.conftest import ROOT
+from tests.unit.test_compile_and_freeze import fake_result
+
+pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
+
+HOME, PROJECT = "/home/dev", "/home/dev/project"
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("hook_paths")
+    return write_build(fake_result(load_spec(ROOT / "specs" / "shell_agent.toml")), out, run_info={})[0]
+
+
+def decide(build: Path, tool: str, project: str = PROJECT, home: str = HOME, **tool_input: object) -> int:
+    opts = hook.parse_options(["--build", str(build)])
+    assert isinstance(opts, hook.Options)
+    opts = opts._replace(env={"HOME": home, "CLAUDE_PROJECT_DIR": project})
+    call = {"session_id": "s", "cwd": project, "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": tool_input, "tool_use_id": "t"}
+    return hook.decide(json.dumps(call).encode(), opts).code
+
+
+@pytest.mark.parametrize("command", [
+    "cat /proc/self/task/*/environ", "grep -a KEY /proc/self/task/*/environ", "cat /proc/123/task/123/environ",
+    "dd if=/proc/123/task/123/mem bs=1 skip=4096 count=10", "cat /proc/123/task/123/fd/3",
+    "cat /proc/thread-self/environ", "cat ~/.config/git/credentials", "cat ~/.tsh/keys/k", "cat ~/.codex/auth.json",
+    "cat ~/.gemini/oauth_creds.json", "cat ~/.config/github-copilot/hosts.json", "cat ~/.yarnrc.yml",
+    "cat ~/.sbt/.credentials", "echo x > .lefthook.yml", "echo x > .pnpmfile.cjs", "echo x > pkg/.pnpmfile.cjs",
+    "echo x > sub/.claude/settings.json", "echo x > pkg/.mcp.json"])
+def test_paths_the_map_missed_are_denied(build: Path, command: str) -> None:
+    assert decide(build, "Bash", command=command) == 2, command
+
+
+@pytest.mark.parametrize("file_path", ["/proc/77/task/77/environ", "/proc/77/task/77/fd/0",
+                                       "/home/dev/.config/git/credentials"])
+def test_the_read_tool_meets_them_too(build: Path, file_path: str) -> None:
+    assert decide(build, "Read", file_path=file_path) == 2
+
+
+@pytest.mark.parametrize("command", ["cat /proc/cpuinfo", "cat /proc/self/status", "cat ~/.config/git/ignore",
+                                     "echo x > src/main.rs", "cat sub/.claude/settings.json"])
+def test_their_neighbours_stay_allowed(build: Path, command: str) -> None:
+    assert decide(build, "Bash", command=command) == 0, command
+
+
+@pytest.mark.parametrize("pattern,expected", [("/home/dev/@(.ssh)/*", 2), ("/home/dev/+(.ssh|x)/*", 2),
+                                              ("!(src)/**", 0), ("node_modules/@types/**/*.d.ts", 0)])
+def test_extglob_patterns_count_as_globs(build: Path, pattern: str, expected: int) -> None:
+    assert decide(build, "Glob", pattern=pattern) == expected
+    assert hook.glob_base("/h/@(.ssh)/*", "/p") == "/h"
+
+
+def test_a_name_in_another_unicode_normalisation_is_the_same_file(build: Path) -> None:
+    project = "/private/tmp/caf\u00e9"
+    nfd = "/private/tmp/cafe\u0301"
+    assert decide(build, "Write", project=project, file_path=f"{project}/.claude/settings.json", content="x") == 2
+    assert decide(build, "Write", project=project, file_path=f"{nfd}/.claude/settings.json", content="x") == 2
+    assert decide(build, "Write", project=project, file_path=f"{nfd}/src/a.py", content="x") == 0
+
+
+def test_a_write_to_a_file_with_several_hard_links_is_denied(build: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text("{}")
+    project = home / "project"
+    project.mkdir()
+    os.link(home / ".claude" / "settings.json", project / "notes.json")
+    (project / "plain.json").write_text("{}")
+    for tool, extra in (("Write", {"content": "{}"}), ("Edit", {"old_string": "{", "new_string": "["})):
+        assert decide(build, tool, project=str(project), home=str(home), file_path=f"{project}/notes.json",
+                      **extra) == 2, tool
+        assert decide(build, tool, project=str(project), home=str(home), file_path=f"{project}/plain.json",
+                      **extra) == 0, tool
+    assert decide(build, "Bash", project=str(project), home=str(home), command="echo {} > notes.json") == 2
+    assert decide(build, "Read", project=str(project), home=str(home), file_path=f"{project}/notes.json") == 0
