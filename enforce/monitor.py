@@ -10,7 +10,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, build_extractors
@@ -85,19 +85,21 @@ class Monitor:
     def from_build(cls, build: str | Path, *, strategy: str | None = None, log: DecisionLog | str | Path | None = None,
                    log_key: str | Path | None = None, accept_unproved: bool = False,
                    trusted_keys: TrustedKeys | None = None, require_signed: bool | None = None,
-                   **kw: Any) -> "Monitor":
+                   protect: Sequence[str | Path] = (), secrets: Sequence[str | Path] = (), **kw: Any) -> "Monitor":
         """A monitor for DIR/<name> with the extractors its spec declares (files checked against the certificate).
 
         `log` is a DecisionLog or a path; `log_key`, the private key file that signs a log given as a
         path (see enforce.keys), anchors it so that a rewrite of its history is detected. `trusted_keys`
         and `require_signed` check the build's signature (enforce.loader.load_policy; by default from
-        VERIGUARD_TRUSTED_KEYS and VERIGUARD_REQUIRE_SIGNED)."""
+        VERIGUARD_TRUSTED_KEYS and VERIGUARD_REQUIRE_SIGNED). `protect` and `secrets` add paths to the shell zone
+        maps' {guard} (the agent reads but never changes them) and {secret} (a credential): what the caller found
+        where it runs (the Claude Code hook: the agent's configuration folder, the files git's configuration names)."""
         policy = load_policy(build, accept_unproved=accept_unproved, trusted_keys=trusted_keys,
                              require_signed=require_signed)
         base = Path(build) / "spec"
         extraction = policy.extraction.get("extraction", {})
         enforcement = policy.extraction.get("enforcement", {})
-        given = [build] + ([log, f"{log}.head"] if isinstance(log, (str, Path)) else [])
+        given = [build, *protect] + ([log, f"{log}.head"] if isinstance(log, (str, Path)) else [])
         if isinstance(log, (str, Path)):
             from veriguard.enforce.decision_log import DecisionLog
 
@@ -105,7 +107,7 @@ class Monitor:
         elif log_key is not None:
             raise ValueError("log_key signs a log given as a path; a DecisionLog brings its own key")
         extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base,
-                                      places=protected(given, log, log_key))
+                                      places=protected(given, log, log_key, secrets))
         return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
 
     def check(self, observation: Mapping[str, Any], *, action_id: str = "", integration: str = "", tool: str = "",
@@ -252,7 +254,8 @@ def own_installation() -> list[Path]:
     return own + ([Path(sys.prefix)] if sys.prefix != sys.base_prefix else [])
 
 
-def protected(given: list[str | Path], log: DecisionLog | None, log_key: str | Path | None) -> tuple[
+def protected(given: list[str | Path], log: DecisionLog | None, log_key: str | Path | None,
+              secrets: Sequence[str | Path] = ()) -> tuple[
         tuple[str, tuple[str, ...]], ...]:
     """What the agent must not change or read (the shell zone maps' {guard} and {secret}): its own policy, the
     record of its decisions and the key that signs that record, each as given and with its links resolved; and
@@ -264,4 +267,5 @@ def protected(given: list[str | Path], log: DecisionLog | None, log_key: str | P
 
     guard = [p for g in [*given, *own_installation()] for p in both(g)] + (
         [log.path, log.head_path] if log is not None else [])
-    return places_of({"guard": guard, "secret": both(log_key) if isinstance(log_key, (str, Path)) else []})
+    keys = both(log_key) if isinstance(log_key, (str, Path)) else []
+    return places_of({"guard": guard, "secret": keys + [p for s in secrets for p in both(s)]})

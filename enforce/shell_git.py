@@ -562,3 +562,30 @@ _NEVER = {
     "sparse-checkout": "git sparse-checkout adds and removes files of the work tree by pattern",
     "checkout-index": "git checkout-index writes the index's files",
     "read-tree": "git read-tree can write any tree into the work tree"}
+
+
+def config_places(cwd: str, home: str) -> list[str]:
+    """What the configuration of the repository of `cwd` makes git read or run later, beyond the fixed names of the
+    zone map (.git/config, .git/hooks): the folder `core.hooksPath` names and every configuration file it includes
+    (`include.path`, `includeIf.*.path`); [] outside a repository or when git cannot say."""
+    found = Repository.find(cwd)
+    if not isinstance(found, Repository):
+        return []
+    try:
+        listing = found.git("config", "--list", "--show-origin", "--includes", "-z")
+    except _Fail:
+        return []
+    fields = listing.decode("utf-8", "surrogateescape").split("\0")
+    places: list[str] = []
+    for origin, entry in zip(fields[0::2], fields[1::2]):
+        key, _, value = entry.partition("\n")
+        if origin.startswith("file:"):
+            places.append(os.path.normpath(os.path.join(found.cwd, origin[5:])))
+        named = home + value[1:] if value.startswith("~/") else value
+        key = key.lower()
+        if key == "core.hookspath" and value:
+            places.append(os.path.normpath(os.path.join(found.top, named)))
+        elif value and origin.startswith("file:") and (key == "include.path" or (
+                key.startswith("includeif.") and key.endswith(".path"))):   # included whether it exists yet or not
+            places.append(os.path.normpath(os.path.join(found.cwd, os.path.dirname(origin[5:]), named)))
+    return list(dict.fromkeys(places))

@@ -525,11 +525,31 @@ def _shown(tool: str, command: str) -> str:
 def load_monitor(opts: Options) -> Any:
     from veriguard.enforce.monitor import Monitor
 
+    protect, secrets = agent_places(opts.env)
     try:
         return Monitor.from_build(opts.build, log=opts.log, log_key=opts.log_key,
-                                  accept_unproved=opts.accept_unproved)
+                                  accept_unproved=opts.accept_unproved, protect=protect, secrets=secrets)
     except Exception as e:
         raise Refused(f"the build {opts.build} cannot be used: {_describe(e)}") from None
+
+
+def agent_places(env: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """What the agent must not change beyond the zone maps' fixed names, and the credentials among it, found where
+    the hook runs: Claude Code's configuration folder where CLAUDE_CONFIG_DIR moves it (its settings declare this
+    hook; its .credentials.json and .claude.json hold the API key), and what the project's git configuration makes
+    git run or read later (the core.hooksPath folder, the files it includes)."""
+    from veriguard.enforce.shell_git import config_places
+
+    protect: list[str] = []
+    secrets: list[str] = []
+    config = env.get("CLAUDE_CONFIG_DIR", "")
+    if config.startswith("/"):
+        protect.append(config)
+        secrets += [f"{config}/.credentials.json", f"{config}/.claude.json"]
+    project, home = env.get("CLAUDE_PROJECT_DIR", ""), env.get("HOME", "")
+    if project.startswith("/") and home.startswith("/"):
+        protect += config_places(project, home)
+    return protect, secrets
 
 
 def monitor_paths(monitor: Any) -> dict[str, str]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,10 +31,11 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_build(fake_result(load_spec(ROOT / "specs" / "shell_agent.toml")), out, run_info={})[0]
 
 
-def decide(build: Path, tool: str, project: str = PROJECT, home: str = HOME, **tool_input: object) -> int:
+def decide(build: Path, tool: str, project: str = PROJECT, home: str = HOME, env: dict[str, str] | None = None,
+           **tool_input: object) -> int:
     opts = hook.parse_options(["--build", str(build)])
     assert isinstance(opts, hook.Options)
-    opts = opts._replace(env={"HOME": home, "CLAUDE_PROJECT_DIR": project})
+    opts = opts._replace(env={"HOME": home, "CLAUDE_PROJECT_DIR": project, **(env or {})})
     call = {"session_id": "s", "cwd": project, "permission_mode": "default", "hook_event_name": "PreToolUse",
             "tool_name": tool, "tool_input": tool_input, "tool_use_id": "t"}
     return hook.decide(json.dumps(call).encode(), opts).code
@@ -91,3 +94,28 @@ def test_a_write_to_a_file_with_several_hard_links_is_denied(build: Path, tmp_pa
                       **extra) == 0, tool
     assert decide(build, "Bash", project=str(project), home=str(home), command="echo {} > notes.json") == 2
     assert decide(build, "Read", project=str(project), home=str(home), file_path=f"{project}/notes.json") == 0
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_what_the_projects_git_configuration_names_is_the_agents_configuration(build: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = home / "project"
+    project.mkdir(parents=True)
+    for args in (["init", "-q"], ["config", "core.hooksPath", ".githooks"], ["config", "include.path", "../shared.cfg"]):
+        subprocess.run(["git", *args], cwd=project, check=True)
+    where = {"project": str(project), "home": str(home)}
+    for path in (".githooks/pre-commit", "shared.cfg"):
+        assert decide(build, "Write", **where, file_path=f"{project}/{path}", content="x") == 2, path
+        assert decide(build, "Bash", **where, command=f"echo x > {path}") == 2, path
+    assert decide(build, "Write", **where, file_path=f"{project}/src/a.py", content="x") == 0
+
+
+def test_a_moved_claude_configuration_folder_is_the_agents_configuration(build: Path) -> None:
+    env = {"CLAUDE_CONFIG_DIR": "/home/dev/.claude-work"}
+    assert decide(build, "Write", env=env, file_path="/tmp/x/settings.json", content="x") == 0
+    for file_path in ("/home/dev/.claude-work/settings.json", "/home/dev/.claude-work/.credentials.json"):
+        assert decide(build, "Write", env=env, file_path=file_path, content="x") == 2
+    assert decide(build, "Read", env=env, file_path="/home/dev/.claude-work/.credentials.json") == 2
+    assert decide(build, "Read", env=env, file_path="/home/dev/.claude-work/settings.json") == 0
+    moved = {"CLAUDE_CONFIG_DIR": "/tmp/claude-cfg"}
+    assert decide(build, "Write", env=moved, file_path="/tmp/claude-cfg/settings.json", content="{}") == 2
