@@ -105,6 +105,7 @@ CATALOGUE: dict[str, Entry] = {
     "extract.enum": Entry(A, "an extracted value is not one of its enum's values"),
     "extract.llm.auth": Entry(E, "the model provider refused the API key or its access to the model"),
     "extract.llm.bad_request": Entry(E, "the model provider rejected the request (model name, max_tokens, schema)"),
+    "extract.llm.busy": Entry(E, "too many model calls are still running (a slow or stalled model server)"),
     "extract.llm.config": Entry(O, "the LLM extractor's provider is misconfigured"),
     "extract.llm.empty": Entry(E, "the model gave an empty answer"),
     "extract.llm.failed": Entry(E, "the model call failed in a way the provider did not map"),

@@ -11,21 +11,24 @@ default, or "output_config"; OpenAI-compatible: "auto" (json_schema, falling bac
 `max_chars` (a longer text denies; default 20,000), `doc`, `describe` (a table: field -> meaning),
 `instructions`, and for a record of booleans (categories)
 `mode`: "llm" (the model alone), "cascade" (the embedded classifier of `bank` first; the model only when
-the classifier abstains, its sure categories kept) or "both" (each decides; the restrictive union), with
-the classifier's `abstain` (and `frozen`, the classifier synth froze into the build). The build pins
-`pinned` = {model, prompt_sha256, schema_sha256} (providers.extraction.pins); a build whose pins differ
-from what this code would send is refused. One model call has a wall-clock deadline (timeout x attempts + 1 s).
+the classifier abstains on text unlike its bank, its sure categories kept) or "both" (each decides; the
+restrictive union), with the classifier's `abstain` (and `frozen`, the classifier synth froze into the
+build). Text the classifier cannot read at all (over its length limit, nothing to read) denies in both
+modes, as with the classifier alone. The build pins `pinned` = {model, prompt_sha256, schema_sha256}
+(providers.extraction.pins; not the rest of the request body); a build whose pins differ from what this
+code would send is refused. One model call runs on a thread of its own with a wall-clock deadline
+(timeout x attempts + 1 s); at most MAX_RUNNING run at once, abandoned ones included, beyond which a call
+is denied unsent (extract.llm.busy).
 
 The answer is checked against the schema generated from the argument's type (every key required, no
 other, enums closed) whatever the provider did, then type-checked exactly like every extractor's value,
 and the monitor runs the frozen module's own argument checks on it. Every failure is an ExtractionError
 whose code says which (extract.llm.timeout, .network, .rate_limited, .refusal, .malformed, .empty, .auth,
-.server, .bad_request, .no_key, .unavailable, ...): the monitor denies. Answers are cached by content
+.server, .bad_request, .no_key, .unavailable, .busy, ...): the monitor denies. Answers are cached by content
 hash within the process. The agent's text is data: see providers.extraction.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import os
 import threading
@@ -42,7 +45,7 @@ from veriguard.providers.extraction import (
 )
 
 if TYPE_CHECKING:
-    from veriguard.providers.types import Provider
+    from veriguard.providers.types import Completion, Provider
 
 MODES = ("llm", "cascade", "both")
 PROVIDER_KEYS = {"anthropic": ("model", "base_url", "timeout", "max_retries", "structured", "api_key_env"),
@@ -52,8 +55,8 @@ CONFIG_KEYS = frozenset({"from", "text", "provider", "max_tokens", "max_chars", 
 STRUCTURED = {"anthropic": ("tool", "output_config"), "openai": ("auto", "json_schema", "json_object", "tools")}
 CACHE_SIZE = 10_000
 MAX_CHARS = 20_000   # default: a longer agent text is not sent (cost, and no web task or tool call is that long)
-_POOL: concurrent.futures.ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
+MAX_RUNNING = 32     # model calls running at once in the process, abandoned ones included (under httpx's pool)
+_RUNNING = threading.BoundedSemaphore(MAX_RUNNING)
 
 
 @dataclass
@@ -136,6 +139,10 @@ class LLMExtractor:
             return Extracted(value, f"llm: {how}", 1.0, self.kind, details)
         assert self.classifier is not None
         result = self.classifier.classify(_read_text(observation, self.text))
+        if not getattr(result, "readable", True):  # padding the text past the classifier must not pick the judge
+            raise ExtractionError("extract.abstain", f"the classifier cannot read {self.text!r} ({result.reason}); "
+                                  f"mode {self.mode!r} denies it as the classifier alone does, without asking the "
+                                  "model to decide alone")
         if self.mode == "cascade" and not result.abstained:
             self.stats.classifier_only += 1
             got = self._classifier_reading(observation, result)
@@ -206,9 +213,10 @@ class LLMExtractor:
         request = CompletionRequest(STAGE, self.system, user_prompt(text), self.schema, self.max_tokens)
         self.stats.model_calls += 1
         started = time.monotonic()
+        call = _start(lambda: provider.complete(request), self.deadline_s)
         try:
-            completion = _pool().submit(provider.complete, request).result(timeout=self.deadline_s)
-        except concurrent.futures.TimeoutError:
+            completion = call.outcome(self.deadline_s)
+        except TimeoutError:
             self._failed(provider, 0, 0)
             raise ExtractionError("extract.llm.timeout", f"no answer from the model within {self.deadline_s:g} s "
                                   "(the extractor's deadline for one call, retries included)") from None
@@ -249,21 +257,62 @@ class LLMExtractor:
             self.stats.cost_usd += cost
 
 
-def _pool() -> concurrent.futures.ThreadPoolExecutor:
-    """Model calls run here so that a deadline holds even against a server that answers byte by byte."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="veriguard-llm")
-        return _POOL
+@dataclass
+class _Call:
+    """One model call on a daemon thread of its own: its caller waits up to the deadline, then leaves it."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    completion: "Completion | None" = None
+    error: BaseException | None = None
+
+    def outcome(self, deadline_s: float) -> "Completion":
+        """The completion; the call's own error; TimeoutError when none came within `deadline_s`."""
+        if not self.done.wait(deadline_s):
+            raise TimeoutError
+        if self.error is not None:
+            raise self.error
+        if self.completion is None:
+            raise TimeoutError
+        return self.completion
 
 
-def _forget_pool() -> None:
-    global _POOL
-    _POOL = None  # a forked child (the Claude Code hook forks) has none of the parent's threads
+def _start(complete: Callable[[], "Completion"], deadline_s: float) -> _Call:
+    """Run `complete` on a daemon thread, so that a call abandoned at its deadline (a server that trickles
+    its answer never trips a per-read timeout) holds up no later call; at most MAX_RUNNING run at once
+    (answering, or abandoned and running to their own HTTP timeouts). There is no queue: a call either
+    starts now or is denied, and one that starts after its deadline never sends its request."""
+    slots = _RUNNING
+    if not slots.acquire(blocking=False):
+        raise ExtractionError("extract.llm.busy", f"{MAX_RUNNING} model calls are still running (answering, or "
+                              "abandoned at their deadline and waiting on a slow or stalled model server); this "
+                              "one is denied unsent. Check the model server, or lower `timeout`")
+    call, ends = _Call(), time.monotonic() + deadline_s
+
+    def work() -> None:
+        try:
+            if time.monotonic() < ends:
+                call.completion = complete()
+        except BaseException as e:  # handed to the caller, who maps it to a code
+            call.error = e
+        finally:
+            slots.release()
+            call.done.set()
+
+    try:
+        threading.Thread(target=work, name="veriguard-llm", daemon=True).start()
+    except RuntimeError as e:
+        slots.release()
+        raise ExtractionError("extract.llm.busy", f"no thread for the model call ({e}); too many threads are "
+                              "running in this process") from None
+    return call
 
 
-os.register_at_fork(after_in_child=_forget_pool)
+def _forget_calls() -> None:
+    global _RUNNING
+    _RUNNING = threading.BoundedSemaphore(MAX_RUNNING)  # a forked child (the hook forks) runs none of them
+
+
+os.register_at_fork(after_in_child=_forget_calls)
 
 
 def _read_text(observation: Mapping[str, Any], path: str) -> str:

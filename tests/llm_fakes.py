@@ -61,6 +61,11 @@ def tool_reply(data: Any, model: str = "claude-haiku-4-5", usage: tuple[int, int
         "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}})
 
 
+def raw_reply(body: str, status: int = 200) -> httpx2.Response:
+    """A reply whose body is the JSON text as written: it can hold what json.dumps never writes (a key twice)."""
+    return httpx2.Response(status, content=body.encode(), headers={"content-type": "application/json"})
+
+
 def api_error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> httpx2.Response:
     return httpx2.Response(status, json={"type": "error", "error": {"type": kind, "message": message}},
                            headers=headers or {})

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -20,11 +21,12 @@ import httpx2
 import pytest
 
 from tests.conftest import ROOT, SPECS
-from tests.llm_fakes import ScriptedModel, api_error, tool_reply
+from tests.llm_fakes import ScriptedModel, api_error, raw_reply, tool_reply
 from tests.unit.test_compile_and_freeze import fake_result
 from veriguard.contracts.schema import argument_schema
 from veriguard.enforce.categories import Classification
 from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce import extract_llm
 from veriguard.enforce.extract_llm import build_llm_extractor
 from veriguard.enforce.monitor import Monitor
 from veriguard.providers.extraction import (
@@ -221,6 +223,20 @@ def test_the_cascade_calls_the_model_exactly_when_the_classifier_abstains():
     assert got["Get a room"].value == {**NONE, "car": True, "hotel": True}  # the classifier's sure one is kept
 
 
+@pytest.mark.parametrize("mode", ["cascade", "both"])
+def test_text_the_classifier_cannot_read_denies_without_the_model_deciding_alone(mode):
+    """Padding the text past the classifier's limit made it abstain, and the cascade then let the model alone
+    decide: the attacker chose the judge. Unreadable text denies as with the classifier alone (abstain
+    "restrict" included); text the classifier reads but finds unfamiliar still goes to the model."""
+    too_long = Classification(frozenset(), {}, True, 0.0, "the task has 10850 characters, over the 10000 the "
+                              "classifier reads", frozenset(CATEGORIES), readable=False)
+    never = ScriptedModel()
+    ex = anthropic_extractor(never, {"mode": mode, "abstain": "restrict"}, classify=lambda _t: too_long)
+    with pytest.raises(ExtractionError) as e:
+        ex.extract({"confirmed_task": "Book a room at the Hilton. " + "Nice weather. " * 800})
+    assert e.value.code == "extract.abstain" and "10850 characters" in e.value.message and not never.bodies
+
+
 def test_both_is_the_restrictive_union_and_fails_closed_when_either_fails():
     model = ScriptedModel(tool_reply(answer(flight=True)), api_error(429, "rate_limit_error", "slow"))
     ex = anthropic_extractor(model, {"mode": "both", "abstain": "deny"}, classify=lambda text: sure("hotel"))
@@ -334,6 +350,64 @@ def test_a_wall_clock_deadline_holds_whatever_the_http_timeouts(openai_server):
     with pytest.raises(ExtractionError) as e:
         ex.extract({"confirmed_task": "Book a flight"})
     assert e.value.code == "extract.llm.timeout" and time.monotonic() - started < 1.5
+
+
+def test_calls_abandoned_at_their_deadline_do_not_hold_up_later_ones(openai_server):
+    """A server that answers late (or trickles its answer, never tripping a per-read timeout) held the
+    extractor's 8 pool threads past the callers' deadlines: later calls queued behind them, timed out even
+    once the server answered at once, and were sent after their callers had given up."""
+    slow = {**chat(answer()), "delay": 3.0}
+    script(openai_server, *[slow] * 9, chat(answer(car=True)))
+    ex = dataclasses.replace(openai_extractor(openai_server, timeout=10.0), deadline_s=0.3)
+    for i in range(9):
+        with pytest.raises(ExtractionError) as e:
+            ex.extract({"confirmed_task": f"Find a museum in Rome #{i}"})
+        assert e.value.code == "extract.llm.timeout"
+    assert len(received(openai_server)) == 9  # each sent when asked, none queued to be sent later
+    assert ex.extract({"confirmed_task": "Rent a car in Rome"}).value == {**NONE, "car": True}
+
+
+def test_beyond_the_calls_still_running_a_call_is_denied_unsent(openai_server, monkeypatch):
+    slots = threading.BoundedSemaphore(2)
+    monkeypatch.setattr(extract_llm, "_RUNNING", slots)
+    script(openai_server, *[{**chat(answer()), "delay": 1.0}] * 2, chat(answer(car=True)))
+    ex = dataclasses.replace(openai_extractor(openai_server, timeout=10.0), deadline_s=0.2)
+    for i in range(2):
+        with pytest.raises(ExtractionError, match="no answer from the model"):
+            ex.extract({"confirmed_task": f"Find a museum #{i}"})
+    with pytest.raises(ExtractionError) as e:
+        ex.extract({"confirmed_task": "Find a park"})
+    assert e.value.code == "extract.llm.busy" and "denied unsent" in e.value.message
+    assert len(received(openai_server)) == 2
+    assert slots.acquire(timeout=5) and slots.acquire(timeout=5)  # the abandoned calls end with their answers
+    slots.release(), slots.release()
+    assert ex.extract({"confirmed_task": "Rent a car"}).value == {**NONE, "car": True}
+
+
+TWICE = '{"task": {"car": false, "media": false, "hotel": true, "job": false, "shop": false, "flight": false, ' \
+        '"hotel": false}}'
+
+
+@pytest.mark.parametrize("reply,why", [
+    (chat(TWICE), "duplicate key 'hotel'"),
+    (chat(answer(), finish="length"), "cut off"),
+    ({**chat(answer()), "json": {**chat(answer())["json"], "choices": 2 * chat(answer(hotel=True))["json"]["choices"]}},
+     "2 choices"),
+])
+def test_an_ambiguous_or_cut_off_answer_from_the_server_denies(openai_server, reply, why):
+    script(openai_server, reply)
+    with pytest.raises(ExtractionError) as e:
+        openai_extractor(openai_server).extract({"confirmed_task": "Book a room at the Hilton in Rome"})
+    assert e.value.code == "extract.llm.malformed" and why in e.value.message
+
+
+def test_a_duplicate_key_in_the_anthropic_tool_input_denies():
+    body = ('{"id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5", "content": '
+            f'[{{"type": "tool_use", "id": "t", "name": "respond", "input": {TWICE}}}], "stop_reason": "tool_use", '
+            '"stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}')
+    with pytest.raises(ExtractionError) as e:
+        anthropic_extractor(ScriptedModel(raw_reply(body))).extract({"confirmed_task": "Book a room at the Hilton"})
+    assert e.value.code == "extract.llm.malformed" and "duplicate key 'hotel'" in e.value.message
 
 
 def test_a_server_that_is_down_fails_closed():
