@@ -13,9 +13,10 @@ with 0 records is written before the first one, so a missing head is always a fi
 log nor its head is ever opened through a symlink.
 
 What `verify_log` tells, given the public key: an edited, inserted, removed or reordered record;
-records cut from the end; a deleted or unsigned head; a log replaced by one written without the key.
-It cannot tell a rollback to an earlier state kept whole (an old copy of the log with its old head):
-keep the signed head elsewhere too if that matters. Without the public key nothing is anchored:
+records cut from the end; a deleted or unsigned head; a log replaced by one written without the key; an
+old head put back over a log cut at a later record (more records after the head than a crash leaves).
+It cannot tell a rollback to an earlier state kept whole (an old copy of the log with its old head, or
+with one record more, which is what a crash leaves): keep the signed head elsewhere too if that matters. Without the public key nothing is anchored:
 whoever can write the file can rewrite it with a recomputed chain, and the verdict says so.
 
 Appending reads only the head and what follows it (constant work per record): it refuses a head
@@ -23,10 +24,13 @@ that is missing, unsigned or forged, a log shorter than its head, and records af
 not chain; an edit inside the anchored records is left for `verify_log` to find (the new record
 chains from the signed head, so appending never launders it).
 
-A crash between a record's write and its head's leaves complete records after the last head (or an
-incomplete last line). Those records are checked like the others (chain and, with a key, signature),
-reported as "after the last anchor", and anchored by the next append, which also drops an incomplete
-last line; the log never stays broken because of a crash.
+A crash between a record's write and its head's leaves one complete record after the last head; a crash
+during the write, an incomplete last line. The next append first drops that line and anchors that record
+(a head written before its own record), so no sequence of crashes leaves more than one record after the
+head. That record is checked like the others (chain and, with a key, signature) and reported as "after
+the last anchor"; more than one is a finding, and the writer refuses to anchor them (an old head put back
+over a log cut short would otherwise be laundered by the next append). The log never stays broken because
+of a crash.
 """
 from __future__ import annotations
 
@@ -55,6 +59,7 @@ _HEX = re.compile(r"[0-9a-f]{64}")
 _RECORD_DOMAIN = b"veriguard-log-record/1\n"
 _HEAD_DOMAIN = b"veriguard-log-head/1\n"
 _MAX_HEAD = 64 * 1024
+UNANCHORED_LIMIT = 1   # complete records an interrupted write can leave after the head
 _MODE = 0o640
 _VERIFY_FIX = "run `veriguard verify-log LOG --public-key PUB` to see what changed; keep this log as evidence " \
               "and start a new one"
@@ -238,6 +243,20 @@ def _extend(chain: _Chain, f: BinaryIO, key: VerifyKey | None, limit: int | None
     return False
 
 
+def _unanchored(chain: _Chain, f: BinaryIO, key: VerifyKey | None, head: Head) -> bool:
+    """Add to `chain` (at `head`) what an interrupted write leaves after the head: at most UNANCHORED_LIMIT
+    complete records, then perhaps an incomplete line (True when there is one). _Broken when more follow."""
+    if _extend(chain, f, key, head.records + UNANCHORED_LIMIT):
+        return True
+    rest = f.readline()
+    if rest.endswith(b"\n"):
+        raise _Broken(f"line {chain.records + 1}: more records follow the head ({head.records} records) than an "
+                      f"interrupted write leaves (at most {UNANCHORED_LIMIT}): the head is older than the log (an old "
+                      "head put back over a log cut short, or records written without updating the head)",
+                      chain.records + 1)
+    return bool(rest)
+
+
 def _open(path: Path, *, write: bool) -> int:
     flags = (os.O_RDWR | os.O_CREAT | os.O_APPEND) if write else os.O_RDONLY
     try:
@@ -260,7 +279,7 @@ class LogCheck:
     problem: str = ""
     line: int = 0
     anchored: bool = False       # a head signed by the given public key vouches for the records
-    after_anchor: int = 0        # complete records written after the last head (an interrupted write)
+    after_anchor: int = 0        # complete records after the last head: at most one, an interrupted write
     note: str = ""               # what the verdict does and does not cover
 
     def to_dict(self) -> dict[str, Any]:
@@ -314,7 +333,8 @@ class DecisionLog:
         return entry
 
     def _chain(self, fd: int) -> _Chain:
-        """Where the chain ends, once records after the last head are checked (and an incomplete last line dropped)."""
+        """Where the chain ends, once what an interrupted write left after the last head is checked and anchored
+        (an incomplete last line dropped), so that a crash during this append leaves at most one record after it."""
         size = os.fstat(fd).st_size
         head = _load_head(self.head_path)
         if head is None:
@@ -335,8 +355,10 @@ class DecisionLog:
         if size > head.size:
             with os.fdopen(os.dup(fd), "rb") as f:
                 f.seek(head.size)
-                if _extend(chain, f, self.key.public if self.key else None):
-                    os.ftruncate(fd, chain.size)  # an interrupted write's partial line, never anchored
+                torn = _unanchored(chain, f, self.key.public if self.key else None, head)
+            if torn:
+                os.ftruncate(fd, chain.size)  # an interrupted write's partial line, never anchored
+            self._write_head(chain)
         return chain
 
     def _write_head(self, chain: _Chain) -> None:
@@ -391,7 +413,7 @@ def verify_log(path: str | Path, key: VerifyKey | None = None) -> LogCheck:
             if not chain.matches(head):
                 raise _Broken(f"records 1-{head.records} do not match the head (its last hash is {head.last_hash[:16]}…, "
                               f"the log's {chain.last[:16]}…): the log or its head was replaced", head.records)
-            torn = _extend(chain, f, key)
+            torn = _unanchored(chain, f, key, head)
         except _Broken as e:
             return LogCheck(False, chain.records, e.problem, e.line)
     return LogCheck(True, chain.records, anchored=key is not None, after_anchor=chain.records - head.records,
@@ -408,8 +430,9 @@ def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool) -> str:
     else:
         notes = ["not anchored: the log was written without a key, and a rewrite cannot be detected"]
     if after:
-        notes.append(f"{after} record(s) after the last anchor (written, but the head was not updated: an interrupted "
-                     "write; the next append anchors them)")
+        notes.append(f"{after} record after the last anchor, accepted as an interrupted write (written, but the head "
+                     "was not updated; the next append anchors it); a crash leaves at most one, so more would be a "
+                     "finding")
     if torn:
         notes.append("an incomplete last line after the last anchor (an interrupted write; the next append drops it)")
     return "; ".join(notes)

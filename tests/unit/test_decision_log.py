@@ -353,3 +353,51 @@ def test_key_files(tmp_path, keys):
     with pytest.raises(KeyFileError, match="not a private key"):
         load_signing_key(keys["public_path"])
     assert oct(keys["private"].stat().st_mode & 0o777) == "0o600"
+
+
+def test_an_old_head_over_a_log_cut_later_is_broken_and_never_re_anchored(tmp_path, keys, capsys):
+    """A head kept from after record 3, put back over the log cut after record 7: four records follow the head,
+    where a crash leaves at most one. verify-log finds it and the next append refuses to anchor it."""
+    path = tmp_path / "d.jsonl"
+    log = DecisionLog(path, key=keys["private"])
+    sizes = []
+    for i in range(10):
+        log.append({"allowed": i < 7, "i": i})
+        sizes.append(path.stat().st_size)
+        if i == 2:
+            old_head = log.head_path.read_bytes()
+    with open(path, "r+b") as f:
+        f.truncate(sizes[6])
+    log.head_path.write_bytes(old_head)
+    r = verify_log(path, keys["public"])
+    assert not r.ok and r.line == 5 and "more records follow the head" in r.problem
+    assert main(["verify-log", str(path), "--public-key", str(keys["public_path"]), "--require-anchor"]) == 1
+    assert "BROKEN" in capsys.readouterr().out
+    cut = path.read_bytes()
+    with pytest.raises(DecisionLogError, match="more records follow the head"):
+        log.append({"allowed": True, "i": 99})
+    assert path.read_bytes() == cut and log.head_path.read_bytes() == old_head
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_crashes_in_a_row_leave_at_most_one_record_after_the_head(tmp_path, keys, keyed, monkeypatch):
+    """The append after a crash anchors what the crash left before it writes its own record, so a second crash
+    (between that record and its head) again leaves one record after the head."""
+    key = keys["private"] if keyed else None
+    log = write_log(tmp_path / "d.jsonl", 3, key=key)
+    real_write_head = DecisionLog._write_head
+    calls = []
+
+    def crash_after_records(self, chain):
+        calls.append(chain.records)
+        if len(calls) in (1, 3):   # the head after record 4, then after record 5 (call 2 anchors record 4)
+            raise OSError(5, "Input/output error")   # the record is on disk; its head write dies
+        real_write_head(self, chain)
+
+    monkeypatch.setattr(DecisionLog, "_write_head", crash_after_records)
+    for i in (3, 4):
+        with pytest.raises(DecisionLogError):
+            log.append({"allowed": False, "i": i})
+        r = verify_log(log.path, keys["public"] if keyed else None)
+        assert r.ok and r.records == i + 1 and r.after_anchor == 1, r
+    assert calls == [4, 4, 5]
