@@ -69,7 +69,7 @@ from veriguard.enforce.code_interpreter import MAX_STEPS, CodeAccess, Interprete
 from veriguard.enforce.code_values import fail, unanalysable
 from veriguard.enforce.ehragent_tools import EHRAGENT
 from veriguard.enforce.extract_errors import ExtractionError
-from veriguard.enforce.extractors import Extracted, _path
+from veriguard.enforce.extractors import Extracted, SpecFiles, _path, spec_file
 
 TOOL_TABLES = {table.language: table for table in (EHRAGENT,)}
 DEFAULT_LANGUAGE = EHRAGENT.language  # specs written before the key was read name no language
@@ -164,9 +164,11 @@ class CodeExtractor:
         return Extracted(pairs, how, access.confidence, self.kind)
 
 
-def build_code_extractor(cfg: Mapping[str, Any], base: Path) -> CodeExtractor:
-    """The extractor of one `from = "code"` entry: `schema` (JSON, relative to `base`), `source`, `language`."""
+def build_code_extractor(cfg: Mapping[str, Any], base: Path, *, files: SpecFiles | None = None) -> CodeExtractor:
+    """The extractor of one `from = "code"` entry: `schema` (JSON, relative to `base`, or its certified bytes in
+    a build's `files`), `source`, `language`."""
     language = tool_table(cfg.get("language", DEFAULT_LANGUAGE)).language
-    db = json.loads((base / str(cfg["schema"])).read_text(encoding="utf-8"))
+    data = spec_file(files, cfg["schema"], "the code extractor's schema")
+    db = json.loads(((base / str(cfg["schema"])).read_bytes() if data is None else data).decode("utf-8"))
     return CodeExtractor(db.get("databases", db), str(cfg.get("source", "log")), complete=db.get("complete") is True,
                          language=language)

@@ -29,9 +29,11 @@ parsed for calls. A framework that runs calls of another shape needs its own ext
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple, NoReturn, Protocol
 
 import veriguard.contracts.strict_json as strict_json
@@ -438,9 +440,41 @@ def category_classifier(name: str, cfg: Mapping[str, Any], base: Path,
     return classifier.classify
 
 
+SpecFiles = Mapping[str, bytes]   # a build's certified files under spec/: spec-relative path -> the bytes hashed
+
+
+def spec_file(files: SpecFiles | None, name: Any, what: str) -> bytes | None:
+    """The certified bytes of the spec file `name` when the extractors are built from a build's `files`; None
+    when they read a spec folder. ExtractionError when the build does not certify that file."""
+    if files is None:
+        return None
+    rel = PurePosixPath(str(name)).as_posix()
+    if rel not in files:
+        raise ExtractionError("extract.config", f"{what} {str(name)!r} is not a file the build's certificate covers "
+                              "under spec/; re-run `veriguard synth` so that it copies and certifies it")
+    return files[rel]
+
+
+@contextmanager
+def _folder_of(files: SpecFiles | None, base: Path) -> Iterator[Path]:
+    """`base`, or a private temporary folder holding exactly `files`, for the extractors that read their files
+    by path: they then read the bytes that were hashed, not what the build's paths hold now."""
+    if files is None:
+        yield base
+        return
+    with tempfile.TemporaryDirectory(prefix="veriguard-spec-") as folder:
+        for rel, data in files.items():
+            path = Path(folder, rel)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        yield Path(folder)
+
+
 def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, Mapping[str, Any]]],
-                     base: Path, *, places: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> dict[str, Extractor]:
-    """One extractor per argument from a spec's [extraction] section; files are relative to `base`. `places`: the
+                     base: Path, *, places: tuple[tuple[str, tuple[str, ...]], ...] = (),
+                     files: SpecFiles | None = None) -> dict[str, Extractor]:
+    """One extractor per argument from a spec's [extraction] section; files are relative to `base`, or, for a
+    build, `files` (FrozenPolicy.spec_files: the certified bytes; `base` is then never read). `places`: the
     paths the monitor protects (the shell zone maps' {guard} and {secret}: enforce.shell_table.places_of)."""
     schema = dict(arguments)
     out: dict[str, Extractor] = {}
@@ -465,21 +499,23 @@ def build_extractors(extraction: Mapping[str, Any], arguments: list[tuple[str, M
         elif kind == "code":
             from veriguard.enforce.extract_code import build_code_extractor
 
-            out[name] = build_code_extractor(cfg, base)
+            out[name] = build_code_extractor(cfg, base, files=files)
         elif kind == "shell":
             from veriguard.enforce.shell import build_shell_extractor
 
-            out[name] = build_shell_extractor(cfg, schema[name], base, places=places)
+            out[name] = build_shell_extractor(cfg, schema[name], base, places=places, files=files)
         elif kind == "classifier":
             categories = tuple(f for f, _ in schema[name]["fields"])
             if str(cfg.get("abstain", "deny")) not in ("deny", "restrict"):
                 raise ExtractionError("extract.config", f"argument {name!r}: abstain must be 'deny' or 'restrict'")
-            out[name] = ClassifierExtractor(str(cfg["text"]), category_classifier(name, cfg, base, categories),
-                                            categories, str(cfg.get("abstain", "deny")))
+            with _folder_of(files, base) as folder:
+                classify = category_classifier(name, cfg, folder, categories)
+            out[name] = ClassifierExtractor(str(cfg["text"]), classify, categories, str(cfg.get("abstain", "deny")))
         elif kind == "llm":
             from veriguard.enforce.extract_llm import build_llm_extractor
 
-            out[name] = build_llm_extractor(name, cfg, schema[name], base)
+            with _folder_of(files, base) as folder:
+                out[name] = build_llm_extractor(name, cfg, schema[name], folder)
         else:
             raise ExtractionError("extract.config", f"argument {name!r}: unknown extractor {kind!r}")
     return out

@@ -25,8 +25,9 @@ import importlib.util
 import marshal
 import os
 import re
+import stat
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -98,6 +99,13 @@ class FrozenPolicy:
     extraction: dict[str, Any]
     signature: str = "unsigned"   # "verified" (by `signed_by`), "unsigned", or "unchecked" (no trusted keys given)
     signed_by: str = ""           # the id of the trusted key whose signature was verified
+    contents: Mapping[str, bytes] = field(default_factory=dict, repr=False)   # certified path -> the bytes hashed
+
+    @property
+    def spec_files(self) -> dict[str, bytes]:
+        """The certified files under spec/ (spec-relative path -> the bytes that were hashed): what the extractors
+        are built from, never the paths, which may have changed since the check."""
+        return {rel.removeprefix("spec/"): data for rel, data in self.contents.items() if rel.startswith("spec/")}
 
     def evaluate(self, args: Mapping[str, Any]) -> Decision:
         """The proved policy's decision; ArgumentError when the arguments are not the policy's."""
@@ -155,7 +163,7 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted
     digest = files["policy.py"]
     code = precompiled(contents.get(POLICY_CODE), digest, d / POLICY_CODE)
     module = _import(contents["policy.py"], policy_path, f"veriguard_frozen_{name}_{digest[:12]}", name, code)
-    return FrozenPolicy(name, d, module, cert, digest, proved, extraction, signature, signed_by)
+    return FrozenPolicy(name, d, module, cert, digest, proved, extraction, signature, signed_by, contents)
 
 
 def trust_settings(trusted_keys: TrustedKeys | None, *, require_signed: bool | None) -> \
@@ -307,22 +315,40 @@ def certified_contents(d: Path, files: Mapping[str, str]) -> dict[str, bytes]:
 
 
 def _certified_bytes(d: Path, rel: str, digest: str) -> bytes:
-    """The bytes of d/rel when they are what the certificate says (d/rel may not lead out of d)."""
+    """The bytes of d/rel when they are what the certificate says (d/rel may not lead out of d, and must be
+    a regular file: a FIFO or a device could answer this read with one content and a later one with another)."""
     path = d / rel
     try:
         inside = path.resolve().is_relative_to(d.resolve())
-        data = path.read_bytes() if inside else b""
+        data = _regular_file_bytes(path) if inside else b""
     except (OSError, RuntimeError) as e:
         raise PolicyLoadError("load.tampered", f"{path} cannot be read ({e}): the build is incomplete",
                               "restore the build or re-run synth") from None
     if not inside:
         raise PolicyLoadError("load.tampered", f"{path} leads out of the build directory", _RESYNTH)
+    if data is None:
+        raise PolicyLoadError("load.tampered", f"{path} is not a regular file (a pipe, a device or a socket can "
+                              "give the certificate check one content and a later reader another)",
+                              "restore the build's file, or re-run synth")
     actual = hashlib.sha256(data).hexdigest()
     if actual != digest:
         raise PolicyLoadError("load.tampered", f"{path} does not match its certificate (sha256 {actual[:16]}…, "
                               f"certificate says {digest[:16]}…): it was changed after freezing",
                               "restore the file or re-run synth; never edit a frozen build")
     return data
+
+
+def _regular_file_bytes(path: Path) -> bytes | None:
+    """The bytes of `path`, read once from one open descriptor; None when it is not a regular file (opened
+    without blocking, so that a FIFO with no writer is refused, not waited on)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def _nothing_else(spec_dir: Path, certified: set[str]) -> None:

@@ -107,7 +107,7 @@ class Monitor:
         elif log_key is not None:
             raise ValueError("log_key signs a log given as a path; a DecisionLog brings its own key")
         extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base,
-                                      places=protected(given, log, log_key, secrets))
+                                      places=protected(given, log, log_key, secrets), files=policy.spec_files)
         return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
 
     def check(self, observation: Mapping[str, Any], *, action_id: str = "", integration: str = "", tool: str = "",

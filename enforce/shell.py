@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from veriguard.enforce.extract_errors import ExtractionError
-from veriguard.enforce.extractors import Extracted, Extractor, _coerce, _path, _typed
+from veriguard.enforce.extractors import Extracted, Extractor, SpecFiles, _coerce, _path, _typed, spec_file
 from veriguard.enforce.shell_state import IO, Invocation, State
 from veriguard.enforce.shell_syntax import check_text, parse
 from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Places, ZoneMap, Zones, fill,
@@ -328,8 +328,9 @@ _CFG_KEYS = {"from", "field", "part", "cwd", "home", "approved", "workspace", "t
 
 
 def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], base: Path, *,
-                          places: Places = ()) -> Extractor:
-    """The extractor for one [extraction] entry `{ from = "shell", part = ..., commands = ..., zones = ... }`."""
+                          places: Places = (), files: SpecFiles | None = None) -> Extractor:
+    """The extractor for one [extraction] entry `{ from = "shell", part = ..., commands = ..., zones = ... }`;
+    its tables are read from `base`, or, in a build, are the certified bytes in `files`."""
     extra = sorted(set(cfg) - _CFG_KEYS)
     if extra:
         raise ExtractionError("extract.config", f"shell extractor: unknown key(s) {extra}; allowed: "
@@ -341,13 +342,15 @@ def build_shell_extractor(cfg: Mapping[str, Any], arg_type: Mapping[str, Any], b
     for key in ("commands", "zones"):
         if not isinstance(cfg.get(key), str):
             raise ExtractionError("extract.config", f"shell extractor: {key} must name a file in the spec's folder")
-    table = load_commands(base / cfg["commands"], lazy=True)  # checked in full by eval and the tests
+    commands = spec_file(files, cfg["commands"], "the shell extractor's commands table")
+    zones = spec_file(files, cfg["zones"], "the shell extractor's zone map")
+    table = load_commands(base / cfg["commands"], lazy=True, data=commands)  # checked in full by eval and the tests
     if part == "command":
         _check_command_type(arg_type, table)
-        zmap = load_zones(base / cfg["zones"])
+        zmap = load_zones(base / cfg["zones"], data=zones)
     else:
         accesses, zone_names = _check_touched_type(arg_type)
-        zmap = load_zones(base / cfg["zones"], zone_names)
+        zmap = load_zones(base / cfg["zones"], zone_names, data=zones)
         missing = sorted(set(ACCESSES) - accesses)
         if missing:
             raise ExtractionError("extract.config", f"shell extractor: the spec's access type lacks {missing}")

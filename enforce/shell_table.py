@@ -383,11 +383,33 @@ class _Reader:
         return self.classes[-1]
 
 
-def _toml(file: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Source:
+    """A table file's bytes, equal by (path, sha256): the key its parse is cached under."""
+
+    file_name: str
+    digest: str
+    data: bytes = field(compare=False, repr=False)
+
+
+def _source(file: Path, data: bytes | None) -> _Source:
+    """`data` (the bytes a build certified), else the file read once: what is hashed is what is parsed."""
+    data = _read_table(file) if data is None else data
+    return _Source(str(file), hashlib.sha256(data).hexdigest(), data)
+
+
+def _read_table(file: Path) -> bytes:
     try:
-        text = file.read_text(encoding="utf-8")
+        return file.read_bytes()
     except OSError as e:
         raise ExtractionError("extract.config", f"{file}: cannot be read: {e.strerror}") from None
+
+
+def _toml(file: Path, data: bytes | None = None) -> dict[str, Any]:
+    """The TOML in `data`, else in `file`; `file` names it in every error."""
+    data = _read_table(file) if data is None else data
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ExtractionError("extract.config", f"{file}: not valid TOML: not UTF-8 ({e})") from None
     loads, error = _toml_parser()
@@ -416,21 +438,21 @@ def _strings(raw: Any, file: Path, where: str) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def load_commands(file: Path, *, lazy: bool = False) -> CommandTable:
-    """The command table in `file`, loaded once per content. Every entry is checked now, or with
-    `lazy` when it is first looked up (a hook process, which looks up a handful of the table's
-    entries per call, then pays for those only; an entry in error denies the commands that use it)."""
-    digest = hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else ""
-    table = _load_commands(str(file), digest)
+def load_commands(file: Path, *, lazy: bool = False, data: bytes | None = None) -> CommandTable:
+    """The command table in `file` (or `data`, its bytes as a build certified them), loaded once per content.
+    Every entry is checked now, or with `lazy` when it is first looked up (a hook process, which looks up a
+    handful of the table's entries per call, then pays for those only; an entry in error denies the commands
+    that use it)."""
+    table = _load_commands(_source(file, data))
     if not lazy:
         table.check()
     return table
 
 
 @functools.lru_cache(maxsize=16)
-def _load_commands(file_name: str, digest: str) -> CommandTable:
-    file = Path(file_name)
-    raw = _toml(file)
+def _load_commands(source: _Source) -> CommandTable:
+    file = Path(source.file_name)
+    raw = _toml(file, source.data)
     allowed = {"class_order", "unknown_class", "opaque_classes", "programs", "environment", "commands", "loops", "settings"}
     extra = sorted(set(raw) - allowed)
     if extra:
@@ -948,9 +970,10 @@ class Zones:
         return found
 
 
-def load_zones(file: Path, zone_names: set[str] | None = None) -> ZoneMap:
-    """The zone map in `file` (loaded once per content), checked against the spec's Zone values."""
-    zmap = _load_zones(str(file), hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else "")
+def load_zones(file: Path, zone_names: set[str] | None = None, *, data: bytes | None = None) -> ZoneMap:
+    """The zone map in `file` (or `data`, its bytes as a build certified them; loaded once per content),
+    checked against the spec's Zone values."""
+    zmap = _load_zones(_source(file, data))
     if zone_names is not None:
         bad = sorted(zmap.names() - zone_names)
         if bad:
@@ -959,9 +982,9 @@ def load_zones(file: Path, zone_names: set[str] | None = None) -> ZoneMap:
 
 
 @functools.lru_cache(maxsize=16)
-def _load_zones(file_name: str, digest: str) -> ZoneMap:
-    file = Path(file_name)
-    raw = _toml(file)
+def _load_zones(source: _Source) -> ZoneMap:
+    file = Path(source.file_name)
+    raw = _toml(file, source.data)
     allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested"}
     extra = sorted(set(raw) - allowed)
     if extra:
