@@ -186,6 +186,7 @@ class _Chain:
     size: int = 0
     first: str = GENESIS
     last: str = GENESIS
+    kept: list[dict[str, Any]] | None = None    # when a list, every record added, as checked
 
     @classmethod
     def at(cls, head: Head) -> "_Chain":
@@ -212,6 +213,8 @@ class _Chain:
                           "written or rewritten without the private key)", n)
         self.first = rec["hash"] if self.records == 0 else self.first
         self.records, self.size, self.last = n, self.size + len(line), rec["hash"]
+        if self.kept is not None:
+            self.kept.append(rec)
 
 
 def _record(line: bytes, n: int) -> dict[str, Any]:
@@ -369,7 +372,7 @@ class DecisionLog:
         write_atomic(self.head_path, head.to_bytes(), mode=_MODE)
 
     def records(self) -> Iterator[dict[str, Any]]:
-        """The records as written (not verified: use verify_log for that)."""
+        """The records as written (not verified: read_verified gives only the records verify_log checked)."""
         fd = _open(self.path, write=False)
         with os.fdopen(fd, "rb") as f:
             for n, line in enumerate(f, start=1):
@@ -389,10 +392,21 @@ def _write_all(fd: int, data: bytes) -> None:
 def verify_log(path: str | Path, key: VerifyKey | None = None) -> LogCheck:
     """Check every record and the head; with `key`, every signature too. A finding is a LogCheck with
     ok=False; a log that cannot be read at all is a DecisionLogError."""
+    return _verify(path, key, _Chain())
+
+
+def read_verified(path: str | Path, key: VerifyKey | None = None) -> tuple[LogCheck, tuple[dict[str, Any], ...]]:
+    """verify_log's verdict and the records it verified, parsed from the very bytes it checked (none when the log
+    is broken; never an incomplete last line): what a reader may count or replay, without opening the log again."""
+    chain = _Chain(kept=[])
+    check = _verify(path, key, chain)
+    return check, (tuple(chain.kept or ()) if check.ok else ())
+
+
+def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain) -> LogCheck:
     real = Path(os.path.realpath(path))
     head_path = _head_path(real)
     fd = _open(real, write=False)
-    chain = _Chain()
     with os.fdopen(fd, "rb") as f:
         fcntl.flock(f, fcntl.LOCK_SH)
         try:

@@ -475,17 +475,15 @@ def prove_fresh(spec: SpecFile, verified: str, progress: Progress, worker: Any =
 
 def log_summary(path: str | Path, key: VerifyKey | None, policy_sha256: str) -> dict[str, Any]:
     """The decision log verified (enforce.decision_log.verify_log) and, when intact, counted: decisions of this
-    build's policy (allowed, denied, failed closed) and of other policies."""
-    from veriguard.enforce.decision_log import DecisionLog, verify_log
+    build's policy (allowed, denied, failed closed) and of other policies, among the records it verified only."""
+    from veriguard.enforce.decision_log import read_verified
 
-    check = verify_log(path, key)
+    check, records = read_verified(path, key)
     out: dict[str, Any] = {"log": str(path), **check.to_dict()}
     if not check.ok:
         return out
     counts = {"this_policy": 0, "allowed": 0, "denied": 0, "fail_closed": 0, "other_policies": 0}
-    for n, record in enumerate(DecisionLog(path).records()):
-        if n >= check.records:   # only what verify_log vouched for
-            break
+    for record in records:
         if record.get("policy_sha256") != policy_sha256:
             counts["other_policies"] += 1
             continue

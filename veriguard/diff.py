@@ -18,7 +18,7 @@ from veriguard.audit import bytecode_check, read_regular
 from veriguard.contracts.build_format import POLICY_CODE
 from veriguard.contracts.errors import OperatorError, Pos, SpecError, VeriguardError
 from veriguard.synth.specfile import SpecFile, _parse_toml, load_spec
-from veriguard.enforce.decision_log import DecisionLog, verify_log
+from veriguard.enforce.decision_log import read_verified
 from veriguard.enforce.loader import ArgumentError, FrozenPolicy, check_certificate, load_policy
 from veriguard.synth.freeze import sha256
 from veriguard.synth.pipeline import SynthResult
@@ -168,8 +168,9 @@ class Replay:
 
 
 def replay_log(path: str | Path, new: Build) -> Replay:
-    """Each logged decision whose recorded arguments NEW would decide the other way (allowed vs denied)."""
-    check = verify_log(path)
+    """Each logged decision whose recorded arguments NEW would decide the other way (allowed vs denied), among
+    the records verify_log verified (never a line it did not check, such as an incomplete last one)."""
+    check, records = read_verified(path)
     if not check.ok:
         raise VeriguardError("diff.log", f"the decision log is broken: {check.problem}", file=str(path),
                              pos=Pos(check.line, 1) if check.line else Pos(0, 0),
@@ -179,7 +180,7 @@ def replay_log(path: str | Path, new: Build) -> Replay:
     changed: list[Changed] = []
     unusable: list[dict[str, Any]] = []
     total = 0
-    for n, rec in enumerate(DecisionLog(path).records(), start=1):
+    for n, rec in enumerate(records, start=1):
         total += 1
         why = _not_replayable(rec, names)
         if why:

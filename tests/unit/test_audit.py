@@ -366,3 +366,19 @@ def test_the_spec_compiled_must_be_the_one_the_certificate_binds(build, key, tmp
     result = run(build, key, prover=prover)
     assert verdicts(result)["compiled source"] is Verdict.ERROR and not prover.sources
     assert "not the one the certificate binds (hashes.spec differ)" in result.checks[4].summary
+
+
+@pytest.mark.parametrize("torn", [b'{"allowed":true,"has', b'{"allowed":true,"policy_sha256":"P"}'])
+def test_a_log_with_a_torn_last_line_is_counted_as_verified(build, key, tmp_path, torn):
+    """verify-log accepts an incomplete last line (an interrupted write); the audit counts the records it verified,
+    from the bytes it read, never the torn line (JSON or not)."""
+    policy_sha = json.loads((build / "certificate.json").read_text())["hashes"]["policy"]
+    log = DecisionLog(tmp_path / "decisions.jsonl", key=key[0])
+    for allowed in (True, False):
+        log.append({"policy_sha256": policy_sha, "allowed": allowed})
+    with open(log.path, "ab") as f:
+        f.write(torn.replace(b"P", policy_sha.encode()))
+    result = run(build, key, log=log.path, log_key=key[0].public)
+    assert result.log["ok"] and result.log["records"] == 2 and "incomplete last line" in result.log["note"]
+    assert result.log["decisions"] == {"this_policy": 2, "allowed": 1, "denied": 1, "fail_closed": 0,
+                                       "other_policies": 0}

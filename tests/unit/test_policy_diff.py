@@ -190,3 +190,22 @@ def test_bytecode_that_is_not_policy_py_compiled_is_refused(tmp_path, capsys):
     specialise(new, None)
     code, _, err = run(capsys, "diff", old, new)
     assert code == 2 and "error[diff.inconsistent]" in err and "policy.code is not policy.py compiled" in err
+
+
+@pytest.mark.parametrize("torn", ["not JSON", "JSON"])
+def test_only_verified_records_are_replayed(tmp_path, capsys, torn):
+    """An incomplete last line passes verify-log (an interrupted write) but was never verified: it is neither
+    replayed nor counted, even when it is a whole JSON record that NEW would decide otherwise."""
+    old, new = payments_build(tmp_path, "a"), payments_build(tmp_path, "b", '"USD", "EUR", "GBP"')
+    log = tmp_path / "decisions.jsonl"
+    monitor = Monitor.from_build(old, log=log)
+    monitor.check(observation())
+    forged = json.loads(log.read_text().splitlines()[0])
+    forged["arguments"]["payment"]["currency"] = "GBP"
+    forged["allowed"] = False
+    with open(log, "a") as f:
+        f.write(json.dumps(forged) if torn == "JSON" else '{"allowed":false,"argum')
+    code, out, _ = run(capsys, "diff", old, new, "--log", log, "--json")
+    replay = json.loads(out)["log"]
+    assert code == 1 and replay["records"] == 1 and replay["replayed"] == 1 and replay["changed"] == []
+    assert "incomplete last line" in replay["chain"]
