@@ -402,7 +402,25 @@ def precompiled(data: bytes | None, source_sha256: str, path: Path) -> CodeType 
         raise PolicyLoadError("load.exec", f"{path} is not readable bytecode ({e})", _RESYNTH) from None
     if not isinstance(code, CodeType):
         raise PolicyLoadError("load.exec", f"{path} holds a {type(code).__name__}, not a code object", _RESYNTH)
+    adapted = specialised(code)
+    if adapted:
+        raise PolicyLoadError("load.exec", f"{path}: the code object {adapted!r} holds specialised instructions that "
+                              "no compiler writes (they compare equal to the plain ones, and may compute something "
+                              "else)", _RESYNTH)
     return code
+
+
+def specialised(code: CodeType) -> str:
+    """The qualified name of the first code object, `code` or one nested in it at any depth, whose instructions
+    are not what this Python makes of its plain bytecode (`co_code`, which hides specialised opcodes: code
+    objects compare on it); '' when there is none."""
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        if getattr(current.replace(), "_co_code_adaptive", None) != getattr(current, "_co_code_adaptive", None):
+            return current.co_qualname
+        stack.extend(c for c in current.co_consts if isinstance(c, CodeType))
+    return ""
 
 
 def _import(data: bytes, path: Path, module_name: str, name: str, code: CodeType | None = None) -> ModuleType:

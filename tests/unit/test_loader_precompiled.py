@@ -4,11 +4,13 @@ The loader runs it instead of compiling policy.py only when it is certified like
 Python (magic number) and compiled from the certified policy.py (its sha256); another Python's compiles the
 source; anything else is refused. Builds are made without Nagini."""
 import __future__
+import dis
 import hashlib
 import importlib.util
 import json
 import marshal
 import shutil
+import types
 
 import pytest
 
@@ -128,3 +130,47 @@ def test_a_policy_code_the_certificate_does_not_list_is_refused_not_used(build):
     with pytest.raises(PolicyLoadError) as e:
         load_policy(build)
     assert e.value.code == "load.tampered" and POLICY_CODE in e.value.message
+
+
+def code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from code_objects(const)
+
+
+def with_a_specialised_opcode(data: bytes, depth: int) -> bytes:
+    """`data` (policy.code) with the first instruction of a code object `depth` deep that has a specialised
+    form (BINARY_OP_ADD_INT for BINARY_OP, say) written as that form: still == to the genuine code object."""
+    head = len(importlib.util.MAGIC_NUMBER) + 32
+    out = bytearray(data)
+    for code in code_objects(marshal.loads(data[head:])):
+        if code.co_qualname.count(".") + (code.co_name != "<module>") < depth:
+            continue
+        for ins in dis.get_instructions(code):
+            if ins.opname in dis._specializations:
+                at = data.index(code.co_code, head) + ins.offset
+                out[at] = dis._all_opmap[dis._specializations[ins.opname][0]]
+                assert marshal.loads(bytes(out[head:])) == marshal.loads(data[head:])
+                return bytes(out)
+    raise AssertionError(f"no code object {depth} deep has an instruction with a specialised form")
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2])
+def test_bytecode_with_a_specialised_opcode_is_refused_at_any_depth(build, depth):
+    recertify(build, POLICY_CODE, with_a_specialised_opcode((build / POLICY_CODE).read_bytes(), depth))
+    with pytest.raises(PolicyLoadError) as e:
+        load_policy(build)
+    assert e.value.code == "load.exec" and "specialised instructions" in e.value.message and e.value.fix
+
+
+def test_the_shipped_builds_hold_no_specialised_instruction():
+    from tests.conftest import ROOT
+
+    head = len(importlib.util.MAGIC_NUMBER) + 32
+    shipped = sorted((ROOT / "build").glob(f"*/{POLICY_CODE}"))
+    assert shipped
+    for path in shipped:
+        data = path.read_bytes()
+        if data.startswith(importlib.util.MAGIC_NUMBER):
+            assert loader.specialised(marshal.loads(data[head:])) == "", path
