@@ -182,14 +182,23 @@ def test_a_broken_log_is_refused(tmp_path, capsys):
 
 
 def test_bytecode_that_is_not_policy_py_compiled_is_refused(tmp_path, capsys):
-    """policy.code with a specialised opcode (== to policy.py compiled, yet it runs other code) and re-hashed:
-    the loader would run it, so diff refuses the build rather than reason about policy.py."""
+    """policy.code with a specialised opcode (== to policy.py compiled, yet it runs other code) and re-hashed: diff
+    refuses the build rather than reason about policy.py, whether or not the loader refuses it first."""
+    from dataclasses import replace
+
+    from veriguard.contracts.errors import VeriguardError
+    from veriguard.diff import _code_of
     from tests.unit.test_audit import specialise
 
     old, new = build(tmp_path, "a"), build(tmp_path, "b")
+    loaded = load_policy(new)
     specialise(new, None)
     code, _, err = run(capsys, "diff", old, new)
-    assert code == 2 and "error[diff.inconsistent]" in err and "policy.code is not policy.py compiled" in err
+    assert code == 2 and ("error[diff.inconsistent]" in err or "error[load.exec]" in err)
+    as_certified = replace(loaded, certificate=json.loads((new / "certificate.json").read_text()))
+    with pytest.raises(VeriguardError) as e:
+        _code_of(as_certified, (new / "policy.py").read_bytes())
+    assert e.value.code == "diff.inconsistent" and "policy.code is not policy.py compiled" in e.value.message
 
 
 @pytest.mark.parametrize("torn", ["not JSON", "JSON"])
