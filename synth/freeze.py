@@ -151,9 +151,7 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
     if policy_py != result.frozen_source:
         raise GeneratedCodeError("internal.generated_code", "the frozen module differs from the one the gates "
                                  "tested; nothing was written", fix="this is a bug in veriguard: report it")
-    pinned = pin_extraction(frozen_extraction(spec), argument_schema(spec.signature), Path(spec.path).parent)
-    extraction = json.dumps({"policy": spec.name, "extraction": pinned, "enforcement": spec.enforcement},
-                            indent=2) + "\n"
+    extraction = extraction_json(spec, frozen_extraction(spec))
     stamp = synthesized_at or dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / spec.name
@@ -183,6 +181,13 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final, cert
+
+
+def extraction_json(spec: SpecFile, extraction: dict[str, Any]) -> str:
+    """DIR/<name>/extraction.json: `extraction` (the spec's [extraction], each bank's classifier frozen in it) with
+    every llm entry pinned, and [enforcement]. `veriguard audit` regenerates it with this function."""
+    pinned = pin_extraction(extraction, argument_schema(spec.signature), Path(spec.path).parent)
+    return json.dumps({"policy": spec.name, "extraction": pinned, "enforcement": spec.enforcement}, indent=2) + "\n"
 
 
 def _spec_files(spec: SpecFile) -> dict[str, bytes]:

@@ -11,6 +11,9 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   bytecode         policy.code (what the monitor runs on this Python) is policy.py compiled: compared in a
                    child process, code object against code object (marshal's bytes vary between runs), and the
                    instructions the interpreter runs (`_co_code_adaptive`) of each nested code object
+  extraction       extraction.json (how the monitor turns what the agent did into the policy's arguments) is
+                   byte for byte what the build's spec gives (synth.freeze.extraction_json); a classifier frozen
+                   in it is retrained here (deterministic on one machine) and compared, NOT_CHECKED when it differs
   contract (z3)    the spec's contract is satisfiable, every rule can fire and hold, properties follow
   examples         the spec's examples, run on the frozen module in a sandboxed child
   proof (Nagini)   Nagini, run here on policy_verified.py (never a cached proof)
@@ -118,7 +121,8 @@ def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] 
         if b.spec is None:
             compiled = ("compiled source",) if b.certificate.get("path") == "compile" else ()
             checks += [Gate(n, Verdict.ERROR, f"not run: {b.spec_error}") for n in
-                       (*compiled, "frozen module", "bytecode", "contract (z3)", "examples", "proof (Nagini)")]
+                       (*compiled, "frozen module", "bytecode", "extraction", "contract (z3)", "examples",
+                        "proof (Nagini)")]
         else:
             checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
     summary = log_summary(log, log_key, b.policy_sha256) if log else None
@@ -344,6 +348,8 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
         return Verdict.PASSED, "policy.py is byte for byte the frozen module regenerated from policy_verified.py"
     checks.append(_timed("frozen module", frozen))
     checks.append(_timed("bytecode", lambda: bytecode_check(b.files.get("policy.py"), b.files.get(POLICY_CODE))))
+    progress("deriving extraction.json again from the spec")
+    checks.append(_timed("extraction", lambda: _extraction(spec, b.files.get("extraction.json", b""))))
     progress("checking the contract with z3")
     checks.append(_timed("contract (z3)", lambda: _gate(contract_gate(check_contract(contract,
                                                                                        bound=spec.settings.z3_bound)))))
@@ -412,12 +418,64 @@ def bytecode_check(policy_py: bytes | None, policy_code: bytes | None) -> tuple[
         return Verdict.REFUTED, ("policy.code is not readable bytecode: "
                                  f"{(done.stderr.strip().splitlines() or ['no output'])[-1][:300]}")
     if answer == "same":
-        return Verdict.PASSED, "policy.code is policy.py compiled (code objects equal)"
+        return Verdict.PASSED, "policy.code is policy.py compiled (code objects and the instructions they run equal)"
     if answer == "other Python":
         return Verdict.NOT_CHECKED, ("policy.code was compiled by another Python: a monitor on this Python "
                                      "compiles policy.py instead; audit with the build's Python to check it")
     return Verdict.REFUTED, ("policy.code is not policy.py compiled: the monitor would run other code than the "
                              f"source ({answer})")
+
+
+def _extraction(spec: SpecFile, shipped: bytes) -> tuple[Verdict, str]:
+    """extraction.json against the one the spec gives: every byte but the frozen classifiers, which are made
+    with the shipped ones put in; then each of those against a classifier trained here on the bank."""
+    from veriguard.synth.classifier_build import freeze_classifier
+    from veriguard.synth.freeze import extraction_json
+
+    try:
+        doc = strict_json.loads(shipped)
+    except strict_json.StrictJSONError as e:
+        return Verdict.REFUTED, f"extraction.json is not JSON: {e}"
+    entries = doc.get("extraction") if isinstance(doc, dict) else None
+    if not isinstance(entries, dict):
+        return Verdict.REFUTED, "extraction.json has no `extraction` object"
+    banks = [n for n, cfg in spec.extraction.items() if isinstance(cfg, Mapping) and "bank" in cfg]
+    kept = {n: {**cfg, "frozen": _frozen_in(entries, n)} if n in banks else cfg for n, cfg in spec.extraction.items()}
+    made = extraction_json(spec, kept)
+    if made.encode("utf-8") != shipped:
+        return Verdict.REFUTED, ("extraction.json is not what the build's spec gives: it differs in "
+                                 f"{_differing(doc, json.loads(made))}; the monitor would read the agent otherwise")
+    if not banks:
+        return Verdict.PASSED, "extraction.json is byte for byte what the build's spec gives"
+    retrained = [n for n in banks if _canonical(freeze_classifier(spec, n, spec.extraction[n])) !=
+                 _canonical(_frozen_in(entries, n))]
+    if retrained:
+        return Verdict.NOT_CHECKED, (f"the frozen classifier of {', '.join(retrained)} is not the one trained here on "
+                                     "the bank: it was changed, or its training does not reproduce on this machine "
+                                     "(another encoder or onnxruntime); it is not re-derived, the rest of "
+                                     "extraction.json is byte for byte what the spec gives")
+    return Verdict.PASSED, (f"extraction.json is byte for byte what the build's spec gives, and the frozen "
+                            f"classifier of {', '.join(banks)} holds the values of the one retrained here")
+
+
+def _frozen_in(entries: Mapping[str, Any], name: str) -> Any:
+    entry = entries.get(name)
+    return entry.get("frozen") if isinstance(entry, dict) else None
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+def _differing(shipped: Any, made: dict[str, Any]) -> str:
+    """The top-level keys and [extraction] entries where `shipped` and `made` differ."""
+    have = shipped if isinstance(shipped, dict) else {}
+    keys = [k for k in sorted(set(have) | set(made)) if k != "extraction" and
+            _canonical(have.get(k)) != _canonical(made.get(k))]
+    entries, wanted = have.get("extraction") or {}, made["extraction"]
+    keys += [f"extraction.{n}" for n in sorted(set(entries) | set(wanted)) if
+             _canonical(entries.get(n)) != _canonical(wanted.get(n))]
+    return ", ".join(keys) or "layout only (the same values, written otherwise)"
 
 
 def _gate(gate: Any) -> tuple[Verdict, str]:

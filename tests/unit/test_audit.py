@@ -21,15 +21,15 @@ from veriguard.cli import main
 from veriguard.contracts.errors import EnvironmentProblem
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.keys import load_signing_key, sign_certificate
-from veriguard.synth.freeze import policy_code, sha256, write_build
+from veriguard.synth.freeze import extraction_json, policy_code, sha256, write_build
 from veriguard.synth.specfile import load_spec
 from veriguard.verify.verdicts import Verdict
-from tests.conftest import write_spec
+from tests.conftest import SPECS, write_spec
 from tests.unit.test_compile_and_freeze import fake_result
 # the signed fake build (and the autouse fixture that keeps VERIGUARD_* out of the tests)
 from tests.unit.test_signed_builds import build, keys, no_trust_from_the_environment, signed  # noqa: F401, F811
 
-NAMES = ["certificate", "signature", "files", "tools", "compiled source", "frozen module", "bytecode",
+NAMES = ["certificate", "signature", "files", "tools", "compiled source", "frozen module", "bytecode", "extraction",
          "contract (z3)", "examples", "proof (Nagini)"]
 
 
@@ -382,3 +382,39 @@ def test_a_log_with_a_torn_last_line_is_counted_as_verified(build, key, tmp_path
     assert result.log["ok"] and result.log["records"] == 2 and "incomplete last line" in result.log["note"]
     assert result.log["decisions"] == {"this_policy": 2, "allowed": 1, "denied": 1, "fail_closed": 0,
                                        "other_policies": 0}
+
+
+def test_an_extraction_json_that_is_not_the_specs_is_refuted_even_re_signed(build, key):
+    """A signed build whose extraction.json reads the agent otherwise (here: `role` from another field) passes the
+    hashes and the signature; the extraction check derives it again from the spec."""
+    path = build / "extraction.json"
+    path.write_text(path.read_text().replace('"path": "role"', '"path": "claimed_role"'))
+    cert = json.loads((build / "certificate.json").read_text())
+    cert["hashes"]["files"]["extraction.json"] = sha256(path.read_bytes())
+    data = (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode()
+    (build / "certificate.json").write_bytes(data)
+    (build / "signature.json").write_bytes(sign_certificate(key[0], data))
+    result = run(build, key)
+    v = verdicts(result)
+    assert v["signature"] is Verdict.PROVED and v["files"] is Verdict.PASSED and not result.ok
+    assert v["extraction"] is Verdict.REFUTED and "extraction.role" in result.checks[7].summary
+
+
+def test_a_frozen_classifier_is_retrained_and_compared(monkeypatch):
+    """Everything but a frozen classifier is compared byte for byte; the classifier against one trained here (a stub
+    here: the real training is deterministic on one machine, and slow), NOT_CHECKED when they differ."""
+    import veriguard.synth.classifier_build as classifier_build
+
+    spec = load_spec(SPECS / "mind2web_sc.toml")
+    banks = [n for n, cfg in spec.extraction.items() if "bank" in cfg]
+    frozen = {"format": "stub", "weights": [1, 2]}
+    shipped = extraction_json(spec, {n: {**cfg, "frozen": frozen} if n in banks else cfg
+                                     for n, cfg in spec.extraction.items()}).encode()
+    trained = []
+    monkeypatch.setattr(classifier_build, "freeze_classifier", lambda s, n, cfg: trained.append(n) or dict(frozen))
+    assert banks and audit._extraction(spec, shipped)[0] is Verdict.PASSED and trained == banks
+    monkeypatch.setattr(classifier_build, "freeze_classifier", lambda s, n, cfg: {**frozen, "weights": [1, 3]})
+    verdict, summary = audit._extraction(spec, shipped)
+    assert verdict is Verdict.NOT_CHECKED and "not re-derived" in summary and banks[0] in summary
+    changed = shipped.replace(b'"enforcement": {', b'"enforcement": {"x": 1, ', 1)
+    assert changed != shipped and audit._extraction(spec, changed)[0] is Verdict.REFUTED
