@@ -84,10 +84,10 @@ class Guard:
     @classmethod
     def from_build(cls, build: str | Path, *, strategy: str | None = None, mode: str | None = None,
                    halt_after: int | None = None, log: DecisionLog | str | Path | None = None,
-                   **monitor_options: Any) -> "Guard":
-        """A guard over Monitor.from_build(build, strategy=..., log=..., **monitor_options)."""
-        return cls(Monitor.from_build(build, strategy=strategy, log=log, **monitor_options), mode=mode,
-                   halt_after=halt_after)
+                   expect_sha256: str | None = None, **monitor_options: Any) -> "Guard":
+        """A guard over Monitor.from_build(build, strategy=..., log=..., expect_sha256=..., **monitor_options)."""
+        return cls(Monitor.from_build(build, strategy=strategy, log=log, expect_sha256=expect_sha256,
+                                      **monitor_options), mode=mode, halt_after=halt_after)
 
     def check(self, call: Mapping[str, Any], *, context: Context = None, action_id: str = "",
               run: str = "", integration: str = "", tool: str = "") -> GuardOutcome:

@@ -135,13 +135,15 @@ class FrozenPolicy:
 
 
 def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted_keys: TrustedKeys | None = None,
-                require_signed: bool | None = None) -> FrozenPolicy:
+                require_signed: bool | None = None, expect_sha256: str | None = None) -> FrozenPolicy:
     """Import DIR/policy.py after checking DIR against DIR/certificate.json (and its signature).
 
     Refuses (PolicyLoadError) a malformed certificate, any certified file whose sha256 differs from
     the certificate's, a file the certificate does not cover, a signature that is malformed, made by
-    an untrusted key or does not verify, an unsigned build when `require_signed`, and a certificate
-    that is not fully proved unless `accept_unproved` is set. `trusted_keys` and `require_signed`
+    an untrusted key or does not verify, an unsigned build when `require_signed`, a certificate
+    that is not fully proved unless `accept_unproved` is set, a build whose folder is not named after
+    its policy (synth writes DIR/<name>: another policy's build was put in its place), and, with
+    `expect_sha256`, a policy.py whose sha256 is not that one. `trusted_keys` and `require_signed`
     default to VERIGUARD_TRUSTED_KEYS and VERIGUARD_REQUIRE_SIGNED (see the module's docstring).
     """
     d = Path(directory)
@@ -159,11 +161,34 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted
         raise PolicyLoadError("load.unproved", f"the certificate of {name} says {cert['status']}: not every gate "
                               "passed", "fix the spec and re-run synth, or pass accept_unproved=True "
                               "(--accept-unproved) to load it anyway, knowingly")
-    extraction = _extraction(contents["extraction.json"], d / "extraction.json", name)
     digest = files["policy.py"]
+    check_expected(d, name, digest, expect_sha256)
+    extraction = _extraction(contents["extraction.json"], d / "extraction.json", name)
     code = precompiled(contents.get(POLICY_CODE), digest, d / POLICY_CODE)
     module = _import(contents["policy.py"], policy_path, f"veriguard_frozen_{name}_{digest[:12]}", name, code)
     return FrozenPolicy(name, d, module, cert, digest, proved, extraction, signature, signed_by, contents)
+
+
+def check_expected(d: Path, name: str, digest: str, expect_sha256: str | None) -> None:
+    """PolicyLoadError unless the build in `d` is the one expected there: its folder named after its policy (as
+    synth writes it) and, when `expect_sha256` pins one, its policy.py's sha256 that one."""
+    folder = Path(os.path.abspath(d)).name
+    if folder != name:
+        raise PolicyLoadError("load.foreign", f"{d} holds a build of the policy {name!r}, not of {folder!r}: synth "
+                              "writes DIR/<name>, so this build was copied or moved here from elsewhere",
+                              f"pass the folder named after the policy you mean to enforce (DIR/{name} if it is "
+                              f"{name!r}), or re-run `veriguard synth` for the policy {folder!r}")
+    if expect_sha256 is None:
+        return
+    if not HEX64.fullmatch(expect_sha256.lower()):
+        raise PolicyLoadError("load.expected", f"the expected policy hash {expect_sha256[:80]!r} is not 64 hex digits",
+                              "pass the sha256 of the build's policy.py (`hashes.policy` in its certificate, "
+                              "`policy_sha256` in `veriguard check`'s output)")
+    if expect_sha256.lower() != digest:
+        raise PolicyLoadError("load.expected", f"{d} holds the policy {name!r} with sha256 {digest[:16]}…, not the "
+                              f"expected {expect_sha256.lower()[:16]}…",
+                              "deploy the build whose hash was pinned, or, once this build is reviewed (`veriguard "
+                              "diff OLD NEW`), pin its hash instead")
 
 
 def trust_settings(trusted_keys: TrustedKeys | None, *, require_signed: bool | None) -> \

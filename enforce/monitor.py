@@ -85,17 +85,18 @@ class Monitor:
     def from_build(cls, build: str | Path, *, strategy: str | None = None, log: DecisionLog | str | Path | None = None,
                    log_key: str | Path | None = None, accept_unproved: bool = False,
                    trusted_keys: TrustedKeys | None = None, require_signed: bool | None = None,
-                   protect: Sequence[str | Path] = (), secrets: Sequence[str | Path] = (), **kw: Any) -> "Monitor":
+                   protect: Sequence[str | Path] = (), secrets: Sequence[str | Path] = (),
+                   expect_sha256: str | None = None, **kw: Any) -> "Monitor":
         """A monitor for DIR/<name> with the extractors its spec declares (files checked against the certificate).
 
         `log` is a DecisionLog or a path; `log_key`, the private key file that signs a log given as a
         path (see enforce.keys), anchors it so that a rewrite of its history is detected. `trusted_keys`
         and `require_signed` check the build's signature (enforce.loader.load_policy; by default from
-        VERIGUARD_TRUSTED_KEYS and VERIGUARD_REQUIRE_SIGNED). `protect` and `secrets` add paths to the shell zone
+        VERIGUARD_TRUSTED_KEYS and VERIGUARD_REQUIRE_SIGNED; `expect_sha256` pins the policy's hash). `protect` and `secrets` add paths to the shell zone
         maps' {guard} (the agent reads but never changes them) and {secret} (a credential): what the caller found
         where it runs (the Claude Code hook: the agent's configuration folder, the files git's configuration names)."""
         policy = load_policy(build, accept_unproved=accept_unproved, trusted_keys=trusted_keys,
-                             require_signed=require_signed)
+                             require_signed=require_signed, expect_sha256=expect_sha256)
         base = Path(build) / "spec"
         extraction = policy.extraction.get("extraction", {})
         enforcement = policy.extraction.get("enforcement", {})

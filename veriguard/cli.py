@@ -410,7 +410,7 @@ def _arguments(text: str) -> Any:
 def cmd_check(args: argparse.Namespace) -> int:
     from veriguard.enforce.loader import load_policy
 
-    policy = load_policy(args.build, accept_unproved=args.accept_unproved)
+    policy = load_policy(args.build, accept_unproved=args.accept_unproved, expect_sha256=args.expect_sha256)
     request = _arguments(args.args)
     try:
         d = policy.evaluate_checked(request)
@@ -750,6 +750,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("build", metavar="BUILD", help="a build directory, e.g. build/eicu_ac")
     c.add_argument("--args", required=True, help="the policy arguments as JSON, or @file.json")
     c.add_argument("--accept-unproved", action="store_true", help="load a policy whose certificate is not PROVED")
+    c.add_argument("--expect-sha256", metavar="HEX", help="refuse the build unless its policy.py has this sha256 "
+                   "(its certificate's hashes.policy)")
 
     e = add("eval", cmd_eval, "run a frozen policy with its extractors over a benchmark and print GuardAgent's "
             "metrics (LPA, LPP, LPR, EA)")

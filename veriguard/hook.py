@@ -46,7 +46,7 @@ LIST = ("Glob", "LS")
 DECIDED = ("Bash", "Grep", *READ, *WRITE, *EDIT, *LIST)
 USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--context FILE] "
          "[--other-tools deny|allow] [--allow-tool NAME]... [--approval ask|deny] [--timeout SECONDS] "
-         "[--accept-unproved]")
+         "[--accept-unproved] [--expect-sha256 HEX]")
 
 
 class Refused(Exception):
@@ -70,6 +70,7 @@ class Options(NamedTuple):
     timeout: float = DEFAULT_TIMEOUT_S
     accept_unproved: bool = False
     env: Mapping[str, str] = MappingProxyType({})
+    expect_sha256: str | None = None
 
 
 def deny(reason: str) -> Answer:
@@ -175,7 +176,7 @@ def _emit(answer: Answer) -> int:
 # --name VALUE (or --name=VALUE) -> the Options field; each may be given once, but --allow-tool
 OPTIONS = {"--build": "build", "--log": "log", "--log-key": "log_key", "--context": "context",
            "--other-tools": "other_tools", "--allow-tool": "allow_tools", "--approval": "approval",
-           "--timeout": "timeout"}
+           "--timeout": "timeout", "--expect-sha256": "expect_sha256"}
 CHOICES = {"other_tools": ("deny", "allow"), "approval": ("ask", "deny")}
 HELP = f"""Claude Code PreToolUse hook: decide each tool call with a frozen policy (exit 0 allow or ask, exit 2 deny).
   --build DIR            the frozen policy build, DIR/<name>, whose spec reads shell commands (from = "shell")
@@ -189,7 +190,8 @@ HELP = f"""Claude Code PreToolUse hook: decide each tool call with a frozen poli
   --timeout SECONDS      seconds a decision may take before it is denied (default {DEFAULT_TIMEOUT_S:g}; keep it below the hook's
                          timeout in settings.json)
   --accept-unproved      load a build whose certificate is not PROVED (for trying a policy out, never for
-                         guarding an agent)"""
+                         guarding an agent)
+  --expect-sha256 HEX    refuse the build unless its policy.py has this sha256 (its certificate's hashes.policy)"""
 
 
 def parse_options(argv: list[str]) -> Options | Answer:
@@ -528,7 +530,8 @@ def load_monitor(opts: Options) -> Any:
     protect, secrets = agent_places(opts.env)
     try:
         return Monitor.from_build(opts.build, log=opts.log, log_key=opts.log_key,
-                                  accept_unproved=opts.accept_unproved, protect=protect, secrets=secrets)
+                                  accept_unproved=opts.accept_unproved, protect=protect, secrets=secrets,
+                                  expect_sha256=opts.expect_sha256)
     except Exception as e:
         raise Refused(f"the build {opts.build} cannot be used: {_describe(e)}") from None
 

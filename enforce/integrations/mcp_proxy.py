@@ -477,11 +477,11 @@ def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: 
               strategy: str | None = None, mode: str | None = None, halt_after: int | None = None,
               log: str | Path | None = None, log_key: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
               start_timeout_s: float = START_TIMEOUT_S, accept_unproved: bool = False,
-              unchecked: frozenset[str] = frozenset()) -> None:
+              unchecked: frozenset[str] = frozenset(), expect_sha256: str | None = None) -> None:
     """Load the build and serve until the host hangs up (raises PolicyLoadError, GuardConfigError, a
     KeyFileError or ProxyStartError when it cannot start)."""
     guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
-                             accept_unproved=accept_unproved)
+                             accept_unproved=accept_unproved, expect_sha256=expect_sha256)
     asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s, start_timeout_s=start_timeout_s,
                       unchecked=unchecked))
 
@@ -501,6 +501,8 @@ def parser() -> argparse.ArgumentParser:
                                 description="Serve an MCP server's tools behind a proved policy: every tools/call is "
                                 "decided before it reaches the server (COMMAND, started as a child).")
     p.add_argument("--build", required=True, type=Path, help="the frozen policy build, DIR/<name>")
+    p.add_argument("--expect-sha256", metavar="HEX", help="refuse the build unless its policy.py has this sha256 "
+                   "(its certificate's hashes.policy)")
     p.add_argument("--context", type=Path, help="a JSON object of the facts beside each call (read at every call)")
     p.add_argument("--log", type=Path, help="append a hash-chained decision record per call to this JSONL file")
     p.add_argument("--log-key", type=Path, help="the private key that signs the log (`veriguard keys new`)")
@@ -545,7 +547,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_proxy(opts.build, command, args, context=context_file(opts.context) if opts.context else None,
                   strategy=opts.strategy, mode=opts.mode, halt_after=opts.halt_after, log=opts.log,
                   log_key=opts.log_key, timeout_s=opts.timeout, start_timeout_s=opts.start_timeout,
-                  accept_unproved=opts.accept_unproved, unchecked=frozenset(opts.unchecked))
+                  accept_unproved=opts.accept_unproved, unchecked=frozenset(opts.unchecked),
+                  expect_sha256=opts.expect_sha256)
     except (PolicyLoadError, ProxyStartError, VeriguardError, ValueError) as e:
         # ValueError: a bad guard setting, or Monitor.from_build's unknown strategy; VeriguardError: a bad log key
         say(str(e) if isinstance(e, VeriguardError) else f"error: {e}")

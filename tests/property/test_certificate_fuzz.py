@@ -76,7 +76,7 @@ def byte_edit(draw, data):
 
 
 def copy(build, tmp_path_factory):
-    target = tmp_path_factory.mktemp("c") / "build"
+    target = tmp_path_factory.mktemp("c") / build.name   # the folder named after its policy, as synth writes it
     shutil.copytree(build, target)
     return target
 

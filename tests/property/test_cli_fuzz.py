@@ -91,7 +91,7 @@ def test_check_with_any_args_file(build, tmp_path, capsys, data):
 @FAST
 @given(st.sampled_from(["certificate.json", "policy.py", "extraction.json", "run.json"]), EDITS)
 def test_check_and_report_on_a_mutated_build(build, tmp_path, capsys, name, edits):
-    copy = tmp_path / "b"
+    copy = tmp_path / "b" / build.name   # the folder named after its policy, as synth writes it
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(build, copy)
     (copy / name).write_bytes(mutate((copy / name).read_bytes(), edits))

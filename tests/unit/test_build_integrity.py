@@ -109,7 +109,7 @@ def eicu_build(tmp_path_factory):
 
 
 def copy(build, tmp_path):
-    target = tmp_path / "copy"
+    target = tmp_path / "copy" / build.name   # the folder named after its policy, as synth writes it
     shutil.copytree(build, target)
     return target
 

@@ -156,7 +156,7 @@ def test_check_with_arguments_outside_the_schema_fails_closed(payments_build, ca
 def test_check_on_a_broken_build_is_exit_2(payments_build, tmp_path, capsys, damage):
     import shutil
 
-    build = tmp_path / "b"
+    build = tmp_path / "b" / "payments"
     shutil.copytree(payments_build, build)
     cert = build / "certificate.json"
     edits = {"list": lambda: cert.write_text("[1, 2]"), "not json": lambda: cert.write_text("{"),

@@ -244,7 +244,7 @@ def test_missing_files_and_builds_are_errors(tmp_path, data, builds):
         shutil.copytree(builds / b, swapped / a)
     with pytest.raises(VeriguardError) as e:
         evaluate_asb(data, swapped, tmp_path / "out")
-    assert e.value.code == "eval.build" and "holds the policy 'beta_agent'" in e.value.message
+    assert e.value.code == "load.foreign" and "the policy 'beta_agent', not of 'alpha_agent'" in e.value.message
 
 
 def test_generator_check_and_bad_data(tmp_path, data, capsys):

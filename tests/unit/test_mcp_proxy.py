@@ -310,6 +310,7 @@ def test_shadow_mode_forwards_and_logs_the_would_be_denial(setup):
     (lambda argv: ["--strategy", "shrug"] + argv, "unknown enforcement strategy 'shrug'"),
     (lambda argv: ["--halt-after", "0"] + argv, "halt_after 0"),
     (lambda argv: ["--log-key", "/nonexistent/veriguard.key"] + argv, "key"),
+    (lambda argv: ["--expect-sha256", "0" * 64] + argv, "error[load.expected]"),
 ])
 def test_bad_starts_exit_2_with_the_reason(setup, capsys, change, says):
     assert main(change(proxy_argv(setup)[2:])) == 2

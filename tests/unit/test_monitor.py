@@ -116,7 +116,7 @@ def test_extractor_of_a_truncated_tool_call():
 
 def test_monitor_refuses_tampered_builds(payments_build, tmp_path):
     import shutil
-    copy = tmp_path / "copy"
+    copy = tmp_path / "copy" / "payments"
     shutil.copytree(payments_build, copy)
     (copy / "policy.py").write_text((copy / "policy.py").read_text() + "\nRULES['x'] = 'y'\n")
     with pytest.raises(PolicyLoadError):

@@ -225,3 +225,49 @@ def test_a_fifo_among_the_trusted_keys_is_refused_without_waiting(build, keys, t
     error = finishes(lambda: load_policy(build, trusted_keys=trusted), trusted / "pipe.pub")
     assert isinstance(error, PolicyLoadError) and error.code == "load.trust", error
     assert "not a regular file" in error.message and error.fix
+
+
+def test_a_signed_build_of_another_policy_in_the_expected_folder_is_refused(build, keys, tmp_path):
+    foreign = tmp_path / "shell_agent"
+    shutil.copytree(build, foreign)
+    with pytest.raises(PolicyLoadError) as e:
+        Monitor.from_build(foreign, trusted_keys=[keys["signer"][1]], require_signed=True)
+    assert e.value.code == "load.foreign" and "the policy 'mini', not of 'shell_agent'" in e.value.message
+    assert "DIR/mini" in e.value.fix
+    assert load_policy(build, trusted_keys=[keys["signer"][1]], require_signed=True).name == "mini"
+
+
+def test_an_expected_policy_hash_pins_the_build(build):
+    digest = load_policy(build).sha256
+    assert load_policy(build, expect_sha256=digest.upper()).sha256 == digest
+    assert Monitor.from_build(build, expect_sha256=digest).policy.sha256 == digest
+    e = refused(build, "load.expected", expect_sha256="0" * 64)
+    assert f"sha256 {digest[:16]}" in e.message and "not the expected 0000" in e.message
+    e = refused(build, "load.expected", expect_sha256="not-a-hash")
+    assert "not 64 hex digits" in e.message
+
+
+def test_check_takes_an_expected_policy_hash(build, capsys):
+    arguments = ["--args", '{"role": "admin", "age": 30, "items": []}']
+    digest = load_policy(build).sha256
+    assert main(["check", str(build), *arguments, "--expect-sha256", digest]) == 0
+    capsys.readouterr()
+    assert main(["check", str(build), *arguments, "--expect-sha256", "f" * 64]) == 2
+    err = capsys.readouterr().err
+    assert "error[load.expected]" in err and "fix:" in err and "Traceback" not in err
+
+
+def test_the_hook_takes_an_expected_policy_hash_and_refuses_another_policys_build(tmp_path):
+    pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
+    from tests.unit.test_hook import assert_denied, bash, run
+
+    out = tmp_path / "out"
+    built = {spec.stem: write_build(fake_result(load_spec(spec)), out, run_info={})[0]
+             for spec in SHIPPED if spec.stem in ("shell_agent", "os_agent")}
+    digest = load_policy(built["shell_agent"]).sha256
+    assert run(built["shell_agent"], bash("ls"), "--expect-sha256", digest).returncode == 0
+    assert_denied(run(built["shell_agent"], bash("ls"), "--expect-sha256", "0" * 64), "cannot be used",
+                  "not the expected")
+    foreign = tmp_path / "deploy" / "shell_agent"
+    shutil.copytree(built["os_agent"], foreign)
+    assert_denied(run(foreign, bash("cat ~/.ssh/id_rsa")), "cannot be used", "the policy 'os_agent'")
