@@ -20,6 +20,8 @@ from anthropic.lib.tools import ToolError
 from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
 
 F = TypeVar("F", bound=Callable[..., Any])
+UNREADABLE = ("a content block that is neither a dict nor an Anthropic SDK model cannot be read, so it is refused: "
+              "pass the message as the SDK returned it, or its model_dump()")
 
 
 def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], str] = "",
@@ -73,23 +75,41 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
                     run: str = "") -> tuple[list[Any], list[dict[str, Any]]]:
     """For the hand-written loop: the response's tool_use blocks that may run, and an `is_error`
     tool_result for each refused one (send them with the results of the calls you run). Raises
-    `RunTerminated` when the strategy terminates the run: then none of the calls may run."""
+    `RunTerminated` when the strategy terminates the run: then none of the calls may run. Content that
+    is a string holds no tool use; a block that is neither a dict nor an SDK model cannot be read, so
+    it is refused (fail closed) with the reason."""
     content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
     to_run: list[Any] = []
     refused: list[dict[str, Any]] = []
+    if isinstance(content, str):
+        return to_run, refused
     for block in content or ():
-        b = block if isinstance(block, dict) else block.model_dump()
-        if b.get("type") != "tool_use":
+        b = block_fields(block)
+        if b is None:
+            call_id = str(getattr(block, "id", ""))
+            outcome = guard.refuse(f"{UNREADABLE} (a {type(block).__name__})", action_id=call_id, run=run,
+                                   integration="anthropic_sdk")
+        elif b.get("type") != "tool_use":
             continue
-        call_id = str(b.get("id", ""))
-        outcome = guard.check({"type": "tool_use", "id": call_id, "name": b.get("name"), "input": b.get("input")},
-                              context=context, action_id=call_id, run=run, integration="anthropic_sdk",
-                              tool=str(b.get("name")))
+        else:
+            call_id = str(b.get("id", ""))
+            outcome = guard.check({"type": "tool_use", "id": call_id, "name": b.get("name"), "input": b.get("input")},
+                                  context=context, action_id=call_id, run=run, integration="anthropic_sdk",
+                                  tool=str(b.get("name")))
         if outcome.action == "terminate":
             raise RunTerminated(outcome)
-        if outcome.allowed:
+        if b is not None and outcome.allowed:
             to_run.append(block)
-        else:
-            refused.append({"type": "tool_result", "tool_use_id": call_id, "content": outcome.message,
-                            "is_error": True})
+        else:   # an unreadable block is refused in shadow mode too: there is no call to run
+            refused.append({"type": "tool_result", "tool_use_id": call_id, "content": outcome.message or
+                            UNREADABLE, "is_error": True})
     return to_run, refused
+
+
+def block_fields(block: Any) -> dict[str, Any] | None:
+    """A content block's fields: the dict itself, or an SDK model's model_dump(); None when it is neither."""
+    if isinstance(block, dict):
+        return block
+    dump = getattr(block, "model_dump", None)
+    fields = dump() if callable(dump) else None
+    return fields if isinstance(fields, dict) else None

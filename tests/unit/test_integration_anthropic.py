@@ -169,3 +169,20 @@ def test_split_tool_uses_terminates_before_anything_runs(payments_build):
         split_tool_uses(guard(payments_build, "terminate"), reply, context=CONTEXT)
     assert stopped.value.record.action_id == "b"
     assert split_tool_uses(guard(payments_build), {"content": [{"type": "text", "text": "hi"}]}) == ([], [])
+
+
+def test_split_tool_uses_reads_string_content_and_refuses_an_unreadable_block(payments_build, tmp_path):
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    g = guard(payments_build, "block", log=tmp_path / "log.jsonl")
+    assert split_tool_uses(g, {"role": "assistant", "content": "hello"}, context=CONTEXT) == ([], [])
+
+    class Block:
+        id = "toolu_9"
+        type = "tool_use"
+
+    to_run, refused = split_tool_uses(g, {"content": [Block()]}, context=CONTEXT)
+    assert to_run == [] and refused[0]["tool_use_id"] == "toolu_9" and refused[0]["is_error"] is True
+    assert "cannot be read, so it is refused" in refused[0]["content"]
+    record, = DecisionLog(tmp_path / "log.jsonl").records()
+    assert record["allowed"] is False and "cannot be read" in record["fail_closed"]
