@@ -84,6 +84,9 @@ def _read(path: Path, what: str) -> tuple[bytes, int]:
             raise KeyFileError("key.unreadable", f"the {what} is not a regular file", file=str(path),
                                fix="pass the file written by `veriguard keys new --out DIR`, not a pipe or device")
         data = os.read(fd, _MAX_KEY_FILE + 1)
+    except OSError as e:   # a regular file that cannot be read: /proc/self/mem, a failing disk
+        raise KeyFileError("key.unreadable", f"cannot read the {what}: {e.strerror}", file=str(path),
+                           fix="pass the file written by `veriguard keys new --out DIR`") from None
     finally:
         os.close(fd)
     if len(data) > _MAX_KEY_FILE:

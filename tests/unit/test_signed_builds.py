@@ -271,3 +271,9 @@ def test_the_hook_takes_an_expected_policy_hash_and_refuses_another_policys_buil
     foreign = tmp_path / "deploy" / "shell_agent"
     shutil.copytree(built["os_agent"], foreign)
     assert_denied(run(foreign, bash("cat ~/.ssh/id_rsa")), "cannot be used", "the policy 'os_agent'")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux's /proc/self/mem")
+def test_a_trusted_key_file_that_fails_to_read_is_a_key_error(build):
+    error = refused(build, "load.trust", trusted_keys="/proc/self/mem")
+    assert "cannot read the public key" in error.message
