@@ -30,6 +30,7 @@ the "default" and "plan" permission modes, where Claude Code asks a person; in a
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 from types import MappingProxyType
@@ -528,12 +529,66 @@ def load_monitor(opts: Options) -> Any:
     from veriguard.enforce.monitor import Monitor
 
     protect, secrets = agent_places(opts.env)
-    try:
+
+    def load() -> Any:
         return Monitor.from_build(opts.build, log=opts.log, log_key=opts.log_key,
                                   accept_unproved=opts.accept_unproved, protect=protect, secrets=secrets,
                                   expect_sha256=opts.expect_sha256)
+
+    try:
+        monitor = load()
+        guarded, hidden = linked_places(monitor, opts.env)
+        if guarded or hidden:   # rare: a protected name is a link (a dotfiles manager's); built again with its target
+            protect, secrets = protect + guarded, secrets + hidden
+            monitor = load()
+        return monitor
     except Exception as e:
         raise Refused(f"the build {opts.build} cannot be used: {_describe(e)}") from None
+
+
+def linked_places(monitor: Any, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """Where the protected names of the build's zone maps lead when they are symbolic links on this disk (a dotfiles
+    manager's `~/.claude/settings.json -> ~/dotfiles/claude/settings.json`: the agent working in ~/dotfiles wrote
+    the settings as a workspace file). Looked at: the literal part of each pattern under the home or the workspace
+    folder and the entries right under it, in the zones listed up to the one of {guard} (their targets are guarded:
+    read, never changed), those up to the one of {secret} being credentials (their targets are credentials too)."""
+    from veriguard.enforce.shell import ShellExtractor
+    from veriguard.enforce.shell_table import fill
+
+    home, project = env.get("HOME", ""), env.get("CLAUDE_PROJECT_DIR", "")
+    if not home.startswith("/") or not project.startswith("/"):
+        return [], []
+    values = {"home": home, "workspace": project, "tmp": "/tmp"}
+    guarded: list[str] = []
+    hidden: list[str] = []
+    maps = {id(x.zones): x.zones for x in monitor.extractors.values() if isinstance(x, ShellExtractor)}
+    for zmap in maps.values():
+        last = {place: max((i for i, (_, ps) in enumerate(zmap.zones) if any("{" + place + "}" in p for p in ps)),
+                           default=-1) for place in ("guard", "secret")}
+        for i, (_, patterns) in enumerate(zmap.zones[:last["guard"] + 1]):
+            for pattern in (p for p in patterns if p.startswith(("{home}/", "{workspace}/"))):
+                for target in _link_targets(fill(pattern, values)):
+                    (hidden if i <= last["secret"] else guarded).append(target)
+    return list(dict.fromkeys(guarded)), list(dict.fromkeys(hidden))
+
+
+def _link_targets(pattern: str) -> list[str]:
+    """The targets of the symbolic links at the literal part of `pattern` (up to its first wildcard) and right
+    under it, where its last component names them."""
+    from veriguard.enforce.shell_table import has_glob
+
+    parts = pattern.split("/")
+    fixed = next((k for k, part in enumerate(parts) if has_glob(part)), len(parts))
+    literal, rest = "/".join(parts[:fixed]) or "/", parts[fixed:]
+    found = [literal] if os.path.islink(literal) else []
+    if len(rest) == 1 and os.path.isdir(literal) and not found:   # `X/**`, or `X/NAME*`: the entries it names
+        try:
+            with os.scandir(literal) as entries:
+                found += [e.path for e in entries if e.is_symlink() and (rest == ["**"] or fnmatch.fnmatchcase(
+                    e.name, rest[0]))]
+        except OSError:
+            pass
+    return [os.path.realpath(f) for f in found]
 
 
 def agent_places(env: Mapping[str, str]) -> tuple[list[str], list[str]]:

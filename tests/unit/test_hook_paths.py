@@ -119,3 +119,24 @@ def test_a_moved_claude_configuration_folder_is_the_agents_configuration(build: 
     assert decide(build, "Read", env=env, file_path="/home/dev/.claude-work/settings.json") == 0
     moved = {"CLAUDE_CONFIG_DIR": "/tmp/claude-cfg"}
     assert decide(build, "Write", env=moved, file_path="/tmp/claude-cfg/settings.json", content="{}") == 2
+
+
+def test_a_protected_name_that_is_a_link_protects_its_target(build: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    dotfiles = home / "dotfiles"
+    for folder in ("claude", "ssh", "other"):
+        (dotfiles / folder).mkdir(parents=True)
+    (dotfiles / "claude" / "settings.json").write_text("{}")
+    (dotfiles / "ssh" / "authorized_keys").write_text("ssh-ed25519 AAAA")
+    (dotfiles / "gitconfig").write_text("[user]\n")
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").symlink_to(dotfiles / "claude" / "settings.json")
+    (home / ".ssh").symlink_to(dotfiles / "ssh")
+    (home / ".gitconfig").symlink_to(dotfiles / "gitconfig")
+    where = {"project": str(dotfiles), "home": str(home)}
+    for path in ("claude/settings.json", "gitconfig", "ssh/authorized_keys"):
+        assert decide(build, "Write", **where, file_path=f"{dotfiles}/{path}", content="x") == 2, path
+    assert decide(build, "Read", **where, file_path=f"{dotfiles}/ssh/authorized_keys") == 2
+    assert decide(build, "Read", **where, file_path=f"{dotfiles}/claude/settings.json") == 0
+    assert decide(build, "Write", **where, file_path=f"{dotfiles}/other/vimrc", content="x") == 0
+    assert decide(build, "Bash", **where, command="echo {} > claude/settings.json") == 2
