@@ -112,10 +112,15 @@ class Guard:
             record = self._refusal(f"tool execution in this run was halted earlier ({halted})", meta)
             return GuardOutcome(False, "halt", self._halted_message(halted), record)
         record, reasons = decide()
-        with self._lock:
-            action = self._next_action(state, reasons, allowed=record is not None and record.allowed is True)
-        if halted:  # shadow mode only: enforcing would have refused it unread
-            action, message = "halt", self._halted_message(halted)
+        allowed = record is not None and record.allowed is True
+        with self._lock:  # `state` is this call's run even if end_run forgot it meanwhile
+            halted = halted or state.halted
+            action = "halt" if halted else self._next_action(state, reasons, allowed=allowed)
+        if halted:
+            message = self._halted_message(halted)
+            if allowed and self.mode == "enforce":  # another call halted the run while this one was decided
+                record = self._refusal(f"tool execution in this run was halted while this call was decided ({halted})",
+                                       meta)
         else:
             message = "" if action == "allow" else self._message(action, reasons)
         if self.mode == "shadow":
@@ -129,7 +134,8 @@ class Guard:
             return self._runs[run].halted if run in self._runs else ""
 
     def end_run(self, run: str = "") -> None:
-        """Forget a finished run's state."""
+        """Forget a finished run's state: the next call with this name starts a new run. A call of the
+        ended run still being decided counts in the ended run (its halt does not reach the new one)."""
         with self._lock:
             self._runs.pop(run, None)
 

@@ -1,5 +1,6 @@
 """The shared enforcement layer: strategies carried out, per-run halting, shadow mode, fail closed."""
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,66 @@ def test_records_name_the_integration_and_hash_what_was_decided(payments_build, 
     assert [r["decision_sha256"] for r in logged] == [denied.decision_sha256, allowed.decision_sha256]
     assert logged[0]["integration"] == "anthropic_sdk" and logged[0]["mode"] == "shadow"
     assert verify_log(tmp_path / "log.jsonl").ok
+
+
+class Paused:
+    """A call whose context is read only once `release` is set: it is being decided until then."""
+
+    def __init__(self, g, payment, run="r", action_id=""):
+        self.reading, self.release, self.outcome = threading.Event(), threading.Event(), None
+        self.thread = threading.Thread(target=self._check, args=(g, payment, run, action_id))
+        self.thread.start()
+        assert self.reading.wait(10)
+
+    def _context(self):
+        self.reading.set()
+        assert self.release.wait(10)
+        return CONTEXT
+
+    def _check(self, g, payment, run, action_id):
+        self.outcome = g.check(tool_use(payment), context=self._context, run=run, action_id=action_id)
+
+    def finish(self):
+        self.release.set()
+        self.thread.join(10)
+        return self.outcome
+
+
+@pytest.mark.parametrize("strategy", ["tool_halt", "terminate", "replan_halt"])
+def test_a_call_decided_after_another_call_halted_its_run_is_refused(payments_build, tmp_path, strategy):
+    g = guard(payments_build, strategy, halt_after=1, log=tmp_path / "log.jsonl")
+    late = Paused(g, PAYMENT, action_id="late")
+    assert g.check(tool_use(OVER_LIMIT), context=CONTEXT, run="r", action_id="halts").action in ("halt", "terminate")
+    out = late.finish()
+    assert not out.allowed and out.action == "halt" and "halted in this run" in out.message
+    assert not out.record.allowed and "halted while this call was decided" in out.record.fail_closed
+    records = list(DecisionLog(tmp_path / "log.jsonl").records())
+    assert [(r["action_id"], r["allowed"]) for r in records] == [("halts", False), ("late", True), ("late", False)]
+    assert verify_log(tmp_path / "log.jsonl").ok
+
+
+def test_a_denied_call_decided_after_the_run_stopped_is_a_halt(payments_build):
+    g = guard(payments_build, "terminate")
+    late = Paused(g, OVER_LIMIT)
+    assert g.check(tool_use(OVER_LIMIT), context=CONTEXT, run="r").action == "terminate"
+    out = late.finish()
+    assert not out.allowed and out.action == "halt" and "per_payment_limit" in out.record.violations
+
+
+def test_shadow_mode_records_that_a_late_call_would_have_been_halted(payments_build):
+    g = guard(payments_build, "tool_halt", mode="shadow")
+    late = Paused(g, PAYMENT)
+    assert g.check(tool_use(OVER_LIMIT), context=CONTEXT, run="r").would == "halt"
+    out = late.finish()
+    assert out.allowed and out.would == "halt" and out.record.allowed and "halted in this run" in out.message
+
+
+def test_end_run_while_calls_are_decided_keeps_them_in_their_run(payments_build):
+    g = guard(payments_build, "tool_halt")
+    halting, late = Paused(g, OVER_LIMIT), Paused(g, PAYMENT)
+    g.end_run("r")
+    assert g.check(tool_use(), context=CONTEXT, run="r").allowed     # a new run, started after the reset
+    assert halting.finish().action == "halt"
+    out = late.finish()
+    assert not out.allowed and out.action == "halt" and "per-payment limit" in out.message
+    assert g.halted("r") == "" and g.check(tool_use(), context=CONTEXT, run="r").allowed
