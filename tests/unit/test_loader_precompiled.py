@@ -164,12 +164,17 @@ def test_bytecode_with_a_specialised_opcode_is_refused_at_any_depth(build, depth
     assert e.value.code == "load.exec" and "specialised instructions" in e.value.message and e.value.fix
 
 
-def test_the_shipped_builds_hold_no_specialised_instruction():
+def test_the_shipped_builds_hold_no_specialised_instruction(tmp_path):
     from tests.conftest import ROOT
+    from tests.unit.test_compile_and_freeze import fake_result
+    from veriguard.synth.freeze import write_build
+    from veriguard.synth.specfile import load_spec
 
     head = len(importlib.util.MAGIC_NUMBER) + 32
-    shipped = sorted((ROOT / "build").glob(f"*/{POLICY_CODE}"))
-    assert shipped
+    for spec in ("payments", "eicu_ac", "shell_agent"):
+        write_build(fake_result(load_spec(ROOT / "specs" / f"{spec}.toml")), tmp_path, run_info={})
+    shipped = sorted(tmp_path.glob(f"*/{POLICY_CODE}"))
+    assert len(shipped) == 3
     for path in shipped:
         data = path.read_bytes()
         if data.startswith(importlib.util.MAGIC_NUMBER):
