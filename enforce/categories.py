@@ -354,6 +354,7 @@ class CategoryClassifier:
         self.weights = model.weights
         self.known: frozenset[str] = lexicon() | model.words
         self.vocabulary = cue_words(model.cues)
+        self.joinable = cue_words(model.cues, shortest=3)   # car, job, van: what two pieces may spell
 
     @classmethod
     def from_bank(cls, path: str | Path, embedder: Embedder | None = None) -> "CategoryClassifier":
@@ -422,7 +423,9 @@ class CategoryClassifier:
         if not re.search(r"[A-Za-z]{2,}", norm.text):
             shown = f" (unreadable characters: {describe(norm.unreadable)})" if norm.unreadable else ""
             return self.unreadable("no task text to classify" + shown)
-        text, typos = correct_typos(norm.text, self.vocabulary, self.known)
+        text, joined = join_pieces(norm.text, self.joinable)
+        text, typos = correct_typos(text, self.vocabulary, self.known)
+        typos = joined + typos
         pieces, whole = split_text(text)
         if len(pieces) > MAX_PIECES:
             return self.unreadable(f"the task has {len(pieces)} distinct sentences or windows, over the {MAX_PIECES} "
@@ -481,6 +484,7 @@ def correct_typos(text: str, vocabulary: frozenset[str], known: frozenset[str]) 
     `abbreviated`), read as that word (hotle -> hotel, baskit -> basket) or, for an abbreviation of up to
     MAX_READINGS words, as all of them (flt -> flat or flight), and the changes made."""
     changes: list[str] = []
+    shouting = not any(c.islower() for c in text)   # all in capitals: a word in capitals is no acronym then
 
     def fix(m: re.Match[str]) -> str:
         word = m.group(0)
@@ -489,7 +493,8 @@ def correct_typos(text: str, vocabulary: frozenset[str], known: frozenset[str]) 
             return word
         found = sorted(one_edit(low) & vocabulary) if len(low) >= TYPO_MIN else []
         if len(found) != 1:
-            found = [] if word.isupper() else abbreviated(low, vocabulary)  # CRM, CSS: acronyms, not abbreviations
+            acronym = word.isupper() and not shouting    # CRM, CSS: acronyms, not abbreviations
+            found = [] if acronym else abbreviated(low, vocabulary)
             if not 1 <= len(found) <= MAX_READINGS:
                 return word
         read = " or ".join(found)  # an abbreviation of several words reads as all of them: the restrictive reading
@@ -499,10 +504,33 @@ def correct_typos(text: str, vocabulary: frozenset[str], known: frozenset[str]) 
     return re.sub(r"[A-Za-z]+", fix, text), changes
 
 
+def join_pieces(text: str, vocabulary: frozenset[str]) -> tuple[str, list[str]]:
+    """Two neighbouring pieces separated only by whitespace (a line break included) joined where together they spell
+    a topic word and neither alone is one (`ho tel`, `c\nar`, `plan e` -> hotel, car, plane), and the changes."""
+    words = list(re.finditer(r"[A-Za-z]+", text))
+    out: list[str] = []
+    changes: list[str] = []
+    end = 0
+    k = 0
+    while k < len(words):
+        a = words[k]
+        b = words[k + 1] if k + 1 < len(words) else None
+        joined = (a.group(0) + b.group(0)).lower() if b is not None else ""
+        if (b is not None and text[a.end():b.start()].isspace() and joined in vocabulary
+                and a.group(0).lower() not in vocabulary and b.group(0).lower() not in vocabulary):
+            out += [text[end:a.start()], a.group(0) + b.group(0)]
+            changes.append(f"{text[a.start():b.end()]!r} -> {a.group(0) + b.group(0)}")
+            end, k = b.end(), k + 2
+        else:
+            k += 1
+    return "".join(out) + text[end:], changes
+
+
 def abbreviated(low: str, vocabulary: frozenset[str]) -> list[str]:
     """The topic words a word written without vowels abbreviates (htl, rntl, flt, tkts): it starts with their
     first letter and keeps, in order, at least 60% of their consonants; a word and its plural are one reading.
-    Texting shorthand (pls, thx, tmrw...) abbreviates nothing, and correct_typos reads no word in capitals as one."""
+    Texting shorthand (pls, thx, tmrw...) abbreviates nothing, and correct_typos reads no word in capitals as one
+    unless the whole text is in capitals."""
     if set(low) & set(VOWELS) or low in TEXTESE:
         return []
     found = [w for w in vocabulary if w[0] == low[0] and len(w) > len(low) and _subsequence(low, w)
@@ -515,14 +543,15 @@ def _subsequence(short: str, word: str) -> bool:
     return all(c in letters for c in short)
 
 
-def cue_words(cues: Cues) -> frozenset[str]:
-    """The words the topic cues spell out (`hotels?`: hotel and hotels), which a misspelt word may be read as."""
+def cue_words(cues: Cues, shortest: int = TYPO_MIN) -> frozenset[str]:
+    """The words of `shortest` letters or more the topic cues spell out (`hotels?`: hotel and hotels), which a
+    misspelt word may be read as."""
     words: set[str] = set()
     for patterns in cues.topic.values():
         plain = re.sub(r"\\[A-Za-z]|\(\?<?[!=].*?\)", " ", " ".join(p.pattern for p in patterns))  # escapes, lookarounds
-        for w in re.findall(r"\b[a-z]{%d,}\??" % (TYPO_MIN - 1), plain):
+        for w in re.findall(r"\b[a-z]{%d,}\??" % (shortest - 1), plain):
             words |= {w[:-2], w[:-1]} if w.endswith("?") else {w}
-    return frozenset(w for w in words if len(w) >= TYPO_MIN)
+    return frozenset(w for w in words if len(w) >= shortest)
 
 
 def one_edit(word: str) -> set[str]:

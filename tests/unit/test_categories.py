@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from veriguard.enforce.categories import (MAX_CHARS, CategoryClassifier, correct_typos, cue_vector, cue_words, parse_bank,
-                                          read_bank, split_text)
+from veriguard.enforce.categories import (MAX_CHARS, CategoryClassifier, correct_typos, cue_vector, cue_words, join_pieces,
+                                          parse_bank, read_bank, split_text)
 from veriguard.enforce.embedder import Embedder
 from veriguard.evaluation import MIND2WEB_FILE, benchmark_data
 from veriguard.enforce.extract_errors import ExtractionError
@@ -377,3 +377,23 @@ def test_words_glued_by_underscores_hashtags_or_spacing_are_read(clf, text, cate
     got = clf.classify(text)
     assert category in got.labels | got.uncertain, got.reason
     assert ClassifierExtractor("t", clf.classify, CATS, "restrict").extract({"t": text}).value[category]
+
+
+@pytest.mark.parametrize("text,category", [
+    ("Book a ho tel in Paris", "hotel"), ("Book a ho\ntel in Paris", "hotel"), ("Rent a c\nar in Denver", "car"),
+    ("Reserve a mo tel room in Reno", "hotel"), ("Book a plan e ticket to Oslo", "flight"),
+    ("BK HTL RM NYC 2 NTS", "hotel"), ("NEED A HTL IN DC TONIGHT", "hotel"), ("BOOK A FLT TO LAX", "flight")])
+def test_words_cut_by_whitespace_and_shorthand_in_capitals_are_read(clf, text, category):
+    """2026-11-29 (a red-team pass): a topic word cut in two by any whitespace, a line break included, and vowel-less
+    shorthand in a text written all in capitals (its words were taken for acronyms) read as a sure no category."""
+    got = clf.classify(text)
+    assert category in got.labels | got.uncertain, got.reason
+
+
+def test_pieces_join_only_into_a_topic_word(clf):
+    joinable = cue_words(clf.model.cues, shortest=3)
+    assert join_pieces("a ho tel and a c\nar", joinable) == ("a hotel and a car", ["'ho tel' -> hotel", "'c\\nar' -> car"])
+    assert join_pieces("re port the car pet", joinable)[0] == "re port the car pet"   # no topic word / car is one
+    assert join_pieces("ho-tel", joinable)[0] == "ho-tel"   # only whitespace between them (the normaliser joins `-`)
+    vocabulary = cue_words(clf.model.cues)
+    assert correct_typos("update the CRM", vocabulary, clf.known) == ("update the CRM", [])
