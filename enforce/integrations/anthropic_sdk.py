@@ -7,21 +7,48 @@ tool_result with the reason. A terminated run raises `RunTerminated`, which the 
 catch (it turns only Exception into a tool result), so `until_done()` and iteration stop with it.
 
 The runner hands a tool its input, not the tool_use id (SDK 2.12: `tool.call(tool_use.input)`), so
-records made there carry no tool call id; `split_tool_uses` has the id and records it.
+records made there carry no tool call id; `split_tool_uses` has the id and records it. The runner
+validates that input with pydantic (lax: `true` becomes 1 for an int) before the tool function runs;
+`guarded` annotates each parameter with a wrap validator that keeps the value the model sent beside
+the validated one, so the policy reads what the model sent and the function gets what pydantic made of it.
 """
 from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, TypeVar
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, TypeVar
 
 from anthropic.lib.tools import ToolError
+from pydantic import ValidatorFunctionWrapHandler, WrapValidator
 
 from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
 
 F = TypeVar("F", bound=Callable[..., Any])
 UNREADABLE = ("a content block that is neither a dict nor an Anthropic SDK model cannot be read, so it is refused: "
               "pass the message as the SDK returned it, or its model_dump()")
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One argument as the model sent it (`raw`) and as the SDK's validation made it (`value`)."""
+    raw: Any
+    value: Any
+
+
+def keep_sent(raw: Any, handler: ValidatorFunctionWrapHandler) -> Sent:
+    return Sent(raw, handler(raw))
+
+
+KEEP_SENT = WrapValidator(keep_sent)
+
+
+def sent_raw(arg: Any) -> Any:
+    return arg.raw if isinstance(arg, Sent) else arg
+
+
+def sent_value(arg: Any) -> Any:
+    return arg.value if isinstance(arg, Sent) else arg
 
 
 def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], str] = "",
@@ -32,17 +59,18 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
         @guarded(guard, context=lambda: {"session": ..., "ledger": ...})
         def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str: ...
 
-    The policy sees the arguments the function is about to receive (after the SDK's validation, with
-    defaults filled in) as an Anthropic tool_use block named `name` (default: the function's name,
-    which is also the tool's name unless `@beta_tool(name=...)` says otherwise: pass the same).
-    `run` names the run whose halting state the call counts in; a function returning the name (read
-    at every call, e.g. from a contextvar) serves a tool shared by several conversations."""
+    The policy sees the arguments as the model sent them (before the SDK's validation coerces them:
+    `true` or `45000.0` for an int reach the policy as they are), with defaults filled in, as an
+    Anthropic tool_use block named `name` (default: the function's name, which is also the tool's
+    name unless `@beta_tool(name=...)` says otherwise: pass the same). The tool's input schema is the
+    function's. `run` names the run whose halting state the call counts in; a function returning the
+    name (read at every call, e.g. from a contextvar) serves a tool shared by several conversations."""
     def wrap(func: F) -> F:
         signature = inspect.signature(func)
         tool = name or func.__name__
 
         def enforce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-            bound = signature.bind(*args, **kwargs)
+            bound = signature.bind(*map(sent_raw, args), **{k: sent_raw(v) for k, v in kwargs.items()})
             bound.apply_defaults()
             call = {"type": "tool_use", "name": tool, "input": dict(bound.arguments)}
             act(guard.check(call, context=context, run=run() if callable(run) else run, integration="anthropic_sdk",
@@ -52,15 +80,23 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
             @functools.wraps(func)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
                 enforce(args, kwargs)
-                return await func(*args, **kwargs)
-            return run_async  # type: ignore[return-value]
+                return await func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
+            return keeping_sent(run_async)  # type: ignore[return-value]
 
         @functools.wraps(func)
         def run_sync(*args: Any, **kwargs: Any) -> Any:
             enforce(args, kwargs)
-            return func(*args, **kwargs)
-        return run_sync  # type: ignore[return-value]
+            return func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
+        return keeping_sent(run_sync)  # type: ignore[return-value]
     return wrap
+
+
+def keeping_sent(wrapper: Callable[..., Any]) -> Callable[..., Any]:
+    """The wrapper with each annotated parameter validated through KEEP_SENT (the JSON schema pydantic
+    derives is unchanged: a wrap validator adds nothing to it)."""
+    wrapper.__annotations__ = {key: hint if key == "return" else Annotated[hint, KEEP_SENT]
+                               for key, hint in wrapper.__annotations__.items()}
+    return wrapper
 
 
 def act(outcome: GuardOutcome) -> None:

@@ -186,3 +186,67 @@ def test_split_tool_uses_reads_string_content_and_refuses_an_unreadable_block(pa
     assert "cannot be read, so it is refused" in refused[0]["content"]
     record, = DecisionLog(tmp_path / "log.jsonl").records()
     assert record["allowed"] is False and "cannot be read" in record["fail_closed"]
+
+
+@pytest.mark.parametrize("amount", [True, 45000.0, "45000"])
+def test_the_policy_reads_the_arguments_the_model_sent_not_what_pydantic_made_of_them(payments_build, tmp_path, amount):
+    ran = []
+    g = guard(payments_build, "block", log=tmp_path / "log.jsonl")
+    model = ScriptedModel(tool_use_reply(("toolu_1", {**PAYMENT, "amount_cents": amount})), "Done.")
+    run(model, payments_tool(g, ran))
+    assert ran == [] and tool_results(model, 1)[0]["is_error"] is True
+    record, = DecisionLog(tmp_path / "log.jsonl").records()
+    assert record["allowed"] is False
+
+
+def test_the_function_gets_the_validated_arguments_and_keeps_its_schema(payments_build, tmp_path):
+    import enum
+
+    from anthropic.lib.tools import beta_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import guarded
+
+    class Currency(str, enum.Enum):
+        USD = "USD"
+
+    got = []
+
+    def send_payment(recipient: str, amount_cents: int, currency: Currency, method: str = "ach") -> str:
+        """Send a payment."""
+        got.append(currency)
+        return "sent"
+
+    plain_schema = beta_tool(send_payment).input_schema
+    tool = beta_tool(guarded(guard(payments_build, log=tmp_path / "log.jsonl"), context=CONTEXT)(send_payment))
+    assert tool.input_schema == plain_schema and send_payment.__annotations__["currency"] is Currency
+    run(ScriptedModel(tool_use_reply(("toolu_1", PAYMENT)), "Done."), tool)
+    assert got == [Currency.USD] and type(got[0]) is Currency
+    record, = DecisionLog(tmp_path / "log.jsonl").records()
+    assert record["allowed"] is True and record["arguments"]["payment"]["currency"] == "USD"
+
+
+def test_an_async_tool_is_checked_on_what_the_model_sent(payments_build):
+    from anthropic import AsyncAnthropic
+    from anthropic.lib.tools import beta_async_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import guarded
+
+    ran = []
+
+    @beta_async_tool
+    @guarded(guard(payments_build, "block"), context=CONTEXT)
+    async def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str:
+        """Send a payment."""
+        ran.append(amount_cents)
+        return "sent"
+
+    model = ScriptedModel(tool_use_reply(("toolu_1", {**PAYMENT, "amount_cents": True})),
+                          tool_use_reply(("toolu_2", PAYMENT)), "Done.")
+
+    async def main():
+        runner = client(model, AsyncAnthropic, httpx2.AsyncClient).beta.messages.tool_runner(
+            model="claude-test", max_tokens=256, tools=[send_payment], messages=[{"role": "user", "content": "Pay."}])
+        return await runner.until_done()
+
+    anyio.run(main)
+    assert ran == [45000] and tool_results(model, 1)[0]["is_error"] is True
