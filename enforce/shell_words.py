@@ -116,7 +116,12 @@ def _tokens(node: Any, env: Env) -> list[Tok]:
         return [Exp((env.arith(node),), False)]
     if kind == "brace_expression":
         return _unquoted(node.text.decode("utf-8"))
-    if kind == "$":  # a lone `$` (tree-sitter's reading of `$"..."` and of a trailing `$`)
+    if kind == "$":  # a lone `$`: tree-sitter's reading of a trailing `$`, and of `$"..."` (with the string after it)
+        after = node.next_sibling
+        if after is not None and after.type == "string" and after.start_byte == node.end_byte:
+            # bash translates `$"..."` through the locale's message catalogs (TEXTDOMAIN, TEXTDOMAINDIR: any file)
+            return [Exp((Value.unknown("a translated string `$\"...\"`, whose text the locale's catalogs decide"),),
+                        True)]
         return [Lit("$", False)]
     raise unsupported(node, f"a word of kind {kind}")
 
