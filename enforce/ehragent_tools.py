@@ -4,7 +4,8 @@ EHRAgent's run_code starts every program with `answer = 0` and CodeHeader's name
 and the modules tabtools and calculator (refused: not modelled).
 * GetValue(db, 'col[, agg]') reads col; with an aggregation the tool does not know it raises, reading
   nothing. FilterDB(db, cond) reads every column its conditions name, max(col)/min(col) selectors
-  included: which rows survive reveals those columns.
+  included: which rows survive reveals those columns. Each `||` part is parsed as tabtools.data_filter
+  parses it (_condition_column); parts outside the grammar on which both agree are refused.
 * LoadDB(name) loads a table (it must be a constant name in the schema); FilterDB and GetValue take a
   table traceable to a LoadDB.
 * SQLInterpreter(query) reads what enforce/sql_columns.py finds in the query, which must be known
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import NoReturn
 
 from veriguard.enforce.code_interpreter import Interpreter, ToolTable
 from veriguard.enforce.code_values import HOLE, OTHER, Val, at, fail, is_text, single_text, snippet
@@ -23,8 +25,9 @@ from veriguard.enforce.sql_columns import cached_sql_reads
 TOOLS = frozenset({"LoadDB", "FilterDB", "GetValue", "SQLInterpreter", "Calendar", "Calculate"})
 HEADER = frozenset({"tabtools", "calculator"})  # what EHRAgent's CodeHeader imports beside the tools
 AGGREGATIONS = ("mean", "max", "min", "sum", "list")
-CONDITION_OP = re.compile(r">=|<=|!=|==|=|>|<|\s(?:not\s+)?in\s|\s(?:not\s+)?like\s", re.IGNORECASE)
-SELECTOR = re.compile(r"\s*(?:max|min)\s*\((.*)\)\s*", re.DOTALL)
+FILTER_OPERATORS = (">=", "<=", ">", "<", "=", " in ")  # data_filter's branches, in the order it tests them
+SELECTORS = ("max", "min")  # its branches after those: a part holding one of these selects by it
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _tool(interp: Interpreter, function: str, node: ast.Call) -> Val:
@@ -72,7 +75,7 @@ def _columns_of(interp: Interpreter, function: str, tables: frozenset[str], argu
         if function == "GetValue":
             columns = [_getvalue_column(template, how, node)]
         else:
-            columns = [_condition_column(c, how, node, complete=interp.complete) for c in template.split("||") if c.strip()]
+            columns = [_condition_column(part, node, complete=interp.complete) for part in template.split("||")]
         for column in columns:
             if column is None:
                 interp.read_whole(tables, node, f"{how}: a column name is only known at run time")
@@ -92,20 +95,40 @@ def _sql(interp: Interpreter, query: Val, node: ast.Call) -> None:
                 interp.loaded.setdefault(table, f"{snippet(node)} line {node.lineno}")
 
 
-def _condition_column(condition: str, how: str, node: ast.AST, *, complete: bool) -> str | None:
-    """The column a FilterDB condition names; None when the name is only known at run time."""
-    shown = condition.replace(HOLE, "{…}")
-    selector = SELECTOR.fullmatch(condition)
-    operator = None if selector else CONDITION_OP.search(condition)
-    if not selector and operator is None:
-        fail("extract.code.filter_syntax", at(node), f"{how}: condition {shown!r} has no comparison and is not "
-             "max()/min()")
-    name = selector.group(1).strip() if selector else condition[:operator.start()].strip()  # type: ignore[union-attr]
+def _condition_column(part: str, node: ast.AST, *, complete: bool) -> str | None:
+    """The column EHRAgent's data_filter reads for one `||` part: "" for none, None when only known at run time.
+
+    data_filter takes the first of FILTER_OPERATORS that the part holds and reads the text before it,
+    else for `max`/`min` the text inside `max(...)`/`min(...)`; a part holding none of these it skips.
+    Accepted: `<name><operator><value>`, exactly `max(<name>)`/`min(<name>)`, and constant parts it
+    skips. The name is taken as data_filter takes it (no trimming); it must be an identifier unless the
+    schema is complete, where any other text is no column and the tool raises. Anything else is refused.
+    """
+    operator = next((op for op in FILTER_OPERATORS if op in part), None)
+    selector = next((s for s in SELECTORS if s in part), None)
+    chosen = re.fullmatch(rf"{selector}\(([^()]*)\)", part) if selector else None
+    if operator is not None:
+        name = part[:part.index(operator)]
+    elif HOLE in part:
+        return None  # a run-time value decides which branch data_filter takes
+    elif selector is None:
+        return ""
+    elif chosen is None:
+        _refuse_condition(part, node)
+    else:
+        name = chosen.group(1)
     if HOLE in name:
         return None
-    if not name.isidentifier() and not complete:  # with every column known, `read` finds it is none of them
-        fail("extract.code.filter_syntax", at(node), f"{how}: condition {shown!r} does not start with a column name")
+    if not complete and not IDENTIFIER.fullmatch(name):
+        _refuse_condition(part, node)
     return name
+
+
+def _refuse_condition(part: str, node: ast.AST) -> NoReturn:
+    fail("extract.code.filter_syntax", at(node), f"the FilterDB condition {part.replace(HOLE, '{…}')!r} is "
+         "refused: EHRAgent's data_filter may read it otherwise (each part between || must be "
+         "<column><op><value>, op the first of >=, <=, >, <, =, ' in ' that it holds, or exactly max(<column>) "
+         "or min(<column>))")
 
 
 def _getvalue_column(argument: str, how: str, node: ast.AST) -> str | None:
