@@ -68,7 +68,6 @@ class Interpreter:
         self.bound: frozenset[str] = EMPTY   # every name the module binds
         self.reads: dict[tuple[str, str], list[str]] = {}
         self.loaded: dict[str, str] = {}
-        self.named: set[str] = set()         # tables the program tried to read a column of that is not there
         self.notes: list[str] = []
         self.confidence = 1.0
         self.catching: list[list[dict[str, Val]]] = []  # each enclosing try body: states a handler may start in
@@ -90,7 +89,7 @@ class Interpreter:
             unanalysable(tree.body[0], "containers whose contents do not settle")
         self.escape(self.env.get(self.tools.answer, NOTHING), tree.body[-1], "the answer is the table itself")
         for table, where in self.loaded.items():
-            if table not in self.named and not any(t == table for t, _ in self.reads):
+            if not any(t == table for t, _ in self.reads):
                 for column in sorted(self.schema[table]):
                     self.read_one(table, column, f"{where}: nothing of it is named -> {table}.{column} (whole table)")
                 self.notes.append(f"{where}: {table} is loaded but no column of it is named; every column counts")
@@ -109,8 +108,7 @@ class Interpreter:
     def read(self, tables: frozenset[str], column: str, node: ast.AST, how: str) -> None:
         owners = sorted(t for t in tables if column in self.schema[t])
         if not owners:
-            if self.complete:  # no such column: the tool raises, nothing is read, the table was not unused
-                self.named.update(tables)
+            if self.complete:  # no such column: the tool raises and reads nothing; the table's use is still unknown
                 self.notes.append(f"{at(node)}: {how} names {column!r}, which {'/'.join(sorted(tables))} does not "
                                   "have: it raises when run")
                 return
@@ -562,7 +560,10 @@ class Interpreter:
         if isinstance(op, CONTAINER_OPS) and sides:
             others = [v for v in (left, right) if not (v.locs or v.items is not None)]
             self.escape(join_all(others), node, "arithmetic on a table")
-            return self.new_container(node, join_all(self.elements(v, node) for v in sides))
+            elements = join_all(self.elements(v, node) for v in sides)
+            if any(loc in self.mapped for v in sides for loc in v.locs):  # `a | b` of dicts keeps their values
+                return self.new_container(node, elements, join_all(self.entries(v) for v in sides))
+            return self.new_container(node, elements)
         self.escape(join(left, right), node, "arithmetic on a table")
         return OTHER
 
@@ -697,14 +698,10 @@ class Interpreter:
         sources = [v for v in args if not v.funcs]
         if q == "collections.deque":
             return self.new_container(node, join_all(self.elements(v, node) for v in sources))
-        made = self.new_container(node, Val(texts=frozenset(k for k in kwargs if k)), join_all(kwargs.values()) if
-                                  q != "collections.Counter" else OTHER)
-        for source in sources:
-            if q == "collections.Counter":  # counts the elements: they are its keys
-                self.grow(self.heap, id(node), self.elements(source, node))
-            else:
-                self.merge_into(made, source, node)
-        if q == "collections.defaultdict":  # a missing key gets whatever the factory makes
+        made = self.new_container(node, Val(texts=frozenset(k for k in kwargs if k)), join_all(kwargs.values()))
+        for source in sources:  # a Counter copies a mapping's keys and values, and counts a sequence's elements
+            self.merge_into(made, source, node)
+        if q in ("collections.Counter", "collections.defaultdict"):  # a count, or whatever the factory makes
             self.grow(self.mapped, id(node), OTHER)
         return made
 
@@ -782,7 +779,7 @@ class Interpreter:
         if attr in ("items", "keys", "values", "most_common"):  # read from the heap as it is once settled
             keys, values = self.elements(base, node), self.entries(base)
             return Val(items={"keys": keys, "values": values, "items": Val(fields=(keys, values)),
-                              "most_common": Val(fields=(keys, OTHER))}[attr])
+                              "most_common": Val(fields=(keys, values))}[attr])
         if attr in ("union", "intersection", "difference", "symmetric_difference"):
             element = self.elements(base, node)
             return self.new_container(node, join_all([element] + [self.elements(a, node) for a in args]))

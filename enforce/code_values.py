@@ -39,15 +39,27 @@ NOTHING = Val()
 
 
 def join(a: Val, b: Val) -> Val:
-    if a == b:
+    if a == b or b == NOTHING:
         return a
-    items = a.items if b.items is None else b.items if a.items is None else join(a.items, b.items)
-    if a.fields is not None and b.fields is not None:
-        fields = tuple(map(join, a.fields, b.fields)) if len(a.fields) == len(b.fields) else None
-    else:
-        fields = a.fields if b.items is None else b.fields if a.items is None else None
+    if a == NOTHING:
+        return b
+    if a.fields is not None and b.fields is not None and len(a.fields) == len(b.fields):
+        fields, items = tuple(map(join, a.fields, b.fields)), _either(a.items, b.items)
+    else:  # positions no longer line up: what they hold becomes what the sequence may yield
+        fields, items = None, _either(_sequence(a), _sequence(b))
     return Val(a.tables | b.tables, a.rows | b.rows, a.texts | b.texts, a.other or b.other, items, fields,
                a.funcs | b.funcs, a.locs | b.locs)
+
+
+def _either(a: Val | None, b: Val | None) -> Val | None:
+    return a if b is None else b if a is None else join(a, b)
+
+
+def _sequence(value: Val) -> Val | None:
+    """What the value's sequence part may yield, its fixed positions included; None when it has none."""
+    if value.fields is None:
+        return value.items
+    return join_all(([value.items] if value.items is not None else []) + list(value.fields))
 
 
 def join_all(values: Iterable[Val]) -> Val:
@@ -62,9 +74,11 @@ def widen(old: Val, new: Val) -> Val:
     if old == new:
         return new
     moved = new.texts != old.texts
-    items = new.items if old.items is None or new.items is None else widen(old.items, new.items)
-    return Val(new.tables, new.rows, EMPTY if moved else new.texts, new.other or moved, items,
-               new.fields if new.fields == old.fields else None, new.funcs, new.locs)
+    fields = new.fields if new.fields == old.fields else None
+    items = new.items if fields is not None else _sequence(new)
+    items = items if old.items is None or items is None else widen(old.items, items)
+    return Val(new.tables, new.rows, EMPTY if moved else new.texts, new.other or moved, items, fields, new.funcs,
+               new.locs)
 
 
 def container(elements: Sequence[Val], *, positional: bool) -> Val:
