@@ -21,7 +21,7 @@ from veriguard.enforce.code_subset import (BUILTINS, CONSUMERS, CONTAINER_METHOD
 from veriguard.enforce.code_values import (EMPTY, HOLE, NOTHING, OTHER, Val, at, container, fail, is_text, join,
                                            join_all, single_text, snippet, unanalysable, widen)
 
-PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*\d*(?:\.\d+)?[sdifrxXeEgGc]")
+PERCENT_TOKEN = re.compile(r"%%|%(?:\([^()%]*\))?[#0\- +]*\d*(?:\.\d+)?[sdifrxXeEgGc]|%")
 FIELD_NAME = re.compile(r"\d*|[^\W\d]\w*")
 MAX_TEXTS = 16
 MAX_ROUNDS = 6
@@ -555,7 +555,7 @@ class Interpreter:
             return self.templates([self.parts(left, node), self.parts(right, node)])
         if isinstance(op, ast.Mod) and left.texts:
             self.escape(right, node, "a table is %-formatted into text")
-            return self.templates([{PERCENT_SPEC.sub(HOLE, t).replace("%%", "%") for t in left.texts}])
+            return self.templates([{_percent_template(t) for t in left.texts}])
         sides = [v for v in (left, right) if v.locs or v.items is not None]
         if isinstance(op, CONTAINER_OPS) and sides:
             others = [v for v in (left, right) if not (v.locs or v.items is not None)]
@@ -868,6 +868,19 @@ def _format_template(template: str, args: list[Val], kwargs: dict[str | None, Va
         known = single_text(value)
         out.append(known if known is not None and not (spec or conversion) else HOLE)
     return "".join(out)
+
+
+def _percent_template(template: str) -> str:
+    """`template % args` with every field a run-time value (HOLE); all of it HOLE if a `%` is not understood."""
+    if HOLE in template:
+        return HOLE  # a run-time part may hold a `%` that takes in the text after it
+    out, start = [], 0
+    for token in PERCENT_TOKEN.finditer(template):
+        if token.group() == "%":
+            return HOLE  # a form not modelled (%ls, %a, %*s, ...): CPython may read it differently
+        out += [template[start:token.start()], "%" if token.group() == "%%" else HOLE]
+        start = token.end()
+    return "".join(out) + template[start:]
 
 
 def _join_envs(envs: list[dict[str, Val]]) -> dict[str, Val]:

@@ -30,7 +30,9 @@ denylists:
 
 What counts as reading a column:
 * GetValue(db, 'col[, agg]') reads col. FilterDB(db, cond) reads every column its conditions name,
-  max(col)/min(col) selectors included: which rows survive reveals those columns.
+  max(col)/min(col) selectors included: which rows survive reveals those columns. Each `||` part is
+  read as EHRAgent's data_filter reads it (ehragent_tools.py); a part outside the grammar on which
+  the two agree is refused.
 * db['col'], db[['a', 'b']], db.col, row['col'], row.get('col') read those columns; rows come from
   iterating a table (treated as iterating its rows) or from .iterrows().
 * SQLInterpreter reads every column the query names in any clause (select, where, join, group,
@@ -45,14 +47,17 @@ What counts as reading a column:
 * len(), isinstance(), `is`, `'c' in row`, truth tests and .empty/.shape/.columns reveal no value.
 * Both branches of an `if` count, dead or not. Function bodies are read where they are defined, with
   unknown parameters; a table passed to one counts as read whole.
-* Containers (lists, sets; dicts with keys and values apart) are tracked by the place that makes them,
+* Containers (lists, sets; dicts, Counter and defaultdict included, with keys and values apart; `a | b`
+  of dicts keeps their values) are tracked by the place that makes them,
   so every alias sees what is added through any other (`b = a; b.append(t)` puts t in a), read again
   until nothing changes. The state at a break, a continue or any statement of a try body flows on.
 * A column the schema does not have fails closed (`extract.code.unknown_column`), unless the caller
   says the schema lists every column of each database (`complete`): then the tool raises when run
-  and nothing is read. GetValue with an aggregation the tool does not know raises, reading nothing.
+  and nothing is read; such a failed lookup names no use of the table (the whole-table rule stands). GetValue with an aggregation the tool does not know raises, reading nothing.
 Fail closed: ExtractionError for empty or invalid code, SQL that does not parse or is not a query,
 unknown tables, a table argument not traceable to LoadDB, SQL whose shape depends on run-time text.
+* `template % args` gives each field as a run-time value; a `%` form not modelled (%ls, %a, %*s, %.s,
+  a key with parentheses) or a run-time part of the template makes the whole result run-time.
 Assumption: values that flow in at run time (format arguments) are data, not syntax.
 """
 from __future__ import annotations
