@@ -76,11 +76,23 @@ def _json(data: str | bytes, code: str, where: str, fix: str) -> Any:
                              pos=Pos(e.line, e.col) if e.line else NOWHERE, fix=fix) from None
 
 
-def _json_file(path: str | Path, code: str, fix: str) -> Any:
+def _json_file(path: str | Path, code: str, fix: str, *, limit: int = 64 * 2**20) -> Any:
+    """The JSON in a regular file of at most `limit` bytes; a device, pipe or directory is never read."""
+    import stat
+
     try:
-        data = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the open
+        with os.fdopen(fd, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            data = f.read(limit + 1) if stat.S_ISREG(mode) else b""
     except OSError as e:
         raise VeriguardError(code, f"cannot read it: {e.strerror}", file=str(path), fix=fix) from None
+    if not stat.S_ISREG(mode):
+        raise VeriguardError(code, "not a regular file (a device, pipe, socket or directory): not read",
+                             file=str(path), fix=f"write the JSON to a regular file and name that; {fix}")
+    if len(data) > limit:
+        raise VeriguardError(code, f"larger than {limit:,} bytes: not read", file=str(path),
+                             fix=f"pass at most {limit // 2**20} MiB of JSON; {fix}")
     return _json(data, code, str(path), fix)
 
 

@@ -139,6 +139,23 @@ def test_check_with_a_bad_args_file(payments_build, tmp_path, capsys, content, n
     assert code == 2 and needle in err and str(f) in err
 
 
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_check_never_reads_an_args_file_that_is_not_a_regular_file(payments_build, tmp_path, capsys, kind):
+    path = "/dev/zero" if kind == "device" else str(tmp_path / "fifo")
+    if kind == "fifo":
+        os.mkfifo(path)
+    code, _, err = run(capsys, "check", str(payments_build), "--args", f"@{path}")
+    assert code == 2 and "not a regular file" in err and path in err and "fix:" in err
+
+
+def test_check_never_reads_an_args_file_over_the_limit(payments_build, tmp_path, capsys):
+    f = tmp_path / "args.json"
+    with open(f, "wb") as out:
+        out.truncate(64 * 2**20 + 1)  # sparse: no disk used
+    code, _, err = run(capsys, "check", str(payments_build), "--args", f"@{f}")
+    assert code == 2 and "larger than 67,108,864 bytes" in err and str(f) in err and "64 MiB" in err
+
+
 def test_check_with_a_missing_args_file(payments_build, tmp_path, capsys):
     code, _, err = run(capsys, "check", str(payments_build), "--args", f"@{tmp_path / 'nope.json'}")
     assert code == 2 and "cannot read" in err
