@@ -86,19 +86,25 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
     every = {zone for zone, _ in zones.zones} - {zones.unmatched, zones.unresolved}
 
     def reach(accesses: tuple[str, ...], path: str, *, recursive: bool, shown: str = "") -> None:
+        if _unreadable(path):
+            touched.update(dict.fromkeys((acc, zones.unresolved) for acc in accesses))
+            notes.append(f"{'+'.join(accesses)} {path}: a folder before its `..` cannot be read, so where it leads "
+                         f"is not known: {zones.unresolved}")
+            return
         real = _leads_to(path, real_bases)
-        links = 0 if recursive or "write" not in accesses else _hard_links(real or path)
+        lexical = normalise(path)
+        links = 0 if recursive or "write" not in accesses else _hard_links(real or lexical)
         if links > 1:   # the file's other names are unknown: one may be ~/.claude/settings.json
             touched.update(dict.fromkeys([("write", zones.unresolved)]))
-            notes.append(f"write {real or path}: a file with {links} hard links, whose other names may lie in any "
+            notes.append(f"write {real or lexical}: a file with {links} hard links, whose other names may lie in any "
                          f"zone: {zones.unresolved}")
         walked = recursive and {"read", "write"} & set(accesses)
-        found = _zones_of(zones, real or path, recursive=recursive) if real is not None or walked else []
+        found = _zones_of(zones, real or lexical, recursive=recursive) if real is not None or walked else []
         if real is not None:
             touched.update(dict.fromkeys((acc, z) for acc in accesses for z in found))
             notes.append(f"{'+'.join(accesses)} {real} (where {shown or 'the link ' + path} leads): {', '.join(found)}")
         if walked and every - set(found):   # `grep -r x /` has them all already
-            for link, target in walk.links_under(real or path):
+            for link, target in walk.links_under(real or lexical):
                 folder = os.path.isdir(target)
                 through = [acc for acc in ("read", "write") if acc in accesses and (acc == "read" or folder)]
                 beyond = [z for z in _zones_of(zones, target, recursive=folder) if z != zones.unmatched]
@@ -243,14 +249,32 @@ def _hard_links(path: str) -> int:
 
 
 def _leads_to(path: str, real_bases: list[tuple[str, str]]) -> str | None:
+    """Where `path` leads on disk, when that is not where it reads lexically (a `..` in it is taken from where the
+    name before it leads, as the kernel does); None when it is, or when a base folder reached through a link is the
+    only link on the way."""
     try:
         real = os.path.realpath(path)
     except (OSError, ValueError):
         return None
+    path = normalise(path)
     for base, real_base in real_bases:
         if path == base or path.startswith(base.rstrip("/") + "/"):
             return None if real in (real_base + path[len(base.rstrip("/")):], real_base) else real
     return real if real != path else None
+
+
+def _unreadable(path: str) -> bool:
+    """Whether a folder on the way of a `path` that climbs (`..` after a name) cannot be looked at (other than by
+    not being there: the kernel then refuses the path too)."""
+    if ".." not in path.split("/"):
+        return False
+    try:
+        os.path.realpath(path, strict=True)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except (OSError, ValueError):
+        return True
+    return False
 
 
 def _check_workspace(workspace: str, home: str) -> None:

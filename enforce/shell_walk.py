@@ -46,7 +46,8 @@ class Analysis:
     pipes_to_shell: bool
     touched: tuple[tuple[str, str], ...]
     account: tuple[str, ...]
-    # (accesses, path, recursive) of every path known exactly (no glob): what links on disk may lead elsewhere
+    # (accesses, path, recursive) of every path known exactly (no glob): what links on disk may lead elsewhere; a
+    # path with `..` after a name is also given as written (the kernel takes `..` from where a link leads)
     paths: tuple[tuple[tuple[str, ...], str, bool], ...] = ()
     rewrites: tuple[Rewrite, ...] = ()
     # (accesses, components, recursive) of every path with a glob: the shell expands it on disk, through links
@@ -110,7 +111,7 @@ class Analyser(Commands, Env):
         self.rewriting.append((sub, [*(before or []), *inv.args], inv, moved))
 
     def _rewrite(self, sub: str, words: list[Value], inv: Invocation, *, moved: bool) -> Rewrite:
-        cwd = inv.cwds[0] if inv.cwds is not None and len(inv.cwds) == 1 else None
+        cwd = normalise(inv.cwds[0]) if inv.cwds is not None and len(inv.cwds) == 1 else None
         others = [what for k, what in self.active.items() if k != id(inv)]
         why = ("it runs more than once, or beside another such git command" if len(self.rewriting) > 1 else
                f"{others[0]} may change the repository first" if others else
@@ -158,7 +159,8 @@ class Analyser(Commands, Env):
             if hit is not None:
                 found.append((zone, f"mentions {hit.group(0)!r}"))
         for d in (inv.cwds or ()) if inv is not None else ():  # relative paths are in its working directory
-            found.extend((z, f"runs in {d}") for z in self.zones.of(split_pattern(_escape(d)), dot_rule=False))
+            found.extend((z, f"runs in {d}") for z in self.zones.of(split_pattern(_escape(normalise(d))),
+                                                                     dot_rule=False))
         cwds = inv.cwds if inv is not None else self.st.cwds
         for word in _PATHISH.findall(text)[:64]:
             for p in self.joined(word, cwds):
@@ -731,12 +733,15 @@ class Analyser(Commands, Env):
     # -- paths and zones --------------------------------------------------------------------------
 
     def chdir(self, target: Value, cwds: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        """The directories `cd TARGET` may go to, each with its `..` kept: after a symbolic link, `..` is the parent
+        of where the link leads (`cd -P`, and bash's `cd` where the lexical folder does not exist), which only the
+        disk can tell (shell.through_links reads both)."""
         if not target.static:
             return None
-        paths = self.paths(target, cwds)
+        paths = self.joined(target.text or "", cwds)
         if not paths or None in paths:
             return None
-        return tuple(dict.fromkeys(p for p in paths if p is not None))
+        return tuple(dict.fromkeys(kept(p) for p in paths if p is not None))
 
     def paths(self, value: Value, cwds: tuple[str, ...] | None) -> list[str | None]:
         """The absolute, normalised paths a static value may name (None: cannot tell)."""
@@ -767,7 +772,7 @@ class Analyser(Commands, Env):
         targets: list[tuple[str, Any]] = []
         if value.text is None:
             if value.under:
-                targets = [(d + "/…", split_pattern(_escape(d)) + (STAR2,)) for d in value.under]
+                targets = [(normalise(d) + "/…", split_pattern(_escape(normalise(d))) + (STAR2,)) for d in value.under]
                 self.exact.update(dict.fromkeys((accesses, d, True) for d in value.under))
             else:
                 targets = [(f"<{value.reason or 'unknown'}>", None)]
@@ -787,11 +792,15 @@ class Analyser(Commands, Env):
                 if value.pattern is None and self.zones.no_data_path(_dotdot(comps)):
                     self.note(f"{value.text}: holds no data")
                     continue
-                comps = _dotdot(comps)
+                given, comps = comps, _dotdot(comps)
                 if value.pattern is None and not any(c.glob for c in comps):
                     self.exact[accesses, "/" + "/".join(c.text for c in comps), recursive] = None
+                    if _climbs(given):
+                        self.exact[accesses, "/" + "/".join(c.text for c in given), recursive] = None
                 else:
                     self.globbed[accesses, comps, recursive] = None
+                    if _climbs(given):
+                        self.globbed[accesses, given, recursive] = None
                 if recursive:
                     comps = comps + (STAR2,)
                 targets.append(("/" + "/".join(c.text for c in comps), comps))
@@ -829,7 +838,7 @@ class Analyser(Commands, Env):
     def pwd_value(self, st: State) -> Value:
         if "PWD" in st.vars:
             return st.vars["PWD"]
-        return Value.of(st.cwds[0]) if st.cwds is not None and len(st.cwds) == 1 else \
+        return Value.of(normalise(st.cwds[0])) if st.cwds is not None and len(st.cwds) == 1 else \
             Value.unknown("the working directory is not known")
 
     def var(self, name: str) -> tuple[Value, ...]:
@@ -1090,6 +1099,29 @@ def _assigned_in_arith(n: Any) -> bool:
 def ordered(touches: Any) -> tuple[tuple[str, str], ...]:
     """(access, zone) pairs in the order an Analysis lists them: by access, then zone."""
     return tuple(sorted(touches, key=lambda p: (ACCESSES.index(p[0]) if p[0] in ACCESSES else 9, p[1])))
+
+
+def kept(path: str) -> str:
+    """`path` without `//`, `/./` and a trailing `/`, its `..` kept (but for one at the root)."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", ".") or (part == ".." and not parts):
+            continue
+        parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def _climbs(comps: tuple[Any, ...]) -> bool:
+    """Whether a `..` follows a name in `comps`: the name may be a symbolic link, and `..` is then taken from where
+    it leads."""
+    named = False
+    for c in comps:
+        if not c.glob and c.text == "..":
+            if named:
+                return True
+        elif not (not c.glob and c.text == "."):
+            named = True
+    return False
 
 
 def _dotdot(comps: tuple[Any, ...]) -> tuple[Any, ...]:
