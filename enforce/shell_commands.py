@@ -673,14 +673,33 @@ class Commands:
         """Sources copied, linked or fetched into a folder (`cp SRC... DIR`, `ln -s TARGET [DIR]`, `curl -O URL`,
         `scp host:F .`) land there under their own names, which may be protected names (`.envrc`, `.mcp.json`)
         in a folder that is not: each such name is a write."""
-        sources = [v for v, r in assigned if "into" not in r and any(x in ACCESSES or x in roles or x == "url" for x in r)]
+        slots = [(v, r) for v, r in assigned if "into" not in r and any(x in ACCESSES or x in roles or x == "url"
+                                                                        for x in r)]
         folders = list(inv.into)
-        if not sources and len(assigned) == 1 and "into" in assigned[0][1]:   # `ln -s TARGET`: a link in `.`
-            sources, folders = [assigned[0][0]], [Value.of(".")]
+        if not slots and len(assigned) == 1 and "into" in assigned[0][1]:   # `ln -s TARGET`: a link in `.`
+            slots, folders = [(assigned[0][0], ("read", "write"))], [Value.of(".")]
         for folder in folders:
-            for src in sources:
+            for src, slot_roles in slots:
                 child = _into(folder, src)
                 self.touch(("write",), child or folder, inv, recursive=recursive or child is None)
+                accesses = tuple(a for x in slot_roles for a in roles.get(x, x).split("+") if a in ACCESSES)
+                if "write" in accesses:
+                    self.link_targets(accesses, src, folder, inv)
+
+    def link_targets(self, accesses: tuple[str, ...], target: Value, folder: Value, inv: Invocation) -> None:
+        """A source written through what is put into `folder` is a link's target (`ln -s TARGET LINK`, `cp -s`):
+        a relative target is taken from the link's folder, not the working directory: LINK's own when it is a
+        folder, else the one it lies in; the analysis does not know which, so both count."""
+        if target.text is None or target.text.startswith(("/", "~")) or target.text in ("", "-"):
+            return
+        if folder.text is None or folder.pattern is not None:
+            self.touch(accesses, Value.unknown(f"the link target {target.text} from a folder the analysis cannot "
+                                               "resolve"), inv, recursive=False)
+            return
+        for base in dict.fromkeys((folder.text, posixpath.dirname(folder.text.rstrip("/")) or ".")):
+            joined = posixpath.join(base, target.text)
+            pattern = posixpath.join(escape_glob(base), target.pattern) if target.pattern is not None else None
+            self.touch(accesses, Value(joined, pattern=pattern), inv, recursive=False)
 
     def subcommand(self, spec: CommandSpec, operands: list[Value], inv: Invocation) -> State:
         if not operands:
