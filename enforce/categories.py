@@ -39,7 +39,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Container, Mapping
 
 import numpy as np
 
@@ -120,6 +120,20 @@ OBJECTLESS_FORMS = {
                                    r"asks?|shown|above|below|there)\b",
 }
 OBJECTLESS = tuple((why, re.compile(p, re.IGNORECASE)) for why, p in OBJECTLESS_FORMS.items())
+
+
+_ACT_ON = re.compile(rf"\b(?:{_ACT})\s+(?:(?:me|us|my|our)\s+)?(?:(?:a|an|the|some|one|two|three|four)\s+)?"
+                     r"([A-Za-z][A-Za-z'-]{2,})\b", re.IGNORECASE)
+
+
+def unknown_object(text: str, known: Container[str]) -> str:
+    """An act whose object is a word the lexicon does not know ("rent me a coche", "book a letoh", "reserve a
+    Mietwagen"): what it asks for cannot be read ('' when there is none)."""
+    for m in _ACT_ON.finditer(text):
+        word = m.group(1).lower().strip("'-")
+        if word not in known and word.rstrip("s") not in known:
+            return f"{m.group(0).strip()!r}"
+    return ""
 
 
 def objectless(text: str) -> str:
@@ -437,6 +451,9 @@ class CategoryClassifier:
         ask = "" if any(r.labels for r in results) else objectless(text)
         if ask:
             doubts.append(f"an ask whose object is not named, {ask}: what it asks for cannot be read")
+        unknown = "" if any(r.labels for r in results) or ask else unknown_object(text, self.known)
+        if unknown:
+            doubts.append(f"an ask whose object is a word it does not know, {unknown}: what it asks for cannot be read")
         return self.merge(results, doubts, norm, typos)
 
     def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray) -> list[str]:

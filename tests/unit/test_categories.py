@@ -397,3 +397,19 @@ def test_pieces_join_only_into_a_topic_word(clf):
     assert join_pieces("ho-tel", joinable)[0] == "ho-tel"   # only whitespace between them (the normaliser joins `-`)
     vocabulary = cue_words(clf.model.cues)
     assert correct_typos("update the CRM", vocabulary, clf.known) == ("update the CRM", [])
+
+
+@pytest.mark.parametrize("text", ["Rent me a coche at the Madrid airport", "Reserve a Mietwagen at Munich airport",
+                                  "Book a letoh in Paris", "Put on Bridgerton"])
+def test_an_act_on_a_word_the_lexicon_does_not_know_is_a_doubt(clf, text):
+    """2026-11-29: a foreign or reversed noun after an act read as a sure no category (the embedding knows the word no
+    more than the lexicon does); every category is uncertain now, so the restrictive reading denies."""
+    got = clf.classify(text)
+    assert got.uncertain == frozenset(CATS) - got.labels, got.reason
+    assert "does not know" in got.reason
+
+
+@pytest.mark.parametrize("text", ["Book a table at Nobu for 8pm", "Book a haircut at Supercuts",
+                                  "What time does the museum open"])
+def test_an_act_on_known_words_is_no_doubt(clf, text):
+    assert "does not know" not in clf.classify(text).reason
