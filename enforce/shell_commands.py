@@ -511,7 +511,9 @@ class Commands:
                 done = done or spec.stop_at_operand
                 continue
             t = a.text
-            if done or t == "-" or not t.startswith("-") or (a.pattern is not None and not t.startswith("-")):
+            declared = t.startswith("+") and spec.option(t) is not None    # `bash +O dotglob`
+            if done or t == "-" or not (t.startswith("-") or declared) or (a.pattern is not None and not declared
+                                                                           and not t.startswith("-")):
                 out.operands.append(a)
                 done = done or spec.stop_at_operand
                 continue
@@ -785,7 +787,7 @@ class Commands:
                 return
             if kind == "shell":
                 self.shell_text(text, inv, inv.st, positional=positional or (Value.of(inv.name),),
-                                why="its -c argument")
+                                why="its -c argument", options=True)
             else:
                 self.code(text, inv)
             return
@@ -814,7 +816,7 @@ class Commands:
                 else:
                     self.unknown(f"{inv.name} runs text the analysis cannot read ({io.data.reason})")
             elif kind == "shell":
-                self.shell_text(io.data, inv, inv.st, positional=None, why="a here-document")
+                self.shell_text(io.data, inv, inv.st, positional=None, why="a here-document", options=True)
             else:
                 self.code(io.data, inv)
         elif io.stdin == "file":
@@ -832,14 +834,18 @@ class Commands:
             self.mentions(text.text, f"{inv.name}'s inline code", inv)
 
     def shell_text(self, text: Value, inv: Invocation, st: State, positional: tuple[Value, ...] | None,
-                   why: str, *, same_shell: bool = False) -> State:
+                   why: str, *, same_shell: bool = False, options: bool = False) -> State:
+        """Analyse `text` as shell code `inv` runs: in the same shell (eval, source), or in a new one, which reads its
+        globs loosely (dot files included) as `st` does, or when its own options (`options`: `inv` is the shell) or
+        environment may change how it expands them (`bash -O dotglob`, `BASHOPTS=dotglob bash -c`)."""
         if text.text is None or text.pattern is not None:
             if text.stream or text.pipe:
                 self.pipe_to_shell(f"{inv.name} runs {why}, which comes from a command's output")
             else:
                 self.unknown(f"{inv.name} runs {why}, which the analysis cannot read ({text.reason})")
             return st
-        inner = st if same_shell else State(inv.cwds, {}, positional, frozenset(), "", st.loose_glob)
+        loose = st.loose_glob or self.shell_settings(inv, options=options)
+        inner = st if same_shell else State(inv.cwds, {}, positional, frozenset(), "", loose)
         outer = self.inv
         self.inv = None
         try:
@@ -848,6 +854,20 @@ class Commands:
         finally:
             self.inv = outer
         return out if same_shell else st
+
+    def shell_settings(self, inv: Invocation, *, options: bool) -> bool:
+        """Whether the shell `inv` starts may expand words otherwise than by default: a variable that sets the
+        shell's options in its environment, or (`options`) an option of the shell's own before its script."""
+        if any(name in self.table.shell_variables for name in inv.env):
+            return True
+        for word in inv.args if options else ():
+            if word.text is None:
+                return True
+            if word.text in ("-c", "-s", "--") or not word.text.startswith(("-", "+")):
+                return False
+            if word.text[:2] not in ("--", "++") and set(word.text[1:]) & set("Oo"):
+                return True
+        return False
 
     # -- specials: shell builtins -----------------------------------------------------------------
 
