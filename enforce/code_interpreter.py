@@ -68,6 +68,9 @@ class Interpreter:
         self.bound: frozenset[str] = EMPTY   # every name the module binds
         self.reads: dict[tuple[str, str], list[str]] = {}
         self.loaded: dict[str, str] = {}
+        self.load_sites: dict[str, set[int]] = {}  # table -> every tool call that loaded it
+        self.raising: set[int] = set()       # calls of the current top-level statement that certainly raise
+        self.unused: frozenset[str] = EMPTY  # tables whose only use is the lookup that ends the program
         self.notes: list[str] = []
         self.confidence = 1.0
         self.catching: list[list[dict[str, Val]]] = []  # each enclosing try body: states a handler may start in
@@ -82,14 +85,16 @@ class Interpreter:
         for self.round in range(MAX_ROUNDS):  # the heap is shared by every place: read again until it settles
             heap = (dict(self.heap), dict(self.mapped))
             self.env = {self.tools.answer: OTHER}
-            self.block(tree.body)
+            self.module(tree.body)
             if (self.heap, self.mapped) == heap:
                 break
         else:
             unanalysable(tree.body[0], "containers whose contents do not settle")
         self.escape(self.env.get(self.tools.answer, NOTHING), tree.body[-1], "the answer is the table itself")
         for table, where in self.loaded.items():
-            if not any(t == table for t, _ in self.reads):
+            if table in self.unused:
+                self.notes.append(f"{where}: {table} is used only by the lookup that raises; nothing of it is read")
+            elif not any(t == table for t, _ in self.reads):
                 for column in sorted(self.schema[table]):
                     self.read_one(table, column, f"{where}: nothing of it is named -> {table}.{column} (whole table)")
                 self.notes.append(f"{where}: {table} is loaded but no column of it is named; every column counts")
@@ -109,6 +114,7 @@ class Interpreter:
         owners = sorted(t for t in tables if column in self.schema[t])
         if not owners:
             if self.complete:  # no such column: the tool raises and reads nothing; the table's use is still unknown
+                self.raising.add(id(node))
                 self.notes.append(f"{at(node)}: {how} names {column!r}, which {'/'.join(sorted(tables))} does not "
                                   "have: it raises when run")
                 return
@@ -213,6 +219,40 @@ class Interpreter:
                 self.grow(self.heap, loc, items)
 
     # ---- statements ----------------------------------------------------------------------------
+    def module(self, body: list[ast.stmt]) -> None:
+        """The top level, up to a lookup there that certainly raises: the program ends there, nothing after runs."""
+        self.unused = EMPTY
+        for index, statement in enumerate(body):
+            lookup = _top_lookup(statement)
+            holder = self.lookup_table(lookup) if lookup is not None else NOTHING  # its value when the call runs
+            self.raising = set()
+            self.stmt(statement)
+            if lookup is not None and holder != NOTHING and id(lookup) in self.raising:
+                self.notes.append(f"{at(statement)}: `{snippet(statement)}` raises when run; nothing after it runs")
+                self.unused = self.used_only_by(body[:index + 1], lookup, holder)
+                return
+
+    def lookup_table(self, lookup: ast.Call) -> Val:
+        """The table a top-level lookup is called on, when the callee is certainly one tool and the value is
+        certainly a table; NOTHING otherwise. Such a call raises when read() finds none of its tables has the
+        column named by its constant argument."""
+        assert isinstance(lookup.func, ast.Name) and isinstance(lookup.args[0], ast.Name)
+        callee = self.name(lookup.func)  # evaluated first when the call runs, as here
+        if len(callee.funcs) != 1 or callee != Val(funcs=callee.funcs) or not min(callee.funcs).startswith("tool:"):
+            return NOTHING
+        holder = self.name(lookup.args[0])
+        return holder if holder.tables and holder == Val(tables=holder.tables) else NOTHING
+
+    def used_only_by(self, body: list[ast.stmt], lookup: ast.Call, holder: Val) -> frozenset[str]:
+        """The tables of `holder` that nothing but the failing lookup (the last statement of `body`) touched:
+        loaded by one top-level `name = tool(constants)` and by no other call, the name mentioned nowhere else."""
+        assert isinstance(lookup.args[0], ast.Name)
+        name = lookup.args[0].id
+        loads = [call for call in (_load_of(s, name) for s in body[:-1]) if call is not None]
+        if len(loads) != 1 or sum(_mentions(s, name) for s in body) != 2:
+            return EMPTY  # bound, aliased, passed or read elsewhere: its use is not known
+        return frozenset(t for t in holder.tables if self.load_sites.get(t) == {id(loads[0])})
+
     def block(self, body: list[ast.stmt]) -> None:
         for statement in body:
             self.stmt(statement)
@@ -623,7 +663,7 @@ class Interpreter:
         for function in sorted(callee.funcs):
             kind, _, name = function.partition(":")
             if kind == "tool":
-                results.append(self.tools.call(self, name, node))
+                results.append(self.tool_call(name, node))
             elif kind == "builtin":
                 results.append(self.builtin(name, node))
             elif kind == "lib":
@@ -631,6 +671,17 @@ class Interpreter:
             else:
                 results.append(self.call_unknown(node, f"`{snippet(node.func)}`"))
         return join_all(results)
+
+    def tool_call(self, name: str, node: ast.Call) -> Val:
+        """A call of one of the agent's tools; every table it loads is noted as loaded by this call."""
+        outer, self.loaded = self.loaded, {}
+        try:
+            return self.tools.call(self, name, node)
+        finally:
+            inner, self.loaded = self.loaded, outer
+            for table, where in inner.items():
+                outer.setdefault(table, where)
+                self.load_sites.setdefault(table, set()).add(id(node))
 
     def raises_on_table(self, node: ast.Call) -> bool:
         """eval/exec/compile of a value that is certainly a table: a TypeError before anything runs."""
@@ -792,6 +843,42 @@ class Interpreter:
 def _library_value(name: str) -> Val:
     return OTHER if LIBRARY[name] == "constant" else Val(funcs=frozenset({f"lib:{name}"}))
 
+
+
+def _top_lookup(statement: ast.stmt) -> ast.Call | None:
+    """`[target =] f(name, 'text')`: the shape of a top-level lookup that may end the program."""
+    call = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.keywords or len(call.args) != 2:
+        return None
+    name, column = call.args
+    if isinstance(name, ast.Name) and isinstance(column, ast.Constant) and isinstance(column.value, str):
+        return call
+    return None
+
+
+def _load_of(statement: ast.stmt, name: str) -> ast.Call | None:
+    """The call of `name = f(constants)`, a statement that binds only `name` and does nothing else."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    target, call = statement.targets[0], statement.value
+    if not (isinstance(target, ast.Name) and target.id == name and isinstance(call, ast.Call)):
+        return None
+    if isinstance(call.func, ast.Name) and not call.keywords and all(isinstance(a, ast.Constant) for a in call.args):
+        return call
+    return None
+
+
+def _mentions(tree: ast.AST, name: str) -> int:
+    """How many times the identifier appears in the tree, as a name read or bound in any scope."""
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.alias):
+            count += (node.asname or node.name.split(".")[0]) == name
+        elif isinstance(node, (ast.FunctionDef, ast.ExceptHandler)):
+            count += node.name == name
+        elif isinstance(node, (ast.Name, ast.arg)):
+            count += (node.id if isinstance(node, ast.Name) else node.arg) == name
+    return count
 
 
 def _module_names(tree: ast.Module) -> tuple[dict[str, Val], frozenset[str]]:

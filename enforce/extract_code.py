@@ -53,7 +53,14 @@ What counts as reading a column:
   until nothing changes. The state at a break, a continue or any statement of a try body flows on.
 * A column the schema does not have fails closed (`extract.code.unknown_column`), unless the caller
   says the schema lists every column of each database (`complete`): then the tool raises when run
-  and nothing is read; such a failed lookup names no use of the table (the whole-table rule stands). GetValue with an aggregation the tool does not know raises, reading nothing.
+  and nothing is read; such a failed lookup names no use of the table (the whole-table rule stands). GetValue with
+  an aggregation the tool does not know raises, reading nothing.
+* A lookup that certainly raises ends the program: a top-level `[x =] GetValue/FilterDB(name, 'constant')`
+  statement (not inside try, if, a loop, a function, a lambda, a comprehension, and/or or an if-expression), its
+  callee certainly the tool, `name` certainly a table, and a column none of its tables has (complete schema).
+  Nothing after it is read. A table whose only use is that lookup reads nothing: loaded by one top-level
+  `name = LoadDB('t')` and by no other call (SQL included), `name` mentioned nowhere else before (no alias,
+  container, call argument or other read). Short of any of these the whole-table rule stands.
 Fail closed: ExtractionError for empty or invalid code, SQL that does not parse or is not a query,
 unknown tables, a table argument not traceable to LoadDB, SQL whose shape depends on run-time text.
 * `template % args` gives each field as a run-time value; a `%` form not modelled (%ls, %a, %*s, %.s,

@@ -198,8 +198,10 @@ def test_a_column_the_database_lacks_reads_nothing_only_when_the_schema_is_compl
     code = "lab = LoadDB('lab')\nx = GetValue(FilterDB(lab, 'labid=3'), 'labname')\ny = FilterDB(lab, 'year(labresulttime)=2104')"
     assert refusal(code).code == "extract.code.unknown_column"
     assert pairs(code, complete=True) == {("lab", "labname")}
-    only_absent = "lab = LoadDB('lab')\nx = GetValue(lab, 'labstring')"  # a failed lookup names no use of it
-    assert pairs(only_absent, complete=True) == {("lab", c) for c in SCHEMA["lab"]}
+    only_absent = "lab = LoadDB('lab')\nx = GetValue(lab, 'labstring')"  # it raises: the program ends, lab unused
+    assert pairs(only_absent, complete=True) == set()
+    caught = "lab = LoadDB('lab')\ntry:\n    x = GetValue(lab, 'labstring')\nexcept Exception:\n    x = 0"
+    assert pairs(caught, complete=True) == {("lab", c) for c in SCHEMA["lab"]}  # names no use of it
 
 
 def test_several_programs_count_together_and_any_refusal_denies():

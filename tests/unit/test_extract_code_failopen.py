@@ -106,6 +106,9 @@ def test_x1_a_run_time_value_choosing_the_branch_reads_the_whole_table():
 def test_x1_with_a_complete_schema_a_name_that_is_no_column_raises_and_reads_nothing_of_it():
     found = pairs("p = LoadDB('patient')\nf = FilterDB(p, 'year(hospitaladmittime)=2102||gender=f')\n"
                   "answer = GetValue(f, 'uniquepid')", complete=True)
+    assert found == {("patient", "gender")}  # the filter raises at the top level: nothing after it runs
+    found = pairs("p = LoadDB('patient')\ntry:\n    f = FilterDB(p, 'year(hospitaladmittime)=2102||gender=f')\n"
+                  "except Exception:\n    f = p\nanswer = GetValue(f, 'uniquepid')", complete=True)
     assert found == {("patient", "gender"), ("patient", "uniquepid")}
 
 
