@@ -120,6 +120,10 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
         deep = recursive or any(c.star2 for c in comps)   # a `**` stands for every folder under it
         for match in walk.expand(comps):
             reach(accesses, match, recursive=deep, shown=f"{match}, a match of {shown},")
+    for accesses, path, folder in a.fresh:
+        touched.update(dict.fromkeys((acc, zones.unresolved) for acc in accesses))
+        notes.append(f"{'+'.join(accesses)} {path}: an earlier step of the command may put symbolic links in {folder}, "
+                     f"not on disk yet, that lead anywhere: {zones.unresolved} (run that step as a command of its own)")
     if walk.exhausted:
         touched.update(dict.fromkeys([("read", zones.unresolved)]))
         notes.append(f"more than {WALK_LIMIT} entries on disk to expand its globs and find the links under the folders "

@@ -51,6 +51,7 @@ class Commands:
         def mentions(self, text: str, what: str, inv: Invocation | None) -> None: ...
         def read_environment(self, what: str) -> None: ...
         def rewrites_tree(self, sub: str, inv: Invocation, before: list[Value] | None = None) -> None: ...
+        def links_made(self, value: Value, inv: Invocation) -> None: ...
 
     def run(self, words: list[Value], st: State, io: IO, env_assigns: list[tuple[str, Value]], label: str,
             cwds: tuple[str, ...] | None = None, *, inherit_cwds: bool = True) -> State:
@@ -166,6 +167,7 @@ class Commands:
             if opt.value == "chdir" and value is not None:
                 inv.cwds = self.chdir(value, inv.cwds)
         recursive = spec.recursive or any(o.recursive for o, _, _ in parsed.opts)
+        inv.builds = spec.cls == "build_test"
         roles = dict(spec.roles)
         roles.update({k: v for k, v in inv.roles.items() if k in roles})
         pattern, default, prints = spec.operands, spec.default_operand, spec.prints
@@ -686,6 +688,8 @@ class Commands:
                 self.touch(("write",), child or folder, inv, recursive=recursive or child is None)
                 accesses = tuple(a for x in slot_roles for a in roles.get(x, x).split("+") if a in ACCESSES)
                 if "write" in accesses:
+                    self.links_made(child or folder, inv)
+                    self.links_made(folder, inv)
                     self.link_targets(accesses, src, folder, inv)
 
     def link_targets(self, accesses: tuple[str, ...], target: Value, folder: Value, inv: Invocation) -> None:

@@ -70,3 +70,4 @@ class Invocation:
     files: list[Value] = field(default_factory=list)         # configuration files named by the environment
     into: list[Value] = field(default_factory=list)          # folders its sources are put in (role "into")
     roles: dict[str, str] = field(default_factory=dict)      # roles its settings changed (init.templateDir)
+    builds: bool = False     # a build or test tool: what it writes whole is the project's code's doing, not links it puts

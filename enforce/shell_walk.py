@@ -52,6 +52,9 @@ class Analysis:
     rewrites: tuple[Rewrite, ...] = ()
     # (accesses, components, recursive) of every path with a glob: the shell expands it on disk, through links
     patterns: tuple[tuple[tuple[str, ...], tuple[Comp, ...], bool], ...] = ()
+    # (accesses, path, folder): a path that goes through `folder` (or a recursive access above it) after an earlier
+    # step wrote it whole or put links in it (tar x, git clone, cp -a, ln): links not on disk yet may lead anywhere
+    fresh: tuple[tuple[tuple[str, ...], str, str], ...] = ()
 
     @property
     def how(self) -> str:
@@ -64,6 +67,8 @@ class Analyser(Commands, Env):
         self.table, self.zones, self.home = table, zones, home
         self.exact: dict[tuple[tuple[str, ...], str, bool], None] = {}   # Analysis.paths, in order
         self.globbed: dict[tuple[tuple[str, ...], tuple[Comp, ...], bool], None] = {}   # Analysis.patterns
+        self.fresh: dict[tuple[tuple[str, ...], str, str], None] = {}     # Analysis.fresh
+        self.made: list[tuple[Invocation | None, str]] = []   # folders a step may have put links in, and the step
         self.system_dirs = tuple(normalise(d) for d in table.system_dirs)
         self.project_dirs = sources
         self.classes: list[tuple[str, str]] = []
@@ -100,7 +105,7 @@ class Analyser(Commands, Env):
         return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
                         tuple(self._rewrite(sub, w, inv, moved=m) for sub, w, inv, m in self.rewriting),
-                        tuple(self.globbed))
+                        tuple(self.globbed), tuple(self.fresh))
 
     def rewrites_tree(self, sub: str, inv: Invocation, before: list[Value] | None = None) -> None:
         """`inv` runs git's `sub`, which may rewrite its work tree: called before the subcommand's own words are
@@ -801,6 +806,9 @@ class Analyser(Commands, Env):
                     self.globbed[accesses, comps, recursive] = None
                     if _climbs(given):
                         self.globbed[accesses, given, recursive] = None
+                self.through_made(accesses, "/" + "/".join(c.text for c in given), inv, recursive=recursive)
+                if recursive and "write" in accesses and not (inv is not None and inv.builds):
+                    self.made.append((inv, "/" + "/".join(c.text for c in comps)))
                 if recursive:
                     comps = comps + (STAR2,)
                 targets.append(("/" + "/".join(c.text for c in comps), comps))
@@ -813,6 +821,26 @@ class Analyser(Commands, Env):
                     self.touches.setdefault((a, zone), shown)
             if zones:
                 self.note(f"{'+'.join(accesses)} {shown}{' (recursive)' if recursive else ''}: {', '.join(zones)}")
+
+    def links_made(self, value: Value, inv: Invocation) -> None:
+        """`value` may be a symbolic link `inv` makes (`ln -s T LINK`, `cp -P`, a copy put into a folder)."""
+        for p in self.paths(value, inv.cwds) if value.static else []:
+            if p is not None:
+                self.made.append((inv, p))
+
+    def through_made(self, accesses: tuple[str, ...], path: str, inv: Invocation | None, *, recursive: bool) -> None:
+        """Record `path` (as written, `..` kept) when it goes through a folder an earlier step may have put links in,
+        or reads or writes such a folder recursively."""
+        path, lexical = kept(path), normalise(path)
+        walked = recursive and bool({"read", "write"} & set(accesses))
+        for step, folder in self.made:
+            if step is inv:
+                continue
+            inside = path.startswith(folder.rstrip("/") + "/") or lexical.startswith(folder.rstrip("/") + "/")
+            above = walked and (lexical == folder or folder.startswith(lexical.rstrip("/") + "/"))
+            if inside or above:
+                self.fresh[accesses, path, folder] = None
+                return
 
     def pattern_paths(self, value: Value, cwds: tuple[str, ...] | None) -> list[str | None]:
         assert value.pattern is not None
