@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
+import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -84,6 +85,7 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
     touched, notes = dict.fromkeys(a.touched), []
     walk = _Walk(WALK_LIMIT)
     every = {zone for zone, _ in zones.zones} - {zones.unmatched, zones.unresolved}
+    near = _Near(zones)
 
     def reach(accesses: tuple[str, ...], path: str, *, recursive: bool, shown: str = "") -> None:
         if _unreadable(path):
@@ -107,6 +109,8 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
             for link, target in walk.links_under(real or lexical):
                 folder = os.path.isdir(target)
                 through = [acc for acc in ("read", "write") if acc in accesses and (acc == "read" or folder)]
+                if all((acc, z) in touched for acc in through for z in near.zones(target)):
+                    continue            # the exact test (milliseconds) could add no zone: thousands of links
                 beyond = [z for z in _zones_of(zones, target, recursive=folder) if z != zones.unmatched]
                 if beyond and through:
                     touched.update(dict.fromkeys((acc, z) for acc in through for z in beyond))
@@ -131,6 +135,33 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
     if not notes:
         return a
     return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
+
+
+class _Near:
+    """The zones whose patterns start (up to their first wildcard) above, at or below a path: every zone of the path,
+    and of all under it, is one of them or the unmatched zone (a fast test: a string comparison per pattern)."""
+
+    def __init__(self, zones: Zones) -> None:
+        self.heads = [(_fold(_head(p)), zone) for zone, patterns in (*zones.zones, *zones.nested) for p in patterns]
+        self.heads += [(_fold(_head(p)), zones.unresolved) for p in zones.links]
+
+    def zones(self, path: str) -> set[str]:
+        folded = _fold(path).rstrip("/") + "/"
+        return {zone for head, zone in self.heads if folded.startswith(head) or head.startswith(folded)}
+
+
+def _head(pattern: tuple[Comp, ...]) -> str:
+    """The literal folder a pattern starts with, `/` ended."""
+    names = []
+    for c in pattern:
+        if c.glob or c.star2:
+            break
+        names.append(c.text)
+    return "/" + "".join(n + "/" for n in names)
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFC", text).casefold()
 
 
 class _Walk:
@@ -341,9 +372,10 @@ class ShellExtractor:
         tmpdir = _absolute(tmp, str(self.tmp)) if tmp is not None else "/tmp"
         raw = _optional(observation, self.approved)
         approved = False if raw is None else _coerce(raw, {"kind": "bool"}, str(self.approved))
+        touched = self.part == "touched"     # the command's class does not depend on links or git's answers
         a = analyse(text, cwd=cwd, home=home, workspace=workspace, tmp=tmpdir, commands=self.commands,
-                    zones=self.zones, follow_links=self.follow_links, ask_git=self.ask_git,
-                    rewrites=self.part == "touched", places=self.places)
+                    zones=self.zones, follow_links=self.follow_links and touched, ask_git=self.ask_git,
+                    rewrites=touched, places=self.places)
         if self.part == "command":
             value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
         else:
