@@ -210,6 +210,7 @@ CATALOGUE: dict[str, Entry] = {
     "spec.enum": Entry(S, "an enum is not a non-empty list of distinct strings"),
     "spec.example": Entry(S, "an example does not fit the rules"),
     "spec.example_args": Entry(S, "an example's arguments do not fit their types"),
+    "spec.extraction": Entry(S, "an [extraction] entry's keys or values are wrong, or an endpoint or key it may not use"),
     "spec.file": Entry(S, "a file the spec names cannot be read"),
     "spec.misplaced": Entry(S, "a rule is declared among properties, or a property among rules"),
     "spec.name": Entry(S, "a name in the spec is not allowed (reserved, malformed or too long)"),

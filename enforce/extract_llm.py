@@ -14,7 +14,9 @@ default, or "output_config"; OpenAI-compatible: "auto" (json_schema, falling bac
 the classifier abstains on text unlike its bank, its sure categories kept) or "both" (each decides; the
 restrictive union), with the classifier's `abstain` (and `frozen`, the classifier synth froze into the
 build). Text the classifier cannot read at all (over its length limit, nothing to read) denies in both
-modes, as with the classifier alone. The build pins `pinned` = {model, prompt_sha256, schema_sha256}
+modes, as with the classifier alone. `api_key_env` must name a NAME_API_KEY variable and `base_url` be https,
+or http to this machine only (providers.extraction.endpoint_problem; checked by synth and again here). The
+build pins `pinned` = {model, provider, base_url, api_key_env, prompt_sha256, schema_sha256}
 (providers.extraction.pins; not the rest of the request body); a build whose pins differ from what this
 code would send is refused. One model call runs on a thread of its own with a wall-clock deadline
 (timeout x attempts + 1 s); at most MAX_RUNNING run at once, abandoned ones included, beyond which a call
@@ -41,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import ClassifierExtractor, Extracted, _path, _typed, category_classifier
 from veriguard.providers.extraction import (
-    DEFAULT_EXTRACTION_MODEL, STAGE, extraction_request, from_answer, pins, sha256_text, user_prompt,
+    DEFAULT_EXTRACTION_MODEL, STAGE, endpoint_problem, extraction_request, from_answer, pins, sha256_text, user_prompt,
 )
 
 if TYPE_CHECKING:
@@ -395,6 +397,9 @@ def _config_problem(cfg: Mapping[str, Any]) -> str:
     describe = cfg.get("describe", {})
     if not isinstance(describe, Mapping) or not all(type(v) is str for v in describe.values()):
         return "`describe` must be a table of field = \"what it means\""
+    endpoint = endpoint_problem(cfg)  # again here: a build synthesized before synth checked it
+    if endpoint is not None:
+        return f"{endpoint.message}; {endpoint.fix}, and re-run synth"
     return ""
 
 

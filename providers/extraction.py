@@ -6,12 +6,15 @@ online extractor (which refuses a build whose pins differ from what it would sen
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
+import re
 import secrets
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 DEFAULT_EXTRACTION_MODEL = "claude-haiku-4-5"
 STAGE = "extract"
@@ -29,6 +32,69 @@ actually proposes to do. When in doubt whether something applies, say that it ap
 
 Answer only through the required JSON structure, with every key present.
 {fields}"""
+
+
+KEY_ENV = re.compile(r"[A-Z][A-Z0-9_]*_API_KEY")   # `api_key_env`: the variable the monitor sends as the API key
+LOOPBACK_NAMES = ("localhost",)
+
+
+class EndpointProblem(NamedTuple):
+    """Why an `llm` entry's `base_url` or `api_key_env` is refused: the key, what is wrong, the fix."""
+
+    key: str
+    message: str
+    fix: str
+
+
+def endpoint_problem(cfg: Mapping[str, Any]) -> EndpointProblem | None:
+    """The spec chooses where the monitor sends the agent's text and which environment variable goes with it
+    as the API key: the variable must be an API key's (NAME_API_KEY), and the server reached over https, or
+    over plain http only on this machine (localhost, 127.0.0.0/8, ::1). None when both are allowed."""
+    if "api_key_env" in cfg and not (type(cfg["api_key_env"]) is str and KEY_ENV.fullmatch(cfg["api_key_env"])):
+        return EndpointProblem("api_key_env", f"`api_key_env` = {_short(cfg['api_key_env'])} is not the name of an "
+                               "API key variable (capitals, digits and _, ending in _API_KEY): the monitor sends that "
+                               "variable's value to the model server, so any other variable could leak a secret",
+                               'name the model server\'s key variable, e.g. api_key_env = "VLLM_API_KEY", or remove '
+                               "the key to use the provider's default")
+    if "base_url" in cfg:
+        problem = base_url_problem(cfg["base_url"])
+        if problem:
+            return EndpointProblem("base_url", f"`base_url` = {_short(cfg['base_url'])} {problem}",
+                                   'use https (base_url = "https://models.example.com/v1"), or plain http only to '
+                                   'this machine (base_url = "http://localhost:8000/v1")')
+    return None
+
+
+def base_url_problem(url: Any) -> str:
+    """Why `url` is not an https URL, nor an http URL to a loopback host ("" when it is either)."""
+    if type(url) is not str:
+        return "is not a URL"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 (raises ValueError on a port that is not a number in range)
+    except ValueError as e:
+        return f"is not a URL ({e})"
+    if parts.scheme not in ("https", "http") or not host:
+        return "is not an http(s) URL with a host"
+    if parts.scheme == "http" and not is_loopback(host):
+        return (f"sends the agent's text and the API key in the clear (plain http) to {host!r}, which is not "
+                "this machine")
+    return ""
+
+
+def is_loopback(host: str) -> bool:
+    """localhost, an address in 127.0.0.0/8, or ::1."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _short(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)[:80] if type(value) is str else f"a {type(value).__name__}"
 
 
 def json_schema(t: Mapping[str, Any], describe: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -131,10 +197,12 @@ def descriptions(cfg: Mapping[str, Any], base: Path) -> dict[str, str]:
 
 
 def pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: Path) -> dict[str, str]:
-    """What a build pins for an `llm` entry: the model, and the sha256 of the system prompt and the schema."""
+    """What a build pins for an `llm` entry: the model, where it is sent (provider, `base_url` and `api_key_env`;
+    "" for the provider's default), and the sha256 of the system prompt and the schema."""
     system, schema = extraction_request(name, t, cfg, base)
-    return {"model": str(cfg.get("model", DEFAULT_EXTRACTION_MODEL)), "prompt_sha256": sha256_text(system),
-            "schema_sha256": sha256_text(schema)}
+    return {"model": str(cfg.get("model", DEFAULT_EXTRACTION_MODEL)), "provider": str(cfg.get("provider", "anthropic")),
+            "base_url": str(cfg.get("base_url", "")), "api_key_env": str(cfg.get("api_key_env", "")),
+            "prompt_sha256": sha256_text(system), "schema_sha256": sha256_text(schema)}
 
 
 def pin_extraction(extraction: Mapping[str, Any], arguments: Sequence[tuple[str, Mapping[str, Any]]],

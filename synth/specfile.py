@@ -21,6 +21,7 @@ from veriguard.contracts.signature import Argument, Signature, Table
 from veriguard.contracts.spec import Example, Spec
 from veriguard.contracts.types import EnumT, RecordT, TupleT, Type, is_scalar
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
+from veriguard.providers.extraction import endpoint_problem
 from veriguard.synth.tables import load_table
 from veriguard.synth.tomlpos import key_positions, string_offsets, too_deep
 
@@ -380,12 +381,30 @@ def load_spec(path: str | Path) -> SpecFile:
         raise ld.fail("spec.example", "an example lists denied items but no rule denies items", ("examples",))
     files = tuple((Path(t.source).relative_to(path.parent).as_posix(), t.sha256) for t in tables)
     extraction = ld.typed(raw.get("extraction", {}), dict, ("extraction",), "[extraction]")
+    check_extraction(ld, extraction)
     ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]")  # checked, read by nothing
     return SpecFile(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
                     agent=ld.typed(raw.get("agent", {}), dict, ("agent",), "[agent]"), signature=sig,
                     contract=contract, rules_text=rules_text, properties_text=properties_text, examples=examples,
                     files=files, extraction=extraction, extraction_files=ld.extraction_files(extraction),
                     enforcement=ld.enforcement(raw.get("enforcement", {})), settings=ld.settings(raw.get("verify", {})))
+
+
+def check_extraction(ld: _Loader, extraction: Mapping[str, Any]) -> None:
+    """Each [extraction] entry: an `llm` entry's endpoint and key variable are ones the monitor may use."""
+    for arg, cfg in extraction.items():
+        if isinstance(cfg, Mapping) and cfg.get("from") == "llm":
+            problem = endpoint_problem(cfg)
+            if problem is not None:
+                raise ld.fail("spec.extraction", f"[extraction] {arg}: {problem.message}", ("extraction", arg),
+                              problem.fix, _entry_key_pos(ld, arg, problem.key))
+
+
+def _entry_key_pos(ld: _Loader, arg: str, key: str) -> Pos:
+    """Where `key` of the [extraction] entry `arg` is written (a [extraction.arg] table, or an inline one)."""
+    if ("extraction", arg, key) in ld.positions:
+        return ld.positions[("extraction", arg, key)]
+    return ld.inline_pos(("extraction", arg), key)
 
 
 def _parse_toml(data: bytes, file: str) -> tuple[str, dict[str, Any]]:

@@ -1,7 +1,7 @@
 """The audit report (report.md), rendered from a certificate and the run's figures."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from veriguard.verify import counterexample as cx
 from veriguard.verify.verdicts import Verdict, worst
@@ -14,7 +14,33 @@ def _table(rows: list[list[str]], head: list[str]) -> str:
     return "\n".join(lines)
 
 
-def render(cert: dict[str, Any], run: dict[str, Any]) -> str:
+def extraction_section(extraction: Mapping[str, Any]) -> list[str]:
+    """How each argument is read; for an `llm` entry, the server the agent's text is sent to and the environment
+    variable sent with it as the API key (the spec chooses both: an auditor checks them)."""
+    rows = []
+    for argument, cfg in extraction.items():
+        if not isinstance(cfg, Mapping):
+            continue
+        kind = str(cfg.get("from", "?"))
+        server, key = "none (read in the monitor's process)", "none"
+        if kind == "llm":
+            provider = str(cfg.get("provider", "anthropic"))
+            model = f"model {cfg['model']}" if "model" in cfg else "the default model"
+            default = "Anthropic's API (https://api.anthropic.com, or $ANTHROPIC_BASE_URL)" if provider == "anthropic" \
+                else "none given"
+            server = f"{model} at {cfg.get('base_url', default)} ({provider})"
+            key = f"${cfg['api_key_env']}" if "api_key_env" in cfg else \
+                "$ANTHROPIC_API_KEY (default)" if provider == "anthropic" else "none sent"
+        rows.append([argument, kind, server, key])
+    if not rows:
+        return []
+    return ["## Extraction", "", "How the monitor reads each argument from what the agent proposed; an `llm` entry "
+            "sends the agent's text to a model server, with the named environment variable as its API key.", "",
+            _table(rows, ["argument", "extractor", "sends the agent's text to", "API key from"]), ""]
+
+
+def render(cert: dict[str, Any], run: dict[str, Any], extraction: Mapping[str, Any] | None = None) -> str:
+    """report.md; `extraction`: the build's extraction.json `extraction` object, listed when given."""
     name = cert["policy"]
     status = cert["status"]
     if not cert["fully_proved"]:  # the reason, by the precedence of verify.verdicts
@@ -31,6 +57,7 @@ def render(cert: dict[str, Any], run: dict[str, Any]) -> str:
         out += ["## Agent", "", str(agent["description"]).strip(), ""]
     out += ["## Rules (the contract)", "", "A request is denied exactly when a rule fails; the decision names every "
             "failed rule and every denied item.", "", "```", cert["contract_text"]["rules"], "```", ""]
+    out += extraction_section(extraction) if isinstance(extraction, Mapping) else []
     out += ["## What was proved", ""]
     proof = cert.get("proof") or {}
     out.append(f"- Nagini: **{proof.get('verdict', 'NOT RUN')}**" + (f" ({proof['detail']})" if proof.get("detail") else ""))

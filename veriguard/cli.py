@@ -486,13 +486,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     fix = "pass a build directory made by `veriguard synth`"
     cert = _json_file(d / "certificate.json", "report.input", fix)
     run = _json_file(d / "run.json", "report.input", fix) if (d / "run.json").is_file() else {}
-    if not isinstance(cert, dict) or not isinstance(run, dict):
-        raise VeriguardError("report.input", "certificate.json and run.json must hold JSON objects", file=str(d), fix=fix)
+    extraction = _json_file(d / "extraction.json", "report.input", fix) if (d / "extraction.json").is_file() else {}
+    if not isinstance(cert, dict) or not isinstance(run, dict) or not isinstance(extraction, dict):
+        raise VeriguardError("report.input", "certificate.json, run.json and extraction.json must hold JSON objects",
+                             file=str(d), fix=fix)
     if args.json:
         _print_json(cert)
     else:
         try:
-            text = render(cert, run)
+            text = render(cert, run, extraction.get("extraction"))
         except Exception as e:  # a certificate with the right syntax but fields of the wrong shape
             raise VeriguardError("report.input", f"the certificate is malformed ({type(e).__name__}: {e})",
                                  file=str(d / "certificate.json"), fix=fix) from None

@@ -420,11 +420,11 @@ def test_a_server_that_is_down_fails_closed():
 
 # --- through a frozen build: pins, the monitor's record ----------------------------------------
 
-def llm_build(tmp_path: Path, url: str, *, pinned: Any = "right") -> Path:
+def llm_build(tmp_path: Path, url: str, *, pinned: Any = "right", **entry: Any) -> Path:
     spec = load_spec(SPECS / "mind2web_sc.toml")
     task_t = dict(argument_schema(spec.signature))["task"]
     cfg = {"from": "llm", "text": "confirmed_task", "provider": "openai", "base_url": f"{url}/v1",
-           "model": "qwen2.5-7b-instruct", "timeout": 1.0, "bank": "mind2web_sc/categories.toml"}
+           "model": "qwen2.5-7b-instruct", "timeout": 1.0, "bank": "mind2web_sc/categories.toml", **entry}
     extraction = {**spec.extraction, "task": cfg}
     if pinned == "right":  # what synth's freeze writes (providers.extraction.pin_extraction)
         extraction = pin_extraction(extraction, argument_schema(spec.signature), SPECS)
@@ -457,8 +457,51 @@ def test_a_pinned_build_decides_with_the_model_and_the_record_says_how(tmp_path,
 
 @pytest.mark.parametrize("pinned,what", [(None, "pins nothing"), ("stale prompt", r"pinned \['prompt_sha256'\]"),
                                          ({"model": "other", "prompt_sha256": "0" * 64, "schema_sha256": "0" * 64},
-                                          r"pinned \['model', 'prompt_sha256', 'schema_sha256'\]")])
+                                          r"pinned \['model', 'provider', 'base_url', 'api_key_env', "
+                                          r"'prompt_sha256', 'schema_sha256'\]")])
 def test_a_build_whose_pins_differ_is_refused(tmp_path, openai_server, pinned, what):
     with pytest.raises(ExtractionError, match=what) as e:
         Monitor.from_build(llm_build(tmp_path, openai_server, pinned=pinned))
     assert e.value.code == "extract.llm.pin"
+
+
+# --- where the model is reached, and with which key (red team F1) -------------------------------
+
+def test_the_build_pins_where_the_model_is_sent_and_which_key_variable_goes_with_it():
+    cfg = {**CFG, "provider": "openai", "base_url": "https://models.example.com/v1", "model": "m",
+           "api_key_env": "VLLM_API_KEY"}
+    pinned = pins("task", TASK_T, cfg, SPECS)
+    assert (pinned["provider"], pinned["base_url"], pinned["api_key_env"]) == ("openai", cfg["base_url"], "VLLM_API_KEY")
+    default = pins("task", TASK_T, CFG, SPECS)
+    assert (default["provider"], default["base_url"], default["api_key_env"]) == ("anthropic", "", "")
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"api_key_env": "VICTIM_SECRET"}, "'VICTIM_SECRET'|\"VICTIM_SECRET\" is not the name of an API key variable"),
+    ({"base_url": "http://models.example.com/v1"}, "plain http"),
+])
+def test_a_build_made_before_with_an_endpoint_or_key_variable_not_allowed_is_refused_unsent(
+        tmp_path, openai_server, monkeypatch, entry, words):
+    """The red team's build: a hostile [extraction] entry synthesized before synth checked it (freeze is handed
+    the entry as it is, pins included). The monitor refuses to load it, so nothing is sent."""
+    monkeypatch.setenv("VICTIM_SECRET", "AKIA-SECRET-OF-THE-OPERATOR")
+    with pytest.raises(ExtractionError, match=words) as e:
+        Monitor.from_build(llm_build(tmp_path, openai_server, **entry))
+    assert e.value.code == "extract.config" and "re-run synth" in e.value.message
+
+
+def test_an_api_key_variable_and_a_loopback_server_load_and_send_that_key(tmp_path, openai_server, monkeypatch):
+    monkeypatch.setenv("VLLM_API_KEY", "local-key")
+    monitor = Monitor.from_build(llm_build(tmp_path, openai_server, api_key_env="VLLM_API_KEY"))
+    script(openai_server, chat(answer(hotel=True)))
+    assert not monitor.check({"confirmed_task": "Book a hotel in Oslo", "user_info": PROFILE}).allowed
+
+
+def test_the_report_shows_each_llm_entry_s_server_and_key_variable(tmp_path, openai_server, capsys):
+    from veriguard.cli import main
+
+    build = llm_build(tmp_path, openai_server, api_key_env="VLLM_API_KEY")
+    main(["report", str(build)])
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| task | llm |"))
+    assert f"{openai_server}/v1" in row and "$VLLM_API_KEY" in row and "qwen2.5-7b-instruct" in row
