@@ -23,7 +23,7 @@ from veriguard.enforce.shell_state import IO, Invocation, State
 from veriguard.enforce.shell_syntax import check_text, parse
 from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Places, ZoneMap, Zones, fill,
                                             load_commands, load_zones, normalise, split_pattern)
-from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, static_effect, written
+from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
 from veriguard.enforce.shell_walk import Analyser, Analysis, Rewrite, _escape, ordered
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
@@ -262,11 +262,28 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
                        f"{', '.join(found)}")
     full = {p: os.path.normpath(repo.top + "/" + p) for p in sorted(paths)}
     protected = {p: _zones_of(zones, f, recursive=p.endswith("/")) for p, f in full.items() if p.endswith("/") or beyond(f)}
+    for p, reached in _linked(zones, repo, paths).items():
+        protected[p] = list(dict.fromkeys([*protected.get(p, []), *reached]))
     protected = {p: z for p, z in protected.items() if not set(z) <= set(base)}
     shown = ", ".join(f"{p} ({', '.join(z)})" for p, z in list(protected.items())[:_SHOWN])
     return (list(dict.fromkeys([*base, *(z for zs in protected.values() for z in zs)])) if paths else [],
             f"`{label[:80]}` may write {len(paths)} file(s) of {repo.top}, the repository says"
             + (f"; outside {', '.join(base)}: {shown}" if protected else ""))
+
+
+def _linked(zones: Zones, repo: Repository, paths: set[str]) -> dict[str, list[str]]:
+    """The zones each symbolic link among the files a rewrite writes leads to (a link made is a write of its target:
+    `git checkout linkonly` makes keylink -> ~/.ssh), and all under it; the unresolved zone where git cannot say."""
+    targets = link_targets(repo, {p for p in paths if not p.endswith("/")})
+    if isinstance(targets, Unresolved):
+        return {"(its symbolic links)": [zones.unresolved]}
+    out: dict[str, list[str]] = {}
+    for path, target in targets:
+        where = os.path.realpath(os.path.join(repo.top, os.path.dirname(path), target))
+        found = [z for z in _zones_of(zones, where, recursive=True) if z != zones.unmatched]
+        if found:
+            out[f"{path} -> {target}"] = found
+    return out
 
 
 def _zones_of(zones: Zones, path: str, *, recursive: bool = False) -> list[str]:

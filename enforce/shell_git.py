@@ -54,6 +54,7 @@ class Repository:
     top: str
     object_format: str
     deadline: float
+    sources: list[str] = field(default_factory=list)   # the trees (INDEX: the index) the files it names come from
 
     @staticmethod
     def find(cwd: str, timeout: float = TIMEOUT_S) -> "Repository | Unresolved | None":
@@ -138,9 +139,11 @@ class Repository:
         return self.git("merge-base", "--all", a, b, ok_codes=(0, 1)).decode().split()
 
     def between(self, a: str, b: str) -> set[str]:
+        self.sources.append(b)
         return _names(self.git("diff-tree", "-r", "-z", "--name-only", "--no-renames", a, b))
 
     def tree_files(self, rev: str) -> set[str]:
+        self.sources.append(rev)
         return _names(self.git("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev))
 
     def commits(self, revs: Sequence[str]) -> list[str]:
@@ -156,6 +159,7 @@ class Repository:
         """Every file any of `commits` changes (against each parent of a merge; a root commit's files)."""
         if not commits:
             return set()
+        self.sources.extend(commits)
         out = self.git("diff-tree", "--stdin", "--no-commit-id", "-r", "-z", "--name-only", "--no-renames", "-m",
                        "--root", stdin="".join(c + "\n" for c in commits).encode())
         return _names(out)
@@ -164,6 +168,7 @@ class Repository:
         """The files a restore of `pathspec` from `source` (None: the index) may write: those whose index entry
         differs from `source`, and the relevant ones whose work-tree file differs from the index."""
         spec = ["--", *pathspec]
+        self.sources.extend([INDEX] if source is None else [source, INDEX])
         out = set() if source is None else _names(self.git("diff-index", "--cached", "-z", "--name-only",
                                                             "--no-renames", source, *spec))
         listing = self.git("ls-files", "-z", "-s", "--full-name", *spec)
@@ -179,6 +184,37 @@ class Repository:
     def untracked(self, pathspec: Sequence[str], *, ignored: bool) -> set[str]:
         return _names(self.git("ls-files", "-z", "-o", "--full-name", *(() if ignored else ("--exclude-standard",)),
                                "--", *pathspec))
+
+
+INDEX = ""
+
+
+def link_targets(repo: Repository, paths: set[str]) -> list[tuple[str, str]] | Unresolved:
+    """(path, target) of each of `paths` that is a symbolic link (mode 120000) in a tree or the index its content
+    came from (Repository.sources, filled by `written`)."""
+    try:
+        shas: dict[tuple[str, str], None] = {}
+        for source in dict.fromkeys(repo.sources):
+            listing = repo.git("ls-files", "-z", "-s", "--full-name") if source == INDEX else repo.git(
+                "ls-tree", "-r", "-z", "--full-tree", source)
+            for entry in filter(None, listing.split(b"\0")):
+                meta, _, raw = entry.partition(b"\t")
+                fields = meta.decode().split()
+                path = os.fsdecode(raw)
+                if fields[0] == "120000" and path in paths:
+                    shas[path, fields[1] if source == INDEX else fields[2]] = None
+        if not shas:
+            return []
+        out = repo.git("cat-file", "--batch", stdin="".join(sha + "\n" for _, sha in shas).encode())
+    except _Fail as e:
+        return Unresolved(str(e))
+    targets: list[tuple[str, str]] = []
+    for path, _ in shas:
+        head, _, out = out.partition(b"\n")
+        size = int(head.split()[2]) if len(head.split()) == 3 else 0
+        targets.append((path, os.fsdecode(out[:size])))
+        out = out[size + 1:]
+    return targets
 
 
 def _names(out: bytes) -> set[str]:

@@ -279,3 +279,41 @@ def test_without_ask_git_only_a_git_rm_of_plain_paths_is_judged(repo: Path) -> N
     with pytest.raises(ExtractionError) as e:
         touched(repo, "git rm '*.json'", ask_git=False)
     assert e.value.code == "extract.shell.git"
+
+
+# A symbolic link a rewrite checks out is a link made (red-team pass on a real disk, 2026-11-29: `git checkout
+# linkonly && cat keylink/id_rsa` read ~/.ssh through keylink -> ~/.ssh, which the branch commits): its target is
+# written, as `ln -s` writes it.
+
+@pytest.fixture
+def linked(repo: Path) -> Path:
+    home = repo.parent
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("KEY")
+    git(repo, "checkout", "-qb", "linkonly")
+    os.symlink(home / ".ssh", repo / "keylink")
+    os.symlink("../.claude", repo / "cfglink")       # relative: from the link's folder, the home's .claude
+    os.symlink("src/a.py", repo / "inside")          # a link within the project
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "links")
+    git(repo, "checkout", "-q", "main")
+    return repo
+
+
+@pytest.mark.parametrize("command,zone", [
+    ("git checkout linkonly && cat keylink/id_rsa", "ssh_keys"), ("git checkout linkonly", "ssh_keys"),
+    ("git merge --ff-only linkonly", "ssh_keys"), ("git cherry-pick main..linkonly", "ssh_keys"),
+    ("git checkout linkonly -- .", "ssh_keys"), ("git checkout linkonly", "agent_config"),
+    ("git restore --source=linkonly .", "agent_config"),
+])
+def test_a_symbolic_link_a_rewrite_checks_out_writes_its_target(linked: Path, command: str, zone: str) -> None:
+    assert ("write", zone) in touched(linked, command)
+
+
+def test_a_link_within_the_project_is_a_project_file(repo: Path) -> None:
+    git(repo, "checkout", "-qb", "inner")
+    os.symlink("src/a.py", repo / "inside")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "inner link")
+    git(repo, "checkout", "-q", "main")
+    assert {z for _, z in touched(repo, "git checkout inner")} <= {"workspace", "tmp"}   # the test's project lies in /tmp
