@@ -9,7 +9,9 @@ filesystem server exposes) are not offered to the host unless `--unchecked GROUP
 they are forwarded unchecked, as the operator chose. A refusal is a CallToolResult with isError and the reason as text, never a JSON-RPC
 error, so the model reads it and can re-plan; a tools/call that is not valid MCP (arguments that are
 not an object, a name that is not a string, params the proxy would not forward) is refused the same
-way. When the policy, the extractor or the child fails (a crash, no answer within the timeout, an
+way, and so is a tools/call whose id a request still awaiting the child's answer has (another request
+with such an id gets a JSON-RPC error); a notifications/cancelled that is not {requestId, reason?: string}
+is dropped. When the policy, the extractor or the child fails (a crash, no answer within the timeout, an
 answer that is not MCP), the call is refused and the result says why.
 
 The observation the policy reads is the call in MCP shape, {"method": "tools/call", "params":
@@ -118,6 +120,17 @@ def malformed_call(params: Any) -> str:
     return ""
 
 
+def malformed_cancellation(params: Any) -> str:
+    """Why a notifications/cancelled's params are not MCP's {requestId, reason?} ('' when they are)."""
+    if not isinstance(params, dict):
+        return f"params must be an object with requestId, got {_show(params)}"
+    if type(params.get("requestId")) not in (int, str):
+        return f"requestId must be a string or an integer, got {_show(params.get('requestId'))}"
+    if "reason" in params and type(params["reason"]) is not str:
+        return f"reason must be a string, got {_show(params['reason'])}"
+    return ""
+
+
 @dataclass
 class Pending:
     """A host request forwarded to the child, awaiting its answer."""
@@ -184,8 +197,13 @@ class Proxy:
                               "error": {"code": types.INTERNAL_ERROR, "message": f"the proxy failed: {describe(e)}"}})
 
     def request(self, host_id: Any, method: str, params: Any) -> None:
+        reused = self.reused_id(host_id)
         if method == "tools/call":
-            self.call_tool(host_id, params)
+            self.call_tool(host_id, params, reused)
+        elif reused:
+            say(f"refused {method} (id {host_id}): {reused}")
+            self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {"code": types.INVALID_REQUEST,
+                                                                     "message": f"refused: {reused}"}})
         elif method in self.methods:
             self.forward(host_id, method, params)
         elif method == "initialize":
@@ -208,13 +226,22 @@ class Proxy:
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {
                 "code": types.METHOD_NOT_FOUND, "message": f"Method not found: the veriguard proxy does not offer {method!r}"}})
 
-    def call_tool(self, host_id: Any, params: Any) -> None:
+    def reused_id(self, host_id: Any) -> str:
+        """Why the host may not use `host_id` now ('' when it may): a request of its with that id still awaits
+        the child's answer, and two answers with one id could not be told apart."""
+        if not any(p.host_id == host_id and type(p.host_id) is type(host_id) for p in self.pending.values()):
+            return ""
+        return (f"the request id {host_id!r} is still in use by a request the MCP server has not answered yet; "
+                "give each request an id that no pending request has")
+
+    def call_tool(self, host_id: Any, params: Any, reused: str = "") -> None:
         call_id = str(host_id)
-        problem = malformed_call(params)
+        malformed = malformed_call(params)
+        problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
         arguments = (params.get("arguments") or {}) if not problem else {}
         if problem:   # refused in shadow mode too: there is no call to forward
-            reason = f"the tools/call is not valid MCP: {problem}"
+            reason = problem
             outcome = self.guard.refuse(reason, action_id=call_id, run=RUN, integration="mcp_proxy", tool=name)
             message = outcome.message if not outcome.allowed else f"fail closed: {reason}"
         else:
@@ -242,7 +269,11 @@ class Proxy:
                        **({"params": params} if params is not None else {})})
 
     def cancelled(self, params: Any) -> None:
-        asked = params.get("requestId") if isinstance(params, dict) else None
+        problem = malformed_cancellation(params)
+        if problem:   # a notification has no answer: dropped, and said on stderr
+            say(f"dropped notifications/cancelled: {problem}")
+            return
+        asked = params["requestId"]
         for child_id, pending in list(self.pending.items()):
             if pending.host_id == asked and type(pending.host_id) is type(asked):
                 del self.pending[child_id]

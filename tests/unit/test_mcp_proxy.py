@@ -394,6 +394,39 @@ def test_ids_are_renumbered_and_a_cancellation_follows_them(payments_build):
     assert proxy.pending == {}
 
 
+def test_a_request_that_reuses_the_id_of_a_pending_one_is_refused_and_the_first_answered(payments_build):
+    """Red team F8: an allowed slow call id 7, then a denied call id 7: the host got one answer for id 7 while the
+    child ran the first. The second is refused as such, and nothing of it reaches the child."""
+    over = {"name": "send_payment", "arguments": OVER_LIMIT}
+    proxy, to_host, to_child = relay(payments_build, [
+        ("host", {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "send_payment",
+                                                                                 "arguments": PAYMENT}}),
+        ("host", {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": over}),
+        ("host", {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}),
+        ("host", {"jsonrpc": "2.0", "id": "7", "method": "tools/list"}),   # another id: "7" is not 7
+        ("child", {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "paid"}]}}),
+        ("host", {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": over}),   # free again: decided
+    ])
+    assert [(m.get("id"), m.get("method")) for m in to_child] == [(1, "tools/call"), (2, "tools/list")]
+    reused, listed, paid, denied = to_host
+    assert reused["id"] == 7 and reused["result"]["isError"] and "still in use" in reused["result"]["content"][0]["text"]
+    assert listed["id"] == 7 and listed["error"]["code"] == types.INVALID_REQUEST and "still in use" in listed["error"]["message"]
+    assert paid == {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "paid"}]}}
+    assert denied["result"]["isError"] and "still in use" not in denied["result"]["content"][0]["text"]
+    assert list(proxy.pending) == [2]
+
+
+@pytest.mark.parametrize("params", [{"requestId": 7, "reason": {"x": 1}}, {"requestId": 7, "reason": None},
+                                    {"requestId": [7]}, {"requestId": True}, {"reason": "x"}, [7], None])
+def test_a_malformed_cancellation_is_dropped(payments_build, params):
+    call = {"name": "send_payment", "arguments": PAYMENT}
+    proxy, to_host, to_child = relay(payments_build, [
+        ("host", {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": call}),
+        ("host", {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}),
+    ])
+    assert [m.get("method") for m in to_child] == ["tools/call"] and to_host == [] and list(proxy.pending) == [1]
+
+
 def test_an_error_or_an_invalid_result_for_an_allowed_call_is_a_refusal(payments_build):
     call = {"name": "send_payment", "arguments": PAYMENT}
     _, to_host, _ = relay(payments_build, [
