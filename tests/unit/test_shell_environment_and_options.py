@@ -326,3 +326,12 @@ def test_translated_strings_and_archives_that_keep_absolute_names_are_judged(mon
                                      "unzip -o /tmp/a.zip -d build", "tar czf /tmp/out.tgz src"])
 def test_plain_strings_and_archives_stay_allowed(monitor, command):
     assert allowed(monitor, command), command
+
+
+# `bash -o OPTION -c TEXT`: -o takes a word (posix, noglob...), so the word after it was read as the script and the -c
+# text was never analysed (2026-11-29).
+@pytest.mark.parametrize("command", ["bash -o posix -c 'cat /etc/shadow'", "sh +o noglob -c 'cat /etc/shadow'",
+                                     "bash -o posix -c 'shopt -s dotglob; rm -rf *'"])
+def test_a_shell_option_with_its_word_leaves_the_command_text_analysed(monitor, builds, command):
+    assert not allowed(monitor, command)
+    assert not allowed(monitor, command, approved=True)
