@@ -43,18 +43,13 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import ClassifierExtractor, Extracted, _path, _typed, category_classifier
 from veriguard.providers.extraction import (
-    DEFAULT_EXTRACTION_MODEL, STAGE, endpoint_problem, extraction_request, from_answer, pins, sha256_text, user_prompt,
+    DEFAULT_EXTRACTION_MODEL, MODES, PROVIDER_KEYS, STAGE, extraction_request, from_answer, llm_entry_problem, pins,
+    sha256_text, user_prompt,
 )
 
 if TYPE_CHECKING:
     from veriguard.providers.types import Completion, Provider
 
-MODES = ("llm", "cascade", "both")
-PROVIDER_KEYS = {"anthropic": ("model", "base_url", "timeout", "max_retries", "structured", "api_key_env"),
-                 "openai": ("model", "base_url", "timeout", "structured", "api_key_env")}
-CONFIG_KEYS = frozenset({"from", "text", "provider", "max_tokens", "max_chars", "doc", "describe", "instructions",
-                         "mode", "bank", "frozen", "abstain", "pinned"} | set(PROVIDER_KEYS["anthropic"]))
-STRUCTURED = {"anthropic": ("tool", "output_config"), "openai": ("auto", "json_schema", "json_object", "tools")}
 CACHE_SIZE = 10_000
 MAX_CHARS = 20_000   # default: a longer agent text is not sent (cost, and no web task or tool call is that long)
 MAX_RUNNING = 32     # model calls running at once in the process, abandoned ones included (under httpx's pool)
@@ -351,13 +346,10 @@ def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any],
     entry whose `pinned` hashes are not what this code sends (off only for an evaluation that overrides
     the build's extraction); `classify` and `make_provider` replace the bank's classifier and the
     configured provider (tests, evaluations)."""
-    unknown = sorted(set(cfg) - CONFIG_KEYS)
-    if unknown:
-        raise ExtractionError("extract.config", f"argument {name!r}: unknown key(s) {unknown} for `from = \"llm\"`; "
-                              f"allowed: {sorted(CONFIG_KEYS)}")
-    problem = _config_problem(cfg)
-    if problem:
-        raise ExtractionError("extract.config", f"argument {name!r}: {problem}")
+    problem = llm_entry_problem(cfg)  # synth checks it too; again here for a build synthesized before it did
+    if problem is not None:
+        raise ExtractionError("extract.config", f"argument {name!r}: {problem.message}; {problem.fix}, and re-run "
+                              "synth")
     config = provider_config(cfg)
     try:
         system, schema = extraction_request(name, t, cfg, base)
@@ -379,28 +371,6 @@ def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any],
     return LLMExtractor(name, t, system, schema, make_provider, str(cfg.get("text", "")),
                         int(cfg.get("max_tokens", 1024)), int(cfg.get("max_chars", MAX_CHARS)), deadline, mode,
                         classifier)
-
-
-def _config_problem(cfg: Mapping[str, Any]) -> str:
-    """What is wrong with the values of an `llm` entry ("" when nothing is)."""
-    for key in ("max_tokens", "max_chars", "max_retries"):
-        if key in cfg and (type(cfg[key]) is not int or cfg[key] < (0 if key == "max_retries" else 1)):
-            return f"`{key}` must be a positive integer, got {cfg[key]!r}"
-    if "timeout" in cfg and (type(cfg["timeout"]) not in (int, float) or not 0 < cfg["timeout"] <= 600):
-        return f"`timeout` must be a number of seconds in (0, 600], got {cfg['timeout']!r}"
-    for key in ("text", "model", "base_url", "doc", "instructions", "structured", "api_key_env", "bank", "mode"):
-        if key in cfg and type(cfg[key]) is not str:
-            return f"`{key}` must be a string, got {cfg[key]!r}"
-    allowed = STRUCTURED.get(str(cfg.get("provider", "anthropic")), ())
-    if "structured" in cfg and cfg["structured"] not in allowed:
-        return f"`structured` must be one of {list(allowed)} for this provider, got {cfg['structured']!r}"
-    describe = cfg.get("describe", {})
-    if not isinstance(describe, Mapping) or not all(type(v) is str for v in describe.values()):
-        return "`describe` must be a table of field = \"what it means\""
-    endpoint = endpoint_problem(cfg)  # again here: a build synthesized before synth checked it
-    if endpoint is not None:
-        return f"{endpoint.message}; {endpoint.fix}, and re-run synth"
-    return ""
 
 
 def _check_pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: Path) -> None:

@@ -38,20 +38,62 @@ KEY_ENV = re.compile(r"[A-Z][A-Z0-9_]*_API_KEY")   # `api_key_env`: the variable
 LOOPBACK_NAMES = ("localhost",)
 
 
-class EndpointProblem(NamedTuple):
-    """Why an `llm` entry's `base_url` or `api_key_env` is refused: the key, what is wrong, the fix."""
+PROVIDER_KEYS = {"anthropic": ("model", "base_url", "timeout", "max_retries", "structured", "api_key_env"),
+                 "openai": ("model", "base_url", "timeout", "structured", "api_key_env")}
+CONFIG_KEYS = frozenset({"from", "text", "provider", "max_tokens", "max_chars", "doc", "describe", "instructions",
+                         "mode", "bank", "frozen", "abstain", "pinned"} | set(PROVIDER_KEYS["anthropic"]))
+STRUCTURED = {"anthropic": ("tool", "output_config"), "openai": ("auto", "json_schema", "json_object", "tools")}
+MODES = ("llm", "cascade", "both")
+LLM_FIX = 'e.g. task = { from = "llm", text = "confirmed_task", model = "claude-haiku-4-5", timeout = 20 }'
+
+
+class EntryProblem(NamedTuple):
+    """Why an [extraction] entry is refused: the key at fault, what is wrong, the fix."""
 
     key: str
     message: str
     fix: str
 
 
-def endpoint_problem(cfg: Mapping[str, Any]) -> EndpointProblem | None:
+def llm_entry_problem(cfg: Mapping[str, Any]) -> EntryProblem | None:
+    """What is wrong with the keys and values of an `llm` entry of [extraction] (None when nothing is): read by
+    synth when it reads the spec, and by the monitor when it builds the extractor."""
+    unknown = sorted(set(cfg) - CONFIG_KEYS)
+    if unknown:
+        return EntryProblem(unknown[0], f"unknown key(s) {unknown} for `from = \"llm\"`",
+                            f"allowed: {', '.join(sorted(CONFIG_KEYS))}")
+    if cfg.get("provider", "anthropic") not in PROVIDER_KEYS:
+        return EntryProblem("provider", f"provider {_short(cfg['provider'])} is not one of {sorted(PROVIDER_KEYS)}",
+                            "an OpenAI-compatible server (vLLM, llama.cpp, Ollama) is provider = \"openai\" with "
+                            "base_url")
+    for key in ("max_tokens", "max_chars", "max_retries"):
+        if key in cfg and (type(cfg[key]) is not int or cfg[key] < (0 if key == "max_retries" else 1)):
+            return EntryProblem(key, f"`{key}` must be a positive integer, got {cfg[key]!r}", LLM_FIX)
+    if "timeout" in cfg and (type(cfg["timeout"]) not in (int, float) or not 0 < cfg["timeout"] <= 600):
+        return EntryProblem("timeout", f"`timeout` must be a number of seconds in (0, 600], got {cfg['timeout']!r}",
+                            LLM_FIX)
+    for key in ("text", "model", "base_url", "doc", "instructions", "structured", "bank", "mode", "abstain"):
+        if key in cfg and type(cfg[key]) is not str:
+            return EntryProblem(key, f"`{key}` must be a string, got {cfg[key]!r}", LLM_FIX)
+    allowed = STRUCTURED[str(cfg.get("provider", "anthropic"))]
+    if "structured" in cfg and cfg["structured"] not in allowed:
+        return EntryProblem("structured", f"`structured` must be one of {list(allowed)} for this provider, got "
+                            f"{cfg['structured']!r}", LLM_FIX)
+    if cfg.get("mode", "llm") not in MODES:
+        return EntryProblem("mode", f"mode {cfg['mode']!r} is not one of {list(MODES)}", LLM_FIX)
+    describe = cfg.get("describe", {})
+    if not isinstance(describe, Mapping) or not all(type(v) is str for v in describe.values()):
+        return EntryProblem("describe", "`describe` must be a table of field = \"what it means\"",
+                            'e.g. describe = { car = "renting or buying a car" }')
+    return endpoint_problem(cfg)
+
+
+def endpoint_problem(cfg: Mapping[str, Any]) -> EntryProblem | None:
     """The spec chooses where the monitor sends the agent's text and which environment variable goes with it
     as the API key: the variable must be an API key's (NAME_API_KEY), and the server reached over https, or
     over plain http only on this machine (localhost, 127.0.0.0/8, ::1). None when both are allowed."""
     if "api_key_env" in cfg and not (type(cfg["api_key_env"]) is str and KEY_ENV.fullmatch(cfg["api_key_env"])):
-        return EndpointProblem("api_key_env", f"`api_key_env` = {_short(cfg['api_key_env'])} is not the name of an "
+        return EntryProblem("api_key_env", f"`api_key_env` = {_short(cfg['api_key_env'])} is not the name of an "
                                "API key variable (capitals, digits and _, ending in _API_KEY): the monitor sends that "
                                "variable's value to the model server, so any other variable could leak a secret",
                                'name the model server\'s key variable, e.g. api_key_env = "VLLM_API_KEY", or remove '
@@ -59,7 +101,7 @@ def endpoint_problem(cfg: Mapping[str, Any]) -> EndpointProblem | None:
     if "base_url" in cfg:
         problem = base_url_problem(cfg["base_url"])
         if problem:
-            return EndpointProblem("base_url", f"`base_url` = {_short(cfg['base_url'])} {problem}",
+            return EntryProblem("base_url", f"`base_url` = {_short(cfg['base_url'])} {problem}",
                                    'use https (base_url = "https://models.example.com/v1"), or plain http only to '
                                    'this machine (base_url = "http://localhost:8000/v1")')
     return None

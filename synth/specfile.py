@@ -21,7 +21,7 @@ from veriguard.contracts.signature import Argument, Signature, Table
 from veriguard.contracts.spec import Example, Spec
 from veriguard.contracts.types import EnumT, RecordT, TupleT, Type, is_scalar
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
-from veriguard.providers.extraction import endpoint_problem
+from veriguard.providers.extraction import EntryProblem, llm_entry_problem
 from veriguard.synth.tables import load_table
 from veriguard.synth.tomlpos import key_positions, string_offsets, too_deep
 
@@ -390,14 +390,78 @@ def load_spec(path: str | Path) -> SpecFile:
                     enforcement=ld.enforcement(raw.get("enforcement", {})), settings=ld.settings(raw.get("verify", {})))
 
 
+EXTRACTOR_KEYS: dict[str, dict[str, str]] = {  # kind -> the keys its builder reads -> what each value must be
+    "field": {"from": "text", "path": "text", "map": "table of text"},
+    "context": {"from": "text", "fields": "table of text", "defaults": "table"},
+    "tool_call": {"from": "text", "tool": "text", "fields": "table of text", "defaults": "table",
+                  "ignore": "list of text"},
+    "code": {"from": "text", "schema": "text", "language": "text", "source": "text"},
+}
+EXTRACTOR_REQUIRED = {"field": ("path",), "context": ("fields",), "tool_call": ("tool", "fields"),
+                      "code": ("schema",), "classifier": ("text", "bank")}
+EXTRACTOR_KINDS = ("field", "context", "tool_call", "code", "shell", "classifier", "llm")
+EXTRACTOR_EXAMPLES = {
+    "field": 'e.g. age = { from = "field", path = "user.age" }',
+    "context": 'e.g. user = { from = "context", fields = { role = "session.role", mfa = "session.mfa" } }',
+    "tool_call": 'e.g. payment = { from = "tool_call", tool = "send_payment", fields = { recipient = "recipient" } }',
+    "code": 'e.g. access = { from = "code", schema = "eicu_ac/schema.json" }',
+    "classifier": 'e.g. task = { from = "classifier", text = "confirmed_task", bank = "categories.toml" }',
+}
+VALUE_WORDS = {"text": "a string", "table": "a table", "table of text": 'a table of name = "string"',
+               "list of text": "a list of strings"}
+
+
 def check_extraction(ld: _Loader, extraction: Mapping[str, Any]) -> None:
-    """Each [extraction] entry: an `llm` entry's endpoint and key variable are ones the monitor may use."""
+    """Each [extraction] entry as the monitor will build it: a known kind, the keys it reads with values of the right
+    type (field, context, tool_call, code; the classifier's text, bank and abstain), and an `llm` entry's keys,
+    values, endpoint and key variable (providers.extraction.llm_entry_problem). A `shell` entry's keys are checked
+    when its zone map is read (enforce.shell)."""
     for arg, cfg in extraction.items():
-        if isinstance(cfg, Mapping) and cfg.get("from") == "llm":
-            problem = endpoint_problem(cfg)
-            if problem is not None:
-                raise ld.fail("spec.extraction", f"[extraction] {arg}: {problem.message}", ("extraction", arg),
-                              problem.fix, _entry_key_pos(ld, arg, problem.key))
+        key = ("extraction", arg)
+        if not isinstance(cfg, Mapping) or cfg.get("from") not in EXTRACTOR_KINDS:
+            got = cfg.get("from") if isinstance(cfg, Mapping) else cfg
+            raise ld.fail("spec.extraction", f"[extraction] {arg}: `from` = {_toml_value(got)} is not an extractor",
+                          key, "from = one of " + ", ".join(f'"{k}"' for k in EXTRACTOR_KINDS),
+                          _entry_key_pos(ld, arg, "from") if isinstance(cfg, Mapping) else None)
+        problem = _entry_problem(str(cfg["from"]), cfg)
+        if problem is not None:
+            raise ld.fail("spec.extraction", f"[extraction] {arg}: {problem.message}", key, problem.fix,
+                          _entry_key_pos(ld, arg, problem.key))
+
+
+def _entry_problem(kind: str, cfg: Mapping[str, Any]) -> EntryProblem | None:
+    """What is wrong with the keys and values of one [extraction] entry of `kind` (None when nothing is)."""
+    if kind == "llm":
+        return llm_entry_problem(cfg)
+    example = EXTRACTOR_EXAMPLES.get(kind, "")
+    for required in EXTRACTOR_REQUIRED.get(kind, ()):
+        if required not in cfg:
+            return EntryProblem("from", f"a `{kind}` extractor needs `{required}`", example)
+    keys = EXTRACTOR_KEYS.get(kind)
+    if keys is None:  # shell, classifier: their builders read more keys (and check them)
+        keys = {"text": "text", "bank": "text"} if kind == "classifier" else {}
+    elif set(cfg) - set(keys):
+        unknown = sorted(set(cfg) - set(keys))
+        return EntryProblem(unknown[0], f"unknown key(s) {unknown} for a `{kind}` extractor",
+                            f"allowed: {', '.join(keys)}; {example}")
+    for k, want in keys.items():
+        if k in cfg and not _value_is(cfg[k], want):
+            return EntryProblem(k, f"`{k}` must be {VALUE_WORDS[want]}, got {_toml_value(cfg[k])}", example)
+    if kind == "classifier" and cfg.get("abstain", "deny") not in ("deny", "restrict"):
+        return EntryProblem("abstain", f"abstain = {_toml_value(cfg['abstain'])} is not \"deny\" or \"restrict\"",
+                            'abstain = "deny" (an unsure classifier denies) or "restrict" (its uncertain categories '
+                            "are taken to apply)")
+    return None
+
+
+def _value_is(value: Any, want: str) -> bool:
+    if want == "text":
+        return type(value) is str
+    if want == "table":
+        return isinstance(value, dict)
+    if want == "table of text":
+        return isinstance(value, dict) and all(type(v) is str for v in value.values())
+    return isinstance(value, list) and all(type(v) is str for v in value)
 
 
 def _entry_key_pos(ld: _Loader, arg: str, key: str) -> Pos:

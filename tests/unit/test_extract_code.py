@@ -277,6 +277,7 @@ def test_the_language_names_the_tool_table():
 def test_a_build_whose_language_has_no_tool_table_does_not_load(tmp_path, language, refused):
     import shutil
 
+    from veriguard.contracts.errors import SpecError
     from veriguard.enforce.monitor import Monitor
     from veriguard.synth.freeze import write_build
     from veriguard.synth.specfile import load_spec
@@ -288,6 +289,10 @@ def test_a_build_whose_language_has_no_tool_table_does_not_load(tmp_path, langua
     shipped = 'language = "ehragent-python", '
     assert shipped in text
     (tmp_path / "eicu_ac.toml").write_text(text.replace(shipped, language), encoding="utf-8")
+    if "3" in language:  # not a string: refused when the spec is read (synth.specfile.check_extraction)
+        with pytest.raises(SpecError, match="`language` must be a string"):
+            load_spec(tmp_path / "eicu_ac.toml")
+        return
     build, _ = write_build(fake_result(load_spec(tmp_path / "eicu_ac.toml")), tmp_path / "out", run_info={})
     if not refused:
         assert Monitor.from_build(build).extractors["accessed"].language == "ehragent-python"

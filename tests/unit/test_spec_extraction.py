@@ -57,3 +57,39 @@ def test_https_loopback_http_and_api_key_variables_are_allowed(cfg):
                                  "http://localhost:99999/", "https://", "file:///etc/passwd", None])
 def test_urls_that_are_neither_https_nor_loopback_http_are_refused(url):
     assert extraction.base_url_problem(url)
+
+
+@pytest.mark.parametrize("entry, at, words", [
+    ('items = { from = "tool_call", tool = "send_payment", fields = "recipient" }', "fields", "must be a table"),
+    ('items = { from = "tool_call", tool = "send_payment", fields = { r = 3 } }', "fields", "must be a table"),
+    ('items = { from = "tool_call", tool = 7, fields = { r = "r" } }', "tool", "must be a string"),
+    ('items = { from = "tool_call", tool = "t", fields = { r = "r" }, ignore = "x" }', "ignore", "list of strings"),
+    ('items = { from = "tool_call", tool = "t", fields = { r = "r" }, ignor = ["x"] }', "ignor", "unknown key"),
+    ('items = { from = "tool_call", fields = { r = "r" } }', "from", "needs `tool`"),
+    ('items = { from = "field", path = ["a", "b"] }', "path", "must be a string"),
+    ('items = { from = "field", path = "a", map = ["x"] }', "map", "must be a table"),
+    ('items = { from = "context", fields = ["a"] }', "fields", "must be a table"),
+    ('items = { from = "context", fields = { a = "b" }, defaults = 3 }', "defaults", "must be a table"),
+    ('items = { from = "code", schema = 3 }', "schema", "must be a string"),
+    ('items = { from = "classifier", text = "t", bank = "b.toml", abstain = "allow" }', "abstain", "deny"),
+    ('items = { from = "classifier", text = "t" }', "from", "needs `bank`"),
+    ('items = { from = "regex", path = "a" }', "from", "not an extractor"),
+    ('items = "field"', "items", "not an extractor"),
+    ('items = { from = "llm", max_tokens = "lots" }', "max_tokens", "positive integer"),
+    ('items = { from = "llm", temperature = 0 }', "temperature", "unknown key"),
+    ('items = { from = "llm", provider = "cohere" }', "provider", "is not one of"),
+    ('items = { from = "llm", mode = "vote" }', "mode", "mode 'vote'"),
+    ('[extraction.items]\nfrom = "tool_call"\ntool = "send_payment"\nfields = "recipient"', "fields", "must be a table"),
+])
+def test_a_malformed_extraction_entry_is_a_located_spec_error(tmp_path, entry, at, words):
+    """Red team F7: `fields = "recipient"` passed synth, then every call failed closed with an AttributeError."""
+    e, there = spec_error(tmp_path, entry if entry.startswith("[") else CONTEXT + entry)
+    assert e.code == "spec.extraction" and there.startswith(at) and words in e.message and e.fix
+
+
+def test_well_formed_entries_of_every_kind_load(tmp_path):
+    spec = load_spec(write_spec(tmp_path, with_extraction(
+        'role = { from = "field", path = "session.role", map = { administrator = "admin" } }\n'
+        'age = { from = "context", fields = { age = "user.age" }, defaults = { age = 0 } }\n'
+        'items = { from = "tool_call", tool = "*", fields = { t = "$name" }, ignore = ["note"] }\n')))
+    assert set(spec.extraction) == {"role", "age", "items"}
