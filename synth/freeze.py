@@ -169,7 +169,7 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
         if signer is not None:
             _write(tmp, SIGNATURE_NAME, signer(cert_bytes))
         _write(tmp, "run.json", (json.dumps(run_info, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-        _write(tmp, "report.md", render_report(cert, run_info).encode("utf-8"))
+        _write(tmp, "report.md", render_report(cert, run_info, json.loads(extraction)["extraction"]).encode("utf-8"))
         old = out_dir / f".{spec.name}.old"
         if old.exists():
             shutil.rmtree(old)
