@@ -43,6 +43,7 @@ from typing import Any, Container, Mapping
 
 import numpy as np
 
+from veriguard.contracts.regex_safety import UnsafeRegex, check_regex
 from veriguard.enforce.embedder import (DEFAULT_ENCODER, ENCODERS, Embedder, EncoderMismatch, lexicon,
                                        shared_embedder)
 from veriguard.enforce.loader import PolicyLoadError
@@ -227,9 +228,9 @@ def parse_bank(text: str) -> Bank:
         if unknown:
             raise KeyError(f"[training] example {row['task']!r} names unknown categories {sorted(unknown)}")
         gold.setdefault(row["task"], set()).update(row["categories"])
-    shared = raw.get("asides", {}).get("cues", [])  # asides of every category
-    cues = Cues(*({n: compile_cues(raw["categories"][n].get(kind, []) + (shared if kind == "asides" else []))
-                   for n in names} for kind in CUE_KINDS))
+    shared = compile_cues(raw.get("asides", {}).get("cues", []), "[asides] cues")  # asides of every category
+    cues = Cues(*({n: compile_cues(raw["categories"][n].get(kind, []), f"[categories.{n}] {kind}")
+                   + (shared if kind == "asides" else ()) for n in names} for kind in CUE_KINDS))
     settings = dict(raw.get("settings", {}))
     if settings.get("encoder", DEFAULT_ENCODER) not in ENCODERS:
         raise ValueError(f"[settings] encoder = {settings['encoder']!r} is not an encoder veriguard runs "
@@ -238,7 +239,11 @@ def parse_bank(text: str) -> Bank:
                 tuple(frozenset(v) for v in gold.values()), settings, frozenset(row["task"] for row in training))
 
 
-def compile_cues(patterns: list[str]) -> tuple[re.Pattern[str], ...]:
+def compile_cues(patterns: list[str], where: str) -> tuple[re.Pattern[str], ...]:
+    """The patterns compiled; UnsafeRegex (a ValueError naming `where`) for one that backtracks without bound:
+    the classifier runs them on the agent's text."""
+    for c in patterns:
+        check_regex(c, where, re.IGNORECASE)
     return tuple(re.compile(c, re.IGNORECASE) for c in patterns)
 
 
@@ -668,9 +673,11 @@ def thaw(doc: Any, source: str) -> tuple[Trained, dict[str, Any]]:
     weights = _unarray(doc["weights"], _ARRAYS["weights"], (len(names), dim + 2 * len(names) + 2), source, "weights")
     vectors = _unarray(doc["vectors"], _ARRAYS["vectors"], (None, dim), source, "vectors").astype(np.float32)
     try:
-        compiled = Cues(*({n: compile_cues(doc[key][n]) for n in names} for key in CUE_KINDS))
+        compiled = Cues(*({n: compile_cues(doc[key][n], f"`{key}` of {n}") for n in names} for key in CUE_KINDS))
     except re.error as e:
         raise _bad(source, f"a cue is not a regular expression ({e})") from None
+    except UnsafeRegex as e:
+        raise _bad(source, f"a cue may backtrack without bound: {e.where}: pattern {e.pattern!r} {e.why}") from None
     model = Trained(tuple(names), compiled, {k: float(settings[k]) for k in SETTINGS},
                     {n: weights[i] for i, n in enumerate(names)}, vectors, frozenset(w.lower() for w in words))
     return model, encoder

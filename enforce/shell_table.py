@@ -16,6 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
+from veriguard.contracts.regex_safety import UnsafeRegex, check_regex
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.shell_git import REWRITES
 
@@ -281,10 +282,7 @@ class _Reader:
         if separate is not None:
             if value is None or not raw.get("attached"):
                 raise _fail(self.file, f"{where}.separate", "only an option whose value is attached takes a separate one")
-            try:
-                re.compile(str(separate))
-            except re.error as e:
-                raise _fail(self.file, f"{where}.separate", f"not a regular expression: {e}") from None
+            self.regex(separate, f"{where}.separate")
         script = raw.get("script")
         if script is not None:
             self.choice(script, f"{where}.script", ("value", "operand", "stdin"))
@@ -304,6 +302,19 @@ class _Reader:
             no_cwd=self.flag(raw.get("no_cwd", False), f"{where}.no_cwd"),
             why=str(raw.get("why", "")), file=self.files(raw["file"], f"{where}.file") if "file" in raw else None,
             then=then, separate=str(separate) if separate is not None else None)
+
+    def regex(self, raw: Any, where: str) -> None:
+        """A regular expression the analysis matches the agent's words with: one that compiles and cannot
+        backtrack without bound (contracts/regex_safety.py)."""
+        if not isinstance(raw, str):
+            raise _fail(self.file, where, f"expected a regular expression (a string), got {raw!r}")
+        try:
+            check_regex(raw, where)
+            re.compile(raw)
+        except re.error as e:
+            raise _fail(self.file, where, f"not a regular expression: {e}") from None
+        except UnsafeRegex as e:
+            raise _fail(self.file, where, f"pattern {raw!r} {e.why}; fix: {e.fix}") from None
 
     def files(self, raw: Any, where: str) -> tuple[str, ...]:
         pats = _strings(raw, self.file, where)

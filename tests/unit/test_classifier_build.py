@@ -107,6 +107,7 @@ def _set(path, value):
     (_set(["encoder"], "minilm"), "encoder"),
     (_set(["categories"], ["car", "car", "hotel", "job", "shop", "flight"]), "distinct"),
     (_set(["cues", "car"], ["(unclosed"]), "regular expression"),
+    (_set(["acts", "car"], ["zebra(\\s?\\w+)+#"]), "`acts` of car: pattern 'zebra"),
     (_set(["settings", "unsure"], 0.9), "unsure <= include"),
     (_set(["settings", "include"], float("nan")), "finite"),
     (_set(["settings", "include"], True), "finite"),
