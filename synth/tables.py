@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from veriguard.contracts import strict_json
 from veriguard.contracts.errors import NOWHERE, Pos, SpecError
 from veriguard.contracts.parse import MAX_INT_DIGITS
 from veriguard.contracts.signature import Table, Value
@@ -91,6 +92,20 @@ class _Reader:
         return out
 
 
+def _strict_json(name: str, file: Path, raw: str) -> Any:
+    """The table's JSON, read strictly (contracts/strict_json.py): a key twice in one object, NaN or Infinity,
+    an integer of thousands of digits or nesting the parser cannot follow is an error at the file, not a value
+    another reader of the same bytes would not see."""
+    try:
+        return strict_json.loads(raw)
+    except strict_json.StrictJSONError as e:
+        fix = ("keep the key once in its object, with the value the table means" if e.message.startswith("duplicate key")
+               else "write strict JSON: each key once per object, whole numbers of at most 4,300 digits, no NaN or "
+                    "Infinity, nested objects keyed by the table's parameters")
+        raise SpecError("spec.table_json", f"table {name}: {e.message}", file=str(file),
+                        pos=Pos(e.line, e.col) if e.line else NOWHERE, fix=fix) from None
+
+
 def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar, *, path: str = "",
                default: Value | None = None, doc: str = "", pos: Pos = NOWHERE) -> Table:
     """Read `file` (JSON nested objects / row lists, or CSV with a header) into a Table."""
@@ -113,14 +128,7 @@ def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar
         rows = [r for r in rows[1:] if r and not r[0].startswith("#")]  # first row is the header
         data_rows = reader.from_rows(rows)
     else:
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise SpecError("spec.table_json", f"table {name}: {e.msg}", file=str(file), pos=Pos(e.lineno, e.colno),
-                            fix="fix the JSON syntax") from None
-        except (ValueError, RecursionError):  # an integer of thousands of digits, or nesting the parser cannot follow
-            raise SpecError("spec.table_json", f"table {name}: a number is too long or the JSON nests too deeply",
-                            file=str(file), fix="write the table as nested objects keyed by its parameters") from None
+        data = _strict_json(name, file, raw)
         for part in filter(None, path.split(".")):
             if not isinstance(data, dict) or part not in data:
                 raise SpecError("spec.table_path", f"table {name}: key {part!r} not found in {file.name}", pos=pos,

@@ -172,6 +172,17 @@ def test_hostile_table_files(tmp_path, table, code):
     assert e.value.code == code and e.value.fix
 
 
+@pytest.mark.parametrize("table, needle", [
+    ('{"admin": {"db": ["x"]}, "admin": {"db": ["x", "y"]}}', "duplicate key 'admin'"),
+    ('{"admin": {"db": ["x"], "db": []}}', "duplicate key 'db'"),
+    ('{"admin": {"db": [NaN]}}', "NaN is not a JSON number")])
+def test_a_json_table_is_read_strictly(tmp_path, table, needle):
+    """json.loads would keep the last of two values of one key (a CSV table refuses the same key twice)."""
+    e = load_error(tmp_path, MINIMAL, table=table)
+    assert e.code == "spec.table_json" and needle in e.message and e.file.endswith("ok.json") and e.fix
+    assert "once" in e.fix
+
+
 def test_hostile_csv_tables(tmp_path):
     body = MINIMAL.replace('[contract]', '[tables.limit]\nfile = "lim.csv"\nsignature = "(Role) -> int"\ndefault = 0\n\n'
                            '[contract]').replace('age >= 18', 'age >= limit(role)')
