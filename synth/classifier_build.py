@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, TypeVar
 
 from veriguard.contracts.errors import EnvironmentProblem, SpecError
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.schema import argument_schema
 from veriguard.synth.specfile import PATH_FIX, SpecFile, file_in_folder
 from veriguard.verify.proof_cache import ProofCache, gate_key, through_cache
@@ -40,10 +41,13 @@ def freeze_classifier(spec: SpecFile, argument: str, cfg: Mapping[str, Any],
     rel = str(cfg.get("bank", ""))
     try:
         path = file_in_folder(Path(spec.path).parent, rel)
-        data = path.read_bytes()
-    except (ValueError, OSError) as e:
+        data = read_regular_file(path)
+    except ValueError as e:
         raise SpecError("spec.file", f"[extraction] {argument}: bank {rel!r} cannot be read ({e})", file=spec.path,
                         fix=PATH_FIX) from None
+    except FileRefused as e:
+        raise SpecError("spec.file", f"[extraction] {argument}: bank {rel!r}: {e.why}", file=spec.path,
+                        fix=f"{e.fix}; {PATH_FIX}") from None
     digest = hashlib.sha256(data).hexdigest()
     if dict(spec.extraction_files).get(rel, digest) != digest:
         raise SpecError("freeze.changed", f"{path} changed while the policy was synthesized", file=str(path),

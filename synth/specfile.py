@@ -14,6 +14,7 @@ from veriguard.contracts.ast import Decl, map_positions
 from veriguard.contracts.check import Contract, check_contract, resolve_type
 from veriguard.contracts.errors import ContractError, Pos, SpecError
 from veriguard.contracts.names import name_problem
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.parse import parse_contract, parse_signature, parse_type
 from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
 from veriguard.contracts.schema import argument_schema
@@ -340,10 +341,10 @@ class _Loader:
             what = f"[extraction] {arg}: file"
             file = self.spec_file(rel, ("extraction", arg), what)
             try:
-                out.append((rel, hashlib.sha256(file.read_bytes()).hexdigest()))
-            except OSError as e:
-                raise self.fail("spec.file", f"{what} {rel!r} cannot be read: {e.strerror}", ("extraction", arg),
-                                PATH_FIX, self.inline_pos(("extraction", arg), rel)) from None
+                out.append((rel, hashlib.sha256(read_regular_file(file)).hexdigest()))
+            except FileRefused as e:
+                raise self.fail("spec.file", f"{what} {rel!r}: {e.why}", ("extraction", arg),
+                                f"{e.fix}; {PATH_FIX}", self.inline_pos(("extraction", arg), rel)) from None
         return tuple(out)
 
 
@@ -351,10 +352,9 @@ def load_spec(path: str | Path) -> SpecFile:
     """Read and check a spec; raises SpecError (file:line:col, the value, the fix)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise SpecError("spec.file", f"cannot read {path}: {e.strerror}", file=str(path),
-                        fix="check the path") from None
+        data = read_regular_file(path)
+    except FileRefused as e:
+        raise SpecError("spec.file", e.why, file=str(path), fix=f"{e.fix} (the spec)") from None
     text, raw = _parse_toml(data, str(path))
     ld = _Loader(path, text)
     ld.unknown_keys(raw, TOP_KEYS, ())

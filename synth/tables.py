@@ -12,6 +12,7 @@ from typing import Any
 from veriguard.contracts import strict_json
 from veriguard.contracts.errors import NOWHERE, Pos, SpecError
 from veriguard.contracts.parse import MAX_INT_DIGITS
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.signature import Table, Value
 from veriguard.contracts.types import BoolT, EnumT, IntT, Scalar
 
@@ -110,10 +111,10 @@ def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar
                default: Value | None = None, doc: str = "", pos: Pos = NOWHERE) -> Table:
     """Read `file` (JSON nested objects / row lists, or CSV with a header) into a Table."""
     try:
-        data_bytes = file.read_bytes()
-    except OSError as e:
-        raise SpecError("spec.table_file", f"table {name}: cannot read {file}: {e.strerror}", pos=pos,
-                        fix="put the file beside the spec and give its path relative to the spec") from None
+        data_bytes = read_regular_file(file)
+    except FileRefused as e:
+        raise SpecError("spec.table_file", f"table {name}: {e.why}", file=str(file),
+                        fix=f"{e.fix}: put the table beside the spec and give its path relative to the spec") from None
     try:
         raw = data_bytes.decode("utf-8")
     except UnicodeDecodeError as e:

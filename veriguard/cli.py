@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from veriguard.contracts.errors import NOWHERE, EnvironmentProblem, Pos, VeriguardError
 from veriguard.contracts import strict_json
+from veriguard.contracts.regular_file import MAX_BYTES, FileRefused, read_regular_file
 
 if TYPE_CHECKING:
     from veriguard.verify.proof_cache import ProofCache
@@ -76,23 +77,12 @@ def _json(data: str | bytes, code: str, where: str, fix: str) -> Any:
                              pos=Pos(e.line, e.col) if e.line else NOWHERE, fix=fix) from None
 
 
-def _json_file(path: str | Path, code: str, fix: str, *, limit: int = 64 * 2**20) -> Any:
+def _json_file(path: str | Path, code: str, fix: str, *, limit: int = MAX_BYTES) -> Any:
     """The JSON in a regular file of at most `limit` bytes; a device, pipe or directory is never read."""
-    import stat
-
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the open
-        with os.fdopen(fd, "rb") as f:
-            mode = os.fstat(f.fileno()).st_mode
-            data = f.read(limit + 1) if stat.S_ISREG(mode) else b""
-    except OSError as e:
-        raise VeriguardError(code, f"cannot read it: {e.strerror}", file=str(path), fix=fix) from None
-    if not stat.S_ISREG(mode):
-        raise VeriguardError(code, "not a regular file (a device, pipe, socket or directory): not read",
-                             file=str(path), fix=f"write the JSON to a regular file and name that; {fix}")
-    if len(data) > limit:
-        raise VeriguardError(code, f"larger than {limit:,} bytes: not read", file=str(path),
-                             fix=f"pass at most {limit // 2**20} MiB of JSON; {fix}")
+        data = read_regular_file(path, limit)
+    except FileRefused as e:
+        raise VeriguardError(code, e.why, file=str(path), fix=f"{e.fix}; {fix}") from None
     return _json(data, code, str(path), fix)
 
 

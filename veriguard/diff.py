@@ -16,6 +16,7 @@ from typing import Any
 
 from veriguard.audit import bytecode_check, read_regular
 from veriguard.contracts.build_format import POLICY_CODE
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.errors import OperatorError, Pos, SpecError, VeriguardError
 from veriguard.synth.specfile import SpecFile, _parse_toml, load_spec
 from veriguard.enforce.decision_log import read_verified
@@ -209,9 +210,9 @@ def read_approval(path: str | Path) -> Approval:
     """An approval file: TOML with exactly `by` and `reason`, both non-empty strings."""
     file = str(path)
     try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise VeriguardError("approval.file", f"cannot read it: {e.strerror}", file=file, fix=APPROVAL_FIX) from None
+        data = read_regular_file(path)
+    except FileRefused as e:
+        raise VeriguardError("approval.file", e.why, file=file, fix=f"{e.fix}; {APPROVAL_FIX}") from None
     try:
         text, raw = _parse_toml(data, file)
     except SpecError as e:
