@@ -15,6 +15,7 @@ Pure: no I/O, nothing compiled or run. Sequences of repeats (`.*a.*a.*a`) are po
 """
 from __future__ import annotations
 
+import functools
 from re import _constants as sre_constants  # type: ignore[attr-defined]  # re's own parser: no stub
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
@@ -43,6 +44,7 @@ def check_regex(pattern: str, where: str, flags: int = 0) -> None:
         raise UnsafeRegex(where, pattern, why)
 
 
+@functools.lru_cache(maxsize=4096)  # a frozen classifier repeats the shared asides in every category
 def regex_problem(pattern: str, flags: int = 0) -> str:
     """Why `pattern` may backtrack without bound ("" when it may not)."""
     return _problem(sre_parse.parse(pattern, flags))
