@@ -24,6 +24,10 @@ OUTSIDE = {
     "verify/testrun.py:_Alarm": "private: a test case's time limit, caught where it is raised",
     "enforce/decision_log.py:_Broken": "private: a finding of the log check, caught in the module",
     "contracts/strict_json.py:StrictJSONError": "a parse signal: every reader re-raises it with its own code and group",
+    "contracts/regex_safety.py:UnsafeRegex": "a check's signal: the bank and command-table readers re-raise it with "
+                                             "their own codes (spec.bank, load.classifier, extract.config)",
+    "contracts/regular_file.py:FileRefused": "a read's signal: each reader (tables, specfile, cli, diff) re-raises it "
+                                             "with its own code, file and fix",
     "enforce/guard.py:RunTerminated": "control flow: a BaseException that stops the agent's run",
     "veriguard/hook.py:Refused": "the hook's denial, answered as exit 2 by hook.main",
     "veriguard/hook.py:_BadOptions": "private: the hook's usage error, answered by hook.main",
