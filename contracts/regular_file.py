@@ -4,6 +4,7 @@ only when fstat says it is a regular file (never a device, pipe, socket or direc
 bytes. Callers turn FileRefused into their own error, with their code, the file and the fix."""
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -16,41 +17,60 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCH
 
 class FileRefused(Exception):
     """Why a file was not read (`why`, one phrase: "cannot read it: ...", "not a regular file (...)...") and how
-    to give one that is (`fix`)."""
+    to give one that is (`fix`); `kind` says which: "unreadable" (the system's `strerror`), "link" (a symbolic link
+    where none is followed), "special" (not a regular file), "large" (over the limit)."""
 
-    def __init__(self, why: str, fix: str) -> None:
+    def __init__(self, why: str, fix: str, kind: str = "unreadable", strerror: str = "") -> None:
         super().__init__(why)
-        self.why, self.fix = why, fix
+        self.why, self.fix, self.kind, self.strerror = why, fix, kind, strerror
 
 
-def read_regular_file(path: str | Path, limit: int = MAX_BYTES) -> bytes:
-    """The bytes of the regular file at `path`, of at most `limit` bytes; FileRefused otherwise."""
+def read_regular_file(path: str | Path, limit: int | None = MAX_BYTES, *, follow_links: bool = True) -> bytes:
+    """The bytes of the regular file at `path`, of at most `limit` bytes (None: any size); FileRefused otherwise."""
+    return read_regular_file_and_mode(path, limit, follow_links=follow_links)[0]
+
+
+def read_regular_file_and_mode(path: str | Path, limit: int | None = MAX_BYTES, *,
+                               follow_links: bool = True) -> tuple[bytes, int]:
+    """The bytes of the regular file at `path` and its mode, read once from one descriptor (`follow_links` false:
+    a symbolic link is refused, not followed); FileRefused otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        try:
-            mode = os.fstat(fd).st_mode
-            data = _read(fd, limit + 1) if stat.S_ISREG(mode) else b""
-        finally:
-            os.close(fd)
+        fd = os.open(path, flags if follow_links else flags | os.O_NOFOLLOW)
     except OSError as e:
-        raise FileRefused(f"cannot read it: {e.strerror or e}", "check the path") from None
+        if not follow_links and e.errno == errno.ELOOP:
+            raise FileRefused("a symbolic link: not followed", "name the file itself", "link", e.strerror) from None
+        raise _unreadable(e) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        data = _read(fd, None if limit is None else limit + 1) if stat.S_ISREG(mode) else b""
+    except OSError as e:   # a regular file that cannot be read: /proc/self/mem, a failing disk
+        raise _unreadable(e) from None
+    finally:
+        os.close(fd)
     if not stat.S_ISREG(mode):
         raise FileRefused(f"not a regular file ({_kind(mode)}): not read",
-                          "write the data to a regular file and name that")
-    if len(data) > limit:
-        raise FileRefused(f"larger than {limit:,} bytes: not read", f"keep the file to at most {limit // 2**20} MiB")
-    return data
+                          "write the data to a regular file and name that", "special")
+    if limit is not None and len(data) > limit:
+        raise FileRefused(f"larger than {limit:,} bytes: not read", f"keep the file to at most {limit // 2**20} MiB",
+                          "large")
+    return data, mode
 
 
-def _read(fd: int, size: int) -> bytes:
-    """Up to `size` bytes from `fd`, to its end."""
-    parts, left = [], size
-    while left > 0:
-        part = os.read(fd, min(left, 2**20))
+def _unreadable(e: OSError) -> FileRefused:
+    return FileRefused(f"cannot read it: {e.strerror or e}", "check the path", "unreadable", e.strerror or str(e))
+
+
+def _read(fd: int, size: int | None) -> bytes:
+    """Up to `size` bytes from `fd` (None: all), to its end."""
+    parts: list[bytes] = []
+    left = size
+    while left is None or left > 0:
+        part = os.read(fd, 2**20 if left is None else min(left, 2**20))
         if not part:
             break
         parts.append(part)
-        left -= len(part)
+        left = None if left is None else left - len(part)
     return b"".join(parts)
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from veriguard.contracts.build_format import SIGNATURE_ALGORITHM, SIGNATURE_FORMAT
 from veriguard.contracts.errors import OperatorError
+from veriguard.contracts.regular_file import FileRefused, read_regular_file_and_mode
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -73,25 +74,17 @@ def _key_id(public: "Ed25519PublicKey") -> str:
 
 def _read(path: Path, what: str) -> tuple[bytes, int]:
     """The bytes and the permission bits of a key file (never through a symlink; a FIFO is refused, not waited on)."""
+    fix = "pass the file written by `veriguard keys new --out DIR`"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError as e:
-        raise KeyFileError("key.unreadable", f"cannot read the {what}: {e.strerror}", file=str(path),
-                           fix="pass the file written by `veriguard keys new --out DIR`") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        data, mode = read_regular_file_and_mode(path, _MAX_KEY_FILE, follow_links=False)
+    except FileRefused as e:
+        if e.kind == "special":
             raise KeyFileError("key.unreadable", f"the {what} is not a regular file", file=str(path),
-                               fix="pass the file written by `veriguard keys new --out DIR`, not a pipe or device")
-        data = os.read(fd, _MAX_KEY_FILE + 1)
-    except OSError as e:   # a regular file that cannot be read: /proc/self/mem, a failing disk
-        raise KeyFileError("key.unreadable", f"cannot read the {what}: {e.strerror}", file=str(path),
-                           fix="pass the file written by `veriguard keys new --out DIR`") from None
-    finally:
-        os.close(fd)
-    if len(data) > _MAX_KEY_FILE:
-        raise KeyFileError("key.format", f"the {what} is larger than any key file", file=str(path))
-    return data, stat.S_IMODE(info.st_mode)
+                               fix=fix + ", not a pipe or device") from None
+        if e.kind == "large":
+            raise KeyFileError("key.format", f"the {what} is larger than any key file", file=str(path)) from None
+        raise KeyFileError("key.unreadable", f"cannot read the {what}: {e.strerror}", file=str(path), fix=fix) from None
+    return data, stat.S_IMODE(mode)
 
 
 def load_signing_key(path: str | Path) -> SigningKey:

@@ -25,7 +25,6 @@ import importlib.util
 import marshal
 import os
 import re
-import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -36,6 +35,7 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, approval_problem)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
 import veriguard.contracts.strict_json as strict_json
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 
 if TYPE_CHECKING:  # enforce.keys is imported where keys are used: most loads (a hook's, each tool call) use none
     from veriguard.enforce.keys import VerifyKey
@@ -345,35 +345,25 @@ def _certified_bytes(d: Path, rel: str, digest: str) -> bytes:
     path = d / rel
     try:
         inside = path.resolve().is_relative_to(d.resolve())
-        data = _regular_file_bytes(path) if inside else b""
+        data = read_regular_file(path, None) if inside else b""
     except (OSError, RuntimeError) as e:
         raise PolicyLoadError("load.tampered", f"{path} cannot be read ({e}): the build is incomplete",
                               "restore the build or re-run synth") from None
+    except FileRefused as e:
+        if e.kind == "special":
+            raise PolicyLoadError("load.tampered", f"{path} is not a regular file (a pipe, a device or a socket can "
+                                  "give the certificate check one content and a later reader another)",
+                                  "restore the build's file, or re-run synth") from None
+        raise PolicyLoadError("load.tampered", f"{path} cannot be read ({e.strerror}): the build is incomplete",
+                              "restore the build or re-run synth") from None
     if not inside:
         raise PolicyLoadError("load.tampered", f"{path} leads out of the build directory", _RESYNTH)
-    if data is None:
-        raise PolicyLoadError("load.tampered", f"{path} is not a regular file (a pipe, a device or a socket can "
-                              "give the certificate check one content and a later reader another)",
-                              "restore the build's file, or re-run synth")
     actual = hashlib.sha256(data).hexdigest()
     if actual != digest:
         raise PolicyLoadError("load.tampered", f"{path} does not match its certificate (sha256 {actual[:16]}…, "
                               f"certificate says {digest[:16]}…): it was changed after freezing",
                               "restore the file or re-run synth; never edit a frozen build")
     return data
-
-
-def _regular_file_bytes(path: Path) -> bytes | None:
-    """The bytes of `path`, read once from one open descriptor; None when it is not a regular file (opened
-    without blocking, so that a FIFO with no writer is refused, not waited on)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read()
-    finally:
-        os.close(fd)
 
 
 def _nothing_else(spec_dir: Path, certified: set[str]) -> None:

@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import errno
 import functools
 import io
 import json
 import os
-import stat
 import tarfile
 import tempfile
 import time
@@ -44,6 +42,7 @@ from typing import Any, Callable, Mapping
 
 from veriguard.contracts.build_format import POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts import strict_json
 from veriguard.enforce.keys import VerifyKey
@@ -141,22 +140,13 @@ def read_regular(path: Path, code: str) -> bytes:
     waiting (a FIFO, a device or a socket is refused, never read); VeriguardError(`code`) otherwise."""
     fix = "restore the build (re-run `veriguard synth`): a build holds regular files only"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as e:
-        why = "it is a symbolic link" if e.errno == errno.ELOOP else e.strerror
-        raise VeriguardError(code, f"cannot read {path}: {why}", file=str(path), fix=fix) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        return read_regular_file(path, None, follow_links=False)
+    except FileRefused as e:
+        if e.kind == "special":
             raise VeriguardError(code, f"{path} is not a regular file (a FIFO, a device or a socket): not read",
-                                 file=str(path), fix=fix)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as e:
-        raise VeriguardError(code, f"cannot read {path}: {e.strerror}", file=str(path), fix=fix) from None
-    finally:
-        os.close(fd)
+                                 file=str(path), fix=fix) from None
+        why = "it is a symbolic link" if e.kind == "link" else e.strerror
+        raise VeriguardError(code, f"cannot read {path}: {why}", file=str(path), fix=fix) from None
 
 
 def _read(d: Path, copy: Path) -> _Build:
