@@ -40,23 +40,40 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     (the shell_agent's `command` argument does not depend on them). `places`: the paths the monitor protects
     (shell_table.places_of: the zone map's {guard} and {secret})."""
     cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
-    a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places)
-    compiled = zones.compile(workspace, home, tmp, places) if follow_links or (rewrites and a.rewrites) else None
+    aliases = real_spellings({"workspace": workspace, "home": home, "tmp": tmp}) if follow_links else ()
+    a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases)
+    compiled = (zones.compile(workspace, home, tmp, places, aliases) if follow_links or (rewrites and a.rewrites)
+                else None)
     if follow_links and compiled is not None:
         a = through_links(a, compiled, (workspace, home, tmp))
     return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
 
 
+def real_spellings(folders: Mapping[str, str]) -> Places:
+    """(placeholder, (real path,)) for each of `folders` (workspace, home, tmp) that a symbolic link on this disk
+    leads elsewhere: the zone map names it under both spellings (a project given as ~/p, a link to /tmp/p, keeps its
+    `.claude` under /tmp/p/.claude too)."""
+    out = []
+    for name, path in folders.items():
+        real = normalise(os.path.realpath(path))
+        if real != path:
+            out.append((name, (real,)))
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=512)
 def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table: CommandTable,
-             zmap: ZoneMap, places: Places) -> Analysis:
+             zmap: ZoneMap, places: Places, aliases: Places = ()) -> Analysis:
     check_text(command)
     if zmap.uses_workspace():
-        _check_workspace(workspace, home)
+        other = dict(aliases)
+        for ws in (workspace, *other.get("workspace", ())):
+            for h in (home, *other.get("home", ())):
+                _check_workspace(ws, h)
     tree = parse(command)
     if not any(c.is_named and c.type != "comment" for c in tree.root_node.children):
         raise ExtractionError("extract.shell.empty", "the command has nothing to run (only comments)")
-    compiled = zmap.compile(workspace, home, tmp, places)
+    compiled = zmap.compile(workspace, home, tmp, places, aliases)
     project = tuple(normalise(fill(d, {"workspace": workspace, "home": home, "tmp": tmp}))
                     for d in table.project_dirs)
     a = Analyser(table, compiled, home, cwd, project)

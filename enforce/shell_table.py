@@ -876,10 +876,12 @@ class ZoneMap:
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
 
-    def compile(self, workspace: str, home: str, tmp: str, places: Places = ()) -> "Zones":
+    def compile(self, workspace: str, home: str, tmp: str, places: Places = (), aliases: Places = ()) -> "Zones":
         """The map for one observation. A pattern naming {guard} or {secret} stands for one pattern per path
-        `places` gives it; without any (no build, as in `veriguard eval`) it matches nothing."""
-        return _compile(self, workspace, home, tmp, places)
+        `places` gives it; without any (no build, as in `veriguard eval`) it matches nothing. `aliases` gives
+        other spellings of {workspace}, {home} and {tmp} (where a link to them leads): a pattern naming one stands
+        for one pattern per spelling, so the project's `.claude` is protected under its real path too."""
+        return _compile(self, workspace, home, tmp, places, aliases)
 
     def uses_workspace(self) -> bool:
         """Whether a zone is defined by the {workspace} placeholder (which the agent may then change at will)."""
@@ -895,24 +897,26 @@ def places_of(given: Mapping[str, Any]) -> Places:
                  for name in PLACES if given.get(name))
 
 
-def _expand(pattern: str, values: Mapping[str, str], places: Mapping[str, tuple[str, ...]]) -> list[str]:
-    """One filled pattern per combination of the places it names (none when one of them has no path)."""
-    named = [n for n in PLACES if "{" + n + "}" in pattern]
-    return [fill(pattern, {**values, **dict(zip(named, combo))})
-            for combo in itertools.product(*(places.get(n, ()) for n in named))]
+def _expand(pattern: str, spellings: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """One filled pattern per combination of the spellings of the placeholders it names (none when one of them has
+    no path: a place the monitor was not given)."""
+    named = [n for n in PLACEHOLDERS if "{" + n + "}" in pattern]
+    return list(dict.fromkeys(fill(pattern, dict(zip(named, combo)))
+                              for combo in itertools.product(*(spellings.get(n, ()) for n in named))))
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places) -> "Zones":
+def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places, aliases: Places = ()) -> "Zones":
     values = {"workspace": workspace, "home": home, "tmp": tmp}
-    given = dict(places)
-    zones = tuple((zone, tuple(split_pattern(normalise(q)) for p in patterns for q in _expand(p, values, given)))
+    other = dict(aliases)
+    spellings = {**{k: (v, *other.get(k, ())) for k, v in values.items()}, **dict(places)}
+    zones = tuple((zone, tuple(split_pattern(normalise(q)) for p in patterns for q in _expand(p, spellings)))
                   for zone, patterns in zmap.zones)
-    no_data = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.no_data)
-    links = tuple(split_pattern(normalise(fill(p, values))) for p in zmap.links)
+    no_data = tuple(split_pattern(normalise(q)) for p in zmap.no_data for q in _expand(p, spellings))
+    links = tuple(split_pattern(normalise(q)) for p in zmap.links for q in _expand(p, spellings))
     folded = tuple((zone, tuple(_fold(z) for z in patterns))
                    for zone, patterns in zones)
-    nested = tuple((zone, tuple(_fold(split_pattern(normalise(fill(p, values)))) for p in patterns))
+    nested = tuple((zone, tuple(_fold(split_pattern(normalise(q))) for p in patterns for q in _expand(p, spellings)))
                    for zone, patterns in zmap.nested)
     return Zones(zones, zmap.unmatched, zmap.unresolved, no_data, links, zones if folded == zones else folded,
                  tuple((z, tuple(n.casefold() for n in names)) for z, names in zmap.mentions), nested)
