@@ -30,7 +30,8 @@ during the write, an incomplete last line. The next append first drops that line
 head. That record is checked like the others (chain and, with a key, signature) and reported as "after
 the last anchor"; more than one is a finding, and the writer refuses to anchor them (an old head put back
 over a log cut short would otherwise be laundered by the next append). The log never stays broken because
-of a crash.
+of a crash. A write that fails without a crash (a full disk while writing the record, its fsync or the head)
+takes the record back before append raises: its caller denies the call, and no record may say otherwise.
 """
 from __future__ import annotations
 
@@ -321,10 +322,14 @@ class DecisionLog:
             if self.key is not None:
                 entry["sig"] = self.key.sign(_RECORD_DOMAIN + entry["hash"].encode("ascii"))
             line = (canonical(entry) + "\n").encode("ascii")
-            _write_all(fd, line)
-            os.fsync(fd)
-            first = chain.first if chain.records else entry["hash"]
-            self._write_head(_Chain(chain.records + 1, chain.size + len(line), first, entry["hash"]))
+            try:
+                _write_all(fd, line)
+                os.fsync(fd)
+                first = chain.first if chain.records else entry["hash"]
+                self._write_head(_Chain(chain.records + 1, chain.size + len(line), first, entry["hash"]))
+            except Exception:   # the caller will deny: a record it could not anchor must not say otherwise
+                _take_back(fd, chain.size)
+                raise
         except _Broken as e:
             raise DecisionLogError("log.broken", f"refusing to append: {e.problem}", file=str(self.path),
                                    fix=_VERIFY_FIX) from None
@@ -381,6 +386,17 @@ class DecisionLog:
                 except StrictJSONError as e:
                     raise DecisionLogError("log.broken", f"line {n} is not JSON ({e})", file=str(self.path),
                                            fix=_VERIFY_FIX) from None
+
+
+def _take_back(fd: int, size: int) -> None:
+    """Cut the log back to `size` bytes (under the writer's lock): the record of a failed append, which its
+    caller turns into a denial, must not stay to say "allowed". Best effort: a log that cannot even be cut keeps
+    the record, as a crash would (a crash runs no handler, so what it leaves is still recovered as documented)."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError:
+        pass
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -9,6 +9,7 @@ import pytest
 from veriguard.enforce.decision_log import GENESIS, DecisionLog, DecisionLogError, Head, canonical, record_hash, verify_log
 from veriguard.enforce.keys import KeyFileError, load_signing_key, load_verify_key, new_key_pair
 from veriguard.cli import main
+from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 
 @pytest.fixture(scope="module")
@@ -18,6 +19,10 @@ def keys(tmp_path_factory):
     other_private, other_public, _ = new_key_pair(d / "b")
     return {"private": private, "public": load_verify_key(public), "public_path": public,
             "other_private": other_private, "other_public": load_verify_key(other_public)}
+
+
+class Crash(BaseException):
+    """The process dying mid-append: no handler of the writer's runs (an OSError is a failed write, not a crash)."""
 
 
 def write_log(path, n=3, key=None):
@@ -159,10 +164,10 @@ def test_a_crash_between_the_line_and_the_head_is_recovered(tmp_path, keys, keye
     real_write_head = DecisionLog._write_head
 
     def crash(self, chain):
-        raise OSError(5, "Input/output error")  # the line is on disk; the head write dies
+        raise Crash  # the line is on disk; the process dies before its head is written
 
     monkeypatch.setattr(DecisionLog, "_write_head", crash)
-    with pytest.raises(DecisionLogError):
+    with pytest.raises(Crash):
         log.append({"allowed": False, "i": 3})
     monkeypatch.setattr(DecisionLog, "_write_head", real_write_head)
     r = verify_log(log.path, verify_key)
@@ -391,13 +396,55 @@ def test_crashes_in_a_row_leave_at_most_one_record_after_the_head(tmp_path, keys
     def crash_after_records(self, chain):
         calls.append(chain.records)
         if len(calls) in (1, 3):   # the head after record 4, then after record 5 (call 2 anchors record 4)
-            raise OSError(5, "Input/output error")   # the record is on disk; its head write dies
+            raise Crash   # the record is on disk; the process dies before its head is written
         real_write_head(self, chain)
 
     monkeypatch.setattr(DecisionLog, "_write_head", crash_after_records)
     for i in (3, 4):
-        with pytest.raises(DecisionLogError):
+        with pytest.raises(Crash):
             log.append({"allowed": False, "i": i})
         r = verify_log(log.path, keys["public"] if keyed else None)
         assert r.ok and r.records == i + 1 and r.after_anchor == 1, r
     assert calls == [4, 4, 5]
+
+
+@pytest.mark.parametrize("fails", ["write", "fsync", "head"])
+def test_a_failed_append_takes_its_record_back(tmp_path, keys, monkeypatch, fails):
+    """A write that fails without a crash (a full disk) raises, so the monitor denies the call: the record, already
+    on disk when the fsync or the head write fails, must not stay in the log to say "allowed" (red team B)."""
+    import veriguard.enforce.decision_log as dl
+
+    log = write_log(tmp_path / "d.jsonl", 2, key=keys["private"])
+    full = OSError(28, "No space left on device")
+    if fails == "write":
+        real_write = os.write
+        monkeypatch.setattr(dl.os, "write", lambda fd, data: real_write(fd, bytes(data[:10])) if len(data) > 10
+                            else (_ for _ in ()).throw(full))
+    elif fails == "fsync":
+        monkeypatch.setattr(dl.os, "fsync", lambda fd: (_ for _ in ()).throw(full))
+    else:
+        monkeypatch.setattr(dl, "write_atomic", lambda *a, **k: (_ for _ in ()).throw(full))
+    with pytest.raises(DecisionLogError, match="No space left"):
+        log.append({"allowed": True, "i": 2})
+    monkeypatch.undo()
+    assert [r["i"] for r in log.records()] == [0, 1]
+    r = verify_log(log.path, keys["public"])
+    assert r.ok and r.records == 2 and r.after_anchor == 0, r
+    log.append({"allowed": False, "i": 3})
+    assert [r["i"] for r in log.records()] == [0, 1, 3] and verify_log(log.path, keys["public"]).ok
+
+
+
+def test_the_monitor_denies_and_logs_no_allow_when_the_head_cannot_be_written(tmp_path, payments_build, monkeypatch):
+    import veriguard.enforce.decision_log as dl
+    from veriguard.enforce.monitor import Monitor
+    from tests.unit.test_monitor import observation
+
+    monitor = Monitor.from_build(payments_build, log=tmp_path / "d.jsonl")
+    assert monitor.check(observation()).allowed
+    monkeypatch.setattr(dl, "write_atomic", lambda *a, **k: (_ for _ in ()).throw(OSError(28, "No space left")))
+    d = monitor.check(observation())
+    assert not d.allowed and "decision log write failed" in d.fail_closed
+    monkeypatch.undo()
+    assert [r["allowed"] for r in monitor.log.records()] == [True]   # before the fix: [True, True]
+    assert verify_log(tmp_path / "d.jsonl").ok
