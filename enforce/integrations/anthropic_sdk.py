@@ -111,14 +111,15 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
                     run: str = "") -> tuple[list[Any], list[dict[str, Any]]]:
     """For the hand-written loop: the response's tool_use blocks that may run, and an `is_error`
     tool_result for each refused one (send them with the results of the calls you run). Raises
-    `RunTerminated` when the strategy terminates the run: then none of the calls may run. Content that
+    `RunTerminated` when the strategy terminates the run: then none of the calls may run; when one of them halts
+    the run (tool_halt, replan_halt), none runs either: the allowed ones are refused as halted. Content that
     is a string holds no tool use; a block that is neither a dict nor an SDK model cannot be read, so
     it is refused (fail closed) with the reason."""
     content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
-    to_run: list[Any] = []
+    to_run: list[tuple[str, str, Any]] = []      # (id, tool, block) of each call allowed
     refused: list[dict[str, Any]] = []
     if isinstance(content, str):
-        return to_run, refused
+        return [], refused
     for block in content or ():
         b = block_fields(block)
         if b is None:
@@ -135,11 +136,21 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
         if outcome.action == "terminate":
             raise RunTerminated(outcome)
         if b is not None and outcome.allowed:
-            to_run.append(block)
+            to_run.append((call_id, str(b.get("name")), block))
         else:   # an unreadable block is refused in shadow mode too: there is no call to run
-            refused.append({"type": "tool_result", "tool_use_id": call_id, "content": outcome.message or
-                            UNREADABLE, "is_error": True})
-    return to_run, refused
+            refused.append(tool_error(call_id, outcome.message or UNREADABLE))
+    if to_run and guard.mode == "enforce" and guard.halted(run):
+        # a later block of this message halted the run: the allowed ones would run after the halt, so they are
+        # refused too (each recorded as a refusal of the halted run), as a terminate stops them all
+        refused += [tool_error(call_id, guard.refuse("its run was halted", action_id=call_id, run=run,
+                                                     integration="anthropic_sdk", tool=tool).message)
+                    for call_id, tool, _ in to_run]
+        to_run = []
+    return [block for _, _, block in to_run], refused
+
+
+def tool_error(call_id: str, message: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": message, "is_error": True}
 
 
 def block_fields(block: Any) -> dict[str, Any] | None:

@@ -250,3 +250,21 @@ def test_an_async_tool_is_checked_on_what_the_model_sent(payments_build):
 
     anyio.run(main)
     assert ran == [45000] and tool_results(model, 1)[0]["is_error"] is True
+
+
+@pytest.mark.parametrize("strategy,halt_after", [("tool_halt", 2), ("replan_halt", 1)])
+def test_split_tool_uses_runs_nothing_of_a_message_that_halted_its_run(payments_build, tmp_path, strategy, halt_after):
+    """An allowed call before the one that halts the run would run after the halt (the loop runs what split
+    returns): it is refused as halted, and recorded so (red team B: it was returned to run)."""
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    g = guard(payments_build, strategy, halt_after=halt_after, log=tmp_path / "log.jsonl")
+    reply = {"content": [{"type": "tool_use", "id": "a", "name": "send_payment", "input": PAYMENT},
+                         {"type": "tool_use", "id": "b", "name": "send_payment", "input": OVER_LIMIT}]}
+    to_run, refused = split_tool_uses(g, reply, context=CONTEXT, run="r")
+    assert to_run == [] and [r["tool_use_id"] for r in refused] == ["b", "a"]
+    assert all(r["is_error"] for r in refused) and "halted" in refused[1]["content"]
+    records = [(r["action_id"], r["allowed"], r["tool"]) for r in DecisionLog(tmp_path / "log.jsonl").records()]
+    assert records == [("a", True, "send_payment"), ("b", False, "send_payment"), ("a", False, "send_payment")]
+    shadow = guard(payments_build, strategy, halt_after=halt_after, mode="shadow")
+    assert [b["id"] for b in split_tool_uses(shadow, reply, context=CONTEXT)[0]] == ["a", "b"]
