@@ -31,6 +31,7 @@ the "default" and "plan" permission modes, where Claude Code asks a person; in a
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
 import sys
 from types import MappingProxyType
@@ -572,22 +573,43 @@ def linked_places(monitor: Any, env: Mapping[str, str]) -> tuple[list[str], list
     return list(dict.fromkeys(guarded)), list(dict.fromkeys(hidden))
 
 
+LINK_WALK_LIMIT = 20_000   # entries looked at under each protected folder, breadth first, for linked_places
+
+
 def _link_targets(pattern: str) -> list[str]:
-    """The targets of the symbolic links at the literal part of `pattern` (up to its first wildcard) and right
-    under it, where its last component names them."""
+    """The targets of the symbolic links at the literal part of `pattern` (up to its first wildcard) and under it:
+    right under it where the pattern's last component names them (`X/NAME*`), at any depth where the pattern reaches
+    deeper (`X/**`, `X/*/config`: a dotfiles manager links `~/.claude/commands/team/x.md` as well as
+    `~/.claude/settings.json`), breadth first, up to LINK_WALK_LIMIT entries; links to folders are not walked
+    through (their target is protected whole)."""
+    from collections import deque
+
     from veriguard.enforce.shell_table import has_glob
 
     parts = pattern.split("/")
     fixed = next((k for k, part in enumerate(parts) if has_glob(part)), len(parts))
     literal, rest = "/".join(parts[:fixed]) or "/", parts[fixed:]
-    found = [literal] if os.path.islink(literal) else []
-    if len(rest) == 1 and os.path.isdir(literal) and not found:   # `X/**`, or `X/NAME*`: the entries it names
+    if os.path.islink(literal):
+        return [os.path.realpath(literal)]
+    if not rest or not os.path.isdir(literal):
+        return []
+    deep = len(rest) > 1 or rest == ["**"]
+    found: list[str] = []
+    folders, left = deque([literal]), LINK_WALK_LIMIT
+    while folders and left > 0:
+        folder = folders.popleft()
         try:
-            with os.scandir(literal) as entries:
-                found += [e.path for e in entries if e.is_symlink() and (rest == ["**"] or fnmatch.fnmatchcase(
-                    e.name, rest[0]))]
+            with os.scandir(folder) as it:
+                entries = list(itertools.islice(it, left))
         except OSError:
-            pass
+            continue
+        left -= len(entries)
+        for e in entries:
+            if e.is_symlink():
+                if deep or fnmatch.fnmatchcase(e.name, rest[0]):
+                    found.append(e.path)
+            elif deep and e.is_dir(follow_symlinks=False):
+                folders.append(e.path)
     return [os.path.realpath(f) for f in found]
 
 

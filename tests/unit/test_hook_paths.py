@@ -140,3 +140,29 @@ def test_a_protected_name_that_is_a_link_protects_its_target(build: Path, tmp_pa
     assert decide(build, "Read", **where, file_path=f"{dotfiles}/claude/settings.json") == 0
     assert decide(build, "Write", **where, file_path=f"{dotfiles}/other/vimrc", content="x") == 0
     assert decide(build, "Bash", **where, command="echo {} > claude/settings.json") == 2
+
+
+def test_a_protected_name_linked_deeper_in_a_protected_folder_protects_its_target(build: Path, tmp_path: Path) -> None:
+    # red-team pass of 2026-11-29, late morning: only the literal folder and the entries right under it were looked at,
+    # so `~/.claude/commands/team/deploy.md -> ~/dotfiles/...` (a dotfiles manager's link two levels down) left its
+    # target a plain workspace file for an agent working in ~/dotfiles
+    home = tmp_path / "home"
+    dotfiles = home / "dotfiles"
+    (dotfiles / "claude" / "team").mkdir(parents=True)
+    (dotfiles / "claude" / "team" / "deploy.md").write_text("run this")
+    (dotfiles / "aws").mkdir()
+    (dotfiles / "aws" / "token.json").write_text("{}")
+    (dotfiles / "agents").mkdir()
+    (home / ".claude" / "commands" / "team").mkdir(parents=True)
+    (home / ".claude" / "commands" / "team" / "deploy.md").symlink_to(dotfiles / "claude" / "team" / "deploy.md")
+    (home / ".claude" / "agents").mkdir()
+    (home / ".claude" / "agents" / "shared").symlink_to(dotfiles / "agents")     # a folder, two levels down
+    (home / ".aws" / "sso" / "cache").mkdir(parents=True)
+    (home / ".aws" / "sso" / "cache" / "token.json").symlink_to(dotfiles / "aws" / "token.json")
+    where = {"project": str(dotfiles), "home": str(home)}
+    assert decide(build, "Write", **where, file_path=f"{dotfiles}/claude/team/deploy.md", content="x") == 2
+    assert decide(build, "Write", **where, file_path=f"{dotfiles}/agents/new.md", content="x") == 2
+    assert decide(build, "Read", **where, file_path=f"{dotfiles}/aws/token.json") == 2
+    assert decide(build, "Bash", **where, command="echo x >> claude/team/deploy.md") == 2
+    assert decide(build, "Read", **where, file_path=f"{dotfiles}/claude/team/deploy.md") == 0
+    assert decide(build, "Write", **where, file_path=f"{dotfiles}/claude/other.md", content="x") == 0
