@@ -313,10 +313,11 @@ class Commands:
             typed = re.match(r"[\w-]+[:=](.+)", value.text) if value.text is not None else None
             if value.text is None or typed is not None:
                 self.touch(("write",), Value.of(typed.group(1)) if typed else value, inv, recursive=True)
-        if "glob_name" in parts and value.text is not None and re.search(r"#\d", value.text):
+        numbered = re.search(r"#\d", value.text) if "glob_name" in parts and value.text is not None else None
+        if numbered is not None and value.text is not None:
             # curl -o '#1' 'https://h/{.mcp.json}': each match of the URL's globs ({a,b}, [1-9]) fills #N, so the
             # name may be any in the folder before the first #N (or any under it, where #N names a folder)
-            head = posixpath.dirname(value.text[:re.search(r"#\d", value.text).start()] + "x") or "."
+            head = posixpath.dirname(value.text[:numbered.start()] + "x") or "."
             self.touch(("write",), Value.of(head), inv, recursive=True)
         if "write_out" in parts:  # curl --write-out: %output{FILE} (or {>>FILE}) sends the rest to FILE
             if value.text is None:
