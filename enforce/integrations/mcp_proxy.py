@@ -50,6 +50,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from pydantic import ValidationError
 
 from veriguard.contracts.errors import OperatorError, VeriguardError
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.enforce.guard import MODES, Context, Guard
 from veriguard.enforce.loader import PolicyLoadError
 from veriguard.contracts.strict_json import StrictJSONError, loads as strict_loads
@@ -518,9 +519,14 @@ def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: 
 
 
 def context_file(path: Path) -> Callable[[], Mapping[str, Any]]:
-    """The facts in a JSON object file, read again at every call (an unreadable file refuses the call)."""
+    """The facts in a JSON object file, read again at every call (an unreadable file refuses the call, and so does
+    one that is not a regular file: a FIFO put in its place would block the proxy at the next call)."""
     def read() -> Mapping[str, Any]:
-        facts = strict_loads(path.read_bytes())
+        try:
+            data = read_regular_file(path)
+        except FileRefused as e:
+            raise ValueError(f"the context file {path}: {e.why}") from None
+        facts = strict_loads(data)
         if not isinstance(facts, dict):
             raise ValueError(f"{path} must hold a JSON object, not {type(facts).__name__}")
         return facts

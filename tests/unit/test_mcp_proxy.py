@@ -344,7 +344,7 @@ class FakeChild:
         self.stdin = FakeStdin()
 
 
-def relay(payments_build, steps):
+def relay(payments_build, steps, context=CONTEXT):
     """A Proxy between a fake host and a fake child: `steps` are ("host" | "child", message or raw line) in order."""
     import asyncio
     import io
@@ -357,7 +357,7 @@ def relay(payments_build, steps):
     host_out, child = io.BytesIO(), FakeChild()
 
     async def run():
-        proxy = Proxy(guard(payments_build), child, init, CONTEXT, 5.0, host_out)
+        proxy = Proxy(guard(payments_build), child, init, context, 5.0, host_out)
         for side, message in steps:
             line = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
             proxy.from_host(line) if side == "host" else proxy.from_child(line)
@@ -496,7 +496,7 @@ def test_a_failure_in_the_child_reader_stops_the_child_and_refuses_later_calls(p
     monkeypatch.setattr(Proxy, "from_child", broken)
 
     async def run():
-        proxy = Proxy(guard(payments_build), child, init, CONTEXT, 5.0, host_out)
+        proxy = Proxy(guard(payments_build), child, init, context, 5.0, host_out)
         await asyncio.wait_for(proxy.read_child(), 5)
         proxy.from_host(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                     "params": {"name": "send_payment", "arguments": PAYMENT}}).encode())
@@ -529,3 +529,29 @@ def test_a_deep_line_before_the_handshake_answer_is_skipped(tmp_path):
         return init
 
     assert asyncio.run(run()).server_info.name == "s"
+
+
+@pytest.mark.parametrize("replace", ["fifo", "directory"])
+def test_a_context_file_that_is_no_longer_a_regular_file_refuses_the_call_without_blocking(payments_build, tmp_path,
+                                                                                          replace):
+    """The context is read at every call: a FIFO put in its place blocked the proxy on that read (red team B)."""
+    import os
+    import threading
+
+    from veriguard.enforce.integrations.mcp_proxy import context_file
+
+    path = tmp_path / "context.json"
+    os.mkfifo(path) if replace == "fifo" else path.mkdir()
+    got = []
+    steps = [("host", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "send_payment", "arguments": PAYMENT}})]
+    worker = threading.Thread(target=lambda: got.append(relay(payments_build, steps, context_file(path))), daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():   # unblock the reader so that the test process can end
+        with open(path, "wb"):
+            pass
+        pytest.fail("the proxy blocked on the context file")
+    _, to_host, to_child = got[0]
+    assert to_child == [] and to_host[0]["result"]["isError"] is True
+    assert "not a regular file" in to_host[0]["result"]["content"][0]["text"]
