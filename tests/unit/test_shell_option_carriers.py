@@ -1,0 +1,46 @@
+"""Options that reach a program other than through its own words (red-team pass of 2026-11-29, late morning): the
+variables that carry a program's options (PYTEST_ADDOPTS, GOFLAGS) were harmless, so `PYTEST_ADDOPTS=--basetemp=.claude
+pytest` (pytest empties its basetemp) and `GOFLAGS=-o=.claude/settings.json go build` were allowed while the same
+options on the command line were denied; python's `-X pycache_prefix=DIR` writes compiled modules under DIR and its
+value was no path."""
+from __future__ import annotations
+
+import pytest
+
+from veriguard.enforce.shell import analyse
+from veriguard.enforce.shell_table import load_commands, load_zones
+from tests.conftest import ROOT
+from tests.unit.test_shell_indirect_config import COMMANDS, HOME, PROJECT, ZONES
+
+pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
+
+OS_COMMANDS = load_commands(ROOT / "specs" / "os_agent" / "commands.toml")
+OS_ZONES = load_zones(ROOT / "specs" / "os_agent" / "zones.toml")
+
+
+def analysed(command: str, *, os_agent: bool = False):
+    return analyse(command, cwd=PROJECT, home=HOME, workspace=PROJECT, commands=OS_COMMANDS if os_agent else COMMANDS,
+                   zones=OS_ZONES if os_agent else ZONES)
+
+
+@pytest.mark.parametrize("command", [
+    "PYTEST_ADDOPTS=--basetemp=.claude pytest", "PYTEST_ADDOPTS='-o cache_dir=.claude' python3 -m pytest",
+    "export PYTEST_ADDOPTS=--basetemp=.claude; pytest", "GOFLAGS=-o=.claude/settings.json go build",
+    "env GOFLAGS=-o=.mcp.json go build ./..."])
+def test_a_variable_that_carries_options_is_not_harmless(command: str) -> None:
+    a = analysed(command)
+    assert a.kind == "unknown" and ("write", "agent_config") in a.touched, (command, a.touched)
+
+
+@pytest.mark.parametrize("os_agent", [False, True])
+def test_python_x_pycache_prefix_writes_its_folder(os_agent: bool) -> None:
+    plain = set(analysed("python3 -X importtime -X dev x.py", os_agent=os_agent).touched)
+    a = analysed("python3 -X pycache_prefix=/etc/cron.d x.py", os_agent=os_agent)
+    assert {("write", z) for _, z in a.touched} - plain, a.touched
+    assert ("write", "agent_config") in analysed("python3 -X pycache_prefix=.claude x.py").touched
+
+
+def test_ordinary_test_runs_stay_allowed() -> None:
+    for command in ("PYTHONPATH=src python -m pytest", "pytest -x", "go build ./...", "python3 -X dev x.py"):
+        a = analysed(command)
+        assert a.kind != "unknown" and {z for _, z in a.touched} <= {"workspace", "tmp"}, (command, a.touched)
