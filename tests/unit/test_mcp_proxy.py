@@ -496,7 +496,7 @@ def test_a_failure_in_the_child_reader_stops_the_child_and_refuses_later_calls(p
     monkeypatch.setattr(Proxy, "from_child", broken)
 
     async def run():
-        proxy = Proxy(guard(payments_build), child, init, context, 5.0, host_out)
+        proxy = Proxy(guard(payments_build), child, init, CONTEXT, 5.0, host_out)
         await asyncio.wait_for(proxy.read_child(), 5)
         proxy.from_host(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                     "params": {"name": "send_payment", "arguments": PAYMENT}}).encode())
