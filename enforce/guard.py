@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Union
 from veriguard.contracts.build_format import MODE_NAMES
 from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.decision_log import DecisionLog
+from veriguard.enforce.extractors import tool_calls
 from veriguard.enforce.monitor import DecisionRecord, Monitor
 
 MODES = MODE_NAMES
@@ -187,7 +188,8 @@ class Guard:
 
 def observe(call: Mapping[str, Any], context: Context) -> dict[str, Any]:
     """The observation the monitor reads: the context's keys, and the call under CALL_KEY (so nothing
-    the model wrote can stand in for a context fact)."""
+    the model wrote can stand in for a context fact). A context holding a tool call is refused: the policy,
+    which finds calls anywhere in the observation, would decide on it while another call runs."""
     facts = context() if callable(context) else context
     if facts is None:
         facts = {}
@@ -195,6 +197,11 @@ def observe(call: Mapping[str, Any], context: Context) -> dict[str, Any]:
         raise TypeError(f"the context must be a mapping, not {type(facts).__name__}")
     if CALL_KEY in facts:
         raise ValueError(f"the context may not have a key {CALL_KEY!r}: it is where the tool call goes")
+    held = tool_calls(facts)   # an ExtractionError for a call-like object in another shape: refused the same way
+    if held:   # the policy reads the calls of the whole observation: it would decide this one instead
+        raise ValueError(f"the context holds a tool call ({held[0].name!r} at {held[0].where}), which the policy "
+                         "would read in place of the call being decided: keep tool calls (a history, a ledger of "
+                         "calls) out of the context")
     return {**facts, CALL_KEY: call}
 
 

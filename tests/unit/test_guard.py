@@ -220,6 +220,20 @@ def test_observation_keeps_the_call_apart():
     assert observe({"x": 1}, lambda: CONTEXT) == {**CONTEXT, CALL_KEY: {"x": 1}}
 
 
+@pytest.mark.parametrize("held", [
+    {"history": [{"role": "assistant", "content": [tool_use(PAYMENT, "earlier")]}]},          # a recognised call
+    {"ledger_calls": [{"method": "tools/call", "params": {"name": "send_payment", "arguments": PAYMENT}}]},
+    {"last": {"tool_name": "send_payment", "tool_input": PAYMENT}},                           # call-like, no shape
+])
+def test_a_context_holding_a_tool_call_is_refused(payments_build, held):
+    """The policy finds calls anywhere in the observation: with an allowed call in the context (a history, a ledger),
+    it decided on that one while a call of another tool ran (red team B: wire_everything was allowed)."""
+    other = {"type": "tool_use", "id": "new", "name": "wire_everything", "input": {"to": "x", "amount_cents": 10**9}}
+    out = guard(payments_build).check(other, context={**CONTEXT, **held}, action_id="new")
+    assert not out.allowed and out.record.arguments == {}
+    assert "the context holds" in out.record.fail_closed or "looks like a tool call" in out.record.fail_closed
+
+
 def test_run_terminated_escapes_except_exception():
     with pytest.raises(RunTerminated):
         try:
