@@ -180,9 +180,13 @@ class Proxy:
         if "id" not in message:
             if method == "notifications/cancelled":
                 self.cancelled(params)
+            elif method == "tools/call":   # never run, since it can have no answer; recorded like any refused call
+                self.unanswerable(params, "a tools/call sent as a notification (without an id) cannot be answered")
             return
         host_id = message["id"]
         if type(host_id) not in (int, str):
+            if method == "tools/call":
+                self.unanswerable(params, f"a tools/call whose id is {_show(host_id)}, not a string or an integer")
             self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST,
                                                                   "message": "a request id must be a string or an integer"}})
             return
@@ -196,6 +200,12 @@ class Proxy:
             else:
                 self.to_host({"jsonrpc": "2.0", "id": host_id,
                               "error": {"code": types.INTERNAL_ERROR, "message": f"the proxy failed: {describe(e)}"}})
+
+    def unanswerable(self, params: Any, why: str) -> None:
+        """Record the refusal of a tools/call the proxy cannot answer (it is never forwarded either)."""
+        name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
+        say(f"refused tools/call {name!r}: {why}")
+        self.guard.refuse(why, run=RUN, integration="mcp_proxy", tool=name)
 
     def request(self, host_id: Any, method: str, params: Any) -> None:
         reused = self.reused_id(host_id)

@@ -344,7 +344,7 @@ class FakeChild:
         self.stdin = FakeStdin()
 
 
-def relay(payments_build, steps, context=CONTEXT):
+def relay(payments_build, steps, context=CONTEXT, log=None):
     """A Proxy between a fake host and a fake child: `steps` are ("host" | "child", message or raw line) in order."""
     import asyncio
     import io
@@ -357,7 +357,7 @@ def relay(payments_build, steps, context=CONTEXT):
     host_out, child = io.BytesIO(), FakeChild()
 
     async def run():
-        proxy = Proxy(guard(payments_build), child, init, context, 5.0, host_out)
+        proxy = Proxy(guard(payments_build, log=log), child, init, context, 5.0, host_out)
         for side, message in steps:
             line = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
             proxy.from_host(line) if side == "host" else proxy.from_child(line)
@@ -555,3 +555,19 @@ def test_a_context_file_that_is_no_longer_a_regular_file_refuses_the_call_withou
     _, to_host, to_child = got[0]
     assert to_child == [] and to_host[0]["result"]["isError"] is True
     assert "not a regular file" in to_host[0]["result"]["content"][0]["text"]
+
+
+def test_a_tools_call_without_a_usable_id_is_never_forwarded_and_is_recorded(payments_build, tmp_path):
+    """A tools/call sent as a notification, or with an id that is null, a boolean or a number that is not an
+    integer, has no answer and is not run: it still gets its refusal record (it was dropped unrecorded)."""
+    log = tmp_path / "log.jsonl"
+    call = {"name": "send_payment", "arguments": OVER_LIMIT}
+    proxy, to_host, to_child = relay(payments_build, [
+        ("host", {"jsonrpc": "2.0", "method": "tools/call", "params": call}),
+        ("host", {"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": call}),
+        ("host", {"jsonrpc": "2.0", "id": 1.5, "method": "tools/call", "params": call}),
+    ], log=log)
+    assert to_child == [] and [a["error"]["code"] for a in to_host] == [types.INVALID_REQUEST] * 2
+    records = list(DecisionLog(log).records())
+    assert [(r["allowed"], r["tool"], r["integration"]) for r in records] == [(False, "send_payment", "mcp_proxy")] * 3
+    assert "notification" in records[0]["fail_closed"] and "None" in records[1]["fail_closed"]
