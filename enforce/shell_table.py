@@ -836,6 +836,13 @@ def _folder(z: tuple[Comp, ...]) -> bool:
     return bool(z) and z[-1].star2 and not any(c.glob for c in z[:-1])
 
 
+def _spelled(pattern: tuple[Comp, ...], target: tuple[Comp, ...]) -> bool:
+    """Whether a [nested] pattern can be met by `target`: a name without a leading dot (lefthook.yml, mise.toml) only
+    where the command spells the last part out (no wildcard there): every glob of the project (`sed -i ... *`,
+    `rm -rf ./*`) would meet it otherwise; a wildcard meets a dotted name only where it spells the dot (`.*`)."""
+    return bool(pattern) and (pattern[-1].text.startswith(".") or not target or not target[-1].glob)
+
+
 def _anchor(z: tuple[Comp, ...]) -> str | None:
     """The first name after a pattern's `**` when it is a literal (`.envrc` in `/w/**/.envrc`), case-folded."""
     star = next((i for i, c in enumerate(z) if c.star2), None)
@@ -1061,7 +1068,7 @@ class Zones:
             found += [z for z in self._of(folded, self.folded, dot_rule=dot_rule) if z not in found]
         if self.nested and not any(c.star2 for c in target):   # a path it names, not a folder touched whole
             named = [zone for zone, patterns in self.nested if zone not in found
-                     and any(_intersect(folded, z, dot_rule=dot_rule) for z in patterns)]
+                     and any(_spelled(z, target) and _intersect(folded, z, dot_rule=dot_rule) for z in patterns)]
             found = named + [z for z in found if z != self.unmatched or not named]
         return tuple(found)
 

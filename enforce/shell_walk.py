@@ -809,6 +809,10 @@ class Analyser(Commands, Env):
                 self.through_made(accesses, "/" + "/".join(c.text for c in given), inv, recursive=recursive)
                 if recursive and "write" in accesses and not (inv is not None and inv.builds):
                     self.made.append((inv, "/" + "/".join(c.text for c in comps)))
+                if recursive and "write" in accesses:
+                    # a folder written whole is a write of its own name too (`mv /tmp/x sub/.envrc`, `cp -r /tmp/x
+                    # sub/.claude`): zones.toml's [nested] names meet a path a command names, which a `**` after it hid
+                    targets.append(("/" + "/".join(c.text for c in comps), comps))
                 if recursive:
                     comps = comps + (STAR2,)
                 targets.append(("/" + "/".join(c.text for c in comps), comps))

@@ -46,7 +46,11 @@ def test_project_work_and_sub_folders_written_whole_stay_workspace(command: str)
 @pytest.mark.parametrize("command", ["echo x > sub/.envrc", "echo x > packages/web/.npmrc", "tee crates/a/.cargo/config.toml",
                                      "echo '[core] fsmonitor = /tmp/x' > src/.git/config", "printf 'gitdir: /tmp/e' > src/.git",
                                      "mkdir -p src/.git/hooks", "cp /tmp/x docs/.vscode/tasks.json", "sed -i s/a/b/ a/b/.mise.toml",
-                                     "tee -- /home/dev/project/src/.git/config"])
+                                     "tee -- /home/dev/project/src/.git/config",
+                                     # written whole under the protected name (red-team pass of 2026-11-29, late
+                                     # morning: the `**` after the name hid it from [nested], allowed)
+                                     "mv /tmp/x sub/.envrc", "cp -r /tmp/x sub/.claude", "mv /tmp/repo sub/.git",
+                                     "cp -a /tmp/x pkg/.npmrc", "rsync -a /tmp/x/ sub/.vscode/tasks.json"])
 def test_those_files_named_in_a_sub_folder_are_agent_config(command: str) -> None:
     assert ("write", "agent_config") in touched(command), touched(command)
 
@@ -140,3 +144,23 @@ def test_a_server_over_the_home_folder_reads_its_secrets(command: str) -> None:
     """A web or git server hands out every file of its folder (found open on 2026-11-29: php -S read ~ itself only, git
     daemon touched nothing), so serving the home folder is a read of the secrets in it, denied even approved."""
     assert ("read", "ssh_keys") in touched(command), touched(command)
+
+
+# Names without a leading dot that tools obey (red-team pass of 2026-11-29, late morning: each was a plain workspace
+# file): lefthook's config, a rust-toolchain file and mise.toml, matched only where the command spells the name out
+UNDOTTED = ["lefthook.yml", "lefthook.yaml", "lefthook-local.yml", ".lefthook.yaml", "rust-toolchain",
+            "rust-toolchain.toml", "crates/a/rust-toolchain.toml", "mise.toml", "sub/mise.local.toml"]
+
+
+@pytest.mark.parametrize("path", UNDOTTED)
+@pytest.mark.parametrize("form", WRITES)
+def test_changing_an_undotted_file_tools_obey_is_an_agent_config_write(path: str, form: str) -> None:
+    zones = {(a, z) for a, z in touched(form.format(f=path)) if z == "agent_config"}
+    assert zones & {("write", "agent_config"), ("delete", "agent_config")}, touched(form.format(f=path))
+
+
+@pytest.mark.parametrize("command", ["sed -i s/a/b/ *", "sed -i s/a/b/ *.yml", "rm -rf ./*", "prettier --write *",
+                                     "chmod +x ./*", "cp /tmp/x/* .", "echo x > CLAUDE.md", "echo x > docs/lefthook.md",
+                                     "cat lefthook.yml", "echo x > src/lefthook.yml"])
+def test_a_glob_or_another_name_does_not_meet_them(command: str) -> None:
+    assert ("write", "agent_config") not in touched(command) and ("delete", "agent_config") not in touched(command)
