@@ -295,6 +295,8 @@ class DecisionLog:
 
     def __init__(self, path: str | Path, key: SigningKey | str | Path | None = None) -> None:
         self.path = Path(os.path.realpath(path))
+        if not self.path.name:   # "/": no file to write, and no name to put the head beside
+            raise DecisionLogError("log.write", "the log must be a file, not the root folder", file=str(path))
         self.head_path = _head_path(self.path)
         self.key = load_signing_key(key) if isinstance(key, (str, Path)) else key
 

@@ -120,6 +120,9 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     refused: list[dict[str, Any]] = []
     if isinstance(content, str):
         return [], refused
+    if content is not None and not isinstance(content, (list, tuple)):
+        raise TypeError(f"the message's content must be a list of content blocks or a string, not "
+                        f"{type(content).__name__}")
     for block in content or ():
         b = block_fields(block)
         if b is None:

@@ -448,3 +448,8 @@ def test_the_monitor_denies_and_logs_no_allow_when_the_head_cannot_be_written(tm
     monkeypatch.undo()
     assert [r["allowed"] for r in monitor.log.records()] == [True]   # before the fix: [True, True]
     assert verify_log(tmp_path / "d.jsonl").ok
+
+
+def test_the_root_folder_as_the_log_is_a_log_error():
+    with pytest.raises(DecisionLogError, match="must be a file, not the root folder"):
+        DecisionLog("/")

@@ -268,3 +268,11 @@ def test_split_tool_uses_runs_nothing_of_a_message_that_halted_its_run(payments_
     assert records == [("a", True, "send_payment"), ("b", False, "send_payment"), ("a", False, "send_payment")]
     shadow = guard(payments_build, strategy, halt_after=halt_after, mode="shadow")
     assert [b["id"] for b in split_tool_uses(shadow, reply, context=CONTEXT)[0]] == ["a", "b"]
+
+
+@pytest.mark.parametrize("content", [5, b"tool_use", {"type": "tool_use", "id": "a", "name": "send_payment"}])
+def test_split_tool_uses_says_what_is_wrong_with_content_that_is_not_a_list(payments_build, content):
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    with pytest.raises(TypeError, match="must be a list of content blocks or a string, not"):
+        split_tool_uses(guard(payments_build), {"content": content}, context=CONTEXT)
