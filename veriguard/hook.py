@@ -46,6 +46,7 @@ WRITE = ("Write",)
 EDIT = ("Edit", "MultiEdit", "NotebookEdit")
 LIST = ("Glob", "LS")
 DECIDED = ("Bash", "Grep", *READ, *WRITE, *EDIT, *LIST)
+PATH_KEYS = ("file_path", "notebook_path", "path")   # where the file tools take their file
 USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--context FILE] "
          "[--other-tools deny|allow] [--allow-tool NAME]... [--approval ask|deny] [--timeout SECONDS] "
          "[--accept-unproved] [--expect-sha256 HEX]")
@@ -419,7 +420,10 @@ def equivalent_command(tool: str, tool_input: Mapping[str, Any], cwd: str) -> st
         return command
     if tool in READ + WRITE + EDIT:
         key = "notebook_path" if tool.startswith("Notebook") else "file_path"
-        paths = _and_real(_absolute(tool_input.get(key), f"{tool}.{key}"))
+        # a path under another of the keys the file tools use is analysed too (NotebookEdit with a file_path beside
+        # its notebook_path): which one Claude Code would act on is not this hook's to guess
+        keys = [key, *(k for k in PATH_KEYS if k != key and k in tool_input)]
+        paths = [p for k in keys for p in _and_real(_absolute(tool_input.get(k), f"{tool}.{k}"))]
         verbs = ("cat",) if tool in READ else ("tee",) if tool in WRITE else ("cat", "tee")
         return " && ".join(f"{verb} -- {shlex.quote(p)}" for verb in verbs for p in paths)
     path = tool_input.get("path")

@@ -166,3 +166,19 @@ def test_a_protected_name_linked_deeper_in_a_protected_folder_protects_its_targe
     assert decide(build, "Bash", **where, command="echo x >> claude/team/deploy.md") == 2
     assert decide(build, "Read", **where, file_path=f"{dotfiles}/claude/team/deploy.md") == 0
     assert decide(build, "Write", **where, file_path=f"{dotfiles}/claude/other.md", content="x") == 0
+
+
+@pytest.mark.parametrize("tool, tool_input, key, path", [
+    ("NotebookEdit", {"notebook_path": f"{PROJECT}/x.ipynb", "new_source": "x"}, "file_path",
+     f"{PROJECT}/.claude/settings.json"),
+    ("Write", {"file_path": f"{PROJECT}/x.py", "content": "x"}, "notebook_path", f"{PROJECT}/.mcp.json"),
+    ("Edit", {"file_path": f"{PROJECT}/x.py", "old_string": "a", "new_string": "b"}, "path",
+     f"{PROJECT}/.claude/settings.json"),
+    ("Read", {"file_path": f"{PROJECT}/x.py"}, "path", f"{HOME}/.ssh/id_rsa"),
+    ("Read", {"file_path": f"{PROJECT}/x.py"}, "notebook_path", "x.ipynb")])
+def test_a_file_tool_with_a_path_under_another_key_is_decided_on_it_too(build: Path, tool: str, tool_input: dict,
+                                                                         key: str, path: str) -> None:
+    # red-team pass of 2026-11-29, late morning: NotebookEdit read only notebook_path, so a file_path beside it (which
+    # a client that reads that key would write) was allowed unseen
+    assert decide(build, tool, **tool_input) == 0
+    assert decide(build, tool, **tool_input, **{key: path}) == 2
