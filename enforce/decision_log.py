@@ -22,7 +22,10 @@ whoever can write the file can rewrite it with a recomputed chain, and the verdi
 Appending reads only the head and what follows it (constant work per record): it refuses a head
 that is missing, unsigned or forged, a log shorter than its head, and records after the head that do
 not chain; an edit inside the anchored records is left for `verify_log` to find (the new record
-chains from the signed head, so appending never launders it).
+chains from the signed head, so appending never launders it). A writer also remembers what it wrote
+last (its own anchor, in memory): a log behind that (deleted with its head, an old state put back,
+another log put in its place) is refused while the writer runs, where on disk alone it is an earlier
+state or a new log.
 
 A crash between a record's write and its head's leaves one complete record after the last head; a crash
 during the write, an incomplete last line. The next append first drops that line and anchors that record
@@ -299,6 +302,7 @@ class DecisionLog:
             raise DecisionLogError("log.write", "the log must be a file, not the root folder", file=str(path))
         self.head_path = _head_path(self.path)
         self.key = load_signing_key(key) if isinstance(key, (str, Path)) else key
+        self.wrote: tuple[int, str] | None = None   # (records, last hash) after this writer's last append
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Write `record` with its seq, prev, hash (and sig), then the head; returns what was written.
@@ -332,6 +336,7 @@ class DecisionLog:
             except Exception:   # the caller will deny: a record it could not anchor must not say otherwise
                 _take_back(fd, chain.size)
                 raise
+            self.wrote = (chain.records + 1, entry["hash"])
         except _Broken as e:
             raise DecisionLogError("log.broken", f"refusing to append: {e.problem}", file=str(self.path),
                                    fix=_VERIFY_FIX) from None
@@ -347,6 +352,7 @@ class DecisionLog:
         (an incomplete last line dropped), so that a crash during this append leaves at most one record after it."""
         size = os.fstat(fd).st_size
         head = _load_head(self.head_path)
+        self._went_back(head)
         if head is None:
             if size:
                 raise _Broken(f"the head file {self.head_path.name} is missing while the log holds {size} bytes: the "
@@ -370,6 +376,21 @@ class DecisionLog:
                 os.ftruncate(fd, chain.size)  # an interrupted write's partial line, never anchored
             self._write_head(chain)
         return chain
+
+    def _went_back(self, head: Head | None) -> None:
+        """_Broken when the log is behind what this writer itself wrote (its own anchor, kept in memory): a log and
+        head deleted, or an old state put back, while it runs would otherwise be extended as if nothing had happened
+        (a fresh log started, or an old head re-anchored). Other writers only add records."""
+        if self.wrote is None:
+            return
+        records, last = self.wrote
+        if head is None:
+            raise _Broken(f"the head file {self.head_path.name} is gone, though this writer wrote {records} records "
+                          "to the log: the log was deleted or replaced while it ran")
+        if head.records < records or (head.records == records and head.last_hash != last):
+            raise _Broken(f"the log's head vouches for {head.records} records where this writer wrote {records}"
+                          f"{'' if head.records < records else ' and another last record'}: the log was rolled back "
+                          "or replaced while it ran")
 
     def _write_head(self, chain: _Chain) -> None:
         head = Head(chain.records, chain.size, chain.first, chain.last, _now())

@@ -3,6 +3,7 @@ symlink, and every malformed input a finding (never a traceback)."""
 import json
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -379,7 +380,9 @@ def test_an_old_head_over_a_log_cut_later_is_broken_and_never_re_anchored(tmp_pa
     assert main(["verify-log", str(path), "--public-key", str(keys["public_path"]), "--require-anchor"]) == 1
     assert "BROKEN" in capsys.readouterr().out
     cut = path.read_bytes()
-    with pytest.raises(DecisionLogError, match="more records follow the head"):
+    with pytest.raises(DecisionLogError, match="more records follow the head"):   # a writer started since
+        DecisionLog(path, key=keys["private"]).append({"allowed": True, "i": 99})
+    with pytest.raises(DecisionLogError, match="vouches for 3 records where this writer wrote 10"):
         log.append({"allowed": True, "i": 99})
     assert path.read_bytes() == cut and log.head_path.read_bytes() == old_head
 
@@ -453,3 +456,34 @@ def test_the_monitor_denies_and_logs_no_allow_when_the_head_cannot_be_written(tm
 def test_the_root_folder_as_the_log_is_a_log_error():
     with pytest.raises(DecisionLogError, match="must be a file, not the root folder"):
         DecisionLog("/")
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_a_writer_refuses_a_log_that_went_back_behind_what_it_wrote(tmp_path, keys, keyed):
+    """Its own anchor, in memory: a log and head deleted while it runs would have been started afresh, and an old
+    state put back (the head kept from after record 2, the log cut there, or with the one record a crash leaves)
+    extended, as if the records since had never been written (red team B)."""
+    key = keys["private"] if keyed else None
+    path = tmp_path / "d.jsonl"
+    log = write_log(path, 2, key=key)
+    kept_log, kept_head = path.read_bytes(), log.head_path.read_bytes()
+    log.append({"allowed": True, "i": 2})
+    log.append({"allowed": True, "i": 3})
+    for cut in (kept_log, kept_log + path.read_bytes()[len(kept_log):].splitlines(keepends=True)[0]):
+        path.write_bytes(cut)
+        log.head_path.write_bytes(kept_head)
+        assert verify_log(path, keys["public"] if keyed else None).ok   # on disk alone: an earlier state, or a crash
+        with pytest.raises(DecisionLogError, match="vouches for 2 records where this writer wrote 4"):
+            log.append({"allowed": False, "i": 4})
+        assert path.read_bytes() == cut
+    path.unlink()
+    log.head_path.unlink()
+    with pytest.raises(DecisionLogError, match="is gone, though this writer wrote 4 records"):
+        log.append({"allowed": False, "i": 4})
+    assert not path.exists() or path.read_bytes() == b""
+    other = tmp_path / "other.jsonl"                      # replaced by another log of as many records
+    write_log(other, 4, key=key)
+    path.write_bytes(other.read_bytes())
+    log.head_path.write_bytes(Path(str(other) + ".head").read_bytes())
+    with pytest.raises(DecisionLogError, match="another last record"):
+        log.append({"allowed": False, "i": 4})
