@@ -25,7 +25,7 @@ PERCENT_TOKEN = re.compile(r"%%|%(?:\([^()%]*\))?[#0\- +]*\d*(?:\.\d+)?[sdifrxXe
 FIELD_NAME = re.compile(r"\d*|[^\W\d]\w*")
 MAX_TEXTS = 16
 MAX_ROUNDS = 6
-MAX_STEPS = 10_000  # statements read for all programs of one call; the agents' largest log needs about 500
+MAX_STEPS = 100_000  # statements and expressions read for all programs of one call; the largest log needs 790
 HANDLERS = {ast.Constant: "constant", ast.Name: "name", ast.Call: "call", ast.Attribute: "attribute",
             ast.Subscript: "subscript", ast.Compare: "compare", ast.BinOp: "arithmetic", ast.BoolOp: "either",
             ast.UnaryOp: "unary", ast.IfExp: "if_expression", ast.JoinedStr: "fstring", ast.List: "literal",
@@ -76,7 +76,7 @@ class Interpreter:
         self.catching: list[list[dict[str, Val]]] = []  # each enclosing try body: states a handler may start in
         self.jumps: list[tuple[list[dict[str, Val]], list[dict[str, Val]]]] = []  # each loop: break, continue states
         self.round = 0
-        self.steps = steps  # statements left to read, shared with the other programs of the call
+        self.steps = steps  # statements and expressions left to read, shared with the other programs of the call
 
     # ---- results -------------------------------------------------------------------------------
     def run(self, tree: ast.Module) -> None:
@@ -110,11 +110,14 @@ class Interpreter:
         if how not in found:
             found.append(how)
 
-    def read(self, tables: frozenset[str], column: str, node: ast.AST, how: str) -> None:
+    def read(self, tables: frozenset[str], column: str, node: ast.AST, how: str, *, runs: bool = True) -> None:
+        """`column` of one of `tables` is read; `runs` False: the lookup may not run at all (an earlier FilterDB
+        condition that leaves no row ends the filter), so a column none of them has raises only perhaps."""
         owners = sorted(t for t in tables if column in self.schema[t])
         if not owners:
             if self.complete:  # no such column: the tool raises and reads nothing; the table's use is still unknown
-                self.raising.add(id(node))
+                if runs:
+                    self.raising.add(id(node))
                 self.notes.append(f"{at(node)}: {how} names {column!r}, which {'/'.join(sorted(tables))} does not "
                                   "have: it raises when run")
                 return
@@ -135,8 +138,9 @@ class Interpreter:
             self.notes.append(f"{at(node)}: {why}; every column of {table} counts as read")
         self.confidence = min(self.confidence, 0.5)
 
-    def held(self, value: Val) -> tuple[frozenset[str], frozenset[str]]:
-        """Every database whose data the value or anything inside it may carry, and every known callable."""
+    def held(self, value: Val) -> tuple[frozenset[str], frozenset[str], frozenset[int]]:
+        """Every database whose data the value or anything inside it may carry, every known callable, and every
+        container it reaches."""
         tables: set[str] = set()
         funcs: set[str] = set()
         seen: set[int] = set()
@@ -149,17 +153,27 @@ class Interpreter:
             for loc in current.locs - seen:
                 seen.add(loc)
                 todo += [self.heap.get(loc, NOTHING), self.mapped.get(loc, NOTHING)]
-        return frozenset(tables), frozenset(funcs)
+        return frozenset(tables), frozenset(funcs), frozenset(seen)
 
     def escape(self, value: Val, node: ast.AST, why: str) -> None:
         """The value reaches code not modelled: its tables count as read whole; a tool there is refused."""
-        tables, funcs = self.held(value)
+        tables, funcs, _ = self.held(value)
         tools = sorted(f[5:] for f in funcs if f.startswith("tool:"))
         if tools:
             unanalysable(node, f"the tool {tools[0]} handed to code the extractor cannot follow "
                          f"({why.replace('a table', 'it')})")
         if tables:
             self.read_whole(tables, node, why)
+
+    def hand_over(self, value: Val, node: ast.AST, why: str) -> None:
+        """The value is handed to code not modelled (a function of the program, a callback, a library function):
+        besides escaping, every container it reaches may be changed there, or come back under another name
+        (`f(a)` returning `a`, `statistics.median_low([a])`), so each may now hold anything."""
+        self.escape(value, node, why)
+        for loc in self.held(value)[2]:
+            self.grow(self.heap, loc, OTHER)
+            if loc in self.mapped:
+                self.grow(self.mapped, loc, OTHER)
 
     # ---- containers ----------------------------------------------------------------------------
     def new_container(self, node: ast.AST, element: Val, values: Val | None = None) -> Val:
@@ -258,9 +272,7 @@ class Interpreter:
             self.stmt(statement)
 
     def stmt(self, node: ast.stmt) -> None:
-        self.steps[0] -= 1
-        if self.steps[0] < 0:
-            unanalysable(node, "code too costly to follow (loops nested too deep)")
+        self.spend(node)
         if isinstance(node, ast.Assign):
             value = self.expr(node.value)
             for target in node.targets:
@@ -290,6 +302,13 @@ class Interpreter:
             unanalysable(node, construct_name(node))
         for states in self.catching:  # anything after this statement may raise into an enclosing handler
             states.append(dict(self.env))
+
+    def spend(self, node: ast.AST) -> None:
+        """One statement or expression read: a loop reads its body again, so a big body nested in loops costs
+        its size times the rounds; past the budget the program is refused, not waited on."""
+        self.steps[0] -= 1
+        if self.steps[0] < 0:
+            unanalysable(node, "code too costly to follow (too big, or loops nested too deep)")
 
     def augment(self, node: ast.AugAssign) -> None:
         current = self.expr(node.target)  # expr ignores ctx, so the target reads as a load
@@ -367,7 +386,7 @@ class Interpreter:
     def function(self, node: ast.FunctionDef | ast.Lambda) -> Val:
         """Read a body once, where it is defined, with unknown parameters; a call to it is unknown code."""
         for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-            self.escape(self.expr(default), node, "a table is a default argument")
+            self.hand_over(self.expr(default), node, "a table is a default argument")
         args = node.args
         params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg,
                                                                                               args.kwarg) if a]]
@@ -409,6 +428,7 @@ class Interpreter:
 
     # ---- expressions ---------------------------------------------------------------------------
     def expr(self, node: ast.expr) -> Val:
+        self.spend(node)
         handler = HANDLERS.get(type(node))
         if handler is None:
             unanalysable(node, construct_name(node))
@@ -484,8 +504,9 @@ class Interpreter:
     def dictionary(self, node: ast.Dict) -> Val:
         keys, values = [], []
         for key, value in zip(node.keys, node.values):
-            if key is None:  # {**other}
+            if key is None:  # {**other}: a table's entries are its columns, all of them
                 inner = self.expr(value)
+                self.escape(Val(tables=inner.tables, rows=inner.rows), node, "`**` copies every column of a table")
                 keys.append(self.elements(inner, node))
                 values.append(self.entries(inner))
             else:
@@ -593,13 +614,15 @@ class Interpreter:
     def binop(self, op: ast.operator, left: Val, right: Val, node: ast.AST) -> Val:
         if isinstance(op, ast.Add) and (left.texts or right.texts):
             return self.templates([self.parts(left, node), self.parts(right, node)])
-        if isinstance(op, ast.Mod) and left.texts:
-            self.escape(right, node, "a table is %-formatted into text")
-            return self.templates([{_percent_template(t) for t in left.texts}])
+        if isinstance(op, ast.Mod) and left.texts:  # the template may be something else too: that computes on right
+            self.escape(join(Val(tables=left.tables, rows=left.rows), right), node, "a table is %-formatted into text")
+            formatted = self.templates([{_percent_template(t) for t in left.texts}])
+            return formatted if is_text(left) else join(formatted, OTHER)
         sides = [v for v in (left, right) if v.locs or v.items is not None]
-        if isinstance(op, CONTAINER_OPS) and sides:
+        if isinstance(op, CONTAINER_OPS) and sides:  # a side that may be a table too computes on the table
             others = [v for v in (left, right) if not (v.locs or v.items is not None)]
-            self.escape(join_all(others), node, "arithmetic on a table")
+            tables = [Val(tables=v.tables, rows=v.rows) for v in sides]
+            self.escape(join_all(others + tables), node, "arithmetic on a table")
             elements = join_all(self.elements(v, node) for v in sides)
             if any(loc in self.mapped for v in sides for loc in v.locs):  # `a | b` of dicts keeps their values
                 return self.new_container(node, elements, join_all(self.entries(v) for v in sides))
@@ -703,7 +726,7 @@ class Interpreter:
 
     def call_unknown(self, node: ast.Call, what: str) -> Val:
         args, kwargs = self.args(node)
-        self.escape(container(args + list(kwargs.values()), positional=False), node, f"a table is passed to {what}")
+        self.hand_over(container(args + list(kwargs.values()), positional=False), node, f"a table is passed to {what}")
         return OTHER
 
     def builtin(self, function: str, node: ast.Call) -> Val:
@@ -715,7 +738,7 @@ class Interpreter:
         args, kwargs = self.args(node, consumer=function in CONSUMERS)
         callbacks = [v for v in kwargs.values() if v.funcs] + [v for v in args if v.funcs]
         if callbacks or function in ("sum", "any", "all", "range"):  # the elements reach code not modelled
-            self.escape(container(args + list(kwargs.values()), positional=False), node, f"a table is passed to {function}()")
+            self.hand_over(container(args + list(kwargs.values()), positional=False), node, f"a table is passed to {function}()")
         if function in ("sum", "any", "all"):
             return OTHER
         elements = [self.elements(a, node) for a in args]
@@ -835,7 +858,7 @@ class Interpreter:
             element = self.elements(base, node)
             return self.new_container(node, join_all([element] + [self.elements(a, node) for a in args]))
         if attr == "sort" and kwargs.get("key", NOTHING).funcs:  # the key function sees every element
-            self.escape(base, node, "a table is handed to a sort key")
+            self.hand_over(base, node, "a table is handed to a sort key")
         self.escape(container(args + list(kwargs.values()), positional=False), node, f"a table is passed to `.{attr}()`")
         return OTHER
 

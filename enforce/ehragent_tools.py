@@ -5,7 +5,8 @@ and the modules tabtools and calculator (refused: not modelled).
 * GetValue(db, 'col[, agg]') reads col; with an aggregation the tool does not know it raises, reading
   nothing. FilterDB(db, cond) reads every column its conditions name, max(col)/min(col) selectors
   included: which rows survive reveals those columns. Each `||` part is parsed as tabtools.data_filter
-  parses it (_condition_column); parts outside the grammar on which both agree are refused.
+  parses it (_condition_column); parts outside the grammar on which both agree are refused. A missing
+  column raises surely only in a part data_filter surely reaches (_runs_surely).
 * LoadDB(name) loads a table (it must be a constant name in the schema); FilterDB and GetValue take a
   table traceable to a LoadDB.
 * SQLInterpreter(query) reads what enforce/sql_columns.py finds in the query, which must be known
@@ -72,15 +73,28 @@ def _columns_of(interp: Interpreter, function: str, tables: frozenset[str], argu
     if single_text(argument) is None and not is_text(argument):
         interp.read_whole(tables, node, f"{how}: its argument is not known statically")
     for template in sorted(argument.texts):
-        if function == "GetValue":
-            columns = [_getvalue_column(template, how, node)]
-        else:
-            columns = [_condition_column(part, node, complete=interp.complete) for part in template.split("||")]
-        for column in columns:
+        parts = [template] if function == "GetValue" else template.split("||")
+        before: list[str | None] = []  # the operators of the parts before that name a column
+        for part in parts:
+            if function == "GetValue":
+                column = _getvalue_column(part, how, node)
+            else:
+                column = _condition_column(part, node, complete=interp.complete)
             if column is None:
                 interp.read_whole(tables, node, f"{how}: a column name is only known at run time")
             elif column:
-                interp.read(tables, column, node, how)
+                interp.read(tables, column, node, how, runs=_runs_surely(before))
+            if column != "":
+                before.append(next((op for op in FILTER_OPERATORS if op in part), None) if HOLE not in part else None)
+
+
+def _runs_surely(before: list[str | None]) -> bool:
+    """Whether data_filter surely reaches a part, given the operators of the parts before it that name a column.
+
+    It returns at once, without raising, when a part leaves no row (unless that part is `=` and its value is
+    not in the column). The first such part leaves rows or raises when it is `=`; any other may leave none.
+    """
+    return not before or before == ["="]
 
 
 def _sql(interp: Interpreter, query: Val, node: ast.Call) -> None:

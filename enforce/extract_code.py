@@ -51,17 +51,24 @@ What counts as reading a column:
   of dicts keeps their values) are tracked by the place that makes them,
   so every alias sees what is added through any other (`b = a; b.append(t)` puts t in a), read again
   until nothing changes. The state at a break, a continue or any statement of a try body flows on.
+  A container handed to code not modelled (a function of the program or its default arguments, a callback,
+  a library function, a method of a run-time value) may be changed there or come back under another name
+  (`f(a)` returning a, statistics.median_low([a])): from then on it may hold anything.
+* `{**t}` copies every column of the table; a value that may be a table computes on all of it in `%`, `+`, `*`.
 * A column the schema does not have fails closed (`extract.code.unknown_column`), unless the caller
   says the schema lists every column of each database (`complete`): then the tool raises when run
   and nothing is read; such a failed lookup names no use of the table (the whole-table rule stands). GetValue with
   an aggregation the tool does not know raises, reading nothing.
 * A lookup that certainly raises ends the program: a top-level `[x =] GetValue/FilterDB(name, 'constant')`
   statement (not inside try, if, a loop, a function, a lambda, a comprehension, and/or or an if-expression), its
-  callee certainly the tool, `name` certainly a table, and a column none of its tables has (complete schema).
+  callee certainly the tool, `name` certainly a table, and a column none of its tables has (complete schema) in
+  GetValue or in a FilterDB part that surely runs: data_filter returns at once, without raising, when a part
+  leaves no row, so only the first part naming a column, or the one after a first `=` part, surely runs.
   Nothing after it is read. A table whose only use is that lookup reads nothing: loaded by one top-level
   `name = LoadDB('t')` and by no other call (SQL included), `name` mentioned nowhere else before (no alias,
   container, call argument or other read). Short of any of these the whole-table rule stands.
-Fail closed: ExtractionError for empty or invalid code, SQL that does not parse or is not a query,
+Fail closed: ExtractionError for empty or invalid code, code costlier to follow than MAX_STEPS statements and
+expressions read (loops read their bodies again), SQL that does not parse or is not a query,
 unknown tables, a table argument not traceable to LoadDB, SQL whose shape depends on run-time text.
 * `template % args` gives each field as a run-time value; a `%` form not modelled (%ls, %a, %*s, %.s,
   a key with parentheses) or a run-time part of the template makes the whole result run-time.
