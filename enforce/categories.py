@@ -25,7 +25,9 @@ longest has 244 characters). Text unlike the bank abstains with every category n
 characters the normaliser cannot map to Latin, words broken by digits or symbols that spell nothing,
 another language, a piece longer than the model reads, or an embedding far from every bank example; so does
 text that names no category but asks an act whose object is not named (`OBJECTLESS_FORMS`: book it, confirm the booking,
-click 'Book now', the same as last time).
+click 'Book now', the same as last time). A category's act asked on one of its objects (the bank's `asks`: "book me a
+room", "hire a 4WD", "put me on United 455") puts the category in whatever the regression says: the embedding reads
+topics, and a request whose words are unlike the bank's must not be read as no request.
 """
 from __future__ import annotations
 
@@ -61,8 +63,9 @@ VOWELS = "aeiouy"
 TEXTESE = frozenset("pls plz thx thnx tks tmrw tmr tmw btw idk asap msg msgs pkg pkgs ppl nvm smth sth hrs mins "
                     "wks mths yrs lbs kgs mph pts pcs bc cuz rn fyi lmk dm pm wth omg smh tbh ngl".split())
 MIN_SIMILARITY = 0.25  # below the least similar benchmark task (0.263) and bank example to its nearest other (0.267)
-FROZEN_FORMAT = "veriguard-classifier/2"
-CUE_KINDS = ("cues", "acts", "asides")  # per category: its topic, the words asking its act, the asides
+FROZEN_FORMAT = "veriguard-classifier/3"
+CUE_KINDS = ("cues", "acts", "asides", "asks")  # per category: its topic, the words asking its act, the asides,
+                                                # and its act asked on its object (which decides alone)
 FROZEN_KEYS = frozenset({"format", "encoder", "bank_sha256", "categories", *CUE_KINDS, "settings", "words",
                          "weights", "vectors"})
 SETTINGS = ("cue_weight", "ridge", "cue_ridge", "include", "unsure", "min_similarity")
@@ -164,13 +167,17 @@ class Classification:
 class Cues:
     """The bank's lexical features, per category: `topic` (the category's subject is named), `act` (its
     restricted act is asked: book, rent, buy, apply...) and `aside` (its subject is named for something
-    else than the act: a phone number, opening hours, an article, baggage rules, a car wash...)."""
+    else than the act: a phone number, opening hours, an article, baggage rules, a car wash...), and `ask`: the
+    category's act asked on one of its objects ("book me a room", "hire a 4WD", "put me on United 455"), which
+    puts the category in whatever the regression says (the restrictive reading: a request so spelled is never
+    read away)."""
     topic: Patterns
     act: Patterns
     aside: Patterns
+    ask: Patterns
 
-    def kinds(self) -> tuple[Patterns, Patterns, Patterns]:
-        return self.topic, self.act, self.aside
+    def kinds(self) -> tuple[Patterns, Patterns, Patterns, Patterns]:
+        return self.topic, self.act, self.aside, self.ask
 
 
 @dataclass(frozen=True)
@@ -273,7 +280,7 @@ def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
     free, aside, asides, acts = [], [], set(), set()
     named = set().union(*(clauses(cues.topic[n]) for n in names))
     for n in names:
-        topic, act, off = (clauses(kind[n]) for kind in cues.kinds())
+        topic, act, off = clauses(cues.topic[n]), clauses(cues.act[n]), clauses(cues.aside[n])
         kept = topic - (off - act) or (topic if act - named else set())  # "..., then rent it": the act's object is elsewhere
         free.append(1.0 if kept else 0.0)
         aside.append(1.0 if topic and not kept else 0.0)
@@ -453,13 +460,24 @@ class CategoryClassifier:
         results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors, pieces)]
         checked = [0] if whole else list(range(len(pieces)))
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
-        ask = "" if any(r.labels for r in results) else objectless(text)
+        asked = self.asked(text)
+        found = asked or any(r.labels for r in results)
+        ask = "" if found else objectless(text)
         if ask:
             doubts.append(f"an ask whose object is not named, {ask}: what it asks for cannot be read")
-        unknown = "" if any(r.labels for r in results) or ask else unknown_object(text, self.known)
+        unknown = "" if found or ask else unknown_object(text, self.known)
         if unknown:
             doubts.append(f"an ask whose object is a word it does not know, {unknown}: what it asks for cannot be read")
-        return self.merge(results, doubts, norm, typos)
+        return self.merge(results, doubts, norm, typos, asked)
+
+    def asked(self, text: str) -> dict[str, str]:
+        """The categories whose act the text asks on one of their objects (the bank's `asks`), each with the words."""
+        out = {}
+        for n in self.names:
+            m = next(filter(None, (p.search(text) for p in self.model.cues.ask[n])), None)
+            if m:
+                out[n] = " ".join(m.group(0).split())
+        return out
 
     def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray) -> list[str]:
         """Why the text is unlike anything the bank taught the classifier to read (empty: it is like it)."""
@@ -479,9 +497,10 @@ class CategoryClassifier:
         return out
 
     def merge(self, results: list[Classification], doubts: list[str], norm: Normalised,
-              typos: list[str]) -> Classification:
-        """The restrictive union of the pieces' readings; a doubt makes every category not found uncertain."""
-        labels = frozenset().union(*(r.labels for r in results))
+              typos: list[str], asked: Mapping[str, str]) -> Classification:
+        """The restrictive union of the pieces' readings and of the categories asked on their objects; a doubt makes
+        every category not found uncertain."""
+        labels = frozenset().union(*(r.labels for r in results), asked)
         uncertain = frozenset(self.names) - labels if doubts else \
             frozenset().union(*(r.uncertain for r in results)) - labels
         scores = {n: max(r.scores[n] for r in results) for n in self.names}
@@ -490,6 +509,8 @@ class CategoryClassifier:
             or "no restricted category"
         if len(results) > 1:
             reason += f" (read in {len(results)} pieces)"
+        if asked:
+            reason += "; asked on its object: " + ", ".join(f"{n} ({w!r})" for n, w in sorted(asked.items()))
         if norm.changes:
             reason += f"; normalised: {'; '.join(norm.changes)}"
         if typos:
