@@ -18,7 +18,8 @@ The observation the policy reads is the call in MCP shape, {"method": "tools/cal
 {"name", "arguments"}}, beside the facts of the context file (a JSON object, read again for every
 call so that a ledger kept by another process stays current); the child receives exactly that name
 and those arguments. MCP gives a server no way to end the host's run: terminate, like a halt,
-refuses this call and every later one.
+refuses this call and every later one, and cancels in the child the tool calls still running there
+(refused to the host: they may have done part of their work).
 
 Messages are relayed as JSON-RPC lines, parsed as strict JSON (contracts.strict_json: a duplicate key or
 nesting too deep for the parser is not JSON, so a host's such line is a parse error and a child's is not
@@ -265,8 +266,27 @@ class Proxy:
             say(f"{'refused' if refused else 'shadow'} tools/call {name!r} (id {call_id}): {message}")
         if refused:
             self.to_host({"jsonrpc": "2.0", "id": host_id, "result": refusal(message)})
+            if outcome.action in ("halt", "terminate"):
+                self.halt_in_flight()
             return
         self.forward(host_id, "tools/call", {"name": name, "arguments": arguments}, name)   # exactly what was decided
+
+    def halt_in_flight(self) -> None:
+        """The run was halted: the tool calls still running in the child are cancelled there (the child may have
+        done part of the work already), refused to the host, and recorded as refused by the halt."""
+        for child_id, pending in list(self.pending.items()):
+            if pending.method != "tools/call":
+                continue
+            del self.pending[child_id]
+            if pending.timer is not None:
+                pending.timer.cancel()
+            self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                           "params": {"requestId": child_id, "reason": "tool execution was halted by the policy"}})
+            outcome = self.guard.refuse("its run was halted while it ran; it was cancelled", action_id=str(pending.host_id),
+                                        run=RUN, integration="mcp_proxy", tool=pending.tool)
+            say(f"cancelled tools/call {pending.tool!r} (id {pending.host_id}): the run was halted while it ran")
+            self.to_host({"jsonrpc": "2.0", "id": pending.host_id, "result": refusal(
+                f"{outcome.message} The call was still running and was cancelled: it may have done part of its work.")})
 
     def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
         pending = Pending(host_id, method, tool)

@@ -344,7 +344,7 @@ class FakeChild:
         self.stdin = FakeStdin()
 
 
-def relay(payments_build, steps, context=CONTEXT, log=None):
+def relay(payments_build, steps, context=CONTEXT, log=None, strategy="block"):
     """A Proxy between a fake host and a fake child: `steps` are ("host" | "child", message or raw line) in order."""
     import asyncio
     import io
@@ -357,7 +357,7 @@ def relay(payments_build, steps, context=CONTEXT, log=None):
     host_out, child = io.BytesIO(), FakeChild()
 
     async def run():
-        proxy = Proxy(guard(payments_build, log=log), child, init, context, 5.0, host_out)
+        proxy = Proxy(guard(payments_build, strategy, log=log), child, init, context, 5.0, host_out)
         for side, message in steps:
             line = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
             proxy.from_host(line) if side == "host" else proxy.from_child(line)
@@ -571,3 +571,26 @@ def test_a_tools_call_without_a_usable_id_is_never_forwarded_and_is_recorded(pay
     records = list(DecisionLog(log).records())
     assert [(r["allowed"], r["tool"], r["integration"]) for r in records] == [(False, "send_payment", "mcp_proxy")] * 3
     assert "notification" in records[0]["fail_closed"] and "None" in records[1]["fail_closed"]
+
+
+@pytest.mark.parametrize("strategy", ["tool_halt", "terminate"])
+def test_a_halt_cancels_the_tool_calls_still_running_in_the_child(payments_build, tmp_path, strategy):
+    """tool_halt stops the tool execution in flight: an allowed call the child has not answered yet is cancelled
+    there, refused to the host and recorded so; its late answer goes nowhere (it was relayed as a success)."""
+    log = tmp_path / "log.jsonl"
+    sent = {"content": [{"type": "text", "text": "sent"}]}
+    proxy, to_host, to_child = relay(payments_build, [
+        ("host", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "send_payment",
+                                                                              "arguments": PAYMENT}}),
+        ("host", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        ("host", {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "send_payment",
+                                                                              "arguments": OVER_LIMIT}}),
+        ("child", {"jsonrpc": "2.0", "id": 1, "result": sent}),
+        ("child", {"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}),
+    ], log=log, strategy=strategy)
+    assert [m.get("method") for m in to_child] == ["tools/call", "tools/list", "notifications/cancelled"]
+    assert to_child[2]["params"]["requestId"] == to_child[0]["id"]
+    assert [m["id"] for m in to_host] == [3, 1, 2] and to_host[2]["result"] == {"tools": []}
+    assert to_host[1]["result"]["isError"] is True and "was cancelled" in to_host[1]["result"]["content"][0]["text"]
+    records = [(r["action_id"], r["allowed"]) for r in DecisionLog(log).records()]
+    assert records == [("1", True), ("3", False), ("1", False)]
