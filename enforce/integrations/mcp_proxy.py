@@ -206,7 +206,8 @@ class Proxy:
         """Record the refusal of a tools/call the proxy cannot answer (it is never forwarded either)."""
         name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
         say(f"refused tools/call {name!r}: {why}")
-        self.guard.refuse(why, run=RUN, integration="mcp_proxy", tool=name)
+        if self.guard.refuse(why, run=RUN, integration="mcp_proxy", tool=name).action in ("halt", "terminate"):
+            self.halt_in_flight()
 
     def request(self, host_id: Any, method: str, params: Any) -> None:
         reused = self.reused_id(host_id)
