@@ -247,6 +247,12 @@ class Commands:
                 # unknown --option before a path is handled where options are read), or the tool's own operand may
                 # be a folder it fills (`meson setup ~/x`): the build may read or write it, and what is in it
                 self.touch(("read", "write"), value, inv, recursive=True)
+            elif spec.other_options == "ignore" and parsed.undeclared and _path_like(value) and not any(
+                    r in ACCESSES or r in roles for r in effective):
+                # an option the table does not list may take the next word as its value, so a word then taken for
+                # an operand that is no path (a search's pattern) may be the option's file (`ag -p ~/.ssh/id_rsa x`:
+                # -p names an ignore file): written as a path, it is read
+                self.touch(("read",), value, inv, recursive=False)
             self.value_role("+".join(effective), value, inv, roles, "", recursive=recursive)
         if spec.interpreter == "code" and (script_from == "value" or (
                 script_from == "file" and script_value is not None and script_value.text in ("-", *STDIN_PATHS))):

@@ -33,7 +33,7 @@ def test_a_variable_that_carries_options_is_not_harmless(command: str) -> None:
 
 
 @pytest.mark.parametrize("os_agent", [False, True])
-def test_python_x_pycache_prefix_writes_its_folder(os_agent: bool) -> None:
+def test_python_x_pycache_prefix_writes_its_folder(os_agent: bool) -> None:  # noqa: FBT001
     plain = set(analysed("python3 -X importtime -X dev x.py", os_agent=os_agent).touched)
     a = analysed("python3 -X pycache_prefix=/etc/cron.d x.py", os_agent=os_agent)
     assert {("write", z) for _, z in a.touched} - plain, a.touched
@@ -44,3 +44,16 @@ def test_ordinary_test_runs_stay_allowed() -> None:
     for command in ("PYTHONPATH=src python -m pytest", "pytest -x", "go build ./...", "python3 -X dev x.py"):
         a = analysed(command)
         assert a.kind != "unknown" and {z for _, z in a.touched} <= {"workspace", "tmp"}, (command, a.touched)
+
+
+@pytest.mark.parametrize("command", ["ag -p ~/.ssh/id_rsa x", "ag --path-to-ignore ~/.ssh/id_rsa x src",
+                                     "ack --frobnicate ~/.ssh/id_rsa x", "ag -Y /home/dev/.aws/credentials ."])
+def test_a_path_after_an_option_the_table_does_not_list_is_read(command: str) -> None:
+    # red-team pass of 2026-11-29, late morning: ag's -p FILE (an ignore file) was ignored and FILE taken for the
+    # search pattern, an operand that is no path: the key was read unseen
+    assert {z for _, z in analysed(command).touched} & {"ssh_keys", "cloud_credentials"}, analysed(command).touched
+
+
+def test_a_pattern_after_known_options_stays_a_pattern() -> None:
+    for command in ("ag -Q /api/v1 src", "ag --hidden TODO", "grep -r /etc/passwd src"):
+        assert {z for _, z in analysed(command).touched} <= {"workspace", "agent_config"}, (command, analysed(command).touched)
