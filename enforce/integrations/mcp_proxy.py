@@ -171,6 +171,11 @@ class Proxy:
             self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.PARSE_ERROR,
                                                                   "message": f"not JSON: {e}"}})
             return
+        if isinstance(message, list):   # a batch (MCP has none since 2025-06-18): answered as one invalid request
+            for item in message:
+                if isinstance(item, dict) and item.get("method") == "tools/call":
+                    self.unanswerable(item.get("params"), "a tools/call in a JSON-RPC batch, which the proxy does "
+                                      "not take")
         if not isinstance(message, dict) or not isinstance(message.get("method", ""), str):
             self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST,
                                                                   "message": "not a JSON-RPC message"}})

@@ -558,18 +558,20 @@ def test_a_context_file_that_is_no_longer_a_regular_file_refuses_the_call_withou
 
 
 def test_a_tools_call_without_a_usable_id_is_never_forwarded_and_is_recorded(payments_build, tmp_path):
-    """A tools/call sent as a notification, or with an id that is null, a boolean or a number that is not an
-    integer, has no answer and is not run: it still gets its refusal record (it was dropped unrecorded)."""
+    """A tools/call sent as a notification, with an id that is null, a boolean or a number that is not an integer,
+    or in a batch, has no answer and is not run: it still gets its refusal record (it was dropped unrecorded)."""
     log = tmp_path / "log.jsonl"
     call = {"name": "send_payment", "arguments": OVER_LIMIT}
     proxy, to_host, to_child = relay(payments_build, [
         ("host", {"jsonrpc": "2.0", "method": "tools/call", "params": call}),
         ("host", {"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": call}),
         ("host", {"jsonrpc": "2.0", "id": 1.5, "method": "tools/call", "params": call}),
+        ("host", json.dumps([{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}]).encode() + b"\n"),
     ], log=log)
-    assert to_child == [] and [a["error"]["code"] for a in to_host] == [types.INVALID_REQUEST] * 2
+    assert to_child == [] and [a["error"]["code"] for a in to_host] == [types.INVALID_REQUEST] * 3
     records = list(DecisionLog(log).records())
-    assert [(r["allowed"], r["tool"], r["integration"]) for r in records] == [(False, "send_payment", "mcp_proxy")] * 3
+    assert [(r["allowed"], r["tool"], r["integration"]) for r in records] == [(False, "send_payment", "mcp_proxy")] * 4
+    assert "batch" in records[3]["fail_closed"]
     assert "notification" in records[0]["fail_closed"] and "None" in records[1]["fail_closed"]
 
 
