@@ -46,6 +46,7 @@ import json
 import os
 import re
 import stat
+import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Mapping
@@ -64,6 +65,7 @@ _RECORD_DOMAIN = b"veriguard-log-record/1\n"
 _HEAD_DOMAIN = b"veriguard-log-head/1\n"
 _MAX_HEAD = 64 * 1024
 UNANCHORED_LIMIT = 1   # complete records an interrupted write can leave after the head
+LOCK_WAIT_S = 60.0     # the longest a writer or a verifier waits for another's lock on the log
 _MODE = 0o640
 _VERIFY_FIX = "run `veriguard verify-log LOG --public-key PUB` to see what changed; keep this log as evidence " \
               "and start a new one"
@@ -317,7 +319,7 @@ class DecisionLog:
                                    file=str(self.path)) from None
         fd = _open(self.path, write=True)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _lock(fd, fcntl.LOCK_EX, self.path, "log.write")
             chain = self._chain(fd)
             entry = {**record, "seq": chain.records, "prev": chain.last}
             try:
@@ -422,6 +424,24 @@ def _take_back(fd: int, size: int) -> None:
         pass
 
 
+def _lock(fd: int, kind: int, path: Path, code: str) -> None:
+    """flock `kind` on `fd`, waiting at most LOCK_WAIT_S: a process that takes the lock and keeps it (`flock LOG
+    sleep 1d`) turns into an error, so a denial, where the monitor waited for it for ever."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, kind | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise DecisionLogError(code, f"another process has held the log's lock for over {LOCK_WAIT_S:g} s",
+                                       file=str(path), fix="find the process that holds it (`fuser LOG`) and stop it"
+                                       ) from None
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -447,7 +467,7 @@ def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain) -> LogCheck:
     head_path = _head_path(real)
     fd = _open(real, write=False)
     with os.fdopen(fd, "rb") as f:
-        fcntl.flock(f, fcntl.LOCK_SH)
+        _lock(f.fileno(), fcntl.LOCK_SH, real, "log.unreadable")
         try:
             head = _load_head(head_path)
             if head is None:

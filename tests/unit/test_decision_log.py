@@ -487,3 +487,24 @@ def test_a_writer_refuses_a_log_that_went_back_behind_what_it_wrote(tmp_path, ke
     log.head_path.write_bytes(Path(str(other) + ".head").read_bytes())
     with pytest.raises(DecisionLogError, match="another last record"):
         log.append({"allowed": False, "i": 4})
+
+
+def test_a_lock_held_for_ever_is_an_error_not_a_wait_for_ever(tmp_path, monkeypatch):
+    """Another process that takes the log's lock and keeps it (`flock LOG sleep 1d`) made every append, so every
+    monitor check, wait for ever (red team B): past LOCK_WAIT_S it is a DecisionLogError, so a denial."""
+    import fcntl
+
+    import veriguard.enforce.decision_log as dl
+
+    log = write_log(tmp_path / "d.jsonl", 2)
+    monkeypatch.setattr(dl, "LOCK_WAIT_S", 0.2)
+    with open(log.path, "rb") as holder:          # a second open file description: flock conflicts with it
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with pytest.raises(DecisionLogError, match="held the log's lock for over 0.2 s") as refused:
+            log.append({"allowed": True, "i": 2})
+        assert refused.value.code == "log.write"
+        with pytest.raises(DecisionLogError, match="held the log's lock") as unread:
+            verify_log(log.path)
+        assert unread.value.code == "log.unreadable"
+    log.append({"allowed": True, "i": 2})
+    assert verify_log(log.path).records == 3
