@@ -287,6 +287,12 @@ class Commands:
         for r in role.split("+"):
             parts.extend(roles.get(r, r).split("+"))
         accesses = tuple(p for p in parts if p in ACCESSES)
+        if "url" in parts and value.text is not None and _HELPER.match(value.text):
+            # git's TRANSPORT::ADDRESS runs the program git-remote-TRANSPORT, and ext::COMMAND runs COMMAND (allowed
+            # where the user's or the agent's environment allows the protocol: GIT_ALLOW_PROTOCOL, protocol.allow)
+            self.unknown(f"{value.text[:80]!r} runs a remote helper program")
+            self.mentions(value.text, "a remote helper's address", inv)
+            return
         if "url" in parts:
             local = _local_url(value)
             if local is None:
@@ -1111,6 +1117,7 @@ _SET_OPTIONS = {"pipefail", "errexit", "nounset", "xtrace", "noclobber", "noglob
 
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")     # git's TRANSPORT::ADDRESS (ext::sh -c ..., fd::3)
 
 
 def _into(folder: Value, src: Value) -> Value | None:
