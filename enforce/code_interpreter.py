@@ -24,6 +24,7 @@ from veriguard.enforce.code_values import (EMPTY, HOLE, NOTHING, OTHER, Val, at,
 PERCENT_TOKEN = re.compile(r"%%|%(?:\([^()%]*\))?[#0\- +]*\d*(?:\.\d+)?[sdifrxXeEgGc]|%")
 FIELD_NAME = re.compile(r"\d*|[^\W\d]\w*")
 MAX_TEXTS = 16
+MAX_TEXT_CHARS = 100_000  # a string built longer than this is a run-time value (doubling it is exponential)
 MAX_ROUNDS = 6
 MAX_STEPS = 100_000  # statements and expressions read for all programs of one call; the largest log needs 790
 HANDLERS = {ast.Constant: "constant", ast.Name: "name", ast.Call: "call", ast.Attribute: "attribute",
@@ -639,8 +640,11 @@ class Interpreter:
         return set(value.texts) | ({HOLE} if not is_text(value) else set())
 
     def templates(self, pieces: list[set[str]]) -> Val:
+        """The strings the pieces joined may make; too many, or one too long, is a run-time value."""
         combined = {""}
         for options in pieces:
+            if max(map(len, combined)) + max(map(len, options), default=0) > MAX_TEXT_CHARS:
+                return OTHER
             combined = {a + b for a in combined for b in options}
             if len(combined) > MAX_TEXTS:
                 return OTHER
@@ -965,18 +969,20 @@ def _check_format_fields(template: str, node: ast.AST) -> None:
 
 
 def _format_template(template: str, args: list[Val], kwargs: dict[str | None, Val]) -> str:
-    """str.format on a template: constant arguments are filled in, anything else becomes HOLE."""
+    """str.format on a template: constant arguments are filled in, anything else becomes HOLE; ValueError past
+    MAX_TEXT_CHARS."""
     out, auto = [], 0
     for literal, field, spec, conversion in string.Formatter().parse(template):
         out.append(literal)
-        if field is None:
-            continue
-        if field == "":
-            value, auto = args[auto], auto + 1
-        else:
-            value = args[int(field)] if field.isdigit() else kwargs[field]
-        known = single_text(value)
-        out.append(known if known is not None and not (spec or conversion) else HOLE)
+        if field is not None:
+            if field == "":
+                value, auto = args[auto], auto + 1
+            else:
+                value = args[int(field)] if field.isdigit() else kwargs[field]
+            known = single_text(value)
+            out.append(known if known is not None and not (spec or conversion) else HOLE)
+        if sum(map(len, out)) > MAX_TEXT_CHARS:
+            raise ValueError("the formatted string is too long to follow")
     return "".join(out)
 
 

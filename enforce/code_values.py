@@ -9,13 +9,15 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NoReturn
 
 from veriguard.enforce.extract_errors import ExtractionError
 
 HOLE = "\x00"  # stands for a run-time value inside a string template
 EMPTY: frozenset[str] = frozenset()
+MAX_SIZE = 1_000   # nodes of a value read as a tree: joins, comparisons and walks cost that much
+MAX_FIELDS = 64    # a longer tuple keeps what it holds, not where
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,16 @@ class Val:
     fields: tuple[Val, ...] | None = None  # a fixed-length tuple, position by position
     funcs: frozenset[str] = EMPTY   # known callables and modules: tool:X, builtin:X, lib:X, user:N
     locs: frozenset[int] = frozenset()  # a container made at one of these places; elements in the heap
+    size: int = field(default=1, init=False, compare=False, repr=False)  # nodes, shared parts counted each time
+
+    def __post_init__(self) -> None:
+        """Refuse a value whose tree outgrows MAX_SIZE: parts are shared, so `u = (u, u)` repeated doubles the
+        tree each time while its memory stays small, and every join, comparison or walk of it would follow it."""
+        size = 1 + (self.items.size if self.items is not None else 0) + sum(f.size for f in self.fields or ())
+        if size > MAX_SIZE:
+            raise ExtractionError("extract.code.unanalysable", f"unanalysable code: a value nested too deeply "
+                                  f"(more than {MAX_SIZE:,} parts; tuples of tuples, zip of zips)")
+        object.__setattr__(self, "size", size)
 
 
 OTHER = Val(other=True)
@@ -82,7 +94,8 @@ def widen(old: Val, new: Val) -> Val:
 
 
 def container(elements: Sequence[Val], *, positional: bool) -> Val:
-    return Val(items=join_all(elements), fields=tuple(elements) if positional else None)
+    keep = positional and len(elements) <= MAX_FIELDS
+    return Val(items=join_all(elements), fields=tuple(elements) if keep else None)
 
 
 def is_text(value: Val) -> bool:

@@ -94,3 +94,22 @@ def test_a_big_expression_in_nested_loops_is_refused_quickly():
     with pytest.raises(ExtractionError, match="too costly"):
         pairs(code)
     assert time.monotonic() - started < 20  # took about 5 minutes before
+
+
+# ---- c5: strings built longer and longer (memory), c6: values whose tree doubles (time) ---------------
+@pytest.mark.parametrize("double", ["s = s + s", "s = f'{s}{s}'", "s = '{0}{0}'.format(s)"])
+def test_a_string_built_past_the_limit_is_a_run_time_value(double):
+    code = "s = 'age'\n" + f"{double}\n" * 60 + "t = LoadDB('patient')\nanswer = t[s]"
+    assert pairs(code) == {("patient", column) for column in SCHEMA["patient"]}  # every column: s is unknown
+
+
+@pytest.mark.parametrize("nest", ["u = (u, u)", "u = tuple(zip(u, u))", "u = (u, (u,))"])
+def test_a_value_whose_tree_doubles_is_refused(nest):
+    code = "t = LoadDB('patient')\nanswer = t['age']\nu = ('a', 'b')\n" + f"{nest}\n" * 40 + "print(u)"
+    with pytest.raises(ExtractionError, match="nested too deeply"):
+        pairs(code)
+
+
+def test_a_long_tuple_literal_keeps_what_it_holds():
+    code = "t = LoadDB('patient')\ncols = (" + "'uniquepid', " * 100 + "'age')\nanswer = t[cols[100]]"
+    assert ("patient", "age") in pairs(code)
