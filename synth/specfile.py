@@ -382,6 +382,7 @@ def load_spec(path: str | Path) -> SpecFile:
     files = tuple((Path(t.source).relative_to(path.parent).as_posix(), t.sha256) for t in tables)
     extraction = ld.typed(raw.get("extraction", {}), dict, ("extraction",), "[extraction]")
     check_extraction(ld, extraction)
+    check_shell_tables(ld, extraction, path.parent)
     ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]")  # checked, read by nothing
     return SpecFile(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
                     agent=ld.typed(raw.get("agent", {}), dict, ("agent",), "[agent]"), signature=sig,
@@ -427,6 +428,19 @@ def check_extraction(ld: _Loader, extraction: Mapping[str, Any]) -> None:
         if problem is not None:
             raise ld.fail("spec.extraction", f"[extraction] {arg}: {problem.message}", key, problem.fix,
                           _entry_key_pos(ld, arg, problem.key))
+
+
+def check_shell_tables(ld: _Loader, extraction: Mapping[str, Any], base: Path) -> None:
+    """Each `shell` entry's command and zone tables read in full now, not at a monitor's first use of the entry in
+    error (a `separate` regular expression that can backtrack without bound passed synth)."""
+    from veriguard.enforce.shell import check_tables
+
+    for arg, cfg in extraction.items():
+        if isinstance(cfg, Mapping) and cfg.get("from") == "shell":
+            problem = check_tables(cfg, base)
+            if problem is not None:
+                raise ld.fail("spec.extraction", f"[extraction] {arg}: {problem}", ("extraction", arg),
+                              "fix the table the message names")
 
 
 def _entry_problem(kind: str, cfg: Mapping[str, Any]) -> EntryProblem | None:

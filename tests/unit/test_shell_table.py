@@ -91,3 +91,24 @@ def test_aliases_share_one_compiled_entry_and_every_shipped_entry_compiles() -> 
         table.check()
         assert table.commands["cd"] is table.commands["pushd"]
         assert len(table.commands) == len(list(table.commands)) > 100
+
+
+def test_synth_refuses_a_command_table_entry_a_monitor_would_refuse_at_first_use(tmp_path: Path) -> None:
+    # red-team pass of 2026-11-29, late morning: a hostile `separate` regular expression passed synth and was caught
+    # only when a monitor first analysed a sed command (the hook loads the table lazily)
+    import shutil
+
+    from veriguard.contracts.errors import SpecError
+    from veriguard.synth.specfile import load_spec
+    from tests.conftest import ROOT
+
+    shutil.copy(ROOT / "specs" / "shell_agent.toml", tmp_path / "shell_agent.toml")
+    shutil.copytree(ROOT / "specs" / "shell_agent", tmp_path / "shell_agent")
+    assert load_spec(tmp_path / "shell_agent.toml").name == "shell_agent"
+    table = tmp_path / "shell_agent" / "commands.toml"
+    text = table.read_text()
+    assert 'separate = "|\\\\.[^ ]*"' in text
+    table.write_text(text.replace('separate = "|\\\\.[^ ]*"', 'separate = "(a+)+b"', 1))
+    with pytest.raises(SpecError) as e:
+        load_spec(tmp_path / "shell_agent.toml")
+    assert e.value.code == "spec.extraction" and "separate" in str(e.value)
