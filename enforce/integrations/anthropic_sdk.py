@@ -112,12 +112,14 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     """For the hand-written loop: the response's tool_use blocks that may run, and an `is_error`
     tool_result for each refused one (send them with the results of the calls you run). Raises
     `RunTerminated` when the strategy terminates the run: then none of the calls may run; when one of them halts
-    the run (tool_halt, replan_halt), none runs either: the allowed ones are refused as halted. Content that
+    the run (tool_halt, replan_halt), none runs either: the allowed ones are refused as halted. Either way every
+    tool_use block gets its record (those allowed, or after the one that stopped the run, as refused). Content that
     is a string holds no tool use; a block that is neither a dict nor an SDK model cannot be read, so
     it is refused (fail closed) with the reason."""
     content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
     to_run: list[tuple[str, str, Any]] = []      # (id, tool, block) of each call allowed
     refused: list[dict[str, Any]] = []
+    terminated: GuardOutcome | None = None
     if isinstance(content, str):
         return [], refused
     if content is not None and not isinstance(content, (list, tuple)):
@@ -136,8 +138,8 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
             outcome = guard.check({"type": "tool_use", "id": call_id, "name": b.get("name"), "input": b.get("input")},
                                   context=context, action_id=call_id, run=run, integration="anthropic_sdk",
                                   tool=str(b.get("name")))
-        if outcome.action == "terminate":
-            raise RunTerminated(outcome)
+        if outcome.action == "terminate":   # raised once every block has its record: the later ones are halted
+            terminated = terminated or outcome
         if b is not None and outcome.allowed:
             to_run.append((call_id, str(b.get("name")), block))
         else:   # an unreadable block is refused in shadow mode too: there is no call to run
@@ -149,6 +151,8 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
                                                      integration="anthropic_sdk", tool=tool).message)
                     for call_id, tool, _ in to_run]
         to_run = []
+    if terminated is not None:
+        raise RunTerminated(terminated)
     return [block for _, _, block in to_run], refused
 
 

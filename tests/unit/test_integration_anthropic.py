@@ -168,6 +168,20 @@ def test_split_tool_uses_terminates_before_anything_runs(payments_build):
     with pytest.raises(RunTerminated) as stopped:
         split_tool_uses(guard(payments_build, "terminate"), reply, context=CONTEXT)
     assert stopped.value.record.action_id == "b"
+
+
+def test_split_tool_uses_records_every_block_of_a_terminated_message_as_refused(payments_build, tmp_path):
+    """The allowed block before the terminating one, and the block after it, never run: each gets a refusal
+    record (the log said 'allowed' for the first and had nothing for the last)."""
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    reply = {"content": [{"type": "tool_use", "id": i, "name": "send_payment", "input": p}
+                         for i, p in (("a", PAYMENT), ("b", OVER_LIMIT), ("c", PAYMENT))]}
+    with pytest.raises(RunTerminated) as stopped:
+        split_tool_uses(guard(payments_build, "terminate", log=tmp_path / "log.jsonl"), reply, context=CONTEXT)
+    assert stopped.value.record.action_id == "b"
+    records = [(r["action_id"], r["allowed"]) for r in DecisionLog(tmp_path / "log.jsonl").records()]
+    assert records == [("a", True), ("b", False), ("c", False), ("a", False)]
     assert split_tool_uses(guard(payments_build), {"content": [{"type": "text", "text": "hi"}]}) == ([], [])
 
 
