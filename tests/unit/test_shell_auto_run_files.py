@@ -164,3 +164,16 @@ def test_changing_an_undotted_file_tools_obey_is_an_agent_config_write(path: str
                                      "cat lefthook.yml", "echo x > src/lefthook.yml"])
 def test_a_glob_or_another_name_does_not_meet_them(command: str) -> None:
     assert ("write", "agent_config") not in touched(command) and ("delete", "agent_config") not in touched(command)
+
+
+# The git analogues and other agents' and editors' program lists (red-team pass of 2026-11-29, late morning: plain
+# workspace files): Mercurial's .hg/hgrc and Jujutsu's repository config (hooks, pager, editor), VS Code's and
+# Cursor's MCP servers, Gemini CLI's project settings, Zed's settings and tasks
+OTHER_TOOLS = [".hg/hgrc", ".jj/repo/config.toml", ".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json",
+               ".zed/tasks.json", "sub/.hg/hgrc", "pkg/.vscode/mcp.json"]
+
+
+@pytest.mark.parametrize("path", OTHER_TOOLS)
+@pytest.mark.parametrize("form", ["echo x > {f}", "tee -- /home/dev/project/{f}", "sed -i s/a/b/ {f}"])
+def test_other_tools_program_lists_are_agent_config(path: str, form: str) -> None:
+    assert ("write", "agent_config") in touched(form.format(f=path)), touched(form.format(f=path))
