@@ -120,6 +120,7 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     to_run: list[tuple[str, str, Any]] = []      # (id, tool, block) of each call allowed
     refused: list[dict[str, Any]] = []
     terminated: GuardOutcome | None = None
+    stopped = False        # a block of this message was refused by a halt or a terminate
     if isinstance(content, str):
         return [], refused
     if content is not None and not isinstance(content, (list, tuple)):
@@ -140,11 +141,12 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
                                   tool=str(b.get("name")))
         if outcome.action == "terminate":   # raised once every block has its record: the later ones are halted
             terminated = terminated or outcome
+        stopped = stopped or outcome.action in ("halt", "terminate")
         if b is not None and outcome.allowed:
             to_run.append((call_id, str(b.get("name")), block))
         else:   # an unreadable block is refused in shadow mode too: there is no call to run
             refused.append(tool_error(call_id, outcome.message or UNREADABLE))
-    if to_run and guard.mode == "enforce" and guard.halted(run):
+    if to_run and guard.mode == "enforce" and (stopped or guard.halted(run)):
         # a later block of this message halted the run: the allowed ones would run after the halt, so they are
         # refused too (each recorded as a refusal of the halted run), as a terminate stops them all
         refused += [tool_error(call_id, guard.refuse("its run was halted", action_id=call_id, run=run,

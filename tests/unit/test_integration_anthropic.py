@@ -290,3 +290,21 @@ def test_split_tool_uses_says_what_is_wrong_with_content_that_is_not_a_list(paym
 
     with pytest.raises(TypeError, match="must be a list of content blocks or a string, not"):
         split_tool_uses(guard(payments_build), {"content": content}, context=CONTEXT)
+
+
+def test_split_tool_uses_keeps_the_halt_of_its_message_when_the_run_is_ended_meanwhile(payments_build):
+    """end_run by another thread between the halting block and the end of the message must not hand the allowed
+    block back to run: the halt is read from this message's own outcomes too."""
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    g = guard(payments_build, "tool_halt")
+
+    class EndsTheRun:   # a text block whose reading ends the run, as another thread's end_run would then
+        def model_dump(self):
+            g.end_run("r")
+            return {"type": "text", "text": "done"}
+
+    reply = {"content": [{"type": "tool_use", "id": "a", "name": "send_payment", "input": PAYMENT},
+                         {"type": "tool_use", "id": "b", "name": "send_payment", "input": OVER_LIMIT}, EndsTheRun()]}
+    to_run, refused = split_tool_uses(g, reply, context=CONTEXT, run="r")
+    assert to_run == [] and sorted(r["tool_use_id"] for r in refused) == ["a", "b"]
