@@ -69,11 +69,13 @@ What counts as reading a column:
   container, call argument or other read). Short of any of these the whole-table rule stands.
 Fail closed: ExtractionError for empty or invalid code, code costlier to follow than MAX_STEPS statements and
 expressions read (loops read their bodies again), a value of more than MAX_SIZE parts (`u = (u, u)` repeated), SQL that does not parse or is not a query,
-unknown tables, a table argument not traceable to LoadDB, SQL whose shape depends on run-time text.
+unknown tables, a table argument not traceable to LoadDB, SQL with any run-time part (a value built at run
+time may carry SQL: chr(39) ends a string literal, a UNION may follow a number).
 * A string built longer than MAX_TEXT_CHARS (100,000) is a run-time value, like one with more than 16 possible texts.
 * `template % args` gives each field as a run-time value; a `%` form not modelled (%ls, %a, %*s, %.s,
   a key with parentheses) or a run-time part of the template makes the whole result run-time.
-Assumption: values that flow in at run time (format arguments) are data, not syntax.
+Assumption: values that flow in at run time (format arguments) are data, not syntax, in FilterDB values
+(not yet closed: see the red-team notes; a run-time `||` adds a condition on another column of the table).
 """
 from __future__ import annotations
 

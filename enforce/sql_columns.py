@@ -4,8 +4,9 @@ Every column the query names in any clause counts (select, where, join, group, o
 subqueries, CTEs); `*` and `t.*` read every column they cover. Unqualified columns are resolved
 against the tables in scope with the schema; an ambiguous one is an error. Every table the query
 scans is reported too, so a caller can count a table of which no column is named as read whole.
-Fail closed: SQL that does not parse or is not a query, unknown tables or columns, and a run-time
-value (HOLE in the text) anywhere but where a value goes.
+Fail closed: SQL that does not parse or is not a query, unknown tables or columns, and any run-time
+value (HOLE) in the text: even where a value goes, it may carry SQL (a quote made with chr(39) closes
+its string literal, a number may be followed by a UNION), so the query's shape is not known.
 """
 from __future__ import annotations
 
@@ -17,11 +18,8 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
-from sqlglot.tokens import TokenType
 
 from veriguard.enforce.code_values import HOLE, fail
-
-SQL_HOLE = "987654321012345"
 
 
 @functools.lru_cache(maxsize=1024)  # agents retry: the same query comes back attempt after attempt
@@ -32,17 +30,14 @@ def cached_sql_reads(text: str, schema: tuple[tuple[str, frozenset[str]], ...],
 
 def sql_reads(text: str, schema: Mapping[str, frozenset[str]], where: str) -> list[tuple[str, str, str]]:
     """(table, column, how) for every column the query reads; (table, "", how) for every table it scans."""
-    sql = text.replace(HOLE, SQL_HOLE)
+    if HOLE in text:
+        fail("extract.sql.dynamic", where, f"a run-time value forms part of the SQL {_shown(text)!r}: it may carry "
+             "SQL itself (a quote built at run time ends its string, a UNION may follow a number), so what the "
+             "query reads is unknown; build the query from constants")
     try:
-        tokens = sqlglot.Dialect.get_or_raise("sqlite").tokenize(sql)
-        statements = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
+        statements = [s for s in sqlglot.parse(text, read="sqlite") if s is not None]
     except SqlglotError as e:
         fail("extract.sql.syntax", where, f"the SQL does not parse: {_first_line(e)}")
-    for token in tokens:
-        if SQL_HOLE in token.text and token.token_type != TokenType.STRING and not (
-                token.token_type == TokenType.NUMBER and token.text == SQL_HOLE):
-            fail("extract.sql.dynamic", where, f"a run-time value forms part of the SQL name or keyword "
-                 f"{token.text.replace(SQL_HOLE, '{…}')!r}, so the query's shape is unknown")
     if not statements:
         fail("extract.sql.syntax", where, "the SQL is empty")
     found: list[tuple[str, str, str]] = []
@@ -50,7 +45,6 @@ def sql_reads(text: str, schema: Mapping[str, frozenset[str]], where: str) -> li
         if not isinstance(statement, exp.Query):
             fail("extract.sql.statement", where, f"the SQL is a {statement.key.upper()} statement; only queries "
                  "are allowed")
-        _check_holes(statement, where)
         ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
         for named in statement.find_all(exp.Table):
             if named.name.lower() not in schema and named.name.lower() not in ctes:
@@ -84,15 +78,9 @@ def _source_table(scope: Scope | None, alias: str) -> str | None:
     fail("extract.sql.column", "SQL", f"column qualifier {alias!r} does not name a table in scope")
 
 
-def _check_holes(statement: exp.Query, where: str) -> None:
-    """A run-time value may stand where a value goes (compared, listed, limited), never elsewhere."""
-    for literal in statement.find_all(exp.Literal):
-        parent = literal.parent if not literal.is_string and literal.this == SQL_HOLE else None
-        while parent is not None and not isinstance(parent, (exp.Predicate, exp.Limit, exp.Offset)):
-            if isinstance(parent, (exp.Query, exp.Where, exp.Having, exp.From, exp.Join, exp.Order, exp.Group)):
-                fail("extract.sql.dynamic", where, f"a run-time value stands in a {parent.key.upper()} clause "
-                     "outside any comparison, where it could be a name")
-            parent = parent.parent
+def _shown(text: str) -> str:
+    shown = text.replace(HOLE, "{…}")
+    return shown if len(shown) <= 120 else shown[:117] + "..."
 
 
 def _first_line(error: Exception) -> str:

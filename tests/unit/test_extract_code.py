@@ -178,20 +178,29 @@ def test_sql_star_and_count_star_read_whole_tables():
     assert pairs("r = SQLInterpreter('select count(*) from cost')") == whole("cost")
 
 
-def test_sql_built_from_fstring_format_concatenation_and_percent():
-    code = ("pid = 5\ntbl = 'lab'\n"
+def test_sql_built_from_constants_with_fstring_format_and_concatenation():
+    code = ("pid = '5'\ntbl = 'lab'\n"
             "a = SQLInterpreter(f\"select labname from {tbl} where patientunitstayid = {pid}\")\n"
-            "b = SQLInterpreter('select age from patient where uniquepid = \\'{}\\''.format(uid))\n"
-            "c = SQLInterpreter('select cost from cost where chargetime > ' + str(start))\n"
-            "d = SQLInterpreter(\"select gender from patient where uniquepid = '%s'\" % uid)\n")
+            "b = SQLInterpreter('select age from patient where uniquepid = \\'{}\\''.format('x'))\n"
+            "c = SQLInterpreter('select cost from cost where chargetime > ' + '2104')\n")
     assert pairs(code) == {("lab", "labname"), ("lab", "patientunitstayid"), ("patient", "age"),
-                           ("patient", "uniquepid"), ("cost", "cost"), ("cost", "chargetime"),
-                           ("patient", "gender")}
+                           ("patient", "uniquepid"), ("cost", "cost"), ("cost", "chargetime")}
+
+
+@pytest.mark.parametrize("code", [
+    "b = SQLInterpreter('select age from patient where uniquepid = \\'{}\\''.format(uid))",
+    "c = SQLInterpreter('select cost from cost where chargetime > ' + str(start))",
+    "d = SQLInterpreter(\"select gender from patient where uniquepid = '%s'\" % uid)",
+    "d = Calendar('-{} year'.format(n))",
+])
+def test_sql_with_a_run_time_value_even_where_a_value_goes_is_refused(code):
+    with pytest.raises(ExtractionError) as e:
+        pairs(code)
+    assert e.value.code == "extract.sql.dynamic"
 
 
 def test_calendar_argument_is_sql():
     assert pairs("d = Calendar('-1 year')") == set()
-    assert pairs("d = Calendar('-{} year'.format(n))") == set()
     injected = "d = Calendar(\"0 year'), (select diagnosisname from diagnosis limit 1) --\")"
     assert pairs(injected) == {("diagnosis", "diagnosisname")}
 

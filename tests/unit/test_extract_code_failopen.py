@@ -185,7 +185,7 @@ def test_x3_a_run_time_part_of_the_template_makes_the_result_run_time():
 
 
 def test_x3_modelled_forms_still_give_their_constant_parts():
-    code = "r = SQLInterpreter(\"select age from patient where uniquepid like '%s%%' and gender = '%-3s'\" % (uid, g))"
+    code = "t = LoadDB('patient')\nr = FilterDB(t, \"uniquepid=%s%%||gender=%-3s\" % (uid, g))\nanswer = GetValue(r, 'age')"
     assert pairs(code) == {("patient", "age"), ("patient", "uniquepid"), ("patient", "gender")}
 
 

@@ -113,3 +113,18 @@ def test_a_value_whose_tree_doubles_is_refused(nest):
 def test_a_long_tuple_literal_keeps_what_it_holds():
     code = "t = LoadDB('patient')\ncols = (" + "'uniquepid', " * 100 + "'age')\nanswer = t[cols[100]]"
     assert ("patient", "age") in pairs(code)
+
+
+# ---- c7: a run-time part of SQL carries SQL (a quote made at run time, a UNION after a number) -------
+@pytest.mark.parametrize("code", [
+    "q = \"select uniquepid from patient where uniquepid = '\" + chr(39) + \" union select diagnosisname from "
+    "diagnosis --'\"\nanswer = SQLInterpreter(q)",
+    "x = ''.join(chr(c) for c in [48, 32, 117])\nanswer = SQLInterpreter('select uniquepid from patient where age > ' + x)",
+    "answer = SQLInterpreter(\"select uniquepid from patient where uniquepid = '%s union select diagnosisname from "
+    "diagnosis --'\" % chr(39))",
+    "answer = Calendar(chr(39) + '), (select group_concat(diagnosisname) from diagnosis) --')",
+], ids=["quote by concatenation", "after a number", "quote by %", "calendar"])
+def test_sql_with_a_run_time_part_is_refused(code):
+    with pytest.raises(ExtractionError) as e:
+        pairs(code)
+    assert e.value.code == "extract.sql.dynamic"
