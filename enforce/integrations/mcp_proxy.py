@@ -200,7 +200,7 @@ class Proxy:
             self.request(host_id, method, params)
         except Exception as e:  # a proxy bug: refuse a call, never answer it with a protocol error
             if method == "tools/call":
-                say(f"refused tools/call (id {host_id}): the proxy failed: {type(e).__name__}: {e}")
+                say(f"refused tools/call (id {host_id!r}): the proxy failed: {type(e).__name__}: {e}")
                 self.to_host({"jsonrpc": "2.0", "id": host_id,
                               "result": refusal(f"fail closed: the policy proxy failed: {type(e).__name__}: {e}")})
             else:
@@ -219,7 +219,7 @@ class Proxy:
         if method == "tools/call":
             self.call_tool(host_id, params, reused)
         elif reused:
-            say(f"refused {method} (id {host_id}): {reused}")
+            say(f"refused {method!r} (id {host_id!r}): {reused}")
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {"code": types.INVALID_REQUEST,
                                                                      "message": f"refused: {reused}"}})
         elif method in self.methods:
@@ -235,7 +235,7 @@ class Proxy:
             self.to_host({"jsonrpc": "2.0", "id": host_id, "result": {}})
         elif method in self.withheld:
             group = self.withheld[method]
-            say(f"refused {method} (id {host_id}): the policy decides tool calls only")
+            say(f"refused {method!r} (id {host_id!r}): the policy decides tool calls only")
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {
                 "code": types.METHOD_NOT_FOUND, "message": f"the veriguard proxy does not offer {method!r}: the policy "
                 f"decides tool calls only, so the server's {group} are withheld; start the proxy with --unchecked "
@@ -269,7 +269,7 @@ class Proxy:
             message = outcome.message
         refused = bool(problem) or not outcome.allowed
         if message:
-            say(f"{'refused' if refused else 'shadow'} tools/call {name!r} (id {call_id}): {message}")
+            say(f"{'refused' if refused else 'shadow'} tools/call {name!r} (id {host_id!r}): {message}")
         if refused:
             self.to_host({"jsonrpc": "2.0", "id": host_id, "result": refusal(message)})
             if outcome.action in ("halt", "terminate"):
@@ -290,7 +290,7 @@ class Proxy:
                            "params": {"requestId": child_id, "reason": "tool execution was halted by the policy"}})
             outcome = self.guard.refuse("its run was halted while it ran; it was cancelled", action_id=str(pending.host_id),
                                         run=RUN, integration="mcp_proxy", tool=pending.tool)
-            say(f"cancelled tools/call {pending.tool!r} (id {pending.host_id}): the run was halted while it ran")
+            say(f"cancelled tools/call {pending.tool!r} (id {pending.host_id!r}): the run was halted while it ran")
             self.to_host({"jsonrpc": "2.0", "id": pending.host_id, "result": refusal(
                 f"{outcome.message} The call was still running and was cancelled: it may have done part of its work.")})
 
