@@ -75,7 +75,7 @@ Patterns = dict[str, tuple[re.Pattern[str], ...]]
 # An ask whose object is not named. What it books, buys or plays is elsewhere (an earlier turn, the page), so a text
 # naming no category with such an ask has every category uncertain: the restrictive reading. The forms:
 _ACT = (r"book|reserve|buy|purchase|order|rent|lease|hire|pay|pay for|check ?out|checkout|confirm|complete|"
-        r"finali[sz]e|secure|grab|apply|apply for|apply to|submit|watch|stream|play|put on|subscribe|"
+        r"finali[sz]e|secure|grab|apply|apply for|apply to|submit|watch|stream|play|put on|start|resume|subscribe|"
         r"subscribe to|sign me up for")
 _AFTER = r"(?=[\"'”’]?\s*(?:[.,;:!?)]|$|(?:for|on|at|in|by|from|to|now|today|tonight|tomorrow|please|again|then|and|"
 _AFTER += r"asap|right|immediately|instead|too|as well|with|using|up|out|off|through|already|quickly|soon|later|first|"

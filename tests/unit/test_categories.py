@@ -423,7 +423,13 @@ def test_an_act_on_known_words_is_no_doubt(clf, text):
     ("Find me a place to crash in Austin tonight", "hotel"), ("book a rt to cabo", "flight"),
     ("Book a seat on the 7am to Denver", "flight"), ("Put me on United 455 tomorrow", "flight"),
     ("apply her to the lifeguard posting at the Westside pool", "job"),
-    ("Snag tickets to the new Marvel flick", "media"),
+    ("Snag tickets to the new Marvel flick", "media"), ("Sort me out with somewhere to sleep in Leeds on Friday", "hotel"),
+    ("We'll need digs in Edinburgh for the festival, 8-11 August", "hotel"),
+    ("Grab the 6:40 out of LaGuardia to O'Hare for me", "flight"), ("Get me to Paris next Thursday, economy is fine", "flight"),
+    ("Book passage to Honolulu on Hawaiian for the 22nd", "flight"), ("Arrange wheels for me at LAX from the 5th to the 9th", "car"),
+    ("Line me up a motor for the weekend in Manchester", "car"), ("I need a runabout in Dublin for three days", "car"),
+    ("Throw my hat in the ring for the UX designer role at Figma", "job"),
+    ("Procure a standing desk from IKEA's website", "shop"),
 ])
 def test_an_act_asked_on_its_categorys_object_is_that_category(clf, text, category):
     got = clf.classify(text)
@@ -432,7 +438,17 @@ def test_an_act_asked_on_its_categorys_object_is_that_category(clf, text, catego
 
 @pytest.mark.parametrize("text", ["Book the conference room for 3pm", "Find a car wash near me",
                                   "Don't book a room yet, just list the prices", "Get my car's windscreen replaced",
-                                  "Book room 4B for the review", "Rent a kayak at the lake", "Find a tow truck"])
+                                  "Book room 4B for the review", "Rent a kayak at the lake", "Find a tow truck",
+                                  "Note that I need screen reader accommodations at work"])
 def test_an_ask_on_another_object_or_refused_is_not_asked_on_a_categorys_object(clf, text):
     assert clf.asked(text) == {}
+
+
+def test_a_hotel_named_by_its_brand_alone_is_a_hotel(clf):
+    assert "hotel" in clf.classify("Pick up the tab for a week at the Four Seasons Maui starting June 2").labels
+
+
+def test_a_pronoun_after_start_or_resume_is_an_object_not_named(clf):
+    got = clf.classify("Find Oppenheimer and start it")
+    assert got.abstained and "an act on a pronoun" in got.reason
 
