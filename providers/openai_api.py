@@ -14,6 +14,9 @@ from veriguard.providers.types import TOOL_NAME, Completion, CompletionRequest, 
 
 StructuredMode = Literal["auto", "json_schema", "json_object", "tools"]
 UNSUPPORTED = ("support", "unknown", "unrecognized", "not implemented", "not permitted", "not allowed")
+# finish reasons of a whole answer: OpenAI's, and TGI's ends of generation; "length" is a cut, and anything else
+# ("abort", "error", none) did not finish: refused as the Anthropic provider refuses such a stop_reason
+FINISHED = ("stop", "tool_calls", "function_call", "eos_token", "stop_sequence")
 
 
 class OpenAICompatibleProvider:
@@ -69,6 +72,9 @@ class OpenAICompatibleProvider:
             why = f"the model refused stage {request.stage!r}: {str(message.get('refusal') or stop_reason)[:200]!r}"
             raise fail("provider.refusal", f"{why}; rephrase the prompt or try another model", raw)
         refuse_cut_off(request, stop_reason, raw)
+        if stop_reason not in FINISHED:
+            why = f"the answer for stage {request.stage!r} did not finish (finish_reason {stop_reason!r})"
+            raise fail("provider.malformed", f"{why}; retry, or check the server's log", raw)
         text = _tool_arguments(message, request, raw) if mode == "tools" else _content(message, request, raw)
         if not text.strip():
             raise no_answer(request, stop_reason, raw)

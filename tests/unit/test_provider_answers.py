@@ -140,6 +140,12 @@ def test_anthropic_refuses_an_answer_that_did_not_finish(structured, stop_reason
     assert error.code == "provider.malformed" and what in error.message
 
 
+@pytest.mark.parametrize("finish_reason", ["abort", "error", None])
+def test_openai_refuses_an_answer_that_did_not_finish(finish_reason):
+    error = failure(local(Server(chat(json.dumps(ANSWER), finish_reason=finish_reason))))
+    assert error.code == "provider.malformed" and "did not finish" in error.message
+
+
 def test_openai_refuses_an_answer_cut_off_at_length():
     error = failure(local(Server(chat(json.dumps(ANSWER), finish_reason="length"))))
     assert error.code == "provider.malformed" and "cut off" in error.message and "max_tokens=512" in error.message
