@@ -331,6 +331,12 @@ class Commands:
             # name may be any in the folder before the first #N (or any under it, where #N names a folder)
             head = posixpath.dirname(value.text[:numbered.start()] + "x") or "."
             self.touch(("write",), Value.of(head), inv, recursive=True)
+        if "define" in parts and value.text is not None and "=" in value.text:
+            # mvn -Dmaven.repo.local=DIR, gradle -Dgradle.user.home=DIR (its init.d scripts run): a property whose
+            # value is written as a path may name a folder the build fills or reads code from
+            named = Value.of(value.text.partition("=")[2])
+            if _path_like(named):
+                self.touch(("read", "write"), named, inv, recursive=True)
         if "write_out" in parts:  # curl --write-out: %output{FILE} (or {>>FILE}) sends the rest to FILE
             if value.text is None:
                 self.unknown(f"{word}: a format the analysis cannot read ({value.reason})")
@@ -585,7 +591,7 @@ class Commands:
                             and len(t) > len(k):
                         out.opts.append((o, k, Value.of(t[len(k):])))
                         return i
-                if eq and name.startswith("--"):
+                if eq and name.startswith("-"):    # --name=VALUE, or -name=VALUE in a program of whole-word options
                     self._other(spec, name, out, Value.of(attached))
                     return i
                 return None

@@ -24,13 +24,14 @@ ACCESSES = ("read", "write", "delete", "execute")
 # Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
          "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
-         "query", "path_list", "at_list", "into", "compressed", "prefix", "mount", "guest", "typed", "glob_name")
+         "query", "path_list", "at_list", "into", "compressed", "prefix", "mount", "guest", "typed", "glob_name", "define")
 # kinds that combine with accesses: "into" (a folder the sources are put in, each under its own name: cp, ln,
 # scp), "compressed" (the file under its name with a compression suffix added or taken off), "prefix" (files
 # whose names start with the value: split's pieces); "mount" (a container's bind mount: its host folder); "guest" (a
 # path inside a container, not on this machine); "query" (an expression that may also be a file: yq reads a lone
 # operand as its file), "at_file" (a word whose @FILE part is a file: gh api's -F name=@FILE, a body file otherwise),
-# "glob_name" (an output name in which `#N` stands for what the URL's Nth glob matched: curl -o '#1' 'https://h/{a,b}')
+# "glob_name" (an output name in which `#N` stands for what the URL's Nth glob matched: curl -o '#1' 'https://h/{a,b}');
+# "define" (NAME=VALUE, a build property: a VALUE written as a path is a folder the build may read and write)
 _COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name"}
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")

@@ -57,3 +57,25 @@ def test_a_path_after_an_option_the_table_does_not_list_is_read(command: str) ->
 def test_a_pattern_after_known_options_stays_a_pattern() -> None:
     for command in ("ag -Q /api/v1 src", "ag --hidden TODO", "grep -r /etc/passwd src"):
         assert {z for _, z in analysed(command).touched} <= {"workspace", "agent_config"}, (command, analysed(command).touched)
+
+
+# Build tools' outputs and settings the table read as no path (red-team pass of 2026-11-29, late morning): go test's
+# profiles (-coverprofile=.mcp.json wrote it), a single-dash -name=VALUE the table does not list in a program of
+# whole-word options (gcc -specs=FILE reads FILE), `go env -w` (the user's go env file, which every later go command
+# reads: GOFLAGS=-toolexec=PROGRAM), and mvn's/gradle's -D properties that name folders (maven.repo.local)
+@pytest.mark.parametrize("command, access, zone", [
+    ("go test -coverprofile=.mcp.json ./...", "write", "agent_config"),
+    ("go test -cpuprofile .claude/p ./...", "write", "agent_config"),
+    ("gcc -specs=~/.ssh/id_rsa x.c", "read", "ssh_keys"),
+    ("go test -frobnicate=.mcp.json", "write", "agent_config"),
+    ("go env -w GOFLAGS=-toolexec=./x", "write", "home"),
+    ("mvn -Dmaven.repo.local=.claude package", "write", "agent_config"),
+    ("gradle -Dgradle.user.home=~/.aws build", "read", "cloud_credentials")])
+def test_build_tools_outputs_and_settings_are_their_files(command: str, access: str, zone: str) -> None:
+    assert (access, zone) in analysed(command).touched, analysed(command).touched
+
+
+def test_ordinary_builds_stay_in_the_workspace() -> None:
+    for command in ("go env GOPATH", "go test -run=TestX -count=1 ./...", "mvn -DskipTests package",
+                    "gcc -std=c11 -march=native -o x x.c", "go test -coverprofile=cover.out ./..."):
+        assert {z for _, z in analysed(command).touched} <= {"workspace"}, (command, analysed(command).touched)
