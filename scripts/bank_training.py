@@ -18,11 +18,12 @@ sys.path.insert(0, str(ROOT))
 from veriguard.enforce.keys import write_atomic  # noqa: E402
 
 BANK = ROOT / "specs" / "mind2web_sc" / "categories.toml"
-SETS = tuple(ROOT / "tests" / "data" / name for name in ("heldout_tasks.jsonl", "heldout_v2.jsonl", "heldout_v3.jsonl"))
+SETS = tuple(ROOT / "tests" / "data" / name for name in ("heldout_tasks.jsonl", "heldout_v2.jsonl", "heldout_v3.jsonl",
+                                                          "heldout_v4.jsonl", "heldout_v5.jsonl"))
 HEADER = """[training]
 # The development sets, as training examples (written by scripts/bank_training.py; do not edit by hand):
-# tests/data/heldout_tasks.jsonl (v1), heldout_v2.jsonl and heldout_v3.jsonl, each written by us as a held-out
-# set, measured once, then read while tuning (tests/data/README.md). heldout_v4.jsonl stays held out.
+# tests/data/heldout_tasks.jsonl (v1), heldout_v2.jsonl to heldout_v5.jsonl, each written by us as a held-out
+# set, measured, then read while tuning (tests/data/README.md). heldout_v6.jsonl stays held out.
 examples = [
 """
 

@@ -30,7 +30,7 @@ def test_covers_decoys_every_category_and_every_style():
 
 
 def test_disjoint_from_the_bank():
-    assert not _overlapping(list(read_bank(BANK).texts))
+    assert not _overlapping(list(read_bank(BANK).written()))
 
 
 def test_disjoint_from_the_earlier_heldout_sets_and_the_evasions():

@@ -31,7 +31,7 @@ def test_covers_decoys_every_category_and_every_style():
 
 
 def test_disjoint_from_the_bank():
-    shared = _overlapping(list(read_bank(BANK).texts))
+    shared = _overlapping(list(read_bank(BANK).written()))
     assert not shared
 
 
