@@ -10,13 +10,14 @@ they are forwarded unchecked, as the operator chose. A refusal is a CallToolResu
 error, so the model reads it and can re-plan; a tools/call that is not valid MCP (arguments that are
 not an object, a name that is not a string, params the proxy would not forward) is refused the same
 way, and so is a tools/call whose id a request still awaiting the child's answer has (another request
-with such an id gets a JSON-RPC error); a notifications/cancelled that is not {requestId, reason?: string}
-is dropped. When the policy, the extractor or the child fails (a crash, no answer within the timeout, an
+with such an id gets a JSON-RPC error); a tools/call that cannot be answered (a notification, an id that is
+null, a boolean or a fraction, an item of a batch) is never forwarded and is recorded as refused; a
+notifications/cancelled that is not {requestId, reason?: string} is dropped. When the policy, the extractor or the child fails (a crash, no answer within the timeout, an
 answer that is not MCP), the call is refused and the result says why.
 
 The observation the policy reads is the call in MCP shape, {"method": "tools/call", "params":
-{"name", "arguments"}}, beside the facts of the context file (a JSON object, read again for every
-call so that a ledger kept by another process stays current); the child receives exactly that name
+{"name", "arguments"}}, beside the facts of the context file (a JSON object in a regular file, read again for
+every call so that a ledger kept by another process stays current, and holding no tool call); the child receives exactly that name
 and those arguments. MCP gives a server no way to end the host's run: terminate, like a halt,
 refuses this call and every later one, and cancels in the child the tool calls still running there
 (refused to the host: they may have done part of their work).
