@@ -220,7 +220,7 @@ class Interpreter:
             else:
                 self.grow(self.heap, loc, value)
         if receiver.other or receiver.texts or receiver.items is not None:
-            self.escape(join(key, value), node, f"a table is stored into `{snippet(node)}`, which is not tracked")
+            self.hand_over(join(key, value), node, f"a table is stored into `{snippet(node)}`, which is not tracked")
 
     def merge_into(self, receiver: Val, source: Val, node: ast.AST) -> None:
         """`receiver.extend(source)`, `.update(source)`, `+=`, `|=`: keys or elements, and values, of the source."""

@@ -41,6 +41,10 @@ CHANGED = {
     "get of a run-time value returns the default": "def f():\n    return {}\nf().get('k', cols).append("
                                                    "'diagnosisname')\n",
     "nested in a tuple handed over": "def f(p):\n    p[1].append('diagnosisname')\nf((1, cols))\n",
+    "stored into a run-time value": "o = GetValue(LoadDB('patient'), 'uniquepid, list')\no[0] = cols\n"
+                                    "o[0].append('diagnosisname')\n",
+    "stored in a dict in a run-time value": "o = GetValue(LoadDB('patient'), 'uniquepid, list')\no[0] = {'k': cols}\n"
+                                            "o[0]['k'].append('diagnosisname')\n",
 }
 
 
