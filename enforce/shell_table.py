@@ -1087,6 +1087,24 @@ class Zones:
         return found
 
 
+def check_tables(cfg: Mapping[str, Any], base: Path) -> str | None:
+    """What is wrong with the command and zone tables a `from = "shell"` entry names (read from `base`, every entry of
+    the command table checked, as a monitor checks each at its first use), or None: synth refuses a spec whose
+    tables a monitor would refuse only when a command first needs the entry in error (a regular expression that can
+    backtrack without bound, an unknown role)."""
+    names = [cfg.get(k) for k in ("commands", "zones")]
+    if not all(isinstance(n, str) for n in names):
+        return "a shell extractor's commands and zones must each name a file in the spec's folder"
+    try:
+        load_commands(base / str(names[0]))
+        load_zones(base / str(names[1]))
+    except ExtractionError as e:
+        return e.message
+    except OSError as e:
+        return f"cannot read the shell extractor's tables: {e}"
+    return None
+
+
 def load_zones(file: Path, zone_names: set[str] | None = None, *, data: bytes | None = None) -> ZoneMap:
     """The zone map in `file` (or `data`, its bytes as a build certified them; loaded once per content),
     checked against the spec's Zone values."""

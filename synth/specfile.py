@@ -433,7 +433,7 @@ def check_extraction(ld: _Loader, extraction: Mapping[str, Any]) -> None:
 def check_shell_tables(ld: _Loader, extraction: Mapping[str, Any], base: Path) -> None:
     """Each `shell` entry's command and zone tables read in full now, not at a monitor's first use of the entry in
     error (a `separate` regular expression that can backtrack without bound passed synth)."""
-    from veriguard.enforce.shell import check_tables
+    from veriguard.enforce.shell_table import check_tables
 
     for arg, cfg in extraction.items():
         if isinstance(cfg, Mapping) and cfg.get("from") == "shell":
