@@ -355,23 +355,36 @@ class Interpreter:
 
     def try_(self, node: ast.Try) -> None:
         seen = [dict(self.env)]  # a handler may start in any state the body passes through, at any depth
-        self.catching.append(seen)
+        left = [dict(self.env)]  # the finally block may start in any state of body, else or handlers: an exception
+        self.catching.append(left)  # they do not catch, a break, a continue or a return leaves through it
+        loop = self.jumps[-1] if self.jumps else ([], [])
+        jumped = len(loop[0]), len(loop[1])
         try:
-            self.block(node.body)
+            self.catching.append(seen)
+            try:
+                self.block(node.body)
+            finally:
+                self.catching.pop()
+            self.block(node.orelse)
+            outcomes = [self.env]
+            for handler in node.handlers:
+                self.env = _join_envs(seen)
+                if handler.type is not None:
+                    self.expr(handler.type)
+                if handler.name:
+                    self.env[handler.name] = OTHER
+                self.block(handler.body)
+                outcomes.append(self.env)
         finally:
             self.catching.pop()
-        self.block(node.orelse)
-        outcomes = [self.env]
-        for handler in node.handlers:
-            self.env = _join_envs(seen)
-            if handler.type is not None:
-                self.expr(handler.type)
-            if handler.name:
-                self.env[handler.name] = OTHER
-            self.block(handler.body)
-            outcomes.append(self.env)
         self.env = _join_envs(outcomes + ([] if node.handlers else [_join_envs(seen)]))
+        if not node.finalbody:
+            return
+        self.env = _join_envs([self.env] + left)
         self.block(node.finalbody)
+        for states, before in zip(loop, jumped):  # a break or continue in the try leaves after the finally block
+            if len(states) > before:
+                states.append(dict(self.env))
 
     def import_(self, node: ast.Import | ast.ImportFrom) -> None:
         for alias in node.names:

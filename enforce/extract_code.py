@@ -50,7 +50,9 @@ What counts as reading a column:
 * Containers (lists, sets; dicts, Counter and defaultdict included, with keys and values apart; `a | b`
   of dicts keeps their values) are tracked by the place that makes them,
   so every alias sees what is added through any other (`b = a; b.append(t)` puts t in a), read again
-  until nothing changes. The state at a break, a continue or any statement of a try body flows on.
+  until nothing changes. The state at a break, a continue or any statement of a try body flows on; a finally
+  block starts from any state of its try statement (a break, a continue, an exception no handler catches, one
+  raised in else or a handler all leave through it), and a break or continue in the try leaves after it.
   A container handed to code not modelled (a function of the program or its default arguments, a callback,
   a library function, a method of a run-time value) may be changed there or come back under another name
   (`f(a)` returning a, statistics.median_low([a])): from then on it may hold anything.

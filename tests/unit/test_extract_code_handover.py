@@ -132,3 +132,22 @@ def test_sql_with_a_run_time_part_is_refused(code):
     with pytest.raises(ExtractionError) as e:
         pairs(code)
     assert e.value.code == "extract.sql.dynamic"
+
+
+# ---- c9: a finally block runs on paths that leave the try early ------------------------------------
+FINALLY = {
+    "break": "for i in [1]:\n    try:\n        break\n    finally:\n        c = 'age'\n    c = 'uniquepid'\n",
+    "continue": "for i in [1]:\n    try:\n        continue\n    finally:\n        c = 'age'\n    c = 'uniquepid'\n",
+    "an exception no handler of the try catches":
+        "try:\n    try:\n        c = 'age'\n        1 / 0\n        c = 'uniquepid'\n    except ValueError:\n"
+        "        c = 'uniquepid'\n    finally:\n        d = c\nexcept ZeroDivisionError:\n    c = d\n",
+    "an exception raised in else": "try:\n    try:\n        pass\n    except ZeroDivisionError:\n        pass\n"
+                                   "    else:\n        c = 'age'\n        raise ValueError\n        c = 'uniquepid'\n"
+                                   "    finally:\n        d = c\nexcept ValueError:\n    c = d\n",
+}
+
+
+@pytest.mark.parametrize("flow", FINALLY.values(), ids=FINALLY.keys())
+def test_a_finally_block_starts_from_every_way_out_of_the_try(flow):
+    code = "t = LoadDB('patient')\nc = 'uniquepid'\nd = 'uniquepid'\n" + flow + "answer = t[c]"
+    assert ("patient", "age") in pairs(code)
