@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from veriguard.enforce.shell_scripts import awk_program_is_plain, sed_script_is_plain
 from veriguard.enforce.shell_state import IO, Invocation, State
-from veriguard.enforce.shell_table import ACCESSES, CommandSpec, OptionSpec, Settings, Slot
+from veriguard.enforce.shell_table import ACCESSES, CommandSpec, OptionSpec, Settings, Slot, has_glob
 from veriguard.enforce.shell_words import Value, escape_glob
 
 if TYPE_CHECKING:
@@ -287,6 +287,13 @@ class Commands:
         for r in role.split("+"):
             parts.extend(roles.get(r, r).split("+"))
         accesses = tuple(p for p in parts if p in ACCESSES)
+        if value.pattern is not None and value.text is not None and not accesses:
+            # the shell expands a glob by listing the folders it walks, whatever the program makes of the names:
+            # `echo ~/.ssh/*` lists ~/.ssh as `ls ~/.ssh` does
+            folder = posixpath.dirname(value.pattern.rstrip("/")) or "."
+            listed = Value(posixpath.dirname(value.text.rstrip("/")) or ".", pattern=folder) if has_glob(folder) \
+                else Value.of(posixpath.dirname(value.text.rstrip("/")) or ".")
+            self.touch(("read",), listed, inv, recursive=False)
         if "url" in parts and value.text is not None and _HELPER.match(value.text):
             # git's TRANSPORT::ADDRESS runs the program git-remote-TRANSPORT, and ext::COMMAND runs COMMAND (allowed
             # where the user's or the agent's environment allows the protocol: GIT_ALLOW_PROTOCOL, protocol.allow)

@@ -79,3 +79,11 @@ def test_ordinary_builds_stay_in_the_workspace() -> None:
     for command in ("go env GOPATH", "go test -run=TestX -count=1 ./...", "mvn -DskipTests package",
                     "gcc -std=c11 -march=native -o x x.c", "go test -coverprofile=cover.out ./..."):
         assert {z for _, z in analysed(command).touched} <= {"workspace"}, (command, analysed(command).touched)
+
+
+@pytest.mark.parametrize("command, zone", [("echo ~/.ssh/*", "ssh_keys"), ("printf '%s\\n' ~/.aws/*", "cloud_credentials"),
+                                           ("echo ~/.password-store/*/*", "cloud_credentials")])
+def test_a_glob_in_a_word_that_is_no_path_lists_its_folder(command: str, zone: str) -> None:
+    # red-team pass of 2026-11-29, late morning: `echo ~/.ssh/*` printed the names in ~/.ssh, `ls ~/.ssh` was denied
+    assert ("read", zone) in analysed(command).touched, analysed(command).touched
+    assert {z for _, z in analysed("echo /etc/* src/*.py").touched} == {"system_config", "workspace"}
