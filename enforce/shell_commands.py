@@ -688,12 +688,15 @@ class Commands:
         if value.text is None:
             self.touch(("read", "write"), Value.of("/"), inv, recursive=True)
             return
-        if word == "--mount":
+        if word in ("--mount", "--secret"):   # docker build --secret id=x,src=FILE hands FILE to the build's code
             fields = {k: v for k, _, v in (f.partition("=") for f in value.text.split(","))}
-            if fields.get("type", "volume") not in ("bind", "volume"):
+            if fields.get("type", "volume") not in ("bind", "volume", "file"):
                 return
             source = fields.get("source") or fields.get("src") or ""
-            readonly = fields.get("readonly", fields.get("ro", "false")) in ("true", "1", "")
+            readonly = word == "--secret" or fields.get("readonly", fields.get("ro", "false")) in ("true", "1", "")
+            variable = fields.get("env") or (fields.get("id") if word == "--secret" and not source else None)
+            if variable is not None and self.table.secret(variable):   # --secret id=NAME[,env=NAME]: a variable's value
+                self.read_environment(f"{inv.name} {word} {value.text}")
         else:
             source, _, rest = value.text.partition(":")
             readonly = "ro" in rest.split(":")[-1].split(",") if ":" in rest else False

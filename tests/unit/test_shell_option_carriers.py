@@ -87,3 +87,15 @@ def test_a_glob_in_a_word_that_is_no_path_lists_its_folder(command: str, zone: s
     # red-team pass of 2026-11-29, late morning: `echo ~/.ssh/*` printed the names in ~/.ssh, `ls ~/.ssh` was denied
     assert ("read", zone) in analysed(command).touched, analysed(command).touched
     assert {z for _, z in analysed("echo /etc/* src/*.py").touched} == {"system_config", "workspace"}
+
+
+@pytest.mark.parametrize("command, zone", [
+    ("docker build --secret id=k,src=/home/dev/.ssh/id_rsa .", "ssh_keys"),
+    ("docker buildx build --secret=id=a,src=~/.aws/credentials .", "cloud_credentials"),
+    ("docker build --build-context keys=/home/dev/.ssh .", "ssh_keys"),
+    ("docker build --secret id=GITHUB_TOKEN .", "cloud_credentials")])
+def test_a_build_handed_a_host_file_or_a_secret_variable_reads_it(command: str, zone: str) -> None:
+    # red-team pass of 2026-11-29, late morning: docker build's --secret src=FILE, --build-context NAME=DIR and a
+    # secret variable were ignored options: the Dockerfile (project code) could copy the key into the image or its log
+    assert ("read", zone) in analysed(command).touched, analysed(command).touched
+    assert {z for _, z in analysed("docker build -t app --secret id=npm,src=.npmrc.ci .").touched} == {"workspace"}
