@@ -108,7 +108,7 @@ OBJECTLESS_FORMS = {
                                  r"|\bsubmit\s+(?:the|this|that|my)\s+form\b",
     # a bare act as the clause's command: "check out now", "go ahead and book" (not "in ascending order")
     "a bare act": r"(?:^|[.,;:!?]\s*|\b(?:and|then|please|now|just|so|ok|okay)\s+)(?:book|reserve|buy|purchase|order|"
-                  r"rent|pay|check ?out|checkout|confirm|apply|subscribe)(?:\s+(?:now|please|asap|right away|"
+                  r"rent|pay|check ?out|checkout|confirm|apply|subscribe|finish|complete|proceed)(?:\s+(?:now|please|asap|right away|"
                   r"immediately))?[\s.!]*+$",
     # a control of the page named by its act: "click 'Book now'", "press the Reserve button" (not "Apply filters")
     "a button": rf"\b(?:click|press|tap|hit|push|select|choose)(?:\s+(?:on|the|a|an))*\s*[\"'“‘]?\s*(?:{_CONTROL})\b"

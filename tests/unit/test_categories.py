@@ -436,6 +436,7 @@ def test_an_act_on_known_words_is_no_doubt(clf, text):
     ("Score me a gig at a cafe in Melbourne", "job"), ("Could you possibly get me a seat to Denver on the 7th?", "flight"),
     ("Is it possible for you to grab me a copy of Atomic Habits off Amazon?", "shop"),
     ("Nab me a Switch from Target", "shop"), ("Get me a voiture at Nice airport for the week", "car"),
+    ("Proceed with the selected room", "hotel"),
 ])
 def test_an_act_asked_on_its_categorys_object_is_that_category(clf, text, category):
     got = clf.classify(text)
@@ -452,6 +453,11 @@ def test_an_ask_on_another_object_or_refused_is_not_asked_on_a_categorys_object(
 
 def test_a_hotel_named_by_its_brand_alone_is_a_hotel(clf):
     assert "hotel" in clf.classify("Pick up the tab for a week at the Four Seasons Maui starting June 2").labels
+
+
+def test_a_bare_finish_is_an_ask_whose_object_is_not_named(clf):
+    got = clf.classify("Select the first offer and finish")
+    assert got.abstained and "a bare act" in got.reason
 
 
 def test_a_pronoun_after_start_or_resume_is_an_object_not_named(clf):
