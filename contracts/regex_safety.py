@@ -9,6 +9,9 @@ the agent's words. This module reads the parsed pattern (re's own parser) and re
   holds, directly or through groups, alternations or lookarounds, a repeat of variable count (`?`, `*`,
   `+`, `{1,3}`): the body can then split the same text in many ways on every round. A repeat of at most
   UNROLL rounds (`(\\W+\\w+){0,3}`) is read as that many copies in a row, and its body is checked so;
+* overlapping alternatives in such a repeat: `(a|aa)+`, `(?:\\w|_x)+`, where two branches may start with the same
+  character (or one may match nothing), the rounds again split one text in many ways; branches that start with
+  different letters (`(?:ab|cd)+`) pass;
 * backreferences (`\\1`, `(?P=name)`, `(?(1)...)`): matching them is not a regular language at all.
 
 Pure: no I/O, nothing compiled or run. Sequences of repeats (`.*a.*a.*a`) are polynomial, not refused here.
@@ -69,6 +72,10 @@ def _item_problem(op: Any, arg: Any) -> str:
             if inner:
                 return (f"repeats a group ({_count(low, high)}) that holds a repeat of variable count ({inner}): "
                         "its rounds can split one text in many ways, so a text it fails on takes exponential time")
+            if _overlapping_branch(body):
+                return (f"repeats a group ({_count(low, high)}) that holds alternatives which may start alike "
+                        "(`(a|aa)+`): its rounds can split one text in many ways, so a text it fails on takes "
+                        "exponential time")
         return _problem(body)
     return next(filter(None, (_problem(part) for part in _children(op, arg))), "")
 
@@ -86,6 +93,41 @@ def _variable_repeat(items: Any) -> str:
         if found:
             return found
     return ""
+
+
+_ANY = None  # a first character that may be any: it overlaps every other
+
+
+def _overlapping_branch(items: Any) -> bool:
+    """Whether a parsed sequence holds an alternation two of whose branches may start with the same character."""
+    for op, arg in items:
+        if op is sre_constants.BRANCH:
+            seen: set[str] = set()
+            for branch in arg[1]:
+                first = _first_chars(branch)
+                if first is _ANY or first & seen:
+                    return True
+                seen |= first
+        if any(_overlapping_branch(part) for part in _children(op, arg)) or \
+                op in _REPEATS and _overlapping_branch(arg[2]):
+            return True
+    return False
+
+
+def _first_chars(items: Any) -> set[str] | None:
+    """The characters a parsed sequence may start with (lower case), or _ANY when that is not a short literal list
+    (a class, a category, any character, or a sequence that may match nothing)."""
+    for op, arg in items:
+        if op in (sre_constants.AT, sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            continue  # zero width: the next item starts the text
+        if op is sre_constants.LITERAL:
+            return {chr(arg).lower()}
+        if op is sre_constants.SUBPATTERN:
+            return _first_chars(arg[3])
+        if op is sre_constants.IN and all(kind is sre_constants.LITERAL for kind, _ in arg):
+            return {chr(c).lower() for _, c in arg}
+        return _ANY
+    return _ANY  # an empty branch matches nothing: it overlaps every round
 
 
 def _children(op: Any, arg: Any) -> list[Any]:

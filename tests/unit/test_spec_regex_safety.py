@@ -30,6 +30,12 @@ def test_nested_repetition_is_refused(pattern: str) -> None:
     assert "repeats a group" in regex_problem(pattern)
 
 
+@pytest.mark.parametrize("pattern", [r"(a|aa)+b", r"(?:\w|_x)+#", r"(?:ab|a)*c", r"(?:x|)+y", r"(?:a|(?:b|ab))+c",
+                                     r"(?:[ab]c|a)+d", r"(?:foo|fo){4,}"])
+def test_overlapping_alternatives_in_a_long_repeat_are_refused(pattern: str) -> None:
+    assert "alternatives which may start alike" in regex_problem(pattern)
+
+
 @pytest.mark.parametrize("pattern", [r"(a)\1", r"(?P<x>a)(?P=x)", r"(a)?(?(1)b|c)"])
 def test_a_backreference_is_refused(pattern: str) -> None:
     assert "backreference" in regex_problem(pattern)
