@@ -18,14 +18,26 @@ from veriguard.enforce.code_subset import (BUILTINS, CONSUMERS, CONTAINER_METHOD
                                            LIBRARY, NO_REVEAL, RAISES_ON_TABLE, SAFE_TABLE_ATTRS, STR_METHODS,
                                            TABLE_METHODS, VALUE_ATTRS, VALUE_FUNCTIONS, VALUE_METHODS,
                                            WHOLE_TABLE_ATTRS, check_constructs, construct_name)
-from veriguard.enforce.code_values import (EMPTY, HOLE, NOTHING, OTHER, Val, at, container, fail, is_text, join,
-                                           join_all, single_text, snippet, unanalysable, widen)
+from veriguard.enforce.code_values import (DATUM, EMPTY, HOLE, NOTHING, OTHER, Val, at, container, fail, is_text,
+                                           join, join_all, may_split, single_text, snippet, unanalysable, widen)
 
 PERCENT_TOKEN = re.compile(r"%%|%(?:\([^()%]*\))?[#0\- +]*\d*(?:\.\d+)?[sdifrxXeEgGc]|%")
 FIELD_NAME = re.compile(r"\d*|[^\W\d]\w*")
 MAX_TEXTS = 16
 MAX_TEXT_CHARS = 100_000  # a string built longer than this is a run-time value (doubling it is exponential)
 MAX_ROUNDS = 6
+MIXED = "\x00mixed"  # in the env once a value the program did not compose may have been changed by code that may
+# put composed text into it (a store, an append, a function or callback it is handed to): `pipes` no longer holds
+NUMERIC = frozenset({"abs", "bool", "float", "int", "round", "divmod", "pow", "ord", "chr", "print", "len",
+                     "isinstance"})  # builtins whose result holds no `||`: a number, one character, None
+SUBSTRING = frozenset({"split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "partition", "rpartition",
+                       "startswith", "endswith", "find", "rfind", "index", "rindex", "count", "isdigit", "isnumeric",
+                       "isdecimal", "isalpha", "isalnum", "isspace", "islower", "isupper", "encode"})
+KEEPING = SUBSTRING | frozenset({  # methods of a run-time value that give its parts, a number or a date, no new text
+    "isoformat", "date", "time", "weekday", "isoweekday", "timestamp", "total_seconds", "ctime", "pop", "copy", "get",
+    "items", "keys", "values", "tolist", "to_list", "unique", "nunique", "item", "mean", "max", "min", "value_counts",
+    "most_common", "issubset", "issuperset", "union", "intersection", "difference"})
+ADDING = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})  # they put a value into the base
 MAX_STEPS = 100_000  # statements and expressions read for all programs of one call; the largest log needs 790
 HANDLERS = {ast.Constant: "constant", ast.Name: "name", ast.Call: "call", ast.Attribute: "attribute",
             ast.Subscript: "subscript", ast.Compare: "compare", ast.BinOp: "arithmetic", ast.BoolOp: "either",
@@ -156,6 +168,31 @@ class Interpreter:
                 todo += [self.heap.get(loc, NOTHING), self.mapped.get(loc, NOTHING)]
         return frozenset(tables), frozenset(funcs), frozenset(seen)
 
+    def composed(self, value: Val) -> bool:
+        """Whether the value or anything it holds may be text with `||` that the program composed (see Val.pipes):
+        its text, str() or repr() may then carry data_filter's separator."""
+        return any(may_split(v) for v in self.reachable(value))
+
+    def reachable(self, value: Val) -> Iterable[Val]:
+        seen: set[int] = set()
+        todo = [value]
+        while todo:
+            current = todo.pop()
+            yield current
+            todo += ([current.items] if current.items is not None else []) + list(current.fields or ())
+            for loc in current.locs - seen:
+                seen.add(loc)
+                todo += [self.heap.get(loc, NOTHING), self.mapped.get(loc, NOTHING)]
+
+    def mix(self, value: Val, *, composed: bool = True) -> None:
+        """A run-time value the program did not compose, held by `value`, may be changed by code that puts composed
+        text into it (`composed`): from here on no run-time value is taken to be free of `||` (MIXED)."""
+        if composed and any(v.other and not v.pipes for v in self.reachable(value)):
+            self.env[MIXED] = OTHER
+
+    def mixed(self) -> bool:
+        return MIXED in self.env
+
     def escape(self, value: Val, node: ast.AST, why: str) -> None:
         """The value reaches code not modelled: its tables count as read whole; a tool there is refused."""
         tables, funcs, _ = self.held(value)
@@ -197,8 +234,8 @@ class Interpreter:
             parts.append(Val(rows=value.tables))
         if value.rows:
             self.escape(Val(rows=value.rows), node, "iterating over a row yields every column's value")
-        if value.rows or value.texts or value.other:
-            parts.append(OTHER)
+        if value.rows or value.texts or value.other:  # a character, a column's value, or an element
+            parts.append(Val(other=True, pipes=value.other and value.pipes))
         return join_all(parts)
 
     def entries(self, value: Val) -> Val:
@@ -220,6 +257,7 @@ class Interpreter:
             else:
                 self.grow(self.heap, loc, value)
         if receiver.other or receiver.texts or receiver.items is not None:
+            self.mix(receiver, composed=self.composed(join(key, value)))
             self.hand_over(join(key, value), node, f"a table is stored into `{snippet(node)}`, which is not tracked")
 
     def merge_into(self, receiver: Val, source: Val, node: ast.AST) -> None:
@@ -318,6 +356,8 @@ class Interpreter:
         if current.locs and isinstance(node.op, CONTAINER_OPS):  # `lst += more` grows the same list in place
             self.merge_into(current, value, node)
             result = join(result, Val(locs=current.locs))
+        if isinstance(node.op, CONTAINER_OPS):  # a run-time list or set grown in place: its aliases see it
+            self.mix(current, composed=self.composed(value))
         self.bind(node.target, result, node)
 
     def branches(self, bodies: list[list[ast.stmt]]) -> None:
@@ -400,7 +440,9 @@ class Interpreter:
     def function(self, node: ast.FunctionDef | ast.Lambda) -> Val:
         """Read a body once, where it is defined, with unknown parameters; a call to it is unknown code."""
         for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-            self.hand_over(self.expr(default), node, "a table is a default argument")
+            value = self.expr(default)
+            self.mix(value)
+            self.hand_over(value, node, "a table is a default argument")
         args = node.args
         params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg,
                                                                                               args.kwarg) if a]]
@@ -464,7 +506,9 @@ class Interpreter:
         return OTHER
 
     def constant(self, node: ast.Constant) -> Val:
-        return Val(texts=frozenset({node.value})) if isinstance(node.value, str) else OTHER
+        if isinstance(node.value, str):
+            return Val(texts=frozenset({node.value}))
+        return OTHER if isinstance(node.value, bytes) else DATUM  # a number, None, True: no `||` in its text
 
     def name(self, node: ast.Name) -> Val:
         if node.id in self.env:
@@ -503,7 +547,7 @@ class Interpreter:
         value = self.expr(node.operand)
         if not isinstance(node.op, ast.Not):
             self.escape(value, node, f"`{snippet(node)}` computes on a table")
-        return OTHER
+        return DATUM  # a number or a truth value
 
     def if_expression(self, node: ast.IfExp) -> Val:
         self.expr(node.test)
@@ -542,6 +586,8 @@ class Interpreter:
             values = self.expr(node.value) if isinstance(node, ast.DictComp) else None
         finally:
             self.scopes.pop()
+            if self.mixed():
+                saved[MIXED] = OTHER
             self.env = saved  # its variables stay inside; what it adds to containers is in the heap
         return self.new_container(node, key, values)
 
@@ -561,15 +607,15 @@ class Interpreter:
         if base.funcs - {f for f in base.funcs if f.startswith("lib:")}:
             unanalysable(node, f"the attribute {attr!r} of a function")
         tables = base.tables | base.rows
-        if tables:
+        if tables:  # the database's values, as stored
             if attr in SAFE_TABLE_ATTRS or attr in TABLE_METHODS:
-                parts.append(OTHER)
+                parts.append(DATUM)
             elif any(attr in self.schema[t] for t in tables):
                 self.read(tables, attr, node, snippet(node))
-                parts.append(OTHER)
+                parts.append(DATUM)
             elif attr in WHOLE_TABLE_ATTRS:
                 self.read_whole(tables, node, f"`{snippet(node)}` exposes the whole table")
-                parts.append(OTHER)
+                parts.append(DATUM)
             else:
                 unanalysable(node, f"the attribute {attr!r} of a table")
         if base.texts and attr not in STR_METHODS:
@@ -578,8 +624,8 @@ class Interpreter:
             unanalysable(node, f"the attribute {attr!r} of a list, dict or set")
         if base.other and attr not in VALUE_ATTRS | VALUE_METHODS:
             unanalysable(node, f"the attribute {attr!r} of a run-time value")
-        if base.texts or base.locs or base.items is not None or base.other:
-            parts.append(OTHER)  # a plain value, or a bound method: calling that later is refused
+        if base.texts or base.locs or base.items is not None or base.other:  # a part of it, a date's year, a method
+            parts.append(Val(other=True, pipes=self.composed(base)))  # (calling that later is refused)
         return join_all(parts)
 
     def library_member(self, q: str, attr: str, node: ast.AST) -> Val:
@@ -602,7 +648,7 @@ class Interpreter:
                     self.read(tables, column or "", node, snippet(node))
             else:
                 self.escape(base, node, f"`{snippet(node)}` indexes the table by something other than column names")
-            parts.append(OTHER)
+            parts.append(DATUM)
         if base.items is not None or base.locs:
             index = node.slice.value if isinstance(node.slice, ast.Constant) else None
             if base.fields is not None and isinstance(index, int) and -len(base.fields) <= index < len(base.fields):
@@ -611,9 +657,9 @@ class Interpreter:
                 parts.append(self.new_container(node, self.elements(Val(items=base.items, locs=base.locs), node)))
             else:
                 parts.append(self.entries(Val(items=base.items, fields=base.fields, locs=base.locs)))
-        if base.texts or base.other:
+        if base.texts or base.other:  # a character or a slice of the text, an element of the value
             self.escape(key, node, "a table is used as a key")
-            parts.append(OTHER)
+            parts.append(Val(other=True, pipes=may_split(base)))
         return join_all(parts)
 
     def compare(self, node: ast.Compare) -> Val:
@@ -623,14 +669,15 @@ class Interpreter:
                 self.escape(operands[i], node, f"`{snippet(node)}` compares a table")
                 if not isinstance(op, (ast.In, ast.NotIn)):  # `'c' in row` looks at column labels only
                     self.escape(operands[i + 1], node, f"`{snippet(node)}` compares a table")
-        return OTHER
+        return DATUM  # a truth value
 
     def binop(self, op: ast.operator, left: Val, right: Val, node: ast.AST) -> Val:
         if isinstance(op, ast.Add) and (left.texts or right.texts):
-            return self.templates([self.parts(left, node), self.parts(right, node)])
+            return self.templates([self.parts(left, node), self.parts(right, node)], pipes=left.pipes or right.pipes)
         if isinstance(op, ast.Mod) and left.texts:  # the template may be something else too: that computes on right
             self.escape(join(Val(tables=left.tables, rows=left.rows), right), node, "a table is %-formatted into text")
-            formatted = self.templates([{_percent_template(t) for t in left.texts}])
+            formatted = self.templates([{_percent_template(t) for t in left.texts}],
+                                       pipes=left.pipes or self.composed(right))
             return formatted if is_text(left) else join(formatted, OTHER)
         sides = [v for v in (left, right) if v.locs or v.items is not None]
         if isinstance(op, CONTAINER_OPS) and sides:  # a side that may be a table too computes on the table
@@ -642,7 +689,8 @@ class Interpreter:
                 return self.new_container(node, elements, join_all(self.entries(v) for v in sides))
             return self.new_container(node, elements)
         self.escape(join(left, right), node, "arithmetic on a table")
-        return OTHER
+        joins = isinstance(op, (ast.Add, ast.Mult, ast.Mod))  # run-time texts joined, repeated or formatted
+        return Val(other=True, pipes=joins or self.composed(left) or self.composed(right))
 
     def parts(self, value: Val, node: ast.AST) -> set[str]:
         """The strings a value may contribute to a template; run-time values become HOLE."""
@@ -652,8 +700,9 @@ class Interpreter:
             return {known}
         return set(value.texts) | ({HOLE} if not is_text(value) else set())
 
-    def templates(self, pieces: list[set[str]]) -> Val:
-        """The strings the pieces joined may make; too many, or one too long, is a run-time value."""
+    def templates(self, pieces: list[set[str]], *, pipes: bool) -> Val:
+        """The strings the pieces joined may make; too many, or one too long, is a run-time value. `pipes`: a
+        run-time part (HOLE) may hold `||` (Val.pipes)."""
         combined = {""}
         for options in pieces:
             if max(map(len, combined)) + max(map(len, options), default=0) > MAX_TEXT_CHARS:
@@ -661,19 +710,22 @@ class Interpreter:
             combined = {a + b for a in combined for b in options}
             if len(combined) > MAX_TEXTS:
                 return OTHER
-        return Val(texts=frozenset(combined))
+        return Val(texts=frozenset(combined), pipes=pipes)
 
     def fstring(self, node: ast.JoinedStr) -> Val:
         pieces: list[set[str]] = []
+        pipes = False
         for part in node.values:
             if isinstance(part, ast.FormattedValue):
-                options = self.parts(self.expr(part.value), node)
+                value = self.expr(part.value)
+                options = self.parts(value, node)
                 if part.format_spec is not None:
                     self.expr(part.format_spec)
                 pieces.append(options if part.conversion == -1 and part.format_spec is None else {HOLE})
+                pipes = pipes or part.format_spec is not None or self.composed(value)  # a spec may pad with `|`
             else:
                 pieces.append({str(getattr(part, "value", ""))})
-        return self.templates(pieces)
+        return self.templates(pieces, pipes=pipes)
 
     def format(self, base: Val, node: ast.Call) -> Val:
         if not is_text(base) or any(HOLE in t for t in base.texts):
@@ -683,8 +735,10 @@ class Interpreter:
             _check_format_fields(template, node)
         args, kwargs = self.args(node)
         self.escape(container(args + list(kwargs.values()), positional=False), node, "a table is formatted into text")
+        pipes = base.pipes or self.composed(container(args + list(kwargs.values()), positional=False))
         try:
-            return Val(texts=frozenset(_format_template(t, args, kwargs) for t in base.texts))
+            return Val(texts=frozenset(_format_template(t, args, kwargs) for t in base.texts),
+                       pipes=pipes or any(map(_has_spec, base.texts)))  # a spec may pad with `|`
         except (ValueError, IndexError, KeyError):
             return OTHER
 
@@ -708,8 +762,8 @@ class Interpreter:
                 results.append(self.builtin(name, node))
             elif kind == "lib":
                 results.append(self.library_call(name, node))
-            else:
-                results.append(self.call_unknown(node, f"`{snippet(node.func)}`"))
+            else:  # the program's function: it may change what it is given
+                results.append(self.call_unknown(node, f"`{snippet(node.func)}`", handed=True))
         return join_all(results)
 
     def tool_call(self, name: str, node: ast.Call) -> Val:
@@ -741,29 +795,38 @@ class Interpreter:
         return ([self.argument(a, consumer=consumer and len(node.args) == 1) for a in node.args],
                 {k.arg: self.expr(k.value) for k in node.keywords})
 
-    def call_unknown(self, node: ast.Call, what: str) -> Val:
+    def call_unknown(self, node: ast.Call, what: str, *, keeps: bool = False, handed: bool = False,
+                     changes: Val = NOTHING) -> Val:
+        """A call of code not modelled; `keeps`: its result holds `||` only if its arguments may (a function of
+        the library: a number, a date, one of the values given); `handed`: the code may change what it is given
+        (the program's own function); `changes`: a run-time value the call puts its arguments into (`.append`)."""
         args, kwargs = self.args(node)
-        self.hand_over(container(args + list(kwargs.values()), positional=False), node, f"a table is passed to {what}")
-        return OTHER
+        given = container(args + list(kwargs.values()), positional=False)
+        self.mix(given, composed=handed)
+        self.mix(changes, composed=self.composed(given))
+        self.hand_over(given, node, f"a table is passed to {what}")
+        return Val(other=True, pipes=not keeps or self.composed(given))
 
     def builtin(self, function: str, node: ast.Call) -> Val:
         if function in NO_REVEAL:
             self.args(node)
-            return OTHER
+            return DATUM
         if function in VALUE_FUNCTIONS:
-            return self.call_unknown(node, f"{function}()")
+            result = self.call_unknown(node, f"{function}()", keeps=function in ("str", "repr"))
+            return DATUM if function in NUMERIC else result
         args, kwargs = self.args(node, consumer=function in CONSUMERS)
         callbacks = [v for v in kwargs.values() if v.funcs] + [v for v in args if v.funcs]
         if callbacks or function in ("sum", "any", "all", "range"):  # the elements reach code not modelled
+            self.mix(container(args + list(kwargs.values()), positional=False), composed=bool(callbacks))
             self.hand_over(container(args + list(kwargs.values()), positional=False), node, f"a table is passed to {function}()")
         if function in ("sum", "any", "all"):
-            return OTHER
+            return OTHER if function == "sum" else DATUM
         elements = [self.elements(a, node) for a in args]
         if function in ("min", "max"):
             found = elements[0] if len(args) == 1 else join_all(args)
             return join(found, kwargs.get("default", NOTHING))
         if function == "enumerate":
-            element = Val(fields=(OTHER, elements[0] if elements else NOTHING))
+            element = Val(fields=(DATUM, elements[0] if elements else NOTHING))
         elif function == "zip":
             element = Val(fields=tuple(elements))
         elif function == "dict":
@@ -772,7 +835,7 @@ class Interpreter:
                 self.merge_into(made, arg, node)
             return made
         elif function == "range":
-            element = OTHER
+            element = DATUM
         else:
             element = elements[0] if elements else NOTHING
         return self.new_container(node, element)
@@ -782,7 +845,7 @@ class Interpreter:
         if kind in ("module", "constant"):
             unanalysable(node, f"a call of {q}, which is not callable")
         if kind != "container":
-            return self.call_unknown(node, q)
+            return self.call_unknown(node, q, keeps=True)
         args, kwargs = self.args(node)
         callables = [v for v in args + list(kwargs.values()) if v.funcs]  # defaultdict(factory)
         self.escape(join_all(callables), node, f"a function is handed to {q}")
@@ -820,20 +883,24 @@ class Interpreter:
         if base.other:
             if attr not in VALUE_METHODS:
                 unanalysable(node, f"the method {attr!r} of a run-time value")
-            results.append(self.call_unknown(node, f"`.{attr}()`"))
+            if attr == "sort" and node.keywords:  # the key function is handed every element
+                self.mix(base)
+            result = self.call_unknown(node, f"`.{attr}()`", keeps=attr in KEEPING,
+                                       changes=base if attr in ADDING else NOTHING)
+            results.append(join(result, Val(other=True, pipes=self.composed(base))) if attr in KEEPING else result)
         return join_all(results)
 
     def table_method(self, base: Val, attr: str, node: ast.Call) -> Val:
         tables = base.tables | base.rows
         if attr == "iterrows" and base.tables and not node.args and not node.keywords:
-            return Val(items=Val(items=Val(rows=tables, other=True), fields=(OTHER, Val(rows=tables))))
+            return Val(items=Val(items=Val(rows=tables, other=True), fields=(DATUM, Val(rows=tables))))
         key = single_text(self.expr(node.args[0])) if attr == "get" and node.args else None
         if key is not None:
             self.read(tables, key, node, snippet(node))
-            return OTHER
+            return DATUM
         if attr in TABLE_METHODS or attr == "get":
             self.read_whole(tables, node, f"`.{attr}()` reads the whole table")
-            return self.call_unknown(node, f"`.{attr}()`")
+            return self.call_unknown(node, f"`.{attr}()`", keeps=attr != "sum")  # sum joins a text column's values
         unanalysable(node, f"the method {attr!r} of a table")
 
     def text_method(self, base: Val, attr: str, node: ast.Call) -> Val:
@@ -845,7 +912,8 @@ class Interpreter:
             return OTHER
         if attr not in STR_METHODS:
             unanalysable(node, f"the method {attr!r} of a string")
-        return self.call_unknown(node, f"`.{attr}()`")
+        result = self.call_unknown(node, f"`.{attr}()`", keeps=attr in SUBSTRING)
+        return Val(other=True, pipes=may_split(base)) if attr in SUBSTRING and not result.pipes else result
 
     def container_method(self, base: Val, attr: str, node: ast.Call) -> Val:
         if attr not in CONTAINER_METHODS:
@@ -875,6 +943,7 @@ class Interpreter:
             element = self.elements(base, node)
             return self.new_container(node, join_all([element] + [self.elements(a, node) for a in args]))
         if attr == "sort" and kwargs.get("key", NOTHING).funcs:  # the key function sees every element
+            self.mix(base)
             self.hand_over(base, node, "a table is handed to a sort key")
         self.escape(container(args + list(kwargs.values()), positional=False), node, f"a table is passed to `.{attr}()`")
         return OTHER
@@ -1010,6 +1079,14 @@ def _percent_template(template: str) -> str:
         out += [template[start:token.start()], "%" if token.group() == "%%" else HOLE]
         start = token.end()
     return "".join(out) + template[start:]
+
+
+def _has_spec(template: str) -> bool:
+    """Whether a str.format template has a field with a format spec (which may pad with any character)."""
+    try:
+        return any(spec for _, field, spec, _ in string.Formatter().parse(template) if field is not None)
+    except ValueError:
+        return True
 
 
 def _join_envs(envs: list[dict[str, Val]]) -> dict[str, Val]:

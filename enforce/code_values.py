@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
@@ -25,6 +26,9 @@ class Val:
     """What an expression may evaluate to; every field is a possibility, so joins are unions.
 
     Val() is no value at all: the expression raises (an unbound name) and nothing after it runs.
+    `pipes` False: the run-time part holds no `||` (EHRAgent's FilterDB separator) unless the database does: it comes
+    straight from the database or a tool, is a number or one character, or a part of such a value; True: the program
+    may have composed its text (OTHER). DATUM is a run-time value with `pipes` False.
     """
     tables: frozenset[str] = EMPTY  # a (possibly filtered) table of one of these databases
     rows: frozenset[str] = EMPTY    # one row of one of these databases
@@ -34,6 +38,7 @@ class Val:
     fields: tuple[Val, ...] | None = None  # a fixed-length tuple, position by position
     funcs: frozenset[str] = EMPTY   # known callables and modules: tool:X, builtin:X, lib:X, user:N
     locs: frozenset[int] = frozenset()  # a container made at one of these places; elements in the heap
+    pipes: bool = False             # a run-time part (the value when `other`, a HOLE of `texts`) may hold `||`
     size: int = field(default=1, init=False, compare=False, repr=False)  # nodes, shared parts counted each time
 
     def __post_init__(self) -> None:
@@ -44,10 +49,14 @@ class Val:
             raise ExtractionError("extract.code.unanalysable", f"unanalysable code: a value nested too deeply "
                                   f"(more than {MAX_SIZE:,} parts; tuples of tuples, zip of zips)")
         object.__setattr__(self, "size", size)
+        if self.pipes and not self.other and not any(HOLE in t for t in self.texts):
+            object.__setattr__(self, "pipes", False)  # no run-time part: the texts themselves are read as they are
 
 
-OTHER = Val(other=True)
+OTHER = Val(other=True, pipes=True)  # any run-time value: text the program composed may hold `||`
+DATUM = Val(other=True)  # a run-time value the program did not compose (see `pipes`): a number, a tool's result
 NOTHING = Val()
+ADJACENT = re.compile(r"\|\x00|\x00\||\x00\x00")  # a HOLE next to `|` or to another HOLE
 
 
 def join(a: Val, b: Val) -> Val:
@@ -60,7 +69,7 @@ def join(a: Val, b: Val) -> Val:
     else:  # positions no longer line up: what they hold becomes what the sequence may yield
         fields, items = None, _either(_sequence(a), _sequence(b))
     return Val(a.tables | b.tables, a.rows | b.rows, a.texts | b.texts, a.other or b.other, items, fields,
-               a.funcs | b.funcs, a.locs | b.locs)
+               a.funcs | b.funcs, a.locs | b.locs, a.pipes or b.pipes)
 
 
 def _either(a: Val | None, b: Val | None) -> Val | None:
@@ -90,7 +99,7 @@ def widen(old: Val, new: Val) -> Val:
     items = new.items if fields is not None else _sequence(new)
     items = items if old.items is None or items is None else widen(old.items, items)
     return Val(new.tables, new.rows, EMPTY if moved else new.texts, new.other or moved, items, fields, new.funcs,
-               new.locs)
+               new.locs, new.pipes or moved)
 
 
 def container(elements: Sequence[Val], *, positional: bool) -> Val:
@@ -99,7 +108,13 @@ def container(elements: Sequence[Val], *, positional: bool) -> Val:
 
 
 def is_text(value: Val) -> bool:
-    return value == Val(texts=value.texts) and bool(value.texts)
+    return value == Val(texts=value.texts, pipes=value.pipes) and bool(value.texts)
+
+
+def may_split(value: Val) -> bool:
+    """Whether the value itself (not what it holds) may be text with `||` in it: a run-time part the program
+    composed, a text that has one, or a run-time part next to a `|` or to another one (`'|' + x`, x ends in `|`)."""
+    return value.pipes or any("||" in t or ADJACENT.search(t) for t in value.texts)
 
 
 def single_text(value: Val) -> str | None:

@@ -6,7 +6,9 @@ and the modules tabtools and calculator (refused: not modelled).
   nothing. FilterDB(db, cond) reads every column its conditions name, max(col)/min(col) selectors
   included: which rows survive reveals those columns. Each `||` part is parsed as tabtools.data_filter
   parses it (_condition_column); parts outside the grammar on which both agree are refused. A missing
-  column raises surely only in a part data_filter surely reaches (_runs_surely).
+  column raises surely only in a part data_filter surely reaches (_runs_surely). A run-time part the program may
+  have composed (Val.pipes), or one next to another or to an odd run of `|` (NEW_SPLIT), may hold `||` and so add a
+  condition on any column: the whole table is read. GetValue and Calendar give values not composed (DATUM).
 * LoadDB(name) loads a table (it must be a constant name in the schema); FilterDB and GetValue take a
   table traceable to a LoadDB.
 * SQLInterpreter(query) reads what enforce/sql_columns.py finds in the query, which must be known
@@ -20,7 +22,7 @@ import re
 from typing import NoReturn
 
 from veriguard.enforce.code_interpreter import Interpreter, ToolTable
-from veriguard.enforce.code_values import HOLE, OTHER, Val, at, fail, is_text, single_text, snippet
+from veriguard.enforce.code_values import DATUM, HOLE, OTHER, Val, at, fail, is_text, single_text, snippet
 from veriguard.enforce.sql_columns import cached_sql_reads
 
 TOOLS = frozenset({"LoadDB", "FilterDB", "GetValue", "SQLInterpreter", "Calendar", "Calculate"})
@@ -29,6 +31,10 @@ AGGREGATIONS = ("mean", "max", "min", "sum", "list")
 FILTER_OPERATORS = (">=", "<=", ">", "<", "=", " in ")  # data_filter's branches, in the order it tests them
 SELECTORS = ("max", "min")  # its branches after those: a part holding one of these selects by it
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A run-time part that may end or start with `|` joins a `|` next to it into a new `||` when the run of `|` there is
+# odd (or another run-time part is next to it); next to an even run it only shifts a `|` into the following part,
+# whose column is then no identifier (the tool raises) or the one inside its max()/min(), read already.
+NEW_SPLIT = re.compile(r"(?<!\|)\|(?:\|\|)*\x00|\x00\|(?:\|\|)*(?!\|)|\x00\x00")
 
 
 def _tool(interp: Interpreter, function: str, node: ast.Call) -> Val:
@@ -42,8 +48,8 @@ def _tool(interp: Interpreter, function: str, node: ast.Call) -> Val:
         return OTHER
     if function == "Calendar":  # runs "select datetime(current_time, '<argument>')"
         shift = interp.parts(interp.expr(node.args[0]), node)
-        _sql(interp, interp.templates([{"select datetime(current_time, '"}, shift, {"')"}]), node)
-        return OTHER
+        _sql(interp, interp.templates([{"select datetime(current_time, '"}, shift, {"')"}], pipes=True), node)
+        return DATUM  # SQLite's datetime(): a date and time, or None
     if function == "LoadDB":
         return _load_db(interp, node, interp.expr(node.args[0]))
     table = interp.expr(node.args[0])
@@ -52,7 +58,7 @@ def _tool(interp: Interpreter, function: str, node: ast.Call) -> Val:
         fail("extract.code.unresolved_table", at(node), f"{function} on `{snippet(node.args[0])}`: cannot "
              "tell which table it holds (it is not traceable to a LoadDB)")
     _columns_of(interp, function, tables, interp.expr(node.args[1]), node)
-    return Val(tables=tables) if function == "FilterDB" else OTHER
+    return Val(tables=tables) if function == "FilterDB" else DATUM  # GetValue: the column's values, as stored
 
 
 def _load_db(interp: Interpreter, node: ast.Call, name: Val) -> Val:
@@ -72,6 +78,10 @@ def _columns_of(interp: Interpreter, function: str, tables: frozenset[str], argu
         interp.escape(argument, node, f"{how}: a table is its argument")
     if single_text(argument) is None and not is_text(argument):
         interp.read_whole(tables, node, f"{how}: its argument is not known statically")
+    elif function == "FilterDB" and any(HOLE in t for t in argument.texts) and (
+            argument.pipes or interp.mixed() or any(NEW_SPLIT.search(t) for t in argument.texts)):
+        interp.read_whole(tables, node, f"{how}: a run-time value in the condition may hold `||` (text the program "
+                          "composed, or one next to a `|`), which data_filter splits into conditions on any column")
     for template in sorted(argument.texts):
         parts = [template] if function == "GetValue" else template.split("||")
         before: list[str | None] = []  # the operators of the parts before that name a column
