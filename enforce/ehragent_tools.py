@@ -8,7 +8,8 @@ and the modules tabtools and calculator (refused: not modelled).
   parses it (_condition_column); parts outside the grammar on which both agree are refused. A missing
   column raises surely only in a part data_filter surely reaches (_runs_surely). A run-time part the program may
   have composed (Val.pipes), or one next to another or to an odd run of `|` (NEW_SPLIT), may hold `||` and so add a
-  condition on any column: the whole table is read. GetValue and Calendar give values not composed (DATUM).
+  condition on any column: the whole table is read. GetValue and Calendar (an argument without a quote, which stays
+  inside datetime()'s string literal) give values not composed (DATUM).
 * LoadDB(name) loads a table (it must be a constant name in the schema); FilterDB and GetValue take a
   table traceable to a LoadDB.
 * SQLInterpreter(query) reads what enforce/sql_columns.py finds in the query, which must be known
@@ -49,6 +50,8 @@ def _tool(interp: Interpreter, function: str, node: ast.Call) -> Val:
     if function == "Calendar":  # runs "select datetime(current_time, '<argument>')"
         shift = interp.parts(interp.expr(node.args[0]), node)
         _sql(interp, interp.templates([{"select datetime(current_time, '"}, shift, {"')"}], pipes=True), node)
+        if any("'" in text for text in shift):  # the argument ends the literal: the query may select any text
+            return OTHER
         return DATUM  # SQLite's datetime(): a date and time, or None
     if function == "LoadDB":
         return _load_db(interp, node, interp.expr(node.args[0]))

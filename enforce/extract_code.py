@@ -78,13 +78,13 @@ time may carry SQL: chr(39) ends a string literal, a UNION may follow a number).
   a key with parentheses) or a run-time part of the template makes the whole result run-time.
 * A run-time part of a FilterDB condition may hold `||`, which data_filter splits on: a condition on any column of
   the table. Each run-time value is marked (Val.pipes) with whether the program may have composed its text: a tool's
-  result (GetValue, Calendar; not SQLInterpreter, whose query may compute any text), a column's values, a number, one
-  character, and str()/repr()/int() of such a value, its elements, slices and split()/strip() parts are not composed;
-  concatenating or repeating run-time values, join, replace, padding, a format spec, a function of the program, an
-  exception's text are. Once code that may put composed text into a value not composed (an append, a store, `+=`, a
-  function or callback it is handed to) has run, no value counts as not composed (MIXED). A FilterDB condition with a
-  composed run-time part, or with a run-time part next to another or to an odd run of `|` (`'x=' + v + '|y=1'`: v may
-  end in `|`), reads the whole table.
+  result (GetValue; Calendar of an argument without a quote; not SQLInterpreter, whose query may compute any text),
+  a column's values, a number, one character, and str()/repr()/int() of such a value, its elements, slices and
+  split()/strip() parts are not composed; concatenating or repeating run-time values, join, replace, padding, a
+  format spec, a function of the program, an exception's text are. Once code that may put composed text into a
+  value not composed (an append, a store, `+=`, a function or callback it is handed to) has run, no value counts as
+  not composed (MIXED). A FilterDB condition with a composed run-time part, or with a run-time part next to another
+  or to an odd run of `|` (`'x=' + v + '|y=1'`: v may end in `|`), reads the whole table.
 Assumption: no value stored in the database holds `||` (then no value the program did not compose holds it). Check it
 where that matters, for each text column: `select count(*) from <table> where instr(<column>, '||') > 0`.
 """

@@ -66,6 +66,8 @@ COMPOSED = {
                            "    answer = len(FilterDB(t, 'patientunitstayid>0' + str(e)))",
     "a default of get": "d = GetValue(t, 'uniquepid, list')\n"
                         "answer = len(FilterDB(t, 'patientunitstayid>0' + d.pop(0, '||age=80')))",
+    "Calendar's query selects text": "d = Calendar(\"0 year') as a union select '||age=80' order by 1 desc --\")\n"
+                                      "answer = len(FilterDB(t, 'patientunitstayid>0' + d))",
     "SQL computes text": "x = SQLInterpreter(\"select '||age=80'\")\n"
                          "answer = len(FilterDB(t, 'patientunitstayid>0' + str(x)))",
     # a value from the database next to a single `|`: it may end in `|`
