@@ -659,7 +659,8 @@ class Interpreter:
                 parts.append(self.entries(Val(items=base.items, fields=base.fields, locs=base.locs)))
         if base.texts or base.other:  # a character or a slice of the text, an element of the value
             self.escape(key, node, "a table is used as a key")
-            parts.append(Val(other=True, pipes=may_split(base)))
+            stepped = isinstance(node.slice, ast.Slice) and node.slice.step is not None  # '|a|'[::2] is '||'
+            parts.append(Val(other=True, pipes=stepped or may_split(base)))
         return join_all(parts)
 
     def compare(self, node: ast.Compare) -> Val:

@@ -79,8 +79,8 @@ time may carry SQL: chr(39) ends a string literal, a UNION may follow a number).
 * A run-time part of a FilterDB condition may hold `||`, which data_filter splits on: a condition on any column of
   the table. Each run-time value is marked (Val.pipes) with whether the program may have composed its text: a tool's
   result (GetValue; Calendar of an argument without a quote; not SQLInterpreter, whose query may compute any text),
-  a column's values, a number, one character, and str()/repr()/int() of such a value, its elements, slices and
-  split()/strip() parts are not composed; concatenating or repeating run-time values, join, replace, padding, a
+  a column's values, a number, one character, and str()/repr()/int() of such a value, its elements, slices (no step)
+  and split()/strip() parts are not composed; concatenating or repeating run-time values, join, replace, padding, a
   format spec, a function of the program, an exception's text are. Once code that may put composed text into a
   value not composed (an append, a store, `+=`, a function or callback it is handed to) has run, no value counts as
   not composed (MIXED). A FilterDB condition with a composed run-time part, or with a run-time part next to another

@@ -4,7 +4,8 @@ data_filter splits on, so it may add a condition on any column of the table (`x 
 
 Closed as a class: a run-time value carries a mark (Val.pipes) saying whether the program may have composed its
 text; a value straight from the database or a tool (GetValue, Calendar, a column), a number, one character, and
-str(), int(), split(), an element or a slice of such a value are free of it; any other string operation composes.
+str(), int(), split(), an element or a slice (without a step) of such a value are free of it; any other string
+operation composes, and so does code that may change such a value (an append, a store, a function it is handed to).
 A FilterDB condition with a composed run-time part, or a run-time part next to an odd run of `|` or to another
 run-time part, reads the whole table, as a run-time column name already did.
 """
@@ -50,6 +51,9 @@ COMPOSED = {
     "ljust": "x = ''.ljust(2, chr(124))\nanswer = len(FilterDB(t, 'patientunitstayid>0' + x + 'age=80'))",
     "lower": "x = '||AGE=80'.lower()\nanswer = len(FilterDB(t, 'patientunitstayid>0' + x))",
     "slice of a constant": "x = 'a||age=80'[1:]\nanswer = len(FilterDB(t, 'patientunitstayid>0' + x))",
+    "a slice with a step": "answer = len(FilterDB(t, 'patientunitstayid>0' + '|a|'[::2] + 'age=80'))",
+    "a value's slice with a step": "x = GetValue(t, 'uniquepid')\n"
+                                   "answer = len(FilterDB(t, 'patientunitstayid>0' + x[::2] + 'age=80'))",
     "two characters": "answer = len(FilterDB(t, 'patientunitstayid>0' + chr(124) + chr(124) + 'age=80'))",
     "two characters added": "x = (chr(124) + chr(124)).strip()\nanswer = len(FilterDB(t, 'patientunitstayid>0' + x + 'age=80'))",
     "a value repeated": "answer = len(FilterDB(t, 'patientunitstayid>0' + str(GetValue(t, 'uniquepid')) * 2))",
