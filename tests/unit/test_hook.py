@@ -409,7 +409,7 @@ def test_a_signal_to_the_hook_is_a_denial(builds, tmp_path: Path) -> None:
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=30) == 2
     assert b"signal" in p.stderr.read()  # type: ignore[union-attr]
-    assert time.monotonic() - t0 < 20  # the decision process is gone too: nothing holds the pipes open
+    assert time.monotonic() - t0 < 45  # the decision process (asleep for 60 s) is gone too: nothing holds the pipes open
     p.stdout.close(), p.stderr.close()  # type: ignore[union-attr]
 
 
