@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -263,8 +264,8 @@ def protected(given: list[str | Path], log: DecisionLog | None, log_key: str | P
     the code that decides (`own_installation`)."""
     from veriguard.enforce.shell_table import places_of
 
-    def both(path: str | Path) -> list[Path]:
-        return [Path(path).absolute(), Path(path).resolve()]
+    def both(path: str | Path) -> list[Path]:  # realpath, not Path.resolve: a link loop raises RuntimeError there
+        return [Path(path).absolute(), Path(os.path.realpath(path))]
 
     guard = [p for g in [*given, *own_installation()] for p in both(g)] + (
         [log.path, log.head_path] if log is not None else [])

@@ -86,12 +86,34 @@ def summarize(benchmark: str, cases: list[Case]) -> dict[str, Any]:
 
 
 def _load_json(path: Path, what: str) -> Any:
+    from veriguard.contracts import strict_json
+
+    if not path.exists() and not path.is_symlink():
+        raise DataError(f"{path} not found", f"pass the {what}")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{path} not found", f"pass the {what}") from None
-    except json.JSONDecodeError as e:
-        raise DataError(f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})", "fix or replace the file") from None
+        return strict_json.loads(_read_data(path))
+    except strict_json.StrictJSONError as e:
+        raise DataError(f"{path}:{max(e.line, 1)}:{e.col or 1}: not valid JSON ({e.message})",
+                        "fix or replace the file") from None
+
+
+def _read_data(path: Path) -> bytes:
+    """A data file's bytes: never a FIFO (it would wait for a writer) or a device such as /dev/zero."""
+    from veriguard.contracts.regular_file import FileRefused, read_regular_file
+
+    try:
+        return read_regular_file(path, None)
+    except FileRefused as e:
+        raise DataError(f"{path}: {e.why}", e.fix) from None
+
+
+def _log_text(path: Path) -> str:
+    if not path.exists() and not path.is_symlink():
+        return ""
+    try:
+        return _read_data(path).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 (byte {e.start})", "write the agent's log as UTF-8") from None
 
 
 def _require(record: Any, keys: Iterable[str], where: str) -> None:
@@ -112,7 +134,7 @@ def eicu_records(data_dir: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         _require(r, ("id", "identity", "label", "inaccessible_db"), f"record {i}")
         log_path = data_dir / "ehragent" / "logs" / f"{r['id']}.txt"
         out.append((r, {"identity": r["identity"],
-                        "log": log_path.read_text(encoding="utf-8") if log_path.exists() else ""}))
+                        "log": _log_text(log_path)}))
     return out
 
 

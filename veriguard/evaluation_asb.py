@@ -33,6 +33,7 @@ from typing import Any, Callable
 from veriguard.contracts.errors import NOWHERE, Pos, VeriguardError
 from veriguard.contracts.names import name_problem
 from veriguard.contracts import strict_json
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.guard import CALL_KEY
 from veriguard.enforce.keys import write_atomic
@@ -106,10 +107,10 @@ class Record:
 
 
 def _read(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise data_error(f"cannot read it: {e.strerror}", path) from None
+    try:  # never a FIFO (it would wait for a writer) or a device such as /dev/zero (it would fill memory)
+        data = read_regular_file(path, None)
+    except FileRefused as e:
+        raise data_error(e.why, path) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable
 
 from veriguard.contracts.errors import NOWHERE, Pos, VeriguardError
 from veriguard.contracts import strict_json
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.evaluation import Case, metrics, summarize, write_cases
 
 DEFAULT_HOME = "/home/user"
@@ -64,10 +65,10 @@ def _error(message: str, file: Path, pos: Pos = NOWHERE, fix: str = SHELL_FIX) -
 
 
 def _text(file: Path, fix: str) -> str:
-    try:
-        data = file.read_bytes()
-    except OSError as e:
-        raise _error(f"cannot read it: {e.strerror}", file, fix=fix) from None
+    try:  # never a FIFO (it would wait for a writer) or a device such as /dev/zero (it would fill memory)
+        data = read_regular_file(file)
+    except FileRefused as e:
+        raise _error(e.why, file, fix=fix if e.kind == "unreadable" else e.fix) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

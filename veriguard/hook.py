@@ -684,10 +684,12 @@ def observe(monitor: Any, command: str, cwd: str, opts: Options) -> dict[str, An
 def read_context(path: str) -> Mapping[str, Any]:
     from veriguard.contracts import strict_json
 
-    try:
-        facts = strict_json.loads(open(path, "rb").read())
-    except OSError as e:
-        raise Refused(f"the --context file {path} cannot be read: {e.strerror}") from None
+    from veriguard.contracts.regular_file import FileRefused, read_regular_file
+
+    try:  # never a FIFO (the hook would wait for a writer) nor a device such as /dev/zero (memory)
+        facts = strict_json.loads(read_regular_file(path))
+    except FileRefused as e:
+        raise Refused(f"the --context file {path}: {e.why}") from None
     except strict_json.StrictJSONError as e:
         raise Refused(f"the --context file {path} is not valid JSON: {e}") from None
     if not isinstance(facts, dict):

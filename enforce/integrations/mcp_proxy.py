@@ -614,7 +614,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(f"error: {flag} must be a positive number of seconds, not {value:g}")
             return 2
     if opts.context is not None and not opts.context.is_file():
-        say(f"error: the context file {opts.context} does not exist")
+        say(f"error: the context file {opts.context} does not exist or is not a regular file")
         return 2
     command, *args = argv[cut + 1:]
     try:

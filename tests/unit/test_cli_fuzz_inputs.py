@@ -1,0 +1,90 @@
+"""Malformed inputs found by fuzzing the commands (red team E): each is exit 2 with the file and the fix (or a
+denial on the online path), never a wait on a FIFO, a read of /dev/zero into memory, or an exception that
+blames the wrong thing."""
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from veriguard.contracts.errors import VeriguardError
+
+
+@pytest.fixture(autouse=True)
+def no_hang() -> Iterator[None]:
+    """A blocking open of a FIFO would hang the test run: fail it after 10 s instead."""
+    def stop(*_: Any) -> None:
+        raise TimeoutError("blocked on a special file")
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(10)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def test_eval_shell_data_that_is_a_fifo_or_a_device_is_refused(tmp_path: Path) -> None:
+    from veriguard.evaluation_shell import read_shell_data
+
+    for special in (fifo(tmp_path / "data.jsonl"), Path("/dev/zero")):
+        with pytest.raises(VeriguardError) as e:
+            read_shell_data(special)
+        assert e.value.code == "eval.data" and "not a regular file" in str(e.value) and e.value.exit_code == 2
+
+
+def test_eval_asb_data_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    from veriguard.evaluation_asb import _read
+
+    with pytest.raises(VeriguardError) as e:
+        _read(fifo(tmp_path / "calls.jsonl"))
+    assert e.value.code == "eval.data" and "not a regular file" in str(e.value)
+
+
+def test_eicu_data_and_logs_that_are_fifos_are_refused(tmp_path: Path) -> None:
+    from veriguard.evaluation import DataError, eicu_records
+
+    folder = tmp_path / "ehragent"
+    (folder / "logs").mkdir(parents=True)
+    fifo(folder / "eicu_ac.json")
+    with pytest.raises(DataError, match="not a regular file"):
+        eicu_records(tmp_path)
+    (folder / "eicu_ac.json").unlink()
+    (folder / "eicu_ac.json").write_text('[{"id": "a", "identity": "x", "label": 1, "inaccessible_db": {}}]')
+    fifo(folder / "logs" / "a.txt")
+    with pytest.raises(DataError, match="not a regular file"):
+        eicu_records(tmp_path)
+
+
+def test_eicu_data_is_strict_json(tmp_path: Path) -> None:
+    from veriguard.evaluation import DataError, eicu_records
+
+    (tmp_path / "ehragent").mkdir()
+    (tmp_path / "ehragent" / "eicu_ac.json").write_text('[{"id": "a", "id": "b"}]')
+    with pytest.raises(DataError, match="duplicate key"):
+        eicu_records(tmp_path)
+    (tmp_path / "ehragent" / "eicu_ac.json").write_text('[NaN]')
+    with pytest.raises(DataError, match=r"eicu_ac.json:1:\d+: not valid JSON \(NaN"):
+        eicu_records(tmp_path)
+
+
+def test_hook_context_that_is_a_fifo_or_a_device_is_refused(tmp_path: Path) -> None:
+    from veriguard.hook import Refused, read_context
+
+    for special in (fifo(tmp_path / "ctx.json"), Path("/dev/zero")):
+        with pytest.raises(Refused, match="not a regular file"):
+            read_context(str(special))
+
+
+def test_a_log_path_in_a_link_loop_is_protected_not_a_crash(tmp_path: Path) -> None:
+    from veriguard.enforce.monitor import protected
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    protected([tmp_path / "a"], None, tmp_path / "b")   # Path.resolve raised RuntimeError: Symlink loop
