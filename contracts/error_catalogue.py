@@ -43,6 +43,7 @@ CATALOGUE: dict[str, Entry] = {
     "audit.input": Entry(O, "the audit input is not a policy build or cannot be read"),
     "check.args": Entry(O, "`veriguard check --args` is not a JSON object (or its @file cannot be read)"),
     "cli.usage": Entry(O, "the command line lacks an option the command needs"),
+    "cli.environment": Entry(O, "a VERIGUARD_* environment variable is set to a value veriguard cannot use"),
     # compile path (synth/compile.py)
     "compile.no_rules": Entry(S, "the spec has no [contract] rules for the compile path"),
     "compile.shape": Entry(S, "a rule has a shape the compile path does not support"),

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from veriguard.contracts.errors import OperatorError
 from veriguard.providers.prices import cost_usd
 from veriguard.providers.types import (
     Completion, CompletionRequest, Provider, ProviderError, canonical_json, request_hash,
@@ -131,7 +132,12 @@ def connect(path: str | Path | None = None) -> sqlite3.Connection:
     """Open (creating parent folders) and migrate the database; ':memory:' is allowed."""
     target = default_db_path() if path is None else path
     if str(target) != ":memory:":
-        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as e:  # a file where a folder must be: it said only "File exists"
+            raise OperatorError("cli.environment", f"the transcript store's folder {Path(target).parent} cannot be "
+                                f"created: {e.strerror} (a file is in the way)",
+                                fix="set VERIGUARD_HOME to a folder (default ~/.veriguard), or pass --store FILE") from None
     db = sqlite3.connect(str(target))
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA foreign_keys = ON")

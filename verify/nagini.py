@@ -21,7 +21,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from veriguard.contracts.errors import EnvironmentProblem
+from veriguard.contracts.errors import EnvironmentProblem, OperatorError
+
+JVM_HEAP = re.compile(r"[1-9][0-9]{0,8}[kKmMgG]?")  # the sizes -Xmx takes (a number alone: bytes)
 
 START_TIMEOUT = 180.0
 GRACE = 20.0
@@ -98,6 +100,10 @@ class NaginiWorker:
         env = dict(os.environ)
         if self.heap:
             env["VERIGUARD_JVM_HEAP"] = self.heap
+        heap = env.get("VERIGUARD_JVM_HEAP")
+        if heap is not None and not JVM_HEAP.fullmatch(heap):  # else the JVM does not start: exit 3, the value unnamed
+            raise OperatorError("cli.environment", f"VERIGUARD_JVM_HEAP={heap[:40]!r} is not a heap size",
+                                fix="set it to a size such as 768m or 2g (the JVM's -Xmx), or unset it for 768m")
         env.setdefault("Z3_EXE", str(Path(self.python).parent / "z3"))
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")

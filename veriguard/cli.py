@@ -312,6 +312,9 @@ def _compare(args: argparse.Namespace, spec: Any, provider: Any, worker: Any, st
 def cmd_log(args: argparse.Namespace) -> int:
     from veriguard.synth.transcripts import TranscriptStore, transcript_hash
 
+    if args.export and not args.id:  # else --export was ignored: nothing written, exit 0
+        raise VeriguardError("cli.usage", f"--export {args.export} needs the id of the synthesis to export",
+                             fix="list the syntheses with `veriguard log`, then `veriguard log ID --export FILE`")
     with TranscriptStore(args.store) as store:
         if not args.id:
             rows = [vars(s) | {"tokens": sum((t.input_tokens or 0) + (t.output_tokens or 0)
@@ -329,7 +332,10 @@ def cmd_log(args: argparse.Namespace) -> int:
         except KeyError as e:
             raise VeriguardError("log.unknown", str(e.args[0]), fix="list the syntheses with `veriguard log`") from None
     if args.export:
-        Path(args.export).write_text(json.dumps(exported, indent=2, sort_keys=True), encoding="utf-8")
+        from veriguard.enforce.keys import write_atomic
+
+        # whole or not at all: an interrupted export never leaves a truncated transcript for --replay
+        write_atomic(Path(args.export), json.dumps(exported, indent=2, sort_keys=True).encode("utf-8"))
         print(f"wrote {args.export} (replay with: veriguard synth SPEC --replay {args.export})")
         return 0
     if args.json:

@@ -88,3 +88,35 @@ def test_a_log_path_in_a_link_loop_is_protected_not_a_crash(tmp_path: Path) -> N
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
     protected([tmp_path / "a"], None, tmp_path / "b")   # Path.resolve raised RuntimeError: Symlink loop
+
+
+def test_log_export_without_an_id_is_refused_not_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from veriguard.cli import main
+
+    code = main(["log", "--store", str(tmp_path / "t.db"), "--export", str(tmp_path / "t.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cli.usage" in err and "needs the id" in err and not (tmp_path / "t.json").exists()
+
+
+def test_a_transcript_store_folder_that_is_a_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from veriguard.cli import main
+
+    (tmp_path / "home").write_text("")
+    monkeypatch.setenv("VERIGUARD_HOME", str(tmp_path / "home"))
+    code = main(["log"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cli.environment" in err and "VERIGUARD_HOME" in err
+
+
+def test_a_jvm_heap_that_is_not_a_size_is_refused_before_the_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
+    from veriguard.verify import nagini
+
+    monkeypatch.setattr(nagini, "java_version", lambda *a: ("17", 17))
+    monkeypatch.setattr(nagini.subprocess, "Popen", lambda *a, **k: pytest.fail("the worker was started"))
+    monkeypatch.setenv("VERIGUARD_JVM_HEAP", "abc")
+    with pytest.raises(VeriguardError) as e:
+        nagini.NaginiWorker().start()
+    assert e.value.code == "cli.environment" and e.value.exit_code == 2 and "'abc'" in str(e.value)
+    monkeypatch.setenv("VERIGUARD_JVM_HEAP", "2g")
+    assert nagini.JVM_HEAP.fullmatch("2g") and nagini.JVM_HEAP.fullmatch("768m")
