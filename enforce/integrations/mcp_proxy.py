@@ -610,8 +610,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         say("error: give the MCP server's command after `--`, e.g. -- python server.py")
         return 2
     for flag, value in (("--timeout", opts.timeout), ("--start-timeout", opts.start_timeout)):
-        if not value > 0:
-            say(f"error: {flag} must be a positive number of seconds, not {value:g}")
+        if not 0 < value < float("inf"):  # inf passed `> 0` and made a hung server hang the proxy for good
+            say(f"error: {flag} must be a positive number of seconds, finite, not {value:g}")
             return 2
     if opts.context is not None and not opts.context.is_file():
         say(f"error: the context file {opts.context} does not exist or is not a regular file")

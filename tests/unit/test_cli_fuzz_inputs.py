@@ -120,3 +120,11 @@ def test_a_jvm_heap_that_is_not_a_size_is_refused_before_the_jvm(monkeypatch: py
     assert e.value.code == "cli.environment" and e.value.exit_code == 2 and "'abc'" in str(e.value)
     monkeypatch.setenv("VERIGUARD_JVM_HEAP", "2g")
     assert nagini.JVM_HEAP.fullmatch("2g") and nagini.JVM_HEAP.fullmatch("768m")
+
+
+@pytest.mark.parametrize("flag", ["--timeout", "--start-timeout"])
+def test_mcp_proxy_refuses_an_infinite_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    from veriguard.enforce.integrations.mcp_proxy import main
+
+    assert main(["--build", str(tmp_path / "nowhere"), flag, "1e999", "--", "true"]) == 2
+    assert f"{flag} must be a positive number of seconds, finite, not inf" in capsys.readouterr().err
