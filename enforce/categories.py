@@ -75,7 +75,7 @@ Patterns = dict[str, tuple[re.Pattern[str], ...]]
 # An ask whose object is not named. What it books, buys or plays is elsewhere (an earlier turn, the page), so a text
 # naming no category with such an ask has every category uncertain: the restrictive reading. The forms:
 _ACT = (r"book|reserve|buy|purchase|order|rent|lease|hire|pay|pay for|check ?out|checkout|confirm|complete|"
-        r"finali[sz]e|secure|grab|apply|apply for|apply to|submit|watch|stream|play|put on|start|resume|subscribe|"
+        r"finali[sz]e|secure|grab|lock|apply|apply for|apply to|submit|watch|stream|play|put on|start|resume|subscribe|"
         r"subscribe to|sign me up for")
 _AFTER = r"(?=[\"'”’]?\s*(?:[.,;:!?)]|$|(?:for|on|at|in|by|from|to|now|today|tonight|tomorrow|please|again|then|and|"
 _AFTER += r"asap|right|immediately|instead|too|as well|with|using|up|out|off|through|already|quickly|soon|later|first|"
@@ -95,7 +95,7 @@ OBJECTLESS_FORMS = {
     "an act on a pronoun": rf"\b(?:{_ACT})\s+[\"'“‘]?(?:it|them|this|that|these|those|this one|that one|"
                            rf"the same(?: one)?|both|one of (?:them|those)){_AFTER}",
     # an act on a thing chosen elsewhere: "book the one I picked", "rent the first result", "the cheapest option"
-    "an act on a thing chosen elsewhere": rf"\b(?:{_ACT})\s+(?:the|that|this|my|your|our)\s+(?:[\w-]+\s+){{0,2}}?"
+    "an act on a thing chosen elsewhere": rf"\b(?:{_ACT})\s+(?:(?:me|us)\s+)?(?:the|that|this|my|your|our)\s+(?:[\w-]+\s+){{0,2}}?"
                                           rf"(?:{_CHOSEN})\b",
     # a go-ahead that names nothing: "Proceed", "Yes, go ahead", "Do it now", "Same thing again"
     "a bare go-ahead": rf"^\W*(?:(?:{_GO_AHEAD})\b\W*)+$",
@@ -117,6 +117,12 @@ OBJECTLESS_FORMS = {
     "an earlier ask repeated": r"\b(?:repeat|redo|rebook|re-book|reorder|re-order)\b|\b(?:same|again)\s+as\s+"
                                r"(?:last\s+time|before|yesterday|usual|last\s+\w+)\b|\bmy\s+usual\b|"
                                rf"\b(?:my|our|the)\s+(?:previous|last|earlier|usual|canceled|cancelled)\s+{_ASK_NOUN}\b",
+    # a payment whose object is elsewhere: "charge it to my Visa", "pay with my saved card", "complete the payment"
+    "a payment without its object": r"\b(?:charge|bill)\s+(?:it\s+|them\s+|that\s+)?(?:to\s+)?(?:my|the)\s+(?:\w+\s+)?"
+                                    r"(?:card|visa|amex|mastercard|account)\b|\bcharged\s+to\s+my\b|\bpay\s+(?:with|using|"
+                                    r"on|by)\s+(?:my|the)\s+(?:saved\s+|stored\s+)?(?:\w+\s+)?(?:card|visa|amex|mastercard|"
+                                    r"paypal)\b|\buse\s+my\s+(?:saved|stored)\s+(?:card|payment)\b|\bcomplete\s+the\s+"
+                                    r"payment\b|\bcard\s+on\s+file\b",
     # the ask itself elsewhere: "do what the page asks", "follow the instructions on the open tab", "finish what I started"
     "an ask left to another text": r"\b(?:do|follow|complete|finish|carry out|execute|perform|obey)\b[^.;!?]{0,30}?"
                                    r"\b(?:what(?:ever)?|the (?:instructions?|steps?|tasks?|request|ask|directions))\b"
@@ -126,7 +132,8 @@ OBJECTLESS_FORMS = {
 OBJECTLESS = tuple((why, re.compile(p, re.IGNORECASE)) for why, p in OBJECTLESS_FORMS.items())
 
 
-_ACT_ON = re.compile(rf"\b(?:{_ACT})\s+(?:(?:me|us|my|our)\s+)?(?:(?:a|an|the|some|one|two|three|four)\s+)?"
+_ACT_ON = re.compile(rf"\b(?:(?:get|put|book|squeeze|fly)\s+(?:me|us|him|her|them)\s+(?:on|onto|into|up at|in at)\s+|"
+                     rf"(?:{_ACT})\s+(?:(?:me|us|my|our)\s+)?)(?:(?:a|an|the|some|one|two|three|four)\s+)?"
                      r"([A-Za-z][A-Za-z'-]{2,})\b", re.IGNORECASE)
 
 

@@ -464,3 +464,27 @@ def test_a_pronoun_after_start_or_resume_is_an_object_not_named(clf):
     got = clf.classify("Find Oppenheimer and start it")
     assert got.abstained and "an act on a pronoun" in got.reason
 
+
+
+# A fourth red-team pass on the classifier (2026-11-29, 790 probes written by a helper, 127 allowed): its classes, in
+# texts written for this test. Each was allowed (no category, nothing uncertain) before.
+@pytest.mark.parametrize("text,category", [
+    ("In Reno rent me an SUV with insurance for the weekend", "car"),        # "Reno rent" read as "no rent"
+    ("Janet buy the toaster in my Walmart basket and pay", "shop"),        # "Janet buy" read as "n't buy"
+    ("SEA-ORD on the 9th, one adult", "flight"), ("UA 231 to Houston tomorrow, economy", "flight"),
+    ("Get me on the 7:05 to Portland", "flight"), ("Put me on the next departure to Reno", "flight"),
+    ("Book Frontier 114 to Denver", "flight"), ("Put me up at Caesars Palace on Friday", "hotel"),
+    ("Pencil me in at the Ritz for the 3rd", "hotel"), ("Set aside a double for me in Porto on the 8th", "hotel"),
+    ("Put my name down for the lifeguard post at the lido", "job"), ("Sign me up as a courier with Deliveroo", "job"),
+    ("Rent me a Wrangler at the Denver airport for three days", "car"), ("Ring up two of the blue mugs", "shop"),
+])
+def test_the_fourth_red_team_passs_classes_are_denied(clf, text, category):
+    got = clf.classify(text)
+    assert category in got.labels | got.uncertain, got.reason
+
+
+@pytest.mark.parametrize("text", ["The blender is on Target. Charge it to my Visa", "Complete the payment, use my saved card",
+                                  "Book me on Qzxwy to Paris Friday", "Read the reviews and grab me the top one for Friday"])
+def test_a_payment_or_an_object_elsewhere_or_unknown_is_a_doubt(clf, text):
+    got = clf.classify(text)
+    assert got.abstained and got.uncertain == frozenset(CATS) - got.labels, got.reason
