@@ -61,6 +61,9 @@ class SpecFile(Spec):
     settings: VerifySettings = VerifySettings()
 
 
+MAX_ENUM_VALUE = 256   # characters in one enum value (the shipped specs' longest: 22)
+
+
 def file_in_folder(folder: Path, rel: object) -> Path:
     """`folder/rel` when it stays inside `folder` once symbolic links are resolved; ValueError says why not."""
     if not isinstance(rel, str) or not rel.strip():
@@ -158,6 +161,11 @@ class _Loader:
                 if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values) \
                         or len(set(values)) != len(values):
                     raise self.fail("spec.enum", f"enum {name} needs a non-empty list of distinct strings", key)
+                long = next((v for v in values if len(v) > MAX_ENUM_VALUE), None)
+                if long is not None:  # compile and z3 time grow with it: 20,000 characters took 64 s before any proof
+                    raise self.fail("spec.enum", f"enum {name} has a value of {len(long):,} characters "
+                                    f"({long[:40]!r}...); at most {MAX_ENUM_VALUE} are supported", key,
+                                    "use a short name for the value (an enum names cases, it does not hold data)")
                 named[name] = EnumT(name, tuple(values))
             else:
                 fields = []

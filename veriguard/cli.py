@@ -375,16 +375,23 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from veriguard.verify.proof import from_worker
     from veriguard.verify.verdicts import Verdict
 
+    if args.timeout <= 0:
+        raise VeriguardError("cli.usage", f"--timeout {args.timeout} is not a positive number of seconds",
+                             fix="give --timeout a whole number of seconds, 1 or more (default 120)")
     progress = Progress(quiet=args.quiet or args.json)
     code = 0
     results = []
+    problems = {f: _python_problem(f) for f in args.files}  # before the JVM starts: bad input is exit 2, not a crash
+    for f, problem in problems.items():
+        if problem:
+            print(problem, file=sys.stderr)
+            code = 2
+    if all(problems.values()):
+        return code
     with _nagini(args, progress) as worker:
         for f in args.files:
             path = Path(f)
-            if not path.is_file() or path.suffix != ".py":
-                print(f"{f}: error[verify.input]: not a Python file\n  fix: pass a .py file with Nagini "
-                      "annotations", file=sys.stderr)
-                code = max(code, 2)
+            if problems[f]:
                 continue
             progress(f"verifying {f}")
             result = from_worker(worker.verify_file(path, timeout=args.timeout), file=str(path))
@@ -405,6 +412,31 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"ok": code == 0, "exit_code": code, "results": results})
     return code
+
+
+def _python_problem(f: str) -> str:
+    """Why `f` cannot be given to Nagini ("" when it can): not a regular .py file, not UTF-8, or not Python that
+    parses (invalid UTF-8, a NUL byte or nesting too deep crashed the verifier: exit 1 'verifier crashed')."""
+    import ast
+
+    fix = "  fix: pass a .py file with Nagini annotations"
+    if Path(f).suffix != ".py":
+        return f"{f}: error[verify.input]: not a Python file\n{fix}"
+    try:
+        data = read_regular_file(f)
+    except FileRefused as e:
+        return f"{f}: error[verify.input]: not a Python file: {e.why}\n  fix: {e.fix}"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return f"{f}: error[verify.input]: not UTF-8 (byte {e.start})\n{fix}, saved as UTF-8"
+    try:
+        compile(text, f, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+    except SyntaxError as e:
+        return f"{f}:{e.lineno or 1}:{e.offset or 1}: error[verify.input]: not valid Python: {e.msg}\n{fix}"
+    except (ValueError, RecursionError, MemoryError) as e:  # a NUL byte; nesting too deep for the parser
+        return f"{f}: error[verify.input]: not valid Python: {' '.join(str(e).split())[:200] or type(e).__name__}\n{fix}"
+    return ""
 
 
 # --- check ------------------------------------------------------------------------------------

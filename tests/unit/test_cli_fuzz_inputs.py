@@ -128,3 +128,33 @@ def test_mcp_proxy_refuses_an_infinite_timeout(tmp_path: Path, capsys: pytest.Ca
 
     assert main(["--build", str(tmp_path / "nowhere"), flag, "1e999", "--", "true"]) == 2
     assert f"{flag} must be a positive number of seconds, finite, not inf" in capsys.readouterr().err
+
+
+def test_verify_refuses_what_is_not_python_before_the_verifier(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from veriguard import cli
+
+    monkeypatch.setattr(cli, "_nagini", lambda *a: pytest.fail("the verifier was started"))
+    files = {"bad.py": b"\xff\xfe", "nul.py": b"x = 1\x00\n", "deep.py": b"x = " + b"(" * 5000 + b")" * 5000,
+             "syntax.py": b"def f(:\n"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    fifo(tmp_path / "fifo.py")
+    for name in [*files, "fifo.py"]:
+        assert cli.main(["verify", str(tmp_path / name), "--quiet"]) == 2, name
+        err = capsys.readouterr().err
+        assert "verify.input" in err and "fix:" in err and "Traceback" not in err, err
+    assert cli.main(["verify", str(tmp_path / "syntax.py"), "--timeout", "-5"]) == 2
+    assert "cli.usage" in capsys.readouterr().err
+
+
+def test_a_very_long_enum_value_is_refused_at_once(tmp_path: Path) -> None:
+    from tests.conftest import MINIMAL, write_spec
+    from veriguard.contracts.errors import SpecError
+    from veriguard.synth.specfile import MAX_ENUM_VALUE, load_spec
+
+    path = write_spec(tmp_path, MINIMAL.replace('"user"]', f'"user", "{"u" * (MAX_ENUM_VALUE + 1)}"]'))
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    assert e.value.code == "spec.enum" and f"{path}:" in str(e.value) and "at most" in str(e.value)
+    load_spec(write_spec(tmp_path, MINIMAL.replace('"user"]', f'"user", "{"u" * MAX_ENUM_VALUE}"]')))
