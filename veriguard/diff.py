@@ -216,7 +216,8 @@ def read_approval(path: str | Path) -> Approval:
     try:
         text, raw = _parse_toml(data, file)
     except SpecError as e:
-        raise VeriguardError(e.code.replace("spec.", "approval.", 1), e.message, file=file, pos=e.pos,
+        raise VeriguardError(e.code.replace("spec.", "approval.", 1), e.message.replace("the spec is", "the approval "
+                             "file is", 1), file=file, pos=e.pos,
                              fix=e.fix) from None
     where = key_positions(text)
     for key in raw:

@@ -158,3 +158,12 @@ def test_a_very_long_enum_value_is_refused_at_once(tmp_path: Path) -> None:
         load_spec(path)
     assert e.value.code == "spec.enum" and f"{path}:" in str(e.value) and "at most" in str(e.value)
     load_spec(write_spec(tmp_path, MINIMAL.replace('"user"]', f'"user", "{"u" * MAX_ENUM_VALUE}"]')))
+
+
+def test_an_approval_that_is_not_utf8_is_called_an_approval(tmp_path: Path) -> None:
+    from veriguard.diff import read_approval
+
+    (tmp_path / "approve.toml").write_bytes(b"\xff")
+    with pytest.raises(VeriguardError) as e:
+        read_approval(tmp_path / "approve.toml")
+    assert e.value.code == "approval.encoding" and "the approval file is not UTF-8" in str(e.value)
