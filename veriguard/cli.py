@@ -896,6 +896,7 @@ def main(argv: Sequence[str] | None = None, *, worker: Any = None) -> int:
     args = build_parser().parse_args(argv)
     args.lent_worker = worker
     try:
+        _no_empty_paths(args)
         return int(args.fn(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -906,6 +907,21 @@ def main(argv: Sequence[str] | None = None, *, worker: Any = None) -> int:
             raise
         print(message, file=sys.stderr)
         return code
+
+
+# the options that name a file or folder: an empty one (an unset shell variable, `--out "$DIR"`) stood for the
+# current folder: `keys new --out ''` wrote a key pair there, `synth --out ''` a build
+PATH_OPTIONS = ("out", "build", "data", "log", "export", "store", "public_key", "log_public_key", "bundle", "previous",
+                "approve", "answers", "replay", "sign", "cases_dir")
+
+
+def _no_empty_paths(args: argparse.Namespace) -> None:
+    for name in PATH_OPTIONS:
+        value = getattr(args, name, None)
+        if value == "" or (isinstance(value, list) and "" in value):
+            what = name.replace("_", "-").upper() if name in ("build", "log") else "--" + name.replace("_", "-")
+            raise VeriguardError("cli.usage", f"the path given for {what} is empty",
+                                 fix="name a file or folder (for the current folder: .)")
 
 
 def _failure(e: Exception) -> tuple[str, int]:

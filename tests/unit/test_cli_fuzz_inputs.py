@@ -167,3 +167,14 @@ def test_an_approval_that_is_not_utf8_is_called_an_approval(tmp_path: Path) -> N
     with pytest.raises(VeriguardError) as e:
         read_approval(tmp_path / "approve.toml")
     assert e.value.code == "approval.encoding" and "the approval file is not UTF-8" in str(e.value)
+
+
+@pytest.mark.parametrize("argv", [["keys", "new", "--out", ""], ["check", "", "--args", "{}"],
+                                  ["audit", "x", "--public-key", ""], ["verify-log", ""]])
+def test_an_empty_path_is_refused_not_taken_for_the_current_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    from veriguard.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert "cli.usage" in capsys.readouterr().err and not list(tmp_path.iterdir())
