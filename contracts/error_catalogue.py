@@ -87,7 +87,7 @@ CATALOGUE: dict[str, Entry] = {
     "env.java_old": Entry(E, "Java is older than 11"),
     "env.nagini_start": Entry(E, "the Nagini worker did not start"),
     # benchmarks (veriguard eval)
-    "eval.build": Entry(O, "no build for the benchmark's agent"),
+    "eval.build": Entry(O, "no build for the benchmark's agent, or one that does not read its input (shell commands)"),
     "eval.data": Entry(O, "the benchmark data file is missing or malformed"),
     "eval.extractor": Entry(O, "the --extractor choice does not fit the policy"),
     # extraction on the online path (enforce/): every one is a denial

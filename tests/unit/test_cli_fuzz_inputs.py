@@ -178,3 +178,25 @@ def test_an_empty_path_is_refused_not_taken_for_the_current_folder(
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
     assert "cli.usage" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+def test_eval_shell_refuses_a_build_that_reads_no_shell_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from veriguard import evaluation_shell
+    from veriguard.enforce.monitor import Monitor
+
+    fake = SimpleNamespace(extractors={}, policy=SimpleNamespace(name="payments"))
+    monkeypatch.setattr(Monitor, "from_build", staticmethod(lambda *a, **k: fake))
+    with pytest.raises(VeriguardError) as e:   # it scored every case as a fail-closed denial, exit 0
+        evaluation_shell.load_monitor("somewhere/payments")
+    assert e.value.code == "eval.build" and "does not read shell commands" in str(e.value)
+
+
+def test_a_file_where_a_folder_must_be_is_bad_input_not_the_machine() -> None:
+    import errno
+
+    from veriguard.cli import _failure
+
+    message, code = _failure(FileExistsError(errno.EEXIST, "File exists", "cases"))
+    assert code == 2 and message.startswith("cases: error[io]")
