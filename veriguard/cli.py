@@ -570,6 +570,9 @@ def cmd_eval_shell(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    if not 0 <= args.min_confidence <= 1:  # nan denied every extraction, as if the extractor failed on every case
+        raise VeriguardError("cli.usage", f"--min-confidence {args.min_confidence} is not between 0 and 1",
+                             fix="give a confidence from 0 to 1 (default 0.5)")
     if args.benchmark == "asb":
         return cmd_eval_asb(args)
     if args.benchmark in ("shell", "safe-os"):

@@ -200,3 +200,12 @@ def test_a_file_where_a_folder_must_be_is_bad_input_not_the_machine() -> None:
 
     message, code = _failure(FileExistsError(errno.EEXIST, "File exists", "cases"))
     assert code == 2 and message.startswith("cases: error[io]")
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "2"])
+def test_eval_min_confidence_outside_0_1_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     value: str) -> None:
+    from veriguard.cli import main
+
+    assert main(["eval", "eicu-ac", "--data", str(tmp_path), "--build", str(tmp_path), "--min-confidence", value]) == 2
+    assert "--min-confidence" in capsys.readouterr().err
