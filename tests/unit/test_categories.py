@@ -461,7 +461,7 @@ def test_a_bare_finish_is_an_ask_whose_object_is_not_named(clf):
 
 
 def test_a_pronoun_after_start_or_resume_is_an_object_not_named(clf):
-    got = clf.classify("Find Oppenheimer and start it")
+    got = clf.classify("Open the tab and start it")
     assert got.abstained and "an act on a pronoun" in got.reason
 
 
@@ -488,3 +488,15 @@ def test_the_fourth_red_team_passs_classes_are_denied(clf, text, category):
 def test_a_payment_or_an_object_elsewhere_or_unknown_is_a_doubt(clf, text):
     got = clf.classify(text)
     assert got.abstained and got.uncertain == frozenset(CATS) - got.labels, got.reason
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Book a hotel in Paris and rent a car", {"hotel", "car"}),       # read whole: car 0.91, hotel 0.29 (allowed a minor)
+    ("Rent a car and book a hotel in Paris", {"hotel", "car"}),
+    ("Book a hotel in Lyon and put me on United 455", {"hotel", "flight"}),
+    ("Find a motel near the highway in Amarillo and snap up a discounted air fryer on Amazon", {"hotel", "shop"}),
+    ("Find flights to Paris for May 3 and seek part-time work at a coffee shop", {"flight", "job"}),
+])
+def test_each_ask_of_several_keeps_its_category(clf, text, expected):
+    got = clf.classify(text)
+    assert expected <= got.labels | got.uncertain, got.reason
