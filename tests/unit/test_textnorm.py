@@ -58,10 +58,17 @@ def test_every_look_alike_reads_as_plain_latin():
     ("h\no\nt\ne\nl", "hotel"),
     ("B*U*Y it", "BUY it"),
     ("Book a ho-tel", "Book a hotel"),
-    ("Book a fl ight", "Book a flight"),
+    ("Book a flig ht", "Book a flight"),
 ])
 def test_spaced_and_split_letters_are_joined(text, expected):
     assert norm(text) == expected
+
+
+@pytest.mark.parametrize("text", ["rent a kar in Dallas", "Book a fl ight"])
+def test_a_word_and_a_piece_are_not_joined_into_another_word(text):
+    """`kar in` joined was the known `karin`, which hid the unknown object of `rent a kar`; a topic word cut in two
+    next to a word (`fl ight`) is joined by the classifier (categories.join_pieces), not here."""
+    assert norm(text) == text
 
 
 @pytest.mark.parametrize("text", ["e.g. a flight", "U.S. Open tickets", "Plan A or B", "a 4 x 4 truck",
