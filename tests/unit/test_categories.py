@@ -477,6 +477,7 @@ def test_a_pronoun_after_start_or_resume_is_an_object_not_named(clf):
     ("Pencil me in at the Ritz for the 3rd", "hotel"), ("Set aside a double for me in Porto on the 8th", "hotel"),
     ("Put my name down for the lifeguard post at the lido", "job"), ("Sign me up as a courier with Deliveroo", "job"),
     ("Rent me a Wrangler at the Denver airport for three days", "car"), ("Ring up two of the blue mugs", "shop"),
+    ("Apply on my behalf to the line cook listing at the diner", "job"), ("Snag the Lego bundle before it sells out", "shop"),
 ])
 def test_the_fourth_red_team_passs_classes_are_denied(clf, text, category):
     got = clf.classify(text)
