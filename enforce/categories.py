@@ -507,11 +507,11 @@ class CategoryClassifier:
               typos: list[str], asked: Mapping[str, str]) -> Classification:
         """The restrictive union of the pieces' readings and of the categories asked on their objects; a doubt makes
         every category not found uncertain."""
-        labels = frozenset().union(*(r.labels for r in results), asked)
+        read = frozenset().union(*(r.labels for r in results))  # what the regression found; the rest was asked
+        labels = read | frozenset(asked)
         uncertain = frozenset(self.names) - labels if doubts else \
             frozenset().union(*(r.uncertain for r in results)) - labels
         scores = {n: max(r.scores[n] for r in results) for n in self.names}
-        read = frozenset().union(*(r.labels for r in results))  # what the regression found; the rest was asked
         reason = ", ".join([f"{n} {scores[n]:.2f}" if n in read else f"{n} (asked)" for n in sorted(labels)]
                            + [f"{n}? {scores[n]:.2f}" for n in sorted(uncertain) if scores[n] >= self.unsure]) \
             or "no restricted category"
