@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import ClassifierExtractor, Extracted, _path, _typed, category_classifier
 from veriguard.providers.extraction import (
-    DEFAULT_EXTRACTION_MODEL, MODES, PROVIDER_KEYS, STAGE, extraction_request, from_answer, llm_entry_problem, pins,
+    ANTHROPIC_API_URL, DEFAULT_EXTRACTION_MODEL, MODES, PROVIDER_KEYS, STAGE, extraction_request, from_answer, llm_entry_problem, pins,
     sha256_text, user_prompt,
 )
 
@@ -332,7 +332,9 @@ def provider_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
         raise ExtractionError("extract.config", f"provider {kind!r} is not one of {sorted(PROVIDER_KEYS)} (an "
                               "OpenAI-compatible server, e.g. vLLM, llama.cpp or Ollama, is 'openai' with base_url)")
     out: dict[str, Any] = {"provider": kind, "model": DEFAULT_EXTRACTION_MODEL, "timeout": 20.0}
-    out |= {"max_retries": 0, "structured": "tool"} if kind == "anthropic" else {}
+    # base_url "" in the pins is the provider's own default, never ANTHROPIC_BASE_URL: the environment does not
+    # choose where the agent's text goes, nor whose answer the monitor trusts
+    out |= {"max_retries": 0, "structured": "tool", "base_url": ANTHROPIC_API_URL} if kind == "anthropic" else {}
     out |= {k: cfg[k] for k in PROVIDER_KEYS[kind] if k in cfg}
     if kind == "openai" and "base_url" not in out:
         raise ExtractionError("extract.config", "provider 'openai' needs base_url, e.g. http://localhost:8000/v1")

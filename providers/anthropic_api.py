@@ -11,6 +11,8 @@ import httpx2
 from veriguard.contracts.strict_json import StrictJSONError
 from veriguard.contracts.strict_json import loads as strict_loads
 from veriguard.providers.errors import fail, status_error
+from veriguard.providers.extraction import ANTHROPIC_API_URL
+from veriguard.providers.openai_api import plain_http
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
 from veriguard.providers.types import (
     TOOL_NAME, Completion, CompletionRequest, ProviderError, Raw, token_count,
@@ -66,7 +68,9 @@ class AnthropicProvider:
         self.max_retries = max_retries
         self.structured: AnthropicStructured = structured
         self.effort = effort
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API_URL
+        if http_client is None and plain_http(self.base_url):
+            http_client = httpx2.Client(trust_env=False)
         self._client = anthropic.Anthropic(
             api_key=key,
             base_url=self.base_url,

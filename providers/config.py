@@ -20,6 +20,21 @@ _CONFIG_KEYS = {
 }
 
 
+def _named_key(config: Mapping[str, Any]) -> str | None:
+    """The key in the variable `api_key_env` names (None when it names none). A named variable that is unset is an
+    error: the Anthropic provider would send ANTHROPIC_API_KEY to the configured server instead, and an
+    OpenAI-compatible one no key at all, neither of which is what the configuration says."""
+    if "api_key_env" not in config:
+        return None
+    name = str(config["api_key_env"])
+    key = os.environ.get(name)
+    if not key:
+        raise ProviderError("provider.no_key", f"the API key variable {name} (api_key_env) is not set; no other "
+                            f"key is sent in its place. Export {name}=..., or remove api_key_env to use the "
+                            "provider's default key")
+    return key
+
+
 def provider_from_config(config: Mapping[str, Any], *, http_client: httpx2.Client | None = None) -> Provider:
     """Build a provider from e.g. {"provider": "anthropic", "model": "claude-sonnet-5-5"}."""
     kind = config.get("provider")
@@ -34,7 +49,7 @@ def provider_from_config(config: Mapping[str, Any], *, http_client: httpx2.Clien
             "provider.config",
             f"unknown key(s) {unknown} for provider {kind!r}; allowed: {sorted(_CONFIG_KEYS[kind])}",
         )
-    api_key = os.environ.get(config["api_key_env"]) if "api_key_env" in config else None
+    api_key = _named_key(config)
     if kind == "anthropic":
         from veriguard.providers.anthropic_api import DEFAULT_ANTHROPIC_MODEL, AnthropicProvider
 

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 DEFAULT_EXTRACTION_MODEL = "claude-haiku-4-5"
+ANTHROPIC_API_URL = "https://api.anthropic.com"   # the Anthropic provider's default server (base_url "" in the pins)
 STAGE = "extract"
 
 SYSTEM = """You extract one argument of a security policy from what an AI agent proposed to do.

@@ -49,7 +49,7 @@ class OpenAICompatibleProvider:
         self.structured: StructuredMode = structured
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = httpx2.Timeout(timeout, connect=min(5.0, timeout))
-        self._client = http_client or httpx2.Client()
+        self._client = http_client or httpx2.Client(trust_env=not plain_http(self.base_url))
 
     def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
@@ -153,6 +153,13 @@ class OpenAICompatibleProvider:
         except httpx2.TransportError as error:
             fix = "is the server running (`vllm serve`, `llama-server`, `ollama serve`) and is base_url right?"
             raise fail("provider.network", f"cannot reach {url} ({error}); {fix}", sent) from error
+
+
+def plain_http(url: str) -> bool:
+    """An http:// URL: allowed only to this machine (providers.extraction.base_url_problem), so never through a
+    proxy named by HTTP_PROXY or ALL_PROXY, which would carry the text and the key in the clear elsewhere and could
+    answer in the model's place. https keeps the environment's proxies (TLS runs end to end through them)."""
+    return httpx2.URL(url).scheme == "http"
 
 
 def _read_body(response: httpx2.Response) -> tuple[Any, str]:

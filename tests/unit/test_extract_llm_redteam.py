@@ -1,0 +1,85 @@
+"""Red-team pass of 2026-11-29 on the `llm` extractor: where the model is reached, what reaches it, what is
+taken from its answer. Every model answer is scripted (the real Anthropic SDK over httpx2.MockTransport, or a
+real local HTTP server speaking OpenAI chat-completions): these tests check our code, never a model's accuracy.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.llm_fakes import ScriptedModel, tool_reply
+from tests.unit.test_extract_llm import (
+    CFG, NONE, answer, anthropic_extractor, chat, openai_extractor, openai_server, received, script,
+)
+from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.extract_llm import provider_config
+from veriguard.providers.config import provider_from_config
+from veriguard.providers.types import ProviderError
+
+__all__ = ["openai_server"]  # the fixture, shared with test_extract_llm
+
+
+def _denied(extractor: Any, text: str) -> ExtractionError:
+    with pytest.raises(ExtractionError) as e:
+        extractor.extract({"confirmed_task": text})
+    return e.value
+
+
+# --- where the model is reached: the environment cannot move it (class 1) ---------------------------
+
+def test_anthropic_base_url_from_the_environment_does_not_move_a_pinned_extractor(monkeypatch):
+    """The build pins base_url "" (the provider's default); ANTHROPIC_BASE_URL sent the agent's text and the key
+    to whatever server it named, whose answer ("no category") the monitor then trusted."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/attacker")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    model, urls = ScriptedModel(tool_reply(answer(hotel=True))), []
+
+    def serve(request: httpx2.Request) -> httpx2.Response:
+        urls.append(str(request.url))
+        return model(request)
+
+    cfg = {**CFG, "mode": "llm"}
+    client = httpx2.Client(transport=httpx2.MockTransport(serve))
+    ex = anthropic_extractor(model, cfg)
+    ex.make_provider = lambda: provider_from_config(provider_config(cfg), http_client=client)
+    assert ex.extract({"confirmed_task": "Book a hotel in Rome"}).value == {**NONE, "hotel": True}
+    assert urls == ["https://api.anthropic.com/v1/messages"]
+
+
+def test_a_spec_s_base_url_is_still_the_one_used(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/attacker")
+    config = provider_config({**CFG, "mode": "llm", "base_url": "https://gateway.example.com"})
+    assert config["base_url"] == "https://gateway.example.com"
+
+
+def test_a_proxy_from_the_environment_never_carries_plain_http(openai_server, monkeypatch):
+    """base_url may be plain http only to this machine; HTTP_PROXY sent that request (the agent's text, the key)
+    in the clear to the proxy, which could also answer in the model's place."""
+    script(openai_server, chat(answer(hotel=True)))
+    with monkeypatch.context() as env:  # the test's own urllib calls to the server take the proxy too
+        env.setenv("HTTP_PROXY", "http://127.0.0.1:9")   # nothing listens there: a proxied call fails
+        env.setenv("http_proxy", "http://127.0.0.1:9")
+        got = openai_extractor(openai_server).extract({"confirmed_task": "Book a hotel in Oslo"})
+    assert got.value == {**NONE, "hotel": True} and len(received(openai_server)) == 1
+
+
+def test_anthropic_over_plain_http_to_this_machine_takes_no_proxy_from_the_environment(monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    provider = provider_from_config(provider_config({**CFG, "mode": "llm", "base_url": "http://127.0.0.1:8001"}))
+    transport = provider._client._client._transport_for_url(httpx2.URL("http://127.0.0.1:8001/v1/messages"))
+    assert type(transport._pool).__name__ == "ConnectionPool"   # not HTTPProxy
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+def test_an_unset_key_variable_named_by_the_spec_denies_instead_of_sending_another_key(monkeypatch, kind):
+    """api_key_env = "VLLM_API_KEY" unset: the Anthropic provider fell back to ANTHROPIC_API_KEY and sent it to the
+    spec's server; the OpenAI-compatible one sent no key at all. Neither is what the build names."""
+    monkeypatch.delenv("VLLM_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-the-operators-own")
+    config = {"provider": kind, "model": "m", "base_url": "https://models.example.com/v1", "api_key_env": "VLLM_API_KEY"}
+    with pytest.raises(ProviderError) as e:
+        provider_from_config(config)
+    assert e.value.code == "provider.no_key" and "VLLM_API_KEY" in e.value.message
