@@ -56,9 +56,11 @@ from veriguard.enforce.keys import SigningKey, VerifyKey, load_signing_key, writ
 from veriguard.contracts.strict_json import StrictJSONError, loads
 
 GENESIS = "0" * 64
-HEAD_FORMAT = "veriguard-log-head/1"
-RESERVED = frozenset({"seq", "prev", "hash", "sig"})
+HEAD_FORMAT = "veriguard-log-head/2"      # names the log (log_id); every record of it carries that id as `log`
+HEAD_FORMAT_V1 = "veriguard-log-head/1"   # logs begun before log ids: still read and extended, never bound
+RESERVED = frozenset({"seq", "prev", "hash", "sig", "log"})
 _HEAD_FIELDS = frozenset({"format", "records", "bytes", "first_hash", "last_hash", "time"})
+_LOG_ID = re.compile(r"[0-9a-f]{32}")
 _SIGNED_FIELDS = frozenset({"key_id", "sig"})
 _HEX = re.compile(r"[0-9a-f]{64}")
 _RECORD_DOMAIN = b"veriguard-log-record/1\n"
@@ -113,11 +115,12 @@ class Head:
     time: str
     key_id: str = ""
     sig: str = ""
+    log_id: str = ""     # "" only in a log begun before log ids (HEAD_FORMAT_V1)
 
     def body(self) -> dict[str, Any]:
-        out = {"format": HEAD_FORMAT, "records": self.records, "bytes": self.size, "first_hash": self.first_hash,
-               "last_hash": self.last_hash, "time": self.time}
-        return out | ({"key_id": self.key_id} if self.key_id else {})
+        out = {"format": HEAD_FORMAT if self.log_id else HEAD_FORMAT_V1, "records": self.records, "bytes": self.size,
+               "first_hash": self.first_hash, "last_hash": self.last_hash, "time": self.time}
+        return out | ({"log_id": self.log_id} if self.log_id else {}) | ({"key_id": self.key_id} if self.key_id else {})
 
     def message(self) -> bytes:
         return _HEAD_DOMAIN + canonical(self.body()).encode("ascii")
@@ -133,12 +136,15 @@ def _parse_head(data: bytes) -> Head:
         raise _Broken(f"the head file is not JSON ({e})") from None
     if type(h) is not dict:
         raise _Broken(f"the head file holds a JSON {type(h).__name__}, not an object")
-    if h.get("format") != HEAD_FORMAT:
+    if h.get("format") not in (HEAD_FORMAT, HEAD_FORMAT_V1):
         raise _Broken(f"the head file's format is {repr(h.get('format'))[:40]}, not {HEAD_FORMAT!r} (a head from "
                       "another version, or not a head)")
-    if set(h) not in (_HEAD_FIELDS, _HEAD_FIELDS | _SIGNED_FIELDS):
-        raise _Broken(f"the head file has the fields {sorted(map(str, h))[:12]}, not {sorted(_HEAD_FIELDS)} "
+    fields = _HEAD_FIELDS | ({"log_id"} if h["format"] == HEAD_FORMAT else set())
+    if set(h) not in (fields, fields | _SIGNED_FIELDS):
+        raise _Broken(f"the head file has the fields {sorted(map(str, h))[:12]}, not {sorted(fields)} "
                       f"(plus {sorted(_SIGNED_FIELDS)} when signed)")
+    if h["format"] == HEAD_FORMAT and not (type(h["log_id"]) is str and _LOG_ID.fullmatch(h["log_id"])):
+        raise _Broken("the head file's log_id is not 32 hex digits")
     counts_ok = all(type(h[k]) is int and h[k] >= 0 for k in ("records", "bytes"))
     hashes_ok = all(type(h[k]) is str and _HEX.fullmatch(h[k]) for k in ("first_hash", "last_hash"))
     signed_ok = "sig" not in h or (type(h["key_id"]) is str and _HEX.fullmatch(h["key_id"]) and type(h["sig"]) is str)
@@ -149,7 +155,7 @@ def _parse_head(data: bytes) -> Head:
         raise _Broken(f"the head file contradicts itself: {h['records']} records in {h['bytes']} bytes, last hash "
                       f"{h['last_hash'][:16]}…")
     return Head(h["records"], h["bytes"], h["first_hash"], h["last_hash"], h["time"], h.get("key_id", ""),
-                h.get("sig", ""))
+                h.get("sig", ""), h.get("log_id", ""))
 
 
 def _load_head(path: Path) -> Head | None:
@@ -175,13 +181,28 @@ def _load_head(path: Path) -> Head | None:
     return _parse_head(data)
 
 
-def _check_signature(head: Head, key: VerifyKey) -> None:
+def _check_signature(head: Head, key: VerifyKey, what: str = "the head") -> None:
     if not head.key_id:
-        raise _Broken("the head is not signed: the log was written without a key, or its head was replaced")
+        raise _Broken(f"{what} is not signed: the log was written without a key, or {what} was replaced")
     if head.key_id != key.key_id:
-        raise _Broken(f"the head is signed by key {head.key_id[:16]}…, not by the given key {key.key_id[:16]}…")
+        raise _Broken(f"{what} is signed by key {head.key_id[:16]}…, not by the given key {key.key_id[:16]}…")
     if not key.verify(head.message(), head.sig):
-        raise _Broken("the head's signature does not verify: the head was altered")
+        raise _Broken(f"{what}'s signature does not verify: {what} was altered")
+
+
+def _continues(saved: Head, head: Head) -> None:
+    """_Broken unless the log whose head is `head` may be the log of `saved` (a checkpoint, an expected head) at or
+    after that state: the same log id, no fewer records, and the same last record when as many."""
+    if saved.log_id != head.log_id:
+        raise _Broken(f"the log is another log (id {head.log_id or 'none'}) than the expected one (id "
+                      f"{saved.log_id or 'none'}): it was replaced by another log, perhaps signed with the same key")
+    if head.records < saved.records:
+        raise _Broken(f"the log was rolled back: its head vouches for {head.records} records where the expected head "
+                      f"(a checkpoint of {saved.time}) vouches for {saved.records} records")
+    if head.records == saved.records and (head.size, head.first_hash, head.last_hash) != \
+            (saved.size, saved.first_hash, saved.last_hash):
+        raise _Broken(f"the log holds {head.records} records, as the expected head (a checkpoint of {saved.time}) "
+                      "says, but not the same ones: it was replaced by another log")
 
 
 @dataclass
@@ -193,10 +214,11 @@ class _Chain:
     first: str = GENESIS
     last: str = GENESIS
     kept: list[dict[str, Any]] | None = None    # when a list, every record added, as checked
+    log_id: str = ""                            # every record must name it ("": a log begun before log ids)
 
     @classmethod
     def at(cls, head: Head) -> "_Chain":
-        return cls(head.records, head.size, head.first_hash, head.last_hash)
+        return cls(head.records, head.size, head.first_hash, head.last_hash, log_id=head.log_id)
 
     def matches(self, head: Head) -> bool:
         return (self.records, self.size, self.first, self.last) == \
@@ -217,6 +239,9 @@ class _Chain:
         if key is not None and not key.verify(_RECORD_DOMAIN + rec["hash"].encode("ascii"), rec.get("sig")):
             raise _Broken(f"line {n}: the record's signature is missing or does not verify with the given key (it was "
                           "written or rewritten without the private key)", n)
+        if self.log_id and rec.get("log") != self.log_id:
+            raise _Broken(f"line {n}: the record belongs to another log (log {str(rec.get('log'))[:32]!r}, this "
+                          f"one is {self.log_id!r}): a record, or the whole log, was taken from another log", n)
         self.first = rec["hash"] if self.records == 0 else self.first
         self.records, self.size, self.last = n, self.size + len(line), rec["hash"]
         if self.kept is not None:
@@ -290,6 +315,8 @@ class LogCheck:
     anchored: bool = False       # a head signed by the given public key vouches for the records
     after_anchor: int = 0        # complete records after the last head: at most one, an interrupted write
     note: str = ""               # what the verdict does and does not cover
+    log_id: str = ""             # the log's id ("" for a log begun before log ids)
+    expected: int = -1           # the expected head's record count, when one was given and the log extends it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -298,12 +325,20 @@ class LogCheck:
 class DecisionLog:
     """Appends records under an exclusive lock; never rewrites a record."""
 
-    def __init__(self, path: str | Path, key: SigningKey | str | Path | None = None) -> None:
+    def __init__(self, path: str | Path, key: SigningKey | str | Path | None = None,
+                 checkpoint: str | Path | None = None) -> None:
         self.path = Path(os.path.realpath(path))
         if not self.path.name:   # "/": no file to write, and no name to put the head beside
             raise DecisionLogError("log.write", "the log must be a file, not the root folder", file=str(path))
         self.head_path = _head_path(self.path)
         self.key = load_signing_key(key) if isinstance(key, (str, Path)) else key
+        # a copy of every head, kept where whoever can write the log cannot (another volume, another user's
+        # folder): the log must extend it, so a rollback or another log put in its place between runs is refused
+        self.checkpoint = Path(os.path.abspath(checkpoint)) if checkpoint is not None else None
+        if self.checkpoint is not None and self.checkpoint in (self.path, self.head_path):
+            raise DecisionLogError("log.write", "the checkpoint must be another file than the log and its head",
+                                   file=str(checkpoint), fix="keep the checkpoint in a folder the log's writers "
+                                   "alone can write")
         self.wrote: tuple[int, str] | None = None   # (records, last hash) after this writer's last append
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -321,7 +356,7 @@ class DecisionLog:
         try:
             _lock(fd, fcntl.LOCK_EX, self.path, "log.write")
             chain = self._chain(fd)
-            entry = {**record, "seq": chain.records, "prev": chain.last}
+            entry = {**record, "seq": chain.records, "prev": chain.last} | ({"log": chain.log_id} if chain.log_id else {})
             try:
                 entry["hash"] = record_hash(entry)
             except (ValueError, TypeError, RecursionError) as e:  # NaN, an int over 4,300 digits, a cycle
@@ -334,7 +369,8 @@ class DecisionLog:
                 _write_all(fd, line)
                 os.fsync(fd)
                 first = chain.first if chain.records else entry["hash"]
-                self._write_head(_Chain(chain.records + 1, chain.size + len(line), first, entry["hash"]))
+                self._write_head(_Chain(chain.records + 1, chain.size + len(line), first, entry["hash"],
+                                        log_id=chain.log_id))
             except Exception:   # the caller will deny: a record it could not anchor must not say otherwise
                 _take_back(fd, chain.size)
                 raise
@@ -355,12 +391,14 @@ class DecisionLog:
         size = os.fstat(fd).st_size
         head = _load_head(self.head_path)
         self._went_back(head)
+        self._extends_checkpoint(head, fd)
         if head is None:
             if size:
                 raise _Broken(f"the head file {self.head_path.name} is missing while the log holds {size} bytes: the "
                               "head was deleted, or the log was not written here")
-            self._write_head(_Chain())
-            return _Chain()
+            fresh = _Chain(log_id=os.urandom(16).hex())
+            self._write_head(fresh)
+            return fresh
         if self.key is not None:
             _check_signature(head, self.key.public)
         elif head.key_id:
@@ -394,12 +432,44 @@ class DecisionLog:
                           f"{'' if head.records < records else ' and another last record'}: the log was rolled back "
                           "or replaced while it ran")
 
+    def _extends_checkpoint(self, head: Head | None, fd: int) -> None:
+        """_Broken unless the log (at `head`) is the checkpoint's log, at or after the checkpoint: the writer's
+        check, in constant work, of what verify_log(expected=) checks in full."""
+        if self.checkpoint is None:
+            return
+        saved = _load_head(self.checkpoint)
+        if saved is None:
+            if head is not None and head.records:
+                raise _Broken(f"the checkpoint {self.checkpoint} is missing while the log's head vouches for "
+                              f"{head.records} records: it was deleted, or this log was not written with it (once "
+                              "`veriguard verify-log` finds the log intact, copy its .head file there)")
+            return
+        if self.key is not None:
+            _check_signature(saved, self.key.public, "the checkpoint")
+        if head is None:
+            raise _Broken(f"the log's head is gone while its checkpoint vouches for {saved.records} records: the log "
+                          "was deleted or replaced")
+        _continues(saved, head)
+        if head.records > saved.records:   # the record after the checkpoint must chain from it
+            with os.fdopen(os.dup(fd), "rb") as f:
+                f.seek(saved.size)
+                line = f.readline()
+            try:
+                if not line.endswith(b"\n"):
+                    raise _Broken(f"no complete record at byte {saved.size}")
+                _Chain.at(saved).add(line, self.key.public if self.key else None)
+            except _Broken as e:
+                raise _Broken(f"the log does not continue its checkpoint ({saved.records} records): {e.problem}; it "
+                              "was replaced by another log or rewritten") from None
+
     def _write_head(self, chain: _Chain) -> None:
-        head = Head(chain.records, chain.size, chain.first, chain.last, _now())
+        head = Head(chain.records, chain.size, chain.first, chain.last, _now(), log_id=chain.log_id)
         if self.key is not None:
             head = replace(head, key_id=self.key.key_id)
             head = replace(head, sig=self.key.sign(head.message()))
         write_atomic(self.head_path, head.to_bytes(), mode=_MODE)
+        if self.checkpoint is not None:   # after the head: a crash between the two leaves the checkpoint behind
+            write_atomic(self.checkpoint, head.to_bytes(), mode=_MODE)
 
     def records(self) -> Iterator[dict[str, Any]]:
         """The records as written (not verified: read_verified gives only the records verify_log checked)."""
@@ -448,21 +518,38 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def verify_log(path: str | Path, key: VerifyKey | None = None) -> LogCheck:
-    """Check every record and the head; with `key`, every signature too. A finding is a LogCheck with
+def read_head(path: str | Path) -> Head:
+    """The head in `path`: a log's .head file, or a copy of one kept elsewhere (a checkpoint) to pass as
+    verify_log's `expected`. DecisionLogError when there is none or it is not a head."""
+    try:
+        head = _load_head(Path(path))
+    except _Broken as e:
+        raise DecisionLogError("log.unreadable", f"not a decision log head: {e.problem}", file=str(path),
+                               fix="pass a copy of LOG.head (a checkpoint written with DecisionLog(checkpoint=))") \
+            from None
+    if head is None:
+        raise DecisionLogError("log.unreadable", "the expected head (a checkpoint) does not exist", file=str(path),
+                               fix="pass a copy of LOG.head kept where the log's writer put it")
+    return head
+
+
+def verify_log(path: str | Path, key: VerifyKey | None = None, expected: Head | None = None) -> LogCheck:
+    """Check every record and the head; with `key`, every signature too; with `expected` (a head kept elsewhere:
+    read_head of a checkpoint), that the log is that log at or after that state. A finding is a LogCheck with
     ok=False; a log that cannot be read at all is a DecisionLogError."""
-    return _verify(path, key, _Chain())
+    return _verify(path, key, _Chain(), expected)
 
 
-def read_verified(path: str | Path, key: VerifyKey | None = None) -> tuple[LogCheck, tuple[dict[str, Any], ...]]:
+def read_verified(path: str | Path, key: VerifyKey | None = None, expected: Head | None = None) -> \
+        tuple[LogCheck, tuple[dict[str, Any], ...]]:
     """verify_log's verdict and the records it verified, parsed from the very bytes it checked (none when the log
     is broken; never an incomplete last line): what a reader may count or replay, without opening the log again."""
     chain = _Chain(kept=[])
-    check = _verify(path, key, chain)
+    check = _verify(path, key, chain, expected)
     return check, (tuple(chain.kept or ()) if check.ok else ())
 
 
-def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain) -> LogCheck:
+def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain, expected: Head | None = None) -> LogCheck:
     real = Path(os.path.realpath(path))
     head_path = _head_path(real)
     fd = _open(real, write=False)
@@ -477,9 +564,15 @@ def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain) -> LogCheck:
                 if key is not None:  # a signed head precedes the first record: an empty log without one was emptied
                     raise _Broken(f"the log is empty and its head file {head_path.name} is missing: it was emptied "
                                   "and its head deleted (or its writer stopped before the first record)")
+                if expected is not None:
+                    raise _Broken(f"the log is empty and has no head, where the expected head vouches for "
+                                  f"{expected.records} records: it was deleted or replaced")
                 return LogCheck(True, 0, note="not anchored: an empty log with no head yet (nothing was written to it)")
             if key is not None:
                 _check_signature(head, key)
+            chain.log_id = head.log_id
+            if expected is not None:
+                _at_expected(chain, f, key, head, expected)
             if _extend(chain, f, key, head.records) or chain.records < head.records:
                 raise _Broken(f"the log has {chain.records} complete records where its head vouches for {head.records}: "
                               "records were removed from the end (or the head was replaced)", chain.records + 1)
@@ -490,18 +583,42 @@ def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain) -> LogCheck:
         except _Broken as e:
             return LogCheck(False, chain.records, e.problem, e.line)
     return LogCheck(True, chain.records, anchored=key is not None, after_anchor=chain.records - head.records,
-                    note=_note(head, key, chain.records - head.records, torn=torn))
+                    note=_note(head, key, chain.records - head.records, torn=torn, expected=expected),
+                    log_id=head.log_id, expected=expected.records if expected is not None else -1)
 
 
-def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool) -> str:
+def _at_expected(chain: _Chain, f: BinaryIO, key: VerifyKey | None, head: Head, expected: Head) -> None:
+    """Add the records up to the expected head's to `chain` (at the start), and _Broken unless they are the ones
+    it vouches for, in the log it names."""
     if key is not None:
+        _check_signature(expected, key, "the expected head")
+    _continues(expected, head)
+    if _extend(chain, f, key, expected.records) or chain.records < expected.records:
+        raise _Broken(f"the log has {chain.records} complete records where the expected head vouches for "
+                      f"{expected.records}", chain.records + 1)
+    if not chain.matches(expected):
+        raise _Broken(f"records 1-{expected.records} are not the ones the expected head vouches for (its last hash is "
+                      f"{expected.last_hash[:16]}…, the log's {chain.last[:16]}…): the log was replaced by another log",
+                      expected.records)
+
+
+def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool, expected: Head | None = None) -> str:
+    if key is not None and expected is not None:
+        notes = [f"anchored: the head is signed by key {head.key_id[:16]}… ({head.time}), and the log is the expected "
+                 f"log at or after the expected head ({expected.records} records, {expected.time}); a rollback to a "
+                 "state after that head cannot be detected"]
+    elif key is not None:
         notes = [f"anchored: the head is signed by key {head.key_id[:16]}… ({head.time}); a rollback to an earlier "
-                 "state kept whole cannot be detected"]
+                 "state kept whole, or another log of this key put in its place, cannot be detected without the "
+                 "expected head (a checkpoint kept elsewhere)"]
     elif head.key_id:
         notes = [f"not anchored: the head is signed by key {head.key_id[:16]}…, but without --public-key the "
                  "signatures are not checked, and a rewrite cannot be detected"]
     else:
         notes = ["not anchored: the log was written without a key, and a rewrite cannot be detected"]
+    if not head.log_id:
+        notes.append("the log has no id (begun before log ids): another log of the same key cannot be told from it; "
+                     "start a new log to bind its records")
     if after:
         notes.append(f"{after} record after the last anchor, accepted as an interrupted write (written, but the head "
                      "was not updated; the next append anchors it); a crash leaves at most one, so more would be a "

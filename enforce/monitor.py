@@ -84,14 +84,17 @@ class Monitor:
 
     @classmethod
     def from_build(cls, build: str | Path, *, strategy: str | None = None, log: DecisionLog | str | Path | None = None,
-                   log_key: str | Path | None = None, accept_unproved: bool = False,
+                   log_key: str | Path | None = None, log_checkpoint: str | Path | None = None,
+                   accept_unproved: bool = False,
                    trusted_keys: TrustedKeys | None = None, require_signed: bool | None = None,
                    protect: Sequence[str | Path] = (), secrets: Sequence[str | Path] = (),
                    expect_sha256: str | None = None, **kw: Any) -> "Monitor":
         """A monitor for DIR/<name> with the extractors its spec declares (files checked against the certificate).
 
         `log` is a DecisionLog or a path; `log_key`, the private key file that signs a log given as a
-        path (see enforce.keys), anchors it so that a rewrite of its history is detected. `trusted_keys`
+        path (see enforce.keys), anchors it so that a rewrite of its history is detected; `log_checkpoint`, a file
+        where a copy of its signed head is kept (out of reach of whoever can write the log), makes the log refuse
+        to be extended when it was rolled back or replaced by another log between runs. `trusted_keys`
         and `require_signed` check the build's signature (enforce.loader.load_policy; by default from
         VERIGUARD_TRUSTED_KEYS and VERIGUARD_REQUIRE_SIGNED; `expect_sha256` pins the policy's hash). `protect` and `secrets` add paths to the shell zone
         maps' {guard} (the agent reads but never changes them) and {secret} (a credential): what the caller found
@@ -101,13 +104,14 @@ class Monitor:
         base = Path(build) / "spec"
         extraction = policy.extraction.get("extraction", {})
         enforcement = policy.extraction.get("enforcement", {})
-        given = [build, *protect] + ([log, f"{log}.head"] if isinstance(log, (str, Path)) else [])
+        given = [build, *protect] + ([log, f"{log}.head"] if isinstance(log, (str, Path)) else []) + \
+            ([log_checkpoint] if log_checkpoint is not None else [])
         if isinstance(log, (str, Path)):
             from veriguard.enforce.decision_log import DecisionLog
 
-            log = DecisionLog(log, key=log_key)
-        elif log_key is not None:
-            raise ValueError("log_key signs a log given as a path; a DecisionLog brings its own key")
+            log = DecisionLog(log, key=log_key, checkpoint=log_checkpoint)
+        elif log_key is not None or log_checkpoint is not None:
+            raise ValueError("log_key and log_checkpoint go with a log given as a path; a DecisionLog brings its own")
         extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base,
                                       places=protected(given, log, log_key, secrets), files=policy.spec_files)
         return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
@@ -268,6 +272,6 @@ def protected(given: list[str | Path], log: DecisionLog | None, log_key: str | P
         return [Path(path).absolute(), Path(os.path.realpath(path))]
 
     guard = [p for g in [*given, *own_installation()] for p in both(g)] + (
-        [log.path, log.head_path] if log is not None else [])
+        [log.path, log.head_path] + ([log.checkpoint] if log.checkpoint is not None else []) if log is not None else [])
     keys = both(log_key) if isinstance(log_key, (str, Path)) else []
     return places_of({"guard": guard, "secret": keys + [p for s in secrets for p in both(s)]})
