@@ -258,10 +258,14 @@ def check_signature(d: Path, certificate: bytes, keys: Mapping[str, VerifyKey] |
 
 
 def _read_bytes(path: Path, code: str) -> bytes:
+    """The bytes of a build file no hash covers (the certificate, its signature): a regular file, read once from one
+    descriptor without waiting (a FIFO put in its place would hang every load)."""
     try:
-        return path.read_bytes()
-    except OSError as e:
-        raise PolicyLoadError(code, f"cannot read {path}: {e.strerror}", _RESYNTH) from None
+        return read_regular_file(path)
+    except FileRefused as e:
+        why = "is not a regular file (a pipe, a device or a socket)" if e.kind == "special" else \
+            f"cannot be read: {e.why}"
+        raise PolicyLoadError(code, f"{path} {why}", _RESYNTH) from None
 
 
 def _read_json(path: Path, code: str, data: bytes | None = None) -> Any:

@@ -1,0 +1,43 @@
+"""The files of a build the certificate cannot cover (certificate.json and signature.json themselves) are read as
+carefully as the certified ones: a FIFO put in their place hung the loader (and so every hook call) for ever."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
+
+LOAD = "import sys; from veriguard.enforce.loader import load_policy\n" \
+       "try:\n    load_policy(sys.argv[1]); print('loaded')\nexcept Exception as e:\n    print(e.code)"
+
+
+def load_in_child(build):
+    done = subprocess.run([sys.executable, "-c", LOAD, str(build)], capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("VERIGUARD_")})
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def build(payments_build, tmp_path):
+    target = tmp_path / "payments"
+    shutil.copytree(payments_build, target)
+    return target
+
+
+def test_a_fifo_as_the_signature_is_refused_without_waiting(build):
+    os.mkfifo(build / "signature.json")
+    assert load_in_child(build) == "load.signature"
+
+
+def test_a_fifo_as_the_certificate_after_the_first_look_is_refused_without_waiting(build, monkeypatch):
+    from veriguard.enforce.loader import PolicyLoadError, load_policy
+
+    real = build / "certificate.json"
+    real.unlink()
+    os.mkfifo(real)
+    monkeypatch.setattr("pathlib.Path.is_file", lambda self: True)   # swapped between the look and the read
+    with pytest.raises(PolicyLoadError) as e:
+        load_policy(build)
+    assert e.value.code == "load.certificate" and "not a regular file" in e.value.message
