@@ -21,10 +21,11 @@ from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, SpecFiles, _coerce, _path, _typed, spec_file
 from veriguard.enforce.shell_state import IO, Invocation, State
 from veriguard.enforce.shell_syntax import check_text, parse
-from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Places, ZoneMap, Zones, fill,
+from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Places, ZoneMap, Zones, _intersect, fill,
                                             load_commands, load_zones, normalise, split_pattern)
+from veriguard.enforce.shell_table import _fold as _fold_comps
 from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
-from veriguard.enforce.shell_walk import Analyser, Analysis, Rewrite, _escape, ordered
+from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, ordered
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 
@@ -46,6 +47,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
                 else None)
     if follow_links and compiled is not None:
         a = through_links(a, compiled, (workspace, home, tmp))
+        a = through_content(a, compiled, commands)
     return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
 
 
@@ -152,6 +154,127 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
     if not notes:
         return a
     return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
+
+
+CONTENT_LIMIT = 20_000        # entries of a folder walked, or members of an archive listed, for through_content
+TAR_BYTES = 64 * 2 ** 20     # a tar archive is read through (decompressed) to list its members: up to this size
+
+
+def through_content(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:
+    """`a` with the names its steps put in a folder as the disk gives them (Analysis.brought): a glob's matches and
+    a folder's content (`cp /tmp/x/* .` brings `lefthook.yml`, `cp -r /tmp/x sub` brings `sub/.envrc`), an
+    archive's members (`tar x -C sub`, `unzip -d sub`); each is a write of its zone, a protected name in a sub-folder
+    or without a dot included (zones.toml [nested] meets a name spelled out). What cannot be listed (a URL, an
+    archive on the input or in a format not read here, a source the command itself makes, too many entries) makes
+    the command unknown: a human approves what it brings unseen."""
+    touched, notes, unseen = dict.fromkeys(a.touched), [], []
+    names = _nested_names(zones)
+    for b in a.brought:
+        if not names or not _may_nest(zones, b.folder):
+            continue
+        found = _content(b)
+        if found is None:
+            unseen.append(b.folder)
+            continue
+        for rel in found:
+            parts = [p for p in rel.split("/") if p and p != "."]
+            if not parts or names.isdisjoint(p.casefold() for p in parts):
+                continue
+            # a member may land under its path less leading folders (tar --strip-components, unzip -j, 7z e)
+            for k in range(len(parts) if b.unpacks else 1):
+                path = normalise(b.folder + "/" + "/".join(parts[k:]))
+                for zone in zones.of(split_pattern(_escape(path))):
+                    if ("write", zone) not in touched:
+                        touched[("write", zone)] = None
+                        notes.append(f"write {path} (brought into {normalise(b.folder)}): {zone}")
+    kind = a.kind
+    if unseen:
+        kind = max((a.kind, table.unknown), key=table.rank)
+        notes.extend(f"unknown (what lands in {normalise(f)} cannot be listed before it runs: a URL, an archive on "
+                     "its input or in a format not read here, a source the command makes, or too many entries)"
+                     for f in dict.fromkeys(unseen))
+    if not notes:
+        return a
+    return replace(a, kind=kind, touched=ordered(touched), account=a.account + tuple(notes))
+
+
+def _nested_names(zones: Zones) -> frozenset[str]:
+    """The literal names of zones.toml's [nested] patterns past their `**` (case-folded): a name brought that has
+    none of them among its parts is in no such zone."""
+    return frozenset(c.text for _, patterns in zones.nested for z in patterns
+                     for c in z[next((i for i, c in enumerate(z) if c.star2), len(z) - 1):] if not c.glob)
+
+
+def _may_nest(zones: Zones, folder: str) -> bool:
+    """Whether a [nested] pattern may match something under `folder`."""
+    under = _fold_comps(split_pattern(_escape(normalise(folder)))) + (STAR2,)
+    return any(_intersect(under, z, dot_rule=False) for _, patterns in zones.nested for z in patterns)
+
+
+def _content(b: Brought) -> list[str] | None:
+    """The names, relative to `b.folder`, of what `b` puts there; None when they cannot be listed now."""
+    out: list[str] = []
+    for source in b.sources:
+        if not source:
+            return None
+        comps = split_pattern(normalise(source))
+        paths = _Walk(CONTENT_LIMIT).expand(comps) if any(c.glob for c in comps) else (
+            ["/" + "/".join(c.text for c in comps)] if os.path.lexists("/" + "/".join(c.text for c in comps)) else [])
+        if not paths:
+            if b.alone:
+                continue       # nothing there now and no other step makes it: the program finds nothing
+            return None
+        for path in paths:
+            found = _archive(path) if b.unpacks else _tree(path, recursive=b.recursive)
+            if found is None:
+                return None
+            out.extend(found)
+        if len(out) > CONTENT_LIMIT:
+            return None
+    return out
+
+
+def _tree(path: str, *, recursive: bool) -> list[str] | None:
+    """`path`'s own name and, for a folder copied with its content, every name under it both as `NAME/...` and as
+    `...` (cp -r SRC DIR puts SRC in DIR when DIR exists, or makes DIR a copy of it)."""
+    name = os.path.basename(path.rstrip("/"))
+    out = [name]
+    if not recursive or os.path.islink(path) or not os.path.isdir(path):
+        return out
+    walk, stack = _Walk(CONTENT_LIMIT), [path]
+    while stack:
+        for e in walk.entries(stack.pop()):
+            rel = os.path.relpath(e.path, path)
+            out.extend((rel, name + "/" + rel))
+            if e.is_dir(follow_symlinks=False):
+                stack.append(e.path)
+        if walk.exhausted:
+            return None
+    return out
+
+
+def _archive(path: str) -> list[str] | None:
+    """The member names of a tar or zip archive (None: not one, too large, or unreadable)."""
+    import tarfile
+    import zipfile
+    try:
+        if os.path.isdir(path):
+            return None
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                names = z.namelist()
+            return names if len(names) <= CONTENT_LIMIT else None
+        if os.path.getsize(path) > TAR_BYTES or not tarfile.is_tarfile(path):
+            return None
+        out = []
+        with tarfile.open(path) as t:
+            for m in t:
+                out.append(m.name)
+                if len(out) > CONTENT_LIMIT:
+                    return None
+        return out
+    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, ValueError):
+        return None
 
 
 class _Near:

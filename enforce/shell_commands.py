@@ -35,6 +35,9 @@ class Commands:
     function_depth: int
     home: str
     source: str
+    # (invocation, folders, sources as escaped patterns ("": not known; None: what it reads), recursive): Commands.bring
+    brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]]
+    read_by: dict[int, list[str]]
 
     if TYPE_CHECKING:
         def unknown(self, why: str) -> None: ...
@@ -52,6 +55,8 @@ class Commands:
         def read_environment(self, what: str) -> None: ...
         def rewrites_tree(self, sub: str, inv: Invocation, before: list[Value] | None = None) -> None: ...
         def links_made(self, value: Value, inv: Invocation) -> None: ...
+        def joined(self, text: str, cwds: tuple[str, ...] | None) -> list[str | None]: ...
+        def pattern_paths(self, value: Value, cwds: tuple[str, ...] | None) -> list[str | None]: ...
 
     def run(self, words: list[Value], st: State, io: IO, env_assigns: list[tuple[str, Value]], label: str,
             cwds: tuple[str, ...] | None = None, *, inherit_cwds: bool = True) -> State:
@@ -163,6 +168,7 @@ class Commands:
         if spec.sudo or any(o.sudo for o, _, _ in parsed.opts):
             self.sudo = True
             self.note("runs as another user (sudo)")
+        start = inv.cwds
         for opt, word, value in parsed.opts:
             if opt.value == "chdir" and value is not None:
                 inv.cwds = self.chdir(value, inv.cwds)
@@ -183,7 +189,9 @@ class Commands:
         for opt, word, value in parsed.opts:
             role = opt.value
             if value is not None and role is not None and role not in ("chdir", "command", "subcommand"):
+                moved, inv.cwds = inv.cwds, start if opt.before_chdir else inv.cwds
                 self.value_role(role, value, inv, roles, word, recursive=recursive)
+                inv.cwds = moved
         if parsed.sub is not None:
             return self.subcommand(spec, parsed.sub, inv)
         operands = parsed.operands
@@ -266,7 +274,11 @@ class Commands:
             self.touch(cwd_roles, Value.of("."), inv, recursive=recursive)
         if "into" in cwd_roles and not any("write" in r for _, r in assigned):   # no folder named (git clone URL)
             inv.into.append(Value.of("."))
+        if "unpack" in cwd_roles and not inv.unpack:
+            inv.unpack.append(Value.of("."))
         self.put_into(assigned, roles, inv, recursive=recursive)
+        for folder in inv.unpack:
+            self.bring(folder, None, inv, recursive=True)
         if spec.interpreter:
             positional = tuple(v for v, r in assigned if script_from == "operand")
             self.interpret(spec, script_from, script_value, inv, positional)
@@ -301,6 +313,8 @@ class Commands:
             self.mentions(value.text, "a remote helper's address", inv)
             return
         if "url" in parts:
+            # what a clone checks out is not a listing of the address, local or not (Commands.bring)
+            self.read_by.setdefault(id(inv), []).append("")
             local = _local_url(value)
             if local is None:
                 return
@@ -387,6 +401,8 @@ class Commands:
             inv.repositories.append(value)
         if "into" in parts:
             inv.into.append(value)
+        if "unpack" in parts:
+            inv.unpack.append(value)
         if "mount" in parts:
             self.mount(value, inv, word)
         if "compressed" in parts or "prefix" in parts:
@@ -718,6 +734,8 @@ class Commands:
             slots, folders = [(assigned[0][0], ("read", "write"))], [Value.of(".")]
         for folder in folders:
             for src, slot_roles in slots:
+                if recursive or src.pattern is not None:   # names a glob or a folder's content gives
+                    self.bring(folder, src, inv, recursive=recursive)
                 child = _into(folder, src)
                 self.touch(("write",), child or folder, inv, recursive=recursive or child is None)
                 accesses = tuple(a for x in slot_roles for a in roles.get(x, x).split("+") if a in ACCESSES)
@@ -725,6 +743,24 @@ class Commands:
                     self.links_made(child or folder, inv)
                     self.links_made(folder, inv)
                     self.link_targets(accesses, src, folder, inv)
+
+    def bring(self, folder: Value, src: Value | None, inv: Invocation, *, recursive: bool) -> None:
+        """Files land in `folder` under names the disk gives (a glob's matches, a folder's content: `src`) or an
+        archive's members (`src` None: what `inv` reads), which may be protected names in a sub-folder (`sub/.envrc`,
+        `lefthook.yml`): shell.through_content reads them on disk. A folder the analysis cannot resolve is written
+        as an unresolved path already."""
+        if folder.text is None or folder.pattern is not None:
+            return
+        dests = [d for d in self.joined(folder.text, inv.cwds) if d is not None]
+        if src is None:
+            sources: tuple[str, ...] | None = None
+        elif src.text is None or "://" in src.text or REMOTE.match(src.text):
+            sources = ("",)
+        else:
+            found = ([escape_glob(p) if p is not None else None for p in self.joined(src.text, inv.cwds)]
+                     if src.pattern is None else self.pattern_paths(src, inv.cwds))
+            sources = tuple(p or "" for p in found)
+        self.brings.append((inv, tuple(dests), sources, recursive))
 
     def link_targets(self, accesses: tuple[str, ...], target: Value, folder: Value, inv: Invocation) -> None:
         """A source written through what is put into `folder` is a link's target (`ln -s TARGET LINK`, `cp -s`):

@@ -69,5 +69,6 @@ class Invocation:
     repositories: list[Value] = field(default_factory=list)  # named by --git-dir / GIT_DIR (beside the search)
     files: list[Value] = field(default_factory=list)         # configuration files named by the environment
     into: list[Value] = field(default_factory=list)          # folders its sources are put in (role "into")
+    unpack: list[Value] = field(default_factory=list)        # folders an archive's members land in (role "unpack")
     roles: dict[str, str] = field(default_factory=dict)      # roles its settings changed (init.templateDir)
     builds: bool = False     # a build or test tool: what it writes whole is the project's code's doing, not links it puts

@@ -24,15 +24,18 @@ ACCESSES = ("read", "write", "delete", "execute")
 # Operand and option-value kinds beside the accesses (combined with "+", e.g. "read+delete").
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
          "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
-         "query", "path_list", "at_list", "into", "compressed", "prefix", "mount", "guest", "typed", "glob_name", "define")
+         "query", "path_list", "at_list", "into", "compressed", "prefix", "mount", "guest", "typed", "glob_name", "define",
+         "unpack")
 # kinds that combine with accesses: "into" (a folder the sources are put in, each under its own name: cp, ln,
 # scp), "compressed" (the file under its name with a compression suffix added or taken off), "prefix" (files
 # whose names start with the value: split's pieces); "mount" (a container's bind mount: its host folder); "guest" (a
 # path inside a container, not on this machine); "query" (an expression that may also be a file: yq reads a lone
 # operand as its file), "at_file" (a word whose @FILE part is a file: gh api's -F name=@FILE, a body file otherwise),
 # "glob_name" (an output name in which `#N` stands for what the URL's Nth glob matched: curl -o '#1' 'https://h/{a,b}');
-# "define" (NAME=VALUE, a build property: a VALUE written as a path is a folder the build may read and write)
-_COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name"}
+# "define" (NAME=VALUE, a build property: a VALUE written as a path is a folder the build may read and write);
+# "unpack" (a folder that files the command reads, or fetches, land in under names only their content gives: tar -x,
+# unzip -d, git clone: shell.through_content lists them on disk, or asks when it cannot)
+_COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name", "unpack"}
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
@@ -79,6 +82,7 @@ class OptionSpec(NamedTuple):  # NamedTuples and not dataclasses here: a hook pr
     file: tuple[str, ...] | None = None  # replaces the command's `file` (git config --global)
     then: str | None = None              # the role of a second word it takes (jq --rawfile NAME FILE)
     separate: str | None = None          # an attached value's option also takes a next word matching this (BSD sed -i '')
+    before_chdir: bool = False           # its value is a path in the folder the command starts in (tar -C DIR -f ARCHIVE)
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,7 +210,8 @@ _CMD_KEYS = {"class", "operands", "options", "other_options", "style", "stop_at_
              "default_operand", "cwd", "prints", "filter", "subcommands", "same_as", "sudo", "interpreter",
              "special", "keyed", "remote", "plus", "roles", "why", "file", "rewrites", "optional_subcommands"}
 _OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_operand", "prints", "sudo", "roles",
-             "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file", "then", "separate"}
+             "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file", "then", "separate",
+             "before_chdir"}
 _SETTINGS_KEYS = {"repository", "repository_env", "env_keys", "files_env", "key_env", "value_env", "parameters_env",
                   "keys"}
 _SETTING_ROLES = {"file": "none"}   # a setting may change the role "file" of the command it is given to
@@ -302,6 +307,7 @@ class _Reader:
             terminators=tuple(map(str, raw.get("terminators", ()))), cwd=self.accesses(raw.get("cwd", []), where),
             filter=self.flag(raw["filter"], f"{where}.filter") if "filter" in raw else None,
             no_cwd=self.flag(raw.get("no_cwd", False), f"{where}.no_cwd"),
+            before_chdir=self.flag(raw.get("before_chdir", False), f"{where}.before_chdir"),
             why=str(raw.get("why", "")), file=self.files(raw["file"], f"{where}.file") if "file" in raw else None,
             then=then, separate=str(separate) if separate is not None else None)
 
@@ -335,7 +341,7 @@ class _Reader:
         if not isinstance(raw, list):
             raise _fail(self.file, f"{where}.cwd", f"expected a list of accesses, got {raw!r}")
         for i, r in enumerate(raw):
-            if r != "into":   # the working directory receives the sources under their own names (curl -O)
+            if r not in ("into", "unpack"):   # the working directory receives the sources (curl -O, tar -x)
                 self.role(r, f"{where}.cwd[{i}]", {}, kinds=False)
         return tuple(map(str, raw))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.shell_commands import Commands
@@ -39,6 +39,17 @@ class Rewrite:
     alone: str = ""                  # why the repository as it is now may not be what it meets ('' when it is)
 
 
+class Brought(NamedTuple):
+    """Files a step puts in `folder` under names the disk gives: a glob's matches or a folder's content (`cp -r /tmp/x
+    sub`, `cp /tmp/x/* .`), an archive's members (`tar x -C sub`, `unzip -d sub`, `git clone URL sub`)."""
+
+    folder: str                  # absolute, not normalised
+    sources: tuple[str, ...]     # absolute escaped patterns of what lands there; "": content not known (a URL, stdin)
+    unpacks: bool                # the sources are archives, whose members land in `folder`
+    recursive: bool              # a folder among the sources lands with everything in it
+    alone: bool                  # no other step of the command writes: a source missing now is not made by it
+
+
 @dataclass(frozen=True)
 class Analysis:
     kind: str
@@ -55,6 +66,7 @@ class Analysis:
     # (accesses, path, folder): a path that goes through `folder` (or a recursive access above it) after an earlier
     # step wrote it whole or put links in it (tar x, git clone, cp -a, ln): links not on disk yet may lead anywhere
     fresh: tuple[tuple[tuple[str, ...], str, str], ...] = ()
+    brought: tuple[Brought, ...] = ()
 
     @property
     def how(self) -> str:
@@ -69,6 +81,9 @@ class Analyser(Commands, Env):
         self.globbed: dict[tuple[tuple[str, ...], tuple[Comp, ...], bool], None] = {}   # Analysis.patterns
         self.fresh: dict[tuple[tuple[str, ...], str, str], None] = {}     # Analysis.fresh
         self.made: list[tuple[Invocation | None, str]] = []   # folders a step may have put links in, and the step
+        self.brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]] = []   # Commands.bring
+        self.read_by: dict[int, list[str]] = {}    # id(invocation) -> escaped patterns it reads ("": not known)
+        self.writers: set[int] = set()             # id(invocation) of each step that changes a file (0: a redirection)
         self.system_dirs = tuple(normalise(d) for d in table.system_dirs)
         self.project_dirs = sources
         self.classes: list[tuple[str, str]] = []
@@ -105,7 +120,16 @@ class Analyser(Commands, Env):
         return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
                         tuple(self._rewrite(sub, w, inv, moved=m) for sub, w, inv, m in self.rewriting),
-                        tuple(self.globbed), tuple(self.fresh))
+                        tuple(self.globbed), tuple(self.fresh), self._brought())
+
+    def _brought(self) -> tuple[Brought, ...]:
+        out: list[Brought] = []
+        for inv, folders, sources, recursive in self.brings:
+            read = tuple(dict.fromkeys(self.read_by.get(id(inv), ()))) or ("",)
+            alone = self.writers <= {id(inv)}
+            out.extend(Brought(f, read if sources is None else sources, sources is None, recursive, alone)
+                       for f in folders)
+        return tuple(dict.fromkeys(out))
 
     def rewrites_tree(self, sub: str, inv: Invocation, before: list[Value] | None = None) -> None:
         """`inv` runs git's `sub`, which may rewrite its work tree: called before the subcommand's own words are
@@ -775,6 +799,7 @@ class Analyser(Commands, Env):
         cwds = inv.cwds if inv is not None else self.st.cwds
         loose = inv.st.loose_glob if inv is not None else False
         targets: list[tuple[str, Any]] = []
+        self.reads_and_writes(accesses, value, inv, cwds)
         if value.text is None:
             if value.under:
                 targets = [(normalise(d) + "/…", split_pattern(_escape(normalise(d))) + (STAR2,)) for d in value.under]
@@ -825,6 +850,22 @@ class Analyser(Commands, Env):
                     self.touches.setdefault((a, zone), shown)
             if zones:
                 self.note(f"{'+'.join(accesses)} {shown}{' (recursive)' if recursive else ''}: {', '.join(zones)}")
+
+    def reads_and_writes(self, accesses: tuple[str, ...], value: Value, inv: Invocation | None,
+                         cwds: tuple[str, ...] | None) -> None:
+        """Which steps write, and what each reads (the archives Commands.bring's unpacking steps take files from)."""
+        if set(accesses) - {"read"}:
+            self.writers.add(self._active(inv))
+        if "read" not in accesses or inv is None or value.text in ("", "-"):
+            return
+        self._active(inv)   # kept alive: its id names it
+        if value.text is None:
+            found: list[str | None] = [None]
+        elif value.pattern is None:
+            found = [_escape(p) if p is not None else None for p in self.joined(value.text, cwds)]
+        else:
+            found = self.pattern_paths(value, cwds)
+        self.read_by.setdefault(id(inv), []).extend(p or "" for p in found)
 
     def links_made(self, value: Value, inv: Invocation) -> None:
         """`value` may be a symbolic link `inv` makes (`ln -s T LINK`, `cp -P`, a copy put into a folder)."""
