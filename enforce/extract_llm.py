@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,6 +133,7 @@ class LLMExtractor:
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         self.stats.extractions += 1
+        _refuse_addressed(observation, self.text, self.max_chars)
         if self.mode == "llm":
             value, how, details = self._ask(observation)
             return Extracted(value, f"llm: {how}", 1.0, self.kind, details)
@@ -310,6 +313,76 @@ def _forget_calls() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_calls)
+
+
+# Text that speaks to whoever reads it (the model) rather than describing what the agent proposes: orders to
+# ignore or override instructions, to answer "none" or false, role and chat-template markers, our own delimiter,
+# an answer written as JSON. A benign request never needs these; a model that obeys them answers within the schema,
+# where no check of the answer can see it, so the text is refused before it is sent.
+_ADDRESSED = tuple(re.compile(p) for p in (
+    r"\b(ignore|disregard|forget|override|bypass|skip)\b[^.!?\n]{0,60}\b(instruction|rule|prompt|polic|guideline|"
+    r"guard|classif|extract|categor|schema|system)",
+    r"\b(answer|respond|reply|output|classify|label|categori[sz]e|report|mark)\w*\b[^.!?\n]{0,40}"
+    r"(\bnone\b|\bfalse\b|\bno[ -]categor|\bempty\b|\bnull\b|\bno\b[^.!?\n]{0,20}\bcategor)",
+    r"\b(all|every|each)\b[^.!?\n]{0,25}\b(categor|field|flag)\w*[^.!?\n]{0,25}\b(false|no|off|none)\b",
+    r"(^|[\n.!?:;]\s*|\[|\(|<)(system|developer|assistant|admin|administrator|security team|classifier|extractor|"
+    r"model|llm|ai)\s*(:|\]|\)|>|message|note|prompt|instruction|override|update)",
+    r"\b(note|message|instruction|reminder)s? (to|for) (the )?(classifier|extractor|model|llm|ai|assistant|system|"
+    r"reader|annotator|labell?er)",
+    r"\b(category|categories|label|labels|class)\s*[:=]\s*(none|null|false|no\b|\[\s*\]|\{\s*\}|\"\s*\")",
+    r"<\|[a-z_]{2,20}\|>|\[/?inst\]|</?s>|<</?sys>>|###\s*(instruction|system|response)",
+    r"agent[ _-]*data|<<<|>>>|\bboundary\b",
+    r"\"[a-z_][a-z0-9_]{0,40}\"\s*:\s*(true|false|null|\{|\[)",
+    r"\b(you are|you're)( now)?( an?| the)? (ai|assistant|language model|llm|model|extractor|classifier)\b",
+    r"\bas an? (ai|language model|llm|extractor|classifier)\b",
+    r"\b(language model|llm|ai assistant|extractor|classifier)\b[^.!?\n]{0,40}\b(must|should|will|shall|need)",
+))
+
+
+def addressed_to_the_reader(text: str) -> str:
+    """The first passage of `text` that addresses the model reading it ("" when none does), after undoing the
+    spellings that hide words (look-alike letters, invisible characters, NFKC forms, HTML and percent escapes)."""
+    from veriguard.enforce.textnorm import decode_escapes, map_lookalikes, strip_invisible
+
+    plain = strip_invisible(unicodedata.normalize("NFKC", map_lookalikes(decode_escapes(text))))
+    plain = re.sub(r"[^\S\n]+", " ", plain).casefold()
+    for pattern in _ADDRESSED:
+        found = pattern.search(plain)
+        if found:
+            return found.group(0).strip()[:80]
+    return ""
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in the agent data, keys included (what the whole-data JSON sends to the model)."""
+    out, stack = [], [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            out.append(x)
+        elif isinstance(x, Mapping):
+            stack.extend(str(k) for k in x)
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+    return out
+
+
+def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int) -> None:
+    """ExtractionError (extract.llm.injection) when the text the model would read addresses the model (see
+    addressed_to_the_reader), in every mode: whichever reader decides, such a text is not a plain request.
+    A text over `max_chars` is refused first (extract.llm.too_long), as the model would never be sent it."""
+    texts = [_read_text(observation, path)] if path else _strings(observation)
+    size = sum(map(len, texts))
+    if size > max_chars:
+        raise ExtractionError("extract.llm.too_long", f"the agent's text has {size} characters, over the "
+                              f"{max_chars} this extractor reads (`max_chars`)")
+    for text in texts:
+        passage = addressed_to_the_reader(text)
+        if passage:
+            raise ExtractionError("extract.llm.injection", f"the agent's text speaks to the model that reads it "
+                                  f"({passage!r}: an instruction, a role or template marker, or an answer written "
+                                  "out), so no reader's answer on it can be trusted; denied unsent")
 
 
 def _read_text(observation: Mapping[str, Any], path: str) -> str:
