@@ -68,6 +68,9 @@ class AuditResult:
     checks: tuple[Gate, ...]       # one claim each, as synth's gates
     audited_at: str
     log: dict[str, Any] | None = None     # the decision log's verified summary (--log)
+    report: str = ""                      # whether the build's report.md is what its certificate renders
+    # the bytes the checks read (and report.md rendered from them): what a bundle holds, never a second read
+    contents: Mapping[str, bytes] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -82,7 +85,8 @@ class AuditResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"build": self.build, "policy": self.policy, "ok": self.ok, "exit_code": self.exit_code,
-                "audited_at": self.audited_at, "checks": [c.to_dict() for c in self.checks], "log": self.log}
+                "audited_at": self.audited_at, "checks": [c.to_dict() for c in self.checks], "log": self.log,
+                "report": self.report}
 
 
 @dataclass
@@ -92,6 +96,8 @@ class _Build:
     directory: Path
     copy: Path                   # the certificate, the signature and every certified file as read
     certificate_bytes: bytes
+    signature_bytes: bytes | None = None
+    uncovered: dict[str, bytes] = field(default_factory=dict)  # run.json and report.md as read (no hash covers them)
     certified: dict[str, str] = field(default_factory=dict)   # path in the build -> sha256, once the schema holds
     files: dict[str, bytes] = field(default_factory=dict)     # every certified file as read
     unreadable: dict[str, str] = field(default_factory=dict)  # path in the build -> why it was not read
@@ -126,7 +132,35 @@ def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] 
             checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
     summary = log_summary(log, log_key, b.policy_sha256) if log else None
     stamp = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
-    return AuditResult(str(d), b.name, tuple(checks), stamp, summary)
+    report, rendered = _report(b)
+    return AuditResult(str(d), b.name, tuple(checks), stamp, summary, report, _contents(b, rendered))
+
+
+def _contents(b: _Build, report: bytes | None) -> dict[str, bytes]:
+    """What the audit read, by path in the build, with report.md as the audited certificate renders it."""
+    out = {"certificate.json": b.certificate_bytes, **b.files}
+    out |= {SIGNATURE_NAME: b.signature_bytes} if b.signature_bytes is not None else {}
+    out |= {"run.json": b.uncovered["run.json"]} if "run.json" in b.uncovered else {}
+    out |= {"report.md": report} if report is not None else {}
+    return dict(sorted(out.items()))
+
+
+def _report(b: _Build) -> tuple[str, bytes | None]:
+    """(what to say of the build's report.md, report.md rendered from the certificate and extraction.json the audit
+    read, with run.json's figures): no hash covers report.md, so the bundle holds the rendered one."""
+    from veriguard.verify.report import render
+
+    try:
+        run_info = strict_json.loads(b.uncovered.get("run.json", b"{}"))
+        extraction = strict_json.loads(b.files["extraction.json"])["extraction"]
+        rendered = render(b.certificate, run_info if isinstance(run_info, dict) else {}, extraction).encode("utf-8")
+    except Exception as e:  # a certificate or extraction.json the checks refused: there is nothing to render
+        return f"report.md not rendered ({type(e).__name__}: {str(e)[:120]}): the bundle holds none", None
+    shipped = b.uncovered.get("report.md")
+    if shipped == rendered:
+        return "report.md is what the audited certificate renders", rendered
+    return ("the build's report.md differs from what the audited certificate renders (no hash covers it: it was "
+            "changed, or made by another veriguard); the bundle holds the rendered one"), rendered
 
 
 def trusted_keys_for(public_keys: list[str] | None) -> Mapping[str, VerifyKey] | None:
@@ -157,9 +191,13 @@ def _read(d: Path, copy: Path) -> _Build:
     _keep(copy, "certificate.json", b.certificate_bytes)
     if os.path.lexists(d / SIGNATURE_NAME):
         try:
-            _keep(copy, SIGNATURE_NAME, read_regular(d / SIGNATURE_NAME, "audit.input"))
+            b.signature_bytes = _keep(copy, SIGNATURE_NAME, read_regular(d / SIGNATURE_NAME, "audit.input"))
         except VeriguardError as e:
             b.signature_problem = e.message
+    for rel in ("run.json", "report.md"):
+        with contextlib.suppress(VeriguardError):
+            if os.path.lexists(d / rel):
+                b.uncovered[rel] = read_regular(d / rel, "audit.input")
     try:
         cert = strict_json.loads(b.certificate_bytes)
         b.certificate = cert if isinstance(cert, dict) else {}
@@ -542,11 +580,11 @@ def log_summary(path: str | Path, key: VerifyKey | None, policy_sha256: str) -> 
 
 
 def write_bundle(result: AuditResult, target: str | Path) -> Path:
-    """One archive (.zip, .tar.gz or .tgz) an auditor keeps, written atomically: the build's files as they are
-    (report, certificate, signature, spec and tables, the policy sources) under <policy>/, audit.json and,
-    with a log, decision-log.json."""
+    """One archive (.zip, .tar.gz or .tgz) an auditor keeps, written atomically: under <policy>/ the build's files
+    as the audit read and checked them (certificate, signature, spec and tables, the policy sources, run.json), never
+    read again, and report.md rendered from the audited certificate; audit.json and, with a log, decision-log.json."""
     target = bundle_path(target)
-    members = {f"{result.policy}/{rel}": data for rel, data in _build_files(Path(result.build)).items()}
+    members = {f"{result.policy}/{rel}": data for rel, data in result.contents.items()}
     members["audit.json"] = (json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n").encode("utf-8")
     if result.log is not None:
         members["decision-log.json"] = (json.dumps(result.log, indent=2, sort_keys=True) + "\n").encode("utf-8")
@@ -574,17 +612,6 @@ def bundle_path(target: str | Path) -> Path:
         raise VeriguardError("audit.bundle", f"{target.name!r} is neither NAME.zip, NAME.tar.gz nor NAME.tgz",
                              file=str(target), fix="name the bundle e.g. audit-payments.zip or audit-payments.tar.gz")
     return target
-
-
-def _build_files(d: Path) -> dict[str, bytes]:
-    """Every regular file of the build (never through a symbolic link, never a FIFO), by path in the build."""
-    out = {}
-    for root, dirs, names in os.walk(d, followlinks=False):
-        for n in sorted(names):
-            path = Path(root) / n
-            with contextlib.suppress(VeriguardError):
-                out[path.relative_to(d).as_posix()] = read_regular(path, "audit.input")
-    return dict(sorted(out.items()))
 
 
 def _archive(f: Any, members: Mapping[str, bytes], *, as_zip: bool) -> None:

@@ -1,0 +1,52 @@
+"""The audit bundle holds the bytes the audit checked (red-team, 2026-11-29): it read the build again after the
+audit, so a file changed while the audit ran (60-200 s of Nagini) went into the archive beside an audit.json that
+says PASS; and report.md, which no hash covers, was packed as the build had it, saying whatever it was made to."""
+import json
+import zipfile
+
+from tests.unit.test_audit import Prover, run, key  # noqa: F401  (fixture)
+from tests.unit.test_signed_builds import build, keys, no_trust_from_the_environment, signed  # noqa: F401
+from veriguard.audit import audit_build, write_bundle
+
+
+def members(target):
+    with zipfile.ZipFile(target) as z:
+        return {n: z.read(n) for n in z.namelist()}
+
+
+def test_a_file_changed_after_it_was_read_is_not_what_the_bundle_holds(build, key, tmp_path):
+    audited = {rel: (build / rel).read_bytes() for rel in ("policy.py", "certificate.json", "spec/mini.toml")}
+    result = run(build, key)
+    assert result.ok
+    (build / "policy.py").write_text("# swapped after the audit read it\n")
+    (build / "spec" / "mini.toml").write_text("swapped")
+    got = members(write_bundle(result, tmp_path / "a.zip"))
+    for rel, data in audited.items():
+        assert got[f"mini/{rel}"] == data, rel
+
+
+def test_the_bundles_report_is_the_one_the_audited_certificate_renders(build, key, tmp_path):
+    honest = (build / "report.md").read_bytes()
+    (build / "report.md").write_text("# Policy `mini`: PROVED\n\nEvery payment is denied.\n")
+    result = run(build, key)
+    assert result.ok
+    got = members(write_bundle(result, tmp_path / "a.zip"))
+    assert got["mini/report.md"] == honest
+    note = json.loads(got["audit.json"])["report"]
+    assert "differs" in note
+
+
+def test_the_bundle_of_an_audit_run_from_the_cli_holds_what_was_read(build, key, tmp_path, monkeypatch):
+    import veriguard.audit as audit
+
+    calls = []
+
+    def prover(spec, verified, progress):
+        (build / "policy_verified.py").write_text("# changed while Nagini ran\n")
+        calls.append(verified)
+        return Prover()(spec, verified, progress)
+
+    result = audit_build(build, trusted_keys={key[0].key_id: key[0].public}, prover=prover)
+    got = members(write_bundle(result, tmp_path / "b.zip"))
+    assert calls and got["mini/policy_verified.py"].decode() == calls[0]
+    assert audit  # the module under test
