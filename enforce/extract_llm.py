@@ -31,6 +31,7 @@ hash within the process. The agent's text is data: see providers.extraction.
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -149,6 +150,10 @@ class LLMExtractor:
             return Extracted(got.value, f"cascade: classifier sure, model not called; {got.how}", got.confidence,
                              self.kind, {"model_called": False})
         if self.mode == "cascade":
+            unknown = set(result.labels) - set(self.classifier.categories)
+            if unknown:  # as the classifier extractor refuses them; the merge below would drop them silently
+                raise ExtractionError("extract.classifier", f"the classifier returned unknown categories "
+                                      f"{sorted(unknown)}")
             value, how, details = self._ask(observation)
             kept = sorted(result.labels)
             merged = {c: bool(value[c]) or c in result.labels for c in value}
@@ -197,13 +202,14 @@ class LLMExtractor:
             if cached is not None:
                 self._cache.move_to_end(key)
                 self.stats.cache_hits += 1
-                return cached.value, cached.how(cached=True), cached.details(cached=True)
+                return copy.deepcopy(cached.value), cached.how(cached=True), cached.details(cached=True)
         answer = self._call(provider, text)
         with self._lock:
             self._cache[key] = answer
             if len(self._cache) > CACHE_SIZE:
                 self._cache.popitem(last=False)
-        return answer.value, answer.how(cached=False), answer.details(cached=False)
+        # a copy: what a caller does with its value must not change what the cache hands the next one
+        return copy.deepcopy(answer.value), answer.how(cached=False), answer.details(cached=False)
 
     def _call(self, provider: "Provider", text: str) -> Answer:
         from veriguard.providers.prices import cost_usd

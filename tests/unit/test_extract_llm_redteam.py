@@ -12,6 +12,7 @@ import pytest
 from tests.llm_fakes import ScriptedModel, tool_reply
 from tests.unit.test_extract_llm import (
     CFG, NONE, answer, anthropic_extractor, chat, openai_extractor, openai_server, received, script, sure,
+    unsure,
 )
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extract_llm import provider_config
@@ -150,3 +151,23 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
 def test_an_over_long_text_is_refused_before_it_is_searched():
     ex = anthropic_extractor(ScriptedModel(), {"mode": "both", "max_chars": 1000}, classify=lambda _t: sure())
     assert _denied(ex, "Book a hotel. " * 100).code == "extract.llm.too_long"
+
+
+# --- the cache hands out copies; the cascade's classifier labels are checked like the classifier's (class 3) ----
+
+def test_a_cached_answer_cannot_be_changed_through_the_value_handed_out():
+    """The cache kept the very dict it returned: a caller that edited the first result (dropping `hotel`) changed
+    what every later call of the same text received from the cache."""
+    model = ScriptedModel(tool_reply(answer(hotel=True)))
+    ex = anthropic_extractor(model, {"mode": "llm"})
+    first = ex.extract({"confirmed_task": "Book a hotel in Rome"})
+    first.value["hotel"] = False
+    again = ex.extract({"confirmed_task": "Book a hotel in Rome"})
+    assert again.value == {**NONE, "hotel": True} and again.details["model_called"] is False
+
+
+def test_the_cascade_refuses_a_category_the_classifier_should_not_know_as_the_classifier_alone_does():
+    model = ScriptedModel(tool_reply(answer()))
+    ex = anthropic_extractor(model, {"mode": "cascade"}, classify=lambda _t: unsure("boat"))
+    error = _denied(ex, "Charter a boat in Split")
+    assert error.code == "extract.classifier" and "boat" in error.message
