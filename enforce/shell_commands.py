@@ -306,6 +306,10 @@ class Commands:
             listed = Value(posixpath.dirname(value.text.rstrip("/")) or ".", pattern=folder) if has_glob(folder) \
                 else Value.of(posixpath.dirname(value.text.rstrip("/")) or ".")
             self.touch(("read",), listed, inv, recursive=False)
+        if "keeps_url" in parts and (value.text is None or _HELPER.match(value.text)):
+            # kept in the configuration, the helper runs again at every fetch or push that names the remote
+            for config in self.expand_file("{repository}/config", inv):
+                self.touch(("write",), config, inv, recursive=False)
         if "url" in parts and value.text is not None and _HELPER.match(value.text):
             # git's TRANSPORT::ADDRESS runs the program git-remote-TRANSPORT, and ext::COMMAND runs COMMAND (allowed
             # where the user's or the agent's environment allows the protocol: GIT_ALLOW_PROTOCOL, protocol.allow)

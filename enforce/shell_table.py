@@ -25,7 +25,7 @@ ACCESSES = ("read", "write", "delete", "execute")
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
          "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
          "query", "path_list", "at_list", "into", "compressed", "prefix", "mount", "guest", "typed", "glob_name", "define",
-         "unpack")
+         "unpack", "keeps_url")
 # kinds that combine with accesses: "into" (a folder the sources are put in, each under its own name: cp, ln,
 # scp), "compressed" (the file under its name with a compression suffix added or taken off), "prefix" (files
 # whose names start with the value: split's pieces); "mount" (a container's bind mount: its host folder); "guest" (a
@@ -34,8 +34,10 @@ KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "w
 # "glob_name" (an output name in which `#N` stands for what the URL's Nth glob matched: curl -o '#1' 'https://h/{a,b}');
 # "define" (NAME=VALUE, a build property: a VALUE written as a path is a folder the build may read and write);
 # "unpack" (a folder that files the command reads, or fetches, land in under names only their content gives: tar -x,
-# unzip -d, git clone: shell.through_content lists them on disk, or asks when it cannot)
-_COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name", "unpack"}
+# unzip -d, git clone: shell.through_content lists them on disk, or asks when it cannot); "keeps_url" (an address the
+# command keeps in its repository's configuration, where later commands use it: git remote add, push -u)
+_COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name", "unpack",
+            "keeps_url"}
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
