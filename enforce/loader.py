@@ -100,6 +100,7 @@ class FrozenPolicy:
     signature: str = "unsigned"   # "verified" (by `signed_by`), "unsigned", or "unchecked" (no trusted keys given)
     signed_by: str = ""           # the id of the trusted key whose signature was verified
     contents: Mapping[str, bytes] = field(default_factory=dict, repr=False)   # certified path -> the bytes hashed
+    build_sha256: str = ""        # of certificate.json's bytes: the whole build (policy.py's sha256 is the policy)
 
     @property
     def spec_files(self) -> dict[str, bytes]:
@@ -162,16 +163,19 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted
                               "passed", "fix the spec and re-run synth, or pass accept_unproved=True "
                               "(--accept-unproved) to load it anyway, knowingly")
     digest = files["policy.py"]
-    check_expected(d, name, digest, expect_sha256)
+    build_sha256 = hashlib.sha256(cert_bytes).hexdigest()
+    check_expected(d, name, digest, expect_sha256, build_sha256)
     extraction = _extraction(contents["extraction.json"], d / "extraction.json", name)
     code = precompiled(contents.get(POLICY_CODE), digest, d / POLICY_CODE)
     module = _import(contents["policy.py"], policy_path, f"veriguard_frozen_{name}_{digest[:12]}", name, code)
-    return FrozenPolicy(name, d, module, cert, digest, proved, extraction, signature, signed_by, contents)
+    return FrozenPolicy(name, d, module, cert, digest, proved, extraction, signature, signed_by, contents,
+                        build_sha256)
 
 
-def check_expected(d: Path, name: str, digest: str, expect_sha256: str | None) -> None:
+def check_expected(d: Path, name: str, digest: str, expect_sha256: str | None, build_sha256: str = "") -> None:
     """PolicyLoadError unless the build in `d` is the one expected there: its folder named after its policy (as
-    synth writes it) and, when `expect_sha256` pins one, its policy.py's sha256 that one."""
+    synth writes it) and, when `expect_sha256` pins one, its certificate.json's sha256 (`build_sha256`: the whole
+    build) or its policy.py's (`digest`: the policy alone, whatever extractors come with it) that one."""
     folder = Path(os.path.abspath(d)).name
     if folder != name:
         raise PolicyLoadError("load.foreign", f"{d} holds a build of the policy {name!r}, not of {folder!r}: synth "
@@ -181,14 +185,14 @@ def check_expected(d: Path, name: str, digest: str, expect_sha256: str | None) -
     if expect_sha256 is None:
         return
     if not HEX64.fullmatch(expect_sha256.lower()):
-        raise PolicyLoadError("load.expected", f"the expected policy hash {expect_sha256[:80]!r} is not 64 hex digits",
-                              "pass the sha256 of the build's policy.py (`hashes.policy` in its certificate, "
-                              "`policy_sha256` in `veriguard check`'s output)")
-    if expect_sha256.lower() != digest:
-        raise PolicyLoadError("load.expected", f"{d} holds the policy {name!r} with sha256 {digest[:16]}…, not the "
-                              f"expected {expect_sha256.lower()[:16]}…",
+        raise PolicyLoadError("load.expected", f"the expected hash {expect_sha256[:80]!r} is not 64 hex digits",
+                              "pass the sha256 of the build's certificate.json (`sha256sum DIR/certificate.json`: the "
+                              "whole build) or of its policy.py (`hashes.policy` in its certificate)")
+    if expect_sha256.lower() not in (digest, build_sha256):
+        raise PolicyLoadError("load.expected", f"{d} holds the policy {name!r} with policy.py sha256 {digest[:16]}… and "
+                              f"certificate sha256 {build_sha256[:16]}…, not the expected {expect_sha256.lower()[:16]}…",
                               "deploy the build whose hash was pinned, or, once this build is reviewed (`veriguard "
-                              "diff OLD NEW`), pin its hash instead")
+                              "diff OLD NEW`), pin its certificate's sha256 instead")
 
 
 def trust_settings(trusted_keys: TrustedKeys | None, *, require_signed: bool | None) -> \

@@ -56,6 +56,7 @@ class DecisionRecord:
     mode: str = "enforce"        # "shadow": decided and logged, not enforced
     arguments_sha256: str = ""   # of the canonical JSON of `arguments`
     decision_sha256: str = ""    # of the policy hash, the arguments hash and the decision (allowed, violations, denied)
+    build_sha256: str = ""       # of the build's certificate.json: which build (policy and extractors) decided
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -200,14 +201,16 @@ class Monitor:
             items = "; denied: " + ", ".join(map(str, denied)) if denied else ""
             enforcement = Enforcement(self.strategy, STRATEGIES[self.strategy], " / ".join(messages) + items)
         return DecisionRecord(_now(), self.policy.name, self.policy.sha256, allowed, violations, denied, messages, values,
-                              provenance, enforcement, reason, round(latency, 1), action_id)
+                              provenance, enforcement, reason, round(latency, 1), action_id,
+                              build_sha256=self.policy.build_sha256)
 
     def _failed(self, reason: str, action_id: str, t0: float) -> DecisionRecord:
         """The denial when deciding itself failed: nothing of the failed attempt is trusted."""
         message = f"fail closed: {reason}"
         return DecisionRecord(_now(), self.policy.name, self.policy.sha256, False, (), (), (message,), {}, {},
                               Enforcement(self.strategy, STRATEGIES[self.strategy], message), reason,
-                              round((time.perf_counter() - t0) * 1e6, 1), action_id)
+                              round((time.perf_counter() - t0) * 1e6, 1), action_id,
+                              build_sha256=self.policy.build_sha256)
 
     def _denial(self, record: DecisionRecord, reason: str) -> DecisionRecord:
         """`record` turned into a denial for `reason` (what was extracted and decided is kept for the audit)."""
