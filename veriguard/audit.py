@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import hashlib
 import io
 import json
 import os
@@ -45,6 +46,7 @@ from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts import strict_json
+from veriguard.enforce.decision_log import Head
 from veriguard.enforce.keys import VerifyKey
 from veriguard.enforce.loader import PolicyLoadError, check_certificate, check_signature, trust_settings
 from veriguard.synth.pipeline import Gate
@@ -114,11 +116,11 @@ class _Build:
 
 
 def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] | None,
-                log: str | Path | None = None, log_key: VerifyKey | None = None,
+                log: str | Path | None = None, log_key: VerifyKey | None = None, log_expected: Head | None = None,
                 progress: Progress = lambda _m: None, prover: Prover | None = None) -> AuditResult:
     """Every check on the build in `directory`. `trusted_keys` (see `trusted_keys_for`) verify its signature;
-    `log`, a decision log, is verified (with `log_key` when given) and summarized. `prover` is
-    `prove_fresh` (Nagini) unless a test replaces it."""
+    `log`, a decision log, is verified (with `log_key` when given, and against `log_expected`, a checkpoint of its
+    head kept elsewhere, when given) and summarized. `prover` is `prove_fresh` (Nagini) unless a test replaces it."""
     d = Path(directory)
     with tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
         b = _read(d, Path(tmp) / "build")
@@ -130,7 +132,9 @@ def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] 
                         "proof (Nagini)")]
         else:
             checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
-    summary = log_summary(log, log_key, b.policy_sha256) if log else None
+    build_sha256 = hashlib.sha256(b.certificate_bytes).hexdigest()
+    summary = log_summary(log, log_key, b.policy_sha256, expected=log_expected, build_sha256=build_sha256) \
+        if log else None
     stamp = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
     report, rendered = _report(b)
     return AuditResult(str(d), b.name, tuple(checks), stamp, summary, report, _contents(b, rendered))
@@ -559,19 +563,24 @@ def prove_fresh(spec: SpecFile, verified: str, progress: Progress, worker: Any =
         (f": {proof.detail}" if proof.detail else "") + (f"; {where}" if where else "")
 
 
-def log_summary(path: str | Path, key: VerifyKey | None, policy_sha256: str) -> dict[str, Any]:
-    """The decision log verified (enforce.decision_log.verify_log) and, when intact, counted: decisions of this
-    build's policy (allowed, denied, failed closed) and of other policies, among the records it verified only."""
+def log_summary(path: str | Path, key: VerifyKey | None, policy_sha256: str, *, expected: Head | None = None,
+                build_sha256: str = "") -> dict[str, Any]:
+    """The decision log verified (enforce.decision_log.verify_log, against `expected` when given) and, when intact,
+    counted: decisions of this build (allowed, denied, failed closed), of other builds of the same policy.py
+    (records that name another certificate: other extractors) and of other policies, among the records it verified."""
     from veriguard.enforce.decision_log import read_verified
 
-    check, records = read_verified(path, key)
+    check, records = read_verified(path, key, expected)
     out: dict[str, Any] = {"log": str(path), **check.to_dict()}
     if not check.ok:
         return out
-    counts = {"this_policy": 0, "allowed": 0, "denied": 0, "fail_closed": 0, "other_policies": 0}
+    counts = {"this_policy": 0, "allowed": 0, "denied": 0, "fail_closed": 0, "other_builds": 0, "other_policies": 0}
     for record in records:
         if record.get("policy_sha256") != policy_sha256:
             counts["other_policies"] += 1
+            continue
+        if build_sha256 and record.get("build_sha256", build_sha256) != build_sha256:
+            counts["other_builds"] += 1
             continue
         counts["this_policy"] += 1
         counts["allowed" if record.get("allowed") is True else "denied"] += 1

@@ -244,7 +244,7 @@ def test_a_log_is_verified_and_counted(build, key, tmp_path):
     result = run(build, key, log=tmp_path / "decisions.jsonl", log_key=key[0].public)
     assert result.ok and result.log["anchored"]
     assert result.log["decisions"] == {"this_policy": 3, "allowed": 1, "denied": 2, "fail_closed": 2,
-                                       "other_policies": 1}
+                                       "other_builds": 0, "other_policies": 1}
     lines = (tmp_path / "decisions.jsonl").read_text().splitlines()
     (tmp_path / "decisions.jsonl").write_text("\n".join([lines[0].replace('"allowed":true', '"allowed":false')]
                                                         + lines[1:]) + "\n")
@@ -381,7 +381,7 @@ def test_a_log_with_a_torn_last_line_is_counted_as_verified(build, key, tmp_path
     result = run(build, key, log=log.path, log_key=key[0].public)
     assert result.log["ok"] and result.log["records"] == 2 and "incomplete last line" in result.log["note"]
     assert result.log["decisions"] == {"this_policy": 2, "allowed": 1, "denied": 1, "fail_closed": 0,
-                                       "other_policies": 0}
+                                       "other_builds": 0, "other_policies": 0}
 
 
 def test_an_extraction_json_that_is_not_the_specs_is_refuted_even_re_signed(build, key):

@@ -50,3 +50,27 @@ def test_the_bundle_of_an_audit_run_from_the_cli_holds_what_was_read(build, key,
     got = members(write_bundle(result, tmp_path / "b.zip"))
     assert calls and got["mini/policy_verified.py"].decode() == calls[0]
     assert audit  # the module under test
+
+
+def test_the_audited_log_is_checked_against_its_checkpoint_and_counted_by_build(build, key, tmp_path):
+    import hashlib
+    import shutil
+
+    from veriguard.enforce.decision_log import DecisionLog, read_head
+
+    cert = (build / "certificate.json").read_bytes()
+    policy, this_build = json.loads(cert)["hashes"]["policy"], hashlib.sha256(cert).hexdigest()
+    path, cp = tmp_path / "d.jsonl", tmp_path / "d.checkpoint"
+    log = DecisionLog(path, key=key[0], checkpoint=cp)
+    log.append({"policy_sha256": policy, "build_sha256": this_build, "allowed": True})
+    log.append({"policy_sha256": policy, "build_sha256": "e" * 64, "allowed": True})   # same policy.py, other build
+    shutil.copy(path, tmp_path / "old")
+    shutil.copy(str(path) + ".head", tmp_path / "old.head")
+    log.append({"policy_sha256": policy, "build_sha256": this_build, "allowed": False})
+    result = run(build, key, log=path, log_key=key[0].public, log_expected=read_head(cp))
+    assert result.ok and result.log["expected"] == 3
+    assert result.log["decisions"]["this_policy"] == 2 and result.log["decisions"]["other_builds"] == 1
+    shutil.copy(tmp_path / "old", path)
+    shutil.copy(tmp_path / "old.head", str(path) + ".head")
+    result = run(build, key, log=path, log_key=key[0].public, log_expected=read_head(cp))
+    assert not result.ok and "rolled back" in result.log["problem"] and result.exit_code == 1
