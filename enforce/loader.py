@@ -226,6 +226,16 @@ def trust_settings(trusted_keys: TrustedKeys | None, *, require_signed: bool | N
     return keys, bool(require_signed)
 
 
+def trusted_key_paths(trusted_keys: TrustedKeys | None) -> list[Path]:
+    """The files and folders that name the trusted keys (trusted_keys=, else VERIGUARD_TRUSTED_KEYS): a trust anchor
+    whoever can write it can extend, so the monitor protects it like the build. None for keys given as objects."""
+    if isinstance(trusted_keys, Mapping):
+        return []
+    source = os.environ.get(TRUSTED_KEYS_ENV) or "" if trusted_keys is None else trusted_keys
+    items = str(source).split(os.pathsep) if isinstance(source, (str, Path)) else [str(p) for p in source]
+    return [Path(p).expanduser() for p in items if p]
+
+
 def check_signature(d: Path, certificate: bytes, keys: Mapping[str, VerifyKey] | None, *, required: bool) -> \
         tuple[str, str]:
     """("verified", key id), ("unsigned", "") or ("unchecked", "") for the build in `d` whose certificate.json

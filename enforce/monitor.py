@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, build_extractors
-from veriguard.enforce.loader import FrozenPolicy, TrustedKeys, load_policy
+from veriguard.enforce.loader import FrozenPolicy, TrustedKeys, load_policy, trusted_key_paths
 
 if TYPE_CHECKING:  # imported where a log is opened: a monitor without one (a hook's, by default) needs none
     from veriguard.enforce.decision_log import DecisionLog
@@ -105,7 +105,8 @@ class Monitor:
         base = Path(build) / "spec"
         extraction = policy.extraction.get("extraction", {})
         enforcement = policy.extraction.get("enforcement", {})
-        given = [build, *protect] + ([log, f"{log}.head"] if isinstance(log, (str, Path)) else []) + \
+        given = [build, *protect, *trusted_key_paths(trusted_keys)] + \
+            ([log, f"{log}.head"] if isinstance(log, (str, Path)) else []) + \
             ([log_checkpoint] if log_checkpoint is not None else [])
         if isinstance(log, (str, Path)):
             from veriguard.enforce.decision_log import DecisionLog
