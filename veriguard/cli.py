@@ -30,7 +30,9 @@ EXIT_CODES = """exit codes:
   4  waiting for the engineer: clarification questions were written to a file to answer and approve
  70  internal error (InternalError, or any unexpected exception: a bug in veriguard): one line on stderr;
      set VERIGUARD_DEBUG=1 for the traceback. `veriguard errors` lists every error code by group
-130  interrupted"""
+130  interrupted
+141  stdout was closed before everything was written (`veriguard ... | head -1`): nothing more is said, as
+     the shell reports a program ended by SIGPIPE (128 + 13)"""
 
 
 class Progress:
@@ -64,7 +66,12 @@ class Progress:
         self._stop.set()
 
 
+# whether the running command printed its JSON object (main prints one on error else); argparse's last message
+_PRINTED: dict[str, Any] = {"json": False, "usage": ""}
+
+
 def _print_json(obj: Any) -> None:
+    _PRINTED["json"] = True
     print(json.dumps(obj, indent=2, sort_keys=True, default=str))
 
 
@@ -239,6 +246,8 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
     progress = Progress(quiet=args.quiet)
     spec = load_spec(args.specs[0])
     replay_started = _replay_started(args.replay) if args.replay else None
+    if args.answers:
+        _check_answers(args.answers, spec)  # bad input (exit 2) is reported before a missing key (exit 3)
     provider = _provider(args)  # a ProviderError (no key, a bad option) is an environment problem: exit 3
     store = TranscriptStore(args.store)
     memory = DemonstrationMemory(args.store, enabled=not (args.no_memory or args.replay))
@@ -273,6 +282,22 @@ def cmd_synth_llm(args: argparse.Namespace) -> int:
         for item in outcome.never_proved:
             print(f"  never proved: {item}", file=stream)
     return outcome.exit_code
+
+
+def _check_answers(path: str, spec: Any) -> None:
+    """The approved answers file, read as the LLM loop will read it: a regular UTF-8 file (a FIFO or a directory
+    is never waited on), valid TOML, written for this spec and approved. SpecError (exit 2) when it is not."""
+    from veriguard.contracts.errors import SpecError
+    from veriguard.synth.clarify import read_answers
+
+    fix = "pass the answers file `veriguard synth --llm` wrote, answered and approved"
+    try:
+        read_regular_file(path, MAX_BYTES).decode("utf-8")
+    except FileRefused as e:
+        raise SpecError("answers.file", e.why, file=path, fix=f"{e.fix}; {fix}") from None
+    except UnicodeDecodeError as e:
+        raise SpecError("answers.file", f"not UTF-8 text (byte {e.start})", file=path, fix=fix) from None
+    read_answers(Path(path), spec)
 
 
 def _replay_started(path: str) -> str:
@@ -380,13 +405,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
                              fix="give --timeout a whole number of seconds, 1 or more (default 120)")
     progress = Progress(quiet=args.quiet or args.json)
     code = 0
-    results = []
     problems = {f: _python_problem(f) for f in args.files}  # before the JVM starts: bad input is exit 2, not a crash
+    results: list[dict[str, Any]] = [{"file": f, "verdict": None, "error": problem}
+                                     for f, problem in problems.items() if problem]
     for f, problem in problems.items():
         if problem:
             print(problem, file=sys.stderr)
             code = 2
     if all(problems.values()):
+        if args.json:
+            _print_json({"ok": False, "exit_code": code, "results": results})
         return code
     with _nagini(args, progress) as worker:
         for f in args.files:
@@ -729,7 +757,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="veriguard", description="Synthesize, prove, freeze and enforce policies for "
+    p = _Parser(prog="veriguard", description="Synthesize, prove, freeze and enforce policies for "
                                 "LLM agents.", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -896,20 +924,96 @@ def main(argv: Sequence[str] | None = None, *, worker: Any = None) -> int:
     if argv[:1] == ["mcp-proxy"]:  # its own parser: everything after `--` is the child's command line
         from veriguard.enforce.integrations.mcp_proxy import main as mcp_proxy
         return mcp_proxy(argv[1:])
-    args = build_parser().parse_args(argv)
-    args.lent_worker = worker
+    _PRINTED.update(json=False, usage="")
+    json_out = "--json" in argv
     try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as e:  # argparse has printed the usage and the message; --json gets its object too
+            if json_out and e.code == 2 and _PRINTED["usage"]:
+                _print_error_json({"code": "cli.usage", "message": _PRINTED["usage"]}, 2)
+            raise
+        args.lent_worker = worker
         _no_empty_paths(args)
-        return int(args.fn(args))
+        code = int(args.fn(args))
+        if json_out and code != 0 and not _PRINTED["json"]:  # a command that failed without its object
+            return _print_error_json({"code": "cli.failed", "message": "the command failed; its messages are on "
+                                      "stderr"}, code)
+        sys.stdout.flush()  # here, not at exit: a closed stdout is then seen below
+        return code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        _say("interrupted")
         return 130
     except Exception as e:
+        if isinstance(e, BrokenPipeError) and _stdout_closed():
+            return _stdout_gone()
         message, code = _failure(e)
         if code == 70 and os.environ.get("VERIGUARD_DEBUG"):
             raise
-        print(message, file=sys.stderr)
+        _say(message)
+        if json_out and not _PRINTED["json"]:
+            return _print_error_json(_error_dict(e, code), code)
         return code
+
+
+STDOUT_CLOSED = 141   # 128 + SIGPIPE: what the shell reports for a program that a closed pipe ended
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse's own (usage and message on stderr, exit 2), the message kept
+        _PRINTED["usage"] = message
+        super().error(message)
+
+
+def _say(message: str) -> None:
+    """A line on stderr; nothing when stderr itself is closed (there is nobody left to tell)."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _error_dict(e: Exception, code: int) -> dict[str, Any]:
+    if isinstance(e, VeriguardError):
+        return e.to_dict()
+    return {"code": "internal" if code == 70 else "io", "message": _failure(e)[0]}
+
+
+def _print_error_json(error: dict[str, Any], code: int) -> int:
+    """The one JSON object a --json command prints when it failed before printing its own."""
+    try:
+        _print_json({"ok": False, "exit_code": code, "error": error})
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if _stdout_closed():
+            return _stdout_gone()
+        raise
+    return code
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (poll says POLLERR), not some other broken pipe (a
+    worker process that died): only then is a BrokenPipeError the reader's choice rather than a failure."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _fd, events in poll.poll(0))
+    except (OSError, ValueError, AttributeError):  # no descriptor (a test's captured stdout)
+        return False
+
+
+def _stdout_gone() -> int:
+    """End quietly, as `yes | head -1` ends: stdout now points at /dev/null, so the interpreter's last flush of
+    what is still buffered does not print 'Exception ignored ... BrokenPipeError' (exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return STDOUT_CLOSED
 
 
 # the options that name a file or folder: an empty one (an unset shell variable, `--out "$DIR"`) stood for the
