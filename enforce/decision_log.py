@@ -12,11 +12,21 @@ with a key it names the key and is signed. It is rewritten atomically after each
 with 0 records is written before the first one, so a missing head is always a finding. Neither the
 log nor its head is ever opened through a symlink.
 
+Identity: a log begun by this version names itself: a random `log_id` in its (signed) head, copied into every
+record as `log`, so a record of another log never chains into this one, and another log signed with the same key
+is another id. A log begun before ids (head format /1) is still read and extended as it was, unbound.
+
+Checkpoint: `DecisionLog(path, key, checkpoint=CP)` writes a copy of each head to CP as well (after the head), kept
+where whoever can write the log cannot (another volume, a folder of another user). Before each append the log must
+be CP's log at or after CP's state (same id, no fewer records, the record after CP chaining from it): a rollback
+between runs or another log put in its place is refused. A missing CP beside a log with records is refused too.
+
 What `verify_log` tells, given the public key: an edited, inserted, removed or reordered record;
 records cut from the end; a deleted or unsigned head; a log replaced by one written without the key; an
-old head put back over a log cut at a later record (more records after the head than a crash leaves).
-It cannot tell a rollback to an earlier state kept whole (an old copy of the log with its old head, or
-with one record more, which is what a crash leaves): keep the signed head elsewhere too if that matters. Without the public key nothing is anchored:
+old head put back over a log cut at a later record (more records after the head than a crash leaves); with
+`expected` (read_head of a checkpoint), a rollback behind that head and another log in its place. Without it, it
+cannot tell a rollback to an earlier state kept whole (an old copy of the log with its old head, or with one record
+more, which is what a crash leaves), nor another log of the same key. Without the public key nothing is anchored:
 whoever can write the file can rewrite it with a recomputed chain, and the verdict says so.
 
 Appending reads only the head and what follows it (constant work per record): it refuses a head
@@ -373,6 +383,7 @@ class DecisionLog:
                                         log_id=chain.log_id))
             except Exception:   # the caller will deny: a record it could not anchor must not say otherwise
                 _take_back(fd, chain.size)
+                self._head_back(chain)
                 raise
             self.wrote = (chain.records + 1, entry["hash"])
         except _Broken as e:
@@ -462,11 +473,24 @@ class DecisionLog:
                 raise _Broken(f"the log does not continue its checkpoint ({saved.records} records): {e.problem}; it "
                               "was replaced by another log or rewritten") from None
 
-    def _write_head(self, chain: _Chain) -> None:
+    def _head_back(self, chain: _Chain) -> None:
+        """The head put back at `chain` after a failed append (the head may have been written before the checkpoint
+        failed): a head that vouches for a record taken back would leave the log broken for good. Best effort, as
+        _take_back; the checkpoint, written last, was not changed."""
+        try:
+            write_atomic(self.head_path, self._signed_head(chain).to_bytes(), mode=_MODE)
+        except OSError:
+            pass
+
+    def _signed_head(self, chain: _Chain) -> Head:
         head = Head(chain.records, chain.size, chain.first, chain.last, _now(), log_id=chain.log_id)
-        if self.key is not None:
-            head = replace(head, key_id=self.key.key_id)
-            head = replace(head, sig=self.key.sign(head.message()))
+        if self.key is None:
+            return head
+        head = replace(head, key_id=self.key.key_id)
+        return replace(head, sig=self.key.sign(head.message()))
+
+    def _write_head(self, chain: _Chain) -> None:
+        head = self._signed_head(chain)
         write_atomic(self.head_path, head.to_bytes(), mode=_MODE)
         if self.checkpoint is not None:   # after the head: a crash between the two leaves the checkpoint behind
             write_atomic(self.checkpoint, head.to_bytes(), mode=_MODE)

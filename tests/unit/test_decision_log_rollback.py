@@ -174,3 +174,27 @@ def test_a_log_begun_before_log_ids_still_verifies_and_is_extended_as_it_was(tmp
     records = [json.loads(x) for x in path.read_text().splitlines()]
     assert "log" not in records[-1] and read_head(path.with_name("old.jsonl.head")).log_id == ""
     assert verify_log(path, keys["public"]).records == 3
+
+
+def test_a_checkpoint_that_cannot_be_written_leaves_the_log_as_it_was(tmp_path, keys, monkeypatch):
+    """The head is written before the checkpoint: when the checkpoint's write fails (its disk is full), the record
+    is taken back, and so must the head be, else the log is shorter than its head, broken for good."""
+    import veriguard.enforce.decision_log as dl
+
+    path, cp = tmp_path / "d.jsonl", tmp_path / "cp" / "d.checkpoint"
+    cp.parent.mkdir()
+    write(DecisionLog(path, key=keys["private"], checkpoint=cp), 2)
+    real = dl.write_atomic
+
+    def full(target, data, **kw):
+        if target == cp:
+            raise OSError(28, "No space left on device")
+        return real(target, data, **kw)
+
+    with monkeypatch.context() as m:
+        m.setattr(dl, "write_atomic", full)
+        with pytest.raises(DecisionLogError):
+            DecisionLog(path, key=keys["private"], checkpoint=cp).append({"allowed": True})
+    assert verify_log(path, keys["public"], expected=read_head(cp)).records == 2
+    write(DecisionLog(path, key=keys["private"], checkpoint=cp), 1, 2)
+    assert verify_log(path, keys["public"], expected=read_head(cp)).records == 3
