@@ -113,12 +113,16 @@ def load_signing_key(path: str | Path) -> SigningKey:
 
 
 def load_verify_key(path: str | Path) -> VerifyKey:
+    return _verify_key_and_mode(Path(path))[0]
+
+
+def _verify_key_and_mode(path: Path) -> tuple[VerifyKey, int]:
+    """The public key in `path` and the file's permission bits (read from the same descriptor)."""
     from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    path = Path(path)
-    data, _ = _read(path, "public key")
+    data, mode = _read(path, "public key")
     if b"PRIVATE KEY" in data:
         raise KeyFileError("key.format", "this is a private key; verifiers get the public key", file=str(path),
                            fix=f"pass {PUBLIC_NAME}, and keep {PRIVATE_NAME} with the writer only")
@@ -129,7 +133,15 @@ def load_verify_key(path: str | Path) -> VerifyKey:
                            fix=f"pass DIR/{PUBLIC_NAME} from `veriguard keys new --out DIR`") from None
     if not isinstance(key, Ed25519PublicKey):
         raise KeyFileError("key.format", f"a {type(key).__name__}, not an Ed25519 key", file=str(path))
-    return VerifyKey(key, _key_id(key))
+    return VerifyKey(key, _key_id(key)), mode
+
+
+def _writable_by_all(path: Path, mode: int, what: str) -> KeyFileError | None:
+    """A trust anchor every local user may change (o+w, sticky or not: a sticky folder still takes a new key)."""
+    if not mode & 0o002:
+        return None
+    return KeyFileError("key.permissions", f"the {what} can be written by every user (mode {stat.S_IMODE(mode):o}): "
+                        "anyone could add or replace a trusted key", file=str(path), fix=f"chmod o-w {path}")
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int = 0o644, overwrite: bool = True) -> None:
@@ -200,15 +212,22 @@ def load_trusted_keys(source: str | Path | Sequence[str | Path]) -> dict[str, Ve
     for item in items:
         path = Path(item).expanduser()
         try:
-            files = sorted(p for p in path.iterdir() if p.suffix == ".pub") if path.is_dir() else [path]
+            folder = path.is_dir()
+            problem = _writable_by_all(path, path.stat().st_mode, "directory of trusted keys") if folder else None
+            files = sorted(p for p in path.iterdir() if p.suffix == ".pub") if folder else [path]
         except OSError as e:
             raise KeyFileError("key.unreadable", f"cannot list the directory of trusted keys: {e.strerror}",
                                file=str(path)) from None
-        if path.is_dir() and not files:
+        if problem:
+            raise problem
+        if folder and not files:
             raise KeyFileError("key.trust", "the directory of trusted keys holds no .pub file", file=str(path),
                                fix=f"copy the signer's {PUBLIC_NAME} (from `veriguard keys new`) into it")
         for f in files:
-            key = load_verify_key(f)
+            key, mode = _verify_key_and_mode(f)
+            problem = _writable_by_all(f, mode, "trusted key file")
+            if problem:
+                raise problem
             keys[key.key_id] = key
     if not keys:
         raise KeyFileError("key.trust", f"no trusted public key is named by {str(source)!r}",
