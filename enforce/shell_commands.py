@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from veriguard.enforce.shell_scripts import awk_program_is_plain, sed_script_is_plain
 from veriguard.enforce.shell_state import IO, Invocation, State
-from veriguard.enforce.shell_table import ACCESSES, CommandSpec, OptionSpec, Settings, Slot, has_glob
+from veriguard.enforce.shell_table import (ACCESSES, CommandSpec, OptionSpec, Settings, Slot, Zones, has_glob,
+                                           normalise, split_pattern)
 from veriguard.enforce.shell_words import Value, escape_glob
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class Commands:
     function_depth: int
     home: str
     source: str
+    zones: Zones
     # (invocation, folders, sources as escaped patterns ("": not known; None: what it reads), recursive): Commands.bring
     brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]]
     read_by: dict[int, list[str]]
@@ -87,7 +89,10 @@ class Commands:
             if spec is None:
                 self.unknown_program(inv)
                 return st
-            return self.apply(spec, name, inv)
+            out = self.apply(spec, name, inv)
+            if name in self.table.settings:
+                self.repository_runs(self.table.settings[name], inv)
+            return out
         finally:
             self.lines.append(f"`{label}`: " + (", ".join(dict.fromkeys(inv.phrases)) or "nothing to check"))
             self.inv = outer
@@ -509,6 +514,24 @@ class Commands:
         return [Value.of(text.replace("{repository}", r.text)) if r.text is not None else
                 Value.unknown(f"{template} of a repository the analysis cannot locate ({r.reason})")
                 for r in self.repositories(inv)]
+
+    def repository_runs(self, settings: Settings, inv: Invocation) -> None:
+        """A program that runs what its repository's configuration names (git: core.fsmonitor on `git status`, the
+        pager, diff and merge drivers, hooks) runs the agent's choice where that configuration lies in a zone the agent
+        may write (a repository in /tmp): the command is unknown. The working directory's own repository folder is
+        looked at: in the project it is agent_config (a nested repository's too), which the agent cannot make or change,
+        and git looks no further up when it is there."""
+        if not settings.writable or not settings.repository or inv.cwds is None:
+            return
+        if inv.name.split(" ")[1:2] and inv.name.split(" ")[1] in settings.no_repository:
+            return
+        for folder in inv.cwds:
+            config = normalise(posixpath.join(folder, settings.repository, "config"))
+            zone = self.zones.of(split_pattern(escape_glob(config)))[0]   # a literal path: its first zone
+            if zone in settings.writable:
+                self.unknown(f"{inv.name} runs the programs its repository's configuration names, and {config} lies "
+                             f"where the agent may write ({zone})")
+                return
 
     def repositories(self, inv: Invocation) -> list[Value]:
         """Where the program's repository may be: named (--git-dir, GIT_DIR), or the repository folder in

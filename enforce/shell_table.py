@@ -186,6 +186,9 @@ class Settings(NamedTuple):
     value_env: str = ""
     parameters_env: str = ""                  # 'key'='value' pairs in one variable (GIT_CONFIG_PARAMETERS)
     keys: tuple[tuple[str, OptionSpec], ...] = ()   # case-folded glob -> the role of the value
+    # zones the agent may write: a repository whose configuration lies in one of them runs what the agent chose there
+    writable: tuple[str, ...] = ()
+    no_repository: tuple[str, ...] = ()       # subcommands that read no repository's configuration (git clone, init)
 
     def key(self, name: str) -> OptionSpec | None:
         folded = name.casefold()
@@ -215,7 +218,7 @@ _OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_ope
              "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file", "then", "separate",
              "before_chdir"}
 _SETTINGS_KEYS = {"repository", "repository_env", "env_keys", "files_env", "key_env", "value_env", "parameters_env",
-                  "keys"}
+                  "keys", "writable", "no_repository"}
 _SETTING_ROLES = {"file": "none"}   # a setting may change the role "file" of the command it is given to
 
 
@@ -562,7 +565,9 @@ def _settings(reader: _Reader, raw: Any) -> dict[str, Settings]:
             env_keys={str(k): str(v) for k, v in env_keys.items()},
             files_env=_strings(body.get("files_env", []), reader.file, f"{where}.files_env"),
             key_env=str(body.get("key_env", "")), value_env=str(body.get("value_env", "")),
-            parameters_env=str(body.get("parameters_env", "")), keys=keys)
+            parameters_env=str(body.get("parameters_env", "")), keys=keys,
+            writable=_strings(body.get("writable", []), reader.file, f"{where}.writable"),
+            no_repository=_strings(body.get("no_repository", []), reader.file, f"{where}.no_repository"))
     return out
 
 
