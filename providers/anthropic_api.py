@@ -10,7 +10,7 @@ import httpx2
 
 from veriguard.contracts.strict_json import StrictJSONError
 from veriguard.contracts.strict_json import loads as strict_loads
-from veriguard.providers.errors import fail, status_error
+from veriguard.providers.errors import capped_body, fail, status_error
 from veriguard.providers.extraction import ANTHROPIC_API_URL
 from veriguard.providers.openai_api import plain_http
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
@@ -141,12 +141,13 @@ class AnthropicProvider:
 
         tries, sent = f"{self.max_retries + 1} attempt(s)", (body, None)
         try:
-            raw = self._client.messages.with_raw_response.create(**body)
-            payload = strict_loads(raw.http_response.content)
-        except anthropic.APITimeoutError as error:
+            with self._client.messages.with_streaming_response.create(**body) as raw:  # status errors raise here
+                content = capped_body(raw.http_response.iter_bytes(), self.base_url, sent)
+            payload = strict_loads(content)
+        except (anthropic.APITimeoutError, httpx2.TimeoutException) as error:  # httpx2's: while the body streams
             why = f"no answer from {self.base_url} within {self.timeout:g}s ({tries})"
             raise fail("provider.timeout", f"{why}; raise the provider's timeout or lower max_tokens", sent) from error
-        except anthropic.APIConnectionError as error:
+        except (anthropic.APIConnectionError, httpx2.TransportError) as error:
             why = f"cannot reach {self.base_url} ({error.__cause__ or error}; {tries})"
             fix = "check network, DNS and proxy settings, or run offline with provider 'replay'"
             raise fail("provider.network", f"{why}; {fix}", sent) from error

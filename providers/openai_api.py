@@ -8,7 +8,7 @@ import httpx2
 
 from veriguard.contracts.strict_json import StrictJSONError
 from veriguard.contracts.strict_json import loads as strict_loads
-from veriguard.providers.errors import fail, status_error
+from veriguard.providers.errors import capped_body, fail, status_error
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
 from veriguard.providers.types import TOOL_NAME, Completion, CompletionRequest, Raw, canonical_json, token_count
 
@@ -146,13 +146,18 @@ class OpenAICompatibleProvider:
     def _post(self, body: dict[str, Any]) -> httpx2.Response:
         url, sent = f"{self.base_url}/chat/completions", (body, None)
         try:
-            return self._client.post(url, json=body, headers=self._headers, timeout=self._timeout)
+            with self._client.stream("POST", url, json=body, headers=self._headers, timeout=self._timeout) as streamed:
+                content = capped_body(streamed.iter_bytes(), url, sent)
         except httpx2.TimeoutException as error:
             why = f"no answer from {url} within {self.timeout:g}s"
             raise fail("provider.timeout", f"{why}; raise the provider's timeout or lower max_tokens", sent) from error
         except httpx2.TransportError as error:
             fix = "is the server running (`vllm serve`, `llama-server`, `ollama serve`) and is base_url right?"
             raise fail("provider.network", f"cannot reach {url} ({error}); {fix}", sent) from error
+        # the body as read (decoded); the headers that described its encoding on the wire no longer apply
+        headers = [(k, v) for k, v in streamed.headers.multi_items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx2.Response(streamed.status_code, headers=headers, content=content, request=streamed.request)
 
 
 def plain_http(url: str) -> bool:

@@ -85,6 +85,8 @@ class ScriptedModel:
         nxt = self.replies.pop(0)
         if isinstance(nxt, Exception):
             raise nxt
+        if callable(nxt):  # a reply built from the request (a streamed body, a header echoed)
+            return nxt(request)
         return nxt if isinstance(nxt, httpx2.Response) else reply(nxt)
 
     def provider(self, **kw: Any) -> AnthropicProvider:

@@ -2,13 +2,15 @@
 
 Run: python tests/openai_fake_server.py; it prints its loopback port on stdout. Control endpoints:
 POST /script  a JSON list of replies, served in order to POST /v1/chat/completions; each reply is
-              {"status": 200, "json": {...}} or {"status": 200, "text": "raw body"}, optionally with
+              {"status": 200, "json": {...}}, {"status": 200, "text": "raw body"} or {"base64": "..."} (bytes as
+              sent), optionally with
               "headers" and "delay" (seconds to wait before answering).
 GET  /requests the JSON bodies of every chat-completions request received so far.
 A completion asked for when no reply is left gets HTTP 599, so a test sees it at once.
 """
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import threading
@@ -61,7 +63,10 @@ class Handler(BaseHTTPRequestHandler):
             self._send(599, b'{"error": "no scripted reply left"}')
             return
         time.sleep(float(reply.get("delay", 0)))
-        raw = reply["text"].encode() if "text" in reply else json.dumps(reply.get("json", {})).encode()
+        if "base64" in reply:  # bytes as sent, e.g. a gzip body
+            raw = base64.b64decode(reply["base64"])
+        else:
+            raw = reply["text"].encode() if "text" in reply else json.dumps(reply.get("json", {})).encode()
         try:
             self._send(int(reply.get("status", 200)), raw, reply.get("headers"))
         except (BrokenPipeError, ConnectionResetError):  # the client timed out and left

@@ -171,3 +171,46 @@ def test_the_cascade_refuses_a_category_the_classifier_should_not_know_as_the_cl
     ex = anthropic_extractor(model, {"mode": "cascade"}, classify=lambda _t: unsure("boat"))
     error = _denied(ex, "Charter a boat in Split")
     assert error.code == "extract.classifier" and "boat" in error.message
+
+
+# --- a body no answer needs is abandoned, not read whole (class 7) ----------------------------------------------
+
+def test_anthropic_a_huge_body_is_abandoned_past_the_limit(monkeypatch):
+    """Before: the SDK read the whole body into memory (on a thread the caller had left at its deadline)."""
+    from veriguard.providers import errors
+
+    monkeypatch.setattr(errors.capped_body, "__defaults__", (64 * 1024,))
+    sent = []
+
+    def chunks():
+        for _ in range(10_000):          # 10,000 x 16 KiB = 160 MiB if read whole
+            sent.append(1)
+            yield b" " * 16384
+
+    def serve(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "application/json"}, content=chunks())
+
+    ex = anthropic_extractor(ScriptedModel(serve), {"mode": "llm"})
+    error = _denied(ex, "Book a hotel in Rome")
+    assert error.code == "extract.llm.malformed" and "over 65536 bytes" in error.message and len(sent) < 10
+
+
+def test_openai_a_huge_body_is_abandoned_past_the_limit(openai_server, monkeypatch):
+    from veriguard.providers import errors
+
+    monkeypatch.setattr(errors.capped_body, "__defaults__", (64 * 1024,))
+    script(openai_server, {"status": 200, "text": " " * (1024 * 1024)})
+    error = _denied(openai_extractor(openai_server), "Book a hotel in Rome")
+    assert error.code == "extract.llm.malformed" and "over 65536 bytes" in error.message
+
+
+def test_openai_a_compressed_body_is_measured_as_it_is_read(openai_server):
+    import base64
+    import gzip
+    import json as _json
+
+    body = gzip.compress(_json.dumps(chat(answer(hotel=True))["json"]).encode())
+    script(openai_server, {"status": 200, "base64": base64.b64encode(body).decode(),
+                           "headers": {"Content-Encoding": "gzip"}})
+    got = openai_extractor(openai_server).extract({"confirmed_task": "Book a hotel in Oslo"})
+    assert got.value == {**NONE, "hotel": True}
