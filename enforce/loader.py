@@ -25,6 +25,7 @@ import importlib.util
 import marshal
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -402,9 +403,16 @@ def _no_stray_files(d: Path, files: Mapping[str, str]) -> None:
     report.md: anything else was put there after freezing."""
     allowed = {rel.split("/")[0] for rel in files} | UNCERTIFIED_FILES
     try:
-        extra = sorted(p.name for p in d.iterdir() if p.name not in allowed)
+        entries = list(d.iterdir())
+        extra = sorted(p.name for p in entries if p.name not in allowed)
+        # the names no hash covers must be plain files: a folder named report.md hid whatever it held from this look
+        odd = sorted(p.name for p in entries if p.name in UNCERTIFIED_FILES and not stat.S_ISREG(p.lstat().st_mode))
     except OSError as e:
         raise PolicyLoadError("load.tampered", f"cannot list {d}: {e.strerror}", _RESYNTH) from None
+    if odd:
+        raise PolicyLoadError("load.tampered", f"{d}: {', '.join(odd)} must be regular files (a folder or a link there "
+                              "can hold or lead to anything the certificate does not cover)",
+                              "remove them, or re-run synth")
     if extra:
         raise PolicyLoadError("load.tampered", f"{d} holds entries the certificate does not cover: "
                               f"{', '.join(extra[:5])}", "remove them (nothing may be added to a frozen build), or "

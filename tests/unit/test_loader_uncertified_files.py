@@ -41,3 +41,27 @@ def test_a_fifo_as_the_certificate_after_the_first_look_is_refused_without_waiti
     with pytest.raises(PolicyLoadError) as e:
         load_policy(build)
     assert e.value.code == "load.certificate" and "not a regular file" in e.value.message
+
+
+@pytest.mark.parametrize("name", ["report.md", "run.json"])
+def test_an_uncertified_name_that_is_a_folder_is_refused_with_whatever_it_holds(build, name):
+    """report.md and run.json may sit beside the certified files, unchecked; as folders they hid anything (a .pth,
+    a package, a .pyc) from the loader's look for files the certificate does not cover."""
+    from veriguard.enforce.loader import PolicyLoadError, load_policy
+
+    (build / name).unlink(missing_ok=True)
+    (build / name / "__pycache__").mkdir(parents=True)
+    (build / name / "evil.pth").write_text("import os\n")
+    with pytest.raises(PolicyLoadError) as e:
+        load_policy(build)
+    assert e.value.code == "load.tampered" and name in e.value.message
+
+
+def test_an_uncertified_name_that_is_a_symbolic_link_is_refused(build, tmp_path):
+    from veriguard.enforce.loader import PolicyLoadError, load_policy
+
+    (build / "report.md").unlink()
+    (tmp_path / "elsewhere").mkdir()
+    (build / "report.md").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(PolicyLoadError):
+        load_policy(build)
