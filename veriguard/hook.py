@@ -440,7 +440,7 @@ def _and_real(path: str) -> list[str]:
     return [path] if real == os.path.normpath(path) else [path, real]
 
 
-GLOB_CHARS = frozenset("*?[]{}()!")   # and extglob: @(x|y), +(x), !(x)
+GLOB_CHARS = frozenset("*?[]{}()!\\")   # and extglob: @(x|y), +(x), !(x); a backslash escapes (`.ss\\h` is `.ssh`)
 MAX_ALTERNATIVES = 256
 MAX_PATTERN = 4096
 

@@ -71,6 +71,15 @@ def test_extglob_patterns_count_as_globs(build: Path, pattern: str, expected: in
     assert hook.glob_base("/h/@(.ssh)/*", "/p") == "/h"
 
 
+@pytest.mark.parametrize("pattern,expected", [("/home/dev/.ss\\h/*", 2), ("/home/dev/\\.aws/*", 2),
+                                              ("/home/dev/.ssh\\/id_rsa", 2), ("src/**/*.py", 0)])
+def test_a_backslash_escape_counts_as_a_glob(build: Path, pattern: str, expected: int) -> None:
+    """Glob libraries read `\\h` as `h` (`~/.ss\\h/*` lists ~/.ssh): a component with a backslash is no literal folder
+    (found open on 2026-11-29 evening: the base was the folder `.ss\\h`, in the home zone)."""
+    assert decide(build, "Glob", pattern=pattern) == expected
+    assert hook.glob_base("/h/.ss\\h/*", "/p") == "/h"
+
+
 def test_a_name_in_another_unicode_normalisation_is_the_same_file(build: Path) -> None:
     project = "/private/tmp/caf\u00e9"
     nfd = "/private/tmp/cafe\u0301"
