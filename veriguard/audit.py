@@ -338,7 +338,10 @@ def _uncertified(d: Path, certified: Mapping[str, str]) -> list[str]:
         found += [(base / n).as_posix() for n in dirs
                   if (Path(root) / n).is_symlink() or (base / n).as_posix() not in folders]
     extra = sorted(set(found) - set(certified) - UNCERTIFIED_FILES)
+    odd = sorted(n for n in UNCERTIFIED_FILES if os.path.lexists(d / n) and not os.path.isfile(d / n)
+                 or os.path.islink(d / n))
     return [f"{d / rel} is not covered by the certificate" for rel in extra] + \
+        [f"{d / n} is not a regular file (no hash covers it: a folder or a link there can hold anything)" for n in odd] + \
         [f"{e.filename} cannot be listed: {e.strerror}" for e in problems]
 
 

@@ -74,3 +74,11 @@ def test_the_audited_log_is_checked_against_its_checkpoint_and_counted_by_build(
     shutil.copy(tmp_path / "old.head", str(path) + ".head")
     result = run(build, key, log=path, log_key=key[0].public, log_expected=read_head(cp))
     assert not result.ok and "rolled back" in result.log["problem"] and result.exit_code == 1
+
+
+def test_an_uncertified_name_that_is_a_folder_fails_the_files_check(build, key):
+    (build / "run.json").unlink()
+    (build / "run.json").mkdir()
+    result = run(build, key)
+    files = next(c for c in result.checks if c.name == "files")
+    assert files.verdict.value == "REFUTED" and "run.json" in files.summary and not result.ok
