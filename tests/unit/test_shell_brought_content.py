@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from veriguard.enforce.shell import analyse
-from tests.unit.test_shell_indirect_config import COMMANDS, ZONES
+from tests.unit.test_shell_indirect_config import COMMANDS, ZONES, touched
 
 pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
 
@@ -110,3 +110,13 @@ def test_a_tar_archive_is_read_from_where_the_command_starts(machine):
     """tar opens `-f ARCHIVE` in its starting folder, whatever -C names (it was read under the -C folder)."""
     a = analysed(machine, "tar -C sub -xf bad.tar", follow=False)
     assert any(p.endswith("/project/bad.tar") for _, p, _ in a.paths), a.paths
+
+
+@pytest.mark.parametrize("command", [
+    "cd /tmp/evil && cp --parents .claude/settings.json /home/dev/project",
+    "cd /tmp/evil && cp --parents .claude/settings.json /home/dev/project/", "cp --parents /tmp/evil/.envrc sub",
+    "cd /tmp/evil && cp -P --parents .claude/settings.json ~/project"])
+def test_a_copy_that_keeps_its_sources_paths_writes_the_folder_whole(command):
+    """`cp --parents SRC DIR` writes DIR/SRC (found open on 2026-11-29 evening: read as DIR/NAME, it wrote
+    .claude/settings.json as `settings.json`, a workspace file)."""
+    assert ("write", "agent_config") in touched(command), command
