@@ -16,7 +16,7 @@ restrictive union), with the classifier's `abstain` (and `frozen`, the classifie
 build). Text the classifier cannot read at all (over its length limit, nothing to read) denies in both
 modes, as with the classifier alone. `api_key_env` must name a NAME_API_KEY variable and `base_url` be https,
 or http to this machine only (providers.extraction.endpoint_problem; checked by synth and again here). The
-build pins `pinned` = {model, provider, base_url, api_key_env, prompt_sha256, schema_sha256}
+build pins `pinned` = {model, provider, base_url, api_key_env, prompt_sha256, schema_sha256, user_prompt_sha256}
 (providers.extraction.pins; not the rest of the request body); a build whose pins differ from what this
 code would send is refused. One model call runs on a thread of its own with a wall-clock deadline
 (timeout x attempts + 1 s); at most MAX_RUNNING run at once, abandoned ones included, beyond which a call

@@ -241,11 +241,13 @@ def descriptions(cfg: Mapping[str, Any], base: Path) -> dict[str, str]:
 
 def pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: Path) -> dict[str, str]:
     """What a build pins for an `llm` entry: the model, where it is sent (provider, `base_url` and `api_key_env`;
-    "" for the provider's default), and the sha256 of the system prompt and the schema."""
+    "" for the provider's default), and the sha256 of the system prompt, the schema and the user message's
+    template (the words around the agent's text: a veriguard that frames the text otherwise refuses the build)."""
     system, schema = extraction_request(name, t, cfg, base)
     return {"model": str(cfg.get("model", DEFAULT_EXTRACTION_MODEL)), "provider": str(cfg.get("provider", "anthropic")),
             "base_url": str(cfg.get("base_url", "")), "api_key_env": str(cfg.get("api_key_env", "")),
-            "prompt_sha256": sha256_text(system), "schema_sha256": sha256_text(schema)}
+            "prompt_sha256": sha256_text(system), "schema_sha256": sha256_text(schema),
+            "user_prompt_sha256": sha256_text(user_prompt("{text}", "{boundary}"))}
 
 
 def pin_extraction(extraction: Mapping[str, Any], arguments: Sequence[tuple[str, Mapping[str, Any]]],

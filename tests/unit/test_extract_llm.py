@@ -461,7 +461,7 @@ def test_a_pinned_build_decides_with_the_model_and_the_record_says_how(tmp_path,
 @pytest.mark.parametrize("pinned,what", [(None, "pins nothing"), ("stale prompt", r"pinned \['prompt_sha256'\]"),
                                          ({"model": "other", "prompt_sha256": "0" * 64, "schema_sha256": "0" * 64},
                                           r"pinned \['model', 'provider', 'base_url', 'api_key_env', "
-                                          r"'prompt_sha256', 'schema_sha256'\]")])
+                                          r"'prompt_sha256', 'schema_sha256', 'user_prompt_sha256'\]")])
 def test_a_build_whose_pins_differ_is_refused(tmp_path, openai_server, pinned, what):
     with pytest.raises(ExtractionError, match=what) as e:
         Monitor.from_build(llm_build(tmp_path, openai_server, pinned=pinned))

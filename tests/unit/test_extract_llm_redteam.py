@@ -9,9 +9,10 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.conftest import SPECS
 from tests.llm_fakes import ScriptedModel, tool_reply
 from tests.unit.test_extract_llm import (
-    CFG, NONE, answer, anthropic_extractor, chat, openai_extractor, openai_server, received, script, sure,
+    CFG, NONE, TASK_T, answer, anthropic_extractor, chat, openai_extractor, openai_server, received, script, sure,
     unsure,
 )
 from veriguard.enforce.extract_errors import ExtractionError
@@ -214,3 +215,20 @@ def test_openai_a_compressed_body_is_measured_as_it_is_read(openai_server):
                            "headers": {"Content-Encoding": "gzip"}})
     got = openai_extractor(openai_server).extract({"confirmed_task": "Book a hotel in Oslo"})
     assert got.value == {**NONE, "hotel": True}
+
+
+# --- the user message's frame is pinned as the system prompt is (class 8) -------------------------------------
+
+def test_a_build_pinned_by_a_veriguard_that_framed_the_text_otherwise_is_refused(monkeypatch):
+    """Before: the pins covered the system prompt and the schema only; a veriguard whose user message put the
+    agent's text in another frame (no delimiter, other words) ran an old build without a word."""
+    from veriguard.enforce.extract_llm import _check_pins
+    from veriguard.providers import extraction
+
+    cfg = {**CFG, "mode": "llm"}
+    pinned = {**cfg, "pinned": extraction.pins("task", TASK_T, cfg, SPECS)}
+    _check_pins("task", TASK_T, pinned, SPECS)
+    monkeypatch.setattr(extraction, "user_prompt", lambda text, boundary=None: f"Classify: {text}")
+    with pytest.raises(ExtractionError, match=r"pinned \['user_prompt_sha256'\]") as e:
+        _check_pins("task", TASK_T, pinned, SPECS)
+    assert e.value.code == "extract.llm.pin"
