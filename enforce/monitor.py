@@ -261,7 +261,27 @@ def own_installation() -> list[Path]:
     import veriguard.contracts.errors
 
     own = [Path(__file__).parent] + [Path(m.__file__).parent for m in (veriguard, veriguard.contracts.errors) if m.__file__]
-    return own + ([Path(sys.prefix)] if sys.prefix != sys.base_prefix else [])
+    return own + ([Path(sys.prefix)] if sys.prefix != sys.base_prefix else []) + import_path_folders()
+
+
+def import_path_folders() -> list[Path]:
+    """The folders the environment puts on this interpreter's import path, outside its own and its base installation:
+    PYTHONPATH's and the user's site folder (when Python reads it). A module the agent put there
+    (cryptography/__init__.py, sitecustomize.py) would run in the next process of the guard that imports that name.
+    Folders a .pth file adds, and `python -m`'s working folder, are not among them."""
+    import site
+
+    prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    named = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    named += [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
+    on_path = {os.path.abspath(p) for p in sys.path if p}
+    out = []
+    for entry in named:
+        path = Path(os.path.abspath(Path(entry).expanduser()))
+        real = Path(os.path.realpath(path))
+        if str(path) in on_path and path.is_dir() and not any(real.is_relative_to(p) for p in prefixes):
+            out.append(path)
+    return out
 
 
 def protected(given: list[str | Path], log: DecisionLog | None, log_key: str | Path | None,

@@ -51,3 +51,16 @@ def test_trusted_key_paths_follow_the_parameter_else_the_environment(tmp_path, m
     assert trusted_key_paths([tmp_path / "x.pub"]) == [tmp_path / "x.pub"]
     assert trusted_key_paths(f"{tmp_path}/y.pub") == [tmp_path / "y.pub"]
     assert trusted_key_paths({}) == []
+
+
+def test_a_folder_on_the_monitors_import_path_cannot_be_written_by_the_agent(build, tmp_path, monkeypatch):
+    """PYTHONPATH (or a user site folder, or a .pth line) puts a folder before or beside the installed packages: a
+    module the agent writes there (cryptography/__init__.py) runs in the next hook process that imports that name
+    (the hook imports cryptography to check a signature or sign the log)."""
+    project = tmp_path / "home" / "project"
+    (project / "src").mkdir(parents=True)
+    monkeypatch.setenv("PYTHONPATH", str(project / "src"))
+    monkeypatch.syspath_prepend(str(project / "src"))
+    assert decide(build, project, "echo x > lib/a.py") == 0
+    assert decide(build, project, "mkdir -p src/cryptography && echo 'import os' > src/cryptography/__init__.py") == 2
+    assert decide(build, project, "echo 'import os' > src/sitecustomize.py") == 2
