@@ -926,6 +926,10 @@ def main(argv: Sequence[str] | None = None, *, worker: Any = None) -> int:
         return mcp_proxy(argv[1:])
     _PRINTED.update(json=False, usage="")
     json_out = "--json" in argv
+    if sys.stdout is None:  # started with fd 1 closed (`>&-`): every print would vanish and the flush crash
+        _say("error[cli.usage]: stdout is closed, so nothing this command says can be read\n"
+             "  fix: give it somewhere to write (>/dev/null to discard the output)")
+        return 2
     try:
         try:
             args = build_parser().parse_args(argv)

@@ -112,3 +112,13 @@ def test_json_of_an_error_is_printed_once_with_the_command_s_own_json_untouched(
     code = main(["errors", "--json"])
     out = capsys.readouterr().out
     assert code == 0 and "groups" in json.loads(out)
+
+
+@pytest.mark.parametrize("argv", [["errors"], ["report", "absent", "--json"]])
+def test_a_stdout_closed_from_the_start_is_refused_before_any_work(argv):
+    """`veriguard errors >&-`: Python has no sys.stdout; before, the final flush was an internal error (exit 70),
+    or, with --json, a traceback."""
+    p = subprocess.run([sys.executable, "-m", "veriguard.cli", *argv], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT,
+                       preexec_fn=lambda: os.close(1))
+    assert p.returncode == 2 and "stdout is closed" in p.stderr and "Traceback" not in p.stderr
