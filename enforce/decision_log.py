@@ -493,6 +493,7 @@ class DecisionLog:
         head = self._signed_head(chain)
         write_atomic(self.head_path, head.to_bytes(), mode=_MODE)
         if self.checkpoint is not None:   # after the head: a crash between the two leaves the checkpoint behind
+            self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.checkpoint, head.to_bytes(), mode=_MODE)
 
     def records(self) -> Iterator[dict[str, Any]]:

@@ -198,3 +198,16 @@ def test_a_checkpoint_that_cannot_be_written_leaves_the_log_as_it_was(tmp_path, 
     assert verify_log(path, keys["public"], expected=read_head(cp)).records == 2
     write(DecisionLog(path, key=keys["private"], checkpoint=cp), 1, 2)
     assert verify_log(path, keys["public"], expected=read_head(cp)).records == 3
+
+
+def test_a_checkpoint_binds_a_log_begun_before_log_ids_too(tmp_path, keys):
+    path, cp = tmp_path / "old.jsonl", tmp_path / "old.checkpoint"
+    v1_log(path, keys["private"], 2)
+    shutil.copy(path.with_name("old.jsonl.head"), cp)      # the operator's first checkpoint of an old log
+    write(DecisionLog(path, key=keys["private"], checkpoint=cp), 2, 2)
+    snapshot(path, tmp_path / "at4")
+    write(DecisionLog(path, key=keys["private"], checkpoint=cp), 1, 4)
+    restore(tmp_path / "at4", path)
+    with pytest.raises(DecisionLogError) as e:
+        DecisionLog(path, key=keys["private"], checkpoint=cp).append({"allowed": True})
+    assert "rolled back" in e.value.message

@@ -64,3 +64,15 @@ def test_a_folder_on_the_monitors_import_path_cannot_be_written_by_the_agent(bui
     assert decide(build, project, "echo x > lib/a.py") == 0
     assert decide(build, project, "mkdir -p src/cryptography && echo 'import os' > src/cryptography/__init__.py") == 2
     assert decide(build, project, "echo 'import os' > src/sitecustomize.py") == 2
+
+
+def test_the_logs_checkpoint_is_guarded_like_the_log(build, tmp_path):
+    from veriguard.enforce.monitor import Monitor
+
+    project = tmp_path / "home" / "project"
+    project.mkdir(parents=True)
+    m = Monitor.from_build(build, log=tmp_path / "d.jsonl", log_checkpoint=project / "cp" / "d.checkpoint")
+    ask = {"cwd": str(project), "home": str(project.parent), "workspace": str(project), "approved": True}
+    assert m.check({"command": "echo x > notes.txt", **ask}).allowed
+    assert not m.check({"command": "cp /tmp/old cp/d.checkpoint", **ask}).allowed
+    assert not m.check({"command": "rm -f cp/d.checkpoint", **ask}).allowed
