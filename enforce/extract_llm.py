@@ -11,7 +11,8 @@ default, or "output_config"; OpenAI-compatible: "auto" (json_schema, falling bac
 `max_chars` (a longer text denies; default 20,000), `doc`, `describe` (a table: field -> meaning),
 `instructions`, and for a record of booleans (categories)
 `mode`: "llm" (the model alone), "cascade" (the embedded classifier of `bank` first; the model only when
-the classifier abstains on text unlike its bank, its sure categories kept) or "both" (each decides; the
+the classifier abstains on text unlike its bank, its sure categories kept, and with `abstain` "restrict" its
+uncertain ones too) or "both" (each decides; the
 restrictive union), with the classifier's `abstain` (and `frozen`, the classifier synth froze into the
 build). Text the classifier cannot read at all (over its length limit, nothing to read) denies in both
 modes, as with the classifier alone. `api_key_env` must name a NAME_API_KEY variable and `base_url` be https,
@@ -150,15 +151,19 @@ class LLMExtractor:
             return Extracted(got.value, f"cascade: classifier sure, model not called; {got.how}", got.confidence,
                              self.kind, {"model_called": False})
         if self.mode == "cascade":
-            unknown = set(result.labels) - set(self.classifier.categories)
+            unknown = (set(result.labels) | set(result.uncertain)) - set(self.classifier.categories)
             if unknown:  # as the classifier extractor refuses them; the merge below would drop them silently
                 raise ExtractionError("extract.classifier", f"the classifier returned unknown categories "
                                       f"{sorted(unknown)}")
             value, how, details = self._ask(observation)
-            kept = sorted(result.labels)
-            merged = {c: bool(value[c]) or c in result.labels for c in value}
+            kept = set(result.labels)
+            if self.classifier.abstain == "restrict":  # the engineer's reading of an unsure category: it applies
+                kept |= set(result.uncertain)
+            merged = {c: bool(value[c]) or c in kept for c in value}
+            which = "sure categories" + (" and, abstain = 'restrict', its uncertain ones"
+                                         if self.classifier.abstain == "restrict" else "")
             return Extracted(merged, f"cascade: classifier unsure ({result.reason}), model called: {how}; "
-                             f"classifier's sure categories kept: {kept or 'none'}", 1.0, self.kind, details)
+                             f"classifier's {which} kept: {sorted(kept) or 'none'}", 1.0, self.kind, details)
         got = self._classifier_reading(observation, result)
         value, how, details = self._ask(observation)
         merged = {c: bool(value[c]) or bool(got.value[c]) for c in value}

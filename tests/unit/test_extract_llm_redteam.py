@@ -232,3 +232,25 @@ def test_a_build_pinned_by_a_veriguard_that_framed_the_text_otherwise_is_refused
     with pytest.raises(ExtractionError, match=r"pinned \['user_prompt_sha256'\]") as e:
         _check_pins("task", TASK_T, pinned, SPECS)
     assert e.value.code == "extract.llm.pin"
+
+
+# --- the cascade keeps what abstain = "restrict" takes to apply (class 9) -----------------------------------------
+
+def test_the_cascade_with_restrict_keeps_the_uncertain_categories_the_model_leaves_out():
+    """The engineer's abstain = "restrict" says: a category the classifier is unsure of applies. The cascade asked
+    the model and kept only the classifier's sure labels, so a model that answered "no category" (obeying a plain
+    words injection, or wrong) dropped the uncertain hotel, which the classifier alone would have kept."""
+    model = ScriptedModel(tool_reply(answer()))
+    ex = anthropic_extractor(model, {"mode": "cascade", "abstain": "restrict"},
+                             classify=lambda _t: unsure("flight", uncertain=("hotel",)))
+    got = ex.extract({"confirmed_task": "Sort out my overnight near the Ritz and the flight home"})
+    assert got.value == {**NONE, "hotel": True, "flight": True} and len(model.bodies) == 1
+    assert "hotel" in got.how
+
+
+def test_the_cascade_with_deny_still_lets_the_model_decide_what_the_classifier_is_unsure_of():
+    model = ScriptedModel(tool_reply(answer()))
+    ex = anthropic_extractor(model, {"mode": "cascade", "abstain": "deny"},
+                             classify=lambda _t: unsure("flight", uncertain=("hotel",)))
+    got = ex.extract({"confirmed_task": "Sort out my overnight near the Ritz and the flight home"})
+    assert got.value == {**NONE, "flight": True}
