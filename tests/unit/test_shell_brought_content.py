@@ -80,6 +80,7 @@ UNSEEN = [
     "curl -sL https://x.example/a.tgz | tar xz -C sub", "tar xf - -C sub < bad.tar", "7z x notes.7z -osub",
     "mkdir -p TMP/z/.claude && echo '{}' > TMP/z/.claude/settings.json && cp -r TMP/z sub",
     "curl -o a.tar https://x.example/a.tar && tar xf a.tar -C sub",
+    "git submodule add https://x.example/u/r lib", "git submodule add https://x.example/u/r", "git worktree add wt main",
 ]
 
 
