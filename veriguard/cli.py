@@ -925,7 +925,8 @@ def main(argv: Sequence[str] | None = None, *, worker: Any = None) -> int:
         from veriguard.enforce.integrations.mcp_proxy import main as mcp_proxy
         return mcp_proxy(argv[1:])
     _PRINTED.update(json=False, usage="")
-    json_out = "--json" in argv
+    json_out = "--json" in argv or argv[:1] == ["check"]   # check prints its decision as JSON, always
+    denied = {"allowed": False} if argv[:1] == ["check"] else {}   # a reader of check's JSON sees a denial
     if sys.stdout is None:  # started with fd 1 closed (`>&-`): every print would vanish and the flush crash
         _say("error[cli.usage]: stdout is closed, so nothing this command says can be read\n"
              "  fix: give it somewhere to write (>/dev/null to discard the output)")
@@ -935,14 +936,14 @@ def main(argv: Sequence[str] | None = None, *, worker: Any = None) -> int:
             args = build_parser().parse_args(argv)
         except SystemExit as e:  # argparse has printed the usage and the message; --json gets its object too
             if json_out and e.code == 2 and _PRINTED["usage"]:
-                _print_error_json({"code": "cli.usage", "message": _PRINTED["usage"]}, 2)
+                _print_error_json({"code": "cli.usage", "message": _PRINTED["usage"]}, 2, denied)
             raise
         args.lent_worker = worker
         _no_empty_paths(args)
         code = int(args.fn(args))
         if json_out and code != 0 and not _PRINTED["json"]:  # a command that failed without its object
             return _print_error_json({"code": "cli.failed", "message": "the command failed; its messages are on "
-                                      "stderr"}, code)
+                                      "stderr"}, code, denied)
         sys.stdout.flush()  # here, not at exit: a closed stdout is then seen below
         return code
     except KeyboardInterrupt:
@@ -956,7 +957,7 @@ def main(argv: Sequence[str] | None = None, *, worker: Any = None) -> int:
             raise
         _say(message)
         if json_out and not _PRINTED["json"]:
-            return _print_error_json(_error_dict(e, code), code)
+            return _print_error_json(_error_dict(e, code), code, denied)
         return code
 
 
@@ -983,10 +984,10 @@ def _error_dict(e: Exception, code: int) -> dict[str, Any]:
     return {"code": "internal" if code == 70 else "io", "message": _failure(e)[0]}
 
 
-def _print_error_json(error: dict[str, Any], code: int) -> int:
-    """The one JSON object a --json command prints when it failed before printing its own."""
+def _print_error_json(error: dict[str, Any], code: int, extra: dict[str, Any]) -> int:
+    """The one JSON object a --json command (or check) prints when it failed before printing its own."""
     try:
-        _print_json({"ok": False, "exit_code": code, "error": error})
+        _print_json({**extra, "ok": False, "exit_code": code, "error": error})
         sys.stdout.flush()
     except BrokenPipeError:
         if _stdout_closed():

@@ -122,3 +122,18 @@ def test_a_stdout_closed_from_the_start_is_refused_before_any_work(argv):
                        stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT,
                        preexec_fn=lambda: os.close(1))
     assert p.returncode == 2 and "stdout is closed" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("argv", [["check", "{tmp}", "--args", "{}"], ["check", "{build}", "--args", "{"],
+                                  ["check", "{build}", "--args", "@{tmp}/absent.json"], ["check", "{build}"]],
+                         ids=["not-a-build", "bad-json", "absent-file", "usage"])
+def test_check_prints_a_denial_as_json_whatever_fails(tmp_path, payments_build, capsys, argv):
+    """check prints its decision as JSON; on a bad build or bad arguments it printed nothing on stdout, so a
+    reader parsing stdout crashed instead of seeing a denial."""
+    argv = [a.replace("{tmp}", str(tmp_path)).replace("{build}", str(payments_build)) for a in argv]
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 2 and doc["allowed"] is False and doc["exit_code"] == 2 and doc["error"]["code"]
