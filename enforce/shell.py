@@ -156,7 +156,7 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
     return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
 
 
-CONTENT_LIMIT = 20_000        # entries of a folder walked, or members of an archive listed, for through_content
+CONTENT_LIMIT = 50_000        # entries of a folder walked, or members of an archive listed, for through_content
 TAR_BYTES = 64 * 2 ** 20     # a tar archive is read through (decompressed) to list its members: up to this size
 
 
@@ -214,34 +214,33 @@ def _may_nest(zones: Zones, folder: str) -> bool:
 def _content(b: Brought) -> list[str] | None:
     """The names, relative to `b.folder`, of what `b` puts there; None when they cannot be listed now."""
     out: list[str] = []
+    walk = _Walk(CONTENT_LIMIT)     # entries looked at, for all the sources together
     for source in b.sources:
         if not source:
             return None
         comps = split_pattern(normalise(source))
-        paths = _Walk(CONTENT_LIMIT).expand(comps) if any(c.glob for c in comps) else (
+        paths = walk.expand(comps) if any(c.glob for c in comps) else (
             ["/" + "/".join(c.text for c in comps)] if os.path.lexists("/" + "/".join(c.text for c in comps)) else [])
         if not paths:
-            if b.alone:
+            if b.alone and not walk.exhausted:
                 continue       # nothing there now and no other step makes it: the program finds nothing
             return None
         for path in paths:
-            found = _archive(path) if b.unpacks else _tree(path, recursive=b.recursive)
-            if found is None:
+            found = _archive(path) if b.unpacks else _tree(path, walk, recursive=b.recursive)
+            if found is None or walk.exhausted or len(out) > 4 * CONTENT_LIMIT:
                 return None
             out.extend(found)
-        if len(out) > CONTENT_LIMIT:
-            return None
     return out
 
 
-def _tree(path: str, *, recursive: bool) -> list[str] | None:
+def _tree(path: str, walk: "_Walk", *, recursive: bool) -> list[str] | None:
     """`path`'s own name and, for a folder copied with its content, every name under it both as `NAME/...` and as
     `...` (cp -r SRC DIR puts SRC in DIR when DIR exists, or makes DIR a copy of it)."""
     name = os.path.basename(path.rstrip("/"))
     out = [name]
     if not recursive or os.path.islink(path) or not os.path.isdir(path):
         return out
-    walk, stack = _Walk(CONTENT_LIMIT), [path]
+    stack = [path]
     while stack:
         for e in walk.entries(stack.pop()):
             rel = os.path.relpath(e.path, path)
