@@ -388,10 +388,13 @@ def _certified_bytes(d: Path, rel: str, digest: str) -> bytes:
 def _nothing_else(spec_dir: Path, certified: set[str]) -> None:
     """Every entry under spec/ is certified: nothing the monitor could be pointed at was slipped in."""
     found = set()
+    folders = {p.as_posix() for rel in certified for p in PurePosixPath(rel).parents if p != PurePosixPath(".")}
     for root, dirs, names in os.walk(spec_dir, followlinks=False):
         base = Path(root).relative_to(spec_dir)
         found |= {(base / n).as_posix() for n in names}
-        found |= {(base / n).as_posix() for n in dirs if (Path(root) / n).is_symlink()}
+        # a folder only on the way to certified files (the audit's rule): an empty __pycache__ is refused too
+        found |= {(base / n).as_posix() for n in dirs
+                  if (Path(root) / n).is_symlink() or (base / n).as_posix() not in folders}
     extra = sorted(found - certified)
     if extra:
         raise PolicyLoadError("load.tampered", f"{spec_dir} holds files the certificate does not cover: "

@@ -65,3 +65,12 @@ def test_an_uncertified_name_that_is_a_symbolic_link_is_refused(build, tmp_path)
     (build / "report.md").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(PolicyLoadError):
         load_policy(build)
+
+
+def test_a_folder_in_spec_that_leads_to_no_certified_file_is_refused_as_the_audit_does(build):
+    from veriguard.enforce.loader import PolicyLoadError, load_policy
+
+    (build / "spec" / "__pycache__").mkdir()
+    with pytest.raises(PolicyLoadError) as e:
+        load_policy(build)
+    assert e.value.code == "load.tampered" and "__pycache__" in e.value.message
