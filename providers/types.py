@@ -33,13 +33,17 @@ class ProviderError(EnvironmentProblem):
         self.output_tokens = token_count(usage, "output_tokens", "completion_tokens")
 
 
+MAX_TOKENS_COUNTED = 10_000_000   # no one call reads or writes more; a larger count is the server's invention
+
+
 def token_count(usage: Any, *keys: str) -> int:
-    """The first of `keys` in a response's `usage` that holds a count; 0 when none does (a server's own shape)."""
+    """The first of `keys` in a response's `usage` that holds a count; 0 when none does (a server's own shape).
+    A count over MAX_TOKENS_COUNTED is not one (10**30 output tokens made the stats and list-price costs absurd)."""
     if not isinstance(usage, Mapping):
         return 0
     for key in keys:
         value = usage.get(key)
-        if type(value) is int and value >= 0:
+        if type(value) is int and 0 <= value <= MAX_TOKENS_COUNTED:
             return value
     return 0
 

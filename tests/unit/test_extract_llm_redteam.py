@@ -4,13 +4,14 @@ real local HTTP server speaking OpenAI chat-completions): these tests check our 
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx2
 import pytest
 
 from tests.conftest import SPECS
-from tests.llm_fakes import ScriptedModel, tool_reply
+from tests.llm_fakes import ScriptedModel, raw_reply, tool_reply
 from tests.unit.test_extract_llm import (
     CFG, NONE, TASK_T, answer, anthropic_extractor, chat, openai_extractor, openai_server, received, script, sure,
     unsure,
@@ -208,9 +209,8 @@ def test_openai_a_huge_body_is_abandoned_past_the_limit(openai_server, monkeypat
 def test_openai_a_compressed_body_is_measured_as_it_is_read(openai_server):
     import base64
     import gzip
-    import json as _json
 
-    body = gzip.compress(_json.dumps(chat(answer(hotel=True))["json"]).encode())
+    body = gzip.compress(json.dumps(chat(answer(hotel=True))["json"]).encode())
     script(openai_server, {"status": 200, "base64": base64.b64encode(body).decode(),
                            "headers": {"Content-Encoding": "gzip"}})
     got = openai_extractor(openai_server).extract({"confirmed_task": "Book a hotel in Oslo"})
@@ -254,3 +254,16 @@ def test_the_cascade_with_deny_still_lets_the_model_decide_what_the_classifier_i
                              classify=lambda _t: unsure("flight", uncertain=("hotel",)))
     got = ex.extract({"confirmed_task": "Sort out my overnight near the Ritz and the flight home"})
     assert got.value == {**NONE, "flight": True}
+
+
+# --- usage a server invents does not reach the stats and costs (class 10) ---------------------------------------
+
+def test_an_absurd_token_count_is_not_counted():
+    """Before: usage {"output_tokens": 10**30} went into the record and the stats: $5e24 at list price."""
+    body = ('{"id":"m","type":"message","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"tool_use",'
+            '"id":"t","name":"respond","input":' + json.dumps(answer(hotel=True)) + '}],"stop_reason":"tool_use",'
+            '"stop_sequence":null,"usage":{"input_tokens":400,"output_tokens":' + "1" + "0" * 30 + "}}")
+    ex = anthropic_extractor(ScriptedModel(raw_reply(body)), {"mode": "llm"})
+    got = ex.extract({"confirmed_task": "Book a hotel in Rome"})
+    assert got.value == {**NONE, "hotel": True} and got.details["output_tokens"] == 0
+    assert ex.stats.cost_usd < 0.01
