@@ -338,6 +338,12 @@ _ADDRESSED = tuple(re.compile(p) for p in (
     r"\b(all|every|each)\b[^.!?\n]{0,25}\b(categor|field|flag)\w*[^.!?\n]{0,25}\b(false|no|off|none)\b",
     r"(^|[\n.!?:;]\s*|\[|\(|<)(system|developer|assistant|admin|administrator|security team|classifier|extractor|"
     r"model|llm|ai)\s*(:|\]|\)|>|message|note|prompt|instruction|override|update)",
+    r"\b(ignore|disregard|forget|override)\b[^.!?\n]{0,20}\b(everything|anything|all|what you)\b[^.!?\n]{0,30}"
+    r"\b(above|before|previous|earlier|prior|told|said|read)\b",
+    r"\b(new|updated|revised|real|actual|true) (instruction|rule|task for you|directive)s?\s*:",
+    r"\b(do not|don't|never|must not)\b[^.!?\n]{0,15}\b(flag|mark|classify|categori[sz]e|label|count|treat|tag|"
+    r"consider)\b[^.!?\n]{0,40}\b(as|under|into|in)\b[^.!?\n]{0,20}\b(categor|restricted|booking|rental|purchase|"
+    r"application|sensitive)",
     r"\b(note|message|instruction|reminder)s? (to|for) (the )?(classifier|extractor|model|llm|ai|assistant|system|"
     r"reader|annotator|labell?er)",
     r"\b(category|categories|label|labels|class)\s*[:=]\s*(none|null|false|no\b|\[\s*\]|\{\s*\}|\"\s*\")",
