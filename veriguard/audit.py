@@ -22,6 +22,8 @@ a regular file is refused), into a private copy: the hashes, the signature, the 
 must be the ones the certificate binds), the regeneration, the examples and the proof all use those bytes. Nothing from the build runs in this process: the examples run in verify.testing's child, and
 only after the frozen module was regenerated (every generated part checked against the allowlist) and
 found identical to policy.py.
+With --log, the decision log must also be intact and anchored (verified with --log-public-key; against its
+checkpoint too when one is given): an unanchored log fails the audit as an unsigned build does.
 Results are values; the CLI prints them.
 """
 from __future__ import annotations
@@ -76,7 +78,10 @@ class AuditResult:
 
     @property
     def ok(self) -> bool:
-        return all(holds(c.verdict) for c in self.checks) and (self.log is None or self.log["ok"])
+        """Every check holds, and the log, when given, is intact and anchored (verified with its public key): an
+        unanchored log can be rewritten with a recomputed chain, as an unsigned build can, and neither passes."""
+        return all(holds(c.verdict) for c in self.checks) and \
+            (self.log is None or (self.log["ok"] and self.log["anchored"] is True))
 
     @property
     def exit_code(self) -> int:

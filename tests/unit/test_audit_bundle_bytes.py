@@ -82,3 +82,19 @@ def test_an_uncertified_name_that_is_a_folder_fails_the_files_check(build, key):
     result = run(build, key)
     files = next(c for c in result.checks if c.name == "files")
     assert files.verdict.value == "REFUTED" and "run.json" in files.summary and not result.ok
+
+
+def test_an_audit_passes_a_log_only_when_it_is_anchored(build, key, tmp_path):
+    """An unsigned build, or one audited without a key, fails the audit (NOT_CHECKED); a log verified without its
+    public key (or written without a key) was 'intact' and let the audit pass, though anyone could have rewritten
+    it with a recomputed chain."""
+    from veriguard.enforce.decision_log import DecisionLog
+
+    unsigned = DecisionLog(tmp_path / "plain.jsonl")
+    unsigned.append({"allowed": True})
+    result = run(build, key, log=tmp_path / "plain.jsonl")
+    assert result.log["ok"] and not result.log["anchored"] and not result.ok and result.exit_code == 1
+    signed = DecisionLog(tmp_path / "signed.jsonl", key=key[0])
+    signed.append({"allowed": True})
+    assert not run(build, key, log=tmp_path / "signed.jsonl").ok               # no --log-public-key
+    assert run(build, key, log=tmp_path / "signed.jsonl", log_key=key[0].public).ok
