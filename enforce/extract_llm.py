@@ -93,14 +93,17 @@ class Answer:
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    requested: str = ""     # the model asked for (pinned); `model` is what the server says answered
 
     def details(self, *, cached: bool) -> dict[str, Any]:
-        return {"model": self.model, "model_called": not cached, "latency_ms": round(self.latency_s * 1000, 1),
-                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "cost_usd": self.cost_usd}
+        return {"model": self.model, "model_requested": self.requested, "model_called": not cached,
+                "latency_ms": round(self.latency_s * 1000, 1), "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "cost_usd": self.cost_usd}
 
     def how(self, *, cached: bool) -> str:
         cost = "unpriced" if self.cost_usd is None else f"${self.cost_usd:.6f} at list price"
-        return (f"model {self.model}{' (cached answer)' if cached else ''}: {self.latency_s * 1000:.0f} ms, "
+        other = f" (asked for {self.requested})" if self.requested and self.requested != self.model else ""
+        return (f"model {self.model}{other}{' (cached answer)' if cached else ''}: {self.latency_s * 1000:.0f} ms, "
                 f"{self.input_tokens} in + {self.output_tokens} out tokens, {cost}")
 
 
@@ -250,7 +253,8 @@ class LLMExtractor:
         value = _typed(from_answer(completion.data[self.argument], self.type), self.type,
                        f"the model's {self.argument}")
         return Answer(value, completion.model, latency, completion.input_tokens, completion.output_tokens,
-                      cost_usd(provider.name, completion.model, completion.input_tokens, completion.output_tokens))
+                      cost_usd(provider.name, completion.model, completion.input_tokens, completion.output_tokens),
+                      provider.model)
 
     def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int) -> None:
         self.stats.failures += 1

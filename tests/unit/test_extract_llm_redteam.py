@@ -288,3 +288,12 @@ def test_an_absurd_token_count_is_not_counted():
     got = ex.extract({"confirmed_task": "Book a hotel in Rome"})
     assert got.value == {**NONE, "hotel": True} and got.details["output_tokens"] == 0
     assert ex.stats.cost_usd < 0.01
+
+
+def test_the_record_names_the_model_asked_for_beside_the_one_the_server_says_answered():
+    """Before: only the server's claim (`model` in its response) reached the record; a gateway answering from
+    another model than the pinned one left no trace of the difference."""
+    ex = anthropic_extractor(ScriptedModel(tool_reply(answer(hotel=True), model="some-cheaper-model")), {"mode": "llm"})
+    got = ex.extract({"confirmed_task": "Book a hotel in Rome"})
+    assert got.details["model"] == "some-cheaper-model" and got.details["model_requested"] == "claude-haiku-4-5"
+    assert "some-cheaper-model (asked for claude-haiku-4-5)" in got.how
