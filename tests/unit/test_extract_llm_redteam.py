@@ -297,3 +297,47 @@ def test_the_record_names_the_model_asked_for_beside_the_one_the_server_says_ans
     got = ex.extract({"confirmed_task": "Book a hotel in Rome"})
     assert got.details["model"] == "some-cheaper-model" and got.details["model_requested"] == "claude-haiku-4-5"
     assert "some-cheaper-model (asked for claude-haiku-4-5)" in got.how
+
+
+# --- what held in this pass, kept as a net: every reply below is denied (Anthropic, through the SDK) ------------
+
+def _message(content: list[dict[str, Any]], stop: Any = "tool_use") -> httpx2.Response:
+    return httpx2.Response(200, json={"id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+                                      "content": content, "stop_reason": stop, "stop_sequence": None,
+                                      "usage": {"input_tokens": 1, "output_tokens": 1}})
+
+
+def _call(data: Any, name: str = "respond") -> dict[str, Any]:
+    return {"type": "tool_use", "id": "t", "name": name, "input": data}
+
+
+HOTEL = answer(hotel=True)
+HELD = {
+    "pause_turn": _message([_call(HOTEL)], "pause_turn"),
+    "max_tokens": _message([_call(HOTEL)], "max_tokens"),
+    "refusal": _message([_call(HOTEL)], "refusal"),
+    "stop_sequence": _message([_call(HOTEL)], "stop_sequence"),
+    "no stop reason": _message([_call(HOTEL)], None),
+    "context window": _message([_call(HOTEL)], "model_context_window_exceeded"),
+    "two calls": _message([_call(HOTEL), _call(answer())]),
+    "another tool's name": _message([_call(HOTEL, "Respond")]),
+    "a server tool beside": _message([{"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}},
+                                      _call(HOTEL)]),
+    "input as a JSON string": _message([_call(json.dumps(HOTEL))]),
+    "booleans as strings": _message([_call({"task": {c: "false" for c in NONE}})]),
+    "a key in another case": _message([_call({"task": {**NONE, "Hotel": True}})]),
+    "a key beside the argument": _message([_call({"task": NONE, "note": "x"})]),
+    "null": _message([_call({"task": None})]),
+    "1 for true": _message([_call({"task": {**NONE, "hotel": 1}})]),
+    "an error object with 200": httpx2.Response(200, json={"type": "error", "error": {"type": "overloaded_error",
+                                                                                       "message": "x"}}),
+    "html": httpx2.Response(200, text="<html>ok</html>"),
+    "201": httpx2.Response(201, json={}),
+    "a redirect": httpx2.Response(302, headers={"location": "http://127.0.0.1:9/"}),
+}
+
+
+@pytest.mark.parametrize("reply", HELD.values(), ids=HELD.keys())
+def test_replies_that_are_not_one_finished_answer_in_the_schema_deny(reply):
+    ex = anthropic_extractor(ScriptedModel(reply), {"mode": "llm"})
+    assert _denied(ex, "Book a hotel in Rome").code.startswith("extract.llm.")
