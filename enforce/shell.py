@@ -32,21 +32,25 @@ __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 
 def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
             commands: CommandTable, zones: ZoneMap, follow_links: bool = False, ask_git: bool = False,
-            rewrites: bool = True, places: Places = ()) -> Analysis:
+            rewrites: bool = True, places: Places = (), content: bool | None = None) -> Analysis:
     """The analysis of `command` run in `cwd` (cached: both arguments share one parse). With `follow_links`,
     every path it names exactly is also resolved through the symbolic links on this machine's disk now (a
     link in the project to ~/.ssh reads ~/.ssh); with `ask_git`, the repository is asked which files a git
     command that rewrites its work tree would write (without it, such a command is refused unless its words
     show it writes none): both steps read the disk on every call. `rewrites` false leaves such commands out
     (the shell_agent's `command` argument does not depend on them). `places`: the paths the monitor protects
-    (shell_table.places_of: the zone map's {guard} and {secret})."""
+    (shell_table.places_of: the zone map's {guard} and {secret}). `content` (default: `follow_links`): what a step
+    brings into a folder is read on disk (through_content), which may make the command unknown: the command's class
+    depends on it, not on links."""
+    content = follow_links if content is None else content
     cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
-    aliases = real_spellings({"workspace": workspace, "home": home, "tmp": tmp}) if follow_links else ()
+    aliases = real_spellings({"workspace": workspace, "home": home, "tmp": tmp}) if follow_links or content else ()
     a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases)
-    compiled = (zones.compile(workspace, home, tmp, places, aliases) if follow_links or (rewrites and a.rewrites)
-                else None)
+    compiled = (zones.compile(workspace, home, tmp, places, aliases)
+                if follow_links or (content and a.brought) or (rewrites and a.rewrites) else None)
     if follow_links and compiled is not None:
         a = through_links(a, compiled, (workspace, home, tmp))
+    if content and a.brought and compiled is not None:
         a = through_content(a, compiled, commands)
     return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
 
@@ -528,10 +532,10 @@ class ShellExtractor:
         tmpdir = _absolute(tmp, str(self.tmp)) if tmp is not None else "/tmp"
         raw = _optional(observation, self.approved)
         approved = False if raw is None else _coerce(raw, {"kind": "bool"}, str(self.approved))
-        touched = self.part == "touched"     # the command's class does not depend on links or git's answers
+        touched = self.part == "touched"     # the command's class depends on what it brings, not on links or git
         a = analyse(text, cwd=cwd, home=home, workspace=workspace, tmp=tmpdir, commands=self.commands,
                     zones=self.zones, follow_links=self.follow_links and touched, ask_git=self.ask_git,
-                    rewrites=touched, places=self.places)
+                    rewrites=touched, places=self.places, content=self.follow_links)
         if self.part == "command":
             value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
         else:

@@ -47,7 +47,7 @@ class Brought(NamedTuple):
     sources: tuple[str, ...]     # absolute escaped patterns of what lands there; "": content not known (a URL, stdin)
     unpacks: bool                # the sources are archives, whose members land in `folder`
     recursive: bool              # a folder among the sources lands with everything in it
-    alone: bool                  # no other step of the command writes: a source missing now is not made by it
+    alone: bool                  # no other step of the command writes at, in or above a source: one missing now stays so
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class Analyser(Commands, Env):
         self.made: list[tuple[Invocation | None, str]] = []   # folders a step may have put links in, and the step
         self.brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]] = []   # Commands.bring
         self.read_by: dict[int, list[str]] = {}    # id(invocation) -> escaped patterns it reads ("": not known)
-        self.writers: set[int] = set()             # id(invocation) of each step that changes a file (0: a redirection)
+        self.written_by: list[tuple[int, str]] = []   # (id(invocation) or 0, escaped path or "": not known) it changes
         self.system_dirs = tuple(normalise(d) for d in table.system_dirs)
         self.project_dirs = sources
         self.classes: list[tuple[str, str]] = []
@@ -125,10 +125,10 @@ class Analyser(Commands, Env):
     def _brought(self) -> tuple[Brought, ...]:
         out: list[Brought] = []
         for inv, folders, sources, recursive in self.brings:
-            read = tuple(dict.fromkeys(self.read_by.get(id(inv), ()))) or ("",)
-            alone = self.writers <= {id(inv)}
-            out.extend(Brought(f, read if sources is None else sources, sources is None, recursive, alone)
-                       for f in folders)
+            chosen = (tuple(dict.fromkeys(self.read_by.get(id(inv), ()))) or ("",)) if sources is None else sources
+            alone = not any(who != id(inv) and (not path or any(_overlap(path, src) for src in chosen))
+                            for who, path in self.written_by)
+            out.extend(Brought(f, chosen, sources is None, recursive, alone) for f in folders)
         return tuple(dict.fromkeys(out))
 
     def rewrites_tree(self, sub: str, inv: Invocation, before: list[Value] | None = None) -> None:
@@ -853,19 +853,22 @@ class Analyser(Commands, Env):
 
     def reads_and_writes(self, accesses: tuple[str, ...], value: Value, inv: Invocation | None,
                          cwds: tuple[str, ...] | None) -> None:
-        """Which steps write, and what each reads (the archives Commands.bring's unpacking steps take files from)."""
-        if set(accesses) - {"read"}:
-            self.writers.add(self._active(inv))
-        if "read" not in accesses or inv is None or value.text in ("", "-"):
+        """What each step writes and reads (the sources of Commands.bring: a source another step writes may not be on
+        disk yet; an unpacking step takes its files from what it reads)."""
+        if value.text in ("", "-"):
             return
-        self._active(inv)   # kept alive: its id names it
         if value.text is None:
             found: list[str | None] = [None]
         elif value.pattern is None:
             found = [_escape(p) if p is not None else None for p in self.joined(value.text, cwds)]
         else:
             found = self.pattern_paths(value, cwds)
-        self.read_by.setdefault(id(inv), []).extend(p or "" for p in found)
+        if set(accesses) - {"read"}:
+            who = self._active(inv)   # kept alive: its id names it
+            self.written_by.extend((who, p or "") for p in found)
+        if "read" in accesses and inv is not None:
+            self._active(inv)
+            self.read_by.setdefault(id(inv), []).extend(p or "" for p in found)
 
     def links_made(self, value: Value, inv: Invocation) -> None:
         """`value` may be a symbolic link `inv` makes (`ln -s T LINK`, `cp -P`, a copy put into a folder)."""
@@ -1167,6 +1170,23 @@ def _assigned_in_arith(n: Any) -> bool:
     if p.type == "binary_expression" and p.child_by_field_name("left") == n:
         return any(o in ASSIGN_OPS for o in ops)
     return p.type in ("postfix_expression", "unary_expression") and any(o in ("++", "--") for o in ops)
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether two escaped absolute patterns may name the same path, one inside the other (compared up to their
+    first wildcard)."""
+    x, y = (normalise(_head_of(p)) for p in (a, b))
+    return x == y or x.startswith(y.rstrip("/") + "/") or y.startswith(x.rstrip("/") + "/")
+
+
+def _head_of(pattern: str) -> str:
+    """The components of a pattern before its first wildcard."""
+    head = []
+    for part in pattern.split("/"):
+        if any(c in part for c in "*?[") or "\\" in part:
+            break
+        head.append(part)
+    return "/".join(head) or "/"
 
 
 def ordered(touches: Any) -> tuple[tuple[str, str], ...]:

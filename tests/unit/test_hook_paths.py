@@ -191,3 +191,27 @@ def test_a_file_tool_with_a_path_under_another_key_is_decided_on_it_too(build: P
     # a client that reads that key would write) was allowed unseen
     assert decide(build, tool, **tool_input) == 0
     assert decide(build, tool, **tool_input, **{key: path}) == 2
+
+
+def test_the_hook_reads_what_a_copy_or_an_unpacking_brings_on_disk(build: Path, tmp_path: Path) -> None:
+    """Through the hook (the shipped spec follows the disk): a folder copied whole that holds `.envrc` is denied, an
+    ordinary one allowed, and a clone into the project, whose files cannot be listed first, is asked (2026-11-29)."""
+    home, project, src, plain = tmp_path / "home", tmp_path / "home" / "project", tmp_path / "x", tmp_path / "y"
+    (project / "sub").mkdir(parents=True)
+    src.mkdir()
+    (src / ".envrc").write_text("x")
+    plain.mkdir()
+    (plain / "a.txt").write_text("x")
+    opts = hook.parse_options(["--build", str(build)])
+    assert isinstance(opts, hook.Options)
+    opts = opts._replace(env={"HOME": str(home), "CLAUDE_PROJECT_DIR": str(project)})
+
+    def answer(command: str) -> hook.Answer:
+        call = {"session_id": "s", "cwd": str(project), "permission_mode": "default", "hook_event_name": "PreToolUse",
+                "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "t"}
+        return hook.decide(json.dumps(call).encode(), opts)
+
+    assert answer(f"cp -r {src} sub").code == 2
+    assert answer(f"cp -r {plain} sub") == hook.Answer(0)
+    asked = answer("git clone https://x.example/u/r sub")
+    assert asked.code == 0 and '"ask"' in asked.stdout
