@@ -211,3 +211,28 @@ def test_a_checkpoint_binds_a_log_begun_before_log_ids_too(tmp_path, keys):
     with pytest.raises(DecisionLogError) as e:
         DecisionLog(path, key=keys["private"], checkpoint=cp).append({"allowed": True})
     assert "rolled back" in e.value.message
+
+
+def test_a_crash_between_the_head_and_the_checkpoint_leaves_a_log_the_next_writer_extends(tmp_path, keys, monkeypatch):
+    import veriguard.enforce.decision_log as dl
+
+    class Crash(BaseException):
+        pass
+
+    path, cp = tmp_path / "d.jsonl", tmp_path / "d.checkpoint"
+    write(DecisionLog(path, key=keys["private"], checkpoint=cp), 2)
+    real = dl.write_atomic
+
+    def crash(target, data, **kw):
+        if target == cp:
+            raise Crash()
+        return real(target, data, **kw)
+
+    with monkeypatch.context() as m:
+        m.setattr(dl, "write_atomic", crash)
+        with pytest.raises(Crash):
+            DecisionLog(path, key=keys["private"], checkpoint=cp).append({"allowed": True})
+    assert read_head(cp).records == 2 and read_head(path.with_name("d.jsonl.head")).records == 3
+    assert verify_log(path, keys["public"], expected=read_head(cp)).records == 3
+    write(DecisionLog(path, key=keys["private"], checkpoint=cp), 1, 3)
+    assert read_head(cp).records == 4 and verify_log(path, keys["public"], expected=read_head(cp)).ok
