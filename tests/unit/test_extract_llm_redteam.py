@@ -341,3 +341,28 @@ HELD = {
 def test_replies_that_are_not_one_finished_answer_in_the_schema_deny(reply):
     ex = anthropic_extractor(ScriptedModel(reply), {"mode": "llm"})
     assert _denied(ex, "Book a hotel in Rome").code.startswith("extract.llm.")
+
+
+READINGS = {"sure none": sure(), "sure hotel": sure("hotel"), "unsure, flight sure": unsure("flight", uncertain=("hotel",)),
+            "unsure, nothing sure": unsure(uncertain=("car", "hotel"))}
+
+
+@pytest.mark.parametrize("abstain", ["deny", "restrict"])
+@pytest.mark.parametrize("reading", READINGS.values(), ids=READINGS.keys())
+def test_both_is_never_weaker_than_the_classifier_alone(reading, abstain):
+    """Whatever the model answers (here: no category, as an obeying model would), `both` denies where the classifier
+    alone denies and otherwise finds every category the classifier alone finds."""
+    from veriguard.enforce.extractors import ClassifierExtractor
+
+    observation = {"confirmed_task": "Sort out my overnight near the Ritz"}
+    alone = ClassifierExtractor("confirmed_task", lambda _t: reading, tuple(NONE), abstain)
+    both = anthropic_extractor(ScriptedModel(tool_reply(answer())), {"mode": "both", "abstain": abstain},
+                               classify=lambda _t: reading)
+    try:
+        expected = alone.extract(observation).value
+    except ExtractionError:
+        with pytest.raises(ExtractionError):
+            both.extract(observation)
+        return
+    got = both.extract(observation).value
+    assert all(got[c] for c in expected if expected[c])
