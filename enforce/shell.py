@@ -203,10 +203,12 @@ def through_content(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:
 
 
 def _nested_names(zones: Zones) -> frozenset[str]:
-    """The literal names of zones.toml's [nested] patterns past their `**` (case-folded): a name brought that has
-    none of them among its parts is in no such zone."""
-    return frozenset(c.text for _, patterns in zones.nested for z in patterns
-                     for c in z[next((i for i, c in enumerate(z) if c.star2), len(z) - 1):] if not c.glob)
+    """The literal names of the zone map's patterns (case-folded; [nested] ones past their `**`): a name brought that
+    has none of them among its parts is in no zone but the folder's."""
+    nested = (c.text for _, patterns in zones.nested for z in patterns
+              for c in z[next((i for i, c in enumerate(z) if c.star2), len(z) - 1):] if not c.glob)
+    named = (c.text for _, patterns in zones.folded for z in patterns for c in z if not c.glob)
+    return frozenset((*nested, *named))
 
 
 def _may_nest(zones: Zones, folder: str) -> bool:
