@@ -493,6 +493,8 @@ class CategoryClassifier:
             out.append(f"characters it cannot read: {describe(norm.unreadable)}")
         if norm.residue:
             out.append(f"words with digits or symbols that spell no known word: {', '.join(norm.residue[:5])}")
+        if norm.pictographs:
+            out.append(f"pictographs read only by their names: {describe(norm.pictographs)}")
         foreign = next(filter(None, (foreign_words(p, self.known) for p in pieces)), "")
         if foreign:
             out.append(f"not English ({foreign})")

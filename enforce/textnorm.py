@@ -6,8 +6,9 @@ selectors, tags, fillers); diacritics and other combining marks stripped; letter
 mapped to Latin (Cyrillic, Greek, Armenian, Cherokee, Lisu, small capitals, enclosed and
 regional-indicator letters); letters spaced out or separated by dots or dashes joined (and split into known
 words when the run spans several: `b o o k a h o t e l`); words joined by underscores split; leetspeak
-decoded where a word becomes a known one; run-on words split into known ones (a hashtag's however short). What is left that the
-classifier cannot read is reported, never dropped: characters outside Latin letters, digits,
+decoded where a word becomes a known one; run-on words split into known ones (a hashtag's however short); pictographs
+(emoji, dingbats, geometric shapes) read by their Unicode names (🏨 -> hotel, 🙏 -> person with folded hands) and arrows
+set apart as words (ATL→BOS -> ATL → BOS). What is left that the classifier cannot read is reported, never dropped: characters outside Latin letters, digits,
 punctuation and common symbols (`unreadable`, blanked in the text), and words broken by a digit or
 symbol that decode to no known word (`residue`). `foreign_words` says when a text reads as another
 language. The caller decides what all that means (the classifier abstains). Standard library only.
@@ -60,6 +61,16 @@ _SPACED = re.compile(rf"(?<![^\W_])[^\W_](?:{_SEPARATOR}[^\W_])+(?![^\W_])")
 _SPLIT_WORD = re.compile(r"\b([A-Za-z]{2,})(-| )([A-Za-z]{2,})\b")
 _CODED = re.compile(r"%[0-9A-Fa-f]{2}|&(#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z]+[0-9]*);")
 _EMAIL_OR_URL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|[A-Za-z][A-Za-z0-9+.-]*://\S+|www\.\S+")
+# Pictographs: read as their Unicode names. Braille, scripts and private use stay unreadable: their names spell
+# nothing, and the letters they may stand for would be hidden.
+_PICTOGRAPHS = ((0x2300, 0x23FF), (0x25A0, 0x25FF), (0x2600, 0x27BF), (0x2B00, 0x2BFF), (0x1F000, 0x1F0FF),
+                (0x1F300, 0x1F6FF), (0x1F780, 0x1F7FF), (0x1F900, 0x1F9FF), (0x1FA70, 0x1FAFF))
+_ARROWS = ((0x2190, 0x21FF), (0x27F0, 0x27FF), (0x2900, 0x297F), (0x1F800, 0x1F8FF))
+# Pictographs that express a mood or a mark (faces, hands, hearts, stars, checks): no category's object. Any
+# other (🏨, 🚗, ✈) is reported in `pictographs`, since the classifier learnt no text written with them.
+_EXPRESSIVE = ((0x1F600, 0x1F64F),)
+_EXPRESSIVE_WORDS = frozenset("""face hand hands heart hearts thumbs sparkles sparkle fire star check clapping popper
+hundred biceps eyes triangle exclamation question warning laughing shrug facepalm""".split())
 MAX_LEET_CHOICES = 64
 MIN_RUN_WORD = 12     # an unknown run of letters this long is split into known words when it can be
 
@@ -70,6 +81,7 @@ class Normalised:
     unreadable: tuple[str, ...]   # characters that are no Latin letter, digit, punctuation or common symbol
     residue: tuple[str, ...]      # words with a digit or symbol between letters that decode to no known word
     changes: tuple[str, ...]      # what was done, for the decision log
+    pictographs: tuple[str, ...] = ()  # pictographs read by their names that express no mood: 🏨, 🚗, ✈
 
 
 def is_invisible(ch: str) -> bool:
@@ -95,6 +107,35 @@ def readable(ch: str) -> bool:
     cat = unicodedata.category(ch)
     return (ch.isascii() and cat != "Cc") or ch in "\t\n\r" or cat[0] in "PZ" or cat in ("Sc", "Sm", "Sk") \
         or ch in _READABLE_SYMBOLS
+
+
+def _within(cp: int, ranges: tuple[tuple[int, int], ...]) -> bool:
+    return any(lo <= cp <= hi for lo, hi in ranges)
+
+
+def expressive(ch: str) -> bool:
+    return _within(ord(ch), _EXPRESSIVE) or bool(_EXPRESSIVE_WORDS & set(unicodedata.name(ch, "").lower().split()))
+
+
+def name_pictographs(text: str) -> tuple[str, list[str]]:
+    """Each pictograph replaced by its Unicode name as words, each arrow set apart by spaces; skin-tone modifiers
+    dropped (they qualify the pictograph before them). Also the pictographs that are not `expressive`."""
+    out: list[str] = []
+    objects: list[str] = []
+    for ch in text:
+        cp = ord(ch)
+        name: str = unicodedata.name(ch, "")
+        if _within(cp, _ARROWS):
+            out.append(f" {ch} ")
+        elif _within(cp, _PICTOGRAPHS) and name:
+            if unicodedata.category(ch) == "Sk":
+                continue
+            out.append(f" {name.lower()} ")
+            if not expressive(ch):
+                objects.append(ch)
+        else:
+            out.append(ch)
+    return "".join(out), objects
 
 
 def decode_escapes(text: str) -> str:
@@ -232,6 +273,8 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
     out = note("invisible characters removed", out, strip_invisible(out))
     out = note("diacritics and other marks removed", out, strip_marks(out))
     out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
+    named, pictographs = name_pictographs(out)
+    out = note("pictographs read by their names", out, named)
     out = re.sub(r"[^\S\n]+", " ", out)
     out = note("spaced or split letters joined", out, join_split_words(join_spaced(out, known), known))
     out = note("words joined by underscores split", out, re.sub(r"(?<=[A-Za-z])_+(?=[A-Za-z])", " ", out))
@@ -241,7 +284,8 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
     unreadable = tuple(dict.fromkeys(ch for ch in out if not readable(ch)))
     if unreadable:
         out = "".join(ch if readable(ch) else " " for ch in out)
-    return Normalised(out, unreadable, tuple(dict.fromkeys(residue)), tuple(changes))
+    return Normalised(out, unreadable, tuple(dict.fromkeys(residue)), tuple(changes),
+                      tuple(dict.fromkeys(pictographs)))
 
 
 # Frequent function words of other languages written in Latin letters (Spanish, French, German, Italian,

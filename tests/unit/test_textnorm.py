@@ -126,11 +126,31 @@ def test_glue_that_hides_no_words_stays(text, expected):
     assert norm(text) == expected
 
 
-@pytest.mark.parametrize("text", ["\U0001F3E8 in Paris", "\u6771\u4eac hotel", "\u0431 hotel", "\ue000 hotel",
+@pytest.mark.parametrize("text", ["\u2803\u2815\u2815\u2805 a hotel", "\u6771\u4eac hotel", "\u0431 hotel", "\ue000 hotel",
                                   "\ufffd hotel", "hotel \x00", "\ud800 hotel", "\u0279\u01ddu\u0287"])
 def test_unreadable_characters_are_reported_and_blanked(text):
     n = normalise(text, KNOWN)
     assert n.unreadable and all(readable(c) for c in n.text)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("\U0001F3E8 in Paris", "hotel in Paris"),                              # read, and reported (below)
+    ("play it \u25b6\ufe0f pls \U0001F64F", "play it black right-pointing triangle pls person with folded hands"),
+    ("\U0001F44D\U0001F3FD ok", "thumbs up sign ok"),                      # the skin tone is dropped
+    ("\u2708\ufe0f ATL\u2192BOS", "airplane ATL \u2192 BOS"),           # an arrow is a word of its own
+])
+def test_pictographs_are_read_by_their_names_and_arrows_set_apart(text, expected):
+    n = normalise(text, KNOWN)
+    assert " ".join(n.text.split()) == expected and not n.unreadable and not n.residue
+
+
+@pytest.mark.parametrize("text,objects", [("\U0001F3E8\U0001F6CF\ufe0f", "\U0001F3E8\U0001F6CF"),
+                                          ("\U0001F697 pls \U0001F64F\U0001F525", "\U0001F697"),
+                                          ("\u2708\ufe0f NYC", "\u2708"), ("\U0001F602\U0001F44D\u2705\u2b50", "")])
+def test_pictographs_that_express_no_mood_are_reported(text, objects):
+    """The classifier learnt no text written with 🏨 or 🚗: those are reported (it abstains); faces, hands, hearts,
+    stars and checks are not."""
+    assert normalise(text, KNOWN).pictographs == tuple(objects)
 
 
 @pytest.mark.parametrize("text", ["Price \u20ac20 \u2192 \u00a330", "Caf\u00e9 \u00a9 2024",
