@@ -17,6 +17,7 @@ from veriguard.contracts import strict_json
 from veriguard.contracts.regular_file import MAX_BYTES, FileRefused, read_regular_file
 
 if TYPE_CHECKING:
+    from veriguard.enforce.decision_log import Head
     from veriguard.verify.proof_cache import ProofCache
 
 EXIT_CODES = """exit codes:
@@ -489,16 +490,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     _print_json({"policy": policy.name, "allowed": d.allowed is True, "violations": list(d.violations),
                  "denied": [list(x) if isinstance(x, tuple) else x for x in d.denied],
                  "messages": [policy.rules.get(v, v) for v in d.violations], "policy_sha256": policy.sha256,
-                 "certified": policy.trusted, "signature": policy.signature, "signed_by": policy.signed_by})
+                 "build_sha256": policy.build_sha256, "certified": policy.trusted, "signature": policy.signature,
+                 "signed_by": policy.signed_by})
     return 0
+
+
+EXPECT_SHA256_HELP = ("refuse the build unless this is the sha256 of its certificate.json (`sha256sum "
+                      "DIR/certificate.json`: pins the whole build, policy and extractors) or of its policy.py (its "
+                      "certificate's hashes.policy: the policy alone)")
 
 
 # --- audit ------------------------------------------------------------------------------------
 AUDIT_CODES = """exit codes:
-  0  every check holds (PROVED or PASSED), and the decision log (--log) is intact
+  0  every check holds (PROVED or PASSED), and the decision log (--log) is intact and anchored
+     (--log-public-key), and at or after its checkpoint (--log-expect-head) when one is given
   1  a check does not hold: REFUTED, ERROR, TIMEOUT, UNKNOWN, or NOT_CHECKED (e.g. an unsigned build, or
-     no --public-key for a signed one); or the log is broken
-  2  bad input: not a build, an unreadable key, a bundle name that is neither .zip nor .tar.gz
+     no --public-key for a signed one); or the log is broken or not anchored, rolled back behind its
+     checkpoint, or another log than the checkpoint's
+  2  bad input: not a build, an unreadable key or checkpoint, a bundle name that is neither .zip nor .tar.gz
   3  environment: a check could not run here (Java or Nagini missing)
  70  internal error (a bug in veriguard)"""
 
@@ -512,11 +521,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.log and not Path(args.log).is_file():
         raise VeriguardError("audit.input", "the decision log is not a file", file=args.log,
                              fix="pass the JSONL log the monitor wrote (--log FILE)")
+    if args.log_expect_head and not args.log:
+        raise VeriguardError("cli.usage", "--log-expect-head is the checkpoint of a decision log, and no --log was "
+                             "given", fix="add --log LOG.jsonl, or drop --log-expect-head")
     keys = trusted_keys_for(args.public_key)
     log_key = load_verify_key(args.log_public_key) if args.log_public_key else None
+    log_expected = expected_head(args.log_expect_head, "--log-expect-head")
     progress = Progress(quiet=args.quiet or args.json)
     try:
-        result = audit_build(args.build, trusted_keys=keys, log=args.log, log_key=log_key, progress=progress)
+        result = audit_build(args.build, trusted_keys=keys, log=args.log, log_key=log_key, log_expected=log_expected,
+                             progress=progress)
     finally:
         progress.stop()
     bundle = write_bundle(result, args.bundle) if args.bundle else None
@@ -527,7 +541,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         for c in result.checks:
             print(f"  {c.name:<16} {c.verdict.value:<11} {c.summary}")
         if result.log is not None:
-            print(f"  decision log     {'intact' if result.log['ok'] else 'BROKEN'}: "
+            state = "BROKEN" if not result.log["ok"] else "intact" if result.log["anchored"] else "NOT ANCHORED"
+            print(f"  decision log     {state}: "
                   f"{result.log.get('problem') or result.log.get('note')}; {result.log.get('decisions', {})}")
         if bundle:
             print(f"bundle: {bundle}")
@@ -722,10 +737,27 @@ def cmd_diff(args: argparse.Namespace) -> int:
 VERIFY_LOG_CODES = """exit codes:
   0  intact: with --public-key, anchored (every record and the head signed by that key); without it,
      the chain is intact but not anchored, and the output says so
-  1  broken: the log or its head is not what the writer wrote (the message says where); or, with
+  1  broken: the log or its head is not what the writer wrote (the message says where); with
+     --expect-head, a log rolled back behind that checkpoint or another log than its own; or, with
      --require-anchor, not anchored
-  2  the log or the key file cannot be read (missing, not a regular file, not a key)
+  2  the log, the key file or the checkpoint cannot be read (missing, not a regular file, not a key,
+     not a head)
  70  internal error (a bug in veriguard)"""
+
+
+def expected_head(path: str | None, flag: str) -> Head | None:
+    """The head kept in the checkpoint `path` (a copy of LOG.head: DecisionLog(checkpoint=)), None without one;
+    DecisionLogError (log.unreadable, exit 2) naming `flag` when it is missing, not a regular file or not a head."""
+    if path is None:
+        return None
+    from veriguard.enforce.decision_log import DecisionLogError, read_head
+
+    try:
+        return read_head(path)
+    except DecisionLogError as e:
+        raise DecisionLogError(e.code, f"{flag}: {e.message}", file=path,
+                               fix=f"{e.fix} (the checkpoint the log's writer kept: hook or mcp-proxy "
+                               "--log-checkpoint)") from None
 
 
 def cmd_verify_log(args: argparse.Namespace) -> int:
@@ -733,7 +765,7 @@ def cmd_verify_log(args: argparse.Namespace) -> int:
     from veriguard.enforce.keys import load_verify_key
 
     key = load_verify_key(args.public_key) if args.public_key else None
-    result = verify_log(args.log, key)
+    result = verify_log(args.log, key, expected_head(args.expect_head, "--expect-head"))
     code = 0 if result.ok and (result.anchored or not args.require_anchor) else 1
     if args.json:
         _print_json(result.to_dict() | {"exit_code": code})
@@ -823,8 +855,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("build", metavar="BUILD", help="a build directory, e.g. build/eicu_ac")
     c.add_argument("--args", required=True, help="the policy arguments as JSON, or @file.json")
     c.add_argument("--accept-unproved", action="store_true", help="load a policy whose certificate is not PROVED")
-    c.add_argument("--expect-sha256", metavar="HEX", help="refuse the build unless its policy.py has this sha256 "
-                   "(its certificate's hashes.policy)")
+    c.add_argument("--expect-sha256", metavar="HEX", help=EXPECT_SHA256_HELP)
 
     e = add("eval", cmd_eval, "run a frozen policy with its extractors over a benchmark and print GuardAgent's "
             "metrics (LPA, LPP, LPR, EA)")
@@ -858,6 +889,9 @@ def build_parser() -> argparse.ArgumentParser:
     vl.add_argument("log", metavar="LOG.jsonl")
     vl.add_argument("--public-key", default=None, metavar="PUB", help="the public key of the key that signs the log "
                     "(veriguard.pub from `veriguard keys new`)")
+    vl.add_argument("--expect-head", default=None, metavar="CP", help="a copy of the log's .head kept elsewhere "
+                    "(the checkpoint written by --log-checkpoint, DecisionLog(checkpoint=)): the log must be that log "
+                    "at or after that state (exit 1 for a rollback behind it or another log)")
     vl.add_argument("--require-anchor", action="store_true", help="exit 1 unless the log is anchored (needs "
                     "--public-key)")
     vl.add_argument("--json", action="store_true")
@@ -891,6 +925,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "files, the audit result and the log's summary")
     au.add_argument("--log", default=None, metavar="LOG.jsonl", help="a decision log to verify and summarize")
     au.add_argument("--log-public-key", default=None, metavar="PUB", help="the public key that signs the log")
+    au.add_argument("--log-expect-head", default=None, metavar="CP", help="the log's checkpoint (a copy of its .head "
+                    "kept elsewhere, written by --log-checkpoint): the log must be that log at or after that state")
     au.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     er = add("errors", cmd_errors, "list every error code, grouped by who must act, with each group's exit code")
@@ -1024,7 +1060,7 @@ def _stdout_gone() -> int:
 # the options that name a file or folder: an empty one (an unset shell variable, `--out "$DIR"`) stood for the
 # current folder: `keys new --out ''` wrote a key pair there, `synth --out ''` a build
 PATH_OPTIONS = ("out", "build", "data", "log", "export", "store", "public_key", "log_public_key", "bundle", "previous",
-                "approve", "answers", "replay", "sign", "cases_dir")
+                "approve", "answers", "replay", "sign", "cases_dir", "expect_head", "log_expect_head")
 
 
 def _no_empty_paths(args: argparse.Namespace) -> None:
