@@ -47,7 +47,8 @@ EDIT = ("Edit", "MultiEdit", "NotebookEdit")
 LIST = ("Glob", "LS")
 DECIDED = ("Bash", "Grep", *READ, *WRITE, *EDIT, *LIST)
 PATH_KEYS = ("file_path", "notebook_path", "path")   # where the file tools take their file
-USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--context FILE] "
+USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--log-checkpoint FILE] "
+         "[--context FILE] "
          "[--other-tools deny|allow] [--allow-tool NAME]... [--approval ask|deny] [--timeout SECONDS] "
          "[--accept-unproved] [--expect-sha256 HEX]")
 
@@ -74,6 +75,7 @@ class Options(NamedTuple):
     accept_unproved: bool = False
     env: Mapping[str, str] = MappingProxyType({})
     expect_sha256: str | None = None
+    log_checkpoint: str | None = None
 
 
 def deny(reason: str) -> Answer:
@@ -179,12 +181,14 @@ def _emit(answer: Answer) -> int:
 # --name VALUE (or --name=VALUE) -> the Options field; each may be given once, but --allow-tool
 OPTIONS = {"--build": "build", "--log": "log", "--log-key": "log_key", "--context": "context",
            "--other-tools": "other_tools", "--allow-tool": "allow_tools", "--approval": "approval",
-           "--timeout": "timeout", "--expect-sha256": "expect_sha256"}
+           "--timeout": "timeout", "--expect-sha256": "expect_sha256", "--log-checkpoint": "log_checkpoint"}
 CHOICES = {"other_tools": ("deny", "allow"), "approval": ("ask", "deny")}
 HELP = f"""Claude Code PreToolUse hook: decide each tool call with a frozen policy (exit 0 allow or ask, exit 2 deny).
   --build DIR            the frozen policy build, DIR/<name>, whose spec reads shell commands (from = "shell")
   --log FILE             append a hash-chained decision record per call to this JSONL file
   --log-key KEY          the private key that signs the log (`veriguard keys new`)
+  --log-checkpoint FILE  keep a copy of the log's signed head here too, out of reach of whoever can write the
+                         log: a log rolled back behind it, or another log put in its place, denies every call
   --context FILE         a JSON object file of facts added to every observation ({{"user": "root"}} for os_agent)
   --other-tools deny|allow  tools other than Bash and the file tools: deny (default), or allow as not this
                          policy's concern
@@ -194,7 +198,8 @@ HELP = f"""Claude Code PreToolUse hook: decide each tool call with a frozen poli
                          timeout in settings.json)
   --accept-unproved      load a build whose certificate is not PROVED (for trying a policy out, never for
                          guarding an agent)
-  --expect-sha256 HEX    refuse the build unless its policy.py has this sha256 (its certificate's hashes.policy)"""
+  --expect-sha256 HEX    refuse the build unless this is the sha256 of its certificate.json (the whole build)
+                         or of its policy.py (the policy alone: its certificate's hashes.policy)"""
 
 
 def parse_options(argv: list[str]) -> Options | Answer:
@@ -241,6 +246,8 @@ def _options(argv: list[str]) -> Options:
         values[field] = value
     if "build" not in values:
         raise _BadOptions("--build is required")
+    if "log_checkpoint" in values and "log" not in values:
+        raise _BadOptions("--log-checkpoint keeps a copy of the log's head, and no --log was given")
     timeout = _seconds(values.pop("timeout", str(DEFAULT_TIMEOUT_S)))
     return Options(**values, allow_tools=tuple(allow_tools), timeout=timeout, accept_unproved=accept_unproved,
                    env=dict(os.environ))
@@ -536,10 +543,12 @@ def load_monitor(opts: Options) -> Any:
     protect, secrets = agent_places(opts.env)
 
     def load() -> Any:
-        return Monitor.from_build(opts.build, log=opts.log, log_key=opts.log_key,
+        return Monitor.from_build(opts.build, log=opts.log, log_key=opts.log_key, log_checkpoint=opts.log_checkpoint,
                                   accept_unproved=opts.accept_unproved, protect=protect, secrets=secrets,
                                   expect_sha256=opts.expect_sha256)
 
+    if opts.log_checkpoint is not None:
+        check_checkpoint(opts.log_checkpoint)
     try:
         monitor = load()
         guarded, hidden = linked_places(monitor, opts.env)
@@ -549,6 +558,21 @@ def load_monitor(opts: Options) -> Any:
         return monitor
     except Exception as e:
         raise Refused(f"the build {opts.build} cannot be used: {_describe(e)}") from None
+
+
+def check_checkpoint(path: str) -> None:
+    """Refused unless the --log-checkpoint file is absent (the log's first record writes it) or a head that can be
+    read: a folder, a FIFO, a link or a file that is not a head would deny every call later, with less said."""
+    from veriguard.enforce.decision_log import DecisionLogError, read_head
+
+    if not path:
+        raise Refused("the --log-checkpoint path is empty; name a file")
+    if not os.path.lexists(path):
+        return
+    try:
+        read_head(path)
+    except DecisionLogError as e:
+        raise Refused(f"the --log-checkpoint file {path}: {e.message} ({e.fix})") from None
 
 
 def linked_places(monitor: Any, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
