@@ -40,6 +40,7 @@ import argparse
 import asyncio
 import itertools
 import json
+import os
 import shutil
 import sys
 import threading
@@ -546,11 +547,13 @@ def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: 
               strategy: str | None = None, mode: str | None = None, halt_after: int | None = None,
               log: str | Path | None = None, log_key: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
               start_timeout_s: float = START_TIMEOUT_S, accept_unproved: bool = False,
-              unchecked: frozenset[str] = frozenset(), expect_sha256: str | None = None) -> None:
+              unchecked: frozenset[str] = frozenset(), expect_sha256: str | None = None,
+              log_checkpoint: str | Path | None = None) -> None:
     """Load the build and serve until the host hangs up (raises PolicyLoadError, GuardConfigError, a
     KeyFileError or ProxyStartError when it cannot start)."""
     guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
-                             accept_unproved=accept_unproved, expect_sha256=expect_sha256)
+                             log_checkpoint=log_checkpoint, accept_unproved=accept_unproved,
+                             expect_sha256=expect_sha256)
     asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s, start_timeout_s=start_timeout_s,
                       unchecked=unchecked))
 
@@ -575,11 +578,15 @@ def parser() -> argparse.ArgumentParser:
                                 description="Serve an MCP server's tools behind a proved policy: every tools/call is "
                                 "decided before it reaches the server (COMMAND, started as a child).")
     p.add_argument("--build", required=True, type=Path, help="the frozen policy build, DIR/<name>")
-    p.add_argument("--expect-sha256", metavar="HEX", help="refuse the build unless its policy.py has this sha256 "
-                   "(its certificate's hashes.policy)")
+    p.add_argument("--expect-sha256", metavar="HEX", help="refuse the build unless this is the sha256 of its "
+                   "certificate.json (the whole build) or of its policy.py (the policy alone: its certificate's "
+                   "hashes.policy)")
     p.add_argument("--context", type=Path, help="a JSON object of the facts beside each call (read at every call)")
     p.add_argument("--log", type=Path, help="append a hash-chained decision record per call to this JSONL file")
     p.add_argument("--log-key", type=Path, help="the private key that signs the log (`veriguard keys new`)")
+    p.add_argument("--log-checkpoint", type=Path, help="keep a copy of the log's signed head in this file too, out of "
+                   "reach of whoever can write the log: a log rolled back behind it, or another log put in its "
+                   "place, refuses every call")
     p.add_argument("--strategy", help="override the spec's [enforcement] strategy")
     p.add_argument("--accept-unproved", action="store_true", help="load a build whose certificate is not PROVED "
                    "(knowingly: for trying a policy out, never for guarding an agent)")
@@ -594,6 +601,24 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--start-timeout", type=float, default=START_TIMEOUT_S, help="seconds the server has to start "
                    f"and complete the MCP handshake (default {START_TIMEOUT_S:g})")
     return p
+
+
+def checkpoint_problem(checkpoint: Path | None, log: Path | None) -> str:
+    """What is wrong with --log-checkpoint ("" when nothing): given without --log, empty, or an existing path that
+    is not a readable head (a folder, a FIFO, a link, another file). An absent one is written with the first record."""
+    if checkpoint is None:
+        return ""
+    if log is None:
+        return "--log-checkpoint keeps a copy of the log's head, and no --log was given"
+    if not os.path.lexists(checkpoint):
+        return ""
+    from veriguard.enforce.decision_log import DecisionLogError, read_head
+
+    try:
+        read_head(checkpoint)
+    except DecisionLogError as e:
+        return f"the --log-checkpoint file {checkpoint}: {e.message} ({e.fix})"
+    return ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -616,13 +641,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if opts.context is not None and not opts.context.is_file():
         say(f"error: the context file {opts.context} does not exist or is not a regular file")
         return 2
+    problem = checkpoint_problem(opts.log_checkpoint, opts.log)
+    if problem:
+        say(f"error: {problem}")
+        return 2
     command, *args = argv[cut + 1:]
     try:
         run_proxy(opts.build, command, args, context=context_file(opts.context) if opts.context else None,
                   strategy=opts.strategy, mode=opts.mode, halt_after=opts.halt_after, log=opts.log,
                   log_key=opts.log_key, timeout_s=opts.timeout, start_timeout_s=opts.start_timeout,
                   accept_unproved=opts.accept_unproved, unchecked=frozenset(opts.unchecked),
-                  expect_sha256=opts.expect_sha256)
+                  expect_sha256=opts.expect_sha256, log_checkpoint=opts.log_checkpoint)
     except (PolicyLoadError, ProxyStartError, VeriguardError, ValueError) as e:
         # ValueError: a bad guard setting, or Monitor.from_build's unknown strategy; VeriguardError: a bad log key
         say(str(e) if isinstance(e, VeriguardError) else f"error: {e}")
