@@ -468,6 +468,8 @@ class CategoryClassifier:
         checked = [0] if whole else list(range(len(pieces)))
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
         asked = self.asked(text)
+        if norm.routes and not asked:
+            doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")
         found = asked or any(r.labels for r in results)
         ask = "" if found else objectless(text)
         if ask:

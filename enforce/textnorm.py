@@ -66,6 +66,7 @@ _EMAIL_OR_URL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|[A-Za-z][A-Za-z0-9+.-]*:
 _PICTOGRAPHS = ((0x2300, 0x23FF), (0x25A0, 0x25FF), (0x2600, 0x27BF), (0x2B00, 0x2BFF), (0x1F000, 0x1F0FF),
                 (0x1F300, 0x1F6FF), (0x1F780, 0x1F7FF), (0x1F900, 0x1F9FF), (0x1FA70, 0x1FAFF))
 _ARROWS = ((0x2190, 0x21FF), (0x27F0, 0x27FF), (0x2900, 0x297F), (0x1F800, 0x1F8FF))
+_ARROW_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _ARROWS)
 # Pictographs that express a mood or a mark (faces, hands, hearts, stars, checks): no category's object. Any
 # other (🏨, 🚗, ✈) is reported in `pictographs`, since the classifier learnt no text written with them.
 _EXPRESSIVE = ((0x1F600, 0x1F64F),)
@@ -82,6 +83,7 @@ class Normalised:
     residue: tuple[str, ...]      # words with a digit or symbol between letters that decode to no known word
     changes: tuple[str, ...]      # what was done, for the decision log
     pictographs: tuple[str, ...] = ()  # pictographs read by their names that express no mood: 🏨, 🚗, ✈
+    routes: tuple[str, ...] = ()       # words joined by an arrow (bos→den), set apart in the text
 
 
 def is_invisible(ch: str) -> bool:
@@ -115,6 +117,11 @@ def _within(cp: int, ranges: tuple[tuple[int, int], ...]) -> bool:
 
 def expressive(ch: str) -> bool:
     return _within(ord(ch), _EXPRESSIVE) or bool(_EXPRESSIVE_WORDS & set(unicodedata.name(ch, "").lower().split()))
+
+
+def glued_arrows(text: str) -> list[str]:
+    """The words an arrow joins with no space (BOS→DEN, Boston→Denver)."""
+    return re.findall(rf"\w+(?:[{_ARROW_CLASS}]\w+)+", text)
 
 
 def name_pictographs(text: str) -> tuple[str, list[str]]:
@@ -273,6 +280,7 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
     out = note("invisible characters removed", out, strip_invisible(out))
     out = note("diacritics and other marks removed", out, strip_marks(out))
     out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
+    routes = glued_arrows(out)
     named, pictographs = name_pictographs(out)
     out = note("pictographs read by their names", out, named)
     out = re.sub(r"[^\S\n]+", " ", out)
@@ -285,7 +293,7 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
     if unreadable:
         out = "".join(ch if readable(ch) else " " for ch in out)
     return Normalised(out, unreadable, tuple(dict.fromkeys(residue)), tuple(changes),
-                      tuple(dict.fromkeys(pictographs)))
+                      tuple(dict.fromkeys(pictographs)), tuple(dict.fromkeys(routes)))
 
 
 # Frequent function words of other languages written in Latin letters (Spanish, French, German, Italian,

@@ -241,8 +241,10 @@ def test_evasion_is_caught_and_denied_for_a_user_who_qualifies_for_nothing(cache
 
 
 @pytest.mark.parametrize("text", ["\U0001F3E8 in Rome", "Reserva una habitacion en Sevilla para dos noches",
-                                  "Prove that the square root of two is irrational", "S3arch tr7cks"])
+                                  "Prove that the square root of two is irrational", "S3arch tr7cks",
+                                  "bos\u2192den fri am, cheapest, go", "\U0001F697\U0001F511 for the weekend, go"])
 def test_text_unlike_the_bank_takes_every_category_in_the_restrictive_reading(clf, text):
+    """Also pictographs of objects (🏨, 🚗) and words joined by an arrow that no ask reads (bos→den)."""
     got = clf.classify(text)
     assert got.abstained and got.readable and got.labels | got.uncertain == frozenset(CATS), got.reason
     assert all(ClassifierExtractor("t", clf.classify, CATS, "restrict").extract({"t": text}).value.values())

@@ -186,3 +186,10 @@ def test_nothing_is_guessed_without_a_lexicon():
 def test_normalised_text_is_nfkc_stable():
     text = norm("\uff21\u0301 \u2163 \u00bd \ufb01ght")
     assert unicodedata.normalize("NFKC", text) == text
+
+
+@pytest.mark.parametrize("text,routes", [("bos\u2192den fri", ("bos\u2192den",)), ("SFO\u2192ORD\u2192LGA", ("SFO\u2192ORD\u2192LGA",)),
+                                         ("lax \u2192 hnl", ()), ("x\u27f6y", ("x\u27f6y",))])
+def test_words_joined_by_an_arrow_are_set_apart_and_reported(text, routes):
+    n = normalise(text, KNOWN)
+    assert n.routes == routes and "\u2192 " in n.text + " " or "\u27f6 " in n.text
