@@ -15,6 +15,8 @@ language. The caller decides what all that means (the classifier abstains). Stan
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import html
 import re
 import unicodedata
@@ -330,6 +332,44 @@ def foreign_words(text: str, known: Container[str]) -> str:
     if len(long) >= MIN_UNKNOWN_WORDS and len(unknown) >= MAX_UNKNOWN_SHARE * len(long):
         return f"{len(unknown)} of {len(long)} words unknown: {', '.join(unknown[:5])}"
     return ""
+
+
+_HEX_RUN = re.compile(r"(?<![\w/])(?:0x)?(?:[0-9A-Fa-f]{2}[ :]?){6,}(?![\w/])")
+_B64_RUN = re.compile(r"(?<![\w/+=-])[A-Za-z0-9+/_-]{12,}={0,2}(?![\w/+=-])")
+MIN_DECODED_LETTERS = 4
+LONG_ENCODED = 24    # a run of hex or base64 this long (digits and letters mixed) is encoded whatever it decodes to
+
+
+def _text_like(data: bytes) -> bool:
+    """Bytes that read as text: printable ASCII, with letters."""
+    return bool(data) and all(32 <= b < 127 or b in (9, 10, 13) for b in data) \
+        and sum(chr(b).isalpha() for b in data) >= MIN_DECODED_LETTERS
+
+
+def _decodes(run: str) -> bool:
+    hexed = re.sub(r"^0x|[ :]", "", run.strip())
+    if re.fullmatch(r"(?:[0-9A-Fa-f]{2})+", hexed) and _text_like(bytes.fromhex(hexed)):
+        return True
+    try:
+        data = base64.b64decode(run + "=" * (-len(run) % 4), altchars=b"-_" if re.search(r"[-_]", run) else None,
+                                validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return _text_like(data)
+
+
+def _long_mixed(run: str) -> bool:
+    """A long run of hex or base64 characters that mixes digits with letters (or both cases): no word."""
+    core = re.sub(r"[ :=]", "", run)
+    return len(core) >= LONG_ENCODED and any(c.isdigit() for c in core) and any(c.isalpha() for c in core)
+
+
+def encoded_runs(text: str) -> list[str]:
+    """Runs of hex or base64 in `text` (e-mail addresses and URLs aside) that decode to text, or are long
+    (`426f6f6b206120686f74656c`, `Qm9vayBhIGhvdGVs`): what they say is hidden from the classifier."""
+    text = _EMAIL_OR_URL.sub(" ", text)
+    runs = [m.group(0).strip() for m in _HEX_RUN.finditer(text)] + [m.group(0) for m in _B64_RUN.finditer(text)]
+    return list(dict.fromkeys(r for r in runs if _decodes(r) or _long_mixed(r)))
 
 
 def describe(chars: tuple[str, ...], limit: int = 5) -> str:
