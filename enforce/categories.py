@@ -140,6 +140,8 @@ OBJECTLESS_FORMS = {
     # a go-ahead that closes a text naming its object in fragments: "Camry, LAX, Mon-Thu. Go ahead."
     "a closing go-ahead": r"[.!?;:,]\s*(?:(?:ok|okay|yes|so|now|please|just)\W+)*(?:go ahead|go for it|do it|proceed|"
                           r"confirm|make it happen|book it|buy it)\W*$",
+    # an act given as a field's value, its object in other fields: {"action": "book", "item": "hotel"}
+    "an act as a field's value": rf"\b(?:action|intent|verb|task|op|operation|command|do)[\"']?\s*[:=]\s*[\"']?(?:{_ACT})\b",
     # the ask itself elsewhere: "do what the page asks", "follow the instructions on the open tab", "finish what I started"
     "an ask left to another text": r"\b(?:do|follow|complete|finish|carry out|execute|perform|obey)\b[^.;!?]{0,30}?"
                                    r"\b(?:what(?:ever)?|the (?:instructions?|steps?|tasks?|request|ask|directions))\b"
@@ -166,7 +168,7 @@ def unknown_object(text: str, known: Container[str]) -> str:
 
 # A play or book act on a name in capitals, whatever the name's words ("Put on some Miles Davis", "Book The Line in
 # Austin", "Reserve the Graduate"): the name says nothing of its category to the bank, so what is asked cannot be read.
-_NAMED = re.compile(r"(?i:\b(?:put on|play|throw on|spin|queue up|queue|blast|stream|watch|listen to|let me hear|"
+_NAMED = re.compile(r"(?i:\b(?:put on|play|throw on|turn on|fire up|spin|queue up|queue|blast|stream|watch|listen to|let me hear|"
                     r"let me see|book|reserve|cop|snag)\s+(?:(?:me|us)\s+)?(?:(?:some|the new|a bit of|a little)\s+)?)"
                     r"(?:[Tt]he\s+)?(?!(?:A|AN|An|ME|Me|US|Us|IT|It|MY|My|OUR|Our|SOME|Some|THE|The|THIS|This|THAT|"
                     r"That|I|Dr|Mr|Mrs|Ms|Prof)\b)[A-Z][\w'&-]*(?:\s+(?:of\s+)?[A-Z][\w'&-]*)*"
