@@ -172,7 +172,8 @@ _NAMED = re.compile(r"(?i:\b(?:put on|play|throw on|turn on|fire up|spin|queue u
                     r"let me see|book|reserve|cop|snag)\s+(?:(?:me|us)\s+)?(?:(?:some|the new|a bit of|a little)\s+)?)"
                     r"(?:[Tt]he\s+)?(?!(?:A|AN|An|ME|Me|US|Us|IT|It|MY|My|OUR|Our|SOME|Some|THE|The|THIS|This|THAT|"
                     r"That|I|Dr|Mr|Mrs|Ms|Prof)\b)[A-Z][\w'&-]*(?:\s+(?:of\s+)?[A-Z][\w'&-]*)*"
-                    r"(?=\s*(?:$|[.,;:!?]|(?:in|at|for|on|from|by|tonight|today|tomorrow|this|next|please|now|and)\b))")
+                    r"(?=\s*(?:$|[.,;:!?]|(?:in|at|for|on|from|by|tonight|today|tomorrow|this|next|please|now|and|while|when|as|"
+                    r"during|until|till|before|after|because|since|so|if|whilst)\b))")
 # Act words a word spelt backwards may hide, beside the topic words (koob, tner)
 REVERSIBLE = frozenset("book rent buy hire lease order apply reserve stream watch play purchase".split())
 

@@ -334,7 +334,8 @@ def foreign_words(text: str, known: Container[str]) -> str:
     return ""
 
 
-_HEX_RUN = re.compile(r"(?<![\w/])(?:0x)?(?:[0-9A-Fa-f]{2}[ :]?){6,}(?![\w/])")
+# six bytes or more in a run, or four or more set apart by spaces or colons (68 6f 74 65 6c)
+_HEX_RUN = re.compile(r"(?<![\w/])(?:0x)?(?:(?:[0-9A-Fa-f]{2}[ :]?){6,}|(?:[0-9A-Fa-f]{2}[ :]){3,}[0-9A-Fa-f]{2})(?![\w/])")
 _B64_RUN = re.compile(r"(?<![\w/+=-])[A-Za-z0-9+/_-]{12,}={0,2}(?![\w/+=-])")
 MIN_DECODED_LETTERS = 4
 LONG_ENCODED = 24    # a run of hex or base64 this long (digits and letters mixed) is encoded whatever it decodes to
