@@ -22,7 +22,7 @@ from veriguard.enforce.extractors import Extracted, Extractor, SpecFiles, _coerc
 from veriguard.enforce.shell_state import IO, Invocation, State
 from veriguard.enforce.shell_syntax import check_text, parse
 from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Places, ZoneMap, Zones, _intersect, fill,
-                                            load_commands, load_zones, normalise, split_pattern)
+                                            literal_head, load_commands, load_zones, normalise, split_pattern)
 from veriguard.enforce.shell_table import _fold as _fold_comps
 from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
 from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, ordered
@@ -287,22 +287,12 @@ class _Near:
     and of all under it, is one of them or the unmatched zone (a fast test: a string comparison per pattern)."""
 
     def __init__(self, zones: Zones) -> None:
-        self.heads = [(_fold(_head(p)), zone) for zone, patterns in (*zones.zones, *zones.nested) for p in patterns]
-        self.heads += [(_fold(_head(p)), zones.unresolved) for p in zones.links]
+        self.heads = [(_fold(literal_head(p)), zone) for zone, patterns in (*zones.zones, *zones.nested) for p in patterns]
+        self.heads += [(_fold(literal_head(p)), zones.unresolved) for p in zones.links]
 
     def zones(self, path: str) -> set[str]:
         folded = _fold(path).rstrip("/") + "/"
         return {zone for head, zone in self.heads if folded.startswith(head) or head.startswith(folded)}
-
-
-def _head(pattern: tuple[Comp, ...]) -> str:
-    """The literal folder a pattern starts with, `/` ended."""
-    names = []
-    for c in pattern:
-        if c.glob or c.star2:
-            break
-        names.append(c.text)
-    return "/" + "".join(n + "/" for n in names)
 
 
 def _fold(text: str) -> str:

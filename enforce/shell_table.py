@@ -787,6 +787,16 @@ class Comp(NamedTuple):
 STAR2 = Comp("**", True, True)
 
 
+def literal_head(pattern: tuple[Comp, ...]) -> str:
+    """The literal folder a pattern starts with, `/` ended."""
+    names = []
+    for c in pattern:
+        if c.glob or c.star2:
+            break
+        names.append(c.text)
+    return "/" + "".join(n + "/" for n in names)
+
+
 def split_pattern(path: str) -> tuple[Comp, ...]:
     """Components of an absolute, normalised, backslash-escaped pattern ('/' is the empty tuple)."""
     comps = []

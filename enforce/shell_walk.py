@@ -13,7 +13,8 @@ from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.shell_commands import Commands
 from veriguard.enforce.shell_state import IO, Invocation, State, merge, with_cwds
 from veriguard.enforce.shell_syntax import backtick_text, check_text, parse, single_command, walk_tree
-from veriguard.enforce.shell_table import ACCESSES, STAR2, CommandTable, Comp, Zones, normalise, split_pattern
+from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Zones, literal_head, normalise,
+                                            split_pattern)
 from veriguard.enforce.shell_words import Env, Value, assignment_value, heredoc_tokens, tokens, unsupported, values
 from veriguard.enforce.shell_words import escape_glob as _escape
 
@@ -1175,18 +1176,8 @@ def _assigned_in_arith(n: Any) -> bool:
 def _overlap(a: str, b: str) -> bool:
     """Whether two escaped absolute patterns may name the same path, one inside the other (compared up to their
     first wildcard)."""
-    x, y = (normalise(_head_of(p)) for p in (a, b))
-    return x == y or x.startswith(y.rstrip("/") + "/") or y.startswith(x.rstrip("/") + "/")
-
-
-def _head_of(pattern: str) -> str:
-    """The components of a pattern before its first wildcard."""
-    head = []
-    for part in pattern.split("/"):
-        if any(c in part for c in "*?[") or "\\" in part:
-            break
-        head.append(part)
-    return "/".join(head) or "/"
+    x, y = (literal_head(split_pattern(normalise(p))) for p in (a, b))
+    return x.startswith(y) or y.startswith(x)
 
 
 def ordered(touches: Any) -> tuple[tuple[str, str], ...]:
