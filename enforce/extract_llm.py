@@ -460,8 +460,10 @@ def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any],
     if make_provider is None:
         def make_provider() -> "Provider":
             from veriguard.providers.config import provider_from_config
+            from veriguard.providers.http import isolated_client
 
-            return provider_from_config(config)
+            # nothing from the monitor's environment (proxies, netrc, SSL_CERT_FILE/DIR): see providers.http
+            return provider_from_config(config, http_client=isolated_client())
 
     deadline = float(config["timeout"]) * (int(config.get("max_retries", 0)) + 1) + 1.0
     return LLMExtractor(name, t, system, schema, make_provider, str(cfg.get("text", "")),

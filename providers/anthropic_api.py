@@ -10,9 +10,9 @@ import httpx2
 
 from veriguard.contracts.strict_json import StrictJSONError
 from veriguard.contracts.strict_json import loads as strict_loads
-from veriguard.providers.errors import capped_body, fail, status_error
+from veriguard.providers.errors import fail, status_error
 from veriguard.providers.extraction import ANTHROPIC_API_URL
-from veriguard.providers.openai_api import plain_http
+from veriguard.providers.http import BodyRefused, cap_bodies, environment_client
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
 from veriguard.providers.types import (
     TOOL_NAME, Completion, CompletionRequest, ProviderError, Raw, token_count,
@@ -69,8 +69,7 @@ class AnthropicProvider:
         self.structured: AnthropicStructured = structured
         self.effort = effort
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API_URL
-        if http_client is None and plain_http(self.base_url):
-            http_client = httpx2.Client(trust_env=False)
+        http_client = cap_bodies(http_client or environment_client(self.base_url))
         self._client = anthropic.Anthropic(
             api_key=key,
             base_url=self.base_url,
@@ -142,8 +141,10 @@ class AnthropicProvider:
         tries, sent = f"{self.max_retries + 1} attempt(s)", (body, None)
         try:
             with self._client.messages.with_streaming_response.create(**body) as raw:  # status errors raise here
-                content = capped_body(raw.http_response.iter_bytes(), self.base_url, sent)
+                content = raw.http_response.read()
             payload = strict_loads(content)
+        except BodyRefused as error:  # over the cap, or in an encoding not asked for; an error's body too
+            raise fail("provider.malformed", f"{error}; check base_url", sent) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException) as error:  # httpx2's: while the body streams
             why = f"no answer from {self.base_url} within {self.timeout:g}s ({tries})"
             raise fail("provider.timeout", f"{why}; raise the provider's timeout or lower max_tokens", sent) from error

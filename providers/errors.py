@@ -3,25 +3,9 @@ from __future__ import annotations
 
 import email.utils
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from veriguard.providers.types import ProviderError, Raw
-
-
-MAX_BODY_BYTES = 16 * 1024 * 1024   # an answer (JSON of at most max_tokens) is kilobytes; synth's longest, well under 1 MiB
-
-
-def capped_body(chunks: Iterable[bytes], where: str, raw: Raw, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The response body, read chunk by chunk and abandoned past `limit` bytes (decoded): a server that sends
-    gigabytes would otherwise fill the process's memory, on a thread its caller has already left at the deadline."""
-    parts, size = [], 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > limit:
-            raise fail("provider.malformed", f"{where} answered with a body over {limit} bytes; no answer is that "
-                       "long: check base_url", raw)
-        parts.append(chunk)
-    return b"".join(parts)
 
 
 def fail(code: str, message: str, raw: Raw) -> ProviderError:

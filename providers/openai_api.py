@@ -8,7 +8,8 @@ import httpx2
 
 from veriguard.contracts.strict_json import StrictJSONError
 from veriguard.contracts.strict_json import loads as strict_loads
-from veriguard.providers.errors import capped_body, fail, status_error
+from veriguard.providers.errors import fail, status_error
+from veriguard.providers.http import BodyRefused, cap_bodies, environment_client
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
 from veriguard.providers.types import TOOL_NAME, Completion, CompletionRequest, Raw, canonical_json, token_count
 
@@ -49,7 +50,7 @@ class OpenAICompatibleProvider:
         self.structured: StructuredMode = structured
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = httpx2.Timeout(timeout, connect=min(5.0, timeout))
-        self._client = http_client or httpx2.Client(trust_env=not plain_http(self.base_url))
+        self._client = cap_bodies(http_client or environment_client(self.base_url))
 
     def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
@@ -147,7 +148,9 @@ class OpenAICompatibleProvider:
         url, sent = f"{self.base_url}/chat/completions", (body, None)
         try:
             with self._client.stream("POST", url, json=body, headers=self._headers, timeout=self._timeout) as streamed:
-                content = capped_body(streamed.iter_bytes(), url, sent)
+                content = streamed.read()
+        except BodyRefused as error:  # over the cap, or in an encoding not asked for; an error's body too
+            raise fail("provider.malformed", f"{error}; check base_url", sent) from None
         except httpx2.TimeoutException as error:
             why = f"no answer from {url} within {self.timeout:g}s"
             raise fail("provider.timeout", f"{why}; raise the provider's timeout or lower max_tokens", sent) from error
@@ -158,13 +161,6 @@ class OpenAICompatibleProvider:
         headers = [(k, v) for k, v in streamed.headers.multi_items()
                    if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
         return httpx2.Response(streamed.status_code, headers=headers, content=content, request=streamed.request)
-
-
-def plain_http(url: str) -> bool:
-    """An http:// URL: allowed only to this machine (providers.extraction.base_url_problem), so never through a
-    proxy named by HTTP_PROXY or ALL_PROXY, which would carry the text and the key in the clear elsewhere and could
-    answer in the model's place. https keeps the environment's proxies (TLS runs end to end through them)."""
-    return httpx2.URL(url).scheme == "http"
 
 
 def _read_body(response: httpx2.Response) -> tuple[Any, str]:

@@ -200,9 +200,9 @@ def test_the_cascade_refuses_a_category_the_classifier_should_not_know_as_the_cl
 
 def test_anthropic_a_huge_body_is_abandoned_past_the_limit(monkeypatch):
     """Before: the SDK read the whole body into memory (on a thread the caller had left at its deadline)."""
-    from veriguard.providers import errors
+    from veriguard.providers import http
 
-    monkeypatch.setattr(errors.capped_body, "__defaults__", (64 * 1024,))
+    monkeypatch.setattr(http, "MAX_BODY_BYTES", 64 * 1024)
     sent = []
 
     def chunks():
@@ -219,9 +219,9 @@ def test_anthropic_a_huge_body_is_abandoned_past_the_limit(monkeypatch):
 
 
 def test_openai_a_huge_body_is_abandoned_past_the_limit(openai_server, monkeypatch):
-    from veriguard.providers import errors
+    from veriguard.providers import http
 
-    monkeypatch.setattr(errors.capped_body, "__defaults__", (64 * 1024,))
+    monkeypatch.setattr(http, "MAX_BODY_BYTES", 64 * 1024)
     script(openai_server, {"status": 200, "text": " " * (1024 * 1024)})
     error = _denied(openai_extractor(openai_server), "Book a hotel in Rome")
     assert error.code == "extract.llm.malformed" and "over 65536 bytes" in error.message

@@ -1,0 +1,132 @@
+"""The HTTP clients of the providers: what they may take from the environment, and how much of a body they read.
+
+`isolated_client()` is the `llm` extractor's (the online path): it takes nothing from the monitor's environment,
+no proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY), no netrc credentials and no CA (SSL_CERT_FILE, SSL_CERT_DIR): the
+server's certificate is checked against certifi's bundle when certifi is installed, else against the system store
+at OpenSSL's compiled-in paths. Whoever sets the monitor's environment could otherwise name a CA of their own and
+answer in the model's place. `environment_client(url)` is synth's (an engineer's machine, whose proxy is theirs):
+the environment is honoured for https, never for plain http (which may only go to this machine).
+
+Every client the providers use reads bodies through `cap_bodies`: at most MAX_BODY_BYTES on the wire and
+MAX_BODY_BYTES decoded, an HTTP error's body included (the SDK reads that one itself), gzip and deflate decoded
+here with the cap applied as they inflate, any other content encoding refused (only gzip and deflate are asked
+for). Past the cap the body is abandoned with BodyRefused, which the providers report as `provider.malformed`.
+"""
+from __future__ import annotations
+
+import ssl
+import zlib
+from collections.abc import Iterator
+
+import httpx2
+
+MAX_BODY_BYTES = 16 * 1024 * 1024   # an answer (JSON of at most max_tokens) is kilobytes; synth's longest, well under 1 MiB
+ACCEPTED_ENCODINGS = "gzip, deflate"
+_INFLATE_STEP = 64 * 1024            # decoded bytes produced per step, so a bomb never inflates past the cap at once
+
+
+class BodyRefused(Exception):
+    """A response body that is not read: over the cap, or in a content encoding not asked for."""
+
+
+def tls_context() -> ssl.SSLContext:
+    """A client TLS context whose trusted CAs come from no environment variable: certifi's bundle when certifi is
+    installed, else the system store at OpenSSL's compiled-in paths (ssl.create_default_context() and
+    load_default_certs() read SSL_CERT_FILE and SSL_CERT_DIR)."""
+    try:
+        import certifi
+    except ImportError:
+        import httpcore2
+
+        return httpcore2.default_ssl_context(_trust_env=False)
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def isolated_client() -> httpx2.Client:
+    """The online extractor's client: no proxy, netrc or CA from the environment; bodies capped."""
+    return cap_bodies(httpx2.Client(trust_env=False, verify=tls_context()))
+
+
+def environment_client(url: str) -> httpx2.Client:
+    """Synth's client: the environment's proxies and CAs for https (the engineer's machine), none for plain http,
+    which may only go to this machine and must not be carried in the clear elsewhere; bodies capped."""
+    return cap_bodies(httpx2.Client(trust_env=httpx2.URL(url).scheme != "http"))
+
+
+def cap_bodies(client: httpx2.Client) -> httpx2.Client:
+    """`client`, which from now on asks for gzip or deflate only and reads every body capped (see the module)."""
+    hooks = client.event_hooks
+    if _cap_response not in hooks["response"]:
+        client.event_hooks = {"request": [*hooks["request"], _ask_plain_encodings],
+                              "response": [*hooks["response"], _cap_response]}
+    return client
+
+
+def _ask_plain_encodings(request: httpx2.Request) -> None:
+    request.headers["Accept-Encoding"] = ACCEPTED_ENCODINGS
+
+
+def _cap_response(response: httpx2.Response) -> None:
+    if hasattr(response, "_content"):  # already in memory (a response built in the process, not read off the wire)
+        return
+    codings = [c.strip().lower() for c in response.headers.get("content-encoding", "").split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    response.stream = _CappedStream(response.stream, codings, str(response.request.url))
+    for name in ("content-encoding", "content-length"):  # the stream now yields the decoded body
+        if name in response.headers:
+            del response.headers[name]
+
+
+class _CappedStream(httpx2.SyncByteStream):
+    def __init__(self, raw: httpx2.SyncByteStream, codings: list[str], where: str) -> None:
+        self._raw, self._codings, self._where = raw, codings, where
+
+    def __iter__(self) -> Iterator[bytes]:
+        if len(self._codings) > 1 or (self._codings and self._codings[0] not in ("gzip", "deflate")):
+            raise BodyRefused(f"{self._where} answered in content encoding {', '.join(self._codings)!r}, which was "
+                              f"not asked for (Accept-Encoding: {ACCEPTED_ENCODINGS})")
+        limit = MAX_BODY_BYTES
+        decoded = _inflated(self._wire(limit), self._codings[0]) if self._codings else self._wire(limit)
+        size = 0
+        for chunk in decoded:
+            size += len(chunk)
+            if size > limit:
+                raise BodyRefused(f"{self._where} answered with a body over {limit} bytes decoded; no answer is "
+                                  "that long")
+            yield chunk
+
+    def _wire(self, limit: int) -> Iterator[bytes]:
+        size = 0
+        for chunk in self._raw:
+            size += len(chunk)
+            if size > limit:
+                raise BodyRefused(f"{self._where} sent a body over {limit} bytes; no answer is that long")
+            yield chunk
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+def _inflated(chunks: Iterator[bytes], coding: str) -> Iterator[bytes]:
+    """The gzip or deflate (zlib, or raw as some servers send it) body of `chunks`, decoded a step at a time."""
+    inflater: zlib._Decompress | None = None
+    for chunk in chunks:
+        if inflater is None:
+            raw_deflate = coding == "deflate" and not _zlib_header(chunk)
+            inflater = zlib.decompressobj(-zlib.MAX_WBITS if raw_deflate else zlib.MAX_WBITS | 32)
+        data = chunk
+        while data:
+            try:
+                piece = inflater.decompress(data, _INFLATE_STEP)
+            except zlib.error as e:
+                raise BodyRefused(f"the {coding} body does not decode ({e})") from None
+            yield piece
+            data = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+    if inflater is not None:
+        yield inflater.flush()
+
+
+def _zlib_header(chunk: bytes) -> bool:
+    return len(chunk) >= 2 and chunk[0] & 0x0F == 8 and (chunk[0] << 8 | chunk[1]) % 31 == 0
