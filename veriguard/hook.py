@@ -596,7 +596,8 @@ def linked_places(monitor: Any, env: Mapping[str, str]) -> tuple[list[str], list
                            default=-1) for place in ("guard", "secret")}
         for i, (_, patterns) in enumerate(zmap.zones[:last["guard"] + 1]):
             for pattern in (p for p in patterns if p.startswith(("{home}/", "{workspace}/"))):
-                for target in _link_targets(fill(pattern, values)):
+                base = values[pattern[1:pattern.index('}')]]
+                for target in _link_targets(fill(pattern, values), base):
                     (hidden if i <= last["secret"] else guarded).append(target)
     return list(dict.fromkeys(guarded)), list(dict.fromkeys(hidden))
 
@@ -604,10 +605,12 @@ def linked_places(monitor: Any, env: Mapping[str, str]) -> tuple[list[str], list
 LINK_WALK_LIMIT = 20_000   # entries looked at under each protected folder, breadth first, for linked_places
 
 
-def _link_targets(pattern: str) -> list[str]:
+def _link_targets(pattern: str, base: str) -> list[str]:
     """The targets of the symbolic links at the literal part of `pattern` (up to its first wildcard) and under it:
-    right under it where the pattern's last component names them (`X/NAME*`), at any depth where the pattern reaches
-    deeper (`X/**`, `X/*/config`: a dotfiles manager links `~/.claude/commands/team/x.md` as well as
+    a link at any component of the literal part below `base` (the home or the workspace folder the pattern starts
+    with: `.vscode -> /tmp/v` leads `.vscode/tasks.json` to `/tmp/v/tasks.json`, whether that file exists yet or
+    not), right under it where the pattern's last component names them (`X/NAME*`), at any depth where the pattern
+    reaches deeper (`X/**`, `X/*/config`: a dotfiles manager links `~/.claude/commands/team/x.md` as well as
     `~/.claude/settings.json`), breadth first, up to LINK_WALK_LIMIT entries; links to folders are not walked
     through (their target is protected whole)."""
     from collections import deque
@@ -617,8 +620,9 @@ def _link_targets(pattern: str) -> list[str]:
     parts = pattern.split("/")
     fixed = next((k for k, part in enumerate(parts) if has_glob(part)), len(parts))
     literal, rest = "/".join(parts[:fixed]) or "/", parts[fixed:]
-    if os.path.islink(literal):
-        return [os.path.realpath(literal)]
+    real = os.path.realpath(literal)
+    if real != os.path.normpath(os.path.join(os.path.realpath(base), os.path.relpath(literal, base))):
+        return [real]   # a link below base (not the home or workspace folder given through a link: real_spellings)
     if not rest or not os.path.isdir(literal):
         return []
     deep = len(rest) > 1 or rest == ["**"]
