@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 import stat
 import unicodedata
 from dataclasses import dataclass, replace
@@ -40,18 +41,21 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     show it writes none): both steps read the disk on every call. `rewrites` false leaves such commands out
     (the shell_agent's `command` argument does not depend on them). `places`: the paths the monitor protects
     (shell_table.places_of: the zone map's {guard} and {secret}). `content` (default: `follow_links`): what a step
-    brings into a folder is read on disk (through_content), which may make the command unknown: the command's class
-    depends on it, not on links."""
+    brings into a folder is read on disk (through_content), and so is the repository git finds above the working
+    directory (through_repositories): either may make the command unknown: the command's class depends on them, not
+    on links."""
     content = follow_links if content is None else content
     cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
     aliases = real_spellings({"workspace": workspace, "home": home, "tmp": tmp}) if follow_links or content else ()
     a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases)
     compiled = (zones.compile(workspace, home, tmp, places, aliases)
-                if follow_links or (content and a.brought) or (rewrites and a.rewrites) else None)
+                if follow_links or (content and (a.brought or a.repositories)) or (rewrites and a.rewrites) else None)
     if follow_links and compiled is not None:
         a = through_links(a, compiled, (workspace, home, tmp))
     if content and a.brought and compiled is not None:
         a = through_content(a, compiled, commands)
+    if content and compiled is not None and a.repositories:
+        a = through_repositories(a, compiled, commands)
     return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
 
 
@@ -162,6 +166,31 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
 
 CONTENT_LIMIT = 50_000        # entries of a folder walked, or members of an archive listed, for through_content
 TAR_BYTES = 64 * 2 ** 20     # a tar archive is read through (decompressed) to list its members: up to this size
+
+
+def through_repositories(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:
+    """`a` unknown where a program that runs what its repository's configuration names (git, and what runs git) works
+    in a folder with no repository of its own, and the repository git finds above it, on disk now, lies where the
+    agent may write (a project under /tmp without a .git meets /tmp/.git, which the agent can make and configure: its
+    fsmonitor, hooks and aliases would run unseen on `git status`)."""
+    notes = []
+    for cwd, name, writable, program in a.repositories:
+        folder = normalise(cwd)
+        if os.path.lexists(posixpath.join(folder, name)):
+            continue    # its own repository, looked at by the analysis (Commands.repository_runs)
+        while folder != "/":
+            folder = posixpath.dirname(folder)
+            repository = posixpath.join(folder, name)
+            if not os.path.lexists(repository):
+                continue
+            found = {z for p in (repository, repository + "/config") for z in zones.of(split_pattern(_escape(p)))[:1]}
+            if found & set(writable):
+                notes.append(f"unknown ({program} in {normalise(cwd)} finds the repository {repository}, whose "
+                             f"configuration lies where the agent may write: {', '.join(sorted(found & set(writable)))})")
+            break
+    if not notes:
+        return a
+    return replace(a, kind=max((a.kind, table.unknown), key=table.rank), account=a.account + tuple(notes))
 
 
 def through_content(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:

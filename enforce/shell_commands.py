@@ -39,6 +39,7 @@ class Commands:
     zones: Zones
     # (invocation, folders, sources as escaped patterns ("": not known; None: what it reads), recursive): Commands.bring
     brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]]
+    above: dict[tuple[str, str, tuple[str, ...], str], None]
     read_by: dict[int, list[str]]
 
     if TYPE_CHECKING:
@@ -520,7 +521,9 @@ class Commands:
         pager, diff and merge drivers, hooks) runs the agent's choice where that configuration lies in a zone the agent
         may write (a repository in /tmp): the command is unknown. The working directory's own repository folder is
         looked at: in the project it is agent_config (a nested repository's too), which the agent cannot make or change,
-        and git looks no further up when it is there."""
+        and git looks no further up when it is there. Where it is not there, git looks in the folders above (a project
+        under /tmp without its own .git meets /tmp/.git): which one it finds is read on disk (Analysis.repositories,
+        shell.through_repositories)."""
         if not settings.writable or not settings.repository or inv.cwds is None:
             return
         if inv.name.split(" ")[1:2] and inv.name.split(" ")[1] in settings.no_repository:
@@ -532,6 +535,7 @@ class Commands:
                 self.unknown(f"{inv.name} runs the programs its repository's configuration names, and {config} lies "
                              f"where the agent may write ({zone})")
                 return
+            self.above[(folder, settings.repository, settings.writable, inv.name)] = None
 
     def repositories(self, inv: Invocation) -> list[Value]:
         """Where the program's repository may be: named (--git-dir, GIT_DIR), or the repository folder in

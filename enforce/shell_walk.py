@@ -68,6 +68,9 @@ class Analysis:
     # step wrote it whole or put links in it (tar x, git clone, cp -a, ln): links not on disk yet may lead anywhere
     fresh: tuple[tuple[tuple[str, ...], str, str], ...] = ()
     brought: tuple[Brought, ...] = ()
+    # (working directory, repository folder name, zones the agent may write, program): a program that runs what its
+    # repository's configuration names, whose repository may lie in a folder above its working directory
+    repositories: tuple[tuple[str, str, tuple[str, ...], str], ...] = ()
 
     @property
     def how(self) -> str:
@@ -81,6 +84,7 @@ class Analyser(Commands, Env):
         self.exact: dict[tuple[tuple[str, ...], str, bool], None] = {}   # Analysis.paths, in order
         self.globbed: dict[tuple[tuple[str, ...], tuple[Comp, ...], bool], None] = {}   # Analysis.patterns
         self.fresh: dict[tuple[tuple[str, ...], str, str], None] = {}     # Analysis.fresh
+        self.above: dict[tuple[str, str, tuple[str, ...], str], None] = {}   # Analysis.repositories
         self.made: list[tuple[Invocation | None, str]] = []   # folders a step may have put links in, and the step
         self.brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]] = []   # Commands.bring
         self.read_by: dict[int, list[str]] = {}    # id(invocation) -> escaped patterns it reads ("": not known)
@@ -121,7 +125,7 @@ class Analyser(Commands, Env):
         return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
                         tuple(self._rewrite(sub, w, inv, moved=m) for sub, w, inv, m in self.rewriting),
-                        tuple(self.globbed), tuple(self.fresh), self._brought())
+                        tuple(self.globbed), tuple(self.fresh), self._brought(), tuple(self.above))
 
     def _brought(self) -> tuple[Brought, ...]:
         out: list[Brought] = []
