@@ -138,7 +138,13 @@ class LLMExtractor:
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         self.stats.extractions += 1
-        _refuse_addressed(observation, self.text, self.max_chars)
+        texts = _refuse_addressed(observation, self.text, self.max_chars)
+        foreign = next(filter(None, map(unreadable_language, texts)), "")
+        if self.mode == "llm" and foreign:
+            raise ExtractionError("extract.llm.language", f"the agent's text has {foreign}: the check for text that "
+                                  "speaks to the model reads English, so the model would be the only reader of what "
+                                  "it says; denied unsent (mode 'both' keeps the classifier's categories beside "
+                                  "the model's)")
         if self.mode == "llm":
             value, how, details = self._ask(observation)
             return Extracted(value, f"llm: {how}", 1.0, self.kind, details)
@@ -148,6 +154,8 @@ class LLMExtractor:
             raise ExtractionError("extract.abstain", f"the classifier cannot read {self.text!r} ({result.reason}); "
                                   f"mode {self.mode!r} denies it as the classifier alone does, without asking the "
                                   "model to decide alone")
+        if self.mode == "cascade" and foreign:  # the model must not decide alone what no check could read
+            return self._union(observation, result, f"cascade on text with {foreign}, as 'both'")
         if self.mode == "cascade" and not result.abstained:
             self.stats.classifier_only += 1
             got = self._classifier_reading(observation, result)
@@ -167,10 +175,15 @@ class LLMExtractor:
                                          if self.classifier.abstain == "restrict" else "")
             return Extracted(merged, f"cascade: classifier unsure ({result.reason}), model called: {how}; "
                              f"classifier's {which} kept: {sorted(kept) or 'none'}", 1.0, self.kind, details)
+        return self._union(observation, result, "both")
+
+    def _union(self, observation: Mapping[str, Any], result: Any, why: str) -> Extracted:
+        """The restrictive union of the classifier's own reading of `result` (its abstain mode applies) and the
+        model's answer."""
         got = self._classifier_reading(observation, result)
         value, how, details = self._ask(observation)
         merged = {c: bool(value[c]) or bool(got.value[c]) for c in value}
-        return Extracted(merged, f"both (restrictive union): {got.how}; llm: {how}", got.confidence, self.kind,
+        return Extracted(merged, f"{why} (restrictive union): {got.how}; llm: {how}", got.confidence, self.kind,
                          details)
 
     def _classifier_reading(self, observation: Mapping[str, Any], result: Any) -> Extracted:
@@ -357,20 +370,78 @@ _ADDRESSED = tuple(re.compile(p) for p in (
     r"\b(you are|you're)( now)?( an?| the)? (ai|assistant|language model|llm|model|extractor|classifier)\b",
     r"\bas an? (ai|language model|llm|extractor|classifier)\b",
     r"\b(language model|llm|ai assistant|extractor|classifier)\b[^.!?\n]{0,40}\b(must|should|will|shall|need)",
+    # the reader's rules declared void or bent (the rules above do not apply here; exempt from the policy)
+    r"\b(rules?|instructions?|polic(y|ies)|guidelines?|restrictions?|checks?|categor\w*|filters?|guard\w*)\b"
+    r"[^.!?\n]{0,30}\b(do(es)? not|don'?t|doesn'?t|no longer|never|should not|shouldn'?t|cannot|can'?t)\b"
+    r"[^.!?\n]{0,10}\b(apply|applies|matter|count|hold|be applied)\b",
+    r"\bexempt(ed)? from\b[^.!?\n]{0,20}\b(rules?|polic(y|ies)|checks?|categor\w*|restrictions?|guard\w*)",
+    r"\btreat\b[^.!?\n]{0,30}\bas\b[^.!?\n]{0,12}\b(false|none|null|empty|harmless|benign|safe|allowed|"
+    r"permitted|exempt|not applicable|uncategori[sz]ed)\b",
+    r"\b(leave|keep|set|make)\b[^.!?\n]{0,25}\b(boxes|checkboxes|fields|flags|categories|labels|values)\b"
+    r"[^.!?\n]{0,15}\b(unticked|unchecked|empty|blank|off|false|unset|zero)\b",
+    # the reader addressed as such (whoever reads this; to the reader; if you are an AI)
+    r"\b(whoever|anyone|anything|whatever) (is )?(reads|reading|processes|processing|parses|parsing) this\b|"
+    r"\b(to|for|dear) (the )?reader\b|\bif you are an? (ai|bot|model|language model|llm|automated|machine)\b",
+    # the text describing itself to its reader (this text/request falls under no category)
+    r"\b(this|the|my) (text|request|message|input|prompt|query|data)\b[^.!?\n]{0,15}\b(is not|isn'?t|contains no|"
+    r"has no|falls under no|matches no|belongs to no|is in no)\b[^.!?\n]{0,25}\b(categor\w*|class\w*|label\w*|"
+    r"booking|rental|purchase|application|restricted|sensitive)",
+    # the same orders in the other languages written in Latin letters that the language check may not catch
+    # (a sentence with too few function words): forget/ignore + instructions/rules/everything/previous
+    r"\b(ignor(a|e|ez|er|ar|iere|ieren|eer|eren|ate)|olvid\w*|oubli\w*|vergiss\w*|vergess\w*|vergeet|"
+    r"dimentic\w*|esque[cç]\w*|negeer\w*|omit(e|a|ir)|salt[ae]|saltez|pomi[nń]\w*|zapomnij)\b[^.!?\n]{0,40}"
+    r"\b(instrucc\w*|instruc\w*|istruzion\w*|anweisung\w*|regl\w*|r[eè]gle\w*|regel\w*|regol\w*|regra\w*|"
+    r"consign\w*|indicac\w*|alles|todo|tout|tutto|tudo|anterior\w*|pr[eé]c[eé]dent\w*|vorherig\w*|preceden\w*|"
+    r"vorig\w*|polecen\w*|zasad\w*)",
 ))
 
 
-def addressed_to_the_reader(text: str) -> str:
-    """The first passage of `text` that addresses the model reading it ("" when none does), after undoing the
-    spellings that hide words (look-alike letters, invisible characters, NFKC forms, HTML and percent escapes)."""
+def _plain(text: str) -> str:
+    """`text` with the spellings that hide words undone (look-alike letters, invisible characters, NFKC forms, HTML
+    and percent escapes) and runs of blanks made one space."""
     from veriguard.enforce.textnorm import decode_escapes, map_lookalikes, strip_invisible
 
     plain = strip_invisible(unicodedata.normalize("NFKC", map_lookalikes(decode_escapes(text))))
-    plain = re.sub(r"[^\S\n]+", " ", plain).casefold()
+    return re.sub(r"[^\S\n]+", " ", plain)
+
+
+def addressed_to_the_reader(text: str) -> str:
+    """The first passage of `text` that addresses the model reading it ("" when none does), read after `_plain`."""
+    plain = _plain(text).casefold()
     for pattern in _ADDRESSED:
         found = pattern.search(plain)
         if found:
             return found.group(0).strip()[:80]
+    return ""
+
+
+class _NoUnknownWords:
+    """A lexicon that knows every word: textnorm.foreign_words then judges by function words alone (the `llm` mode
+    has no bank, and a word unknown to a lexicon is as often a name or a typo as another language)."""
+
+    def __contains__(self, _word: object) -> bool:
+        return True
+
+
+_CLAUSES = re.compile(r"[.!?;,:()\[\]{}\"\n]+|\s[-\u2013\u2014]\s")
+
+
+def unreadable_language(text: str) -> str:
+    """Why `addressed_to_the_reader` cannot vouch for `text` ("" when it can): letters of another script than Latin
+    (after look-alikes are mapped), or a clause that reads as another language (more of its function words than of
+    English: textnorm.foreign_words). Its patterns are English, with a few orders of other languages; an order in
+    any language they do not name would reach the model unseen."""
+    plain = _plain(text)
+    scripts = sorted({unicodedata.name(ch, "?").split()[0] for ch in plain
+                      if unicodedata.category(ch).startswith("L") and not unicodedata.name(ch, "").startswith("LATIN")})
+    if scripts:
+        return f"letters of another script ({', '.join(scripts[:3])})"
+    from veriguard.enforce.textnorm import foreign_words, strip_marks
+
+    for clause in _CLAUSES.split(strip_marks(plain)):
+        why = foreign_words(clause, _NoUnknownWords())
+        if why:
+            return f"a clause in another language ({why})"
     return ""
 
 
@@ -389,7 +460,7 @@ def _strings(value: Any) -> list[str]:
     return out
 
 
-def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int) -> None:
+def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int) -> list[str]:
     """ExtractionError (extract.llm.injection) when the text the model would read addresses the model (see
     addressed_to_the_reader), in every mode: whichever reader decides, such a text is not a plain request.
     A text over `max_chars` is refused first (extract.llm.too_long), as the model would never be sent it."""
@@ -404,6 +475,7 @@ def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int)
             raise ExtractionError("extract.llm.injection", f"the agent's text speaks to the model that reads it "
                                   f"({passage!r}: an instruction, a role or template marker, or an answer written "
                                   "out), so no reader's answer on it can be trusted; denied unsent")
+    return texts
 
 
 def _read_text(observation: Mapping[str, Any], path: str) -> str:
