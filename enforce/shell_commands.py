@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 STDIN_PATHS = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
 REMOTE = re.compile(r"^(?:[^@/:\s]+@)?[A-Za-z0-9][A-Za-z0-9.\-]*:(?!//)")
+# a remote operand whose host is this machine by name: its path is a local path, relative to the home folder (scp, rsync)
+LOOPBACK = re.compile(r"^(?:[^@/:\s]+@)?(?:localhost(?:\.localdomain)?|[A-Za-z0-9.\-]*\.localhost|127(?:\.\d{1,3}){0,3}|"
+                      r"0(?:\.0){0,3}|ip6-localhost|ip6-loopback):(?!//)", re.IGNORECASE)
 
 
 class Commands:
@@ -252,6 +255,8 @@ class Commands:
                 self.unknown(f"{value.text!r} as an argument" if value.text is not None else "an argument")
                 continue
             if any(value is r for r in remote):
+                self.remote_operand(value, "+".join(union if value.multi else slot_roles), inv, roles,
+                                    recursive=recursive)
                 continue
             effective = union if value.multi else slot_roles
             if spec.cls == "build_test" and spec.other_options == "ignore" and _path_like(value) and not any(
@@ -298,6 +303,29 @@ class Commands:
         keep = spec.filter and not parsed.undeclared and all(o.filter is not False for o, _, _ in parsed.opts)
         self.prints = self.printed(prints, spec, paths if operands else [], inv, keep=keep)
         return st
+
+    def remote_operand(self, value: Value, role: str, inv: Invocation, roles: Mapping[str, str], *,
+                       recursive: bool) -> None:
+        """A remote operand (`host:PATH`, `scp://host/PATH`) is read or written on its host, which may be this machine
+        (`scp localhost:.ssh/id_rsa /tmp/k` copied the key; `localhost:.claude/settings.json` wrote the settings): on
+        a host named as this machine (localhost, 127.x, ::1) it is the local path, under the home folder unless
+        absolute; on any host, the protected names in it count as in text the analysis cannot follow (an alias in
+        ~/.ssh/config or the machine's own name may be this machine too), as ssh's remote command does."""
+        text = value.text or ""
+        self.mentions(text, "a remote path (its host may be this machine)", inv)
+        m = LOOPBACK.match(text)
+        url = urllib.parse.urlsplit(text) if _SCHEME.match(text) else None
+        if m is not None:
+            paths = [text[m.end():]]
+        elif url is not None and url.hostname is not None and LOOPBACK.match(url.hostname + ":"):
+            paths = [url.path, url.path.lstrip("/")]    # scp://host/PATH: read from the root or from the home folder
+        else:
+            return
+        for path in paths:
+            if path.startswith(":"):
+                continue    # an rsync daemon's module (host::module), no path of the file system
+            local = path if path.startswith("/") else posixpath.join(self.home, path.removeprefix("~").lstrip("/"))
+            self.value_role(role, Value.of(normalise(local)), inv, roles, "", recursive=recursive)
 
     def value_role(self, role: str, value: Value, inv: Invocation, roles: Mapping[str, str], word: str, *,
                    recursive: bool) -> None:
