@@ -24,6 +24,7 @@ DEFAULT_HALT_AFTER = 2        # replan_halt: "ask for another plan; halt if the 
 CALL_KEY = "tool_call"        # where the call sits in the observation, beside the context's keys
 
 Context = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]], None]
+RunName = Union[str, Callable[[], str]]
 
 
 class GuardConfigError(OperatorError, ValueError):
@@ -91,18 +92,24 @@ class Guard:
                                       **monitor_options), mode=mode, halt_after=halt_after)
 
     def check(self, call: Mapping[str, Any], *, context: Context = None, action_id: str = "",
-              run: str = "", integration: str = "", tool: str = "") -> GuardOutcome:
+              run: RunName = "", integration: str = "", tool: str = "") -> GuardOutcome:
         """Decide `call` (one tool call in its SDK's own shape) with `context` (the facts the policy needs
-        beside the call: user, session, ledger; a mapping or a function returning one)."""
+        beside the call: user, session, ledger; a mapping or a function returning one). `run` is the run's
+        name or a function returning it (read once per call; one that fails refuses the call, recorded)."""
         meta = {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)}
-        return self._outcome(lambda: self._decide(call, context, meta), run, meta)
+        name, problem = run_name(run)
+        if problem:
+            return self._outcome(lambda: (self._refusal(problem, meta), f"fail closed: {problem}"), name, meta)
+        return self._outcome(lambda: self._decide(call, context, meta), name, meta)
 
-    def refuse(self, reason: str, *, action_id: str = "", run: str = "", integration: str = "",
+    def refuse(self, reason: str, *, action_id: str = "", run: RunName = "", integration: str = "",
                tool: str = "") -> GuardOutcome:
         """Refuse a call the enforcement point cannot hand to the policy (it is malformed): recorded and
         logged with `reason`, and counted as a denial of its run like any other."""
         meta = {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)}
-        return self._outcome(lambda: (self._refusal(reason, meta), f"fail closed: {reason}"), run, meta)
+        name, problem = run_name(run)
+        why = f"{reason}; and {problem}" if problem else reason
+        return self._outcome(lambda: (self._refusal(why, meta), f"fail closed: {why}"), name, meta)
 
     def _outcome(self, decide: Callable[[], tuple[DecisionRecord | None, str]], run: str,
                  meta: dict[str, str]) -> GuardOutcome:
@@ -184,6 +191,21 @@ class Guard:
             "halt": f"Denied by policy {name}: {reasons}. Tool execution is halted for the rest of this run.",
             "terminate": f"Task terminated by policy {name}: {reasons}",
         }[action]
+
+
+def run_name(run: RunName) -> tuple[str, str]:
+    """(the run's name, why it could not be had): a user's function that raises or answers something else than a
+    string would otherwise raise inside the enforcement point before any record is made. Such a call counts in the
+    run named "" (its own is unknown)."""
+    if not callable(run):
+        return str(run), ""
+    try:
+        name = run()
+    except Exception as e:
+        return "", f"the run's name could not be had: {type(e).__name__}: {e}"[:300]
+    if type(name) is not str:
+        return "", f"the run's name must be a string, not {type(name).__name__}"
+    return name, ""
 
 
 def observe(call: Mapping[str, Any], context: Context) -> dict[str, Any]:
