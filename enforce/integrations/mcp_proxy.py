@@ -46,7 +46,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Mapping, Sequence
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
 import mcp_types as types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
@@ -124,6 +124,18 @@ def malformed_call(params: Any) -> str:
     return ""
 
 
+def batch_items(batch: list[Any]) -> Iterator[dict[str, Any]]:
+    """The objects of a batch, at any depth (a batch inside a batch is no JSON-RPC either, but its tools/calls are
+    recorded as refused like those of a flat one)."""
+    stack = [batch]
+    while stack:
+        for item in stack.pop():
+            if isinstance(item, list):
+                stack.append(item)
+            elif isinstance(item, dict):
+                yield item
+
+
 def malformed_cancellation(params: Any) -> str:
     """Why a notifications/cancelled's params are not MCP's {requestId, reason?} ('' when they are)."""
     if not isinstance(params, dict):
@@ -174,8 +186,8 @@ class Proxy:
                                                                   "message": f"not JSON: {e}"}})
             return
         if isinstance(message, list):   # a batch (MCP has none since 2025-06-18): answered as one invalid request
-            for item in message:
-                if isinstance(item, dict) and item.get("method") == "tools/call":
+            for item in batch_items(message):
+                if item.get("method") == "tools/call":
                     self.unanswerable(item.get("params"), "a tools/call in a JSON-RPC batch, which the proxy does "
                                       "not take")
         if not isinstance(message, dict) or not isinstance(message.get("method", ""), str):
