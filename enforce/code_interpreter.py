@@ -18,7 +18,7 @@ from veriguard.enforce.code_subset import (BUILTINS, CONSUMERS, CONTAINER_METHOD
                                            LIBRARY, NO_REVEAL, RAISES_ON_TABLE, SAFE_TABLE_ATTRS, STR_METHODS,
                                            TABLE_METHODS, VALUE_ATTRS, VALUE_FUNCTIONS, VALUE_METHODS,
                                            WHOLE_TABLE_ATTRS, check_constructs, construct_name)
-from veriguard.enforce.code_values import (DATUM, EMPTY, HOLE, NOTHING, OTHER, Val, at, container, fail, is_text,
+from veriguard.enforce.code_values import (DATUM, EMPTY, HOLE, NOTHING, OTHER, STORED, Val, at, container, fail, is_text,
                                            join, join_all, may_split, single_text, snippet, unanalysable, widen)
 
 PERCENT_TOKEN = re.compile(r"%%|%(?:\([^()%]*\))?[#0\- +]*\d*(?:\.\d+)?[sdifrxXeEgGc]|%")
@@ -68,8 +68,9 @@ class ToolTable:
 
 class Interpreter:
     def __init__(self, schema: Mapping[str, Sequence[str]], steps: list[int], tools: ToolTable, *,
-                 complete: bool) -> None:
+                 complete: bool, pipe_free_values: bool = False) -> None:
         self.tools = tools
+        self.pipe_free_values = pipe_free_values  # the schema declares that no stored value holds `||` (stored())
         self.schema = {table: frozenset(columns) for table, columns in schema.items()}
         self.schema_key = tuple(sorted(self.schema.items()))
         self.complete = complete
@@ -192,6 +193,13 @@ class Interpreter:
 
     def mixed(self) -> bool:
         return MIXED in self.env
+
+    def stored(self) -> Val:
+        """A value as the database stores it (a column's values, a tool's result): not composed (DATUM) only when the
+        schema declares that no stored value holds `||` (`no_pipes_in_values`, checked by whoever wrote it); else
+        it may hold data_filter's separator (STORED): a value 'bob||diagnosis=flu' in patient.name, filtered on with
+        FilterDB(db, 'name=' + name), adds a condition on diagnosis."""
+        return DATUM if self.pipe_free_values else STORED
 
     def escape(self, value: Val, node: ast.AST, why: str) -> None:
         """The value reaches code not modelled: its tables count as read whole; a tool there is refused."""
@@ -609,13 +617,13 @@ class Interpreter:
         tables = base.tables | base.rows
         if tables:  # the database's values, as stored
             if attr in SAFE_TABLE_ATTRS or attr in TABLE_METHODS:
-                parts.append(DATUM)
+                parts.append(self.stored())
             elif any(attr in self.schema[t] for t in tables):
                 self.read(tables, attr, node, snippet(node))
-                parts.append(DATUM)
+                parts.append(self.stored())
             elif attr in WHOLE_TABLE_ATTRS:
                 self.read_whole(tables, node, f"`{snippet(node)}` exposes the whole table")
-                parts.append(DATUM)
+                parts.append(self.stored())
             else:
                 unanalysable(node, f"the attribute {attr!r} of a table")
         if base.texts and attr not in STR_METHODS:
@@ -648,7 +656,7 @@ class Interpreter:
                     self.read(tables, column or "", node, snippet(node))
             else:
                 self.escape(base, node, f"`{snippet(node)}` indexes the table by something other than column names")
-            parts.append(DATUM)
+            parts.append(self.stored())
         if base.items is not None or base.locs:
             index = node.slice.value if isinstance(node.slice, ast.Constant) else None
             if base.fields is not None and isinstance(index, int) and -len(base.fields) <= index < len(base.fields):
@@ -771,7 +779,8 @@ class Interpreter:
         """A call of one of the agent's tools; every table it loads is noted as loaded by this call."""
         outer, self.loaded = self.loaded, {}
         try:
-            return self.tools.call(self, name, node)
+            result = self.tools.call(self, name, node)
+            return self.stored() if result == DATUM else result  # a tool's value not composed: as stored
         finally:
             inner, self.loaded = self.loaded, outer
             for table, where in inner.items():
@@ -898,7 +907,7 @@ class Interpreter:
         key = single_text(self.expr(node.args[0])) if attr == "get" and node.args else None
         if key is not None:
             self.read(tables, key, node, snippet(node))
-            return DATUM
+            return self.stored()
         if attr in TABLE_METHODS or attr == "get":
             self.read_whole(tables, node, f"`.{attr}()` reads the whole table")
             return self.call_unknown(node, f"`.{attr}()`", keeps=attr != "sum")  # sum joins a text column's values

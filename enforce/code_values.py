@@ -55,6 +55,7 @@ class Val:
 
 OTHER = Val(other=True, pipes=True)  # any run-time value: text the program composed may hold `||`
 DATUM = Val(other=True)  # a run-time value the program did not compose (see `pipes`): a number, a tool's result
+STORED = Val(other=True, pipes=True)  # a stored value the schema does not declare free of `||` (Interpreter.stored)
 NOTHING = Val()
 ADJACENT = re.compile(r"\|\x00|\x00\||\x00\x00")  # a HOLE next to `|` or to another HOLE
 

@@ -85,8 +85,11 @@ time may carry SQL: chr(39) ends a string literal, a UNION may follow a number).
   value not composed (an append, a store, `+=`, a function or callback it is handed to) has run, no value counts as
   not composed (MIXED). A FilterDB condition with a composed run-time part, or with a run-time part next to another
   or to an odd run of `|` (`'x=' + v + '|y=1'`: v may end in `|`), reads the whole table.
-Assumption: no value stored in the database holds `||` (then no value the program did not compose holds it). Check it
-where that matters, for each text column: `select count(*) from <table> where instr(<column>, '||') > 0`.
+A value as the database stores it (GetValue's and Calendar's results, a column's values, a row's fields, a table's
+attributes) may hold `||` too ('bob||diagnosis=flu' in a name column, filtered on with FilterDB(t, 'name=' + x), adds a
+condition on diagnosis), and counts as composed, unless the schema file declares `"no_pipes_in_values": true`: whoever
+writes that has checked, for each text column, `select count(*) from <table> where instr(<column>, '||') = 0` (and
+that no column name holds `||`), and keeps it so. Numbers (int(), len(), a date's year) never count as composed.
 """
 from __future__ import annotations
 
@@ -109,12 +112,14 @@ DEFAULT_LANGUAGE = EHRAGENT.language  # specs written before the key was read na
 
 
 def extract_accesses(code: str | Sequence[str], schema: Mapping[str, Sequence[str]], *,
-                     complete: bool = False, language: str = DEFAULT_LANGUAGE) -> CodeAccess:
+                     complete: bool = False, language: str = DEFAULT_LANGUAGE,
+                     pipe_free_values: bool = False) -> CodeAccess:
     """The (database, column) pairs `code` reads; ExtractionError when that cannot be told for sure.
 
     `code` is one program or several (each run on its own, as EHRAgent runs each attempt); the pairs
     of all count. `complete` says `schema` lists every column each database has. `language` names the
-    agent's tool table (TOOL_TABLES).
+    agent's tool table (TOOL_TABLES). `pipe_free_values` says no value stored in the databases (nor a column
+    name) holds `||`: without it a stored value in a FilterDB condition reads the whole table.
     """
     tools = tool_table(language)
     programs = [code] if isinstance(code, str) else list(code)
@@ -123,7 +128,8 @@ def extract_accesses(code: str | Sequence[str], schema: Mapping[str, Sequence[st
     results, steps = [], [MAX_STEPS]  # one budget for every program: a log cannot buy more with more programs
     for number, program in enumerate(programs, 1):
         try:
-            results.append(_analyse(program, schema, steps, tools, complete=complete))
+            results.append(_analyse(program, schema, steps, tools, complete=complete,
+                                    pipe_free_values=pipe_free_values))
         except ExtractionError as e:
             if len(programs) == 1:
                 raise
@@ -132,7 +138,7 @@ def extract_accesses(code: str | Sequence[str], schema: Mapping[str, Sequence[st
 
 
 def _analyse(code: str, schema: Mapping[str, Sequence[str]], steps: list[int], tools: ToolTable, *,
-             complete: bool) -> CodeAccess:
+             complete: bool, pipe_free_values: bool) -> CodeAccess:
     if not code or not code.strip():
         fail("extract.code.empty", "line 1", "the generated code is empty: nothing to check")
     try:
@@ -145,7 +151,7 @@ def _analyse(code: str, schema: Mapping[str, Sequence[str]], steps: list[int], t
         unanalysable(None, f"code Python itself cannot parse ({type(e).__name__})")
     if not tree.body:
         fail("extract.code.empty", "line 1", "the generated code has no statements (only comments)")
-    analyzer = Interpreter(schema, steps, tools, complete=complete)
+    analyzer = Interpreter(schema, steps, tools, complete=complete, pipe_free_values=pipe_free_values)
     try:
         analyzer.run(tree)
     except RecursionError:
@@ -182,6 +188,7 @@ class CodeExtractor:
     source: str = "log"          # observation field: a full EHRAgent log ("log") or bare code ("code")
     complete: bool = False       # the schema lists every column: a column outside it does not exist
     language: str = DEFAULT_LANGUAGE
+    pipe_free_values: bool = False  # the schema declares that no stored value holds `||` (`no_pipes_in_values`)
     kind: str = "code"
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
@@ -191,7 +198,8 @@ class CodeExtractor:
         if not isinstance(text, str):
             raise ExtractionError("extract.type", f"{self.source!r} must be text")
         code = parse_agent_log(text).code if self.source == "log" else text
-        access = extract_accesses(code, self.schema, complete=self.complete, language=self.language)
+        access = extract_accesses(code, self.schema, complete=self.complete, language=self.language,
+                                  pipe_free_values=self.pipe_free_values)
         pairs = [list(p) for p in access.pairs]
         how = "code: " + "; ".join(access.provenance) if access.provenance else "code: reads no column"
         return Extracted(pairs, how, access.confidence, self.kind)
@@ -204,4 +212,4 @@ def build_code_extractor(cfg: Mapping[str, Any], base: Path, *, files: SpecFiles
     data = spec_file(files, cfg["schema"], "the code extractor's schema")
     db = json.loads(((base / str(cfg["schema"])).read_bytes() if data is None else data).decode("utf-8"))
     return CodeExtractor(db.get("databases", db), str(cfg.get("source", "log")), complete=db.get("complete") is True,
-                         language=language)
+                         language=language, pipe_free_values=db.get("no_pipes_in_values") is True)

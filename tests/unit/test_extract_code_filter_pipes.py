@@ -27,8 +27,10 @@ SCHEMA = json.loads((next(p for p in SHIPPED if p.stem == "eicu_ac").parent / "e
 LOAD = "t = LoadDB('patient')\n"
 
 
-def pairs(code: str, *, complete: bool = True) -> set[tuple[str, str]]:
-    return set(extract_accesses(LOAD + code, SCHEMA, complete=complete).pairs)
+def pairs(code: str, *, complete: bool = True, pipe_free: bool = True) -> set[tuple[str, str]]:
+    """The pairs read, by default with the schema's declaration that no stored value holds `||` (the EXACT cases
+    rest on it; test_stored_values_may_hold_pipes_unless_the_schema_says_otherwise is without it)."""
+    return set(extract_accesses(LOAD + code, SCHEMA, complete=complete, pipe_free_values=pipe_free).pairs)
 
 
 def whole(table: str) -> set[tuple[str, str]]:
@@ -161,3 +163,35 @@ def test_the_reproduction_is_denied_by_the_monitor_where_the_column_is_forbidden
            f"TERMINATE\n{SEP}\n")
     assert ("diagnosis", "diagnosisname") in set(extract_accesses(code, SCHEMA, complete=True).pairs)
     assert monitor.check({"identity": "nursing", "log": log}).allowed is False
+
+
+# Stop 20: the assumption made explicit. A value stored in the database may hold `||` ('bob||diagnosis=flu' in a
+# name column) unless the schema declares otherwise (`"no_pipes_in_values": true`, after checking each text column
+# with `select count(*) from T where instr(C, '||') > 0`). Before, every stored value was taken to be free of it.
+NUMBERS = {"int of it in an f-string", "a year"}   # a number never holds `||`, declared or not
+
+
+@pytest.mark.parametrize("name", sorted(set(EXACT) - NUMBERS))
+def test_stored_values_may_hold_pipes_unless_the_schema_says_otherwise(name):
+    """Before: each read only the named columns, so a stored value holding `||age=80` added a condition on
+    patient.age that nobody reported. Now, undeclared, the condition reads the whole table."""
+    assert pairs(EXACT[name][0], pipe_free=False) == whole("patient")
+
+
+@pytest.mark.parametrize("name", sorted(NUMBERS))
+def test_numbers_stay_exact_without_the_declaration(name):
+    code, columns = EXACT[name]
+    assert pairs(code, pipe_free=False) == {("patient", c) for c in columns}
+
+
+def test_the_declaration_is_read_from_the_schema_file(tmp_path):
+    from veriguard.enforce.extract_code import build_code_extractor
+
+    code = "x = GetValue(t, 'uniquepid')\nanswer = len(FilterDB(t, 'uniquepid=' + x))"
+    observation = {"code": LOAD + code}
+    for declared, expected in ((None, whole("patient")), (False, whole("patient")), ("yes", whole("patient")),
+                               (True, {("patient", "uniquepid")})):
+        schema = {"databases": SCHEMA, "complete": True} | ({} if declared is None else {"no_pipes_in_values": declared})
+        (tmp_path / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
+        extractor = build_code_extractor({"schema": "schema.json", "source": "code"}, tmp_path)
+        assert {tuple(p) for p in extractor.extract(observation).value} == expected, declared
