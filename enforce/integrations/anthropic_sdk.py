@@ -11,13 +11,21 @@ records made there carry no tool call id; `split_tool_uses` has the id and recor
 validates that input with pydantic (lax: `true` becomes 1 for an int) before the tool function runs;
 `guarded` annotates each parameter with a wrap validator that keeps the value the model sent beside
 the validated one, so the policy reads what the model sent and the function gets what pydantic made of it.
+
+Server tools (web search, web fetch, code execution, tool search...) and the MCP connector (`mcp_servers`, `mcp_toolset`)
+run on Anthropic's side, inside the response: no guard in this process can decide them. `refuse_provider_tools`
+(an HTTP request hook for the client, `refuse_provider_tools_async` for AsyncAnthropic) refuses to send a Messages
+request that enables any; `split_tool_uses` records every provider-side call it finds in a reply as a refusal of a call
+that ran undecided.
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import json
+import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, TypeVar
+from typing import Annotated, Any, Callable, Mapping, TypeVar
 
 from anthropic.lib.tools import ToolError
 from pydantic import ValidatorFunctionWrapHandler, WrapValidator
@@ -27,6 +35,52 @@ from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
 F = TypeVar("F", bound=Callable[..., Any])
 UNREADABLE = ("a content block that is neither a dict nor an Anthropic SDK model cannot be read, so it is refused: "
               "pass the message as the SDK returned it, or its model_dump()")
+# Tools whose calls come back to the client as tool_use blocks (a tool of yours, or Anthropic-defined tools the client
+# runs: bash, text editor, computer use, memory); every other tool type runs on the provider's side.
+CLIENT_TOOL = re.compile(r"custom|(bash|text_editor|computer|memory)_\d{8}")
+PROVIDER_CALL = re.compile(r".+_tool_use")   # server_tool_use, mcp_tool_use: a call the provider ran itself
+
+
+class ProviderToolsRefused(BaseException):
+    """A Messages request enables tools that run on the provider's side, which no guard here can decide. A
+    BaseException, like RunTerminated, so that the SDK does not take it for a connection error and retry."""
+
+
+def provider_side_tools(body: Any) -> list[str]:
+    """What in a Messages request body (or a batch's `requests`) runs on the provider's side: each tool whose type is
+    not a client tool, and each MCP server. An unknown tool type counts as provider-side."""
+    if not isinstance(body, Mapping):
+        return []
+    found = [f"{t.get('type')} ({t.get('name', '?')})" for t in body.get("tools") or ()
+             if isinstance(t, Mapping) and t.get("type") is not None
+             and not (type(t["type"]) is str and CLIENT_TOOL.fullmatch(t["type"]))]
+    found += [f"mcp_servers ({s.get('name', '?') if isinstance(s, Mapping) else '?'})" for s in body.get("mcp_servers") or ()]
+    for item in body.get("requests") or ():   # a message batch
+        found += provider_side_tools(item.get("params") if isinstance(item, Mapping) else None)
+    return found
+
+
+def refuse_provider_tools(request: Any) -> None:
+    """An HTTP request hook (`Anthropic(http_client=httpx2.Client(event_hooks={"request": [refuse_provider_tools]}))`):
+    raises ProviderToolsRefused for a JSON request (Messages, a batch, or the same body sent to Bedrock or Vertex
+    under their own paths) that enables tools run on the provider's side; a JSON body that cannot be read is refused
+    too, since what it enables is unknown. Requests of other content types (file uploads) pass."""
+    if request.method != "POST" or "json" not in request.headers.get("content-type", "").lower():
+        return
+    try:
+        body = json.loads(request.content or b"{}")
+    except Exception:   # not JSON after all, or a streamed body not read yet
+        raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
+    found = provider_side_tools(body)
+    if found:
+        raise ProviderToolsRefused(f"refused to send a Messages request that enables tools run on Anthropic's side, "
+                                   f"which no guard in this process can decide: {', '.join(found[:5])}; give the model "
+                                   "client tools only (put an MCP server behind `veriguard mcp-proxy` instead)")
+
+
+async def refuse_provider_tools_async(request: Any) -> None:
+    """refuse_provider_tools for an async HTTP client (AsyncAnthropic)."""
+    refuse_provider_tools(request)
 
 
 @dataclass(frozen=True)
@@ -70,11 +124,16 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
         tool = name or func.__name__
 
         def enforce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-            bound = signature.bind(*map(sent_raw, args), **{k: sent_raw(v) for k, v in kwargs.items()})
+            try:
+                bound = signature.bind(*map(sent_raw, args), **{k: sent_raw(v) for k, v in kwargs.items()})
+            except TypeError as e:   # not a call of this function: refused (in shadow mode too), and recorded
+                refused = guard.refuse(f"the arguments do not fit {tool}(): {e}", run=run, integration="anthropic_sdk",
+                                       tool=tool)
+                act(refused)
+                raise ToolError(refused.message) from None
             bound.apply_defaults()
             call = {"type": "tool_use", "name": tool, "input": dict(bound.arguments)}
-            act(guard.check(call, context=context, run=run() if callable(run) else run, integration="anthropic_sdk",
-                            tool=tool))
+            act(guard.check(call, context=context, run=run, integration="anthropic_sdk", tool=tool))
 
         if inspect.iscoroutinefunction(func):
             @functools.wraps(func)
@@ -113,7 +172,9 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     tool_result for each refused one (send them with the results of the calls you run). Raises
     `RunTerminated` when the strategy terminates the run: then none of the calls may run; when one of them halts
     the run (tool_halt, replan_halt), none runs either: the allowed ones are refused as halted. Either way every
-    tool_use block gets its record (those allowed, or after the one that stopped the run, as refused). Content that
+    tool_use block gets its record (those allowed, or after the one that stopped the run, as refused). A call the
+    provider ran itself (server_tool_use, mcp_tool_use) is recorded as a refusal (it ran undecided) and counts like
+    one: under terminate it raises RunTerminated, under a halt the message's calls are refused. Content that
     is a string holds no tool use; a block that is neither a dict nor an SDK model cannot be read, so
     it is refused (fail closed) with the reason."""
     content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
@@ -128,11 +189,17 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
                         f"{type(content).__name__}")
     for block in content or ():
         b = block_fields(block)
+        kind = b.get("type") if b is not None else None
         if b is None:
             call_id = str(getattr(block, "id", ""))
             outcome = guard.refuse(f"{UNREADABLE} (a {type(block).__name__})", action_id=call_id, run=run,
                                    integration="anthropic_sdk")
-        elif b.get("type") != "tool_use":
+        elif type(kind) is str and PROVIDER_CALL.fullmatch(kind):
+            call_id, name = str(b.get("id", "")), str(b.get("name", ""))
+            outcome = guard.refuse(f"a {kind} block: {name!r} ran on Anthropic's side, undecided; enable no server "
+                                   "tools or MCP servers in the request (anthropic_sdk.refuse_provider_tools)",
+                                   action_id=call_id, run=run, integration="anthropic_sdk", tool=name)
+        elif kind != "tool_use":
             continue
         else:
             call_id = str(b.get("id", ""))
@@ -142,10 +209,11 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
         if outcome.action == "terminate":   # raised once every block has its record: the later ones are halted
             terminated = terminated or outcome
         stopped = stopped or outcome.action in ("halt", "terminate")
-        if b is not None and outcome.allowed:
+        if b is not None and kind == "tool_use" and outcome.allowed:
             to_run.append((call_id, str(b.get("name")), block))
-        else:   # an unreadable block is refused in shadow mode too: there is no call to run
+        elif kind == "tool_use" or b is None:   # an unreadable block is refused in shadow mode too: no call to run
             refused.append(tool_error(call_id, outcome.message or UNREADABLE))
+        # a provider-side call gets no tool_result: the provider answered it itself
     if to_run and guard.mode == "enforce" and (stopped or guard.halted(run)):
         # a later block of this message halted the run: the allowed ones would run after the halt, so they are
         # refused too (each recorded as a refusal of the halted run), as a terminate stops them all
@@ -166,6 +234,9 @@ def block_fields(block: Any) -> dict[str, Any] | None:
     """A content block's fields: the dict itself, or an SDK model's model_dump(); None when it is neither."""
     if isinstance(block, dict):
         return block
-    dump = getattr(block, "model_dump", None)
-    fields = dump() if callable(dump) else None
+    try:
+        dump = getattr(block, "model_dump", None)
+        fields = dump() if callable(dump) else None
+    except Exception:   # an object that cannot be read is refused like any other unreadable block
+        return None
     return fields if isinstance(fields, dict) else None
