@@ -1,35 +1,49 @@
 """The OpenAI Agents SDK (`openai-agents`, an optional extra): a tool input guardrail that puts a
-function tool behind the policy.
+function tool behind the policy, and run hooks that refuse to let the model see a tool without it.
 
-Attach it to each function tool: `@function_tool(tool_input_guardrails=[policy_guardrail(guard)])`.
+Attach the guardrail to each function tool: `@function_tool(tool_input_guardrails=[policy_guardrail(guard)])`.
 A call refused under block or replan returns `reject_content(reason)`: the reason replaces the tool's
 result and the run goes on, so the model can re-plan. A halt or terminate returns `raise_exception()`:
 the Runner raises `ToolInputGuardrailTripwireTriggered`, whose `.output.output_info` is the
-GuardOutcome. Hosted tools, handoffs and the shell, patch and computer tools have no tool guardrails
-in the SDK and are not covered.
+GuardOutcome.
+
+The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
+hosted MCP, image generation), the shell, patch and computer tools, and the tools of `mcp_servers` take none: a
+tool the guardrail was not attached to ran without a decision, in this agent, in an agent it hands off to, or in
+an agent called as a tool. `Runner.run(agent, ..., hooks=policy_hooks(guard))` checks, before every model call,
+every tool the model could call there and in every agent reachable through agents-as-tools and handoffs, and raises
+UnguardedTools (the run stops before the model is asked) when one is not a function tool carrying a guardrail of this
+guard, unless `unguarded` names it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from agents import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
+from agents import Agent, FunctionTool, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail, \
+    ToolInputGuardrailData, UserError
 
 from veriguard.enforce.guard import Guard
 
 Facts = Callable[[ToolInputGuardrailData], Mapping[str, Any]]
+GUARD_ATTRIBUTE = "veriguard_guard"   # set on the guardrail's function: which guard decides
+
+
+class UnguardedTools(UserError):
+    """The model was about to be offered tools that no guardrail of the guard decides."""
 
 
 def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callable[[ToolInputGuardrailData], str] | None
                      = None, name: str = "veriguard") -> ToolInputGuardrail[Any]:
     """A tool input guardrail deciding each call with `guard`. `context(data)` gives the facts beside
     the call (default: the run's context object, `Runner.run(..., context=...)`, which must then be a
-    mapping); `run(data)` names the run whose halting state the call counts in (default: one run)."""
+    mapping); `run(data)` names the run whose halting state the call counts in (default: one run; one that
+    raises refuses the call, recorded)."""
     def check(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         tool = data.context
         call = {"type": "function", "id": tool.tool_call_id,
                 "function": {"name": tool.tool_name, "arguments": tool.tool_arguments}}
         facts = (lambda: context(data)) if context is not None else (lambda: tool.context)
-        outcome = guard.check(call, context=facts, action_id=tool.tool_call_id, run=run(data) if run else "",
+        outcome = guard.check(call, context=facts, action_id=tool.tool_call_id, run=(lambda: run(data)) if run else "",
                               integration="openai_agents", tool=tool.tool_name)
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
@@ -37,4 +51,79 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             return ToolGuardrailFunctionOutput.reject_content(outcome.message, output_info=outcome)
         return ToolGuardrailFunctionOutput.allow(output_info=outcome)
 
+    setattr(check, GUARD_ATTRIBUTE, guard)
     return ToolInputGuardrail(guardrail_function=check, name=name)
+
+
+def guarded_by(tool: Any, guard: Guard) -> bool:
+    """Whether `tool` is a function tool with a guardrail of `guard` (policy_guardrail(guard)) attached."""
+    return isinstance(tool, FunctionTool) and any(
+        getattr(g.guardrail_function, GUARD_ATTRIBUTE, None) is guard for g in tool.tool_input_guardrails or ())
+
+
+def _handoff_agents(agent: Any) -> Iterator[Any]:
+    for h in getattr(agent, "handoffs", None) or ():
+        if isinstance(h, Agent):
+            yield h
+        else:   # a Handoff object keeps its agent behind a weak reference; None when it cannot be seen
+            ref = getattr(h, "_agent_ref", None)
+            yield ref() if callable(ref) else None
+
+
+def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozenset()) -> list[str]:
+    """What the model could call, in `agent` and in every agent it reaches through
+    handoffs and agents-as-tools (their nested runs get no hooks), that no guardrail of `guard` decides: not a
+    function tool with one attached, MCP servers, a handoff whose agent cannot be seen."""
+    found: list[str] = []
+    seen: set[int] = set()
+
+    def visit(owner: Any) -> None:
+        seen.add(id(owner))
+        label = getattr(owner, "name", "?")
+        for tool in getattr(owner, "tools", None) or ():
+            name = str(getattr(tool, "name", type(tool).__name__))
+            if name not in unguarded and not guarded_by(tool, guard):
+                found.append(f"{type(tool).__name__} {name!r} of agent {label!r}")
+            inner = getattr(tool, "_agent_instance", None)
+            if inner is not None:   # an agent called as a tool runs in a nested run, without these hooks
+                nested(inner)
+        if getattr(owner, "mcp_servers", None) and "mcp_servers" not in unguarded:
+            found.append(f"the MCP servers of agent {label!r} (put `veriguard mcp-proxy` in front of them and "
+                         "name \"mcp_servers\" in unguarded)")
+
+    def handoffs(owner: Any) -> None:
+        for target in _handoff_agents(owner):
+            if target is None:
+                found.append(f"a handoff of agent {getattr(owner, 'name', '?')!r} whose agent cannot be seen")
+            else:
+                nested(target)
+
+    def nested(inner: Any) -> None:
+        if id(inner) not in seen:
+            visit(inner)
+            handoffs(inner)
+
+    nested(agent)   # handoffs too: refused before the first model call, not after the handoff
+    return found
+
+
+class PolicyHooks(RunHooks[Any]):
+    """Run hooks that refuse, before each model call, a run in which the model could call a tool no guardrail of
+    `guard` decides (see unguarded_tools); `unguarded` names tools (or "mcp_servers") allowed to run undecided."""
+
+    def __init__(self, guard: Guard, unguarded: Iterable[str] = ()) -> None:
+        self.guard, self.unguarded = guard, frozenset(unguarded)
+
+    async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
+        found = unguarded_tools(agent, self.guard, self.unguarded)
+        if found:
+            raise UnguardedTools(f"refused to ask the model: it could call tools that policy {self.guard.policy_name} "
+                                 f"does not decide: {'; '.join(found[:5])}{' ...' if len(found) > 5 else ''}. Attach "
+                                 "policy_guardrail(guard) to every function tool (tool_input_guardrails=[...]); hosted, "
+                                 "shell, patch and computer tools take no guardrail: remove them, or name them in "
+                                 "policy_hooks(unguarded=...) to let them run undecided")
+
+
+def policy_hooks(guard: Guard, *, unguarded: Iterable[str] = ()) -> PolicyHooks:
+    """Hooks for `Runner.run(..., hooks=policy_hooks(guard))` (see PolicyHooks)."""
+    return PolicyHooks(guard, unguarded)

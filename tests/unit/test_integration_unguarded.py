@@ -1,0 +1,302 @@
+"""Red-team pass on the integrations (2026-11-29, evening): tools that ran without a decision, and refusals that left
+no record. Each test failed on the code before its fix: provider-side Anthropic tools (server tools, the MCP connector)
+went out in the request and their calls passed `split_tool_uses` silently; an OpenAI Agents function tool without the
+guardrail (forgotten, in an agent handed off to, in an agent called as a tool) or a hosted tool ran undecided; a `run`
+name function that raised, a content block whose model_dump raised, and a tools/call in a nested JSON-RPC batch were
+refused with no decision record. Real SDK code paths, with the model behind httpx2.MockTransport."""
+import asyncio
+import itertools
+import json
+
+import httpx2
+import pytest
+
+from veriguard.enforce.decision_log import DecisionLog
+from veriguard.enforce.guard import RunTerminated
+from tests.llm_fakes import ScriptedModel
+from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
+from tests.unit.test_integration_anthropic import client, payments_tool, run as run_tools, tool_use_reply
+from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
+
+
+def records(log):
+    return [(r["allowed"], r["tool"], r["action_id"], r["fail_closed"]) for r in DecisionLog(log).records()]
+
+
+def reply(*content, stop="end_turn"):
+    return httpx2.Response(200, json={"id": "msg", "type": "message", "role": "assistant", "model": "claude-test",
+                                      "content": list(content), "stop_reason": stop, "stop_sequence": None,
+                                      "usage": {"input_tokens": 1, "output_tokens": 1}})
+
+
+PROVIDER_SIDE_REPLY = [
+    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "iban of acme"}},
+    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+    {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "send_payment", "server_name": "bank", "input": OVER_LIMIT},
+    {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "is_error": False,
+     "content": [{"type": "text", "text": "sent 250000"}]},
+    {"type": "text", "text": "Done."}]
+
+
+def hooked(model, *, asynchronous=False):
+    """An Anthropic client whose HTTP client refuses requests that enable provider-side tools."""
+    from anthropic import Anthropic, AsyncAnthropic
+
+    from veriguard.enforce.integrations.anthropic_sdk import refuse_provider_tools, refuse_provider_tools_async
+
+    if asynchronous:
+        return AsyncAnthropic(api_key="sk-ant-test", max_retries=2, http_client=httpx2.AsyncClient(
+            transport=httpx2.MockTransport(model), event_hooks={"request": [refuse_provider_tools_async]}))
+    return Anthropic(api_key="sk-ant-test", max_retries=2, http_client=httpx2.Client(
+        transport=httpx2.MockTransport(model), event_hooks={"request": [refuse_provider_tools]}))
+
+
+@pytest.mark.parametrize("enables", [
+    {"tools": [{"type": "web_search_20250305", "name": "web_search"}]},
+    {"tools": [{"type": "code_execution_20250825", "name": "code_execution"}]},
+    {"tools": [{"type": "web_fetch_20250910", "name": "web_fetch"}]},
+    {"tools": [{"type": "tool_search_tool_bm25", "name": "tool_search"}]},
+    {"tools": [{"type": "mcp_toolset", "mcp_server_name": "bank"}]},
+    {"tools": [{"type": "browser_toolset_20260801", "name": "browser"}]},     # a type this code does not know
+    {"mcp_servers": [{"type": "url", "url": "https://bank.example/mcp", "name": "bank"}]},
+])
+def test_a_request_that_enables_provider_side_tools_is_refused_before_it_is_sent(enables):
+    """Server tools and the MCP connector run on Anthropic's side, inside the response, where no guard can decide them:
+    the request hook refuses to send the request (the SDK does not retry it: ProviderToolsRefused is no Exception)."""
+    from veriguard.enforce.integrations.anthropic_sdk import ProviderToolsRefused
+
+    model = ScriptedModel(reply(*PROVIDER_SIDE_REPLY))
+    with pytest.raises(ProviderToolsRefused, match="enables tools run on Anthropic's side"):
+        hooked(model).beta.messages.create(model="claude-test", max_tokens=10,
+                                           messages=[{"role": "user", "content": "Pay acme."}], **enables)
+    assert model.bodies == []
+
+
+def test_the_tool_runner_the_async_client_and_a_batch_are_refused_too(payments_build):
+    from veriguard.enforce.integrations.anthropic_sdk import ProviderToolsRefused
+
+    model, ran = ScriptedModel(reply(*PROVIDER_SIDE_REPLY)), []
+    with pytest.raises(ProviderToolsRefused):
+        hooked(model).beta.messages.tool_runner(
+            model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "Pay."}],
+            tools=[payments_tool(guard(payments_build), ran), {"type": "web_search_20250305", "name": "web_search"}]
+        ).until_done()
+    with pytest.raises(ProviderToolsRefused):
+        asyncio.run(hooked(model, asynchronous=True).beta.messages.create(
+            model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "Pay."}],
+            mcp_servers=[{"type": "url", "url": "https://bank.example/mcp", "name": "bank"}]))
+    with pytest.raises(ProviderToolsRefused):
+        hooked(model).messages.batches.create(requests=[{"custom_id": "a", "params": {
+            "model": "claude-test", "max_tokens": 1, "messages": [{"role": "user", "content": "x"}],
+            "tools": [{"type": "code_execution_20250825", "name": "code_execution"}]}}])
+    assert model.bodies == [] and ran == []
+
+
+def test_client_tools_pass_the_request_hook(payments_build, tmp_path):
+    """Tools whose calls come back as tool_use blocks (yours, bash, text editor, computer use, memory) are decided
+    where they run: the hook lets such a request through, and the call is decided as before."""
+    ran, log = [], tmp_path / "log.jsonl"
+    model = ScriptedModel(tool_use_reply(("toolu_1", PAYMENT)), "Done.")
+    hooked(model).beta.messages.tool_runner(
+        model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "Pay."}],
+        tools=[payments_tool(guard(payments_build, log=log), ran), {"type": "bash_20250124", "name": "bash"},
+               {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"},
+               {"type": "computer_20251124", "name": "computer", "display_width_px": 800, "display_height_px": 600},
+               {"type": "memory_20250818", "name": "memory"}]).until_done()
+    assert ran == [45000] and [r[0] for r in records(log)] == [True] and len(model.bodies) == 2
+
+
+def test_calls_the_provider_ran_are_recorded_as_refusals_by_split_tool_uses(payments_build, tmp_path):
+    """A reply with server_tool_use / mcp_tool_use blocks (a client without the hook): those calls ran undecided.
+    Each gets a refusal record that says so (before: none, and nothing was said), and no tool_result."""
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    log = tmp_path / "log.jsonl"
+    message = client(ScriptedModel(reply(*PROVIDER_SIDE_REPLY))).messages.create(
+        model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "Pay."}])
+    to_run, refused = split_tool_uses(guard(payments_build, log=log), message, context=CONTEXT)
+    assert to_run == [] and refused == []
+    got = records(log)
+    assert [(a, t, i) for a, t, i, _ in got] == [(False, "web_search", "srvtoolu_1"), (False, "send_payment", "mcptoolu_1")]
+    assert all("ran on Anthropic's side, undecided" in why for *_, why in got)
+
+
+def test_a_provider_side_call_under_terminate_stops_the_message(payments_build, tmp_path):
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    log = tmp_path / "log.jsonl"
+    message = {"content": [PROVIDER_SIDE_REPLY[0], {"type": "tool_use", "id": "toolu_1", "name": "send_payment",
+                                                     "input": PAYMENT}]}
+    with pytest.raises(RunTerminated, match="web_search"):
+        split_tool_uses(guard(payments_build, "terminate", log=log), message, context=CONTEXT)
+    assert [(a, t) for a, t, *_ in records(log)] == [(False, "web_search"), (False, "send_payment")]
+
+
+def test_a_block_whose_model_dump_raises_is_refused_and_recorded(payments_build, tmp_path):
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    class Broken:
+        type, id, name, input = "tool_use", "toolu_9", "send_payment", OVER_LIMIT
+
+        def model_dump(self):
+            raise RuntimeError("cannot dump")
+
+    log = tmp_path / "log.jsonl"
+    to_run, refused = split_tool_uses(guard(payments_build, log=log), {"content": [Broken()]}, context=CONTEXT)
+    assert to_run == [] and refused[0]["tool_use_id"] == "toolu_9" and refused[0]["is_error"] is True
+    assert [(a, i) for a, _, i, _ in records(log)] == [(False, "toolu_9")]
+
+
+def test_a_run_name_function_that_raises_refuses_the_call_with_a_record(payments_build, tmp_path):
+    """`run=` given as a function (a contextvar read) that raises: the call is refused and recorded (before, the
+    exception left the enforcement point before any record; the Anthropic runner sent its repr to the model)."""
+    def no_conversation():
+        raise LookupError("no conversation id in this context")
+
+    log = tmp_path / "log.jsonl"
+    ran = []
+    g = guard(payments_build, log=log)
+    outcome = g.check({"type": "tool_use", "name": "send_payment", "input": PAYMENT}, context=CONTEXT,
+                      run=no_conversation)
+    assert not outcome.allowed and "run's name could not be had" in outcome.message
+    run_tools(ScriptedModel(tool_use_reply(("toolu_1", PAYMENT)), "Done."), payments_tool(g, ran, run=no_conversation))
+    assert ran == [] and [(a, "LookupError" in why) for a, _, _, why in records(log)] == [(False, True)] * 2
+    assert not g.check({"type": "tool_use", "name": "send_payment", "input": PAYMENT}, context=CONTEXT,
+                       run=lambda: 7).allowed   # a name that is not a string
+
+
+def test_a_tools_call_in_a_nested_batch_is_recorded(payments_build, tmp_path):
+    from tests.unit.test_mcp_proxy import relay
+
+    log = tmp_path / "log.jsonl"
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "send_payment", "arguments": OVER_LIMIT}}
+    _, to_host, to_child = relay(payments_build, [("host", json.dumps([[call], [[call]]]).encode() + b"\n")], log=log)
+    assert to_child == [] and to_host[0]["error"]["code"] == -32600
+    assert [(a, t) for a, t, *_ in records(log)] == [(False, "send_payment")] * 2
+
+
+# --- OpenAI Agents: policy_hooks ------------------------------------------------------------------------------------
+def agents_fixture():
+    return pytest.importorskip("agents", reason="openai-agents is an optional extra")
+
+
+def completion(message, finish):
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "gpt-test",
+            "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", **message}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+CALL_IDS = itertools.count(1)   # the SDK refuses a call id used twice in a run
+
+
+def calls(*pairs):
+    return completion({"content": None, "tool_calls": [
+        {"id": f"call_{next(CALL_IDS)}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        for name, arguments in pairs]}, "tool_calls")
+
+
+class Script:
+    def __init__(self, *replies):
+        self.replies, self.bodies = list(replies), []
+
+    def __call__(self, request):
+        self.bodies.append(json.loads(request.content))
+        return httpx2.Response(200, json=self.replies.pop(0) if self.replies else completion({"content": "Done."},
+                                                                                             "stop"))
+
+
+def model(script):
+    from agents import OpenAIChatCompletionsModel
+    from openai import AsyncOpenAI
+
+    return OpenAIChatCompletionsModel("gpt-test", AsyncOpenAI(api_key="sk-test", max_retries=0, http_client=httpx2.AsyncClient(
+        transport=httpx2.MockTransport(script))))
+
+
+def pay_tool(ran, *guardrails):
+    from agents import function_tool
+
+    def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str:
+        """Send a payment."""
+        ran.append(amount_cents)
+        return f"sent {amount_cents}"
+    return function_tool(send_payment, tool_input_guardrails=list(guardrails) or None)
+
+
+def run_agent(agent, g, **kw):
+    from agents import RunConfig, Runner
+
+    from veriguard.enforce.integrations.openai_agents import policy_hooks
+
+    return asyncio.run(Runner.run(agent, "Pay the invoices.", context=CONTEXT, hooks=policy_hooks(g, **kw),
+                                  run_config=RunConfig(tracing_disabled=True)))
+
+
+@pytest.mark.parametrize("where", ["beside", "handoff", "agent_as_tool", "hosted", "other_guard"])
+def test_policy_hooks_refuse_a_run_where_the_model_could_call_a_tool_undecided(payments_build, tmp_path, where):
+    """Without the hooks, each of these ran send_payment(250000) for a clerk (limit 100000) with no decision: a
+    function tool the guardrail was not attached to, beside a guarded one, in an agent handed off to, or in an agent
+    called as a tool; a hosted tool; a guardrail of another guard. The hooks refuse before the model is asked."""
+    agents_fixture()
+    from agents import Agent, WebSearchTool
+
+    from veriguard.enforce.integrations.openai_agents import UnguardedTools, policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    guarded_pay = pay_tool([], policy_guardrail(g))
+    script = Script(calls(("transfer_to_payer", {})) if where == "handoff" else
+                    calls(("payer", {"input": "pay"})) if where == "agent_as_tool" else
+                    calls(("send_payment", OVER_LIMIT)), calls(("send_payment", OVER_LIMIT)))
+    payer = Agent(name="payer", model=model(script), tools=[pay_tool(ran)])
+    tools = {"beside": [guarded_pay, pay_tool(ran)], "handoff": [guarded_pay], "hosted": [guarded_pay, WebSearchTool()],
+             "agent_as_tool": [guarded_pay, payer.as_tool("payer", "Pays invoices.")],
+             "other_guard": [pay_tool(ran, policy_guardrail(guard(payments_build)))]}[where]
+    front = Agent(name="front", model=model(script), tools=tools, handoffs=[payer] if where == "handoff" else [])
+    with pytest.raises(UnguardedTools, match="does not decide"):
+        run_agent(front, g)
+    assert ran == [] and script.bodies == [] and not log.exists()
+
+
+def test_policy_hooks_let_a_guarded_graph_run_and_what_unguarded_names(payments_build, tmp_path):
+    agents_fixture()
+    from agents import Agent, function_tool
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran, looked = guard(payments_build, log=log), [], []
+    pay = pay_tool(ran, policy_guardrail(g))
+
+    @function_tool
+    def lookup_invoice(number: str) -> str:
+        """Look an invoice up."""
+        looked.append(number)
+        return "invoice 7: 450 USD to acme-supplies"
+
+    script = Script(calls(("transfer_to_payer", {})), calls(("lookup_invoice", {"number": "7"})),
+                    calls(("send_payment", PAYMENT)))
+    payer = Agent(name="payer", model=model(script), tools=[pay, lookup_invoice])
+    front = Agent(name="front", model=model(script), tools=[pay, payer.as_tool("payer2", "Pays.")], handoffs=[payer])
+    run_agent(front, g, unguarded=["lookup_invoice", "payer2"])   # payer2 runs undecided, its own tools decided
+    assert ran == [45000] and looked == ["7"] and [r[0] for r in records(log)] == [True]
+
+
+@pytest.mark.parametrize("mode", ["enforce", "shadow"])
+def test_arguments_that_do_not_fit_the_tool_function_are_refused_and_recorded(payments_build, tmp_path, mode):
+    """A call of the guarded function that does not bind to its signature is refused with a record (shadow mode
+    too: there is no call to run), not left to raise a TypeError unrecorded."""
+    from anthropic.lib.tools import ToolError
+
+    from veriguard.enforce.integrations.anthropic_sdk import guarded
+
+    log = tmp_path / "log.jsonl"
+    g = guard(payments_build, log=log, mode=mode)
+
+    @guarded(g, context=CONTEXT)
+    def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str:
+        return "sent"
+
+    with pytest.raises(ToolError, match="do not fit send_payment"):
+        send_payment("acme-supplies", 45000, "USD", "ach", "extra")
+    assert [(a, t) for a, t, *_ in records(log)] == [(False, "send_payment")]
