@@ -113,8 +113,12 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
     walk = _Walk(WALK_LIMIT)
     every = {zone for zone, _ in zones.zones} - {zones.unmatched, zones.unresolved}
     near = _Near(zones)
+    seen: set[tuple[tuple[str, ...], str, bool]] = set()
 
     def reach(accesses: tuple[str, ...], path: str, *, recursive: bool, shown: str = "") -> None:
+        if (accesses, path, recursive) in seen:   # many globs meet the same folder (`**/a.py **/b.py`): once is enough
+            return
+        seen.add((accesses, path, recursive))
         if _unreadable(path):
             touched.update(dict.fromkeys((acc, zones.unresolved) for acc in accesses))
             notes.append(f"{'+'.join(accesses)} {path}: a folder before its `..` cannot be read, so where it leads "
@@ -334,17 +338,21 @@ class _Walk:
     def __init__(self, limit: int) -> None:
         self.left = limit
         self.exhausted = False
+        self.listed: dict[str, list[os.DirEntry[str]]] = {}   # a folder is read once a decision (many globs meet it)
 
     def entries(self, folder: str) -> list[os.DirEntry[str]]:
+        if folder in self.listed:
+            return self.listed[folder]
         try:
             with os.scandir(folder) as it:
                 found = list(it)
         except OSError:
-            return []
+            found = []
         self.left -= len(found)
         if self.left < 0:
             self.exhausted = True
-            return []
+            found = []
+        self.listed[folder] = found
         return found
 
     def expand(self, comps: tuple[Comp, ...]) -> list[str]:
