@@ -76,6 +76,7 @@ _HEX = re.compile(r"[0-9a-f]{64}")
 _RECORD_DOMAIN = b"veriguard-log-record/1\n"
 _HEAD_DOMAIN = b"veriguard-log-head/1\n"
 _MAX_HEAD = 64 * 1024
+MAX_RECORD_DEPTH = 200  # lists and objects nested in a record: far under what any reader's stack reads back
 UNANCHORED_LIMIT = 1   # complete records an interrupted write can leave after the head
 LOCK_WAIT_S = 60.0     # the longest a writer or a verifier waits for another's lock on the log
 _MODE = 0o640
@@ -274,6 +275,39 @@ def _record(line: bytes, n: int) -> dict[str, Any]:
     return rec
 
 
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in `value` (0 for a scalar), walked without recursion."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, Mapping):
+            todo += [(v, level + 1) for v in item.values()]
+        elif isinstance(item, (list, tuple)):
+            todo += [(v, level + 1) for v in item]
+        else:
+            deepest = max(deepest, level)
+    return deepest
+
+
+def _reads_back(line: bytes, n: int) -> None:
+    """DecisionLogError (log.record) unless `line` reads back as the verifier reads it (_record), from any stack: a
+    record the writer can encode but a reader refuses (objects nested deeper than strict JSON reads, which depends on
+    how deep the reader's own stack is) would leave every later verification saying the log is broken at that line,
+    whatever else was done to it. Records nest at most MAX_RECORD_DEPTH deep."""
+    try:
+        depth = _depth(json.loads(line))
+    except (ValueError, RecursionError):
+        depth = MAX_RECORD_DEPTH + 1
+    if depth > MAX_RECORD_DEPTH:
+        raise DecisionLogError("log.record", f"the record cannot be written: it nests lists or objects deeper than "
+                               f"{MAX_RECORD_DEPTH} levels, which not every reader reads back; nothing was written")
+    try:
+        _record(line, n)
+    except _Broken as e:
+        raise DecisionLogError("log.record", f"the record cannot be written: it would not read back ({e.problem}); "
+                               "nothing was written") from None
+
+
 def _extend(chain: _Chain, f: BinaryIO, key: VerifyKey | None, limit: int | None = None) -> bool:
     """Add the complete lines of `f` to `chain`, up to `limit` records. True when the file ends in an
     incomplete line (an interrupted write), which is left out."""
@@ -375,6 +409,7 @@ class DecisionLog:
             if self.key is not None:
                 entry["sig"] = self.key.sign(_RECORD_DOMAIN + entry["hash"].encode("ascii"))
             line = (canonical(entry) + "\n").encode("ascii")
+            _reads_back(line, chain.records + 1)
             try:
                 _write_all(fd, line)
                 os.fsync(fd)
