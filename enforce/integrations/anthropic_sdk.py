@@ -16,7 +16,8 @@ Server tools (web search, web fetch, code execution, tool search...) and the MCP
 run on Anthropic's side, inside the response: no guard in this process can decide them. `refuse_provider_tools`
 (an HTTP request hook for the client, `refuse_provider_tools_async` for AsyncAnthropic) refuses to send a Messages
 request that enables any; `split_tool_uses` records every provider-side call it finds in a reply as a refusal of a call
-that ran undecided.
+that ran undecided. The runner runs every tool it is given: `require_guarded(guard, tools)` refuses a list in which
+one would run undecided (a plain `@beta_tool`, a guarded function of another guard, a toolset).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import inspect
 import json
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Mapping, TypeVar
+from typing import Annotated, Any, Callable, Iterable, Mapping, TypeVar
 
 from anthropic.lib.tools import ToolError
 from pydantic import ValidatorFunctionWrapHandler, WrapValidator
@@ -39,6 +40,13 @@ UNREADABLE = ("a content block that is neither a dict nor an Anthropic SDK model
 # runs: bash, text editor, computer use, memory); every other tool type runs on the provider's side.
 CLIENT_TOOL = re.compile(r"custom|(bash|text_editor|computer|memory)_\d{8}")
 PROVIDER_CALL = re.compile(r".+_tool_use")   # server_tool_use, mcp_tool_use: a call the provider ran itself
+
+
+GUARD_ATTRIBUTE = "veriguard_guard"          # set on a guarded() function: which guard decides its calls
+
+
+class UnguardedTools(ValueError):
+    """A tool runner was to be given tools that no guard decides (require_guarded)."""
 
 
 class ProviderToolsRefused(BaseException):
@@ -140,14 +148,39 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
             async def run_async(*args: Any, **kwargs: Any) -> Any:
                 enforce(args, kwargs)
                 return await func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
-            return keeping_sent(run_async)  # type: ignore[return-value]
+            return _marked(run_async, guard)  # type: ignore[return-value]
 
         @functools.wraps(func)
         def run_sync(*args: Any, **kwargs: Any) -> Any:
             enforce(args, kwargs)
             return func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
-        return keeping_sent(run_sync)  # type: ignore[return-value]
+        return _marked(run_sync, guard)  # type: ignore[return-value]
     return wrap
+
+
+def require_guarded(guard: Guard, tools: Iterable[Any], *, unguarded: Iterable[str] = ()) -> list[Any]:
+    """`tools` for a tool runner, once every one the runner would run is a `@guarded(guard)` function: a plain
+    `@beta_tool` beside the guarded ones, a guarded function of another guard, a built-in tool or a toolset (an
+    MCP toolset) would run undecided, and a tool definition that runs on the provider's side is never decided:
+    UnguardedTools names them, unless `unguarded` names them. A custom tool given as a plain definition passes (the
+    runner does not run it; decide its calls with split_tool_uses).
+
+        runner = client.beta.messages.tool_runner(..., tools=require_guarded(guard, [send_payment, lookup]))"""
+    allowed, out, found = frozenset(unguarded), list(tools), []
+    for tool in out:
+        if isinstance(tool, Mapping):
+            name, why = str(tool.get("name", "?")), ", ".join(provider_side_tools({"tools": [tool]}))
+        else:
+            name = str(getattr(tool, "name", type(tool).__name__))
+            func = getattr(tool, "func", None)
+            why = "" if getattr(func, GUARD_ATTRIBUTE, None) is guard else type(tool).__name__
+        if why and name not in allowed:
+            found.append(f"{name!r} ({why})")
+    if found:
+        raise UnguardedTools(f"policy {guard.policy_name} does not decide these tools, which would run undecided: "
+                             f"{'; '.join(found[:8])}; decorate each tool function with @guarded(guard) under "
+                             "@beta_tool, or name it in unguarded= to let it run undecided")
+    return out
 
 
 def keeping_sent(wrapper: Callable[..., Any]) -> Callable[..., Any]:
@@ -156,6 +189,11 @@ def keeping_sent(wrapper: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__annotations__ = {key: hint if key == "return" else Annotated[hint, KEEP_SENT]
                                for key, hint in wrapper.__annotations__.items()}
     return wrapper
+
+
+def _marked(wrapper: Callable[..., Any], guard: Guard) -> Callable[..., Any]:
+    setattr(wrapper, GUARD_ATTRIBUTE, guard)
+    return keeping_sent(wrapper)
 
 
 def act(outcome: GuardOutcome) -> None:

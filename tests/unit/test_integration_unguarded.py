@@ -300,3 +300,32 @@ def test_arguments_that_do_not_fit_the_tool_function_are_refused_and_recorded(pa
     with pytest.raises(ToolError, match="do not fit send_payment"):
         send_payment("acme-supplies", 45000, "USD", "ach", "extra")
     assert [(a, t) for a, t, *_ in records(log)] == [(False, "send_payment")]
+
+
+def test_require_guarded_refuses_tools_the_runner_would_run_undecided(payments_build, tmp_path):
+    """A plain @beta_tool beside the guarded one ran wire_money(9999999) with no decision (the runner runs what it is
+    given); so would a guarded function of another guard, or a built-in tool. require_guarded names them."""
+    from anthropic.lib.tools import beta_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import UnguardedTools, require_guarded
+
+    log = tmp_path / "log.jsonl"
+    g, ran, wired = guard(payments_build, log=log), [], []
+
+    @beta_tool
+    def wire_money(recipient: str, amount_cents: int) -> str:
+        """Wire money."""
+        wired.append(amount_cents)
+        return "wired"
+
+    mine, others = payments_tool(g, ran), payments_tool(guard(payments_build), ran)
+    for tools, named in [([mine, wire_money], "'wire_money'"), ([others], "'send_payment'"),
+                         ([mine, {"type": "web_search_20250305", "name": "web_search"}], "web_search_20250305")]:
+        with pytest.raises(UnguardedTools, match=named):
+            require_guarded(g, tools)
+    model = ScriptedModel(tool_use_reply(("toolu_1", PAYMENT)), "Done.")
+    custom = {"name": "lookup", "description": "Look up.", "input_schema": {"type": "object"}}
+    tools = require_guarded(g, [mine, wire_money, custom], unguarded=["wire_money"])
+    client(model).beta.messages.tool_runner(model="claude-test", max_tokens=10, tools=tools,
+                                            messages=[{"role": "user", "content": "Pay."}]).until_done()
+    assert ran == [45000] and wired == [] and [r[0] for r in records(log)] == [True]
