@@ -36,6 +36,9 @@ from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
 F = TypeVar("F", bound=Callable[..., Any])
 UNREADABLE = ("a content block that is neither a dict nor an Anthropic SDK model cannot be read, so it is refused: "
               "pass the message as the SDK returned it, or its model_dump()")
+UNFINISHED = ("the message is not finished (its stop_reason is null: a snapshot of a stream still running), so this "
+              "tool_use's input may be cut short (45000 read as 4); decide the finished message "
+              "(stream.get_final_message())")
 # Tools whose calls come back to the client as tool_use blocks (a tool of yours, or Anthropic-defined tools the client
 # runs: bash, text editor, computer use, memory); every other tool type runs on the provider's side.
 CLIENT_TOOL = re.compile(r"custom|(bash|text_editor|computer|memory)_\d{8}")
@@ -212,7 +215,8 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     the run (tool_halt, replan_halt), none runs either: the allowed ones are refused as halted. Either way every
     tool_use block gets its record (those allowed, or after the one that stopped the run, as refused). A call the
     provider ran itself (server_tool_use, mcp_tool_use) is recorded as a refusal (it ran undecided) and counts like
-    one: under terminate it raises RunTerminated, under a halt the message's calls are refused. Content that
+    one: under terminate it raises RunTerminated, under a halt the message's calls are refused. A message whose
+    stop_reason is null (a stream's snapshot) is not finished: its tool_use blocks are refused, recorded. Content that
     is a string holds no tool use; a block that is neither a dict nor an SDK model cannot be read, so
     it is refused (fail closed) with the reason."""
     content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
@@ -220,6 +224,8 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     refused: list[dict[str, Any]] = []
     terminated: GuardOutcome | None = None
     stopped = False        # a block of this message was refused by a halt or a terminate
+    unfinished = (message.get("stop_reason", "") if isinstance(message, dict)
+                  else getattr(message, "stop_reason", "")) is None
     if isinstance(content, str):
         return [], refused
     if content is not None and not isinstance(content, (list, tuple)):
@@ -239,6 +245,10 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
                                    action_id=call_id, run=run, integration="anthropic_sdk", tool=name)
         elif kind != "tool_use":
             continue
+        elif unfinished:
+            call_id = str(b.get("id", ""))
+            outcome = guard.refuse(UNFINISHED, action_id=call_id, run=run, integration="anthropic_sdk",
+                                   tool=str(b.get("name")))
         else:
             call_id = str(b.get("id", ""))
             outcome = guard.check({"type": "tool_use", "id": call_id, "name": b.get("name"), "input": b.get("input")},
@@ -247,9 +257,9 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
         if outcome.action == "terminate":   # raised once every block has its record: the later ones are halted
             terminated = terminated or outcome
         stopped = stopped or outcome.action in ("halt", "terminate")
-        if b is not None and kind == "tool_use" and outcome.allowed:
+        if b is not None and kind == "tool_use" and outcome.allowed and not unfinished:
             to_run.append((call_id, str(b.get("name")), block))
-        elif kind == "tool_use" or b is None:   # an unreadable block is refused in shadow mode too: no call to run
+        elif kind == "tool_use" or b is None:   # unreadable or unfinished: refused in shadow mode too
             refused.append(tool_error(call_id, outcome.message or UNREADABLE))
         # a provider-side call gets no tool_result: the provider answered it itself
     if to_run and guard.mode == "enforce" and (stopped or guard.halted(run)):

@@ -329,3 +329,48 @@ def test_require_guarded_refuses_tools_the_runner_would_run_undecided(payments_b
     client(model).beta.messages.tool_runner(model="claude-test", max_tokens=10, tools=tools,
                                             messages=[{"role": "user", "content": "Pay."}]).until_done()
     assert ran == [45000] and wired == [] and [r[0] for r in records(log)] == [True]
+
+
+def streamed_tool_use(call_id, payment):
+    """A Messages stream (SSE) of one send_payment tool_use whose input arrives in 7-character pieces."""
+    def event(e):
+        return f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
+    text = json.dumps(payment)
+    events = [{"type": "message_start", "message": {"id": "msg", "type": "message", "role": "assistant",
+                                                    "model": "claude-test", "content": [], "stop_reason": None,
+                                                    "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}},
+              {"type": "content_block_start", "index": 0,
+               "content_block": {"type": "tool_use", "id": call_id, "name": "send_payment", "input": {}}}]
+    events += [{"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": text[k:k + 7]}}
+               for k in range(0, len(text), 7)]
+    events += [{"type": "content_block_stop", "index": 0},
+               {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 1}},
+               {"type": "message_stop"}]
+    return httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                           content="".join(map(event, events)).encode())
+
+
+@pytest.mark.parametrize("mode", ["enforce", "shadow"])
+def test_a_snapshot_of_a_stream_still_running_is_not_decided(payments_build, tmp_path, mode):
+    """Mid-stream, the snapshot's tool_use input is parsed from a cut JSON text: amount_cents 45000999 (over the
+    clerk's limit) read as 4, which split_tool_uses allowed. A message whose stop_reason is null is refused, recorded;
+    the finished one is decided as before."""
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    log = tmp_path / "log.jsonl"
+    g = guard(payments_build, log=log, mode=mode)
+    over = {"recipient": "acme-supplies", "currency": "USD", "method": "ach", "amount_cents": 45000999}
+    allowed_snapshots = []
+    with client(ScriptedModel(streamed_tool_use("toolu_1", over))).messages.stream(
+            model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "Pay."}]) as stream:
+        for _ in stream:
+            snapshot = stream.current_message_snapshot
+            if snapshot.stop_reason is None and any(b.type == "tool_use" and "amount_cents" in b.input
+                                                    for b in snapshot.content):
+                to_run, refused = split_tool_uses(g, snapshot, context=CONTEXT)
+                allowed_snapshots += [b.input["amount_cents"] for b in to_run]
+                assert refused and "not finished" in refused[0]["content"]
+        final = stream.get_final_message()
+    assert allowed_snapshots == [] and final.content[0].input["amount_cents"] == 45000999
+    unfinished = [r for r in records(log) if "not finished" in r[3]]
+    assert unfinished and all(not a for a, *_ in unfinished)
