@@ -660,8 +660,27 @@ def agent_places(env: Mapping[str, str]) -> tuple[list[str], list[str]]:
         secrets += [f"{config}/.credentials.json", f"{config}/.claude.json"]
     project, home = env.get("CLAUDE_PROJECT_DIR", ""), env.get("HOME", "")
     if project.startswith("/") and home.startswith("/"):
-        protect += config_places(project, home)
+        protect += config_places(project, home) + above_project(project, home)
     return protect, secrets
+
+
+# What tools look for in the folders above the one they work in, when the project has none of its own: git's
+# repository (discovery climbs to /), cargo's configuration (every folder above is read), yarn's, mise's and direnv's
+ABOVE_PROJECT = (".git", ".cargo/config", ".cargo/config.toml", ".yarnrc.yml", ".mise.toml", ".envrc")
+
+
+def above_project(project: str, home: str) -> list[str]:
+    """ABOVE_PROJECT in each folder above the project, below the home folder or outside it: a project under /tmp
+    without its own .git meets /tmp/.git, which the agent could make and configure (`git init /tmp`, then its hooks
+    and fsmonitor ran on the user's own `git status` in the project, outside any command the hook sees). The home
+    folder and those above it are left out: the home is its own zone, and above it nothing is the agent's."""
+    home = os.path.normpath(home)
+    out: list[str] = []
+    folder = os.path.dirname(os.path.normpath(project))
+    while folder != "/" and folder != home and not home.startswith(folder.rstrip("/") + "/"):
+        out += [os.path.join(folder, name) for name in ABOVE_PROJECT]
+        folder = os.path.dirname(folder)
+    return out
 
 
 def monitor_paths(monitor: Any) -> dict[str, str]:
