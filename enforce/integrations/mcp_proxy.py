@@ -615,6 +615,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def log_problem(log: Path | None) -> str:
+    """What is wrong with --log ("" when nothing): an existing path that is not a regular file (a folder, a FIFO, a
+    symbolic link, which the log never writes through), or a folder that does not exist. Before, the proxy started
+    and refused every call (the log could not be written)."""
+    if log is None:
+        return ""
+    if os.path.lexists(log) and (log.is_symlink() or not log.is_file()):
+        return f"the --log file {log} exists and is not a regular file (a folder, a FIFO or a symbolic link)"
+    if not log.parent.is_dir():
+        return f"the --log file's folder {log.parent} does not exist or is not a folder"
+    return ""
+
+
 def checkpoint_problem(checkpoint: Path | None, log: Path | None) -> str:
     """What is wrong with --log-checkpoint ("" when nothing): given without --log, empty, or an existing path that
     is not a readable head (a folder, a FIFO, a link, another file). An absent one is written with the first record."""
@@ -653,7 +666,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if opts.context is not None and not opts.context.is_file():
         say(f"error: the context file {opts.context} does not exist or is not a regular file")
         return 2
-    problem = checkpoint_problem(opts.log_checkpoint, opts.log)
+    problem = log_problem(opts.log) or checkpoint_problem(opts.log_checkpoint, opts.log)
     if problem:
         say(f"error: {problem}")
         return 2

@@ -374,3 +374,29 @@ def test_a_snapshot_of_a_stream_still_running_is_not_decided(payments_build, tmp
     assert allowed_snapshots == [] and final.content[0].input["amount_cents"] == 45000999
     unfinished = [r for r in records(log) if "not finished" in r[3]]
     assert unfinished and all(not a for a, *_ in unfinished)
+
+
+@pytest.mark.parametrize("make", ["folder", "link", "fifo", "no_parent", "parent_is_file"])
+def test_a_log_that_cannot_be_written_stops_the_proxy_before_it_starts(payments_build, tmp_path, capsys, make):
+    """`--log` naming a folder, a FIFO, a symbolic link or a path under a missing folder started the proxy, which then
+    refused every call (the log could not be written): bad input, exit 2 before the server starts."""
+    import os
+
+    from veriguard.enforce.integrations.mcp_proxy import main
+
+    log = tmp_path / "log.jsonl"
+    if make == "folder":
+        log.mkdir()
+    elif make == "link":
+        (tmp_path / "real.jsonl").write_text("")
+        log.symlink_to(tmp_path / "real.jsonl")
+    elif make == "fifo":
+        os.mkfifo(log)
+    elif make == "parent_is_file":
+        (tmp_path / "f").write_text("")
+        log = tmp_path / "f" / "log.jsonl"
+    else:
+        log = tmp_path / "missing" / "log.jsonl"
+    assert main(["--build", str(payments_build), "--log", str(log), "--", "/bin/true"]) == 2
+    err = capsys.readouterr().err
+    assert "--log" in err and "Traceback" not in err and "handshake" not in err
