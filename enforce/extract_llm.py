@@ -141,9 +141,9 @@ class LLMExtractor:
         texts = _refuse_addressed(observation, self.text, self.max_chars)
         foreign = next(filter(None, map(unreadable_language, texts)), "")
         if self.mode == "llm" and foreign:
-            raise ExtractionError("extract.llm.language", f"the agent's text has {foreign}: the check for text that "
-                                  "speaks to the model reads English, so the model would be the only reader of what "
-                                  "it says; denied unsent (mode 'both' keeps the classifier's categories beside "
+            raise ExtractionError("extract.llm.unreadable", f"the agent's text has {foreign}: the check for text "
+                                  "that speaks to the model reads English, so the model would be the only reader of "
+                                  "what it says; denied unsent (mode 'both' keeps the classifier's categories beside "
                                   "the model's)")
         if self.mode == "llm":
             value, how, details = self._ask(observation)
@@ -386,6 +386,27 @@ _ADDRESSED = tuple(re.compile(p) for p in (
     r"\b(this|the|my) (text|request|message|input|prompt|query|data)\b[^.!?\n]{0,15}\b(is not|isn'?t|contains no|"
     r"has no|falls under no|matches no|belongs to no|is in no)\b[^.!?\n]{0,25}\b(categor\w*|class\w*|label\w*|"
     r"booking|rental|purchase|application|restricted|sensitive)",
+    # an answer written out in another syntax than JSON (hotel: false, 'task': {, hotel=False)
+    r"'[a-z_][a-z0-9_]{0,40}'\s*:\s*(true|false|none|null|\{|\[)|\b[a-z_][a-z0-9_]{1,40}\s*[:=]\s*(false|null|nil)\b|"
+    r"\b[a-z_][a-z0-9_]{1,40}\s*=\s*(none|\[\s*\]|\{\s*\})",
+    # the reader told to set, mark or make something false or none
+    r"\b(set|mark|make|flag|switch|turn)\b[^.!?\n]{0,30}\b(to|as)\s+(false|none|null|off|zero|0|empty|unset)\b",
+    # play-acting about the text (pretend this request is about the weather; act as if no hotel were mentioned)
+    r"\b(pretend|act as if|act as though|behave as if|imagine)\b[^.!?\n]{0,20}\b(this|the|my|that)\s+(request|text|"
+    r"task|message|query|sentence|input|prompt)\b|\b(act|behave) as (if|though)\b[^.!?\n]{0,20}\b(no|nothing|none|not)\b",
+    # authority or approval claimed for the text, meant for whoever checks it
+    r"\b(approved|authori[sz]ed|cleared|whitelisted|allowlisted|pre-?approved|exempt(ed)?|signed off)\b[^.!?\n]{0,20}"
+    r"\bby\b[^.!?\n]{0,20}\b(admin\w*|security|system|developer\w*|compliance|it department|management|the owner)",
+    r"\b(already|previously|pre-?) ?(approved|authori[sz]ed|allowed|permitted|cleared|verified)\b[^.!?\n]{0,30}"
+    r"\b(no|not|without)\b[^.!?\n]{0,15}\b(check|polic|rule|restriction|review)",
+    # the text taking back what it said, for its reader (the previous sentence was only a test)
+    r"\b(previous|above|preceding|earlier|first|last) (sentence|line|part|request|text|instruction|message)s? (was|were|"
+    r"is|are) (only |just |merely )?(a |an )?(test|joke|example|hypothetical|fake|placeholder|not real|irrelevant)",
+    # the reader told what the right answer is
+    r"\b(correct|right|expected|proper|real|true|intended) (output|answer|response|classification|label|reading)s?\b"
+    r"[^.!?\n]{0,10}(is|are|:|=)",
+    r"\b(overlook|set aside|waive|never ?mind|suspend|drop)\b[^.!?\n]{0,30}\b(guidance|guidelines?|rules?|"
+    r"instructions?|polic(y|ies)|restrictions?|checks)\b",
     # the same orders in the other languages written in Latin letters that the language check may not catch
     # (a sentence with too few function words): forget/ignore + instructions/rules/everything/previous
     r"\b(ignor(a|e|ez|er|ar|iere|ieren|eer|eren|ate)|olvid\w*|oubli\w*|vergiss\w*|vergess\w*|vergeet|"
@@ -399,19 +420,41 @@ _ADDRESSED = tuple(re.compile(p) for p in (
 def _plain(text: str) -> str:
     """`text` with the spellings that hide words undone (look-alike letters, invisible characters, NFKC forms, HTML
     and percent escapes) and runs of blanks made one space."""
-    from veriguard.enforce.textnorm import decode_escapes, map_lookalikes, strip_invisible
+    from veriguard.enforce.textnorm import decode_escapes, map_lookalikes, strip_invisible, strip_marks
 
+    text = _TAGS.sub(lambda m: chr(ord(m.group(0)) - 0xE0000), text)  # tag characters spell ASCII a model reads
     plain = strip_invisible(unicodedata.normalize("NFKC", map_lookalikes(decode_escapes(text))))
-    return re.sub(r"[^\S\n]+", " ", plain)
+    return re.sub(r"[^\S\n]+", " ", strip_marks(plain))
+
+
+# The same orders read with every character but letters removed and digits read as the letters they stand for, so
+# that no spacing, punctuation, line break or leetspeak between or inside the words hides them ("i g n o r e",
+# "ig-nore the in-struc-tions", "ignore\nthe rules", "1gn0r3 th3 ru135"). Only long stems, close together: a
+# squeezed text has no word boundaries.
+_SQUEEZED = tuple(re.compile(p) for p in (
+    r"(ignor|disregard|forget|overrid|bypass)[a-z]{0,30}?(instruction|rule|prompt|polic|guideline|classif|categor|"
+    r"schema|system)",
+    r"(answer|respond|reply|output|return|classify|label)[a-z]{0,12}?(none|false|nothing|nocategor|empty|null)",
+    r"(allcategor|everycategor|allfield|everyfield|allflag|everyflag|allbox|everybox)[a-z]{0,12}?(false|none|off)",
+))
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
+                       "|": "l"})
+_TAGS = re.compile("[\U000E0020-\U000E007E]")
 
 
 def addressed_to_the_reader(text: str) -> str:
-    """The first passage of `text` that addresses the model reading it ("" when none does), read after `_plain`."""
+    """The first passage of `text` that addresses the model reading it ("" when none does), read after `_plain`, then
+    squeezed (see _SQUEEZED)."""
     plain = _plain(text).casefold()
     for pattern in _ADDRESSED:
         found = pattern.search(plain)
         if found:
             return found.group(0).strip()[:80]
+    squeezed = re.sub(r"[^a-z]+", "", plain.translate(_LEET))
+    for pattern in _SQUEEZED:
+        found = pattern.search(squeezed)
+        if found:
+            return found.group(0)[:80]
     return ""
 
 
@@ -428,15 +471,20 @@ _CLAUSES = re.compile(r"[.!?;,:()\[\]{}\"\n]+|\s[-\u2013\u2014]\s")
 
 def unreadable_language(text: str) -> str:
     """Why `addressed_to_the_reader` cannot vouch for `text` ("" when it can): letters of another script than Latin
-    (after look-alikes are mapped), or a clause that reads as another language (more of its function words than of
-    English: textnorm.foreign_words). Its patterns are English, with a few orders of other languages; an order in
-    any language they do not name would reach the model unseen."""
+    (after look-alikes are mapped), hex or base64 runs (textnorm.encoded_runs: a model decodes them, the check does
+    not), or a clause that reads as another language (more of its function words than of English:
+    textnorm.foreign_words). Its patterns are English, with a few orders of other languages; an order in any language
+    or encoding they do not read would reach the model unseen."""
     plain = _plain(text)
     scripts = sorted({unicodedata.name(ch, "?").split()[0] for ch in plain
                       if unicodedata.category(ch).startswith("L") and not unicodedata.name(ch, "").startswith("LATIN")})
     if scripts:
         return f"letters of another script ({', '.join(scripts[:3])})"
-    from veriguard.enforce.textnorm import foreign_words, strip_marks
+    from veriguard.enforce.textnorm import encoded_runs, foreign_words, strip_marks
+
+    encoded = encoded_runs(plain)
+    if encoded:
+        return f"hex or base64 that a model may decode ({', '.join(r[:24] for r in encoded[:2])})"
 
     for clause in _CLAUSES.split(strip_marks(plain)):
         why = foreign_words(clause, _NoUnknownWords())
@@ -460,12 +508,29 @@ def _strings(value: Any) -> list[str]:
     return out
 
 
+def _reading(value: Any) -> str:
+    """The keys and strings of the agent data in the order the model reads its JSON, one space apart and without
+    the JSON's own syntax: an order split between a key and its value ({"ignore all": "prior rules"}) reads whole."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            out.append(x)
+        elif isinstance(x, Mapping):
+            for k in reversed(sorted(x, key=str)):   # sort_keys, as _read_text sends it
+                stack += [x[k], str(k)]
+        elif isinstance(x, (list, tuple)):
+            stack.extend(reversed(x))
+    return " ".join(out)
+
+
 def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int) -> list[str]:
     """ExtractionError (extract.llm.injection) when the text the model would read addresses the model (see
     addressed_to_the_reader), in every mode: whichever reader decides, such a text is not a plain request.
     A text over `max_chars` is refused first (extract.llm.too_long), as the model would never be sent it."""
-    texts = [_read_text(observation, path)] if path else _strings(observation)
-    size = sum(map(len, texts))
+    texts = [_read_text(observation, path)] if path else [*_strings(observation), _reading(observation)]
+    size = len(_read_text(observation, path))   # what the model would be sent
     if size > max_chars:
         raise ExtractionError("extract.llm.too_long", f"the agent's text has {size} characters, over the "
                               f"{max_chars} this extractor reads (`max_chars`)")
