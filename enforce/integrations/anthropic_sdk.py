@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Iterable, Mapping, TypeVar
@@ -31,6 +30,7 @@ from typing import Annotated, Any, Callable, Iterable, Mapping, TypeVar
 from anthropic.lib.tools import ToolError
 from pydantic import ValidatorFunctionWrapHandler, WrapValidator
 
+import veriguard.contracts.strict_json as strict_json
 from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,8 +78,8 @@ def refuse_provider_tools(request: Any) -> None:
     too, since what it enables is unknown. Requests of other content types (file uploads) pass."""
     if request.method != "POST" or "json" not in request.headers.get("content-type", "").lower():
         return
-    try:
-        body = json.loads(request.content or b"{}")
+    try:   # strictly: a duplicate key ({"tools": [server tool], "tools": []}) may be read otherwise by the server
+        body = strict_json.loads(request.content or b"{}")
     except Exception:   # not JSON after all, or a streamed body not read yet
         raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
     found = provider_side_tools(body)

@@ -400,3 +400,17 @@ def test_a_log_that_cannot_be_written_stops_the_proxy_before_it_starts(payments_
     assert main(["--build", str(payments_build), "--log", str(log), "--", "/bin/true"]) == 2
     err = capsys.readouterr().err
     assert "--log" in err and "Traceback" not in err and "handshake" not in err
+
+
+def test_a_request_body_the_hook_could_read_otherwise_than_the_server_is_refused():
+    """The hook reads the body strictly: with a duplicate key ({"tools": [web_search], "tools": []}) a lenient parser
+    takes the last and let it through, while a server that takes the first would enable the server tool."""
+    from veriguard.enforce.integrations.anthropic_sdk import ProviderToolsRefused, refuse_provider_tools
+
+    body = b'{"model": "m", "tools": [{"type": "web_search_20250305", "name": "web_search"}], "tools": []}'
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages", content=body,
+                             headers={"content-type": "application/json"})
+    with pytest.raises(ProviderToolsRefused, match="cannot be read"):
+        refuse_provider_tools(request)
+    refuse_provider_tools(httpx2.Request("POST", "https://api.anthropic.com/v1/messages", content=b'{"tools": []}',
+                                         headers={"content-type": "application/json"}))
