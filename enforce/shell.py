@@ -56,6 +56,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_content(a, compiled, commands)
     if content and compiled is not None and a.repositories:
         a = through_repositories(a, compiled, commands)
+    if content and a.leading_globs:
+        a = through_leading_globs(a, commands)
     return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
 
 
@@ -170,6 +172,29 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
 
 CONTENT_LIMIT = 50_000        # entries of a folder walked, or members of an archive listed, for through_content
 TAR_BYTES = 64 * 2 ** 20     # a tar archive is read through (decompressed) to list its members: up to this size
+
+
+def through_leading_globs(a: Analysis, table: CommandTable) -> Analysis:
+    """`a` unknown where a glob that begins an argument matches, on disk now, a name that starts with `-`: the program
+    reads that name as an option (`tar cf a.tar *` beside a file named `--checkpoint-action=exec=sh x.sh` runs the
+    script; `rsync -a * dst` beside `-e sh x.sh`), whatever the analysis took the word for; `--` before the glob is
+    not relied on (not every program honours it)."""
+    notes = []
+    for cwd, first in a.leading_globs:
+        comp = split_pattern("/" + first)
+        if len(comp) != 1:
+            continue
+        try:
+            with os.scandir(normalise(cwd)) as it:
+                dashed = [e.name for e in it if e.name.startswith("-") and comp[0].matches(e.name, dot_rule=True)]
+        except OSError:
+            continue
+        if dashed:
+            notes.append(f"unknown (the glob {first!r} in {normalise(cwd)} matches {dashed[0]!r}, which the program "
+                         "reads as an option)")
+    if not notes:
+        return a
+    return replace(a, kind=max((a.kind, table.unknown), key=table.rank), account=a.account + tuple(notes))
 
 
 def through_repositories(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:

@@ -43,6 +43,7 @@ class Commands:
     # (invocation, folders, sources as escaped patterns ("": not known; None: what it reads), recursive): Commands.bring
     brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]]
     above: dict[tuple[str, str, tuple[str, ...], str], None]
+    leading: dict[tuple[str, str], None]
     read_by: dict[int, list[str]]
 
     if TYPE_CHECKING:
@@ -72,6 +73,7 @@ class Commands:
         outer = self.inv
         inv = Invocation("", words[1:], st, io, st.cwds if inherit_cwds else cwds, dict(env_assigns))
         self.inv = inv
+        self.leading_globs(words[1:], inv.cwds)
         self.prints = None
         try:
             for name, value in env_assigns:
@@ -543,6 +545,17 @@ class Commands:
         return [Value.of(text.replace("{repository}", r.text)) if r.text is not None else
                 Value.unknown(f"{template} of a repository the analysis cannot locate ({r.reason})")
                 for r in self.repositories(inv)]
+
+    def leading_globs(self, words: list[Value], cwds: tuple[str, ...] | None) -> None:
+        """An argument that is a glob starting with a wildcard (`*`, `?x`, `[a-z]*`, `*/f`) is replaced by names the
+        disk gives, which begin the word: a name that starts with `-` is read by the program as an option (`tar cf
+        a.tar *` in a folder holding `--checkpoint-action=exec=sh x.sh` runs it; `rm *` meets `-rf`). Which names
+        match is read on disk (Analysis.leading_globs, shell.through_leading_globs)."""
+        for w in words:
+            if w.pattern is None or cwds is None or not w.pattern.startswith(("*", "?", "[", "@(", "!(", "+(")):
+                continue
+            for c in cwds:
+                self.leading[(c, w.pattern.split("/")[0])] = None
 
     def repository_runs(self, settings: Settings, inv: Invocation) -> None:
         """A program that runs what its repository's configuration names (git: core.fsmonitor on `git status`, the

@@ -71,6 +71,9 @@ class Analysis:
     # (working directory, repository folder name, zones the agent may write, program): a program that runs what its
     # repository's configuration names, whose repository may lie in a folder above its working directory
     repositories: tuple[tuple[str, str, tuple[str, ...], str], ...] = ()
+    # (working directory, escaped first component): an argument glob that starts with a wildcard, whose matches on
+    # disk begin the word (`tar cf a.tar *` meets a file named `--checkpoint-action=exec=sh x.sh`)
+    leading_globs: tuple[tuple[str, str], ...] = ()
 
     @property
     def how(self) -> str:
@@ -85,6 +88,7 @@ class Analyser(Commands, Env):
         self.globbed: dict[tuple[tuple[str, ...], tuple[Comp, ...], bool], None] = {}   # Analysis.patterns
         self.fresh: dict[tuple[tuple[str, ...], str, str], None] = {}     # Analysis.fresh
         self.above: dict[tuple[str, str, tuple[str, ...], str], None] = {}   # Analysis.repositories
+        self.leading: dict[tuple[str, str], None] = {}   # Analysis.leading_globs
         self.made: list[tuple[Invocation | None, str]] = []   # folders a step may have put links in, and the step
         self.brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]] = []   # Commands.bring
         self.read_by: dict[int, list[str]] = {}    # id(invocation) -> escaped patterns it reads ("": not known)
@@ -125,7 +129,8 @@ class Analyser(Commands, Env):
         return Analysis(kind, self.sudo, self.pipes, ordered(self.touches),
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
                         tuple(self._rewrite(sub, w, inv, moved=m) for sub, w, inv, m in self.rewriting),
-                        tuple(self.globbed), tuple(self.fresh), self._brought(), tuple(self.above))
+                        tuple(self.globbed), tuple(self.fresh), self._brought(), tuple(self.above),
+                        tuple(self.leading))
 
     def _brought(self) -> tuple[Brought, ...]:
         out: list[Brought] = []
