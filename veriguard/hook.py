@@ -33,6 +33,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import os
+import stat
 import sys
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple, NoReturn, Sequence
@@ -591,13 +592,14 @@ def linked_places(monitor: Any, env: Mapping[str, str]) -> tuple[list[str], list
     guarded: list[str] = []
     hidden: list[str] = []
     maps = {id(x.zones): x.zones for x in monitor.extractors.values() if isinstance(x, ShellExtractor)}
+    looked: dict[str, int] = {}   # path -> its file type (lstat) (patterns share their folders: ~/.config, ~/.local)
     for zmap in maps.values():
         last = {place: max((i for i, (_, ps) in enumerate(zmap.zones) if any("{" + place + "}" in p for p in ps)),
                            default=-1) for place in ("guard", "secret")}
         for i, (_, patterns) in enumerate(zmap.zones[:last["guard"] + 1]):
             for pattern in (p for p in patterns if p.startswith(("{home}/", "{workspace}/"))):
                 base = values[pattern[1:pattern.index('}')]]
-                for target in _link_targets(fill(pattern, values), base):
+                for target in _link_targets(fill(pattern, values), base, looked):
                     (hidden if i <= last["secret"] else guarded).append(target)
     return list(dict.fromkeys(guarded)), list(dict.fromkeys(hidden))
 
@@ -605,7 +607,7 @@ def linked_places(monitor: Any, env: Mapping[str, str]) -> tuple[list[str], list
 LINK_WALK_LIMIT = 20_000   # entries looked at under each protected folder, breadth first, for linked_places
 
 
-def _link_targets(pattern: str, base: str) -> list[str]:
+def _link_targets(pattern: str, base: str, looked: dict[str, int]) -> list[str]:
     """The targets of the symbolic links at the literal part of `pattern` (up to its first wildcard) and under it:
     a link at any component of the literal part below `base` (the home or the workspace folder the pattern starts
     with: `.vscode -> /tmp/v` leads `.vscode/tasks.json` to `/tmp/v/tasks.json`, whether that file exists yet or
@@ -620,9 +622,8 @@ def _link_targets(pattern: str, base: str) -> list[str]:
     parts = pattern.split("/")
     fixed = next((k for k, part in enumerate(parts) if has_glob(part)), len(parts))
     literal, rest = "/".join(parts[:fixed]) or "/", parts[fixed:]
-    real = os.path.realpath(literal)
-    if real != os.path.normpath(os.path.join(os.path.realpath(base), os.path.relpath(literal, base))):
-        return [real]   # a link below base (not the home or workspace folder given through a link: real_spellings)
+    if _linked_below(literal, base, looked):
+        return [os.path.realpath(literal)]
     if not rest or not os.path.isdir(literal):
         return []
     deep = len(rest) > 1 or rest == ["**"]
@@ -643,6 +644,26 @@ def _link_targets(pattern: str, base: str) -> list[str]:
             elif deep and e.is_dir(follow_symlinks=False):
                 folders.append(e.path)
     return [os.path.realpath(f) for f in found]
+
+
+def _linked_below(path: str, base: str, looked: dict[str, int]) -> bool:
+    """Whether a folder of `path` below `base`, or `path` itself, is a symbolic link on disk (base itself is not
+    looked at: a home or workspace folder given through a link is zoned under both spellings, real_spellings)."""
+    here = os.path.normpath(base)
+    for part in os.path.relpath(path, base).split("/"):
+        if part in ("", "."):
+            continue
+        here = os.path.join(here, part)
+        if here not in looked:
+            try:
+                looked[here] = stat.S_IFMT(os.lstat(here).st_mode)
+            except OSError:
+                looked[here] = 0
+        if looked[here] == stat.S_IFLNK:
+            return True
+        if looked[here] != stat.S_IFDIR:
+            return False    # nothing below a name that is no folder can be a link
+    return False
 
 
 def agent_places(env: Mapping[str, str]) -> tuple[list[str], list[str]]:
