@@ -141,7 +141,7 @@ class AnthropicProvider:
         tries, sent = f"{self.max_retries + 1} attempt(s)", (body, None)
         try:
             with self._client.messages.with_streaming_response.create(**body) as raw:  # status errors raise here
-                content = raw.http_response.read()
+                content, status = raw.http_response.read(), raw.http_response.status_code
             payload = strict_loads(content)
         except BodyRefused as error:  # over the cap, or in an encoding not asked for; an error's body too
             raise fail("provider.malformed", f"{error}; check base_url", sent) from None
@@ -163,6 +163,12 @@ class AnthropicProvider:
         if not isinstance(payload, dict):
             why = f"{self.base_url} answered with a JSON {type(payload).__name__}, not a message object"
             raise fail("provider.malformed", f"{why}; check base_url", (body, payload))
+        # only a 200 carrying an assistant's message is an answer (a 201, an error object, another role are not)
+        shape = (status, payload.get("type"), payload.get("role"))
+        if shape != (200, "message", "assistant"):
+            why = f"{self.base_url} answered HTTP {status} with type {str(shape[1])[:40]!r} and role {str(shape[2])[:40]!r}"
+            raise fail("provider.malformed", f"{why}, not HTTP 200 with an assistant's message; check base_url",
+                       (body, payload))
         return payload
 
 
