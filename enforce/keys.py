@@ -113,7 +113,23 @@ def load_signing_key(path: str | Path) -> SigningKey:
 
 
 def load_verify_key(path: str | Path) -> VerifyKey:
-    return _verify_key_and_mode(Path(path))[0]
+    """The public key a verifier trusts (verify-log --public-key, audit --log-public-key): refused when every user
+    may write it, or replace it in its folder (o+w without the sticky bit): whoever rewrote the log and signed it with
+    a key of their own would put their public key there, and the verdict would read "intact, anchored"."""
+    path = Path(path)
+    key, mode = _verify_key_and_mode(path)
+    problem = _writable_by_all(path, mode, "public key file")
+    if problem is None:
+        try:
+            folder = path.parent.stat().st_mode
+        except OSError as e:
+            raise KeyFileError("key.unreadable", f"cannot read the public key's folder: {e.strerror}",
+                               file=str(path.parent)) from None
+        if not folder & stat.S_ISVTX:
+            problem = _writable_by_all(path.parent, folder, "folder of the public key file")
+    if problem is not None:
+        raise problem
+    return key
 
 
 def _verify_key_and_mode(path: Path) -> tuple[VerifyKey, int]:

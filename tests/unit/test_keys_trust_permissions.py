@@ -37,3 +37,35 @@ def test_a_sticky_shared_folder_is_still_refused_for_trusted_keys(anchor):
     os.chmod(anchor, 0o1777)   # like /tmp: others cannot replace the files, but can add their own key
     with pytest.raises(KeyFileError):
         load_trusted_keys(anchor)
+
+
+# Stop 20 (helper C): the verifier's public key is a trust anchor too.
+def test_a_public_key_any_user_may_write_or_replace_is_refused_by_verify_log(tmp_path, capsys):
+    """Before: verify-log --public-key took a world-writable key file (or one in a world-writable folder) and said
+    "intact, anchored": whoever rewrote the log with a key of their own could put their public key there."""
+    import shutil
+
+    from veriguard.cli import main
+    from veriguard.enforce.decision_log import DecisionLog
+    from veriguard.enforce.keys import new_key_pair
+
+    private, public, _ = new_key_pair(tmp_path / "k")
+    log = tmp_path / "log.jsonl"
+    DecisionLog(log, key=private).append({"allowed": True})
+    assert main(["verify-log", str(log), "--public-key", str(public)]) == 0
+    writable = tmp_path / "w.pub"
+    shutil.copy(public, writable)
+    writable.chmod(0o666)
+    folder = tmp_path / "open"
+    folder.mkdir()
+    shutil.copy(public, folder / "p.pub")
+    folder.chmod(0o777)
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    shutil.copy(public, sticky / "p.pub")
+    sticky.chmod(0o1777)   # like /tmp: another user can add files there, not replace this one
+    capsys.readouterr()
+    assert main(["verify-log", str(log), "--public-key", str(writable)]) == 2
+    assert main(["verify-log", str(log), "--public-key", str(folder / "p.pub")]) == 2
+    assert "key.permissions" in capsys.readouterr().err
+    assert main(["verify-log", str(log), "--public-key", str(sticky / "p.pub")]) == 0
