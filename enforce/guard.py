@@ -42,6 +42,7 @@ class GuardOutcome:
     message: str                   # what the model is told instead of the tool's result ("" when it runs)
     record: DecisionRecord | None  # the logged record (of a refusal too); None only when not even that could be made
     would: str = ""                # shadow mode: the action enforcing would have taken
+    run: str = ""                  # the run the call counted in (its name, read once)
 
 
 class RunTerminated(BaseException):
@@ -59,6 +60,7 @@ class RunTerminated(BaseException):
 class _Run:
     denials: int = 0       # consecutive denials; an allowed call resets it
     halted: str = ""       # why the run's tool execution was halted ("" while it is not)
+    running: bool = False  # an allowed exclusive call has not been reported finished (Guard.finished)
 
 
 class Guard:
@@ -80,6 +82,8 @@ class Guard:
         self.halt_after = _halt_after(halt_after if halt_after is not None
                                       else settings.get("halt_after", DEFAULT_HALT_AFTER))
         self.policy_name = monitor.policy.name
+        # the policy reads facts beside the call (a context: a ledger, a session), which an allowed call may change
+        self.reads_facts = any(getattr(e, "kind", "") != "tool_call" for e in monitor.extractors.values())
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()
 
@@ -92,15 +96,27 @@ class Guard:
                                       **monitor_options), mode=mode, halt_after=halt_after)
 
     def check(self, call: Mapping[str, Any], *, context: Context = None, action_id: str = "",
-              run: RunName = "", integration: str = "", tool: str = "") -> GuardOutcome:
+              run: RunName = "", integration: str = "", tool: str = "", exclusive: bool = False) -> GuardOutcome:
         """Decide `call` (one tool call in its SDK's own shape) with `context` (the facts the policy needs
         beside the call: user, session, ledger; a mapping or a function returning one). `run` is the run's
-        name or a function returning it (read once per call; one that fails refuses the call, recorded)."""
+        name or a function returning it (read once per call; one that fails refuses the call, recorded).
+
+        `exclusive` (an integration that reports each allowed call's end with `finished`): when the policy reads
+        facts beside the call, a call it allows while another allowed call of the run has not finished is refused
+        (recorded, not counted as a denial): the facts it was decided on (a ledger) may not hold that call's effects
+        yet, so six payments decided at once could each fit the daily limit and together pass it."""
         meta = {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)}
         name, problem = run_name(run)
         if problem:
             return self._outcome(lambda: (self._refusal(problem, meta), f"fail closed: {problem}"), name, meta)
-        return self._outcome(lambda: self._decide(call, context, meta), name, meta)
+        return self._outcome(lambda: self._decide(call, context, meta), name, meta,
+                             exclusive=exclusive and self.reads_facts)
+
+    def finished(self, run: str = "") -> None:
+        """The run's allowed exclusive call has finished (its effects are in the facts now): the next may be allowed."""
+        with self._lock:
+            if run in self._runs:
+                self._runs[run].running = False
 
     def refuse(self, reason: str, *, action_id: str = "", run: RunName = "", integration: str = "",
                tool: str = "") -> GuardOutcome:
@@ -112,18 +128,26 @@ class Guard:
         return self._outcome(lambda: (self._refusal(why, meta), f"fail closed: {why}"), name, meta)
 
     def _outcome(self, decide: Callable[[], tuple[DecisionRecord | None, str]], run: str,
-                 meta: dict[str, str]) -> GuardOutcome:
+                 meta: dict[str, str], *, exclusive: bool = False) -> GuardOutcome:
         with self._lock:
             state = self._runs.setdefault(run, _Run())
             halted = state.halted
         if halted and self.mode == "enforce":  # refused unread, but recorded
             record = self._refusal(f"tool execution in this run was halted earlier ({halted})", meta)
-            return GuardOutcome(False, "halt", self._halted_message(halted), record)
+            return GuardOutcome(False, "halt", self._halted_message(halted), record, run=run)
         record, reasons = decide()
         allowed = record is not None and record.allowed is True
+        busy = False
         with self._lock:  # `state` is this call's run even if end_run forgot it meanwhile
             halted = halted or state.halted
             action = "halt" if halted else self._next_action(state, reasons, allowed=allowed)
+            if action == "allow" and exclusive and self.mode == "enforce":
+                busy, state.running = state.running, True
+        if busy:   # allowed on facts another running call may still change: not run, and not counted as a denial
+            why = ("another allowed call of this run has not finished, and the policy decided on facts beside the call "
+                   "(a ledger) that it may change: calls are run one at a time")
+            return GuardOutcome(False, "replan", f"Not run by policy {self.policy_name}: {why}. Send this call again once "
+                                "the other call's result is back.", self._refusal(why, meta), run=run)
         if halted:
             message = self._halted_message(halted)
             if allowed and self.mode == "enforce":  # another call halted the run while this one was decided
@@ -133,8 +157,8 @@ class Guard:
             message = "" if action == "allow" else self._message(action, reasons)
         if self.mode == "shadow":
             return GuardOutcome(True, "allow", f"shadow mode, not enforced: {message}" if message else "", record,
-                                would=action)
-        return GuardOutcome(action == "allow", action, message, record)
+                                would=action, run=run)
+        return GuardOutcome(action == "allow", action, message, record, run=run)
 
     def halted(self, run: str = "") -> str:
         """Why the run's tool execution is halted, or "" when it is not."""

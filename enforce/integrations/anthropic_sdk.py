@@ -134,7 +134,8 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
         signature = inspect.signature(func)
         tool = name or func.__name__
 
-        def enforce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        def enforce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+            """The run the allowed call counts in (raises to refuse it)."""
             try:
                 bound = signature.bind(*map(sent_raw, args), **{k: sent_raw(v) for k, v in kwargs.items()})
             except TypeError as e:   # not a call of this function: refused (in shadow mode too), and recorded
@@ -144,19 +145,27 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
                 raise ToolError(refused.message) from None
             bound.apply_defaults()
             call = {"type": "tool_use", "name": tool, "input": dict(bound.arguments)}
-            act(guard.check(call, context=context, run=run, integration="anthropic_sdk", tool=tool))
+            outcome = guard.check(call, context=context, run=run, integration="anthropic_sdk", tool=tool, exclusive=True)
+            act(outcome)
+            return outcome.run
 
         if inspect.iscoroutinefunction(func):
             @functools.wraps(func)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
-                enforce(args, kwargs)
-                return await func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
+                counted = enforce(args, kwargs)
+                try:
+                    return await func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
+                finally:   # its effects are in the facts now: the run's next call may be allowed
+                    guard.finished(counted)
             return _marked(run_async, guard)  # type: ignore[return-value]
 
         @functools.wraps(func)
         def run_sync(*args: Any, **kwargs: Any) -> Any:
-            enforce(args, kwargs)
-            return func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
+            counted = enforce(args, kwargs)
+            try:
+                return func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
+            finally:
+                guard.finished(counted)
         return _marked(run_sync, guard)  # type: ignore[return-value]
     return wrap
 
@@ -226,6 +235,7 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     stopped = False        # a block of this message was refused by a halt or a terminate
     unfinished = (message.get("stop_reason", "") if isinstance(message, dict)
                   else getattr(message, "stop_reason", "")) is None
+    guard.finished(run)   # a new reply: the calls of the last one have run (the loop sent their results)
     if isinstance(content, str):
         return [], refused
     if content is not None and not isinstance(content, (list, tuple)):
@@ -253,7 +263,7 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
             call_id = str(b.get("id", ""))
             outcome = guard.check({"type": "tool_use", "id": call_id, "name": b.get("name"), "input": b.get("input")},
                                   context=context, action_id=call_id, run=run, integration="anthropic_sdk",
-                                  tool=str(b.get("name")))
+                                  tool=str(b.get("name")), exclusive=True)   # one allowed call per reply
         if outcome.action == "terminate":   # raised once every block has its record: the later ones are halted
             terminated = terminated or outcome
         stopped = stopped or outcome.action in ("halt", "terminate")

@@ -279,7 +279,7 @@ class Proxy:
         else:
             call = {"method": "tools/call", "params": {"name": name, "arguments": arguments}}
             outcome = self.guard.check(call, context=self.context, action_id=call_id, run=RUN, integration="mcp_proxy",
-                                       tool=name)
+                                       tool=name, exclusive=True)   # finished when the child answers (settle)
             message = outcome.message
         refused = bool(problem) or not outcome.allowed
         if message:
@@ -307,11 +307,20 @@ class Proxy:
             say(f"cancelled tools/call {pending.tool!r} (id {pending.host_id!r}): the run was halted while it ran")
             self.to_host({"jsonrpc": "2.0", "id": pending.host_id, "result": refusal(
                 f"{outcome.message} The call was still running and was cancelled: it may have done part of its work.")})
+        self.settle()
+
+    def settle(self) -> None:
+        """When no allowed tools/call awaits the child's answer any more, the next may be allowed (Guard.finished:
+        a policy that reads facts beside the call decides one running call at a time). A call cancelled by the host
+        or timed out counts as finished, though the child may still be at it."""
+        if not any(p.method == "tools/call" for p in self.pending.values()):
+            self.guard.finished(RUN)
 
     def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
         pending = Pending(host_id, method, tool)
         if self.gone:
             self.fail(pending, self.gone)
+            self.settle()
             return
         child_id = next(self.ids)
         self.pending[child_id] = pending
@@ -332,6 +341,7 @@ class Proxy:
                     pending.timer.cancel()
                 self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
                     "requestId": child_id, **({"reason": params["reason"]} if "reason" in params else {})}})
+        self.settle()
 
     def to_host(self, message: Mapping[str, Any]) -> None:
         if self.host_gone:
@@ -391,6 +401,7 @@ class Proxy:
         if pending.timer is not None:
             pending.timer.cancel()
         self.answered(pending, message)
+        self.settle()
 
     def answered(self, pending: Pending, message: dict[str, Any]) -> None:
         error, result = message.get("error"), message.get("result")
@@ -417,6 +428,7 @@ class Proxy:
                        "params": {"requestId": child_id, "reason": "timed out in the veriguard proxy"}})
         stray = f"; it wrote a line that is not MCP: {self.stray}" if self.stray else ""
         self.fail(pending, f"the MCP server did not answer within {self.timeout_s:g} s{stray}")
+        self.settle()
 
     def child_gone(self, why: str) -> None:
         if self.gone:
@@ -428,6 +440,7 @@ class Proxy:
             if pending.timer is not None:
                 pending.timer.cancel()
             self.fail(pending, why)
+        self.settle()
 
     def fail(self, pending: Pending, reason: str) -> None:
         """The host's request could not be completed: a refusal for a tools/call, a JSON-RPC error otherwise."""

@@ -414,3 +414,53 @@ def test_a_request_body_the_hook_could_read_otherwise_than_the_server_is_refused
         refuse_provider_tools(request)
     refuse_provider_tools(httpx2.Request("POST", "https://api.anthropic.com/v1/messages", content=b'{"tools": []}',
                                          headers={"content-type": "application/json"}))
+
+
+# --- one allowed call at a time when the policy reads facts the calls change -----------------------------------------
+NINETY = {**PAYMENT, "amount_cents": 90000}   # six of them: 540000, over a clerk's daily 500000
+
+
+def test_a_reply_with_several_calls_runs_one_when_the_policy_reads_a_ledger(payments_build, tmp_path):
+    """Six payments of 90000 in one reply, each decided against the same ledger (0 sent today): all six were allowed,
+    540000 against a clerk's daily limit of 500000. The first runs; the others are refused (recorded, not counted as
+    denials: replan_halt does not halt) and sent again one by one, each decided on the ledger the previous updated."""
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    log, ledger = tmp_path / "log.jsonl", [0]
+    g = guard(payments_build, "replan_halt", log=log)
+
+    def facts():
+        return {**CONTEXT, "ledger": {"sent_today_cents": ledger[0]}}
+
+    def reply_of(n):
+        return {"stop_reason": "tool_use", "content": [{"type": "tool_use", "id": f"toolu_{n}_{i}",
+                                                        "name": "send_payment", "input": NINETY} for i in range(6 - n)]}
+    sent = []
+    for n in range(6):
+        to_run, refused = split_tool_uses(g, reply_of(n), context=facts)
+        assert len(to_run) == (n < 5) and all("one at a time" in r["content"] for r in refused[n == 5:])
+        for block in to_run:
+            ledger[0] += block["input"]["amount_cents"]
+            sent.append(block["id"])
+    assert ledger[0] == 450000 and len(sent) == 5 and g.halted() == ""   # the sixth would pass the daily limit
+
+
+def test_the_mcp_proxy_runs_one_allowed_call_at_a_time_when_the_policy_reads_a_ledger(payments_build, tmp_path):
+    from tests.unit.test_mcp_proxy import relay
+
+    log = tmp_path / "log.jsonl"
+    call = {"name": "send_payment", "arguments": NINETY}
+    proxy, to_host, to_child = relay(payments_build, [
+        ("host", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}),
+        ("host", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}),     # while 1 runs: refused
+        ("host", {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "send_payment",
+                                                                                  "arguments": OVER_LIMIT}}),
+        ("child", {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "sent"}]}}),
+        ("host", {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": call}),     # 1 answered: decided
+    ], log=log)
+    assert [(m["id"], m["params"]["arguments"]["amount_cents"]) for m in to_child] == [(1, 90000), (2, 90000)]
+    busy, denied, sent = to_host
+    assert busy["id"] == 2 and "one at a time" in busy["result"]["content"][0]["text"]
+    assert denied["id"] == 3 and "per-payment limit" in denied["result"]["content"][0]["text"]   # still decided
+    assert sent["id"] == 1 and list(proxy.pending) == [2]
+    assert [(r[0], r[2]) for r in records(log)] == [(True, "1"), (True, "2"), (False, "2"), (False, "3"), (True, "4")]

@@ -431,8 +431,8 @@ def test_an_error_or_an_invalid_result_for_an_allowed_call_is_a_refusal(payments
     call = {"name": "send_payment", "arguments": PAYMENT}
     _, to_host, _ = relay(payments_build, [
         ("host", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}),
-        ("host", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}),
         ("child", {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "db down"}}),
+        ("host", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}),   # one at a time (a ledger)
         ("child", {"jsonrpc": "2.0", "id": 2}),
     ])
     assert [m["id"] for m in to_host] == [1, 2] and all(m["result"]["isError"] for m in to_host)
