@@ -17,6 +17,7 @@ guard, unless `unguarded` names it.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from agents import Agent, FunctionTool, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail, \
@@ -26,6 +27,9 @@ from veriguard.enforce.guard import Guard
 
 Facts = Callable[[ToolInputGuardrailData], Mapping[str, Any]]
 GUARD_ATTRIBUTE = "veriguard_guard"   # set on the guardrail's function: which guard decides
+# Guards whose runs have PolicyHooks, which report the end of each call (Guard.finished): their guardrails decide
+# exclusively (one allowed call at a time when the policy reads facts a call may change, such as a ledger).
+RELEASED: "weakref.WeakSet[Guard]" = weakref.WeakSet()
 
 
 class UnguardedTools(UserError):
@@ -44,7 +48,7 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
                 "function": {"name": tool.tool_name, "arguments": tool.tool_arguments}}
         facts = (lambda: context(data)) if context is not None else (lambda: tool.context)
         outcome = guard.check(call, context=facts, action_id=tool.tool_call_id, run=(lambda: run(data)) if run else "",
-                              integration="openai_agents", tool=tool.tool_name)
+                              integration="openai_agents", tool=tool.tool_name, exclusive=guard in RELEASED)
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
         if not outcome.allowed:
@@ -109,12 +113,21 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
 
 class PolicyHooks(RunHooks[Any]):
     """Run hooks that refuse, before each model call, a run in which the model could call a tool no guardrail of
-    `guard` decides (see unguarded_tools); `unguarded` names tools (or "mcp_servers") allowed to run undecided."""
+    `guard` decides (see unguarded_tools); `unguarded` names tools (or "mcp_servers") allowed to run undecided.
+    They also report the end of each call to the guard, so that its guardrails decide one allowed call at a time when
+    the policy reads facts beside the call (of parallel calls, the first allowed runs and the others are refused, to
+    be sent again: each decided on the ledger the one before updated). Use them on every run of that guard: its
+    guardrails wait for the end of an allowed call only the hooks report."""
 
-    def __init__(self, guard: Guard, unguarded: Iterable[str] = ()) -> None:
-        self.guard, self.unguarded = guard, frozenset(unguarded)
+    def __init__(self, guard: Guard, unguarded: Iterable[str] = (), run: str = "") -> None:
+        self.guard, self.unguarded, self.run = guard, frozenset(unguarded), run
+        RELEASED.add(guard)
+
+    async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+        self.guard.finished(self.run)
 
     async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
+        self.guard.finished(self.run)   # the model is asked again: the calls of its last answer have ended
         found = unguarded_tools(agent, self.guard, self.unguarded)
         if found:
             raise UnguardedTools(f"refused to ask the model: it could call tools that policy {self.guard.policy_name} "
@@ -124,6 +137,7 @@ class PolicyHooks(RunHooks[Any]):
                                  "policy_hooks(unguarded=...) to let them run undecided")
 
 
-def policy_hooks(guard: Guard, *, unguarded: Iterable[str] = ()) -> PolicyHooks:
-    """Hooks for `Runner.run(..., hooks=policy_hooks(guard))` (see PolicyHooks)."""
-    return PolicyHooks(guard, unguarded)
+def policy_hooks(guard: Guard, *, unguarded: Iterable[str] = (), run: str = "") -> PolicyHooks:
+    """Hooks for `Runner.run(..., hooks=policy_hooks(guard))` (see PolicyHooks); `run` is the run the guardrails
+    count calls in (their `run=`, default one run)."""
+    return PolicyHooks(guard, unguarded, run)

@@ -464,3 +464,32 @@ def test_the_mcp_proxy_runs_one_allowed_call_at_a_time_when_the_policy_reads_a_l
     assert denied["id"] == 3 and "per-payment limit" in denied["result"]["content"][0]["text"]   # still decided
     assert sent["id"] == 1 and list(proxy.pending) == [2]
     assert [(r[0], r[2]) for r in records(log)] == [(True, "1"), (True, "2"), (False, "2"), (False, "3"), (True, "4")]
+
+
+def test_parallel_agents_calls_run_one_at_a_time_with_policy_hooks(payments_build, tmp_path):
+    """Six parallel send_payment(90000) calls, the ledger read live: each guardrail decided on 0 sent today and all six
+    ran (540000 past the clerk's daily 500000). With policy_hooks the first allowed runs, the others are refused to be
+    sent again, and the sixth payment, decided on a ledger of 450000, is denied."""
+    agents_fixture()
+    from agents import Agent, function_tool
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log, ledger, ran = tmp_path / "log.jsonl", [0], []
+    g = guard(payments_build, log=log)
+
+    async def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str:
+        """Send a payment."""
+        await asyncio.sleep(0.01)
+        ledger[0] += amount_cents
+        ran.append(amount_cents)
+        return "sent"
+
+    def facts(data):
+        return {**CONTEXT, "ledger": {"sent_today_cents": ledger[0]}}
+
+    tool = function_tool(send_payment, tool_input_guardrails=[policy_guardrail(g, context=facts)])
+    script = Script(*[calls(*[("send_payment", NINETY)] * (6 - turn)) for turn in range(6)])
+    run_agent(Agent(name="payer", model=model(script), tools=[tool]), g)
+    assert ran == [90000] * 5 and ledger[0] == 450000
+    assert "daily limit" in [m for m in script.bodies[-1]["messages"] if m["role"] == "tool"][-1]["content"]
