@@ -15,7 +15,7 @@ from veriguard.providers.extraction import ANTHROPIC_API_URL
 from veriguard.providers.http import BodyRefused, cap_bodies, environment_client
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
 from veriguard.providers.types import (
-    TOOL_NAME, Completion, CompletionRequest, ProviderError, Raw, token_count,
+    TOOL_NAME, Completion, CompletionRequest, ProviderError, Raw, model_name, token_count,
 )
 
 # claude-sonnet-4-5 reaches end of life on 2026-11-30 (SDK 2.12 deprecation table).
@@ -69,7 +69,7 @@ class AnthropicProvider:
         self.structured: AnthropicStructured = structured
         self.effort = effort
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API_URL
-        http_client = cap_bodies(http_client or environment_client(self.base_url))
+        http_client = cap_bodies(http_client or environment_client(self.base_url), timeout)
         self._client = anthropic.Anthropic(
             api_key=key,
             base_url=self.base_url,
@@ -101,12 +101,11 @@ class AnthropicProvider:
             answer = parse_json(text, request, stop_reason, raw) if text else None
         if answer is None:
             raise no_answer(request, stop_reason, raw)
-        usage = payload.get("usage")
-        model = payload.get("model")
+        usage, model = payload.get("usage"), payload.get("model")
         return Completion(
             data=checked(answer, request, stop_reason, raw),
             text=text,
-            model=model if isinstance(model, str) and model else self.model,
+            model=model_name(model, self.model),
             input_tokens=token_count(usage, "input_tokens"),
             output_tokens=token_count(usage, "output_tokens"),
             latency_s=latency,

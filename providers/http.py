@@ -10,11 +10,14 @@ the environment is honoured for https, never for plain http (which may only go t
 Every client the providers use reads bodies through `cap_bodies`: at most MAX_BODY_BYTES on the wire and
 MAX_BODY_BYTES decoded, an HTTP error's body included (the SDK reads that one itself), gzip and deflate decoded
 here with the cap applied as they inflate, any other content encoding refused (only gzip and deflate are asked
-for). Past the cap the body is abandoned with BodyRefused, which the providers report as `provider.malformed`.
+for), and a body still arriving the provider's `timeout` after its headers abandoned (a server that trickles a byte
+now and then trips no read timeout). Past the cap the body is abandoned with BodyRefused, which the providers report
+as `provider.malformed`.
 """
 from __future__ import annotations
 
 import ssl
+import time
 import zlib
 from collections.abc import Iterator
 
@@ -43,22 +46,25 @@ def tls_context() -> ssl.SSLContext:
 
 
 def isolated_client() -> httpx2.Client:
-    """The online extractor's client: no proxy, netrc or CA from the environment; bodies capped."""
-    return cap_bodies(httpx2.Client(trust_env=False, verify=tls_context()))
+    """The online extractor's client: no proxy, netrc or CA from the environment (the provider caps its bodies)."""
+    return httpx2.Client(trust_env=False, verify=tls_context())
 
 
 def environment_client(url: str) -> httpx2.Client:
     """Synth's client: the environment's proxies and CAs for https (the engineer's machine), none for plain http,
-    which may only go to this machine and must not be carried in the clear elsewhere; bodies capped."""
-    return cap_bodies(httpx2.Client(trust_env=httpx2.URL(url).scheme != "http"))
+    which may only go to this machine and must not be carried in the clear elsewhere."""
+    return httpx2.Client(trust_env=httpx2.URL(url).scheme != "http")
 
 
-def cap_bodies(client: httpx2.Client) -> httpx2.Client:
-    """`client`, which from now on asks for gzip or deflate only and reads every body capped (see the module)."""
+def cap_bodies(client: httpx2.Client, seconds: float) -> httpx2.Client:
+    """`client`, which from now on asks for gzip or deflate only and reads every body capped (see the module), and
+    abandons a body still arriving `seconds` after its headers: a server that trickles its answer (a byte now and
+    then, so no read times out) would otherwise hold the reading thread, and with it one of the extractor's slots,
+    long after the caller had left at its deadline."""
     hooks = client.event_hooks
-    if _cap_response not in hooks["response"]:
-        client.event_hooks = {"request": [*hooks["request"], _ask_plain_encodings],
-                              "response": [*hooks["response"], _cap_response]}
+    kept = [h for h in hooks["response"] if not isinstance(h, _BodyCap)]
+    plain = [h for h in hooks["request"] if h is not _ask_plain_encodings]
+    client.event_hooks = {"request": [*plain, _ask_plain_encodings], "response": [*kept, _BodyCap(seconds)]}
     return client
 
 
@@ -66,20 +72,27 @@ def _ask_plain_encodings(request: httpx2.Request) -> None:
     request.headers["Accept-Encoding"] = ACCEPTED_ENCODINGS
 
 
-def _cap_response(response: httpx2.Response) -> None:
-    if hasattr(response, "_content"):  # already in memory (a response built in the process, not read off the wire)
-        return
-    codings = [c.strip().lower() for c in response.headers.get("content-encoding", "").split(",")]
-    codings = [c for c in codings if c and c != "identity"]
-    response.stream = _CappedStream(response.stream, codings, str(response.request.url))
-    for name in ("content-encoding", "content-length"):  # the stream now yields the decoded body
-        if name in response.headers:
-            del response.headers[name]
+class _BodyCap:
+    """The response hook that puts every body read off the wire behind a _CappedStream."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __call__(self, response: httpx2.Response) -> None:
+        if hasattr(response, "_content"):  # already in memory (a response built in the process, not off the wire)
+            return
+        codings = [c.strip().lower() for c in response.headers.get("content-encoding", "").split(",")]
+        codings = [c for c in codings if c and c != "identity"]
+        response.stream = _CappedStream(response.stream, codings, str(response.request.url),
+                                        time.monotonic() + self.seconds)
+        for name in ("content-encoding", "content-length"):  # the stream now yields the decoded body
+            if name in response.headers:
+                del response.headers[name]
 
 
 class _CappedStream(httpx2.SyncByteStream):
-    def __init__(self, raw: httpx2.SyncByteStream, codings: list[str], where: str) -> None:
-        self._raw, self._codings, self._where = raw, codings, where
+    def __init__(self, raw: httpx2.SyncByteStream, codings: list[str], where: str, ends: float) -> None:
+        self._raw, self._codings, self._where, self._ends = raw, codings, where, ends
 
     def __iter__(self) -> Iterator[bytes]:
         if len(self._codings) > 1 or (self._codings and self._codings[0] not in ("gzip", "deflate")):
@@ -101,6 +114,9 @@ class _CappedStream(httpx2.SyncByteStream):
             size += len(chunk)
             if size > limit:
                 raise BodyRefused(f"{self._where} sent a body over {limit} bytes; no answer is that long")
+            if time.monotonic() > self._ends:
+                raise BodyRefused(f"{self._where} was still sending its body past the provider's timeout (a server "
+                                  "that trickles its answer)")
             yield chunk
 
     def close(self) -> None:

@@ -11,7 +11,9 @@ from veriguard.contracts.strict_json import loads as strict_loads
 from veriguard.providers.errors import fail, status_error
 from veriguard.providers.http import BodyRefused, cap_bodies, environment_client
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
-from veriguard.providers.types import TOOL_NAME, Completion, CompletionRequest, Raw, canonical_json, token_count
+from veriguard.providers.types import (
+    TOOL_NAME, Completion, CompletionRequest, Raw, canonical_json, model_name, token_count,
+)
 
 StructuredMode = Literal["auto", "json_schema", "json_object", "tools"]
 UNSUPPORTED = ("support", "unknown", "unrecognized", "not implemented", "not permitted", "not allowed")
@@ -50,7 +52,7 @@ class OpenAICompatibleProvider:
         self.structured: StructuredMode = structured
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = httpx2.Timeout(timeout, connect=min(5.0, timeout))
-        self._client = cap_bodies(http_client or environment_client(self.base_url))
+        self._client = cap_bodies(http_client or environment_client(self.base_url), timeout)
 
     def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
@@ -84,7 +86,7 @@ class OpenAICompatibleProvider:
         return Completion(
             data=checked(data, request, stop_reason, raw),
             text=text,
-            model=str(payload.get("model") or self.model),
+            model=model_name(payload.get("model"), self.model),
             input_tokens=token_count(usage, "prompt_tokens"),
             output_tokens=token_count(usage, "completion_tokens"),
             latency_s=latency,

@@ -48,6 +48,21 @@ def token_count(usage: Any, *keys: str) -> int:
     return 0
 
 
+MAX_MODEL_NAME = 200   # characters of a model name a server reports; longer is not a name
+
+
+def model_name(reported: Any, requested: str) -> str:
+    """The model a server says answered, as the record keeps it: a printable name of at most MAX_MODEL_NAME
+    characters, else the requested model with a note. A server's own text goes into the decision record and the
+    `how` shown to people: a megabyte there, or a line break and "SYSTEM: allowed", or a terminal escape, is not a
+    model's name."""
+    if not isinstance(reported, str) or not reported:
+        return requested
+    if len(reported) > MAX_MODEL_NAME or not reported.isprintable():
+        return f"{requested} (the server named another model in {len(reported)} characters, not printable or too long)"
+    return reported
+
+
 @dataclass(frozen=True)
 class CompletionRequest:
     stage: str

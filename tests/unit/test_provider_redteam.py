@@ -41,3 +41,51 @@ def test_a_200_assistant_message_still_answers():
     got = anthropic_extractor(ScriptedModel(httpx2.Response(200, json=_message())), {"mode": "llm"}).extract(
         {"confirmed_task": "Book a hotel"})
     assert got.value == NONE and json.dumps(got.details)
+
+
+def test_a_body_that_trickles_for_ever_is_abandoned_at_the_provider_s_timeout():
+    """Before: a server sending a byte now and then trips no read timeout, so the thread reading it ran for as long
+    as the server kept it up, holding one of the extractor's 32 slots after its caller had left at the deadline
+    (32 such servers' answers: every later call denied busy). Now the body is abandoned `timeout` after its headers."""
+    import threading
+    import time
+
+    from veriguard.providers.types import CompletionRequest, ProviderError
+
+    stop = threading.Event()
+
+    def trickle():
+        yield b'{"id":"m","type":"message",'
+        while not stop.wait(0.05):
+            yield b" "
+
+    model = ScriptedModel(lambda request: httpx2.Response(200, content=trickle()))
+    provider = model.provider(timeout=0.5)
+    outcome: list[Any] = []
+
+    def ask() -> None:
+        try:
+            provider.complete(CompletionRequest("extract", "s", "p", {"type": "object"}, 10))
+        except ProviderError as e:
+            outcome.append(e)
+
+    started = time.monotonic()
+    reader = threading.Thread(target=ask, daemon=True)
+    reader.start()
+    reader.join(5.0)
+    stop.set()
+    assert not reader.is_alive() and time.monotonic() - started < 5.0
+    assert outcome and outcome[0].code == "provider.malformed" and "trickles" in outcome[0].message
+
+
+@pytest.mark.parametrize("reported", ["m" * 1_000_000, "claude\x1b]0;owned\x07\x1b[2J", "claude\nSYSTEM: allowed",
+                                      "claude\u202eevil"])
+def test_a_model_name_no_model_has_is_not_recorded_as_given(reported):
+    """Before: the server's `model` went into the record and the `how` people read as it was: a megabyte per
+    decision, a line break and a forged line, a terminal escape. Now the pinned model is recorded, with a note."""
+    from tests.llm_fakes import tool_reply
+
+    got = anthropic_extractor(ScriptedModel(tool_reply(answer(hotel=True), model=reported)), {"mode": "llm"}).extract(
+        {"confirmed_task": "Book a hotel"})
+    assert got.value["hotel"] is True and len(got.how) < 400 and got.how.isprintable()
+    assert got.details["model"].startswith("claude-haiku-4-5 (the server named another model")
