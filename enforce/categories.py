@@ -48,6 +48,7 @@ from typing import Any, Container, Mapping
 import numpy as np
 
 from veriguard.contracts.regex_safety import UnsafeRegex, check_regex
+from veriguard.enforce.attention import Attention, learn, pooled
 from veriguard.enforce.embedder import (DEFAULT_ENCODER, ENCODERS, Embedder, EncoderMismatch, lexicon,
                                        shared_embedder)
 from veriguard.enforce.loader import PolicyLoadError
@@ -69,12 +70,12 @@ MIN_SIMILARITY = 0.25  # below the least similar benchmark task (0.263) and bank
 SHORTHAND = {"jb": "job", "jbs": "jobs"}
 # Three-letter words one edit from one of these are read as it (bok a rom): shorter topic words stay too ambiguous
 SHORT_TYPO_TARGETS = frozenset("book rent room buy hire car job van".split())
-FROZEN_FORMAT = "veriguard-classifier/3"
+FROZEN_FORMAT = "veriguard-classifier/4"
 CUE_KINDS = ("cues", "acts", "asides", "asks")  # per category: its topic, the words asking its act, the asides,
                                                 # and its act asked on its object (which decides alone)
 FROZEN_KEYS = frozenset({"format", "encoder", "bank_sha256", "categories", *CUE_KINDS, "settings", "words",
-                         "weights", "vectors"})
-SETTINGS = ("cue_weight", "ridge", "cue_ridge", "include", "unsure", "min_similarity")
+                         "weights", "vectors", "attention"})
+SETTINGS = ("cue_weight", "ridge", "cue_ridge", "include", "unsure", "min_similarity", "attention", "attention_ridge")
 # Clause boundaries for where a cue stands: sentence ends, and "and", "then", "plus", "but" between two asks.
 CLAUSE = re.compile(r"[.;!?\n]+\s*|,?\s+(?:and|then|plus|but|also)\s+(?:then\s+|also\s+)?", re.IGNORECASE)
 Patterns = dict[str, tuple[re.Pattern[str], ...]]
@@ -198,7 +199,9 @@ def objectless(text: str) -> str:
     return ""
 
 
-_ARRAYS = {"weights": "<f8", "vectors": "<f2"}  # the bank's vectors only measure distance: half precision is plenty
+_ARRAYS = {"weights": "<f8", "vectors": "<f2",  # the bank's vectors only measure distance: half precision is plenty
+           "queries": "<f4", "centre": "<f4", "scale": "<f4"}
+ATTENTION_KEYS = ("queries", "centre", "scale")
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,9 @@ class Trained:
     weights: dict[str, np.ndarray]   # one logistic regression per category over features()
     vectors: np.ndarray              # the bank's embeddings, for the distance to the nearest example
     words: frozenset[str]            # the bank's words, which the normaliser may decode text to
+    attention: Attention | None = None  # the queries pooling the token states (settings `attention` > 0)
+    inputs: np.ndarray | None = None    # the bank's regression inputs (mean vector, pooled vectors) when trained
+                                        # here from the bank; a frozen classifier has none
 
 
 def read_bank(path: str | Path) -> Bank:
@@ -307,7 +313,9 @@ def bank_settings(raw: Mapping[str, Any]) -> dict[str, float]:
     return {"cue_weight": float(raw.get("cue_weight", 1.5)), "ridge": float(raw.get("ridge", 1.0)),
             "cue_ridge": float(raw.get("cue_ridge", 1.0)),
             "include": float(raw.get("include", 0.5)), "unsure": float(raw.get("unsure", 0.25)),
-            "min_similarity": float(raw.get("min_similarity", MIN_SIMILARITY))}
+            "min_similarity": float(raw.get("min_similarity", MIN_SIMILARITY)),
+            "attention": float(raw.get("attention", 0)),
+            "attention_ridge": float(raw.get("attention_ridge", raw.get("ridge", 1.0)))}
 
 
 def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
@@ -345,10 +353,12 @@ def features(names: tuple[str, ...], cues: Cues, vectors: np.ndarray, texts: lis
 
 
 def penalties(dim: int, n_cues: int, settings: Mapping[str, float]) -> np.ndarray:
-    """The L2 penalty per feature: `ridge` on the embedding, `cue_ridge` on the cue features (few, chosen
+    """The L2 penalty per feature: `ridge` on the mean vector, `attention_ridge` on the pooled vectors that
+    follow it (`attention` of them, of the mean vector's width), `cue_ridge` on the cue features (few, chosen
     by hand, so they may weigh more), a light one on the bias."""
-    return np.concatenate([np.full(dim, settings["ridge"]), np.full(n_cues, settings["cue_ridge"]),
-                           [settings["ridge"]]])
+    mean = dim // (1 + int(settings["attention"]))
+    return np.concatenate([np.full(mean, settings["ridge"]), np.full(dim - mean, settings["attention_ridge"]),
+                           np.full(n_cues, settings["cue_ridge"]), [settings["ridge"]]])
 
 
 def train(x: np.ndarray, y: np.ndarray, ridge: float | np.ndarray, iterations: int = 25,
@@ -391,27 +401,43 @@ def own_columns(names: tuple[str, ...], name: str, dim: int) -> np.ndarray:
     return mask
 
 
-_VECTORS: dict[int, tuple[Embedder, dict[str, np.ndarray]]] = {}  # id(embedder) -> (it, text -> vector)
+# id(embedder) -> (it, text -> vector, text -> token states)
+_VECTORS: dict[int, tuple[Embedder, dict[str, np.ndarray], dict[str, np.ndarray]]] = {}
 
 
-def bank_vectors(embedder: Embedder, texts: tuple[str, ...]) -> np.ndarray:
-    """The texts' embeddings, each computed once per embedder and process (banks that share examples, as the
-    tests' edited copies of a bank do, are embedded once: 1,500 examples take seconds)."""
-    _, memo = _VECTORS.setdefault(id(embedder), (embedder, {}))
-    new = [t for t in dict.fromkeys(texts) if t not in memo]
+def bank_vectors(embedder: Embedder, texts: tuple[str, ...], *, states: bool = False
+                 ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The texts' embeddings (and their token states when `states`), each computed once per embedder and process
+    (banks that share examples, as the tests' edited copies of a bank do, are embedded once: 1,500 examples take
+    seconds)."""
+    _, memo, tokens = _VECTORS.setdefault(id(embedder), (embedder, {}, {}))
+    new = [t for t in dict.fromkeys(texts) if t not in memo or (states and t not in tokens)]
     if new:
-        memo.update(zip(new, embedder.embed(new)))
-    return np.stack([memo[t] for t in texts])
+        vectors, held = embedder.embed_states(new) if states else (embedder.embed(new), [])
+        memo.update(zip(new, vectors))
+        tokens.update(zip(new, held))
+    return np.stack([memo[t] for t in texts]), [tokens[t] for t in texts] if states else []
+
+
+def inputs(vectors: np.ndarray, states: list[np.ndarray], attention: Attention | None) -> np.ndarray:
+    """The regression's embedding inputs: the mean vectors, then the pooled vectors when there is attention."""
+    return vectors if attention is None else np.hstack([vectors, pooled(attention, states)])
 
 
 def trained_on(bank: Bank, embedder: Embedder) -> Trained:
-    vectors = bank_vectors(embedder, bank.texts)
     settings = bank_settings(bank.settings)
+    k = int(settings["attention"])
+    vectors, states = bank_vectors(embedder, bank.texts, states=k > 0)
+    attention = None
+    if k > 0:
+        y = np.array([[1.0 if n in labels else 0.0 for n in bank.names] for labels in bank.labels], np.float32)
+        attention = learn(states, vectors, y, k)
+    rows = inputs(vectors, states, attention)
     # The words text may be decoded to come from the bank's own examples: the training sets hold typos
     # (hotle), which as known words would no longer be read as the word they misspell.
     words = frozenset(w.lower() for t in bank.written() for w in re.findall(r"[A-Za-z]+", t))
-    return Trained(bank.names, bank.cues, settings, fit(bank, vectors, range(len(bank.texts)), settings), vectors,
-                   words)
+    return Trained(bank.names, bank.cues, settings, fit(bank, rows, range(len(bank.texts)), settings), vectors,
+                   words, attention, rows)
 
 
 class CategoryClassifier:
@@ -426,6 +452,7 @@ class CategoryClassifier:
         self.unsure = model.settings["unsure"]
         self.min_similarity = model.settings["min_similarity"]
         self.vectors = model.vectors
+        self.attention = model.attention
         self.weights = model.weights
         self.known: frozenset[str] = lexicon() | model.words
         self.vocabulary = cue_words(model.cues)
@@ -470,7 +497,9 @@ class CategoryClassifier:
     def fit(self, rows: Any, start: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         if self.bank is None:
             raise ValueError("a frozen classifier has no bank to train on")
-        return fit(self.bank, self.vectors, rows, self.model.settings, start)
+        if self.model.inputs is None:
+            raise ValueError("a frozen classifier has no bank inputs to train on")
+        return fit(self.bank, self.model.inputs, rows, self.model.settings, start)
 
     def probabilities(self, vector: np.ndarray, text: str, weights: dict[str, np.ndarray] | None = None) -> dict[str, float]:
         x = features(self.names, self.model.cues, vector[None, :], [text], self.cue_weight)[0]
@@ -505,8 +534,12 @@ class CategoryClassifier:
         if len(pieces) > MAX_PIECES:
             return self.unreadable(f"the task has {len(pieces)} distinct sentences or windows, over the {MAX_PIECES} "
                                    "the classifier reads")
-        vectors = self.embedder.embed(pieces)
-        results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors, pieces)]
+        if self.attention is None:
+            vectors, rows = self.embedder.embed(pieces), None
+        else:
+            vectors, states = self.embedder.embed_states(pieces)
+            rows = inputs(vectors, states, self.attention)
+        results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors if rows is None else rows, pieces)]
         checked = [0] if whole else list(range(len(pieces)))
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
         asked = self.asked(text)
@@ -715,14 +748,14 @@ def _trained(path: str, sha256: str) -> CategoryClassifier:
 def leave_one_out(clf: CategoryClassifier) -> dict[str, Any]:
     """Each of the bank's own examples (not [training]) classified by a model trained on all the others (a
     classifier trained from a bank)."""
-    if clf.bank is None:
+    if clf.bank is None or clf.model.inputs is None:
         raise ValueError("leave_one_out needs a classifier trained from its bank")
     rows = []
     n = len(clf.bank.texts)
     own = clf.bank.own()
     for i in own:
         weights = clf.fit((j for j in range(n) if j != i), start=clf.weights)  # one example less: a few steps
-        got = clf.decide(clf.probabilities(clf.vectors[i], clf.bank.texts[i], weights))
+        got = clf.decide(clf.probabilities(clf.model.inputs[i], clf.bank.texts[i], weights))
         rows.append({"text": clf.bank.texts[i], "gold": sorted(clf.bank.labels[i]), "got": sorted(got.labels),
                      "uncertain": sorted(got.uncertain)})
     return {"n": len(own), "exact": sum(1 for r in rows if r["gold"] == r["got"] and not r["uncertain"]),
@@ -739,7 +772,9 @@ def to_frozen(model: Trained, encoder: Mapping[str, Any], bank_sha256: str) -> d
                for key, kind in zip(CUE_KINDS, model.cues.kinds())},
             "settings": {k: model.settings[k] for k in SETTINGS}, "words": " ".join(sorted(model.words)),
             "weights": _array(np.stack([model.weights[n] for n in model.names]), _ARRAYS["weights"]),
-            "vectors": _array(model.vectors, _ARRAYS["vectors"])}
+            "vectors": _array(model.vectors, _ARRAYS["vectors"]),
+            "attention": None if model.attention is None else
+            {key: _array(getattr(model.attention, key), _ARRAYS[key]) for key in ATTENTION_KEYS}}
 
 
 def thaw(doc: Any, source: str) -> tuple[Trained, dict[str, Any]]:
@@ -772,7 +807,9 @@ def thaw(doc: Any, source: str) -> tuple[Trained, dict[str, Any]]:
     if not all(w.isascii() and w.isalpha() for w in words):
         raise _bad(source, "`words` must be the bank's words, separated by single spaces")
     dim = encoder["dim"]
-    weights = _unarray(doc["weights"], _ARRAYS["weights"], (len(names), dim + 2 * len(names) + 2), source, "weights")
+    attention = _thaw_attention(doc["attention"], dim, settings["attention"], source)
+    width = dim + (attention.width if attention else 0)
+    weights = _unarray(doc["weights"], _ARRAYS["weights"], (len(names), width + 2 * len(names) + 2), source, "weights")
     vectors = _unarray(doc["vectors"], _ARRAYS["vectors"], (None, dim), source, "vectors").astype(np.float32)
     try:
         compiled = Cues(*({n: compile_cues(doc[key][n], f"`{key}` of {n}") for n in names} for key in CUE_KINDS))
@@ -781,8 +818,25 @@ def thaw(doc: Any, source: str) -> tuple[Trained, dict[str, Any]]:
     except UnsafeRegex as e:
         raise _bad(source, f"a cue may backtrack without bound: {e.where}: pattern {e.pattern!r} {e.why}") from None
     model = Trained(tuple(names), compiled, {k: float(settings[k]) for k in SETTINGS},
-                    {n: weights[i] for i, n in enumerate(names)}, vectors, frozenset(w.lower() for w in words))
+                    {n: weights[i] for i, n in enumerate(names)}, vectors, frozenset(w.lower() for w in words),
+                    attention)
     return model, encoder
+
+
+def _thaw_attention(doc: Any, dim: int, k: float, source: str) -> Attention | None:
+    """The frozen attention queries, centre and scale: none when the settings' `attention` is 0, else exactly
+    `attention` queries of the encoder's dimension and a positive scale."""
+    if k == 0 and doc is None:
+        return None
+    if not (k >= 1 and k == int(k)) or not isinstance(doc, dict) or set(doc) != set(ATTENTION_KEYS):
+        raise _bad(source, "`attention` must be null when the settings' `attention` is 0, else an object with "
+                   f"{', '.join(ATTENTION_KEYS)} for that many queries")
+    queries = _unarray(doc["queries"], _ARRAYS["queries"], (int(k), dim), source, "attention queries")
+    centre = _unarray(doc["centre"], _ARRAYS["centre"], (dim,), source, "attention centre")
+    scale = _unarray(doc["scale"], _ARRAYS["scale"], (dim,), source, "attention scale")
+    if not (scale > 0).all():
+        raise _bad(source, "the attention scale must be positive")
+    return Attention(queries, centre, scale)
 
 
 def _array(a: np.ndarray, dtype: str) -> dict[str, Any]:

@@ -107,17 +107,31 @@ class Embedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Texts of similar length are run together, BATCH at a time: one batch is padded to its longest text."""
+        return self._run(texts, keep_states=False)[0]
+
+    def embed_states(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """embed(texts) and, from the same run of the model, each text's token states (its tokens x DIM, float32,
+        [CLS] and [SEP] included): what attention pooling reads."""
+        return self._run(texts, keep_states=True)
+
+    def _run(self, texts: Sequence[str], *, keep_states: bool) -> tuple[np.ndarray, list[np.ndarray]]:
         if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
+            return np.zeros((0, DIM), dtype=np.float32), []
         encs = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
         out = np.zeros((len(encs), DIM), dtype=np.float32)
+        states: list[np.ndarray] = [np.zeros((0, DIM), np.float32)] * len(encs) if keep_states else []
         for start in range(0, len(order), BATCH):
             rows = order[start:start + BATCH]
-            out[rows] = self._pooled([encs[i] for i in rows])
-        return out
+            hidden, mask = self._hidden([encs[i] for i in rows])
+            out[rows] = mean_pooled(hidden, mask)
+            if keep_states:
+                for j, i in enumerate(rows):
+                    states[i] = np.array(hidden[j, :len(encs[i].ids)], dtype=np.float32)
+        return out, states
 
-    def _pooled(self, encs: list[Any]) -> np.ndarray:
+    def _hidden(self, encs: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """The model's last hidden state for a batch padded to its longest text, and the padding mask."""
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -127,11 +141,7 @@ class Embedder:
         feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self.inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self.session.run(self.outputs, feeds)[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), np.float32(1e-9))
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
+        return self.session.run(self.outputs, feeds)[0], mask
 
     def truncated(self, texts: Sequence[str]) -> list[bool]:
         """Whether each text is longer than the model reads (its embedding ignores the rest)."""
@@ -150,6 +160,14 @@ class Embedder:
         if "runtime" in pinned:
             return self.identity()
         return {**{k: v for k, v in self._identity.items() if k != "runtime"}, "model_sha256": file_sha256(self.model)}
+
+
+def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The mean of the token states over the mask, L2-normalised: the sentence vector."""
+    weights = mask[..., None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), np.float32(1e-9))
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
 
 
 def known_encoder(name: str) -> Encoder:
