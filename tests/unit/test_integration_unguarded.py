@@ -493,3 +493,20 @@ def test_parallel_agents_calls_run_one_at_a_time_with_policy_hooks(payments_buil
     run_agent(Agent(name="payer", model=model(script), tools=[tool]), g)
     assert ran == [90000] * 5 and ledger[0] == 450000
     assert "daily limit" in [m for m in script.bodies[-1]["messages"] if m["role"] == "tool"][-1]["content"]
+
+
+def test_a_policy_that_reads_only_the_call_decides_parallel_calls_as_before(payments_build):
+    """Exclusive decisions cost parallel calls a retry only where the policy reads facts beside the call: a policy whose
+    arguments all come from the tool call (an allowlist of tools) lets each of them run."""
+    from types import SimpleNamespace
+
+    from veriguard.enforce.guard import Guard
+
+    monitor = guard(payments_build).monitor
+    calls_only = SimpleNamespace(**{**vars(monitor), "extractors": {"payment": monitor.extractors["payment"]}},
+                                 check=monitor.check, refuse=monitor.refuse)
+    call = {"type": "tool_use", "name": "send_payment", "input": NINETY}
+    for m, second_runs in ((monitor, False), (calls_only, True)):
+        g = Guard(m)
+        assert g.check(call, context=CONTEXT, exclusive=True).allowed
+        assert g.check(call, context=CONTEXT, exclusive=True).allowed is second_runs   # the first has not finished
