@@ -41,6 +41,7 @@ import time
 import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -417,6 +418,7 @@ _ADDRESSED = tuple(re.compile(p) for p in (
 ))
 
 
+@lru_cache(maxsize=64)   # both checks read the same text
 def _plain(text: str) -> str:
     """`text` with the spellings that hide words undone (look-alike letters, invisible characters, NFKC forms, HTML
     and percent escapes) and runs of blanks made one space."""
