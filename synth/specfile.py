@@ -20,7 +20,7 @@ from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.signature import Argument, Signature, Table
 from veriguard.contracts.spec import Example, Spec
-from veriguard.contracts.types import EnumT, RecordT, TupleT, Type, is_scalar
+from veriguard.contracts.types import BoolT, EnumT, IntT, RecordT, TupleT, Type, is_scalar
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
 from veriguard.providers.extraction import EntryProblem, llm_entry_problem
 from veriguard.synth.tables import load_table
@@ -230,6 +230,8 @@ class _Loader:
                 raise self.relocate(e, (*key, "signature")) from None
             if not all(is_scalar(t) for t in (*params, result)):
                 raise self.fail("spec.table", f"table {name}: parameters and result must be scalars", (*key, "signature"))
+            if "default" in body:
+                self.table_default(name, body["default"], result, (*key, "default"))
             file = self.spec_file(self.typed(body["file"], str, (*key, "file"), "file"), (*key, "file"),
                                   f"table {name}: file")
             try:
@@ -240,6 +242,17 @@ class _Loader:
                     raise
                 raise e.located(self.file) from None
         return tuple(out)
+
+    def table_default(self, name: str, default: Any, result: Type, key: tuple[object, ...]) -> None:
+        """A table's `default` must be a TOML value of the table's result type (a bool table's default went into
+        the generated code as written: `default = "false"` was a truthy string to the frozen module, a sort
+        mismatch to z3)."""
+        kind = bool if isinstance(result, BoolT) else int if isinstance(result, IntT) else str
+        if type(default) is not kind:
+            example = {bool: "default = false", int: "default = 0", str: 'default = "none"'}[kind]
+            raise self.fail("spec.table_default", f"table {name} returns {result}, but its default is "
+                            f"{_toml_value(default)} (a TOML {_toml_kind(default)})", key,
+                            f"write the default as a TOML {kind.__name__} of that type, e.g. {example}")
 
     def contract(self, sig: Signature, rules: str, properties: str) -> Contract:
         decls: list[Decl] = []
@@ -530,6 +543,14 @@ def _toml_value(value: object) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)[:80]
     return repr(value)[:80] if isinstance(value, (int, float)) else f"a {type(value).__name__}"
+
+
+def _toml_kind(value: object) -> str:
+    """The TOML kind of a value tomllib produced, for a message."""
+    if isinstance(value, bool):
+        return "boolean"
+    names = {int: "integer", float: "float", str: "string", list: "array", dict: "table"}
+    return next((n for t, n in names.items() if isinstance(value, t)), "date or time")
 
 
 def _scalar(value: object) -> bool:
