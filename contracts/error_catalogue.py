@@ -111,6 +111,7 @@ CATALOGUE: dict[str, Entry] = {
     "extract.llm.empty": Entry(E, "the model gave an empty answer"),
     "extract.llm.failed": Entry(E, "the model call failed in a way the provider did not map"),
     "extract.llm.injection": Entry(A, "the agent's text speaks to the model that would read it: denied unsent"),
+    "extract.llm.unreadable": Entry(A, "text the injection check cannot read (another language, hex, base64): denied unsent"),
     "extract.llm.malformed": Entry(E, "the model's answer does not satisfy the argument's schema"),
     "extract.llm.network": Entry(E, "the model provider cannot be reached"),
     "extract.llm.no_key": Entry(E, "no API key for the LLM extractor's provider"),

@@ -9,7 +9,8 @@ and the modules tabtools and calculator (refused: not modelled).
   column raises surely only in a part data_filter surely reaches (_runs_surely). A run-time part the program may
   have composed (Val.pipes), or one next to another or to an odd run of `|` (NEW_SPLIT), may hold `||` and so add a
   condition on any column: the whole table is read. GetValue and Calendar (an argument without a quote, which stays
-  inside datetime()'s string literal) give values not composed (DATUM).
+  inside datetime()'s string literal) give values as the database answers them, which may hold `||` too unless the
+  schema declares `"no_pipes_in_values": true` (enforce/extract_code.py; numbers stay exact).
 * LoadDB(name) loads a table (it must be a constant name in the schema); FilterDB and GetValue take a
   table traceable to a LoadDB.
 * SQLInterpreter(query) reads what enforce/sql_columns.py finds in the query, which must be known
