@@ -6,7 +6,10 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
                    an unsigned build, or one audited with no key, is NOT_CHECKED: it does not pass
   files            every certified file is a regular file matching its sha256, and nothing else is in the build
   tools            Nagini, z3 and Python here are the versions the certificate records
-  compiled source  (compile path) the spec, compiled again, gives policy_verified.py byte for byte
+  compiled source  the spec, compiled again, gives policy_verified.py byte for byte; run whatever the certificate's
+                   `path` says (a claim the audit cannot re-derive: a compile-path build re-signed as `"llm"` skipped
+                   it, and a policy proved against a contract without the spec's rules passed); an LLM-path build,
+                   whose source is not re-derived from its spec, is NOT_CHECKED and does not pass
   frozen module    policy.py is byte for byte the frozen module of policy_verified.py
   bytecode         policy.code (what the monitor runs on this Python) is policy.py compiled: compared in a
                    child process, code object against code object (marshal's bytes vary between runs), and the
@@ -131,9 +134,8 @@ def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] 
         b = _read(d, Path(tmp) / "build")
         checks = [_certificate(b), _signature(b, trusted_keys), _files(b), _tools(b)]
         if b.spec is None:
-            compiled = ("compiled source",) if b.certificate.get("path") == "compile" else ()
             checks += [Gate(n, Verdict.ERROR, f"not run: {b.spec_error}") for n in
-                       (*compiled, "frozen module", "bytecode", "extraction", "contract (z3)", "examples",
+                       ("compiled source", "frozen module", "bytecode", "extraction", "contract (z3)", "examples",
                         "proof (Nagini)")]
         else:
             checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
@@ -376,8 +378,7 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
     contract = spec.contract  # a Contract, also inside the lambda below
     checks = []
     verified = b.files.get("policy_verified.py", b"").decode("utf-8", errors="replace")
-    if b.certificate.get("path") == "compile":
-        checks.append(_timed("compiled source", lambda: _compiled_again(spec, verified)))
+    checks.append(_timed("compiled source", lambda: _compiled_again(spec, verified, b.certificate.get("path"))))
     regenerated: list[tuple[str, str]] = []  # (runnable, frozen module), made once by the check below
 
     def frozen() -> tuple[Verdict, str]:
@@ -522,9 +523,15 @@ def _gate(gate: Any) -> tuple[Verdict, str]:
     return gate.verdict, gate.summary
 
 
-def _compiled_again(spec: SpecFile, verified: str) -> tuple[Verdict, str]:
+def _compiled_again(spec: SpecFile, verified: str, path: object) -> tuple[Verdict, str]:
+    """Whether `verified` is what the compile path makes of `spec`. `path` (the certificate's) only words the
+    verdict: a build that is not byte for byte the compiled spec never passes, whatever path it names."""
     from veriguard.synth.compile import compile_policy
 
+    if path != "compile":
+        shown = json.dumps(path)[:40] if isinstance(path, str) else f"a {type(path).__name__}"
+        return Verdict.NOT_CHECKED, (f"the certificate says path {shown}, not \"compile\": this audit re-derives "
+                                     "policy_verified.py (the contract the proof is of) only from a compile-path spec")
     if verified not in (compile_policy(spec).source, compile_policy(spec, opaque_rules=False).source):
         return Verdict.REFUTED, "policy_verified.py is not what the compile path makes of the build's spec"
     return Verdict.PASSED, "the build's spec compiles to policy_verified.py byte for byte"
