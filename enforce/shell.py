@@ -22,11 +22,13 @@ from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, SpecFiles, _coerce, _path, _typed, spec_file
 from veriguard.enforce.shell_state import IO, Invocation, State
 from veriguard.enforce.shell_syntax import check_text, parse
-from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Places, ZoneMap, Zones, _intersect, fill,
-                                            literal_head, load_commands, load_zones, normalise, split_pattern)
+from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, Mounts, Places, ZoneMap, Zones,
+                                            _intersect, fill, literal_head, load_commands, load_zones, normalise,
+                                            split_pattern)
 from veriguard.enforce.shell_table import _fold as _fold_comps
+from veriguard.enforce.shell_mounts import MOUNT_LIMIT, leaves, project_links
 from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
-from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, ordered
+from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, ordered, within
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 
@@ -43,13 +45,25 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     (shell_table.places_of: the zone map's {guard} and {secret}). `content` (default: `follow_links`): what a step
     brings into a folder is read on disk (through_content), and so is the repository git finds above the working
     directory (through_repositories): either may make the command unknown: the command's class depends on them, not
-    on links."""
+    on links.
+    `follow_links` or `content` also find the project's symbolic links that lead elsewhere (shell_mounts), when the
+    command changes something outside the project: a path under where one leads is in the zones of its spelling
+    under the link too (`ln -s /tmp/x sub`, then `echo > /tmp/x/.envrc` writes `sub/.envrc`)."""
     content = follow_links if content is None else content
     cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
     aliases = real_spellings({"workspace": workspace, "home": home, "tmp": tmp}) if follow_links or content else ()
     a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases)
-    compiled = (zones.compile(workspace, home, tmp, places, aliases)
+    mounts: Mounts = ()
+    unseen = False
+    project = (workspace, *dict(aliases).get("workspace", ()))
+    if (follow_links or (content and a.brought)) and zones.uses_workspace() and leaves(a, project):
+        mounts, unseen = project_links(project)
+        if mounts:
+            a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases, mounts)
+    compiled = (zones.compile(workspace, home, tmp, places, aliases, mounts)
                 if follow_links or (content and (a.brought or a.repositories)) or (rewrites and a.rewrites) else None)
+    if unseen and compiled is not None:
+        a = beyond_walk(a, compiled, project)
     if follow_links and compiled is not None:
         a = through_links(a, compiled, (workspace, home, tmp))
     if content and a.brought and compiled is not None:
@@ -73,9 +87,24 @@ def real_spellings(folders: Mapping[str, str]) -> Places:
     return tuple(out)
 
 
+def beyond_walk(a: Analysis, zones: Zones, project: tuple[str, ...]) -> Analysis:
+    """`a` where the project and the folders its links lead to hold more than MOUNT_LIMIT entries: a link not looked
+    at may lead anywhere outside the project, so what the command changes there is in the unresolved zone too."""
+    reached = {acc for accesses, path, _ in a.paths if not within(normalise(path), project) for acc in accesses}
+    reached |= {acc for accesses, comps, _ in a.patterns if not within(literal_head(comps), project)
+                for acc in accesses}
+    pairs = [(acc, zones.unresolved) for acc in ACCESSES if acc in reached - {"read"}]
+    if a.brought or a.rewrites:
+        pairs.append(("write", zones.unresolved))
+    note = (f"{'+'.join(acc for acc, _ in pairs)} outside the project: more than {MOUNT_LIMIT} entries in the project "
+            f"and where its symbolic links lead, so a link not looked at may lead there: {zones.unresolved}")
+    return replace(a, touched=ordered({**dict.fromkeys(a.touched), **dict.fromkeys(pairs)}),
+                   account=a.account + (note,))
+
+
 @functools.lru_cache(maxsize=512)
 def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table: CommandTable,
-             zmap: ZoneMap, places: Places, aliases: Places = ()) -> Analysis:
+             zmap: ZoneMap, places: Places, aliases: Places = (), mounts: Mounts = ()) -> Analysis:
     check_text(command)
     if zmap.uses_workspace():
         other = dict(aliases)
@@ -85,11 +114,12 @@ def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table:
     tree = parse(command)
     if not any(c.is_named and c.type != "comment" for c in tree.root_node.children):
         raise ExtractionError("extract.shell.empty", "the command has nothing to run (only comments)")
-    compiled = zmap.compile(workspace, home, tmp, places, aliases)
+    compiled = zmap.compile(workspace, home, tmp, places, aliases, mounts)
     project = tuple(normalise(fill(d, {"workspace": workspace, "home": home, "tmp": tmp}))
                     for d in table.project_dirs)
     a = Analyser(table, compiled, home, cwd, project)
     a.source = command
+    a.workspaces = (workspace, *dict(aliases).get("workspace", ()))
     a.st = State((cwd,))
     end = a.stmt(tree.root_node, a.st, IO())
     a.set_earlier(end, Invocation("the end of the command", [], end, IO(), end.cwds))   # a shell the agent keeps
@@ -271,8 +301,9 @@ def _nested_names(zones: Zones) -> frozenset[str]:
 
 def _may_nest(zones: Zones, folder: str) -> bool:
     """Whether a [nested] pattern may match something under `folder`."""
-    under = _fold_comps(split_pattern(_escape(normalise(folder)))) + (STAR2,)
-    return any(_intersect(under, z, dot_rule=False) for _, patterns in zones.nested for z in patterns)
+    under = split_pattern(_escape(normalise(folder))) + (STAR2,)
+    spellings = [_fold_comps(t) for t in (under, *zones.linked(under, dot_rule=False))]   # and through the project's links
+    return any(_intersect(t, z, dot_rule=False) for t in spellings for _, patterns in zones.nested for z in patterns)
 
 
 def _content(b: Brought) -> list[str] | None:
@@ -347,10 +378,13 @@ class _Near:
     def __init__(self, zones: Zones) -> None:
         self.heads = [(_fold(literal_head(p)), zone) for zone, patterns in (*zones.zones, *zones.nested) for p in patterns]
         self.heads += [(_fold(literal_head(p)), zones.unresolved) for p in zones.links]
+        self.linked = zones.linked if zones.mounts else None
 
     def zones(self, path: str) -> set[str]:
-        folded = _fold(path).rstrip("/") + "/"
-        return {zone for head, zone in self.heads if folded.startswith(head) or head.startswith(folded)}
+        spellings = [path] + ([literal_head(t) for t in self.linked(split_pattern(_escape(path)) + (STAR2,),
+                                                                    dot_rule=False)] if self.linked else [])
+        folded = [_fold(p).rstrip("/") + "/" for p in spellings]
+        return {zone for head, zone in self.heads for f in folded if f.startswith(head) or head.startswith(f)}
 
 
 def _fold(text: str) -> str:

@@ -50,6 +50,8 @@ PLACEHOLDERS = ("workspace", "home", "tmp", "guard", "secret")
 # {secret}, what the agent must not read (the private key that signs the decision log).
 PLACES = ("guard", "secret")
 Places = tuple[tuple[str, tuple[str, ...]], ...]  # hashable: (("guard", (path, ...)), ("secret", (...)))
+# (where a symbolic link of the project leads, the link), both absolute and normalised: ZoneMap.compile's `mounts`
+Mounts = tuple[tuple[str, str], ...]
 FILE_PLACEHOLDERS = ("repository", "home")
 
 
@@ -908,12 +910,16 @@ class ZoneMap:
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
 
-    def compile(self, workspace: str, home: str, tmp: str, places: Places = (), aliases: Places = ()) -> "Zones":
+    def compile(self, workspace: str, home: str, tmp: str, places: Places = (), aliases: Places = (),
+                mounts: Mounts = ()) -> "Zones":
         """The map for one observation. A pattern naming {guard} or {secret} stands for one pattern per path
         `places` gives it; without any (no build, as in `veriguard eval`) it matches nothing. `aliases` gives
         other spellings of {workspace}, {home} and {tmp} (where a link to them leads): a pattern naming one stands
-        for one pattern per spelling, so the project's `.claude` is protected under its real path too."""
-        return _compile(self, workspace, home, tmp, places, aliases)
+        for one pattern per spelling, so the project's `.claude` is protected under its real path too. `mounts`:
+        (where, link) for the symbolic links of the project that lead elsewhere; a path at or under `where` is
+        also in the zones of its spelling under `link` (`/tmp/x/.envrc` is `sub/.envrc` when the project holds
+        `sub -> /tmp/x`): Zones.linked."""
+        return _compile(self, workspace, home, tmp, places, aliases, mounts)
 
     def uses_workspace(self) -> bool:
         """Whether a zone is defined by the {workspace} placeholder (which the agent may then change at will)."""
@@ -938,7 +944,8 @@ def _expand(pattern: str, spellings: Mapping[str, tuple[str, ...]]) -> list[str]
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places, aliases: Places = ()) -> "Zones":
+def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places, aliases: Places = (),
+             mounts: Mounts = ()) -> "Zones":
     values = {"workspace": workspace, "home": home, "tmp": tmp}
     other = dict(aliases)
     spellings = {**{k: (v, *other.get(k, ())) for k, v in values.items()}, **dict(places)}
@@ -951,7 +958,33 @@ def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places,
     nested = tuple((zone, tuple(_fold(split_pattern(normalise(q))) for p in patterns for q in _expand(p, spellings)))
                    for zone, patterns in zmap.nested)
     return Zones(zones, zmap.unmatched, zmap.unresolved, no_data, links, zones if folded == zones else folded,
-                 tuple((z, tuple(n.casefold() for n in names)) for z, names in zmap.mentions), nested)
+                 tuple((z, tuple(n.casefold() for n in names)) for z, names in zmap.mentions), nested,
+                 tuple((_literal(normalise(where)), _literal(normalise(link))) for where, link in mounts))
+
+
+def _literal(path: str) -> tuple[Comp, ...]:
+    """The components of a literal absolute path (no character is a wildcard)."""
+    return tuple(Comp(part) for part in path.split("/") if part)
+
+
+def _below(target: tuple[Comp, ...], folder: tuple[Comp, ...], *, dot_rule: bool) -> list[tuple[Comp, ...]]:
+    """What `target` matches at or under the literal `folder`, relative to it: `target` less that folder's names
+    (a `**` of it may stand for some of them); none when it matches nothing there."""
+    out: dict[tuple[Comp, ...], None] = {}
+    seen: set[tuple[int, int]] = set()
+    stack = [(0, 0)]
+    while stack:
+        i, j = stack.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if j == len(folder):
+            out[target[i:]] = None
+        elif i < len(target) and target[i].star2:
+            stack += [(i + 1, j), (i, j + 1)]     # the `**` stands for none of the folder's next names, or for one more
+        elif i < len(target) and target[i].matches(folder[j].text, dot_rule=dot_rule, loose=True):
+            stack.append((i + 1, j + 1))
+    return list(out)
 
 
 def fill(pattern: str, values: Mapping[str, str]) -> str:
@@ -985,6 +1018,7 @@ class Zones:
     folded: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...]
     mentions: tuple[tuple[str, tuple[str, ...]], ...] = ()     # case-folded names
     nested: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...] = ()   # case-folded; see ZoneMap.nested
+    mounts: tuple[tuple[tuple[Comp, ...], tuple[Comp, ...]], ...] = ()   # (where, link); see ZoneMap.compile
 
     @functools.cached_property
     def mention_patterns(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
@@ -1053,7 +1087,11 @@ class Zones:
         folders = tuple("/" + "/".join(c.text for c in z[:-1]) for z in own if _folder(z))
         shaped = [z for z in own if not _folder(z)]
 
+        mounted = tuple("/" + "/".join(c.text for c in where) for where, _ in self.mounts)
+
         def test(path: str) -> bool:
+            if any(path == m or path.startswith(m.rstrip("/") + "/") for m in mounted):
+                return not set(self.of(tuple(Comp(part) for part in path.split("/") if part), dot_rule=True)) <= set(base)
             if prefix and path[:len(prefix)].casefold() == prefix:
                 candidate = loose_near.fullmatch(path[len(prefix) - 1:]) or loose_far.fullmatch(path)
             else:
@@ -1086,6 +1124,27 @@ class Zones:
     def _zones_of(self, target: tuple[Comp, ...], *, dot_rule: bool) -> tuple[str, ...]:
         if self.no_data_path(target):
             return ()
+        found = self._named(target, dot_rule=dot_rule)
+        for other in self.linked(target, dot_rule=dot_rule):
+            found += tuple(z for z in self._named(other, dot_rule=dot_rule) if z not in found)
+        return found
+
+    def linked(self, target: tuple[Comp, ...], *, dot_rule: bool) -> list[tuple[Comp, ...]]:
+        """The other spellings of what `target` matches through the project's symbolic links that lead elsewhere
+        (`mounts`): at or under where a link leads, named under the link (`/tmp/x/.envrc` is `sub/.envrc` when the
+        project holds `sub -> /tmp/x`: a write there lands in the project, where direnv, VS Code and git read it).
+        Matched as written and ignoring case, as `of` does."""
+        out: dict[tuple[Comp, ...], None] = {}
+        folded = _fold(target)
+        for where, link in self.mounts:
+            rests = _below(target, where, dot_rule=dot_rule)
+            if folded != target or _fold(where) != where:
+                rests += _below(folded, _fold(where), dot_rule=dot_rule)
+            out.update(dict.fromkeys(link + rest for rest in rests))
+        return list(out)
+
+    def _named(self, target: tuple[Comp, ...], *, dot_rule: bool) -> tuple[str, ...]:
+        """The zones of `target` as it is spelled (`_zones_of` adds those of its spellings through links)."""
         found = self._of(target, self.zones, dot_rule=dot_rule)
         folded = _fold(target)
         if folded != target or self.folded is not self.zones:

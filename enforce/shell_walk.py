@@ -111,6 +111,8 @@ class Analyser(Commands, Env):
         self.function_depth = 0                  # inside a function body
         self.inv: Invocation | None = None       # the simple command being analysed
         self.source = ""                         # the whole command's text
+        self.workspaces: tuple[str, ...] = ()    # the project folder's spellings (through_made)
+        self._project_names: frozenset[str] | None = None
         self.active: dict[int, str] = {}         # invocations that write or are above the lowest class: id -> what
         self.held: list[Invocation] = []         # those invocations, kept alive so that no id is reused
         self.rewriting: list[tuple[str, list[Value], Invocation, bool]] = []  # (subcommand, words, invocation,
@@ -888,17 +890,38 @@ class Analyser(Commands, Env):
 
     def through_made(self, accesses: tuple[str, ...], path: str, inv: Invocation | None, *, recursive: bool) -> None:
         """Record `path` (as written, `..` kept) when it goes through a folder an earlier step may have put links in,
-        or reads or writes such a folder recursively."""
+        or reads or writes such a folder recursively, or changes something outside the project after a step may have
+        put links in it (`ln -s /tmp/x sub && echo x > /tmp/x/.envrc` writes sub/.envrc: shell_mounts finds such
+        links on disk, and this one is not there yet)."""
         path, lexical = kept(path), normalise(path)
         walked = recursive and bool({"read", "write"} & set(accesses))
+        elsewhere = (bool(set(accesses) - {"read"}) and not within(lexical, self.workspaces)
+                     and (recursive or not self.project_names().isdisjoint(lexical.casefold().split("/"))))
         for step, folder in self.made:
             if step is inv:
                 continue
             inside = path.startswith(folder.rstrip("/") + "/") or lexical.startswith(folder.rstrip("/") + "/")
             above = walked and (lexical == folder or folder.startswith(lexical.rstrip("/") + "/"))
-            if inside or above:
+            into = elsewhere and (within(folder, self.workspaces) or any(within(w, (folder,)) for w in self.workspaces))
+            if inside or above or into:
                 self.fresh[accesses, path, folder] = None
                 return
+
+    def project_names(self) -> frozenset[str]:
+        """The literal names the zone map's patterns give under the project folder (`.envrc`, `.vscode`, `tasks.json`,
+        `.git`, `config`...), case-folded: a path outside the project without one of them (and not written whole)
+        lands on no protected name under a link to it."""
+        if self._project_names is None:
+            heads = [tuple(p.casefold() for p in w.split("/") if p) for w in self.workspaces]
+            names: set[str] = set()
+            for _, patterns in (*self.zones.zones, *self.zones.nested):
+                for z in patterns:
+                    texts = tuple(c.text.casefold() for c in z)
+                    for head in heads:
+                        if texts[:len(head)] == head and not any(c.glob for c in z[:len(head)]):
+                            names.update(c.text.casefold() for c in z[len(head):] if not c.glob)
+            self._project_names = frozenset(names)
+        return self._project_names
 
     def pattern_paths(self, value: Value, cwds: tuple[str, ...] | None) -> list[str | None]:
         assert value.pattern is not None
@@ -1192,6 +1215,11 @@ def _overlap(a: str, b: str) -> bool:
 def ordered(touches: Any) -> tuple[tuple[str, str], ...]:
     """(access, zone) pairs in the order an Analysis lists them: by access, then zone."""
     return tuple(sorted(touches, key=lambda p: (ACCESSES.index(p[0]) if p[0] in ACCESSES else 9, p[1])))
+
+
+def within(path: str, folders: tuple[str, ...]) -> bool:
+    """Whether `path` is one of `folders` or lies under one (both normalised)."""
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
 def kept(path: str) -> str:

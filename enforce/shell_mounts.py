@@ -1,0 +1,88 @@
+"""The project's symbolic links that lead elsewhere, for the shell analysis (`follow_links`).
+
+A link in the project to a folder the agent may write elsewhere (`ln -s /tmp/x sub`, a workspace write) makes a
+later write of `/tmp/x/.envrc` land at `sub/.envrc`, where direnv, VS Code and git read it. The zone map then zones a
+path under where such a link leads as the path under the link as well (`ZoneMap.compile`'s `mounts`,
+`Zones.linked`): its project spelling's zones are added to its own. Found on disk when a command is proposed that
+changes, runs or brings something outside the project (`leaves`): a walk of the project, and of the folders its
+links lead to (a link there leads on: `/tmp/x/deep -> /tmp/y` puts `/tmp/y` at `sub/deep`).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import posixpath
+from collections import deque
+
+from veriguard.enforce.shell_table import Mounts, literal_head, normalise
+from veriguard.enforce.shell_walk import Analysis, within
+
+# Entries looked at on disk, per analysis, to find the project's links and those under where they lead; with more,
+# what the command changes outside the project is read as reaching the unresolved zone.
+MOUNT_LIMIT = 200_000
+CHAIN_LIMIT = 40          # links followed one by one from a link of the project (the kernel stops at 40 too)
+
+
+def leaves(a: Analysis, project: tuple[str, ...]) -> bool:
+    """Whether `a` changes, runs or brings something outside the project folder (`project`: its spellings): an
+    access other than a read of a path or a glob there, a folder a step brings names into, a git rewrite's folder.
+    A read needs no project spelling: the zone maps name no credential by the project's placeholder."""
+    def out(accesses: tuple[str, ...], path: str) -> bool:
+        return set(accesses) != {"read"} and not within(normalise(path), project)
+
+    return (any(out(acc, path) for acc, path, _ in a.paths)
+            or any(out(acc, literal_head(comps)) for acc, comps, _ in a.patterns)
+            or any(not within(normalise(b.folder), project) for b in a.brought)
+            or any(r.cwd is None or not within(normalise(r.cwd), project) for r in a.rewrites))
+
+
+def project_links(project: tuple[str, ...], limit: int | None = None) -> tuple[Mounts, bool]:
+    """(where, link) for each symbolic link under the project folder (`project`: its spellings, the first as the
+    agent names it) that leads out of it: each step of a chain of links and the real path at its end, also where
+    nothing is yet (`ln -s /tmp/later sub`, then `mkdir /tmp/later`); the folders they lead to are walked for links
+    in turn, named under the project's link. Breadth first, at most `limit` (MOUNT_LIMIT) entries; True when there
+    were more."""
+    left = MOUNT_LIMIT if limit is None else limit
+    found: dict[tuple[str, str], None] = {}
+    queue = deque([(project[0], project[0])])          # (folder on disk, its name under the project)
+    walked = {normalise(os.path.realpath(project[0]))}
+    while queue:
+        folder, named = queue.popleft()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(itertools.islice(it, left + 1))
+        except OSError:
+            continue
+        if len(entries) > left:
+            return tuple(found), True
+        left -= len(entries)
+        for e in entries:
+            if e.is_symlink():
+                name = named + "/" + e.name
+                steps = _steps(folder, e.name)
+                found.update(dict.fromkeys((where, name) for where in steps if not within(where, project)))
+                real = steps[-1]
+                if real not in walked and not within(real, project) and os.path.isdir(real):
+                    walked.add(real)
+                    queue.append((real, name))
+            elif e.is_dir(follow_symlinks=False):
+                queue.append((e.path, named + "/" + e.name))
+    return tuple(found), False
+
+
+def _steps(folder: str, name: str) -> list[str]:
+    """Where the link `name` in `folder` leads: each link of a chain as the one before names it (`sub -> /tmp/a`,
+    `/tmp/a -> /tmp/b`: both), and last the real path at its end."""
+    out: dict[str, None] = {}
+    here = folder + "/" + name
+    for _ in range(CHAIN_LIMIT):
+        try:
+            here = normalise(posixpath.join(posixpath.dirname(here), os.readlink(here)))
+        except (OSError, ValueError):
+            break
+        out[here] = None
+        if not os.path.islink(here):
+            break
+    real = normalise(os.path.realpath(here))
+    out.pop(real, None)
+    return [*out, real]
