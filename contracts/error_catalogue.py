@@ -230,6 +230,7 @@ CATALOGUE: dict[str, Entry] = {
     "spec.table_path": Entry(S, "a table's key path is not in its file"),
     "spec.toml": Entry(S, "the spec is not valid TOML"),
     "spec.too_deep": Entry(S, "the spec nests arrays or tables too deeply"),
+    "spec.too_large": Entry(S, "the contract declares more rules, assumptions and properties than supported"),
     "spec.type": Entry(S, "a type in the spec is wrong"),
     "spec.type_decl": Entry(S, "a type declaration is neither an enum nor a record"),
     "spec.unknown_key": Entry(S, "the spec has a key veriguard does not read"),

@@ -35,6 +35,9 @@ VERIFY_KEYS: dict[str, tuple[type, float, float]] = {  # type, least, greatest
     "nagini_timeout": (int, 1, 3600), "hypothesis_examples": (int, 0, 100_000), "mutation_threshold": (float, 0, 1),
     "mutants_per_nagini": (int, 0, 1000), "z3_bound": (int, 1, 8)}
 MAX_TOML_NESTING = 32
+# rules, assumptions and properties together: 256 rules took z3's contract checks 17 s here; 1,500 ended, after
+# minutes of z3, in a RecursionError while the policy was generated (synth exit 70 for an over-large spec)
+MAX_DECLARATIONS = 256
 ENFORCEMENT_KEYS = ("strategy", "mode", "halt_after", "fail_closed")
 PATH_FIX = "put the file in the spec's folder (or a folder inside it) and give its path relative to the spec"
 
@@ -270,6 +273,11 @@ class _Loader:
                                         f"{'properties' if d.kind == 'property' else 'rules'}", file=self.file,
                                         pos=d.pos, fix="rules and assumptions go in `rules`, properties in `properties`")
                 decls.append(d)
+        if len(decls) > MAX_DECLARATIONS:
+            raise ContractError("spec.too_large", f"the contract declares {len(decls):,} rules, assumptions and "
+                                f"properties; at most {MAX_DECLARATIONS} are supported", file=self.file,
+                                pos=decls[MAX_DECLARATIONS].pos, fix="merge rules that say the same thing, or move "
+                                "data into a table (a table holds any number of rows)")
         try:
             contract = check_contract(sig, decls, text=rules + "\n" + properties)
         except ContractError as e:
@@ -402,7 +410,7 @@ def load_spec(path: str | Path) -> SpecFile:
         raise ld.fail("spec.example", "an example lists denied items but no rule denies items", ("examples",))
     files = tuple((Path(t.source).relative_to(path.parent).as_posix(), t.sha256) for t in tables)
     extraction = ld.typed(raw.get("extraction", {}), dict, ("extraction",), "[extraction]")
-    check_extraction(ld, extraction)
+    check_extraction(ld, extraction, [a.name for a in arguments] if arguments else None)
     check_shell_tables(ld, extraction, path.parent)
     ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]")  # checked, read by nothing
     return SpecFile(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
@@ -433,13 +441,18 @@ VALUE_WORDS = {"text": "a string", "table": "a table", "table of text": 'a table
                "list of text": "a list of strings"}
 
 
-def check_extraction(ld: _Loader, extraction: Mapping[str, Any]) -> None:
+def check_extraction(ld: _Loader, extraction: Mapping[str, Any], arguments: list[str] | None = None) -> None:
     """Each [extraction] entry as the monitor will build it: a known kind, the keys it reads with values of the right
     type (field, context, tool_call, code; the classifier's text, bank and abstain), and an `llm` entry's keys,
     values, endpoint and key variable (providers.extraction.llm_entry_problem). A `shell` entry's keys are checked
-    when its zone map is read (enforce.shell)."""
+    when its zone map is read (enforce.shell). With `arguments` (the policy's), every entry must name one of them."""
     for arg, cfg in extraction.items():
         key = ("extraction", arg)
+        if arguments is not None and arg not in arguments:
+            close = difflib.get_close_matches(arg, arguments, n=1)
+            raise ld.fail("spec.extraction", f"[extraction] {arg}: the policy has no argument {arg!r} (an extractor "
+                          "gives one argument of the policy: the monitor could never use this one)", key,
+                          (f"did you mean {close[0]!r}? " if close else "") + "arguments: " + ", ".join(arguments))
         if not isinstance(cfg, Mapping) or cfg.get("from") not in EXTRACTOR_KINDS:
             got = cfg.get("from") if isinstance(cfg, Mapping) else cfg
             raise ld.fail("spec.extraction", f"[extraction] {arg}: `from` = {_toml_value(got)} is not an extractor",
