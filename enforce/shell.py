@@ -28,7 +28,7 @@ from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, 
 from veriguard.enforce.shell_table import _fold as _fold_comps
 from veriguard.enforce.shell_mounts import MOUNT_LIMIT, leaves, project_links
 from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
-from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, ordered, within
+from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
 
@@ -89,13 +89,18 @@ def real_spellings(folders: Mapping[str, str]) -> Places:
 
 def beyond_walk(a: Analysis, zones: Zones, project: tuple[str, ...]) -> Analysis:
     """`a` where the project and the folders its links lead to hold more than MOUNT_LIMIT entries: a link not looked
-    at may lead anywhere outside the project, so what the command changes there is in the unresolved zone too."""
-    reached = {acc for accesses, path, _ in a.paths if not within(normalise(path), project) for acc in accesses}
-    reached |= {acc for accesses, comps, _ in a.patterns if not within(literal_head(comps), project)
-                for acc in accesses}
-    pairs = [(acc, zones.unresolved) for acc in ACCESSES if acc in reached - {"read"}]
-    if a.brought or a.rewrites:
-        pairs.append(("write", zones.unresolved))
+    at may lead anywhere outside the project, so a change there that may land on a name the zone map protects in the
+    project (lands_in_links), a folder a step brings names into and a git rewrite there are in the unresolved zone."""
+    reached = [acc for accesses, path, recursive in a.paths
+               if lands_in_links(accesses, split_pattern(_escape(normalise(path))), zones, project, recursive=recursive)
+               for acc in accesses]
+    reached += [acc for accesses, comps, recursive in a.patterns
+                if lands_in_links(accesses, comps, zones, project, recursive=recursive) for acc in accesses]
+    if leaves(replace(a, paths=(), patterns=()), project):
+        reached.append("write")
+    pairs = [(acc, zones.unresolved) for acc in ACCESSES if acc in set(reached) - {"read"}]
+    if not pairs:
+        return a
     note = (f"{'+'.join(acc for acc, _ in pairs)} outside the project: more than {MOUNT_LIMIT} entries in the project "
             f"and where its symbolic links lead, so a link not looked at may lead there: {zones.unresolved}")
     return replace(a, touched=ordered({**dict.fromkeys(a.touched), **dict.fromkeys(pairs)}),

@@ -112,7 +112,6 @@ class Analyser(Commands, Env):
         self.inv: Invocation | None = None       # the simple command being analysed
         self.source = ""                         # the whole command's text
         self.workspaces: tuple[str, ...] = ()    # the project folder's spellings (through_made)
-        self._project_names: frozenset[str] | None = None
         self.active: dict[int, str] = {}         # invocations that write or are above the lowest class: id -> what
         self.held: list[Invocation] = []         # those invocations, kept alive so that no id is reused
         self.rewriting: list[tuple[str, list[Value], Invocation, bool]] = []  # (subcommand, words, invocation,
@@ -895,8 +894,8 @@ class Analyser(Commands, Env):
         links on disk, and this one is not there yet)."""
         path, lexical = kept(path), normalise(path)
         walked = recursive and bool({"read", "write"} & set(accesses))
-        elsewhere = (bool(set(accesses) - {"read"}) and not within(lexical, self.workspaces)
-                     and (recursive or not self.project_names().isdisjoint(lexical.casefold().split("/"))))
+        # (a wildcard in `path` stays one: it may match a protected name)
+        elsewhere = lands_in_links(accesses, split_pattern(lexical), self.zones, self.workspaces, recursive=recursive)
         for step, folder in self.made:
             if step is inv:
                 continue
@@ -906,22 +905,6 @@ class Analyser(Commands, Env):
             if inside or above or into:
                 self.fresh[accesses, path, folder] = None
                 return
-
-    def project_names(self) -> frozenset[str]:
-        """The literal names the zone map's patterns give under the project folder (`.envrc`, `.vscode`, `tasks.json`,
-        `.git`, `config`...), case-folded: a path outside the project without one of them (and not written whole)
-        lands on no protected name under a link to it."""
-        if self._project_names is None:
-            heads = [tuple(p.casefold() for p in w.split("/") if p) for w in self.workspaces]
-            names: set[str] = set()
-            for _, patterns in (*self.zones.zones, *self.zones.nested):
-                for z in patterns:
-                    texts = tuple(c.text.casefold() for c in z)
-                    for head in heads:
-                        if texts[:len(head)] == head and not any(c.glob for c in z[:len(head)]):
-                            names.update(c.text.casefold() for c in z[len(head):] if not c.glob)
-            self._project_names = frozenset(names)
-        return self._project_names
 
     def pattern_paths(self, value: Value, cwds: tuple[str, ...] | None) -> list[str | None]:
         assert value.pattern is not None
@@ -1215,6 +1198,33 @@ def _overlap(a: str, b: str) -> bool:
 def ordered(touches: Any) -> tuple[tuple[str, str], ...]:
     """(access, zone) pairs in the order an Analysis lists them: by access, then zone."""
     return tuple(sorted(touches, key=lambda p: (ACCESSES.index(p[0]) if p[0] in ACCESSES else 9, p[1])))
+
+
+def lands_in_links(accesses: tuple[str, ...], target: tuple[Comp, ...], zones: Zones, workspaces: tuple[str, ...], *,
+                   recursive: bool) -> bool:
+    """Whether a change of `target` outside the project may land on a name the zone map protects in the project,
+    through a symbolic link of it not looked at (made by an earlier step, or past the walk's limit: shell_mounts): a
+    folder changed whole, a wildcard, or one of the names the map gives under the project (`.envrc`, `.vscode`...);
+    `/tmp/log.txt` lands, at worst, on a plain project file."""
+    if not set(accesses) - {"read"} or within(literal_head(target).rstrip("/") or "/", workspaces):
+        return False
+    return recursive or any(c.glob for c in target) or not project_names(zones, workspaces).isdisjoint(
+        c.text.casefold() for c in target)
+
+
+@functools.lru_cache(maxsize=64)
+def project_names(zones: Zones, workspaces: tuple[str, ...]) -> frozenset[str]:
+    """The literal names the zone map's patterns give under the project folder (`.envrc`, `.vscode`, `tasks.json`,
+    `.git`, `config`...), case-folded."""
+    heads = [tuple(p.casefold() for p in w.split("/") if p) for w in workspaces]
+    names: set[str] = set()
+    for _, patterns in (*zones.zones, *zones.nested):
+        for z in patterns:
+            texts = tuple(c.text.casefold() for c in z)
+            for head in heads:
+                if texts[:len(head)] == head and not any(c.glob for c in z[:len(head)]):
+                    names.update(c.text.casefold() for c in z[len(head):] if not c.glob)
+    return frozenset(names)
 
 
 def within(path: str, folders: tuple[str, ...]) -> bool:

@@ -80,6 +80,7 @@ def decide(build: Path, m: dict[str, Path], tool: str, **tool_input: object) -> 
     "ln -s {shared}/new newlink && echo x > {shared}/new/.envrc",     # a link made by an earlier step, not on disk
     "ln -s {shared}/new2 n2; mkdir -p {shared}/new2/.vscode; echo x > {shared}/new2/.vscode/tasks.json",
     "ln -s {shared}/new3 n3 && cp -r {shared}/pkg {shared}/new3/",  # a folder written whole there
+    "ln -s {shared}/new5 n5 && touch {shared}/new5/.*rc",             # a wildcard may meet a protected name
 ])
 def test_a_write_where_a_link_of_the_project_leads_is_a_write_of_the_project_spelling(build, machine, command):
     text = command.format(shared=machine["shared"], home=machine["home"])
@@ -124,9 +125,13 @@ def test_the_project_is_walked_only_for_a_command_that_changes_something_outside
     assert len(calls) == 1
 
 
-def test_more_entries_than_the_walk_may_look_at_make_writes_outside_the_project_unresolved(machine, monkeypatch):
+def test_past_the_walks_limit_a_protected_name_written_outside_the_project_is_unresolved(machine, monkeypatch):
     monkeypatch.setattr(shell_mounts, "MOUNT_LIMIT", 2)
-    assert ("write", "outside") in touched(machine, f"echo x > {machine['shared']}/c.txt")
+    shared = machine["shared"]
+    for command in (f"echo x > {shared}/c/.envrc", f"cp -r {shared}/pkg {shared}/c/", f"touch {shared}/c/.*rc"):
+        assert ("write", "outside") in touched(machine, command), command
+    # a name no pattern gives under the project lands, through a link not looked at, on a plain project file
+    assert touched(machine, f"echo x > {shared}/c.txt") == {("write", "tmp")}
     assert touched(machine, "echo x > out.txt") == {("write", "tmp")}    # inside the project: no walk needed
 
 
