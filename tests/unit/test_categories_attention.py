@@ -92,9 +92,10 @@ def test_a_classifier_with_attention_freezes_and_thaws_to_the_same_decisions(att
     assert "hotel" in clf.classify(TASKS[2]).labels and not clf.classify(TASKS[1]).labels
 
 
-def test_the_switch_is_off_by_default_and_freezes_no_attention():
+def test_attention_is_off_unless_the_bank_asks_for_it():
     assert bank_settings({})["attention"] == 0
-    assert bank_settings(read_bank(BANK).settings)["attention"] == 0
+    shipped = bank_settings(read_bank(BANK).settings)  # turned on by leave-one-set-out (the bank's [settings] say how)
+    assert (shipped["attention"], shipped["attention_ridge"]) == (2, 1.0)
 
 
 def _edit(frozen, key, value):
