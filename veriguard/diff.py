@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veriguard.audit import bytecode_check, read_regular
+from veriguard.audit import bytecode_check, compiled_from, read_regular
 from veriguard.contracts.build_format import POLICY_CODE
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.errors import OperatorError, Pos, SpecError, VeriguardError
@@ -66,8 +66,9 @@ def load_build(directory: str | Path, *, accept_unproved: bool = False) -> Build
 
 
 def _module_of(policy: FrozenPolicy, spec: SpecFile) -> None:
-    """policy.py must be the frozen module of the build's spec and proved source, byte for byte: the diff
-    reasons about the spec's contract, and the monitor runs policy.py (whose checker enforces that contract)."""
+    """policy.py must be the frozen module of the build's spec and proved source, byte for byte, and the proved source
+    what the compile path makes of the spec: the diff reasons about the spec's contract, and the monitor runs
+    policy.py (whose decide, with `double_check=False`, is only as good as the contract it was proved against)."""
     assert spec.contract is not None
     verified = read_regular(policy.directory / "policy_verified.py", "diff.changed")
     shipped = read_regular(policy.directory / "policy.py", "diff.changed")
@@ -76,6 +77,11 @@ def _module_of(policy: FrozenPolicy, spec: SpecFile) -> None:
             frozen_module(spec, runnable_policy(spec.contract, verified.decode("utf-8"))).encode() != shipped:
         raise VeriguardError("diff.inconsistent", "policy.py is not the frozen module of the spec and the proved "
                              "source in the build", file=str(policy.directory),
+                             fix="re-run `veriguard synth` to rebuild it; never edit a build by hand")
+    if not compiled_from(spec, verified.decode("utf-8")):
+        raise VeriguardError("diff.inconsistent", "policy_verified.py is not what the compile path makes of the "
+                             "build's spec: the contract it was proved against is not the spec's",
+                             file=str(policy.directory / "policy_verified.py"),
                              fix="re-run `veriguard synth` to rebuild it; never edit a build by hand")
     _code_of(policy, shipped)
 
