@@ -1,12 +1,13 @@
 """Free text brought to the plain Latin form the category classifier was trained on, before it is read.
 
-Steps, in order: HTML and percent escapes decoded; Unicode NFKC (fullwidth, mathematical, circled and
+Steps, in order: HTML and percent escapes decoded, markup tags removed; Unicode NFKC (fullwidth, mathematical, circled and
 superscript letters become plain ones); invisible characters removed (format controls, variation
 selectors, tags, fillers); diacritics and other combining marks stripped; letters that look Latin
 mapped to Latin (Cyrillic, Greek, Armenian, Cherokee, Lisu, small capitals, enclosed and
 regional-indicator letters); letters spaced out or separated by dots or dashes joined (and split into known
 words when the run spans several: `b o o k a h o t e l`); words joined by underscores split; leetspeak
-decoded where a word becomes a known one; run-on words split into known ones (a hashtag's however short); pictographs
+decoded where a word becomes a known one; a letter stretched (`joooob`) read once or twice, as spells a known word;
+a shortened act word (`purch`) or a three-character leet one (`8uy`) read as the act word; run-on words split into known ones (a hashtag's however short); pictographs
 (emoji, dingbats, geometric shapes) read by their Unicode names (🏨 -> hotel, 🙏 -> person with folded hands) and arrows
 set apart as words (ATL→BOS -> ATL → BOS). What is left that the classifier cannot read is reported, never dropped: characters outside Latin letters, digits,
 punctuation and common symbols (`unreadable`, blanked in the text), and words broken by a digit or
@@ -75,6 +76,19 @@ _EXPRESSIVE = ((0x1F600, 0x1F64F),)
 _EXPRESSIVE_WORDS = frozenset("""face hand hands heart hearts thumbs sparkles sparkle fire star check clapping popper
 hundred biceps eyes triangle exclamation question warning laughing shrug facepalm""".split())
 MAX_LEET_CHOICES = 64
+# Markup tags (`<b>`, `</span>`, `<a href="...">`): inline ones removed (`h<b>o</b>tel` is hotel), the others set
+# apart as a space; what they wrap is read as text.
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)\b[^<>]{0,200}?/?>")
+_INLINE_TAGS = frozenset("a abbr b bdi bdo big cite code del dfn em font i ins kbd mark q s samp small span strike "
+                         "strong sub sup tt u var wbr".split())
+# A letter written three times or more in a row (`joooob`, `applyyyy`): read as once or twice, whichever spells a
+# known word.
+_STRETCHED = re.compile(r"([A-Za-z])\1{2,}")
+MAX_STRETCH_CHOICES = 64
+# The words asking a restricted act, which a shortened form (`purch`) and a three-letter leet token (`8uy`) are read as.
+ACT_WORDS = ("book", "booking", "buy", "hire", "lease", "order", "purchase", "rent", "rental", "reserve",
+             "reservation", "apply", "application", "subscribe", "checkout", "stream")
+MIN_ACT_PREFIX = 4    # `purch`, `reserv`: shorter prefixes (`app`, `res`, `ord`) are words or abbreviate too much
 MIN_RUN_WORD = 12     # an unknown run of letters this long is split into known words when it can be
 
 
@@ -157,6 +171,40 @@ def decode_escapes(text: str) -> str:
     return text
 
 
+def strip_tags(text: str) -> str:
+    """Markup tags taken out (`<b>Weather</b> in <i>Boston</i>` -> `Weather in Boston`): inline ones removed, so a
+    word they split is whole again (`h<b>o</b>tel`), the others read as a space."""
+    return _TAG.sub(lambda m: "" if m.group(2).lower() in _INLINE_TAGS else " ", text)
+
+
+def unstretch(word: str, known: Container[str]) -> str | None:
+    """The known word a word with a letter written three times or more spells, each such run read as the letter
+    twice or once (`rooooom` -> room, `joooob` -> job, `appplyyy` -> apply); None when it spells none."""
+    parts = _STRETCHED.split(word)   # text, letter, text, letter, ..., text
+    letters = parts[1::2]
+    if not letters or 2 ** len(letters) > MAX_STRETCH_CHOICES:
+        return None
+    for counts in product((2, 1), repeat=len(letters)):   # twice first: rooooom is room, not rom
+        candidate = "".join(p + (letters[i] * counts[i] if i < len(letters) else "")
+                            for i, p in enumerate(parts[0::2]))
+        if candidate.lower() in known:
+            return candidate
+    return None
+
+
+def act_word(word: str, known: Container[str]) -> str | None:
+    """The act word an unknown word shortens (`purch` -> purchase, `reserv` -> reserve: the shortest it begins) or
+    spells in leet with three characters (`8uy` -> buy); None otherwise."""
+    low = word.lower()
+    if not known or low in known or low in ACT_WORDS:   # with no lexicon nothing is read by a guess
+        return None
+    if word.isalpha() and len(low) >= MIN_ACT_PREFIX:
+        return next((a for a in sorted(ACT_WORDS, key=len) if a.startswith(low)), None)
+    if re.fullmatch(r"[0-9@$|+][A-Za-z]{2}|[A-Za-z][0-9@$|+][A-Za-z]|[A-Za-z]{2}[0-9@$|+]", word):
+        return decode_leet(word, frozenset(ACT_WORDS))
+    return None
+
+
 def join_spaced(text: str, known: Container[str]) -> str:
     """`h o t e l`, `h.o.t.e.l`, `h - o - t - e - l` -> `hotel`: three or more single letters or digits, more
     letters than digits, with one separator repeated, or four or more with mixed separators (so `e.g. a`
@@ -234,6 +282,9 @@ def read_word(word: str, known: Container[str], *, hashtag: bool = False) -> tup
     letters = [i for i, c in enumerate(word) if c.isalpha()]
     if not letters or word.lower() in known or _EMAIL_OR_URL.fullmatch(word):
         return word, False
+    read = (unstretch(word, known) if _STRETCHED.search(word) else None) or act_word(word, known)
+    if read:
+        return read, False
     inner = word[letters[0]:letters[-1] + 1]
     odd = [c for c in inner if not c.isalpha() and c not in _INNER_PUNCTUATION]
     edge = re.fullmatch(r"[A-Za-z]{3,}[0-9@$|]+|[0-9@$|]+[A-Za-z]{3,}", word)
@@ -276,6 +327,7 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
         return after
 
     out = note("HTML or percent escapes decoded", text, decode_escapes(text))
+    out = note("markup tags removed", out, strip_tags(out))
     # look-alikes mapped before NFKC as well: NFKC turns some of them into others (lunate sigma)
     out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
     out = note("NFKC", out, unicodedata.normalize("NFKC", out))
