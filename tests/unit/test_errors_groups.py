@@ -32,6 +32,13 @@ OUTSIDE = {
     "veriguard/hook.py:Refused": "the hook's denial, answered as exit 2 by hook.main",
     "veriguard/hook.py:_BadOptions": "private: the hook's usage error, answered by hook.main",
     "enforce/shell_git.py:_Fail": "private: a question git could not answer, turned into Unresolved in the module",
+    "enforce/integrations/anthropic_sdk.py:ProviderToolsRefused": "control flow: a BaseException the SDK does not "
+                                                                  "retry, like RunTerminated",
+    "enforce/integrations/anthropic_sdk.py:UnguardedTools": "a setup error of the integrating code (a ValueError, as "
+                                                            "the SDK's own for a bad tool list), raised before a run",
+    "enforce/integrations/openai_agents.py:UnguardedTools": "an Agents SDK UserError, so the SDK reports it as its own "
+                                                            "setup errors, before any model call",
+    "providers/http.py:BodyRefused": "a read's signal: both providers re-raise it as provider.malformed",
     # debts: callers print or re-wrap str(e), which would repeat the code; see the report of issue 13
 }
 
