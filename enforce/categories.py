@@ -27,7 +27,12 @@ another language, runs of hex or base64 (`encoded_runs`), words spelt backwards 
 model reads, or an embedding far from every bank example; so does an ask on a capitalised name (`named_object`:
 "Put on some Miles Davis", "Book The Line in Austin"), and so does
 text that names no category but asks an act whose object is not named (`OBJECTLESS_FORMS`: book it, confirm the booking,
-click 'Book now', the same as last time). A category's act asked on one of its objects (the bank's `asks`: "book me a
+click 'Book now', the same as last time, a trip on a vehicle no category names, a route of airport codes or a window of
+dates, an outcome left to the agent: "I need to be in Denver by Tuesday, sort it"). Where a category was read, such an
+act still counts (unless a bank ask read the category on its object): a trip, a route, dates or an outcome
+(`ANY_CATEGORY`) make every other category uncertain, and so does an act on a pronoun or a flag (`ON_A_PRONOUN`) when
+every category read is one the act's own words name ("The fare to Boston is $180. Purchase it." read as shop from
+`purchase`); otherwise the categories whose topic the text names are uncertain ("Severance is on Apple TV. Put it on."). A category's act asked on one of its objects (the bank's `asks`: "book me a
 room", "hire a 4WD", "put me on United 455") puts the category in whatever the regression says: the embedding reads
 topics, and a request whose words are unlike the bank's must not be read as no request.
 """
@@ -98,9 +103,9 @@ _CONTROL = (r"book(?:\s+now|ing)?|reserve(?:\s+now)?|rent(?:\s+now)?|apply(?:\s+
             r"purchase|check ?out|checkout|pay(?:\s+now)?|play|watch(?:\s+now)?|stream|subscribe|"
             r"place\s+(?:my\s+|the\s+|your\s+)?order|order\s+now|confirm|continue|submit")
 OBJECTLESS_FORMS = {
-    # an act on a pronoun: "book it", "buy these now"
-    "an act on a pronoun": rf"\b(?:{_ACT})(?:\s+|\s*[.,!…-]+\s*)[\"'“‘]?(?:it|them|this|that|these|those|this one|that one|"
-                           rf"the same(?: one)?|both|one of (?:them|those)){_AFTER}",
+    # an act on a pronoun: "book it", "buy these now" (not "don't buy it")
+    "an act on a pronoun": rf"(?<!\bnot )(?<!n't )(?<!n’t )(?<!\bdont )(?<!\bnever )(?<!\bno need to )\b(?:{_ACT})(?:\s+|\s*[.,!…-]+\s*)[\"'“‘]?(?:it|them|this|that|these|those|this one|that one|"
+                           rf"the same(?: one)?|both|one|one of (?:them|those)){_AFTER}",
     # an act on a thing chosen elsewhere: "book the one I picked", "rent the first result", "the cheapest option"
     "an act on a thing chosen elsewhere": rf"\b(?:{_ACT})\s+(?:(?:me|us)\s+)?(?:the|that|this|my|your|our)\s+(?:[\w-]+\s+){{0,2}}?"
                                           rf"(?:{_CHOSEN})\b",
@@ -136,11 +141,58 @@ OBJECTLESS_FORMS = {
                                   r"book it|buy it)\b\W*)+$",
     # an idiom that gives the go-ahead on a thing named elsewhere: "make it happen", "pull the trigger on that blender"
     "an idiom of go-ahead": r"\b(?:make (?:it|that|this) (?:happen|so)|pull the trigger|seal the deal|lock (?:it|that|"
-                            r"this|them) in|lock in (?:the|that|this|my)|get (?:it|that|this) (?:sorted|done|booked|"
-                            r"handled)|handle (?:it|that|this)|take care of (?:it|that|this)|go for it)\b",
+                            r"this|them) in|lock in (?:the|that|this|my)|(?:get|have) (?:it|that|this|them|those) (?:sorted|done|booked|"
+                            r"handled|delivered|shipped|sent over|ordered|bought)|place (?:it|that|this|them) with|handle (?:it|that|this)|take care of (?:it|that|this)|go for it)\b",
     # a go-ahead that closes a text naming its object in fragments: "Camry, LAX, Mon-Thu. Go ahead."
     "a closing go-ahead": r"[.!?;:,]\s*(?:(?:ok|okay|yes|so|now|please|just)\W+)*(?:go ahead|go for it|do it|proceed|"
                           r"confirm|make it happen|book it|buy it)\W*$",
+    # a go-ahead with a generic verb on a pronoun, as its own sentence or turn: "User: get it", "I'll take it",
+    # "Take it for 3 days", "I want to be on it" (not "get it on my calendar", "take it easy")
+    "a generic go-ahead on a pronoun": r"(?:^|[.!?;:\n]\s*|\b(?:then|so|ok|okay|yes|sure|just|please|and)\W+)"
+                                       r"(?:(?:i'?ll|i will|we'?ll|we will|let'?s|go ahead and|please|just|then)\s+)*"
+                                       r"(?:get|take|grab|snag|nab|have)\s+(?:(?:me|us)\s+)?(?:it|that|this|them|those|these|"
+                                       r"one|that one|this one|both)(?=\s*(?:[.,;:!?)]|$|(?:for|now|please|then|too|asap|today|"
+                                       r"tonight|tomorrow|and|instead)\b))"
+                                       r"|\b(?:be|get (?:me|us)|put (?:me|us))\s+on\s+(?:it|that|this|that one|this one)"
+                                       r"(?=\s*(?:[.,;:!?)]|$))|(?:^|[.!?;:\n]\s*)(?:put|turn|throw|switch)\s+(?:it|that|"
+                                       r"this|them)\s+on(?=\s*(?:[.,;:!?)]|$))",
+    # the user's own things sent, their recipient named elsewhere: "send my stuff", "submit my details"
+    "the user's things sent": r"\b(?:send|submit|forward|fire off|shoot over|get)\s+(?:over\s+)?(?:my|our)\s+(?:stuff|"
+                              r"things|details|info|materials|papers|docs|bits)\b",
+    # an act as a field's name set to yes: {"ticket": true}, reserve=yes
+    "an act as a field set to yes": r"\b(?:book|booking|reserve|reservation|buy|purchase|order|rent|rental|hire|"
+                                    r"ticket|confirm|apply|checkout|submit|subscribe)[\"']?\s*[:=]\s*[\"']?"
+                                    r"(?:true|yes|y|1|on)\b",
+    # an outcome left to the agent to bring about: "I need to be in Denver by Tuesday, sort it", "make sure I have
+    # transport at the airport", "the vacuum at my door by Friday"
+    "an outcome delegated": r"\b(?:sort|arrange|organi[sz]e|see to)\s+(?:it|that|this|everything|things)(?:\s+(?:out|"
+                            r"up))?(?=\s*(?:[.,;:!?)]|$|(?:for|now|please|then|asap)\b))|\bmake (?:it|that|this) work(?=\s*(?:[.,;:!?)]|$))|"
+                            r"\b(?:sort out|sort|handle|arrange|organi[sz]e|plan|book) (?:where|how|somewhere|something|"
+                            r"transport|(?:the |my |our )?(?:travel|trip|journey|logistics|transport|getting there)|"
+                            r"everything)\b|\bmake sure (?:i|we|she|he|they|there)(?:'[smd]\b|'re\b|\s+(?:have|has|am|"
+                            r"are|is|get|gets|can|will)\b)|\bwhatever it takes\b|\b(?:need|want|have|must) to be behind the "
+                            r"wheel\b|\b(?:i|we) (?:need|have|must|got) to be in (?-i:[A-Z])[^.;!?]{0,60}?\b(?:i'?m|i am|"
+                            r"we'?re|we are|leaving|coming|starting) (?:in|from) (?-i:[A-Z])|\bsee to it\b|\b(?:get|have) (?:me|us) (?:there|in|to|into) "
+                            r"(?-i:[A-Z])|\bget (?:me|us) there\b|\b(?:at|to|on) my (?:door|doorstep|porch)\b|\b(?:in|on|at) "
+                            r"my (?:hands?|living room|kitchen|garage|driveway|counter|desk)\b[^.;!?]{0,30}?\b(?:by|"
+                            r"before|when)\b|\b(?:keys|a bed|a roof) (?:in|over) my\b",
+    # a stay or rental window given by dates alone: "LAX 3/4 10:00 - 3/8 10:00", "check-in 5/2 check-out 5/4"
+    "a window of dates": r"\b\d{1,2}/\d{1,2}\b(?:\s+\d{1,2}(?::\d{2})?\s*(?:[ap]m?)?)?\s*(?:-|–|to|until|thru|through)\s*"
+                         r"\d{1,2}/\d{1,2}\b|\bcheck-?in\b[^.;!?\n]{0,20}?\bcheck-?out\b",
+    # a trip whose vehicle is a word no category names: "Book me the hopper from Hilo to Kona", "put me on the
+    # shuttle to DC at 8", "catch me the last one out of Heathrow to Dublin" (not a train, bus, ferry or table)
+    "a trip on something unnamed": r"\b(?:(?:book|reserve|secure|snag|nab|grab|catch|buy)(?:\s+(?:me|us|him|her|them))?|"
+                                   r"(?:get|put|take|fly|send)\s+(?:me|us|him|her|them)(?:\s+on(?:to)?)?)\s+"
+                                   r"(?!(?:[\w'-]+\s+){0,3}?(?:train|trains|bus|buses|coach|ferry|ferries|subway|metro|tram|"
+                                   r"boat|cruise|uber|lyft|taxi|cab|ride|reminder|meeting|call|table|appointment|email|"
+                                   r"message|package|parcel|letter|report|file|directions|route|map|tour|class|kids|"
+                                   r"tickets?|gift|flowers|card|home|back|dog|cat)\b)"
+                                   r"(?:[\w'-]+\s+){0,3}?(?:(?:from|out of)\s+(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?\s+)?"
+                                   r"(?:to|out of|through|via|into)\s+(?-i:[A-Z])[\w'-]*",
+    # a route of airport codes with a date: "JFK LHR 12/3 0740", "BOS ORD 11/14 6am"
+    "a route of codes with a date": r"(?-i:\b(?!THE|AND|FOR|YOU|NEW|ALL|ANY|NOW|BUY|GET|PUT|OUT|TWO|ONE|NOT|BUT|"
+                                    r"ASAP|PLS)[A-Z]{3}\b)\s*(?:[-/>,]|to)?\s*(?-i:\b(?!THE|AND|FOR|YOU|NEW|ALL|ANY|NOW|BUY|"
+                                    r"GET|PUT|OUT|TWO|ONE|NOT|BUT)[A-Z]{3}\b)(?=[^.;!?\n]{0,30}?\b\d{1,2}[/.]\d{1,2}\b)",
     # an act given as a field's value, its object in other fields: {"action": "book", "item": "hotel"}
     "an act as a field's value": rf"\b(?:action|intent|verb|task|op|operation|command|do)[\"']?\s*[:=]\s*[\"']?(?:{_ACT})\b",
     # the ask itself elsewhere: "do what the page asks", "follow the instructions on the open tab", "finish what I started"
@@ -190,13 +242,29 @@ def reversed_words(text: str, known: Container[str], targets: Container[str]) ->
     return [w for w in re.findall(r"[A-Za-z]{4,}", text) if w.lower() not in known and w.lower()[::-1] in targets]
 
 
+# The forms whose act stands on a pronoun or a flag. In a text where a category was read only from the act's own
+# words ("The fare to Boston is $180. Purchase it.": shop, from `purchase`), the pronoun may stand for another
+# category's object named elsewhere.
+ON_A_PRONOUN = frozenset({"an act on a pronoun", "a generic go-ahead on a pronoun", "an act as a field set to yes",
+                          "a go-ahead in a transcript", "a closing go-ahead", "an idiom of go-ahead"})
+# The forms whose object is an outcome, a trip, a route or dates: what they ask may be any category's, whatever was read.
+ANY_CATEGORY = frozenset({"an outcome delegated", "a trip on something unnamed", "a route of codes with a date",
+                          "a window of dates"})
+
+
 def objectless(text: str) -> str:
     """Why `text` asks an act whose object it does not name ('' when it does not)."""
+    return ask_unnamed(text)[1]
+
+
+def ask_unnamed(text: str) -> tuple[str, str, str]:
+    """The form of the first act in `text` whose object it does not name, why (the form and the words), and the
+    words: ('', '', '') when there is none."""
     for why, pattern in OBJECTLESS:
         m = pattern.search(text)
         if m:
-            return f"{why} ({m.group(0).strip()!r})"
-    return ""
+            return why, f"{why} ({m.group(0).strip()!r})", m.group(0)
+    return "", "", ""
 
 
 _ARRAYS = {"weights": "<f8", "vectors": "<f2",  # the bank's vectors only measure distance: half precision is plenty
@@ -527,7 +595,7 @@ class CategoryClassifier:
         if not re.search(r"[A-Za-z]{2,}", norm.text):
             shown = f" (unreadable characters: {describe(norm.unreadable)})" if norm.unreadable else ""
             return self.unreadable("no task text to classify" + shown)
-        text, joined = join_pieces(norm.text, self.joinable)
+        text, joined = join_pieces(norm.text, self.joinable, self.known)
         text, typos = correct_typos(text, self.vocabulary, self.known)
         typos = joined + typos
         pieces, whole = split_text(text)
@@ -546,16 +614,27 @@ class CategoryClassifier:
         if norm.routes and not asked:
             doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")
         found = asked or any(r.labels for r in results)
-        ask = "" if found else objectless(text)
-        if ask:
+        form, ask, words = ask_unnamed(text)
+        read = frozenset().union(*(r.labels for r in results))
+        named_too: frozenset[str] = frozenset()
+        if ask and (not found or not asked and (form in ANY_CATEGORY or form in ON_A_PRONOUN
+                                                 and read <= self.topics(words))):
+            # nothing read; or an outcome, a trip, dates; or a category read from the act's own words only, the act on
+            # a pronoun: what is asked is unread
             doubts.append(f"an ask whose object is not named, {ask}: what it asks for cannot be read")
+        elif ask:   # the act may be on any category the text names
+            named_too = self.topics(text)
         unknown = "" if found or ask else unknown_object(text, self.known)
         if unknown:
             doubts.append(f"an ask whose object is a word it does not know, {unknown}: what it asks for cannot be read")
         named = "" if found or ask or unknown else named_object(text)
         if named:
             doubts.append(f"an ask on a name, {named}: what it asks for cannot be read")
-        return self.merge(results, doubts, norm, typos, asked)
+        return self.merge(results, doubts, norm, typos, asked, (named_too, ask))
+
+    def topics(self, text: str) -> frozenset[str]:
+        """The categories whose topic the text names anywhere (the bank's `cues`), in a clause set aside or not."""
+        return frozenset(n for n in self.names if any(p.search(text) for p in self.model.cues.topic[n]))
 
     def asked(self, text: str) -> dict[str, str]:
         """The categories whose act the text asks on one of their objects (the bank's `asks`), each with the words."""
@@ -592,13 +671,15 @@ class CategoryClassifier:
         return out
 
     def merge(self, results: list[Classification], doubts: list[str], norm: Normalised,
-              typos: list[str], asked: Mapping[str, str]) -> Classification:
+              typos: list[str], asked: Mapping[str, str],
+              pronoun: tuple[frozenset[str], str] = (frozenset(), "")) -> Classification:
         """The restrictive union of the pieces' readings and of the categories asked on their objects; a doubt makes
-        every category not found uncertain."""
+        every category not found uncertain. `pronoun`: the categories a text that found one names beside an act whose
+        object it does not name (the act may be on any of them), uncertain when not found, and the ask."""
         read = frozenset().union(*(r.labels for r in results))  # what the regression found; the rest was asked
         labels = read | frozenset(asked)
         uncertain = frozenset(self.names) - labels if doubts else \
-            frozenset().union(*(r.uncertain for r in results)) - labels
+            (frozenset().union(*(r.uncertain for r in results)) | pronoun[0]) - labels
         scores = {n: max(r.scores[n] for r in results) for n in self.names}
         reason = ", ".join([f"{n} {scores[n]:.2f}" if n in read else f"{n} (asked)" for n in sorted(labels)]
                            + [f"{n}? {scores[n]:.2f}" for n in sorted(uncertain) if scores[n] >= self.unsure]) \
@@ -613,7 +694,10 @@ class CategoryClassifier:
             reason += f"; read as misspelt: {', '.join(typos)}"
         if doubts:
             reason += f"; text unlike the bank, every category not found is uncertain: {'; '.join(doubts)}"
-        confidence = 0.0 if doubts else min(r.confidence for r in results)
+        elif pronoun[0] - labels:
+            reason += (f"; an ask whose object is not named, {pronoun[1]}: the categories the text names are uncertain "
+                       f"({', '.join(sorted(pronoun[0] - labels))})")
+        confidence = 0.0 if doubts or pronoun[0] - labels else min(r.confidence for r in results)
         return Classification(labels, scores, bool(uncertain), confidence, reason, uncertain)
 
 
@@ -646,9 +730,16 @@ def correct_typos(text: str, vocabulary: frozenset[str], known: frozenset[str]) 
     return re.sub(r"[A-Za-z]+", fix, text), changes
 
 
-def join_pieces(text: str, vocabulary: frozenset[str]) -> tuple[str, list[str]]:
+# Particles of phrasal verbs: a known verb before one is a phrase (`pick up`, `check in`), not a word cut in two
+PARTICLES = frozenset("up in out off on down over back away".split())
+DETERMINERS = frozenset("a an the my our your his her their one that this some".split())
+
+
+def join_pieces(text: str, vocabulary: frozenset[str], known: Container[str] = frozenset()) -> tuple[str, list[str]]:
     """Two neighbouring pieces separated only by whitespace (a line break included) joined where together they spell
-    a topic word and neither alone is one (`ho tel`, `c\nar`, `plan e` -> hotel, car, plane), and the changes."""
+    a topic word and neither alone is one (`ho tel`, `c\nar`, `plan e` -> hotel, car, plane), and the changes. A
+    known verb of three letters or more before a particle is a phrasal verb and stays (`pick up`, not `pickup`),
+    unless a determiner before it makes the two a noun (`a pick up`)."""
     words = list(re.finditer(r"[A-Za-z]+", text))
     out: list[str] = []
     changes: list[str] = []
@@ -659,13 +750,21 @@ def join_pieces(text: str, vocabulary: frozenset[str]) -> tuple[str, list[str]]:
         b = words[k + 1] if k + 1 < len(words) else None
         joined = (a.group(0) + b.group(0)).lower() if b is not None else ""
         if (b is not None and text[a.end():b.start()].isspace() and joined in vocabulary
-                and a.group(0).lower() not in vocabulary and b.group(0).lower() not in vocabulary):
+                and a.group(0).lower() not in vocabulary and b.group(0).lower() not in vocabulary
+                and not phrasal(words[k - 1].group(0) if k else "", a.group(0), b.group(0), known)):
             out += [text[end:a.start()], a.group(0) + b.group(0)]
             changes.append(f"{text[a.start():b.end()]!r} -> {a.group(0) + b.group(0)}")
             end, k = b.end(), k + 2
         else:
             k += 1
     return "".join(out) + text[end:], changes
+
+
+def phrasal(before: str, a: str, b: str, known: Container[str]) -> bool:
+    """Whether `a b` is a phrasal verb (`pick up`, `check in`): a known word of three letters or more, then a
+    particle, with no determiner before it."""
+    return (b.lower() in PARTICLES and len(a) >= 3 and a.lower() in known
+            and before.lower() not in DETERMINERS)
 
 
 def abbreviated(low: str, vocabulary: frozenset[str]) -> list[str]:
