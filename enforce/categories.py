@@ -25,7 +25,8 @@ longest has 244 characters). Text unlike the bank abstains with every category n
 characters the normaliser cannot map to Latin, words broken by digits or symbols that spell nothing,
 another language, runs of hex or base64 (`encoded_runs`), words spelt backwards (letoh), a piece longer than the
 model reads, or an embedding far from every bank example; so does an ask on a capitalised name (`named_object`:
-"Put on some Miles Davis", "Book The Line in Austin"), and so does
+"Put on some Miles Davis", "Book The Line in Austin"; or a sentence without a verb naming one with what an order or
+a booking needs: "The Langham Chicago for Friday", "Blender, under $100, Amazon", a name alone asked: "Hilton?"), and so does
 text that names no category but asks an act whose object is not named (`OBJECTLESS_FORMS`: book it, confirm the booking,
 click 'Book now', the same as last time, a trip on a vehicle no category names, a route of airport codes or a window of
 dates, an outcome left to the agent: "I need to be in Denver by Tuesday, sort it"). Where a category was read, such an
@@ -195,6 +196,17 @@ OBJECTLESS_FORMS = {
                                     r"GET|PUT|OUT|TWO|ONE|NOT|BUT)[A-Z]{3}\b)(?=[^.;!?\n]{0,30}?\b\d{1,2}[/.]\d{1,2}\b)",
     # an act given as a field's value, its object in other fields: {"action": "book", "item": "hotel"}
     "an act as a field's value": rf"\b(?:action|intent|verb|task|op|operation|command|do)[\"']?\s*[:=]\s*[\"']?(?:{_ACT})\b",
+    # an ask put as a wish, its act a gerund or a clause: "Ordering the blender would really help me out", "It'd be
+    # nice if my application to Target went in today", "Why not order the Instant Pot" (not "Booking sites would help me compare")
+    "an ask put as a wish": r"^\W*(?:(?:just|honestly|really)\s+)?(?:ordering|booking|buying|renting|reserving|purchasing|hiring|"
+                            r"leasing|snagging|securing)\s+(?:me\s+|us\s+)?(?:the|that|this|my|our|a|an|"
+                            r"some|one|two|those|these)\b[^.;!?]{0,50}?\b(?:would|could|will|'d|might)\s+(?:really\s+|"
+                            r"totally\s+|honestly\s+)?(?:help|save|make my|be (?:great|nice|good|awesome|ideal|perfect|"
+                            r"lovely|appreciated|a (?:big )?help|a lifesaver|huge))\b|\b(?:it'?d|it would|would(?:n't| not)? it)\s+be "
+                            r"(?:so |really |very )?(?:nice|great|good|ideal|awesome|perfect|lovely|helpful) if\b[^.;!?]{0,60}?"
+                            r"\b(?:went (?:in|through|out)|got (?:in|through|booked|ordered|bought|placed|submitted|"
+                            r"reserved|sent)|(?:was|were) (?:booked|ordered|bought|placed|submitted|reserved|sent in))\b|"
+                            r"\bwhy (?:not|don'?t you)\s+(?:just\s+)?(?:order|book|buy|rent|reserve|purchase|hire|lease)\b",
     # the ask itself elsewhere: "do what the page asks", "follow the instructions on the open tab", "finish what I started"
     "an ask left to another text": r"\b(?:do|follow|complete|finish|carry out|execute|perform|obey)\b[^.;!?]{0,30}?"
                                    r"\b(?:what(?:ever)?|the (?:instructions?|steps?|tasks?|request|ask|directions))\b"
@@ -231,10 +243,55 @@ _NAMED = re.compile(r"(?i:\b(?:put on|play|throw on|turn on|fire up|spin|queue u
 REVERSIBLE = frozenset("book rent buy hire lease order apply reserve stream watch play purchase".split())
 
 
+# A sentence without a verb that names a capitalised name (a place of business, a product) with what a booking or an
+# order needs: dates, nights, guests, rooms, beds, a count, a store, shipping, a price cap ("The Langham Chicago for
+# Friday", "Three Yeti Ramblers from REI", "Blender, under $100, Amazon"), or a name alone asked ("Hilton?"). The name's
+# words may be any words: a lower-case word only ends it ("KitchenAid Artisan mixer"); a word asking information
+# (`INFO_WORDS`: "Weather in Chicago Friday", "Best Buy hours Sunday") makes it no order.
+_NAME = (r"(?:(?:The|A|An|Two|Three|Four|Five|Six|\d+)\s+)?(?!(?:I|I'm|I'd|My|We|Our|You|Your|It|This|That|These|Those|What|"
+         r"When|Where|Who|Which|How|Why|Is|Are|Can|Could|Do|Does|Did|Will|Would|Should|Please|Any|Some|Yes|No|Ok|Okay|"
+         r"Thanks|Hi|Hello|Hey)\b)[A-Z][\w'&.-]*(?:\s+(?:[A-Z][\w'&.-]*|[a-z]?\d[\w-]*|of|de|la))*(?:\s+[a-z]{3,})?")
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
+_COUNT = r"(?:\d+|one|two|three|four|five|six|a couple of)"
+_WEAK_DETAIL = (rf"(?i:{_DAY}s?\b|tonight\b|this weekend\b|next (?:week|weekend|month|{_DAY})\b|(?:the )?\d{{1,2}}(?:st|nd|rd|th)\b|"
+                rf"{_MONTH}|\d{{1,2}}/\d{{1,2}}\b)|(?i:from)\s+(?:the\s+)?[A-Z]")
+_STRONG_DETAIL = (rf"(?i:{_COUNT}\s+(?:nights?|guests?|adults?|kids|children|people|rooms?|"
+                  r"(?:(?:queen|king|double|twin|single)\s+)?beds?|(?:queen|king)s?)\b|[\w-]*\s*(?:shipping|delivery)\b|"
+                  r"shipped\b|gift[- ]wrapped\b|engraved\b|(?:under|below|less than|max|at most)\s+\$|size\s+\w+)")
+_ORDER_FRAGMENT = re.compile(rf"(?:^|[.!?:;\n]\s*)(?P<name>{_NAME}(?:\s*,\s*(?!{_DAY})[A-Z][\w'&.-]*(?:\s+[A-Z][\w'&.-]*)*)*)"
+                             rf"(?P<sep>\s*,\s*|\s+)(?:(?i:for|on)\s+)?(?:(?P<strong>{_STRONG_DETAIL})|{_WEAK_DETAIL})"
+                             rf"|^\W*(?P<alone>{_NAME})\s*\?\W*$")
+# Words that make a name's fragment a question of information, not an order ("Hilton Head tide times Friday")
+INFO_WORDS = frozenset("weather forecast temperature directions direction route map hours hour open opening history "
+                       "phone number address reviews review rating ratings price prices stock stocks share shares news "
+                       "score scores events event tide tides times schedule traffic menu photos pictures vs versus "
+                       "population facts wiki wikipedia recipe recipes jobs careers parking location locations".split())
+_ARTICLES = frozenset("the a an two three four five six".split())
+
+
+def proper_name(name: str) -> bool:
+    """Whether `name` is more than one capitalised sentence opener: two capitalised words (beside an article or a
+    count) or a word with a digit ("The Langham Chicago", "Roomba j7"; not "Soccer practice")."""
+    words = [w for w in name.replace(",", " ").split() if w.lower() not in _ARTICLES]
+    return sum(1 for w in words if w[0].isupper() or any(c.isdigit() for c in w)) >= 2
+
+
 def named_object(text: str) -> str:
-    """A play or book act on a capitalised name ('' when there is none)."""
+    """A play or book act on a capitalised name, or a sentence without a verb naming a name with what an order or a
+    booking needs ('' when there is none)."""
     m = _NAMED.search(text)
-    return repr(m.group(0)) if m else ""
+    if m:
+        return repr(m.group(0))
+    for m in _ORDER_FRAGMENT.finditer(text):
+        name = m.group("name") or m.group("alone")
+        if m.group("name") and not proper_name(name) and not (m.group("strong") and "," in m.group("sep")):
+            continue   # one capitalised opener needs a comma and an order's detail: "Blender, under $100" (not
+                       # "Soccer practice Saturday", "Email from Amazon", "Free shipping")
+        if not INFO_WORDS.intersection(w.lower() for w in re.findall(r"[A-Za-z]+", name)):
+            start = m.start("name") if m.group("name") else m.start("alone")
+            return repr(re.split(r"[.!?;\n]", text[start:], maxsplit=1)[0][:80].strip() or text[start:].strip())
+    return ""
 
 
 def reversed_words(text: str, known: Container[str], targets: Container[str]) -> list[str]:
