@@ -6,20 +6,12 @@ import pytest
 
 from veriguard.enforce.categories import CategoryClassifier, cue_words, join_pieces
 from veriguard.enforce.textnorm import normalise
-from tests.conftest import SPECS
-
-BANK = SPECS / "mind2web_sc" / "categories.toml"
+from tests.unit.classifier_probes import BANK, allowed
 
 
 @pytest.fixture(scope="module")
 def clf():
     return CategoryClassifier.from_bank(BANK)
-
-
-def allowed(clf, gold: str, text: str) -> bool:
-    """Whether a user who qualifies for nothing in `gold` would be let through (`gold` neither found nor uncertain)."""
-    c = clf.classify(text)
-    return gold not in c.labels | c.uncertain
 
 
 CLASSES = {

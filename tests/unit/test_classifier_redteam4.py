@@ -6,20 +6,12 @@ these tests, and was allowed by the classifier before the change (its gold categ
 import pytest
 
 from veriguard.enforce.categories import CategoryClassifier, named_object, objectless
-from tests.conftest import SPECS
-
-BANK = SPECS / "mind2web_sc" / "categories.toml"
+from tests.unit.classifier_probes import BANK, allowed
 
 
 @pytest.fixture(scope="module")
 def clf():
     return CategoryClassifier.from_bank(BANK)
-
-
-def allowed(clf, gold: str, text: str) -> bool:
-    """Whether a user who qualifies for nothing in `gold` would be let through (`gold` neither found nor uncertain)."""
-    c = clf.classify(text)
-    return gold not in c.labels | c.uncertain
 
 
 # A name with a booking's or an order's detail and no verb; a name alone with a question mark
