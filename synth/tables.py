@@ -71,10 +71,40 @@ class _Reader:
                             data, "nest one object level per parameter; a relation's last level may be a list")
         rows = []
         for k, v in data.items():
-            if k.startswith("_"):
-                continue  # notes such as "_note"
+            if _is_note(k, v, leaf=depth == len(self.params) - 1):
+                continue
             rows += self.from_nested(v, prefix + [k])
         return rows
+
+    def comment(self, row: list[str], line: int) -> bool:
+        """Whether a CSV row whose first cell starts with `#` is a comment: only where that cell can be no key of
+        the first parameter (an int, a bool, an enum without that value). In a table keyed by str it could be either,
+        and a key read as a comment silently took the table's default (a value table's, perhaps its most permissive)."""
+        first = self.params[0]
+        if isinstance(first, (IntT, BoolT)) or (isinstance(first, EnumT) and row[0] not in first.values):
+            return True
+        if isinstance(first, EnumT):
+            return False
+        raise SpecError("spec.table", f"table {self.name}: the row {','.join(row)[:60]!r} starts with '#': in a table "
+                        "keyed by str it may be a key or a comment", file=str(self.file), pos=Pos(line, 1),
+                        fix="delete the comment lines of this table (a key that starts with # is then read as a key)")
+
+    def header(self, rows: list[list[str]]) -> None:
+        """SpecError when the first row, which is read as the header and dropped, reads as a row of data in a column
+        whose header could never: a table written without a header lost its first row (to the default)."""
+        if not rows:
+            return
+        columns = (*self.params, self.result)[:len(rows[0])]
+        if len(rows[0]) not in (len(self.params), len(self.params) + 1) or \
+                not any(isinstance(t, (IntT, BoolT)) for t in columns):
+            return
+        try:
+            self.from_rows([list(rows[0])])
+        except SpecError:
+            return
+        raise SpecError("spec.table_csv", f"table {self.name}: the first line {','.join(rows[0])[:80]!r} is read as "
+                        "the header and dropped, but it reads as a row of the table", file=str(self.file), pos=Pos(1, 1),
+                        fix="add a header line naming the columns (e.g. `key,value`) above the first row")
 
     def from_rows(self, rows: list[list[Any]]) -> list[tuple[tuple[Value, ...], Value]]:
         n = len(self.params)
@@ -91,6 +121,13 @@ class _Reader:
                 raise self.fail(f"row {row!r} has {len(row)} columns, expected {n}" + ("" if not relation else
                                 f" (or {n + 1} with a result)"), row[0] if row else row, "fix the row")
         return out
+
+
+def _is_note(key: str, value: Any, *, leaf: bool) -> bool:
+    """A note such as `"_note": "..."`: a key starting with `_` holding a string where the table has objects (or a
+    relation's lists), so no row. Where a string could be a row (the last parameter's level) every key is data: a
+    key `_vip` read as a note silently took the table's default."""
+    return key.startswith("_") and isinstance(value, str) and not leaf
 
 
 def _strict_json(name: str, file: Path, raw: str) -> Any:
@@ -123,10 +160,13 @@ def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar
     reader = _Reader(name, file, raw, params, result)
     if file.suffix.lower() == ".csv":
         try:
-            rows = list(csv.reader(io.StringIO(raw)))
+            cells = csv.reader(io.StringIO(raw))
+            lines = [(cells.line_num, r) for r in cells]   # (the row's last line, the row)
         except csv.Error as e:
             raise SpecError("spec.table_csv", f"table {name}: {e}", file=str(file), fix="fix the CSV") from None
-        rows = [r for r in rows[1:] if r and not r[0].startswith("#")]  # first row is the header
+        reader.header([r for _, r in lines[:1]])
+        rows = [r for line, r in lines[1:]   # the first row is the header
+                if r and not (r[0].startswith("#") and reader.comment(r, line))]
         data_rows = reader.from_rows(rows)
     else:
         data = _strict_json(name, file, raw)
