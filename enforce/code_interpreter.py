@@ -8,7 +8,6 @@ spec's [extraction] `language`. See enforce/extract_code.py for what counts as r
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,7 +16,8 @@ from dataclasses import dataclass
 from veriguard.enforce.code_subset import (BUILTINS, CONSUMERS, CONTAINER_METHODS, CONTAINER_OPS,
                                            LIBRARY, NO_REVEAL, RAISES_ON_TABLE, SAFE_TABLE_ATTRS, STR_METHODS,
                                            TABLE_METHODS, VALUE_ATTRS, VALUE_FUNCTIONS, VALUE_METHODS,
-                                           WHOLE_TABLE_ATTRS, check_constructs, construct_name)
+                                           WHOLE_TABLE_ATTRS, check_constructs, construct_name,
+                                           may_be_builtin)
 from veriguard.enforce.code_values import (DATUM, EMPTY, HOLE, NOTHING, OTHER, STORED, Val, at, container, fail, is_text,
                                            join, join_all, may_split, single_text, snippet, unanalysable, widen)
 
@@ -547,8 +547,8 @@ class Interpreter:
             return Val(funcs=frozenset({f"tool:{node.id}"}))
         if node.id in BUILTINS:
             return Val(funcs=frozenset({f"builtin:{node.id}"}))
-        if node.id.startswith("__") or node.id in self.tools.header or hasattr(builtins, node.id):
-            unanalysable(node, f"the name `{node.id}`")
+        if node.id in self.tools.header or may_be_builtin(node.id):
+            unanalysable(node, f"the name `{node.id}` (a builtin in some Python, or the agent's)")
         return NOTHING  # bound nowhere: NameError when run
 
     def unary(self, node: ast.UnaryOp) -> Val:

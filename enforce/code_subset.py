@@ -8,6 +8,8 @@ object, any other run-time value. What each of these reveals is decided by the i
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 
 from veriguard.enforce.code_values import unanalysable
 
@@ -20,6 +22,11 @@ COLLECTING = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed
                         "range", "min", "max", "sum", "any", "all"})
 BUILTINS = NO_REVEAL | VALUE_FUNCTIONS | COLLECTING
 CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "dict", "min", "max", "sum", "any", "all"})
+# A name bound nowhere raises NameError only if the agent's Python has no builtin of that name, and the agent may run
+# another version than the one reading its code: builtins of CPython 3.6-3.13 that 3.12 lacks, and the kinds of name
+# new versions add (exceptions, private helpers), count as builtins whatever Python reads the code.
+OTHER_VERSIONS_BUILTINS = frozenset({"PythonFinalizationError", "_IncompleteInputError"})
+BUILTIN_LIKE = re.compile(r"_.*|[A-Z]\w*(?:Error|Exception|Warning|Group|Exit|Interrupt|Iteration)")
 RAISES_ON_TABLE = frozenset({"eval", "exec", "compile"})  # take text or code only: a DataFrame is a TypeError
 LIBRARY: dict[str, str] = {  # importable modules and the members used from them: kind of each
     "datetime": "module", "datetime.datetime": "class", "datetime.date": "class", "datetime.time": "class",
@@ -77,6 +84,11 @@ CONSTRUCTS = {ast.With: "`with`", ast.ClassDef: "a class definition", ast.Delete
               ast.AnnAssign: "an annotated assignment", ast.AsyncFunctionDef: "`async def`",
               ast.AsyncFor: "`async for`", ast.AsyncWith: "`async with`", ast.TryStar: "`except*`",
               ast.MatMult: "the operator `@`", ast.LShift: "the operator `<<`", ast.RShift: "the operator `>>`"}
+
+
+def may_be_builtin(name: str) -> bool:
+    """Whether the agent's Python, whichever version, may bind `name` as a builtin (see OTHER_VERSIONS_BUILTINS)."""
+    return hasattr(builtins, name) or name in OTHER_VERSIONS_BUILTINS or BUILTIN_LIKE.fullmatch(name) is not None
 
 
 def construct_name(node: ast.AST) -> str:
