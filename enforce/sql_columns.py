@@ -4,6 +4,8 @@ Every column the query names in any clause counts (select, where, join, group, o
 subqueries, CTEs); `*` and `t.*` read every column they cover. Unqualified columns are resolved
 against the tables in scope with the schema; an ambiguous one is an error. Every table the query
 scans is reported too, so a caller can count a table of which no column is named as read whole.
+An ORDER BY expression names a table's column where sqlglot reads a result alias of the same name: SQLite takes a
+bare ORDER BY term as the alias, but a name inside a larger term (`order by age + 0`, `-age`) as the column first.
 Fail closed: SQL that does not parse or is not a query, unknown tables or columns, and any run-time
 value (HOLE) in the text: even where a value goes, it may carry SQL (a quote made with chr(39) closes
 its string literal, a number may be followed by a UNION), so the query's shape is not known.
@@ -55,6 +57,7 @@ def sql_reads(text: str, schema: Mapping[str, frozenset[str]], where: str) -> li
         except SqlglotError as e:
             fail("extract.sql.column", where, f"{_first_line(e)} (the column is unknown, or ambiguous between the "
                  "tables in scope)")
+        found += _order_columns_under_aliases(statement, schema, ctes)
         for scope in traverse_scope(qualified):
             found += [(s.name.lower(), "", "FROM") for s in scope.sources.values() if isinstance(s, exp.Table)]
             for column in scope.columns:
@@ -65,6 +68,35 @@ def sql_reads(text: str, schema: Mapping[str, frozenset[str]], where: str) -> li
                     fail("extract.sql.column", where, f"the SQL reads {table}.{column.name}, not in the schema")
                 found.append((table, column.name.lower(), f"SQL column {column.sql()}"))
     return found
+
+
+def _order_columns_under_aliases(statement: exp.Expression, schema: Mapping[str, frozenset[str]],
+                                 ctes: set[str]) -> list[tuple[str, str, str]]:
+    """The table columns SQLite reads for names inside ORDER BY expressions that are also result aliases: sqlglot
+    resolves them to the alias, SQLite to a column of the tables the SELECT reads, when one has it."""
+    found = []
+    for select in statement.find_all(exp.Select):
+        aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias)}
+        order = select.args.get("order")
+        if not aliases or order is None:
+            continue
+        tables = [t.name.lower() for t in _direct_tables(select) if t.name.lower() not in ctes]
+        for term in order.expressions:
+            bare = term.this if isinstance(term, exp.Ordered) else term
+            while isinstance(bare, (exp.Paren, exp.Collate)):
+                bare = bare.this
+            for column in term.find_all(exp.Column):
+                name = column.name.lower()
+                if column is bare or column.table or name not in aliases or column.find_ancestor(exp.Select) is not select:
+                    continue
+                found += [(t, name, f"SQL column {name} in ORDER BY {term.sql()} (a column before an alias)")
+                          for t in tables if name in schema.get(t, ())]
+    return found
+
+
+def _direct_tables(select: exp.Select) -> list[exp.Table]:
+    sources = [select.args.get("from_", select.args.get("from"))] + list(select.args.get("joins") or [])
+    return [s.this for s in sources if s is not None and isinstance(s.this, exp.Table)]
 
 
 def _source_table(scope: Scope | None, alias: str) -> str | None:
