@@ -82,6 +82,11 @@ def _path(observation: Any, path: str) -> Any:
 
 
 _INT_TEXT = re.compile(r"-?[0-9]{1,30}")  # ASCII digits only: str.isdigit() also takes "²" and other scripts' digits
+# A tool reads its call's arguments with its own JSON reader. Past ±(2**53 - 1) a reader of doubles (JavaScript, and
+# many others) takes another integer than the policy checked (I-JSON, RFC 7493); a lone surrogate is no character a
+# reader must accept, and a NUL ends the text for a tool written in C: the tool would act on other values.
+_SAFE_INT = 2**53 - 1
+_READ_OTHERWISE = re.compile("[\x00\ud800-\udfff]")
 
 
 def _coerce(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, str] | None = None, *,
@@ -97,6 +102,9 @@ def _coerce(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, 
             return value.strip().lower() == "true"
         raise ExtractionError("extract.type", f"{where}: expected true/false, got {_show(value)}")
     if kind == "int":
+        if type(value) is int and exact and abs(value) > _SAFE_INT:
+            raise ExtractionError("extract.type", f"{where}: {_show(value)} is beyond ±(2**53 - 1), where a tool's JSON "
+                                  "reader may take another integer than the policy checks")
         if type(value) is int:
             return value
         if not exact and type(value) is str and _INT_TEXT.fullmatch(value.strip()):
@@ -104,6 +112,9 @@ def _coerce(value: Any, t: Mapping[str, Any], where: str, mapping: Mapping[str, 
         raise ExtractionError("extract.type", f"{where}: expected an integer, got {_show(value)}")
     if type(value) is not str:
         raise ExtractionError("extract.type", f"{where}: expected a string, got {_show(value)}")
+    if exact and _READ_OTHERWISE.search(value):
+        raise ExtractionError("extract.type", f"{where}: {_show(value)} holds a NUL or a lone surrogate, which a tool "
+                              "may read otherwise (C ends the text at a NUL)")
     value = (mapping or {}).get(value, value)
     if kind == "enum" and value not in t["values"]:
         raise ExtractionError("extract.enum", f"{where}: {_show(value)} is not one of {t['values']}")
