@@ -329,7 +329,8 @@ def check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str],
     files: dict[str, str] = hashes["files"]
     for rel in files:
         parts = PurePosixPath(rel).parts
-        if not rel or "\\" in rel or "\0" in rel or PurePosixPath(rel).is_absolute() or ".." in parts:
+        if not rel or "\\" in rel or "\0" in rel or PurePosixPath(rel).is_absolute() or ".." in parts \
+                or PurePosixPath(rel).as_posix() != rel:   # one name per file: `spec/./t.json` was a second
             raise bad(f"`hashes.files` names {rel!r}, which is not a path inside the build")
     named = {**hashes["tables"], **hashes["extraction_files"]}  # spec-relative path -> sha256
     copied = {k.removeprefix("spec/"): v for k, v in files.items() if k.startswith("spec/")}

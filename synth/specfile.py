@@ -77,6 +77,8 @@ def file_in_folder(folder: Path, rel: object) -> Path:
         raise ValueError("is an absolute path")
     if ".." in PurePosixPath(rel).parts:
         raise ValueError("climbs out of the spec's folder with `..`")
+    if PurePosixPath(rel).as_posix() != rel:  # a build certifies each file under one name: `./t.json` was a second
+        raise ValueError(f"is not written as a plain relative path: write {PurePosixPath(rel).as_posix()!r}")
     try:
         base = folder.resolve()
         target = (base / rel).resolve()
@@ -120,6 +122,8 @@ class _Loader:
 
     def spec_file(self, rel: object, key: tuple[object, ...], what: str) -> Path:
         try:
+            if rel == self.path.name:
+                raise ValueError("is the spec itself")
             return file_in_folder(self.path.parent, rel)
         except ValueError as e:
             raise self.fail("spec.path", f"{what} {rel!r} {e}", key, PATH_FIX,
