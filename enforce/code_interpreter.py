@@ -905,9 +905,10 @@ class Interpreter:
         if attr == "iterrows" and base.tables and not node.args and not node.keywords:
             return Val(items=Val(items=Val(rows=tables, other=True), fields=(DATUM, Val(rows=tables))))
         key = single_text(self.expr(node.args[0])) if attr == "get" and node.args else None
-        if key is not None:
-            self.read(tables, key, node, snippet(node))
-            return self.stored()
+        if key is not None:  # a missing column gives the default (None), never raises: read it as the value may be
+            default = join_all([self.expr(a) for a in node.args[1:]] + [self.expr(k.value) for k in node.keywords])
+            self.read(tables, key, node, snippet(node), runs=False)
+            return join(self.stored(), default)
         if attr in TABLE_METHODS or attr == "get":
             self.read_whole(tables, node, f"`.{attr}()` reads the whole table")
             return self.call_unknown(node, f"`.{attr}()`", keeps=attr != "sum")  # sum joins a text column's values

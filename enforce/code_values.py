@@ -43,7 +43,11 @@ class Val:
 
     def __post_init__(self) -> None:
         """Refuse a value whose tree outgrows MAX_SIZE: parts are shared, so `u = (u, u)` repeated doubles the
-        tree each time while its memory stays small, and every join, comparison or walk of it would follow it."""
+        tree each time while its memory stays small, and every join, comparison or walk of it would follow it.
+        A tuple's positions are also what it holds (`items`): whatever reads a sequence through `items` (an index, a
+        method, an attribute) then sees them; `Val(fields=(k, v))` with no items read as nothing, as if it raised."""
+        if self.fields is not None and self.items is None and self.fields:
+            object.__setattr__(self, "items", join_all(self.fields))
         size = 1 + (self.items.size if self.items is not None else 0) + sum(f.size for f in self.fields or ())
         if size > MAX_SIZE:
             raise ExtractionError("extract.code.unanalysable", f"unanalysable code: a value nested too deeply "

@@ -84,3 +84,41 @@ def test_sqlite_itself_orders_by_the_column_in_an_expression_and_by_the_alias_wh
     con.execute("insert into patient values (5, 50), (6, 10)")
     assert con.execute("select uniquepid as age from patient order by age + 0 desc limit 1").fetchall() == [(5,)]
     assert con.execute("select uniquepid as age from patient order by (age) desc limit 1").fetchall() == [(6,)]
+
+
+# ---- 3: a tuple made position by position (zip, enumerate, .items()) read as nothing when indexed -----------
+TUPLES = {
+    "zip": LOADED + "for p in zip([d]):\n    answer = p[0]['age']",
+    "enumerate": LOADED + "for p in enumerate([d]):\n    answer = p[1]['age']",
+    "list of zip": LOADED + "answer = list(zip([d], [1]))[0][0]['age']",
+    ".items()": LOADED + "m = {'k': d}\nfor p in m.items():\n    answer = p[1]['age']",
+    "a negative index": LOADED + "for p in zip([1], [d]):\n    answer = p[-1]['age']",
+    "a slice": LOADED + "for p in zip([1], [d]):\n    answer = p[1:][0]['age']",
+    "an index known at run time": LOADED + "i = 1\nfor p in zip([1], [d]):\n    answer = p[i]['age']",
+    "a method's argument": LOADED + "for p in zip([1]):\n    answer = p.index(GetValue(d, 'age'))",
+    "a tool taken out of it": LOADED + "for p in enumerate([GetValue]):\n    answer = p[1](d, 'age')",
+}
+
+
+@pytest.mark.parametrize("code", TUPLES.values(), ids=list(TUPLES))
+def test_a_tuple_made_position_by_position_is_read_like_any_tuple(code):
+    assert ("patient", "age") in pairs(code)
+
+
+# ---- 4: a table's .get(column, default) never raises and gives the default, which was never read -----------
+GETS = {
+    "a table as the default": LOADED + "t = d.get('nosuch', LoadDB('diagnosis'))\nanswer = t['diagnosisname']",
+    "a keyword default": LOADED + "t = d.get('nosuch', default=LoadDB('diagnosis'))\nanswer = t['diagnosisname']",
+    "a read in the default": LOADED + "answer = d.get('uniquepid', GetValue(LoadDB('diagnosis'), 'diagnosisname'))",
+    "a row's get": LOADED + "for i, r in d.iterrows():\n    answer = r.get('nosuch', GetValue(LoadDB('diagnosis'), "
+                            "'diagnosisname'))",
+}
+
+
+@pytest.mark.parametrize("code", GETS.values(), ids=list(GETS))
+def test_the_default_of_a_tables_get_is_read(code):
+    assert ("diagnosis", "diagnosisname") in pairs(code)
+
+
+def test_the_same_tables_default_counts_as_the_table():
+    assert ("patient", "age") in pairs(LOADED + "t = d.get('nosuch', d)\nanswer = t['age']")
