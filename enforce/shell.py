@@ -26,7 +26,7 @@ from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, 
                                             _intersect, fill, literal_head, load_commands, load_zones, normalise,
                                             split_pattern)
 from veriguard.enforce.shell_table import _fold as _fold_comps
-from veriguard.enforce.shell_mounts import MOUNT_LIMIT, leaves, project_links
+from veriguard.enforce.shell_mounts import MOUNT_LIMIT, home_links, leaves, project_links
 from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
 from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
 
@@ -58,6 +58,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     project = (workspace, *dict(aliases).get("workspace", ()))
     if (follow_links or (content and a.brought)) and zones.uses_workspace() and leaves(a, project):
         mounts, unseen = project_links(project)
+        if follow_links:
+            mounts += home_links((home, *dict(aliases).get("home", ())), project)
         if mounts:
             a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases, mounts)
     compiled = (zones.compile(workspace, home, tmp, places, aliases, mounts)

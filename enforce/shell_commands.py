@@ -9,6 +9,7 @@ import urllib.parse
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from veriguard.enforce.shell_hosts import this_machine
 from veriguard.enforce.shell_scripts import awk_program_is_plain, sed_script_is_plain
 from veriguard.enforce.shell_state import IO, Invocation, State
 from veriguard.enforce.shell_table import (ACCESSES, CommandSpec, OptionSpec, Settings, Slot, Zones, has_glob,
@@ -19,10 +20,8 @@ if TYPE_CHECKING:
     from veriguard.enforce.shell_table import CommandTable
 
 STDIN_PATHS = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
-REMOTE = re.compile(r"^(?:[^@/:\s]+@)?[A-Za-z0-9][A-Za-z0-9.\-]*:(?!//)")
-# a remote operand whose host is this machine by name: its path is a local path, relative to the home folder (scp, rsync)
-LOOPBACK = re.compile(r"^(?:[^@/:\s]+@)?(?:localhost(?:\.localdomain)?|[A-Za-z0-9.\-]*\.localhost|127(?:\.\d{1,3}){0,3}|"
-                      r"0(?:\.0){0,3}|ip6-localhost|ip6-loopback):(?!//)", re.IGNORECASE)
+# a remote operand: [user@]host:PATH, the host a name, an address, or an IPv6 address in brackets ([::1]:PATH)
+REMOTE = re.compile(r"^(?:[^@/:\s]+@)?(?:\[[^\]/\s]+\]|[A-Za-z0-9][A-Za-z0-9.\-]*):(?!//)")
 
 
 class Commands:
@@ -310,16 +309,16 @@ class Commands:
                        recursive: bool) -> None:
         """A remote operand (`host:PATH`, `scp://host/PATH`) is read or written on its host, which may be this machine
         (`scp localhost:.ssh/id_rsa /tmp/k` copied the key; `localhost:.claude/settings.json` wrote the settings): on
-        a host named as this machine (localhost, 127.x, ::1) it is the local path, under the home folder unless
+        a host that is this machine (shell_hosts.this_machine: [::1], 127.1, its hostname) it is the local path, under the home folder unless
         absolute; on any host, the protected names in it count as in text the analysis cannot follow (an alias in
         ~/.ssh/config or the machine's own name may be this machine too), as ssh's remote command does."""
         text = value.text or ""
         self.mentions(text, "a remote path (its host may be this machine)", inv)
-        m = LOOPBACK.match(text)
-        url = urllib.parse.urlsplit(text) if _SCHEME.match(text) else None
-        if m is not None:
+        m = REMOTE.match(text)
+        url = urllib.parse.urlsplit(text) if _SCHEME.match(text) and "://" in text else None
+        if m is not None and url is None and this_machine(m.group(0)[:-1], self.home):
             paths = [text[m.end():]]
-        elif url is not None and url.hostname is not None and LOOPBACK.match(url.hostname + ":"):
+        elif url is not None and url.hostname is not None and this_machine(url.hostname, self.home):
             paths = [url.path, url.path.lstrip("/")]    # scp://host/PATH: read from the root or from the home folder
         else:
             return

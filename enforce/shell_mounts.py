@@ -21,6 +21,9 @@ from veriguard.enforce.shell_walk import Analysis, within
 # what the command changes outside the project is read as reaching the unresolved zone.
 MOUNT_LIMIT = 200_000
 CHAIN_LIMIT = 40          # links followed one by one from a link of the project (the kernel stops at 40 too)
+# The home folder's walk for links that lead out of it (home_links): entries looked at, and folders below the home.
+HOME_LIMIT = 5_000
+HOME_DEPTH = 3
 
 
 def leaves(a: Analysis, project: tuple[str, ...]) -> bool:
@@ -42,12 +45,29 @@ def project_links(project: tuple[str, ...], limit: int | None = None) -> tuple[M
     nothing is yet (`ln -s /tmp/later sub`, then `mkdir /tmp/later`); the folders they lead to are walked for links
     in turn, named under the project's link. Breadth first, at most `limit` (MOUNT_LIMIT) entries; True when there
     were more."""
-    left = MOUNT_LIMIT if limit is None else limit
+    return _links_out(project, (), MOUNT_LIMIT if limit is None else limit, None)
+
+
+def home_links(home: tuple[str, ...], project: tuple[str, ...], limit: int = HOME_LIMIT,
+               depth: int = HOME_DEPTH) -> Mounts:
+    """(where, link) for each symbolic link of the home folder (`home`: its spellings) that leads out of it and out of
+    the project, as project_links finds them: a user's `~/bin -> /tmp/b` or `~/.bashrc -> /opt/dots/bashrc` makes a
+    write of `/tmp/b/x` a write of `~/bin/x` (a program on the user's PATH), which the home's zone refuses. The
+    project is left to project_links; only `depth` folders below the home and `limit` entries are looked at (where
+    dotfile managers put their links: `~/.bashrc`, `~/.config/x`, `~/.local/bin`), since a home can hold millions."""
+    found, _ = _links_out(home, project, limit, depth)
+    return tuple((where, link) for where, link in found if not within(where, project))
+
+
+def _links_out(root: tuple[str, ...], skip: tuple[str, ...], limit: int,
+               depth: int | None) -> tuple[Mounts, bool]:
+    """project_links' walk of `root` (its spellings), not into `skip`, at most `depth` folders below it."""
+    left = limit
     found: dict[tuple[str, str], None] = {}
-    queue = deque([(project[0], project[0])])          # (folder on disk, its name under the project)
-    walked = {normalise(os.path.realpath(project[0]))}
+    queue = deque([(root[0], root[0], 0)])          # (folder on disk, its name under the root, depth)
+    walked = {normalise(os.path.realpath(root[0]))}
     while queue:
-        folder, named = queue.popleft()
+        folder, named, level = queue.popleft()
         try:
             with os.scandir(folder) as it:
                 entries = list(itertools.islice(it, left + 1))
@@ -56,17 +76,18 @@ def project_links(project: tuple[str, ...], limit: int | None = None) -> tuple[M
         if len(entries) > left:
             return tuple(found), True
         left -= len(entries)
+        deeper = depth is None or level < depth
         for e in entries:
             if e.is_symlink():
                 name = named + "/" + e.name
                 steps = _steps(folder, e.name)
-                found.update(dict.fromkeys((where, name) for where in steps if not within(where, project)))
+                found.update(dict.fromkeys((where, name) for where in steps if not within(where, root)))
                 real = steps[-1]
-                if real not in walked and not within(real, project) and os.path.isdir(real):
+                if deeper and real not in walked and not within(real, root) and os.path.isdir(real):
                     walked.add(real)
-                    queue.append((real, name))
-            elif e.is_dir(follow_symlinks=False):
-                queue.append((e.path, named + "/" + e.name))
+                    queue.append((real, name, level + 1))
+            elif deeper and e.is_dir(follow_symlinks=False) and not within(normalise(e.path), skip):
+                queue.append((e.path, named + "/" + e.name, level + 1))
     return tuple(found), False
 
 
