@@ -86,6 +86,18 @@ def property_verdict(proof: ProofResult | None, prop: str) -> tuple[Verdict, str
     return Verdict.PROVED, ""
 
 
+def spec_claims(spec: SpecFile) -> dict[str, Any]:
+    """What a certificate says of its spec: the request, the agent, the contract's text and hash, the rules and the
+    properties (ids and messages). `veriguard audit` derives them again from the build's spec and compares: report.md
+    shows them to a person as what was proved."""
+    assert spec.contract is not None
+    return {"request": spec.request, "agent": spec.agent,
+            "contract_text": {"rules": spec.rules_text.strip(), "properties": spec.properties_text.strip()},
+            "contract": sha256(spec.rules_text + "\n----\n" + spec.properties_text),
+            "rules": [{"id": d.id, "message": d.message} for d in spec.contract.rules],
+            "properties": [{"id": d.id, "message": d.message} for d in spec.contract.properties]}
+
+
 def certificate(result: SynthResult, policy_py: str, *, synthesized_at: str, path: str,
                 files: dict[str, str], approval: dict[str, Any] | None = None) -> dict[str, Any]:
     """The certificate; `files` maps each build file the monitor trusts (path in the build) to its sha256.
@@ -96,11 +108,12 @@ def certificate(result: SynthResult, policy_py: str, *, synthesized_at: str, pat
     assert spec.contract is not None
     proof = result.proof
     z3_props = {f.subject: f.verdict for f in (result.z3.findings if result.z3 else ()) if f.check == "property"}
+    claims = spec_claims(spec)
     props = []
-    for d in spec.contract.properties:
-        verdict, detail = property_verdict(proof, d.id)
-        props.append({"id": d.id, "message": d.message, "nagini": verdict.value, "detail": detail,
-                      "z3": z3_props.get(d.id, Verdict.NOT_CHECKED).value})
+    for d in claims["properties"]:
+        verdict, detail = property_verdict(proof, d["id"])
+        props.append({**d, "nagini": verdict.value, "detail": detail,
+                      "z3": z3_props.get(d["id"], Verdict.NOT_CHECKED).value})
     fully = result.ok
     return {
         "format": CERT_FORMAT,
@@ -109,19 +122,19 @@ def certificate(result: SynthResult, policy_py: str, *, synthesized_at: str, pat
         "fully_proved": fully,
         "path": path,
         "synthesized_at": synthesized_at,
-        "request": spec.request,
-        "agent": spec.agent,
-        "contract_text": {"rules": spec.rules_text.strip(), "properties": spec.properties_text.strip()},
+        "request": claims["request"],
+        "agent": claims["agent"],
+        "contract_text": claims["contract_text"],
         "hashes": {
             "spec": spec.sha256,
             "tables": dict(spec.files),
-            "contract": sha256(spec.rules_text + "\n----\n" + spec.properties_text),
+            "contract": claims["contract"],
             "verified_source": sha256(result.verified_source),
             "policy": sha256(policy_py),
             "extraction_files": {rel: files[f"spec/{rel}"] for rel in referenced_files(spec.extraction)},
             "files": files,
         },
-        "rules": [{"id": d.id, "message": d.message} for d in spec.contract.rules],
+        "rules": claims["rules"],
         "properties": props,
         "gates": [g.to_dict(timings=False) for g in result.gates],
         "proof": proof.to_dict() | {"seconds": None} if proof else None,

@@ -135,7 +135,7 @@ def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] 
         checks = [_certificate(b), _signature(b, trusted_keys), _files(b), _tools(b)]
         if b.spec is None:
             checks += [Gate(n, Verdict.ERROR, f"not run: {b.spec_error}") for n in
-                       ("compiled source", "frozen module", "bytecode", "extraction", "contract (z3)", "examples",
+                       ("claims", "compiled source", "frozen module", "bytecode", "extraction", "contract (z3)", "examples",
                         "proof (Nagini)")]
         else:
             checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
@@ -376,7 +376,7 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
 
     assert spec.contract is not None
     contract = spec.contract  # a Contract, also inside the lambda below
-    checks = []
+    checks = [_timed("claims", lambda: certificate_claims(spec, b.certificate))]
     verified = b.files.get("policy_verified.py", b"").decode("utf-8", errors="replace")
     checks.append(_timed("compiled source", lambda: _compiled_again(spec, verified, b.certificate.get("path"))))
     regenerated: list[tuple[str, str]] = []  # (runnable, frozen module), made once by the check below
@@ -521,6 +521,82 @@ def _differing(shipped: Any, made: dict[str, Any]) -> str:
 
 def _gate(gate: Any) -> tuple[Verdict, str]:
     return gate.verdict, gate.summary
+
+
+def certificate_claims(spec: SpecFile, cert: Mapping[str, Any]) -> tuple[Verdict, str]:
+    """Whether what the certificate says (and report.md shows a person as what was proved) is so: its request, agent,
+    contract text and hash, rules and properties are the build's spec's (synth.freeze.spec_claims), and, as it says
+    PROVED, every gate it lists held, the proof it records is PROVED, every property was proved by Nagini and none
+    refuted by z3, the mutation figures are the mutation gate's, and a compile-path build carries no transcript or
+    assumptions of a model. REFUTED naming the first claims that are not."""
+    from veriguard.synth.freeze import spec_claims
+
+    expected = json.loads(json.dumps(spec_claims(spec)))
+    hashes = _object(cert.get("hashes"))
+    said = {"request": cert.get("request"), "agent": cert.get("agent"), "contract_text": cert.get("contract_text"),
+            "contract": hashes.get("contract"), "rules": cert.get("rules"),
+            "properties": [{k: p.get(k) for k in ("id", "message")} if isinstance(p, dict) else p
+                           for p in _list(cert.get("properties"))]}
+    wrong = [("hashes." if k == "contract" else "") + k for k in expected if _canonical(said[k]) != _canonical(expected[k])]
+    wrong += _unproved_claims(cert)
+    if wrong:
+        return Verdict.REFUTED, (f"the certificate says what is not so of this build: {', '.join(wrong[:6])}; the "
+                                 "report shows a person those claims")
+    return Verdict.PASSED, ("the certificate's request, agent, contract, rules and properties are the spec's, and "
+                            "its gates, proof and mutation figures say PROVED as its status does")
+
+
+def _unproved_claims(cert: Mapping[str, Any]) -> list[str]:
+    """The recorded verdicts that contradict a PROVED certificate (the checks above passed only PROVED ones)."""
+    def verdict(value: Any) -> Verdict | None:
+        return Verdict(value) if isinstance(value, str) and value in Verdict._value2member_map_ else None
+
+    gates = _list(cert.get("gates"))
+    wrong = [f"gates[{i}] ({str(g.get('name'))[:40] if isinstance(g, dict) else g!r})" for i, g in enumerate(gates)
+             if not (isinstance(g, dict) and (v := verdict(g.get("verdict"))) is not None and holds(v))]
+    if _object(cert.get("proof")).get("verdict") != Verdict.PROVED.value:
+        wrong.append("proof.verdict")
+    wrong += [f"properties.{p.get('id')}" for p in _list(cert.get("properties")) if isinstance(p, dict) and
+              (p.get("nagini") != Verdict.PROVED.value or p.get("z3") not in (Verdict.PROVED.value,
+                                                                              Verdict.NOT_CHECKED.value))]
+    mutation = cert.get("mutation")
+    gate: dict[str, Any] = next((g for g in gates if isinstance(g, dict) and g.get("name") == "mutation"), {})
+    if not isinstance(mutation, dict) or any(gate.get(k) != mutation.get(k) for k in gate.keys() & {"killed", "total",
+                                                                                                "score"}) \
+            or not _mutation_adds_up(mutation):
+        wrong.append("mutation")
+    if not (isinstance(cert.get("synthesized_at"), str) and _dated(cert["synthesized_at"])):
+        wrong.append("synthesized_at")
+    if cert.get("path") == "compile" and (cert.get("transcript") is not None or cert.get("assumptions") != []):
+        wrong.append("transcript or assumptions (a compile-path build has none)")
+    return wrong
+
+
+def _mutation_adds_up(mutation: Mapping[str, Any]) -> bool:
+    """The figures a mutation run records agree with each other (the run is not redone: they are trusted)."""
+    if not mutation.keys() & {"killed", "total", "score", "threshold"}:
+        return True   # no mutation run recorded (no mutants asked for)
+    killed, total, score, threshold = (mutation.get(k) for k in ("killed", "total", "score", "threshold"))
+    if not (isinstance(killed, int) and isinstance(total, int) and isinstance(score, (int, float)) and
+            isinstance(threshold, (int, float))) or any(isinstance(n, bool) for n in (killed, total, score, threshold)):
+        return False
+    return 0 <= killed <= total and total > 0 and abs(score - killed / total) < 1e-9 and score >= threshold
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """`value` when it is a list; else a list holding it, so that a claim of another type is one wrong item."""
+    return value if isinstance(value, list) else [value]
+
+
+def _dated(value: str) -> bool:
+    try:
+        return dt.datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        return False
 
 
 def _compiled_again(spec: SpecFile, verified: str, path: object) -> tuple[Verdict, str]:
