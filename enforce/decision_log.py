@@ -279,13 +279,10 @@ def _depth(value: Any) -> int:
     """How deeply lists and objects nest in `value` (0 for a scalar), walked without recursion."""
     deepest, todo = 0, [(value, 0)]
     while todo:
-        item, level = todo.pop()
-        if isinstance(item, Mapping):
-            todo += [(v, level + 1) for v in item.values()]
-        elif isinstance(item, (list, tuple)):
-            todo += [(v, level + 1) for v in item]
-        else:
-            deepest = max(deepest, level)
+        item, level = todo.pop()   # `level`: the containers around `item`
+        if isinstance(item, (Mapping, list, tuple)):   # a container counts itself, empty or not: [[[]]] nests 3
+            deepest = max(deepest, level + 1)
+            todo += [(v, level + 1) for v in (item.values() if isinstance(item, Mapping) else item)]
     return deepest
 
 

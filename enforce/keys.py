@@ -118,18 +118,28 @@ def load_verify_key(path: str | Path) -> VerifyKey:
     a key of their own would put their public key there, and the verdict would read "intact, anchored"."""
     path = Path(path)
     key, mode = _verify_key_and_mode(path)
-    problem = _writable_by_all(path, mode, "public key file")
-    if problem is None:
-        try:
-            folder = path.parent.stat().st_mode
-        except OSError as e:
-            raise KeyFileError("key.unreadable", f"cannot read the public key's folder: {e.strerror}",
-                               file=str(path.parent)) from None
-        if not folder & stat.S_ISVTX:
-            problem = _writable_by_all(path.parent, folder, "folder of the public key file")
+    problem = _writable_by_all(path, mode, "public key file") or _replaceable_above(path, "public key file")
     if problem is not None:
         raise problem
     return key
+
+
+def _replaceable_above(path: Path, what: str) -> KeyFileError | None:
+    """A folder above `path` (as named, and once links are resolved) in which every user may rename entries (o+w
+    without the sticky bit): anyone could move the folder that holds the trust anchor away and put their own in its
+    place (`mv keys old && mkdir keys && cp mine.pub keys/`), whatever the modes further down."""
+    for top in dict.fromkeys((Path(os.path.abspath(path)), Path(os.path.realpath(path)))):
+        for folder in top.parents:
+            try:
+                mode = folder.stat().st_mode
+            except OSError as e:
+                return KeyFileError("key.unreadable", f"cannot read a folder above the {what}: {e.strerror}",
+                                    file=str(folder))
+            if mode & 0o002 and not mode & stat.S_ISVTX:
+                return KeyFileError("key.permissions", f"every user may rename what {folder} holds (mode "
+                                    f"{stat.S_IMODE(mode):o}, no sticky bit), and so replace the {what} below it",
+                                    file=str(path), fix=f"chmod o-w {folder} (or keep the key elsewhere)")
+    return None
 
 
 def _verify_key_and_mode(path: Path) -> tuple[VerifyKey, int]:
@@ -229,7 +239,8 @@ def load_trusted_keys(source: str | Path | Sequence[str | Path]) -> dict[str, Ve
         path = Path(item).expanduser()
         try:
             folder = path.is_dir()
-            problem = _writable_by_all(path, path.stat().st_mode, "directory of trusted keys") if folder else None
+            problem = (_writable_by_all(path, path.stat().st_mode, "directory of trusted keys") if folder else None) \
+                or _replaceable_above(path, "directory of trusted keys" if folder else "trusted key file")
             files = sorted(p for p in path.iterdir() if p.suffix == ".pub") if folder else [path]
         except OSError as e:
             raise KeyFileError("key.unreadable", f"cannot list the directory of trusted keys: {e.strerror}",

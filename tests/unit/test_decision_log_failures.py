@@ -152,3 +152,25 @@ def test_a_record_the_verifier_could_not_read_back_is_refused_before_it_is_writt
         check = verify_log(path, public)
         assert check.ok, (depth, outcomes, check.problem)
     assert outcomes == ["written"] + ["log.record"] * 4
+
+
+@pytest.mark.parametrize("kind", ["dict", "list"])
+def test_the_nesting_limit_counts_empty_containers(tmp_path, keys, kind):
+    """Before: the depth was read at the scalars only, so lists or objects nested around an empty one (`[[[...[]...]]]`,
+    1,000 deep) were 0 deep to the writer and written, past the documented limit of MAX_RECORD_DEPTH levels."""
+    from veriguard.enforce.decision_log import MAX_RECORD_DEPTH
+
+    private, public, _ = keys
+    path = _log(tmp_path / "d.jsonl", private)
+    outcomes: list[str] = []
+    for depth in (MAX_RECORD_DEPTH - 2, MAX_RECORD_DEPTH + 1, 1000):
+        value: object = {} if kind == "dict" else []
+        for _ in range(depth - 2):   # inside the record's own object and its field's container
+            value = {"k": value} if kind == "dict" else [value]
+        try:
+            DecisionLog(path, key=private).append({"t": value})
+            outcomes.append("written")
+        except DecisionLogError as e:
+            outcomes.append(e.code)
+    assert outcomes == ["written", "log.record", "log.record"]
+    assert verify_log(path, public).ok

@@ -69,3 +69,43 @@ def test_a_public_key_any_user_may_write_or_replace_is_refused_by_verify_log(tmp
     assert main(["verify-log", str(log), "--public-key", str(folder / "p.pub")]) == 2
     assert "key.permissions" in capsys.readouterr().err
     assert main(["verify-log", str(log), "--public-key", str(sticky / "p.pub")]) == 0
+
+
+# Red-team, 2026-11-29, night: a folder above the anchor in which every user may rename entries.
+@pytest.mark.parametrize("levels", [1, 2])
+def test_a_trusted_key_folder_below_a_folder_anyone_may_rename_in_is_refused(anchor, tmp_path, levels):
+    """Before: only the folder of trusted keys (or the .pub named) and its files were checked. With o+w and no sticky bit
+    on a folder above it, anyone could `mv trusted old && mkdir trusted && cp mine.pub trusted/`: their build then
+    loaded as verified."""
+    above = anchor.parent if levels == 1 else tmp_path.parent
+    if levels == 2:   # tmp_path's parent is pytest's own folder: work one level down instead
+        nested = tmp_path / "shared" / "project"
+        nested.mkdir(parents=True)
+        os.replace(anchor, nested / "trusted")
+        anchor, above = nested / "trusted", tmp_path / "shared"
+    mode = above.stat().st_mode
+    os.chmod(above, 0o777)
+    try:
+        for source in (anchor, anchor / "signer.pub"):
+            with pytest.raises(KeyFileError) as e:
+                load_trusted_keys(source)
+            assert e.value.code == "key.permissions" and str(above) in e.value.message and "chmod o-w" in e.value.fix
+        os.chmod(above, 0o1777)   # sticky, like /tmp: no one may rename what another user owns
+        assert len(load_trusted_keys(anchor)) == 1
+    finally:
+        os.chmod(above, mode)
+
+
+def test_a_verifier_key_below_a_folder_anyone_may_rename_in_is_refused(tmp_path):
+    """Before: verify-log's --public-key checked the key file and its own folder only, not the folders above it."""
+    from veriguard.enforce.keys import load_verify_key
+
+    _, public, _ = new_key_pair(tmp_path / "shared" / "keys")
+    os.chmod(tmp_path / "shared", 0o777)
+    try:
+        with pytest.raises(KeyFileError) as e:
+            load_verify_key(public)
+        assert e.value.code == "key.permissions" and str(tmp_path / "shared") in e.value.message
+    finally:
+        os.chmod(tmp_path / "shared", 0o755)
+    assert load_verify_key(public).key_id
