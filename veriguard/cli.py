@@ -148,6 +148,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
     if args.sign and args.compare:
         raise VeriguardError("synth.sign", "--compare writes no build, so there is nothing to sign",
                              fix="drop --sign, or drop --compare")
+    if args.mutants < 0:   # before: a whole synth ran, then its mutation gate said NOT_CHECKED (exit 1)
+        raise VeriguardError("cli.usage", f"--mutants must be 0 or more, not {args.mutants}",
+                             fix="pass --mutants N with N >= 1 for a mutation score (0 makes none: the build fails)")
     previous = _previous(args)
     if args.llm or args.replay or args.compare:
         return cmd_synth_llm(args)
