@@ -26,7 +26,7 @@ from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, 
                                             _intersect, fill, literal_head, load_commands, load_zones, normalise,
                                             split_pattern)
 from veriguard.enforce.shell_table import _fold as _fold_comps
-from veriguard.enforce.shell_mounts import MOUNT_LIMIT, home_links, leaves, project_links
+from veriguard.enforce.shell_mounts import MOUNT_LIMIT, home_links, leaves, mount_points, project_links
 from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
 from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
 
@@ -53,15 +53,16 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
     aliases = real_spellings({"workspace": workspace, "home": home, "tmp": tmp}) if follow_links or content else ()
     a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases)
-    mounts: Mounts = ()
+    mounts: Mounts = mount_points() if follow_links else ()
     unseen = False
     project = (workspace, *dict(aliases).get("workspace", ()))
     if (follow_links or (content and a.brought)) and zones.uses_workspace() and leaves(a, project):
-        mounts, unseen = project_links(project)
+        found, unseen = project_links(project)
+        mounts += found
         if follow_links:
             mounts += home_links((home, *dict(aliases).get("home", ())), project)
-        if mounts:
-            a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases, mounts)
+    if mounts:
+        a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases, mounts)
     compiled = (zones.compile(workspace, home, tmp, places, aliases, mounts)
                 if follow_links or (content and (a.brought or a.repositories)) or (rewrites and a.rewrites) else None)
     if unseen and compiled is not None:
@@ -74,7 +75,25 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_repositories(a, compiled, commands)
     if content and a.leading_globs:
         a = through_leading_globs(a, commands)
+    if content and zones.approval:
+        a = through_approval(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), commands)
     return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
+
+
+def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:
+    """`a` unknown where it writes or deletes a path the zone map's `approval` names (a virtual environment's
+    `bin/activate`, run by every terminal VS Code opens in the project): a change a human approves, since zoning
+    the file would deny sourcing it."""
+    named = [path for accesses, path, recursive in a.paths
+             if not recursive and {"write", "delete"} & set(accesses)
+             and zones.needs_approval(split_pattern(_escape(normalise(path))))]
+    named += ["/".join(c.text for c in comps) for accesses, comps, recursive in a.patterns
+              if not recursive and {"write", "delete"} & set(accesses) and zones.needs_approval(comps)]
+    if not named:
+        return a
+    return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
+                   account=a.account + (f"unknown (changes {named[0]}, which runs later outside any command: "
+                                        "a human approves it)",))
 
 
 def real_spellings(folders: Mapping[str, str]) -> Places:

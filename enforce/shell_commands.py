@@ -212,6 +212,8 @@ class Commands:
             operands = operands[1:]
         if spec.keyed:
             operands = self.keyed(spec, operands, inv, roles, recursive=recursive)
+        if spec.assignments:
+            operands = self.assignments(operands, inv)
         remote = [o for o in operands if spec.remote and o.text is not None and (
             REMOTE.match(o.text) or _local_url(o) is None)]
         if remote and spec.remote:
@@ -768,6 +770,21 @@ class Commands:
             rest.append(o)
         return rest
 
+    def assignments(self, operands: list[Value], inv: Invocation) -> list[Value]:
+        """`make CC=/tmp/x`, `make SHELL=/tmp/x`: a NAME=VALUE operand sets a variable of the program, over its own
+        files and the environment, so it counts as `NAME=VALUE make` does (a name not known harmless makes the command
+        unknown; one the environment's table says runs its value is analysed in that role)."""
+        rest = []
+        for o in operands:
+            m = _ASSIGNMENT.match(o.text or "")
+            if m is None:
+                rest.append(o)
+                continue
+            if not self.table.harmless(m.group(1)):
+                self.unknown(f"sets {m.group(1)} for the program, which may change what it runs")
+            self.env_runs(m.group(1), Value.of(o.text[m.end():]) if o.text is not None else o, inv)
+        return rest
+
     def mount(self, value: Value, inv: Invocation, word: str) -> None:
         """A container's mount (`-v SRC:DST[:ro]`, `--mount type=bind,src=SRC[,readonly]`): the host folder SRC and all
         in it are read, and the folder is written unless read-only; a named volume is no host path. Unreadable: the
@@ -1240,6 +1257,7 @@ _SET_OPTIONS = {"pipefail", "errexit", "nounset", "xtrace", "noclobber", "noglob
 
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)\+?[:?!]*=")   # make's NAME=, NAME:=, NAME+=, NAME?=, NAME!=
 _HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")     # git's TRANSPORT::ADDRESS (ext::sh -c ..., fd::3)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 import posixpath
+import re
 from collections import deque
 
 from veriguard.enforce.shell_table import Mounts, literal_head, normalise
@@ -89,6 +90,52 @@ def _links_out(root: tuple[str, ...], skip: tuple[str, ...], limit: int,
             elif deeper and e.is_dir(follow_symlinks=False) and not within(normalise(e.path), skip):
                 queue.append((e.path, named + "/" + e.name, level + 1))
     return tuple(found), False
+
+
+MOUNTINFO = "/proc/self/mountinfo"
+
+
+def mount_points(path: str | None = None) -> Mounts:
+    """(where, spelling) for each folder this machine's mount table shows at a second path: a bind mount (`mount
+    --bind ~/.ssh /tmp/m`, which no symbolic link reveals: `cat /tmp/m/id_rsa` reads the key) and a FUSE mount of a
+    local folder (bindfs), in both directions (a path under the mount point is also under its source, and a path
+    under the source also under the mount point: `/tmp/x` bound onto `.claude`). Linux only; nothing elsewhere or when
+    the table cannot be read."""
+    try:
+        with open(path or MOUNTINFO, encoding="utf-8", errors="replace") as f:
+            rows = [_mount_row(line) for line in f]
+    except OSError:
+        return ()
+    whole: dict[str, str] = {}
+    for device, root, point, _, _ in (r for r in rows if r is not None):
+        if root == "/":
+            whole.setdefault(device, point)
+    found: dict[tuple[str, str], None] = {}
+    for device, root, point, kind, source in (r for r in rows if r is not None):
+        if root != "/" and device in whole:
+            origin = normalise(posixpath.join(whole[device], root.lstrip("/")))
+        elif kind.startswith("fuse.") and source.startswith("/"):
+            origin = normalise(source)
+        else:
+            continue
+        if origin != point:
+            found.update({(point, origin): None, (origin, point): None})
+    return tuple(found)
+
+
+def _mount_row(line: str) -> tuple[str, str, str, str, str] | None:
+    """(device, root, mount point, type, source) of a mountinfo line; None when it is not one."""
+    head, sep, tail = line.partition(" - ")
+    fields, rest = head.split(), tail.split()
+    if not sep or len(fields) < 5 or len(rest) < 2:
+        return None
+    root, point, source = (_unescape(x) for x in (fields[3], fields[4], rest[1]))
+    return fields[2], root, normalise(point), rest[0], source
+
+
+def _unescape(text: str) -> str:
+    """mountinfo writes a space, a tab, a newline and a backslash in octal (`\\040`)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
 
 
 def _steps(folder: str, name: str) -> list[str]:

@@ -117,6 +117,7 @@ class CommandSpec:
     why: str = ""
     file: tuple[str, ...] = ()           # the files its role "file" is an access of ({repository}/config)
     rewrites: bool = False               # a git subcommand that may rewrite its work tree's files (shell_git)
+    assignments: bool = False            # NAME=VALUE operands set the program's variables, as the environment does (make)
 
     @functools.cached_property
     def options_matter(self) -> bool:
@@ -215,7 +216,8 @@ def _glob_match(pattern: str, name: str) -> bool:
 
 _CMD_KEYS = {"class", "operands", "options", "other_options", "style", "stop_at_operand", "first_cluster", "recursive",
              "default_operand", "cwd", "prints", "filter", "subcommands", "same_as", "sudo", "interpreter",
-             "special", "keyed", "remote", "plus", "roles", "why", "file", "rewrites", "optional_subcommands"}
+             "special", "keyed", "remote", "plus", "roles", "why", "file", "rewrites", "optional_subcommands",
+             "assignments"}
 _OPT_KEYS = {"value", "attached", "class", "operands", "recursive", "default_operand", "prints", "sudo", "roles",
              "script", "stop", "terminators", "cwd", "filter", "no_cwd", "why", "file", "then", "separate",
              "before_chdir"}
@@ -402,7 +404,8 @@ class _Reader:
             remote=self.cls(raw["remote"], f"{where}.remote") if "remote" in raw else None,
             plus=self.cls(raw["plus"], f"{where}.plus") if "plus" in raw else None,
             roles=names, why=str(raw.get("why", "")),
-            file=self.files(raw["file"], f"{where}.file") if "file" in raw else (), rewrites=rewrites)
+            file=self.files(raw["file"], f"{where}.file") if "file" in raw else (), rewrites=rewrites,
+            assignments=self.flag(raw.get("assignments", False), f"{where}.assignments"))
 
     @property
     def lowest(self) -> str:
@@ -865,8 +868,11 @@ def _folder(z: tuple[Comp, ...]) -> bool:
 def _spelled(pattern: tuple[Comp, ...], target: tuple[Comp, ...]) -> bool:
     """Whether a [nested] pattern can be met by `target`: a name without a leading dot (lefthook.yml, mise.toml) only
     where the command spells the last part out (no wildcard there): every glob of the project (`sed -i ... *`,
-    `rm -rf ./*`) would meet it otherwise; a wildcard meets a dotted name only where it spells the dot (`.*`)."""
-    return bool(pattern) and (pattern[-1].text.startswith(".") or not target or not target[-1].glob)
+    `rm -rf ./*`) would meet it otherwise; a wildcard meets a dotted name only where it spells the dot (`.*`). A
+    pattern that ends in a wildcard names no file but what is in a folder (`sub/.claude/**`, `site-packages/*.pth`):
+    a glob there meets it (`rm sub/.claude/*` was a plain workspace delete)."""
+    return bool(pattern) and (pattern[-1].text.startswith(".") or pattern[-1].glob or not target
+                              or not target[-1].glob)
 
 
 def _anchor(z: tuple[Comp, ...]) -> str | None:
@@ -906,6 +912,9 @@ class ZoneMap:
     mentions: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # [nested]: zone -> patterns matched only by a path a command names, not by a folder it touches whole
     nested: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # approval: patterns whose change, where a command names the path, needs a human's approval (the command is
+    # unknown), for files the spec cannot zone without denying their ordinary use (`source .venv/bin/activate`)
+    approval: tuple[str, ...] = ()
 
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
@@ -959,7 +968,8 @@ def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places,
                    for zone, patterns in zmap.nested)
     return Zones(zones, zmap.unmatched, zmap.unresolved, no_data, links, zones if folded == zones else folded,
                  tuple((z, tuple(n.casefold() for n in names)) for z, names in zmap.mentions), nested,
-                 tuple((_literal(normalise(where)), _literal(normalise(link))) for where, link in mounts))
+                 tuple((_literal(normalise(where)), _literal(normalise(link))) for where, link in mounts),
+                 tuple(_fold(split_pattern(normalise(q))) for p in zmap.approval for q in _expand(p, spellings)))
 
 
 def _literal(path: str) -> tuple[Comp, ...]:
@@ -1019,6 +1029,13 @@ class Zones:
     mentions: tuple[tuple[str, tuple[str, ...]], ...] = ()     # case-folded names
     nested: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...] = ()   # case-folded; see ZoneMap.nested
     mounts: tuple[tuple[tuple[Comp, ...], tuple[Comp, ...]], ...] = ()   # (where, link); see ZoneMap.compile
+    approval: tuple[tuple[Comp, ...], ...] = ()     # case-folded; see ZoneMap.approval
+
+    def needs_approval(self, target: tuple[Comp, ...]) -> bool:
+        """Whether changing `target`, a path a command names (not a folder it writes whole), needs approval."""
+        return not any(c.star2 for c in target) and any(
+            _intersect(_fold(t), z, dot_rule=True) for t in (target, *self.linked(target, dot_rule=True))
+            for z in self.approval)
 
     @functools.cached_property
     def mention_patterns(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
@@ -1202,7 +1219,7 @@ def load_zones(file: Path, zone_names: set[str] | None = None, *, data: bytes | 
 def _load_zones(source: _Source) -> ZoneMap:
     file = Path(source.file_name)
     raw = _toml(file, source.data)
-    allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested"}
+    allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested", "approval"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
@@ -1212,13 +1229,14 @@ def _load_zones(source: _Source) -> ZoneMap:
     zones = _zone_patterns(table, file, "zones")
     no_data = _strings(raw.get("no_data", []), file, "no_data")
     links = _strings(raw.get("links", []), file, "links")
-    for p in no_data + links:
+    approval = _strings(raw.get("approval", []), file, "approval")
+    for p in no_data + links + approval:
         _check_pattern(p, file, "no_data / links")
     mentions = _per_zone(raw, "mentions", "names", table, file)
     nested = _per_zone(raw, "nested", "patterns", table, file)
     zmap = ZoneMap(file, tuple(zones), str(raw.get("unmatched", "")), str(raw.get("unresolved", "")), no_data,
                    links, tuple((str(z), _strings(n, file, f"mentions.{z}")) for z, n in mentions.items()),
-                   tuple(_zone_patterns(nested, file, "nested")))
+                   tuple(_zone_patterns(nested, file, "nested")), approval)
     for k in ("unmatched", "unresolved"):
         if not getattr(zmap, k):
             raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")

@@ -219,8 +219,28 @@ def _expansion(node: Any, env: Env, *, quoted: bool) -> Exp:
             return Exp((Value.of("") if empty else default,), quoted)
         return Exp((value,), quoted) if op in ("-", "=", "?") else Exp((default,), quoted)
     _risky_expansion(node, env)
+    for name in _values_shown(node, env):
+        env.var(name)       # `${SECRET:0:40}`, `${SECRET/x/y}`, `${SECRET^^}`: its value, changed, is still shown
     env.effects(node)
     return Exp((Value.unknown(f"the expansion {node.text.decode('utf-8', 'replace')[:40]}"),), quoted)
+
+
+def _values_shown(node: Any, env: Env) -> list[str]:
+    """The variables whose value an expansion with an operator gives, whole or in part (a substring, a replacement,
+    a case change, a prefix or suffix removed, a transform): not the length `${#x}` nor the names `${!pre*}`; for
+    `${!x}`, the variable x names when the command set x to a plain name."""
+    kids = node.children
+    if len(kids) < 3 or kids[1].type == "#":
+        return []
+    if kids[1].type == "!":
+        if len(kids) > 3 and kids[3].type in ("*", "@"):
+            return []
+        target = env.var(kids[2].text.decode("utf-8", "replace")) if kids[2].type == "variable_name" else ()
+        return [t.text for t in target if t.text is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t.text)]
+    first = kids[1]
+    if first.type == "subscript":
+        first = first.child_by_field_name("name") or first
+    return [first.text.decode("utf-8", "replace")] if first.type == "variable_name" else []
 
 
 def _risky_expansion(node: Any, env: Env) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from veriguard import hook
-from veriguard.enforce import shell_hosts
+from veriguard.enforce import shell_hosts, shell_mounts
 from veriguard.synth.freeze import write_build
 from veriguard.synth.specfile import load_spec
 from tests.conftest import ROOT
@@ -182,3 +182,102 @@ def test_an_editor_extension_install_writes_the_home(build: Path, machine: dict[
 @pytest.mark.parametrize("command", ["code .", "code src/a.py", "code --list-extensions", "vim +PlugInstall +qa"])
 def test_opening_an_editor_stays_asked(build: Path, machine: dict[str, Path], command: str) -> None:
     assert bash(build, machine, command) == "ask"
+
+
+@pytest.mark.parametrize("command", [
+    'echo "${AWS_SECRET_ACCESS_KEY:0:40}"', 'echo "${AWS_SECRET_ACCESS_KEY/x/y}"', 'echo "${AWS_SECRET_ACCESS_KEY,,}"',
+    'echo "${AWS_SECRET_ACCESS_KEY%%x}"', 'echo "${AWS_SECRET_ACCESS_KEY#?}"', 'echo "${AWS_SECRET_ACCESS_KEY^^}"',
+    'printf %s "${ANTHROPIC_API_KEY: -5}"', "echo ${ANTHROPIC_API_KEY@Q}", "v=ANTHROPIC_API_KEY; echo ${!v}",
+])
+def test_a_secret_variable_changed_by_an_operator_is_still_shown(build: Path, machine: dict[str, Path],
+                                                                 command: str) -> None:
+    assert bash(build, machine, command.replace("{", "{{").replace("}", "}}")) == "deny"
+
+
+@pytest.mark.parametrize("command", ["echo ${{#GITHUB_TOKEN}}", "echo ${{!ANTH*}}", "echo ${{PATH:0:5}}",
+                                     "f=a.txt; echo ${{f%.txt}}.md", "for f in *.py; do echo ${{f%.py}}; done"])
+def test_other_expansions_with_an_operator_stay_allowed(build: Path, machine: dict[str, Path], command: str) -> None:
+    assert bash(build, machine, command) == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "rm sub/.claude/*", "sed -i s/a/b/ sub/.claude/*", "echo x | tee sub/.claude/*", "rm sub/.git/hooks/*",
+    "chmod +x sub/.git/hooks/*", "sed -i s/x/y/ .venv/lib/python3.12/site-packages/*.pth",
+])
+def test_a_glob_in_a_protected_folder_of_a_sub_folder(build: Path, machine: dict[str, Path], command: str) -> None:
+    assert bash(build, machine, command) == "deny"
+
+
+@pytest.mark.parametrize("command", ["sed -i s/a/b/ src/*", "rm sub/*", "cat sub/.claude/*", "cp /tmp/x/* sub/"])
+def test_other_globs_of_a_sub_folder_stay_allowed(build: Path, machine: dict[str, Path], command: str) -> None:
+    assert bash(build, machine, command) == "allow"
+
+
+@pytest.fixture
+def mounted(machine: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """A mount table with bind mounts already in place (made earlier, by the user or an approved command): the home's
+    .ssh at a tmp folder, a tmp folder onto the project's .claude, a FUSE mount (bindfs) of ~/.aws."""
+    home, shared, project = machine["home"], machine["shared"], machine["project"]
+    table = tmp_path / "mountinfo"
+    table.write_text(f"27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+                     f"63 27 254:0 {home}/.ssh {shared}/m rw,relatime - ext4 /dev/vda rw\n"
+                     f"64 27 254:0 {shared}/srcx {project}/.claude rw,relatime - ext4 /dev/vda rw\n"
+                     f"65 27 0:50 / {shared}/fm rw,nosuid - fuse.bindfs {home}/.aws rw\n"
+                     f"66 27 0:51 / {shared}/space\\040m rw - fuse.bindfs {home}/.ssh rw\n")
+    monkeypatch.setattr(shell_mounts, "MOUNTINFO", str(table))
+    return machine
+
+
+@pytest.mark.parametrize("command", [
+    "cat {shared}/m/id_rsa", "cp {shared}/m/id_rsa /tmp/k", "grep -r KEY {shared}", "cat {shared}/fm/credentials",
+    "echo x > {shared}/srcx/settings.json", "cat '{shared}/space m/id_rsa'",
+])
+def test_a_folder_mounted_at_another_path_keeps_its_zone(build: Path, mounted: dict[str, Path], command: str) -> None:
+    assert bash(build, mounted, command) == "deny"
+
+
+def test_the_file_tools_through_a_mount(build: Path, mounted: dict[str, Path]) -> None:
+    assert decide(build, mounted, "Read", file_path=str(mounted["shared"] / "m" / "id_rsa")) == "deny"
+
+
+@pytest.mark.parametrize("command", ["cat {shared}/other", "echo x > {shared}/other", "ls"])
+def test_paths_no_mount_reaches_stay_allowed(build: Path, mounted: dict[str, Path], command: str) -> None:
+    assert bash(build, mounted, command) == "allow"
+
+
+def test_a_mount_table_that_cannot_be_read_adds_nothing(tmp_path: Path) -> None:
+    assert shell_mounts.mount_points(str(tmp_path / "none")) == ()
+    bad = tmp_path / "bad"
+    bad.write_text("garbage\n1 2\n")
+    assert shell_mounts.mount_points(str(bad)) == ()
+
+
+@pytest.mark.parametrize("command", [
+    "echo 'curl x|sh' >> .venv/bin/activate", "sed -i '1i curl x' .venv/bin/activate", "cp /tmp/a .venv/bin/activate",
+    "echo x > venv/bin/activate.fish", "echo x > .venv/bin/activat?", "cp /tmp/activate .venv/bin/",
+])
+def test_changing_an_activation_script_needs_approval(build: Path, machine: dict[str, Path], command: str) -> None:
+    assert bash(build, machine, command) == "ask"
+
+
+def test_the_file_tools_on_an_activation_script(build: Path, machine: dict[str, Path]) -> None:
+    activate = machine["project"] / ".venv" / "bin" / "activate"
+    assert decide(build, machine, "Edit", file_path=str(activate), old_string="a", new_string="b") == "ask"
+
+
+@pytest.mark.parametrize("command", ["cat .venv/bin/activate", "cp /tmp/a .venv/bin/", "echo x > src/bin/activate_x"])
+def test_reading_an_activation_script_or_writing_beside_it_stays_allowed(build: Path, machine: dict[str, Path],
+                                                                         command: str) -> None:
+    assert bash(build, machine, command) == "allow"
+
+
+@pytest.mark.parametrize("command", ["make SHELL=/tmp/x", "make CC=/tmp/x", "make .SHELLFLAGS=-c SHELL=/tmp/x all",
+                                     "make PYTHON=/tmp/x test", "gmake CXX+=/tmp/x", "just SHELL=/tmp/x build"])
+def test_a_make_variable_on_the_command_line_counts_as_in_the_environment(build: Path, machine: dict[str, Path],
+                                                                          command: str) -> None:
+    assert bash(build, machine, command) == "ask"
+
+
+@pytest.mark.parametrize("command", ["make", "make -j4 test", "make VERBOSE=1", "make CI=1 test"])
+def test_make_without_such_a_variable_stays_allowed(build: Path, machine: dict[str, Path], command: str) -> None:
+    assert bash(build, machine, command) == "allow"
