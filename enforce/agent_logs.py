@@ -19,7 +19,8 @@ Refused (ExtractionError), never half-read: a log without those parts; messages 
 not alternate; text after TERMINATE other than the benchmark's line; a cell object that is not one
 string under "cell" alone (duplicate or extra keys, another type) or that spans a separator; anything
 keyed "cell" in an output; an output after a message that shows no code (what ran is not in the log);
-a call that does not compile while its output does not report the error.
+a call that does not compile while its output does not report the error, or whose error a later Python may not
+make (STABLE_ERRORS: the program's own output can read "Error: ..." where a newer Python ran it).
 Limit: when a message has both text and a function call, EHRAgent logs only the text; the code that
 ran is then not in the log and its output is refused only because the message shows no code.
 """
@@ -39,6 +40,15 @@ SECTION_SEPARATOR = "\n" + "-" * 58 + "\n"
 END_OF_EXAMPLES = "(END OF EXAMPLES)\n"
 GROUND_TRUTH = "Ground-Truth Answer --->"
 ERROR_REPORTS = ("SyntaxError:", "Error:")  # how run_code reports code that did not compile
+# A call the analyser's Python cannot parse ran nowhere only if the agent's Python cannot parse it either, and the agent
+# may run a newer one (3.13 takes `def f[T = int]()`, 3.14 `except A, B:` and t-strings), whose output the program
+# itself can make read "Error: ...". These errors no later Python accepts: a character after a line continuation, a
+# decimal with leading zeros, a string left open, two expressions side by side in brackets; each is reached the same
+# way by a later tokenizer unless a template string (3.14) reads the quotes otherwise.
+STABLE_ERRORS = re.compile(r"unexpected character after line continuation character|leading zeros in decimal "
+                           r"integer literals|unterminated (?:triple-quoted )?string literal|invalid syntax\. Perhaps "
+                           r"you forgot a comma\?")
+TEMPLATE_PREFIX = re.compile(r"(?<![\w'\"])(?:[tT][rR]?|[rR][tT])['\"]")
 CUT_OPEN, CUT_CLOSE = ': "', '", '          # where execute_function cuts arguments that are not JSON
 MAX_SECTIONS = 64
 MAX_LOG_CHARS = 500_000
@@ -75,6 +85,10 @@ class _Parser:
         self.left = PARSE_BUDGET
 
     def parses(self, code: str) -> bool:
+        return self.error(code) is None
+
+    def error(self, code: str) -> str | None:
+        """The message of the SyntaxError Python raises on `code`; None when it parses."""
         self.left -= len(code)
         if self.left < 0:
             raise ExtractionError("extract.log.structure", f"reading every program of this log would parse more "
@@ -83,12 +97,17 @@ class _Parser:
             with warnings.catch_warnings():  # invalid escapes in strings warn; they do not stop the code
                 warnings.simplefilter("ignore")
                 ast.parse(code)
-        except SyntaxError:
-            return False
+        except SyntaxError as e:
+            return str(e.msg)
         except (ValueError, RecursionError, MemoryError) as e:  # null bytes, nesting: cannot tell, so refuse
             raise ExtractionError("extract.code.unanalysable", f"unanalysable code: Python cannot parse it "
                                   f"({type(e).__name__})") from None
-        return True
+        return None
+
+    def never_runs(self, code: str) -> bool:
+        """Whether no Python, this one or a later one, parses `code` (see STABLE_ERRORS)."""
+        error = self.error(code)
+        return error is not None and bool(STABLE_ERRORS.match(error)) and not TEMPLATE_PREFIX.search(code)
 
 
 def parse_agent_log(text: str) -> AgentOutput:
@@ -161,9 +180,10 @@ def _cells(sections: list[str], parser: _Parser) -> list[_Cell]:
         if _is_call(section):
             whole = [c for c in inside if not (section[:c.start - start] + section[c.end - start:]).strip()]
             ran = whole[0].code if whole else _cut(section)  # what execute_function hands run_code
-            if not parser.parses(ran) and not output.lstrip().startswith(ERROR_REPORTS):
+            if not parser.parses(ran) and not (output.lstrip().startswith(ERROR_REPORTS) and parser.never_runs(ran)):
                 raise ExtractionError("extract.code.syntax", f"the call in section {number + 1} is not valid "
-                                      "Python, yet its output does not report the error: cannot tell what ran")
+                                      "Python here, yet its output does not report the error, or a later Python may "
+                                      "run it (its error is not one every version makes): cannot tell what ran")
         elif not inside and not parser.parses(_cut(section)) and output.strip():
             raise ExtractionError("extract.log.structure", f"section {number + 2} is output, but section "
                                   f"{number + 1} shows no code: what ran is not in the log")

@@ -167,3 +167,35 @@ def test_a_terminate_printed_by_the_code_does_not_end_the_log_early():
 def test_oversized_logs_are_refused_not_read():
     assert error_code(log(*["x = 1", ""] * 40, "TERMINATE")) == "extract.log.structure"
     assert error_code(log("x = '" + "a" * 600_000 + "'", "", "TERMINATE")) == "extract.log.structure"
+
+
+# A call this Python cannot parse but a later one runs (red-team pass s21): the program can make its own output read
+# "Error: ...", so such a call counts as not run only when its error is one no Python accepts.
+READS_AGE = "answer = 'Error: ' + str(GetValue(LoadDB('patient'), 'age'))"
+LATER_PYTHONS = {
+    "3.13 type parameter default": "def f[T = int]():\n    pass\n" + READS_AGE,
+    "3.13 class type parameter default": "class C[T = int]:\n    pass\n" + READS_AGE,
+    "3.14 except without parentheses": "try:\n    pass\nexcept ValueError, TypeError:\n    pass\n" + READS_AGE,
+    "3.14 template string": "x = t'{1}'\n" + READS_AGE,
+    "3.14 template string a 3.12 tokenizer leaves open": "x = t\"{'\"'}\"\n" + READS_AGE,
+    "3.14 template string in a call": "print(t'{1}')\n" + READS_AGE,
+}
+
+
+@pytest.mark.parametrize("code", LATER_PYTHONS.values(), ids=list(LATER_PYTHONS))
+@pytest.mark.parametrize("output", ["Error: see this!", "SyntaxError: invalid syntax!"])
+def test_a_call_a_later_python_may_run_is_refused_whatever_its_output(code, output):
+    fixed = cell("answer = GetValue(LoadDB('patient'), 'uniquepid')")
+    assert error_code(log(cell(code), output, fixed, "x", "TERMINATE")) == "extract.code.syntax"
+
+
+@pytest.mark.parametrize("code", [
+    "x = 1\\nanswer = x",              # a literal \n from the `: "` cut: a character after a line continuation
+    "x = 007\nanswer = x",             # leading zeros
+    "x = 'open\nanswer = x",           # a string left open
+    "answer = f(a b)",                 # two expressions side by side in brackets
+])
+def test_a_call_no_python_parses_still_counts_as_not_run(code):
+    fixed = cell("answer = GetValue(LoadDB('lab'), 'labname')")
+    assert parse_agent_log(log(cell(code), "SyntaxError: x.", fixed, "7", "TERMINATE")).code == (
+        "answer = GetValue(LoadDB('lab'), 'labname')",)
