@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 from veriguard.contracts.errors import GeneratedCodeError, SpecError, VeriguardError
 from veriguard.contracts.generated import check_generated
+from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.schema import argument_schema
 from veriguard.synth.specfile import PATH_FIX, SpecFile, file_in_folder
 from veriguard.contracts.build_format import (CERT_FORMAT, POLICY_CODE, SIGNATURE_NAME, approval_problem,
@@ -219,10 +220,10 @@ def _spec_files(spec: SpecFile) -> dict[str, bytes]:
             raise SpecError("spec.path", f"[extraction] file {rel!r} {e}", file=spec.path, fix=PATH_FIX) from None
     out: dict[str, bytes] = {}
     for rel, source, digest in expected:
-        try:
-            data = source.read_bytes()
-        except OSError as e:
-            raise SpecError("freeze.file", f"cannot read {source}: {e.strerror}", file=spec.path,
+        try:   # as the spec loader read it: a FIFO or a device put in its place is refused, never waited on
+            data = read_regular_file(source)
+        except FileRefused as e:
+            raise SpecError("freeze.file", f"cannot read {source}: {e.why}", file=spec.path,
                             fix="keep the spec's files in place until synth ends") from None
         if digest is not None and sha256(data) != digest:
             raise SpecError("freeze.changed", f"{source} changed while the policy was synthesized", file=str(source),
