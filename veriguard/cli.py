@@ -718,21 +718,21 @@ DIFF_CODES = """exit codes:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from veriguard.diff import diff_builds, load_build, render, replay_log
+    from veriguard.diff import diff_builds, extraction_changes, load_build, render, replay_log
     from veriguard.verify.verdicts import Verdict
 
     old, new = (load_build(b, accept_unproved=args.accept_unproved) for b in (args.old, args.new))
-    found = diff_builds(old, new)
+    found, read_otherwise = diff_builds(old, new), extraction_changes(old, new)
     replay = replay_log(args.log, new) if args.log else None
     kept = all(p.verdict is Verdict.PROVED or (p.owner == "new" and p.verdict is Verdict.REFUTED)
                for p in found.properties)  # a property only NEW has may fail on OLD: a new guarantee
-    same = found.same_decisions and kept and not (replay and replay.changed)
+    same = found.same_decisions and kept and not (replay and replay.changed) and not read_otherwise
     code = 0 if same else 1
     if args.json:
         _print_json({"old": args.old, "new": args.new, "exit_code": code, **found.to_dict(),
-                     "log": replay.to_dict() if replay else None})
+                     "extraction_changed": read_otherwise, "log": replay.to_dict() if replay else None})
     else:
-        print(render(args.old, args.new, found, replay))
+        print(render(args.old, args.new, found, replay, read_otherwise))
     return code
 
 

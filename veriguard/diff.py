@@ -122,6 +122,15 @@ def check_arguments(old: Build, new: SpecFile, where: str) -> None:
                              "(names, order and types, enum values included)")
 
 
+def extraction_changes(old: Build, new: Build) -> list[str]:
+    """The arguments NEW's monitor reads from the agent's action otherwise than OLD's (their [extraction] entries in
+    extraction.json differ: another field, map, tool, schema or frozen classifier). The contracts' diff cannot see
+    it: the same policy then decides the same action otherwise (`role` read from a field the agent writes)."""
+    a, b = (build.policy.extraction.get("extraction", {}) for build in (old, new))
+    return sorted(n for n in set(a) | set(b) if json.dumps(a.get(n), sort_keys=True) != json.dumps(b.get(n),
+                                                                                                 sort_keys=True))
+
+
 def diff_builds(old: Build, new: Build) -> PolicyDiff:
     check_arguments(old, new.spec, str(new.policy.directory))
     assert old.spec.contract is not None and new.spec.contract is not None
@@ -264,9 +273,11 @@ class Previous:
             return write(result, out_dir, run_info=run_info)
         with tempfile.TemporaryDirectory(prefix="veriguard-update-") as tmp:
             candidate, _ = write(result, Path(tmp), run_info={})
-            found = diff_builds(self.build, load_build(candidate))
+            built = load_build(candidate)
+            found, read_otherwise = diff_builds(self.build, built), extraction_changes(self.build, built)
         self.last = {"checked": True, "previous": str(self.build.policy.directory),
-                     "previous_policy": self.build.policy.sha256, "diff": found.to_dict()}
+                     "previous_policy": self.build.policy.sha256, "diff": found.to_dict(),
+                     "extraction_changed": read_otherwise}
         loosened = found.newly_allowed
         if loosened.verdict is not Verdict.PROVED and loosened.verdict is not Verdict.REFUTED:
             raise UpdateRefused("update.undecided", f"cannot establish what the update allows that "
@@ -274,10 +285,14 @@ class Previous:
                                 "nothing was written", file=result.spec.path,
                                 fix="simplify the rules, or synthesize without --previous and review the policy by hand")
         approval = None
-        if loosened.verdict is Verdict.REFUTED:
+        if loosened.verdict is Verdict.REFUTED or read_otherwise:
             if self.approval is None:
-                raise UpdateRefused("update.unapproved", f"the new policy allows what {self.build.policy.directory} "
-                                    f"denied; nothing was written:\n{witness_lines(loosened.witnesses)}",
+                what = f"the new policy allows what {self.build.policy.directory} denied" \
+                    if loosened.verdict is Verdict.REFUTED else \
+                    f"the new build reads {', '.join(read_otherwise)} from the agent's action otherwise than " \
+                    f"{self.build.policy.directory} ([extraction]): the same action may be decided otherwise"
+                raise UpdateRefused("update.unapproved", f"{what}; nothing was written:\n"
+                                    f"{witness_lines(loosened.witnesses)}".rstrip(),
                                     file=result.spec.path, fix="if this is intended, approve it: --approve FILE "
                                     "(TOML: by = \"...\", reason = \"...\")")
             approval = {"by": self.approval.by, "reason": self.approval.reason,
@@ -312,6 +327,8 @@ def render_update(last: dict[str, Any]) -> str:
         out.append(f"    {title}: {d[key]['verdict']}: {d[key]['message']}")
         out += [f"      {json.dumps(w['arguments'], sort_keys=True)}: denied by {', '.join(w['reasons'])}"
                 for w in d[key]["witnesses"]]
+    if last.get("extraction_changed"):
+        out.append(f"    extraction read otherwise than before: {', '.join(last['extraction_changed'])}")
     if last.get("approval"):
         a = last["approval"]
         out.append(f"    approved by {a['by']} ({a['reason']}): recorded in the certificate and the report")
@@ -335,10 +352,13 @@ def _said(o: Outcome) -> str:
     return f"denied, input {o.kind}: {o.reason}"
 
 
-def render(old: str, new: str, found: PolicyDiff, replay: Replay | None) -> str:
-    """The text `veriguard diff` prints."""
-    head = "the same decisions" if found.same_decisions else "different decisions"
+def render(old: str, new: str, found: PolicyDiff, replay: Replay | None, extraction: list[str] | None = None) -> str:
+    """The text `veriguard diff` prints (`extraction`: extraction_changes)."""
+    head = "the same decisions" if found.same_decisions and not extraction else "different decisions"
     out = [f"{old} -> {new}: {head} (lists up to {found.bound} items; {found.seconds:.1f} s)"]
+    if extraction:
+        out.append(f"  extraction: NEW reads {', '.join(extraction)} from the agent's action otherwise than OLD (its "
+                   "[extraction] differs): the same action may be decided otherwise, whatever the policies decide")
     for d, title in ((found.newly_allowed, "newly allowed"), (found.newly_denied, "newly denied")):
         out.append(f"  {title}: {d.verdict.value}: {d.message}")
         if d.witnesses:
