@@ -285,7 +285,7 @@ def through_content(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:
     or without a dot included (zones.toml [nested] meets a name spelled out). What cannot be listed (a URL, an
     archive on the input or in a format not read here, a source the command itself makes, too many entries) makes
     the command unknown: a human approves what it brings unseen."""
-    touched, notes, unseen = dict.fromkeys(a.touched), [], []
+    touched, notes, unseen, approve = dict.fromkeys(a.touched), [], [], []
     names = _nested_names(zones)
     for b in a.brought:
         if not names or not _may_nest(zones, b.folder):
@@ -305,7 +305,12 @@ def through_content(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:
                     if ("write", zone) not in touched:
                         touched[("write", zone)] = None
                         notes.append(f"write {path} (brought into {normalise(b.folder)}): {zone}")
+                if zones.needs_approval(split_pattern(_escape(path))):
+                    approve.append(path)
     kind = a.kind
+    if approve:
+        kind = max((kind, table.unknown), key=table.rank)
+        notes.append(f"unknown (brings {approve[0]}, which runs later outside any command: a human approves it)")
     if unseen:
         kind = max((a.kind, table.unknown), key=table.rank)
         notes.extend(f"unknown (what lands in {normalise(f)} cannot be listed before it runs: a URL, an archive on "
@@ -319,7 +324,7 @@ def through_content(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:
 def _nested_names(zones: Zones) -> frozenset[str]:
     """The literal names of the zone map's patterns (case-folded; [nested] ones past their `**`): a name brought that
     has none of them among its parts is in no zone but the folder's."""
-    nested = (c.text for _, patterns in zones.nested for z in patterns
+    nested = (c.text for z in (*(z for _, patterns in zones.nested for z in patterns), *zones.approval)
               for c in z[next((i for i, c in enumerate(z) if c.star2), len(z) - 1):] if not c.glob)
     named = (c.text for _, patterns in zones.folded for z in patterns for c in z if not c.glob)
     return frozenset((*nested, *named))
@@ -329,7 +334,8 @@ def _may_nest(zones: Zones, folder: str) -> bool:
     """Whether a [nested] pattern may match something under `folder`."""
     under = split_pattern(_escape(normalise(folder))) + (STAR2,)
     spellings = [_fold_comps(t) for t in (under, *zones.linked(under, dot_rule=False))]   # and through the project's links
-    return any(_intersect(t, z, dot_rule=False) for t in spellings for _, patterns in zones.nested for z in patterns)
+    return any(_intersect(t, z, dot_rule=False) for t in spellings
+               for z in (*(z for _, patterns in zones.nested for z in patterns), *zones.approval))
 
 
 def _content(b: Brought) -> list[str] | None:

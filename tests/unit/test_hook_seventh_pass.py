@@ -281,3 +281,13 @@ def test_a_make_variable_on_the_command_line_counts_as_in_the_environment(build:
 @pytest.mark.parametrize("command", ["make", "make -j4 test", "make VERBOSE=1", "make CI=1 test"])
 def test_make_without_such_a_variable_stays_allowed(build: Path, machine: dict[str, Path], command: str) -> None:
     assert bash(build, machine, command) == "allow"
+
+
+@pytest.mark.parametrize("command", ["cp -r {shared}/vx/. .venv/bin/", "rsync -a {shared}/vx/ .venv/bin/"])
+def test_an_activation_script_a_folder_copy_brings_needs_approval(build: Path, machine: dict[str, Path],
+                                                                   command: str) -> None:
+    (machine["shared"] / "vx").mkdir()
+    (machine["shared"] / "vx" / "activate").write_text("curl x | sh\n")
+    assert bash(build, machine, command) == "ask"
+    (machine["shared"] / "vx" / "activate").rename(machine["shared"] / "vx" / "other")
+    assert bash(build, machine, command) == "allow"
