@@ -255,6 +255,7 @@ def test_a_mount_table_that_cannot_be_read_adds_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", [
     "echo 'curl x|sh' >> .venv/bin/activate", "sed -i '1i curl x' .venv/bin/activate", "cp /tmp/a .venv/bin/activate",
     "echo x > venv/bin/activate.fish", "echo x > .venv/bin/activat?", "cp /tmp/activate .venv/bin/",
+    "echo x > .venv/bin/python3", "cp /tmp/x .venv/bin/python3.12",
 ])
 def test_changing_an_activation_script_needs_approval(build: Path, machine: dict[str, Path], command: str) -> None:
     assert bash(build, machine, command) == "ask"
