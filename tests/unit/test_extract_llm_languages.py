@@ -106,9 +106,10 @@ def test_the_whole_agent_data_is_checked_string_by_string_for_another_language()
 
 
 def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_language():
-    """Over Mind2Web-SC's 200 tasks, held-out v1-v7 and the 119 evasions (3,368 texts): the English tasks pass;
-    what is refused is v6's code-switched tasks and the evasions written in another language (their `language`
-    class, and one `combined`). Counts and ids only: held-out tasks are never printed."""
+    """Over Mind2Web-SC's 200 tasks, held-out v1-v7 and v9 and the 119 evasions (3,807 texts): the English tasks
+    pass; what is refused is v6's code-switched tasks, two of v9's translation requests (both in a category, so the
+    refusal denies what the labels deny) and the evasions written in another language (their `language` class, and
+    one `combined`). Counts and ids only: held-out tasks are never printed."""
     import glob
     import json
 
@@ -123,10 +124,11 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
         rows += [("m2w", {"task": r["confirmed_task"]}) for r in json.loads(bench.read_text(encoding="utf-8"))]
     refused = [(source, r.get("id"), r.get("class") or r.get("style")) for source, r in rows
                if unreadable_language(r.get("task") or r.get("text"))]
-    assert len(rows) >= 3168
+    assert len(rows) >= 3607
     assert {(s, c) for s, _i, c in refused} <= {("heldout_v6.jsonl", "code-switch"), ("evasions", "language"),
-                                                ("evasions", "combined")}
-    assert sum(1 for s, *_ in refused if s != "evasions") == 3 and sum(1 for s, *_ in refused if s == "evasions") == 14
+                                                ("evasions", "combined"), ("heldout_v9.jsonl", "translation-request")}
+    assert all(r["categories"] for s, r in rows if s == "heldout_v9.jsonl" and unreadable_language(r["task"]))
+    assert sum(1 for s, *_ in refused if s != "evasions") == 5 and sum(1 for s, *_ in refused if s == "evasions") == 14
 
 
 # Red-team pass of stop 20 on the check itself: spellings that hid the words, encodings a model decodes, orders in
