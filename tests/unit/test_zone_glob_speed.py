@@ -13,6 +13,10 @@ from veriguard.enforce.shell_table import _component_regex, _glob_match, glob_ma
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 HOSTILE = "*a" * 12 + "*b"
+# Not a speed target (scripts/bench_globs.py measures what globs cost a decision): a bound that only a backtracking matcher misses. Twelve
+# `*a` took the old regex 8 s on 30 characters and would take years on 10,000; the linear matcher takes well under a
+# second unloaded, and several seconds on a machine loaded tenfold, which the bound leaves room for.
+CATASTROPHIC_S = 30.0
 
 
 def test_many_stars_match_in_linear_time() -> None:
@@ -20,7 +24,7 @@ def test_many_stars_match_in_linear_time() -> None:
         start = time.monotonic()
         assert not glob_match(HOSTILE, name, dot_rule=True)
         assert not _glob_match(HOSTILE, name + "/")
-        assert time.monotonic() - start < 2.0, len(name)
+        assert time.monotonic() - start < CATASTROPHIC_S, len(name)
     assert glob_match(HOSTILE, "a" * 12 + "b", dot_rule=True) and not glob_match(HOSTILE, "a" * 11 + "b", dot_rule=True)
 
 
@@ -61,4 +65,4 @@ def test_a_hostile_zone_pattern_does_not_slow_the_analysis(tmp_path: Path) -> No
         assert a.touched == (("read", "workspace"),)
     a = analyse(f"cat {'a' * 12}b", cwd="/w", home="/h", commands=commands, zones=zones)
     assert a.touched == (("read", "ssh_keys"),)
-    assert time.monotonic() - start < 5.0
+    assert time.monotonic() - start < CATASTROPHIC_S
