@@ -13,9 +13,9 @@ from veriguard.enforce.shell_table import _component_regex, _glob_match, glob_ma
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 HOSTILE = "*a" * 12 + "*b"
-# Not a speed target (scripts/bench_globs.py measures what globs cost a decision): a bound that only a backtracking matcher misses. Twelve
-# `*a` took the old regex 8 s on 30 characters and would take years on 10,000; the linear matcher takes well under a
-# second unloaded, and several seconds on a machine loaded tenfold, which the bound leaves room for.
+# Not a speed target (scripts/bench_globs.py measures what globs cost a decision): a bound that only a
+# backtracking matcher misses. Twelve `*a` took the old regex 8 s on 30 characters and would take years on 10,000;
+# the linear matcher takes well under a second unloaded, and several seconds on a machine loaded tenfold.
 CATASTROPHIC_S = 30.0
 
 
