@@ -42,6 +42,7 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import dataclasses
 import hashlib
 import math
 import re
@@ -104,9 +105,9 @@ _CONTROL = (r"book(?:\s+now|ing)?|reserve(?:\s+now)?|rent(?:\s+now)?|apply(?:\s+
             r"purchase|check ?out|checkout|pay(?:\s+now)?|play|watch(?:\s+now)?|stream|subscribe|"
             r"place\s+(?:my\s+|the\s+|your\s+)?order|order\s+now|confirm|continue|submit")
 OBJECTLESS_FORMS = {
-    # an act on a pronoun: "book it", "buy these now" (not "don't buy it")
+    # an act on a pronoun: "book it", "buy these now", "reserve there for Friday" (not "don't buy it")
     "an act on a pronoun": rf"(?<!\bnot )(?<!n't )(?<!n’t )(?<!\bdont )(?<!\bnever )(?<!\bno need to )\b(?:{_ACT})(?:\s+|\s*[.,!…-]+\s*)[\"'“‘]?(?:it|them|this|that|these|those|this one|that one|"
-                           rf"the same(?: one)?|both|one|one of (?:them|those)){_AFTER}",
+                           rf"the same(?: one)?|both|one|one of (?:them|those)|there|one there){_AFTER}",
     # an act on a thing chosen elsewhere: "book the one I picked", "rent the first result", "the cheapest option"
     "an act on a thing chosen elsewhere": rf"\b(?:{_ACT})\s+(?:(?:me|us)\s+)?(?:the|that|this|my|your|our)\s+(?:[\w-]+\s+){{0,2}}?"
                                           rf"(?:{_CHOSEN})\b",
@@ -323,6 +324,193 @@ def ask_unnamed(text: str) -> tuple[str, str, str]:
             return why, f"{why} ({m.group(0).strip()!r})", m.group(0)
     return "", "", ""
 
+
+# The clause reading of the restricted act (issue 10): a category the regression reads stands only where some clause may
+# ask an act on it. A clause asks nothing when it only asks for information (an attribute of a thing: its phone number,
+# hours, fees, rules; how an act is done; whether a fact holds), cancels, tracks or returns, refuses or takes an act back,
+# reports a past act, gives a reason, greets or opens a site, and holds no act of any category outside those frames.
+# Any other clause may ask, and a clause that asks and names no category's topic may ask on any category (the object is
+# elsewhere: "What's the Hilton's number? Book it for Friday").
+_CORE = (r"book|reserve|rent|hire|lease|buy|purchase|order|apply|stream|watch|play|listen|subscribe|check ?out|checkout|"
+         r"fly|add|download|enrol+|register|sign up|grab|snag|nab|score|secure|get|find|show|pull up|need|want|"
+         r"would like|'d like|send|submit|upload|put|pick up|queue|hold|take|arrange|sort|line up|lock in|showing|playing|"
+         r"streaming|search|browse|look for|look at|hunt for|shop for|start|resume|list|view|compare|try|go for|"
+         r"go with|proceed|confirm|pay for")
+# An act's word as a verb: not after a determiner ("my order", "a book"), nor an order's number or status.
+_VERB = (r"(?<!\bmy )(?<!\bthe )(?<!\ban )(?<!\ba )(?<!\bour )(?<!\byour )(?<!\bthis )(?<!\bthat )(?<!\bhis )(?<!\bher )"
+         r"(?<!\btheir )(?<!\bits )(?<!'s )(?<!\bper )(?<!\bno )(?<!\bannual )(?<!\bhourly )(?<!\bbest )\b(?:" + _CORE + r")\b"
+         r"(?!\s+(?:of|number|status|history|confirmation|id)\b)")
+# "order" as a noun at the end of its phrase: "my air fryer order from Wayfair", "the order I placed"
+_ORDER_NOUN = re.compile(r"\border(?=\s*(?:$|[.,;:!?)#\d]|(?:from|with|to|on|in|at|that|which|i|we|was|is|has|had)\b))",
+                         re.IGNORECASE)
+_ACT_WORD = re.compile(_VERB, re.IGNORECASE)
+# The act negated or refused where it stands: "don't book anything yet", "not ready to buy", "no need to apply"
+_REFUSED = re.compile(r"\b(?:don'?t|do not|dont|never|not|no need to|won'?t|will not|without|nothing to)\s+(?:(?:yet|actually|"
+                      r"even|want|wanna|need|plan|planning|going|ready|have|bother|trying|go ahead and)\s+(?:to\s+)?){0,2}"
+                      r"(?:" + _CORE + r")\b", re.IGNORECASE)
+_LEAD = (r"^\W*(?:(?:please|pls|plz|kindly|ok|okay|so|and|also|just|then|but|now|oh|um|uh|hey|hi|actually|cool|great|"
+         r"thanks|quick question|one (?:last|more) thing|last thing|first|btw|by the way|fyi)\b\W*)*")
+# What a question or a request for information asks about: an attribute, a reading, a count or a price, never the things
+# themselves ("What hotels are free Friday?" and "Are there flights to Lima?" search the category's objects).
+_INFO = (r"(?:phone|number|numbers|address|addresses|hours|check-?in|check-?out|status|allowance|polic(?:y|ies)|rules?|fees?|"
+         r"charges?|tax|taxes|weather|forecast|directions|location|distance|e-?mail|contact|website|menu|salary|salaries|"
+         r"pay|wages?|history|population|difference|meaning|definition|password|deadline|requirements?|dress code|"
+         r"wi-?fi|limits?|cut-?off|penalty|refund|baggage|luggage|dimensions|capacity|score|temperature|recipe|"
+         r"exchange rate|articles?|reports?|guides?|news|headlines|statistics|stats|blog|essay|analysis|stud(?:y|ies)|"
+         r"tips|advice|reviews?|summary|biography|facts?|explanation|tracking|delivery date|order status|confirmation|"
+         r"receipt|invoice|age limit|minimum age|documents?|visa|insurance|warranty|range|mileage|specs|overview)")
+_QINFO = r"(?:" + _INFO + r"|time|times|cost|costs|price|prices|fare|fares|rates?)"
+# words between an ask for information and its attribute: no preposition ("a hotel with free wifi" asks for a hotel)
+_BETWEEN = r"(?:(?!(?:with|for|in|near|under|from|to|at|on|that|which|who|and|or|by|around|close)\b)[\w&.'-]+\s+){0,3}?"
+_SEARCH = re.compile(r"\b(?:is there|are there|any|availab\w*|for sale|in stock|openings?\b(?! (?:hours|times|late|on|until|"
+                     r"till|today|tomorrow|now|at|early))|hiring|showing|playing|free (?:on|for|this|next|from)|vacanc\w+|"
+                     r"left|free|do you have|you got|got any|there (?:is|are|'s))\b|\b(?:have|has|got)\s+(?:any\s+)?(?:\w+\s+){0,2}?(?:rooms?|"
+                     r"cars?|suvs?|vans?|seats?|flights?|tickets?|openings?|jobs?|positions?|roles?|spots?|trucks?)\b",
+                     re.IGNORECASE)
+_HOW_TO = re.compile(r"\bhow (?:do|can|could|should|would|does|did|to|is|are)\b(?:\s+(?:i|we|you|one|people|someone|they|"
+                     r"he|she))?(?:\s+(?:go about|best))?\s+(?:" + _CORE + r")\b|\bhow to\b|\b(?:best|cheapest|easiest|"
+                     r"fastest|right) way to (?:" + _CORE + r")\b|\bwhat do (?:i|we) need to (?:" + _CORE + r")\b|\b(?:cost|costs|price|"
+                     r"fee|fees|charge|much|long|rules?|policy) (?:to|for) (?:" + _CORE + r")\b|\b(?:do|does|will|would) "
+                     r"(?:i|we|you|he|she|they|it) (?:need|want)\b", re.IGNORECASE)
+_REQUEST = re.compile(r"\b(?:can|could|would|will|won'?t|wouldn'?t|couldn'?t)\s+(?:you|u|ya|y'?all)\b|\bis it possible\b|"
+                      r"\b(?:can|could|may) (?:i|we) (?:get|have|grab|book|reserve|rent|buy|order|apply)\b|\bdo you mind\b|"
+                      r"\bmind (?:booking|getting|ordering|renting|buying)\b|\bi'?d (?:like|love)\b|\bwhy (?:not|don'?t)\b",
+                      re.IGNORECASE)
+NO_ASK_FORMS = {
+    # a question about an attribute, a time or a place, a how-to, or a yes-no question with no act in it
+    "a question for information": _LEAD + r"(?:what(?:'s|s| is| are| was| were| would be| will be)?\s+(?:(?:the|a|an|their|its|"
+                                  r"his|her|my|our|your|[\w-]+'s)\s+)?" + _BETWEEN + _QINFO + r"\b|what time\b|when\b|"
+                                  r"where(?:'s| is| are| was| do| does| did)\b|how (?:much|many|long|far|early|late|often|"
+                                  r"big|old|fast)\b|how (?:do|can|could|should|would|does|did|is|are)\b|why\b|"
+                                  r"(?:is|are|was|were|does|do|did|has|have|should|will|am|isn'?t|aren'?t|doesn'?t)\s+(?:i|we|you|they|he|"
+                                  r"she|it|there|the|a|an|my|our|your|his|her|their|this|that|these|those|kids|children|"
+                                  r"(?-i:[A-Z])[\w'-]*)\b(?<!\bdo it)(?<!\bdo that)(?<!\bdo this)|"
+                                  r"can i (?:bring|take|carry|use|cancel|change|return|pay)\b|what do (?:i|we|you) need\b|what (?:should|can|do|does|"
+                                  r"did|would|will) (?:i|we|they|he|she)\b)",
+    # an ask for information: "find the phone number of the Hilton", "check what time the U-Haul closes", "read me an
+    # article about ..."
+    "an ask for information": _LEAD + r"(?:(?:find|look up|get|tell|show|give|send|text|check|pull up|read|research|"
+                              r"summari[sz]e|look for|look into|email|e-mail|confirm|see|note|list)\s+(?:me\s+|us\s+|up\s+)?"
+                              r"(?:on\s+)?(?:(?:the|a|an|their|its|his|her|my|our|your|some|two|three|[\w-]+'s)\s+)?" + _BETWEEN
+                              + _INFO + r"\b|(?:find out|check|tell me|tell us|let me know|ask|see|figure out|"
+                              r"work out|explain|look up|confirm|check on|double-check|verify|find)\s+(?:(?:to me|for me)\s+)?"
+                              r"(?:what|when|where|which|who|whether|if|how|why)\b|explain\b)",
+    # an act done or to be undone: cancel, track, return, refund, dispute, review, reset a password (tracking a flight
+    # is the flight category: the bank's ruling)
+    "an act undone or followed up": _LEAD + r"(?:start (?:a|the) (?:return|refund|claim|dispute)|cancel|track(?! down)(?![^.;!?\n]*\bflights?\b)|return|refund|dispute|review|rate|complain|"
+                                    r"report|reset|change (?:my|the) (?:password|email|e-?mail address|pin)|unsubscribe|"
+                                    r"sign out|log out|remove|delete|check on|follow up on|chase)\b",
+    # an act taken back or refused: "forget the rental car", "no hotel needed", "don't add anything to the cart"
+    "an act taken back": _LEAD + r"(?:forget|scratch|skip|drop|never ?mind|nvm|ignore|hold off on|no need for|no|not|"
+                         r"don'?t|do not|dont|never|without)\b",
+    # a ticket's or a note's field name alone: "Summary", "Steps", "Reminders" (its value is a clause of its own)
+    "a field's name": r"^\W*(?:summary|steps|details|description|subject|re|note|notes|task|todo|to-do|reminders?|"
+                      r"context|background|ticket|priority|goal|title|fyi|ps|p\.s)\W*$",
+    # an order's or a booking's reference alone: "order 88214", "booking ref. AB12C"
+    "a reference": r"^\W*(?:order|booking|reservation|confirmation|ref(?:erence)?|ticket|case)\s*(?:number|no\.?|#|ref\.?)?"
+                   r"\s*[:#]?\s*[\w-]*\d[\w-]*\W*$",
+    # a past act reported: "I booked the Hilton last week", "my late husband worked for Delta"
+    "a past act reported": _LEAD + r"(?:i|we|he|she|they|my [\w-]+(?: [\w-]+){0,3}?|our [\w-]+(?: [\w-]+){0,3}?)\s+(?:(?:already|just|recently|"
+                           r"finally|also|have|'ve|had|'d)\s+)*(?:booked|bought|ordered|rented|applied|reserved|stayed|flew|"
+                           r"got|had|was|were|worked|watched|went|left|lost|received|paid|purchased|cancell?ed|picked|"
+                           r"returned|saw|used|tried|moved|visited|came|arrived|landed|finished|started|loved|liked)\b",
+    # a reason or a time given for an act asked elsewhere: "since my flight lands late", "so I can start the new job"
+    "a reason": _LEAD + r"(?:since|because|cause|cos|as|so that|so (?:i|we|he|she|they|you|the kids|my)|now that|"
+                r"once|after|while|for (?:my|our|his|her|their|the)|in case)\b",
+    # a greeting, a sign-off or a site opened: "Hi Sam", "Thanks, Ellie", "Go to target.com"
+    "a greeting or a site": r"^\W*(?:(?:hi|hello|hey|dear|thanks|thank you|cheers|regards|best|kind regards|many thanks|"
+                            r"sincerely|good (?:morning|afternoon|evening))\b[\w\s,.'-]*|(?:go to|open|visit|head to|"
+                            r"navigate to|log ?in(?:to| to)?|sign ?in(?:to| to)?|on)\s+(?:the\s+)?(?:[\w.-]+\.(?:com|co\.uk|"
+                            r"org|net|io|ca|com\.au)(?:\s+(?:site|website|app|page))?|(?:[\w&'.-]+\s+){1,6}?(?:site|"
+                            r"website|app|page|pages|homepage|portal)))\W*$",
+}
+HEADED = frozenset({"an ask for information", "an act undone or followed up"})
+QUESTIONS = frozenset({"a question for information", "an ask for information"})
+# "could you" before what is asked: the clause is read on what it asks ("could you read me an article about ...")
+_ASKED_OF_YOU = re.compile(_LEAD + r"(?:can|could|would|will) (?:you|u|ya)(?:\s+(?:please|kindly|just))?\s+", re.IGNORECASE)
+# "I need to cancel ...", "we want to return ...": the wish is read as the undoing it names
+_UNDO_WISH = re.compile(_LEAD + r"(?:i|we)\s+(?:really\s+|just\s+)?(?:need|want|have|would like|'d like)\s+to\s+"
+                        r"(?=(?:cancel|return|track|dispute|reset|check on|unsubscribe)\b)", re.IGNORECASE)
+_CONTRACTION = re.compile(r"\b(it|that|what|he|she|there|who|where|here|which)'s\b", re.IGNORECASE)
+NO_ASK = tuple((why, re.compile(p, re.IGNORECASE)) for why, p in NO_ASK_FORMS.items())
+# Clause ends for the act's reading: sentence ends; within a sentence, commas, the joints between asks and a reason
+_SENTENCE_END = re.compile(r"[.;!?\n]+(?=\s|$)")
+_JOINT = re.compile(r"[,:()]\s*|\s+[-–—]\s+|\s+(?:and|then|plus|but|also|or)\s+|"
+                    r"\s+(?=(?:since|because|so that|so i|so we|now that|as i|as we|as my)\b)", re.IGNORECASE)
+_DAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday tonight tomorrow today january february march "
+                  "april may june july august september october november december".split())
+
+
+def asks_no_act(clause: str) -> str:
+    """The form by which a clause asks no act ('' when it may ask one): it must match a form and hold no act outside
+    its frame (an act it refuses, or asks how to do, does not count); a request to the agent ("could you ...") is read
+    on what it asks, and any other request ("is it possible", "I'd like") asks."""
+    clause = _UNDO_WISH.sub("", _ASKED_OF_YOU.sub("", clause, count=1), count=1)
+    if _REQUEST.search(clause) or ask_unnamed(clause)[0]:
+        return ""   # a request, or an act whose object is elsewhere ("book it"), asks
+    for why, pattern in NO_ASK:
+        if not pattern.search(clause):
+            continue
+        if why in QUESTIONS and _SEARCH.search(clause):
+            continue   # "Is there a flight to Lima on Friday?", "Which hotels are free?": a search of the category's things
+        rest = _HOW_TO.sub(" ", _REFUSED.sub(" ", _ORDER_NOUN.sub(" ", _CONTRACTION.sub(r"\1 is", clause))))
+        if why in HEADED:   # the form's own verb (find, get, show, cancel) is no act
+            rest = re.sub(_LEAD + r"\w+", " ", rest, count=1, flags=re.IGNORECASE)
+        if not _ACT_WORD.search(rest):
+            return why
+    return ""
+
+
+def act_clauses(text: str) -> list[str]:
+    """The clauses of `text` for the act's reading: its sentences, cut at commas, joints and reasons, where a piece after
+    a comma that holds no act and no form of asking nothing stays with a clause before it that may ask ("reserve one
+    night, November 2, at the Courtyard"); after one that asks nothing it stands alone (and may ask)."""
+    out: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        start = 0
+        for m in [*_JOINT.finditer(sentence), None]:
+            piece = sentence[start:m.start() if m else len(sentence)].strip()
+            comma = start > 0 and sentence[:start].rstrip().endswith(",")
+            start = m.end() if m else start
+            if not piece.strip(" \t'\"-"):
+                continue
+            if (comma and out and not asks_no_act(out[-1]) and not _ACT_WORD.search(piece)
+                    and not any(p.search(piece) for _, p in NO_ASK)):
+                out[-1] += ", " + piece
+            else:
+                out.append(piece)
+    return out
+
+
+def a_name_alone(clause: str) -> bool:
+    """A clause that is one capitalised word, not a day or a go-ahead: a signature ("Tomas"), which asks nothing."""
+    m = re.fullmatch(r"\W*([A-Z][\w'-]*)\W*", clause)
+    if m is None:
+        return False
+    word = m.group(1)
+    return word.lower() not in _DAYS and not _ACT_WORD.search(word) and not re.fullmatch(_GO_AHEAD, word, re.IGNORECASE)
+
+
+def clause_topics(names: tuple[str, ...], cues: Cues, clause: str) -> frozenset[str]:
+    """The categories whose topic or ask a clause names."""
+    return frozenset(n for n in names if any(p.search(clause) for p in (*cues.topic[n], *cues.ask[n])))
+
+
+def asking_clauses(text: str) -> list[str]:
+    """The clauses of `text` that may ask an act."""
+    return [c for c in act_clauses(text) if not asks_no_act(c) and not a_name_alone(c)]
+
+
+def unasked(names: tuple[str, ...], cues: Cues, text: str, asked: Container[str]) -> tuple[frozenset[str], list[str]]:
+    """The categories (beside those asked on their objects) that no clause of `text` may ask by their topic: every
+    clause that may ask names another category's topic and not theirs (all of them when no clause may ask); and the
+    clauses that may ask, which the caller reads alone to see whether they ask these categories in other words.
+    (empty, []) when a clause that may ask names no topic: its object may be any category's."""
+    asking = asking_clauses(text)
+    topics = [clause_topics(names, cues, c) for c in asking]
+    if not all(topics):
+        return frozenset(), []
+    return frozenset(n for n in names if n not in asked and all(n not in t for t in topics)), asking
 
 _ARRAYS = {"weights": "<f8", "vectors": "<f2",  # the bank's vectors only measure distance: half precision is plenty
            "queries": "<f4", "centre": "<f4", "scale": "<f4"}
@@ -670,6 +858,9 @@ class CategoryClassifier:
         asked = self.asked(text)
         if norm.routes and not asked:
             doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")
+        quiet = self.unasked(text, asked, frozenset().union(*(r.labels | r.uncertain for r in results)))
+        if quiet:   # read from a topic that no clause asks an act on
+            results = [dataclasses.replace(r, labels=r.labels - quiet, uncertain=r.uncertain - quiet) for r in results]
         found = asked or any(r.labels for r in results)
         form, ask, words = ask_unnamed(text)
         read = frozenset().union(*(r.labels for r in results))
@@ -688,6 +879,25 @@ class CategoryClassifier:
         if named:
             doubts.append(f"an ask on a name, {named}: what it asks for cannot be read")
         return self.merge(results, doubts, norm, typos, asked, (named_too, ask))
+
+    def unasked(self, text: str, asked: Container[str], read: frozenset[str]) -> frozenset[str]:
+        """The categories read that no clause of `text` asks an act on: no clause that may ask names their topic, and
+        none read alone (the regression on its own words) reads them, even as uncertain."""
+        quiet, asking = unasked(self.names, self.model.cues, text, asked)
+        quiet &= read
+        if not quiet or not asking:
+            return quiet
+        alone = self.read_pieces(asking)
+        return frozenset(n for n in quiet if not any(n in r.labels | r.uncertain for r in alone))
+
+    def read_pieces(self, pieces: list[str]) -> list[Classification]:
+        """The regression's reading of each piece on its own."""
+        if self.attention is None:
+            rows = self.embedder.embed(pieces)
+        else:
+            vectors, states = self.embedder.embed_states(pieces)
+            rows = inputs(vectors, states, self.attention)
+        return [self.decide(self.probabilities(v, p)) for v, p in zip(rows, pieces)]
 
     def topics(self, text: str) -> frozenset[str]:
         """The categories whose topic the text names anywhere (the bank's `cues`), in a clause set aside or not."""
