@@ -357,9 +357,9 @@ _INFO = (r"(?:phone|number|numbers|address|addresses|hours|check-?in|check-?out|
          r"pay|wages?|history|population|difference|meaning|definition|password|deadline|requirements?|dress code|"
          r"wi-?fi|limits?|cut-?off|penalty|refund|baggage|luggage|dimensions|capacity|score|temperature|recipe|"
          r"exchange rate|articles?|reports?|guides?|news|headlines|statistics|stats|blog|essay|analysis|stud(?:y|ies)|"
-         r"tips|advice|reviews?|summary|biography|facts?|explanation|tracking|delivery date|order status|confirmation|"
-         r"receipt|invoice|age limit|minimum age|documents?|visa|insurance|warranty|range|mileage|specs|overview)")
-_QINFO = r"(?:" + _INFO + r"|time|times|cost|costs|price|prices|fare|fares|rates?)"
+         r"tips|advice|reviews?|summary|biography|facts?|explanation|tracking|delivery date|order status|"
+         r"confirmation number|age limit|minimum age|documents?|visa|insurance|warranty|range|mileage|specs|overview)")
+_QINFO = r"(?:" + _INFO + r"|time|times|cost|costs|price|prices|fare|fares|rates?|confirmation|receipt|invoice)"
 # words between an ask for information and its attribute: no preposition ("a hotel with free wifi" asks for a hotel)
 _BETWEEN = r"(?:(?!(?:with|for|in|near|under|from|to|at|on|that|which|who|and|or|by|around|close)\b)[\w&.'-]+\s+){0,3}?"
 _SEARCH = re.compile(r"\b(?:is there|are there|any|availab\w*|for sale|in stock|openings?\b(?! (?:hours|times|late|on|until|"
@@ -397,12 +397,15 @@ NO_ASK_FORMS = {
                               r"(?:what|when|where|which|who|whether|if|how|why)\b|explain\b)",
     # an act done or to be undone: cancel, track, return, refund, dispute, review, reset a password (tracking a flight
     # is the flight category: the bank's ruling)
-    "an act undone or followed up": _LEAD + r"(?:start (?:a|the) (?:return|refund|claim|dispute)|cancel|track(?! down)(?![^.;!?\n]*\bflights?\b)|return|refund|dispute|review|rate|complain|"
-                                    r"report|reset|change (?:my|the) (?:password|email|e-?mail address|pin)|unsubscribe|"
-                                    r"sign out|log out|remove|delete|check on|follow up on|chase)\b",
+    "an act undone or followed up": _LEAD + r"(?:start (?:a|the) (?:return|refund|claim|dispute)|cancel|track(?! down)(?![^.;!?\n]*\bflights?\b)|(?:return|refund|dispute|review|rate|report|remove|delete)\s+(?=(?:the|my|our|a|an|this|that|these|those|it|them|his|her|their|[\w-]+'s)\b)|complain|"
+                                    r"reset|change (?:my|the) (?:password|email|e-?mail address|pin)|unsubscribe|"
+                                    r"sign out|log out|check on|follow up on|chase)\b",
     # an act taken back or refused: "forget the rental car", "no hotel needed", "don't add anything to the cart"
-    "an act taken back": _LEAD + r"(?:forget|scratch|skip|drop|never ?mind|nvm|ignore|hold off on|no need for|no|not|"
-                         r"don'?t|do not|dont|never|without)\b",
+    "an act taken back": _LEAD + r"(?:(?:forget|scratch|skip|drop|never ?mind|nvm|ignore|hold off on|no need for|don'?t|"
+                         r"do not|dont|never)\b|(?:no|not)\s+(?:(?:yet|now|today|actually)\s+)?(?:booking|buying|renting|"
+                         r"ordering|applying|reserving|streaming|watching|hiring|leasing|purchasing|flying)\b|no\s+"
+                         r"(?:[\w-]+\s+){0,2}?(?:needed|necessary|required|please|thanks|thank you|today|for now|yet|"
+                         r"for me)\b)",
     # a ticket's or a note's field name alone: "Summary", "Steps", "Reminders" (its value is a clause of its own)
     "a field's name": r"^\W*(?:summary|steps|details|description|subject|re|note|notes|task|todo|to-do|reminders?|"
                       r"context|background|ticket|priority|goal|title|fyi|ps|p\.s)\W*$",
@@ -425,6 +428,10 @@ NO_ASK_FORMS = {
                             r"website|app|page|pages|homepage|portal)))\W*$",
 }
 HEADED = frozenset({"an ask for information", "an act undone or followed up"})
+# where or when one of a category's things is: "Where's a hotel near LAX?", "What time is a flight to Reno?" (a search)
+_FIND_ONE = re.compile(_LEAD + r"(?:where|when|what time)\b[^.;!?\n]*?\b(?:a|an|any|some)\s+(?:[\w-]+\s+){0,2}?(?:hotels?|"
+                       r"motels?|rooms?|flights?|cars?|suvs?|vans?|trucks?|jobs?|positions?|roles?|films?|movies?|songs?|"
+                       r"tickets?|seats?|rentals?|inns?|hostels?)\b", re.IGNORECASE)
 QUESTIONS = frozenset({"a question for information", "an ask for information"})
 # "could you" before what is asked: the clause is read on what it asks ("could you read me an article about ...")
 _ASKED_OF_YOU = re.compile(_LEAD + r"(?:can|could|would|will) (?:you|u|ya)(?:\s+(?:please|kindly|just))?\s+", re.IGNORECASE)
@@ -451,7 +458,7 @@ def asks_no_act(clause: str) -> str:
     for why, pattern in NO_ASK:
         if not pattern.search(clause):
             continue
-        if why in QUESTIONS and _SEARCH.search(clause):
+        if why in QUESTIONS and (_SEARCH.search(clause) or _FIND_ONE.search(clause)):
             continue   # "Is there a flight to Lima on Friday?", "Which hotels are free?": a search of the category's things
         rest = _HOW_TO.sub(" ", _REFUSED.sub(" ", _ORDER_NOUN.sub(" ", _CONTRACTION.sub(r"\1 is", clause))))
         if why in HEADED:   # the form's own verb (find, get, show, cancel) is no act

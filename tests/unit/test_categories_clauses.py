@@ -56,6 +56,17 @@ def test_a_clause_that_asks_for_information_refuses_or_reports_asks_no_act(claus
     "Go to the Hilton site and book a room",
     "I need to book a car",
     "Could you book me a room at the Hilton",
+    # a form's first word as a noun or an adjective, not the undoing or the refusal it names
+    "Return flight from Denver to Boston on Friday",
+    "Review flights to Denver for Friday",
+    "No-frills flight to Denver Friday",
+    "No smoking room at the Hilton for Friday",
+    "Not too expensive hotel in Paris for Friday",
+    "Without breakfast room at the Hilton Friday",
+    # where or when one of the category's things is: a search
+    "Where's a hotel for tonight near LAX",
+    "What time is a flight from Boston to Denver on Friday",
+    "Send me the confirmation for a room at the Hilton Friday",
 ])
 def test_a_clause_with_an_act_outside_those_frames_may_ask(clause):
     assert asks_no_act(clause) == ""
