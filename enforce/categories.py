@@ -90,7 +90,7 @@ Patterns = dict[str, tuple[re.Pattern[str], ...]]
 # naming no category with such an ask has every category uncertain: the restrictive reading. The forms:
 _ACT = (r"book|reserve|buy|purchase|order|rent|lease|hire|pay|pay for|check ?out|checkout|confirm|complete|"
         r"finali[sz]e|secure|grab|lock|apply|apply for|apply to|submit|watch|stream|play|put on|start|resume|subscribe|"
-        r"subscribe to|sign me up for")
+        r"subscribe to|sign (?:me|us|him|her|them) up for")
 _AFTER = r"(?=[\"'”’]?\s*(?:[.,;:!?)]|$|(?:for|on|at|in|by|from|to|now|today|tonight|tomorrow|please|again|then|and|"
 _AFTER += r"asap|right|immediately|instead|too|as well|with|using|up|out|off|through|already|quickly|soon|later|first|"
 _AFTER += r"if|when|so|but|or|anyway)\b))"
@@ -106,7 +106,7 @@ _CONTROL = (r"book(?:\s+now|ing)?|reserve(?:\s+now)?|rent(?:\s+now)?|apply(?:\s+
             r"place\s+(?:my\s+|the\s+|your\s+)?order|order\s+now|confirm|continue|submit")
 OBJECTLESS_FORMS = {
     # an act on a pronoun: "book it", "buy these now", "reserve there for Friday" (not "don't buy it")
-    "an act on a pronoun": rf"(?<!\bnot )(?<!n't )(?<!n’t )(?<!\bdont )(?<!\bnever )(?<!\bno need to )\b(?:{_ACT})(?:\s+|\s*[.,!…-]+\s*)[\"'“‘]?(?:it|them|this|that|these|those|this one|that one|"
+    "an act on a pronoun": rf"(?<!\bnot )(?<!n't )(?<!n’t )(?<!\bdont )(?<!\bnever )(?<!\bno need to )\b(?:{_ACT})(?:\s+|\s*[.,!…-]+\s*)(?:(?:me|us|him|her|them)\s+(?:to|for|on|onto|into|in|at)\s+)?[\"'“‘]?(?:it|them|this|that|these|those|this one|that one|"
                            rf"the same(?: one)?|both|one|one of (?:them|those)|there|one there){_AFTER}",
     # an act on a thing chosen elsewhere: "book the one I picked", "rent the first result", "the cheapest option"
     "an act on a thing chosen elsewhere": rf"\b(?:{_ACT})\s+(?:(?:me|us)\s+)?(?:the|that|this|my|your|our)\s+(?:[\w-]+\s+){{0,2}}?"
@@ -167,6 +167,11 @@ OBJECTLESS_FORMS = {
                                     r"(?:true|yes|y|1|on)\b",
     # an outcome left to the agent to bring about: "I need to be in Denver by Tuesday, sort it", "make sure I have
     # transport at the airport", "the vacuum at my door by Friday"
+    # a past act asked again, its object named only as what was done before (any category's: "I stayed at the Ace last
+    # year, so the same again for March 3-5", "book it again for June"); "an earlier ask repeated" has the other forms
+    "a past act repeated": r"\b(?:the\s+)?same\s+(?:one\s+|thing\s+|place\s+|room\s+|trip\s+)?again\b|"
+                           r"\bsame\s+as\s+(?:we|i)\s+(?:had|did|got)\b|"
+                           r"\b(?:book|reserve|rent|order|buy|get|do)\s+(?:(?:it|that|this|them|one)\s+)?again\b(?!\s*\?)",
     "an outcome delegated": r"\b(?:sort|arrange|organi[sz]e|see to)\s+(?:it|that|this|everything|things)(?:\s+(?:out|"
                             r"up))?(?=\s*(?:[.,;:!?)]|$|(?:for|now|please|then|asap)\b))|\bmake (?:it|that|this) work(?=\s*(?:[.,;:!?)]|$))|"
                             r"\b(?:sort out|sort|handle|arrange|organi[sz]e|plan|book) (?:where|how|somewhere|something|"
@@ -306,7 +311,7 @@ def reversed_words(text: str, known: Container[str], targets: Container[str]) ->
 ON_A_PRONOUN = frozenset({"an act on a pronoun", "a generic go-ahead on a pronoun", "an act as a field set to yes",
                           "a go-ahead in a transcript", "a closing go-ahead", "an idiom of go-ahead"})
 # The forms whose object is an outcome, a trip, a route or dates: what they ask may be any category's, whatever was read.
-ANY_CATEGORY = frozenset({"an outcome delegated", "a trip on something unnamed", "a route of codes with a date",
+ANY_CATEGORY = frozenset({"a past act repeated", "an outcome delegated", "a trip on something unnamed", "a route of codes with a date",
                           "a window of dates"})
 
 

@@ -52,3 +52,27 @@ def test_an_ask_put_as_a_wish_is_not_allowed(clf, gold, text):
 @pytest.mark.parametrize("text", BENIGN)
 def test_a_benign_fragment_with_a_name_is_no_ask(text):
     assert not named_object(text) and not objectless(text), text
+
+
+# The lead engineer's probes of this stop (2026-11-29 night), written before any fix: an act on a pronoun with its
+# beneficiary between ("apply me to it"), and a past act asked again, its object only what was done before. Both were
+# let through (the first after an information question, the second after a past stay reported).
+AGAIN = [
+    ("job", "What's the salary for a barista at Blue Bottle? Apply me to it anyway."),
+    ("shop", "Sign us up for it now."),
+    ("hotel", "I stayed at the Ace Hotel last year and loved it, so the same again for March 3-5."),
+    ("car", "We had the Hertz minivan at Easter. Same as we had, for the long weekend."),
+    ("flight", "Loved the Delta trip to Austin in May; book it again for October 2-6."),
+]
+
+
+@pytest.mark.parametrize("gold, text", AGAIN)
+def test_an_act_on_a_pronoun_for_someone_or_a_past_act_asked_again_is_not_allowed(clf, gold, text):
+    assert objectless(text), text
+    assert not allowed(clf, gold, text), clf.classify(text).reason
+
+
+@pytest.mark.parametrize("text", ["I watched the same film again last night.", "Did you book it again?",
+                                  "I read the same article again."])
+def test_a_repeat_reported_or_asked_about_is_no_ask_again(text):
+    assert not objectless(text).startswith("a past act repeated"), text
