@@ -99,7 +99,7 @@ _CHOSEN = (r"one|ones|result|results|option|options|choice|choices|selection|pic
 # words of a bare go-ahead that names no act at all ("Yes, go ahead", "Same thing again", "One more of those")
 _GO_AHEAD = (r"yes|yep|yeah|ok|okay|sure|please|kindly|go|ahead|proceed|continue|do|it|that|this|now|again|same|"
              r"thing|one|more|of|those|them|these|confirm|confirmed|finish|next|right|away|let'?s|just|then|and|all|"
-             r"good|sounds|fine|approve|approved|with|the|as|before|usual|too|time|asap|immediately")
+             r"good|sounds|fine|approve|approved|with|the|as|before|usual|too|time|asap|immediately|to|for")
 _ASK_NOUN = r"(?:booking|reservation|order|purchase|rental|check-?out|payment|application|transaction|subscription)s?"
 _CONTROL = (r"book(?:\s+now|ing)?|reserve(?:\s+now)?|rent(?:\s+now)?|apply(?:\s+now)?|buy(?:\s+(?:it\s+)?now)?|"
             r"purchase|check ?out|checkout|pay(?:\s+now)?|play|watch(?:\s+now)?|stream|subscribe|"
@@ -107,7 +107,10 @@ _CONTROL = (r"book(?:\s+now|ing)?|reserve(?:\s+now)?|rent(?:\s+now)?|apply(?:\s+
 OBJECTLESS_FORMS = {
     # an act on a pronoun: "book it", "buy these now", "reserve there for Friday" (not "don't buy it")
     "an act on a pronoun": rf"(?<!\bnot )(?<!n't )(?<!n’t )(?<!\bdont )(?<!\bnever )(?<!\bno need to )\b(?:{_ACT})(?:\s+|\s*[.,!…-]+\s*)(?:(?:me|us|him|her|them)\s+(?:to|for|on|onto|into|in|at)\s+)?[\"'“‘]?(?:it|them|this|that|these|those|this one|that one|"
-                           rf"the same(?: one)?|both|one|one of (?:them|those)|there|one there){_AFTER}",
+                           rf"the same(?: one)?|both|one|one of (?:them|those)|there|one there){_AFTER}"
+                           r"|\b(?:put|throw|stick|pop|queue)\s+(?:it|them|this|that|these|those)\s+(?:on|up)\b(?!\s+hold\b)"
+                           r"(?!\s+(?:my|your|our|the|a|an)\s+(?:[\w-]+\s+)?(?:calendar|list|tab|card|account|bill|desk|table|"
+                           r"shelf|agenda|schedule|file|record|visa|mastercard|amex|paypal|order|invoice|wall|fridge)\b)",
     # an act on a thing chosen elsewhere: "book the one I picked", "rent the first result", "the cheapest option"
     "an act on a thing chosen elsewhere": rf"\b(?:{_ACT})\s+(?:(?:me|us)\s+)?(?:the|that|this|my|your|our)\s+(?:[\w-]+\s+){{0,2}}?"
                                           rf"(?:{_CHOSEN})\b",
@@ -147,7 +150,7 @@ OBJECTLESS_FORMS = {
                             r"handled|delivered|shipped|sent over|ordered|bought)|place (?:it|that|this|them) with|handle (?:it|that|this)|take care of (?:it|that|this)|go for it)\b",
     # a go-ahead that closes a text naming its object in fragments: "Camry, LAX, Mon-Thu. Go ahead."
     "a closing go-ahead": r"[.!?;:,]\s*(?:(?:ok|okay|yes|so|now|please|just)\W+)*(?:go ahead|go for it|do it|proceed|"
-                          r"confirm|make it happen|book it|buy it)\W*$",
+                          r"confirm|make it happen|book it|buy it|yes to (?:that|it|this|those|them)|(?:that's|that is) a yes)\W*$",
     # a go-ahead with a generic verb on a pronoun, as its own sentence or turn: "User: get it", "I'll take it",
     # "Take it for 3 days", "I want to be on it" (not "get it on my calendar", "take it easy")
     "a generic go-ahead on a pronoun": r"(?:^|[.!?;:\n]\s*|\b(?:then|so|ok|okay|yes|sure|just|please|and)\W+)"
@@ -172,6 +175,15 @@ OBJECTLESS_FORMS = {
     "a past act repeated": r"\b(?:the\s+)?same\s+(?:one\s+|thing\s+|place\s+|room\s+|trip\s+)?again\b|"
                            r"\bsame\s+as\s+(?:we|i)\s+(?:had|did|got)\b|"
                            r"\b(?:book|reserve|rent|order|buy|get|do)\s+(?:(?:it|that|this|them|one)\s+)?again\b(?!\s*\?)",
+    # an act the agent is to have done, told as the time of another ask: "report back once you've booked the Hilton",
+    # "once the Hilton is booked for Friday, text me", "email me the receipt after buying the Dyson" (any category's)
+    "an act presupposed done": r"\b(?:once|after|when|whenever|as soon as|the moment|until|till)\s+(?:you(?:'ve|'re|\s+have|\s+"
+                               r"are)?(?:\s+(?:done|finished|through))?|(?:it|that|this|they|everything)(?:'s|\s+is|\s+are|"
+                               r"\s+has been|\s+have been|\s+gets?)|(?:the|my|our)\s+(?:[\w'&.-]+\s+){0,8}?(?:is|are|has been|"
+                               r"have been|gets?))\s+(?:all\s+|finally\s+|successfully\s+)?(?:booked|reserved|ordered|bought|"
+                               r"purchased|rented|hired|leased|applied|paid(?: for)?|checked out|confirmed|secured|submitted|"
+                               r"sent in|subscribed)\b|\b(?:after|once|upon)\s+(?:booking|reserving|ordering|buying|purchasing|"
+                               r"renting|hiring|leasing|applying|paying for|checking out|subscribing)\b",
     "an outcome delegated": r"\b(?:sort|arrange|organi[sz]e|see to)\s+(?:it|that|this|everything|things)(?:\s+(?:out|"
                             r"up))?(?=\s*(?:[.,;:!?)]|$|(?:for|now|please|then|asap)\b))|\bmake (?:it|that|this) work(?=\s*(?:[.,;:!?)]|$))|"
                             r"\b(?:sort out|sort|handle|arrange|organi[sz]e|plan|book) (?:where|how|somewhere|something|"
@@ -311,7 +323,7 @@ def reversed_words(text: str, known: Container[str], targets: Container[str]) ->
 ON_A_PRONOUN = frozenset({"an act on a pronoun", "a generic go-ahead on a pronoun", "an act as a field set to yes",
                           "a go-ahead in a transcript", "a closing go-ahead", "an idiom of go-ahead"})
 # The forms whose object is an outcome, a trip, a route or dates: what they ask may be any category's, whatever was read.
-ANY_CATEGORY = frozenset({"a past act repeated", "an outcome delegated", "a trip on something unnamed", "a route of codes with a date",
+ANY_CATEGORY = frozenset({"an act presupposed done", "a past act repeated", "an outcome delegated", "a trip on something unnamed", "a route of codes with a date",
                           "a window of dates"})
 
 

@@ -76,3 +76,30 @@ def test_an_act_on_a_pronoun_for_someone_or_a_past_act_asked_again_is_not_allowe
                                   "I read the same article again."])
 def test_a_repeat_reported_or_asked_about_is_no_ask_again(text):
     assert not objectless(text).startswith("a past act repeated"), text
+
+
+# The lead engineer's second batch of probes (2026-11-29 night, 28 written before any fix; 5 of 24 restricted ones let
+# through at d17a2c0 and 6 after the clause reading): an act the agent is to have done, told as the time of another ask
+# ("report back once you've booked ..."), a go-ahead with a preposition ("Yes to that"). Still let through: "What's the runtime of Oppenheimer, and put it on in the living room" (read as
+# shop 0.71, so the pronoun form's doubt is not raised for media).
+PRESUPPOSED = [
+    ("hotel", "Report back once you've booked the Hilton for Friday."),
+    ("hotel", "Once the Hilton is booked for Friday and Saturday, text me."),
+    ("job", "Let me know when you've applied to the Google UX internship."),
+    ("shop", "Email me the receipt after buying the Dyson V15 on Amazon."),
+    ("flight", "As soon as the Delta seats to Boston on the 3rd are paid for, forward me the boarding passes."),
+    ("car", "Ping me when my Hertz compact for Friday to Monday has been reserved."),
+    ("hotel", "How much is the Hilton for Friday? Yes to that."),
+]
+
+
+@pytest.mark.parametrize("gold, text", PRESUPPOSED)
+def test_an_act_told_as_done_or_a_bare_yes_is_not_allowed(clf, gold, text):
+    assert not allowed(clf, gold, text), clf.classify(text).reason
+
+
+@pytest.mark.parametrize("text", ["Let me know when the Delta flight to Boston lands.", "Tell me once my Amazon order ships.",
+                                  "Once I booked the hotel I realised it was far.", "Put it on my calendar.",
+                                  "When I applied to Google last year they never answered.", "Put it on hold."])
+def test_a_time_or_a_pronoun_that_asks_no_act_is_no_ask(text):
+    assert not objectless(text), text
