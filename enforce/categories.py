@@ -399,9 +399,12 @@ NO_ASK_FORMS = {
                                   r"his|her|my|our|your|[\w-]+'s)\s+)?" + _BETWEEN + _QINFO + r"\b|what time\b|when\b|"
                                   r"where(?:'s| is| are| was| do| does| did)\b|how (?:much|many|long|far|early|late|often|"
                                   r"big|old|fast)\b|how (?:do|can|could|should|would|does|did|is|are)\b|why\b|"
-                                  r"(?:is|are|was|were|does|do|did|has|have|should|will|am|isn'?t|aren'?t|doesn'?t)\s+(?:i|we|you|they|he|"
+                                  r"(?:is|are|was|were|does|did|should|will|am|isn'?t|aren'?t|doesn'?t)\s+(?:i|we|you|they|he|"
                                   r"she|it|there|the|a|an|my|our|your|his|her|their|this|that|these|those|kids|children|"
-                                  r"(?-i:[A-Z])[\w'-]*)\b(?<!\bdo it)(?<!\bdo that)(?<!\bdo this)|"
+                                  r"(?-i:[A-Z])[\w'-]*)\b|"
+                                  # "do" and "have" also give orders ("Have Best Buy deliver the TV", "Do the Hilton for
+                                  # Friday"): a question only with a person after them
+                                  r"(?:do|has|have)\s+(?:i|we|you|they|he|she|there)\b|"
                                   r"can i (?:bring|take|carry|use|cancel|change|return|pay)\b|what do (?:i|we|you) need\b|what (?:should|can|do|does|"
                                   r"did|would|will) (?:i|we|they|he|she)\b)",
     # an ask for information: "find the phone number of the Hilton", "check what time the U-Haul closes", "read me an

@@ -67,6 +67,12 @@ def test_a_clause_that_asks_for_information_refuses_or_reports_asks_no_act(claus
     "Where's a hotel for tonight near LAX",
     "What time is a flight from Boston to Denver on Friday",
     "Send me the confirmation for a room at the Hilton Friday",
+    # "do" and "have" give orders too (the lead engineer's review: F's probe "Have Best Buy deliver the 65-inch TV on
+    # Saturday" was let through once the clause reading read it as a yes-no question)
+    "Have Best Buy deliver the 65-inch TV on Saturday",
+    "Have the Hilton hold a room for Friday",
+    "Do the Hilton for Friday and Saturday",
+    "Do Hertz for the long weekend",
 ])
 def test_a_clause_with_an_act_outside_those_frames_may_ask(clause):
     assert asks_no_act(clause) == ""
