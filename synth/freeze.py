@@ -55,6 +55,16 @@ def policy_code(policy_py: str) -> bytes:
     return importlib.util.MAGIC_NUMBER + hashlib.sha256(source).digest() + marshal.dumps(code)
 
 
+# The gates both paths record (synth.pipeline.synthesize): a certificate says PROVED only when it carries each of
+# them once, holding; `veriguard audit` holds a certificate to the same rule (its `claims` check).
+CERTIFIED_GATES = ("contract (z3)", "proof (Nagini)", "examples", "properties (Hypothesis)", "mutation")
+
+
+def missing_gates(names: list[Any]) -> list[str]:
+    """The gates of CERTIFIED_GATES that `names` (the recorded gates' names, in order) lacks or lists twice."""
+    return [g for g in CERTIFIED_GATES if names.count(g) != 1]
+
+
 def sha256(data: bytes | str) -> str:
     return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
@@ -103,7 +113,8 @@ def certificate(result: SynthResult, policy_py: str, *, synthesized_at: str, pat
                 files: dict[str, str], approval: dict[str, Any] | None = None) -> dict[str, Any]:
     """The certificate; `files` maps each build file the monitor trusts (path in the build) to its sha256.
 
-    `status` is PROVED exactly when `result.ok`: the worst gate verdict holds and Nagini proved the policy.
+    `status` is PROVED exactly when `result.ok` (the worst gate verdict holds and Nagini proved the policy) and every
+    gate of CERTIFIED_GATES was recorded once: a result missing one was not fully checked.
     `approval` (contracts.build_format.APPROVAL_KEYS) is present only for an approved verified update."""
     spec = result.spec
     assert spec.contract is not None
@@ -115,7 +126,7 @@ def certificate(result: SynthResult, policy_py: str, *, synthesized_at: str, pat
         verdict, detail = property_verdict(proof, d["id"])
         props.append({**d, "nagini": verdict.value, "detail": detail,
                       "z3": z3_props.get(d["id"], Verdict.NOT_CHECKED).value})
-    fully = result.ok
+    fully = result.ok and not missing_gates([g.name for g in result.gates])
     return {
         "format": CERT_FORMAT,
         "policy": spec.name,

@@ -20,6 +20,9 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   contract (z3)    the spec's contract is satisfiable, every rule can fire and hold, properties follow
   examples         the spec's examples, run on the frozen module in a sandboxed child
   proof (Nagini)   Nagini, run here on policy_verified.py (never a cached proof)
+  mutation (re-run) with --mutation only: the mutation score run again (the same mutants against the spec's tests,
+                   about 3 s for 30; the survivors to Nagini) and compared with the certificate's figures; without it
+                   `claims` checks only that the figures agree with each other and with the mutation gate
 Every file is read once, at the start, without following a symbolic link or waiting on a FIFO (anything but
 a regular file is refused), into a private copy: the hashes, the signature, the spec (whose sha256 and tables
 must be the ones the certificate binds), the regeneration, the examples and the proof all use those bytes. Nothing from the build runs in this process: the examples run in verify.testing's child, and
@@ -60,6 +63,9 @@ from veriguard.verify.verdicts import Verdict, holds
 Progress = Callable[[str], None]
 Prover = Callable[[SpecFile, str, Progress], tuple[Verdict, str]]
 BUNDLE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
+AUDIT_CHECKS = ("certificate", "signature", "files", "tools", "claims", "compiled source", "frozen module", "bytecode",
+                "extraction", "contract (z3)", "examples", "proof (Nagini)")
+MUTATION_CHECK = "mutation (re-run)"
 COMPARED_TOOLS = ("nagini", "z3-solver", "python")
 
 
@@ -125,20 +131,23 @@ class _Build:
 
 def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] | None,
                 log: str | Path | None = None, log_key: VerifyKey | None = None, log_expected: Head | None = None,
-                progress: Progress = lambda _m: None, prover: Prover | None = None) -> AuditResult:
+                progress: Progress = lambda _m: None, prover: Prover | None = None, mutation: bool = False,
+                mutation_worker: Callable[[], Any] | None = None) -> AuditResult:
     """Every check on the build in `directory`. `trusted_keys` (see `trusted_keys_for`) verify its signature;
     `log`, a decision log, is verified (with `log_key` when given, and against `log_expected`, a checkpoint of its
-    head kept elsewhere, when given) and summarized. `prover` is `prove_fresh` (Nagini) unless a test replaces it."""
+    head kept elsewhere, when given) and summarized. `prover` is `prove_fresh` (Nagini) unless a test replaces it.
+    `mutation`: the mutation score is re-run (`mutation_again`; survivors of the tests go to a Nagini worker made by
+    `mutation_worker`, verify.nagini.NaginiWorker unless a test replaces it) and compared with the certificate's."""
     d = Path(directory)
+    names = AUDIT_CHECKS + ((MUTATION_CHECK,) if mutation else ())
     with tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
         b = _read(d, Path(tmp) / "build")
         checks = [_certificate(b), _signature(b, trusted_keys), _files(b), _tools(b)]
         if b.spec is None:
-            checks += [Gate(n, Verdict.ERROR, f"not run: {b.spec_error}") for n in
-                       ("claims", "compiled source", "frozen module", "bytecode", "extraction", "contract (z3)", "examples",
-                        "proof (Nagini)")]
+            checks += [Gate(n, Verdict.ERROR, f"not run: {b.spec_error}") for n in names[len(checks):]]
         else:
-            checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh)
+            checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh,
+                                     (mutation_worker or _nagini_worker(progress)) if mutation else None)
     build_sha256 = hashlib.sha256(b.certificate_bytes).hexdigest()
     summary = log_summary(log, log_key, b.policy_sha256, expected=log_expected, build_sha256=build_sha256) \
         if log else None
@@ -368,7 +377,16 @@ def _tools(b: _Build) -> Gate:
     return _timed("tools", run)
 
 
-def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover) -> list[Gate]:
+def _nagini_worker(progress: Progress) -> Callable[[], Any]:
+    def make() -> Any:
+        from veriguard.verify.nagini import NaginiWorker
+
+        return NaginiWorker(progress=progress)
+    return make
+
+
+def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover,
+                   mutation_worker: Callable[[], Any] | None) -> list[Gate]:
     from veriguard.synth.pipeline import contract_gate, examples_gate
     from veriguard.verify.runnable import frozen_module, runnable_policy
     from veriguard.verify.testing import run_tests
@@ -404,7 +422,69 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
     checks.append(_timed("examples", examples))
     progress("proving policy_verified.py with Nagini (a fresh run, no cache)")
     checks.append(_timed("proof (Nagini)", lambda: prover(spec, verified, progress)))
+    if mutation_worker is not None:
+        def mutated() -> tuple[Verdict, str]:
+            if not regenerated or regenerated[0][1].encode("utf-8") != b.files.get("policy.py"):
+                return Verdict.NOT_CHECKED, "not run: policy.py is not the regenerated frozen module"
+            return mutation_again(spec, verified, *regenerated[0], b.certificate.get("mutation"), progress,
+                                  mutation_worker)
+        checks.append(_timed(MUTATION_CHECK, mutated))
     return checks
+
+
+MUTATION_FIGURES = ("killed", "total", "score", "threshold", "by_tests", "by_proof")
+
+
+def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, recorded: Any, progress: Progress,
+                   worker: Callable[[], Any]) -> tuple[Verdict, str]:
+    """The mutation score run again as synth runs it (the same mutants: seed 0, as many as the certificate counts;
+    the same tests; the survivors of the tests to Nagini within `[verify] mutants_per_nagini`, in a worker made by
+    `worker` only when one survives) and compared with the certificate's figures and survivors."""
+    from veriguard.synth.pipeline import cached_mutants, mutation_gate
+    from veriguard.verify.runnable import contract_functions
+    from veriguard.verify.testing import run_tests
+
+    assert spec.contract is not None
+    said = _object(recorded)
+    total = said.get("total")
+    if not (isinstance(total, int) and not isinstance(total, bool) and 0 < total <= 10_000):
+        return Verdict.REFUTED, f"the certificate records no mutation run to re-derive (total {total!r})"
+    contract_only = contract_functions(spec.contract)
+    made = _recorded_mutants(verified, contract_only, total, cached_mutants)
+    progress(f"re-running the mutation score: {len(made)} mutants against the spec's tests")
+    tests = run_tests(spec, spec.examples, runnable, frozen, mutants=[(m.id, r) for m, r in made],
+                      hypothesis_examples=spec.settings.hypothesis_examples)
+    if tests.error:
+        return tests.error_verdict, f"the tests could not run: {tests.error}"
+    survivors = [m for m in tests.mutants if not m["killed_by"]]
+    if survivors and spec.settings.mutants_per_nagini > 0:
+        progress(f"{len(survivors)} mutant(s) survived the tests; asking Nagini (up to "
+                 f"{spec.settings.mutants_per_nagini})")
+    with (worker() if survivors and spec.settings.mutants_per_nagini > 0 else contextlib.nullcontext(None)) as w, \
+            tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
+        _gate_here, here = mutation_gate(spec, w, tests, [m for m, _ in made], Path(tmp), progress)
+    differ = [f"{k} {said.get(k)!r} in the certificate, {here.get(k)!r} here" for k in MUTATION_FIGURES
+              if _canonical(said.get(k)) != _canonical(here.get(k))]
+    ids = sorted(str(r["id"]) for r in here["survivors"])
+    recorded_ids = sorted(str(r.get("id")) for r in _list(said.get("survivors")) if isinstance(r, dict))
+    if ids != recorded_ids:
+        differ.append(f"survivors {recorded_ids} in the certificate, {ids} here")
+    if differ:
+        return Verdict.REFUTED, "the mutation run does not give the certificate's figures: " + "; ".join(differ[:4])
+    return Verdict.PASSED, (f"re-run: {here['killed']}/{here['total']} mutants killed ({here['by_tests']} by the "
+                            f"tests, {here['by_proof']} by Nagini), score {here['score']}, as the certificate says")
+
+
+def _recorded_mutants(verified: str, contract_only: tuple[str, ...], total: int,
+                      make: Callable[..., list[Any]]) -> list[Any]:
+    """The mutants synth made: mutation.mutants picks sites in one order whatever its limit and skips a site it
+    cannot mutate, so the smallest limit that gives `total` mutants gives the same ones as synth's limit."""
+    limit = total
+    made = make(verified, contract_only, limit, None)
+    while len(made) < total and limit < 4 * total + 100:
+        limit += total - len(made)
+        made = make(verified, contract_only, limit, None)
+    return made
 
 
 # Run in a child (`python -I -S`): the build's bytecode is unmarshalled there, never in the auditor's process.
@@ -551,9 +631,14 @@ def _unproved_claims(cert: Mapping[str, Any]) -> list[str]:
     def verdict(value: Any) -> Verdict | None:
         return Verdict(value) if isinstance(value, str) and value in Verdict._value2member_map_ else None
 
+    from veriguard.synth.freeze import missing_gates
+
     gates = _list(cert.get("gates"))
     wrong = [f"gates[{i}] ({str(g.get('name'))[:40] if isinstance(g, dict) else g!r})" for i, g in enumerate(gates)
              if not (isinstance(g, dict) and (v := verdict(g.get("verdict"))) is not None and holds(v))]
+    # every gate the synthesis records, once: an empty or partial list says nothing was checked
+    wrong += [f"gates ({name!r} not recorded once)" for name in
+              missing_gates([g.get("name") if isinstance(g, dict) else None for g in gates])]
     if _object(cert.get("proof")).get("verdict") != Verdict.PROVED.value:
         wrong.append("proof.verdict")
     wrong += [f"properties.{p.get('id')}" for p in _list(cert.get("properties")) if isinstance(p, dict) and
@@ -561,8 +646,7 @@ def _unproved_claims(cert: Mapping[str, Any]) -> list[str]:
                                                                               Verdict.NOT_CHECKED.value))]
     mutation = cert.get("mutation")
     gate: dict[str, Any] = next((g for g in gates if isinstance(g, dict) and g.get("name") == "mutation"), {})
-    if not isinstance(mutation, dict) or any(gate.get(k) != mutation.get(k) for k in gate.keys() & {"killed", "total",
-                                                                                                "score"}) \
+    if not isinstance(mutation, dict) or any(gate.get(k) != mutation.get(k) for k in ("killed", "total", "score")) \
             or not _mutation_adds_up(mutation):
         wrong.append("mutation")
     if not (isinstance(cert.get("synthesized_at"), str) and _dated(cert["synthesized_at"])):
@@ -573,14 +657,15 @@ def _unproved_claims(cert: Mapping[str, Any]) -> list[str]:
 
 
 def _mutation_adds_up(mutation: Mapping[str, Any]) -> bool:
-    """The figures a mutation run records agree with each other (the run is not redone: they are trusted)."""
-    if not mutation.keys() & {"killed", "total", "score", "threshold"}:
-        return True   # no mutation run recorded (no mutants asked for)
+    """The figures a mutation run records agree with each other and with a PASSED mutation gate (at least one
+    mutant, the score at its threshold; without mutants the gate is NOT_CHECKED and the build is not PROVED). They are
+    re-derived only by `audit --mutation`."""
     killed, total, score, threshold = (mutation.get(k) for k in ("killed", "total", "score", "threshold"))
     if not (isinstance(killed, int) and isinstance(total, int) and isinstance(score, (int, float)) and
             isinstance(threshold, (int, float))) or any(isinstance(n, bool) for n in (killed, total, score, threshold)):
         return False
-    return 0 <= killed <= total and total > 0 and abs(score - killed / total) < 1e-9 and score >= threshold
+    # synth records the score rounded to 4 places (synth.pipeline.mutation_gate): 29 of 30 is 0.9667
+    return 0 <= killed <= total and total > 0 and abs(score - round(killed / total, 4)) < 1e-9 and score >= threshold
 
 
 def _object(value: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.to_python import compile_checker
 from veriguard.enforce.loader import ArgumentError as LoadedArgumentError, PolicyLoadError, load_policy
 from veriguard.synth.compile import compile_policy
-from veriguard.synth.freeze import frozen_module, sha256, write_build
+from veriguard.synth.freeze import CERTIFIED_GATES, frozen_module, sha256, write_build
 from veriguard.synth.pipeline import Gate, SynthResult
 from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED, SPECS, write_spec
@@ -21,12 +21,20 @@ from veriguard.verify.verdicts import ProofResult, Verdict
 
 
 def fake_result(spec, *, passed=True):
-    """A result as if every gate had run (PASSED, Nagini PROVED) or had failed (REFUTED); no gate runs."""
+    """A result as if every gate had run (PASSED, Nagini PROVED) or had failed (REFUTED); no gate runs. It records each
+    gate synthesis records (synth.freeze.CERTIFIED_GATES), so that a certificate missing one means something; the
+    mutation figures are made up (one mutant, killed; `audit --mutation` re-derives them)."""
     compiled = compile_policy(spec)
     runnable = runnable_policy(spec.contract, compiled.source)
     verdict = Verdict.PASSED if passed else Verdict.REFUTED
-    return SynthResult(spec, compiled.source, runnable, frozen_module(spec, runnable), [Gate("unit", verdict, "fake gate")],
-                       ProofResult(Verdict.PROVED if passed else Verdict.REFUTED), None, None, {})
+    proved = Verdict.PROVED if passed else Verdict.REFUTED
+    figures = {"score": 1.0, "killed": 1, "total": 1}
+    gates = [Gate(name, proved if name in ("contract (z3)", "proof (Nagini)") else verdict, "fake gate",
+                  details=figures if name == "mutation" else {}) for name in CERTIFIED_GATES]
+    mutation = {**figures, "threshold": spec.settings.mutation_threshold, "by_tests": 1, "by_proof": 0,
+                "survivors": [], "proofs_run": 0}
+    return SynthResult(spec, compiled.source, runnable, frozen_module(spec, runnable), gates, ProofResult(proved), None,
+                       None, mutation)
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
