@@ -26,7 +26,8 @@ from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, 
                                             _intersect, fill, literal_head, load_commands, load_zones, normalise,
                                             split_pattern)
 from veriguard.enforce.shell_table import _fold as _fold_comps
-from veriguard.enforce.shell_mounts import MOUNT_LIMIT, home_links, leaves, mount_points, project_links
+from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, leaves, mount_points, project_links,
+                                            project_names)
 from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
 from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
 
@@ -59,8 +60,13 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     if (follow_links or (content and a.brought)) and zones.uses_workspace() and leaves(a, project):
         found, unseen = project_links(project)
         mounts += found
-        if follow_links:
-            mounts += home_links((home, *dict(aliases).get("home", ())), project)
+    if follow_links and zones.uses_workspace() and changes(a):
+        found = home_links((home, *dict(aliases).get("home", ())), project)
+        mounts += found
+        named = tuple(n for n in project_names(found, project) if n not in project)
+        if named:   # the project under a link of the home is the project, not the home
+            aliases = tuple((k, v) for k, v in aliases if k != "workspace") + (("workspace", project[1:] + named),)
+            project += named
     if mounts:
         a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases, mounts)
     compiled = (zones.compile(workspace, home, tmp, places, aliases, mounts)

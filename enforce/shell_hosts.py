@@ -45,7 +45,39 @@ def _address(h: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 def _local_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_unspecified
+    return ip.is_loopback or ip.is_unspecified or ip in interface_addresses()
+
+
+FIB_TRIE = "/proc/net/fib_trie"
+IF_INET6 = "/proc/net/if_inet6"
+
+
+@functools.lru_cache(maxsize=1)
+def interface_addresses() -> frozenset[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses of this machine's own network interfaces (`scp x 192.0.2.2:.bashrc` with 192.0.2.2 on eth0 reaches
+    the home through the machine's own ssh server): Linux's routing table's local entries and its IPv6 interface list.
+    Empty where they cannot be read (another system: its interfaces' addresses are not known here)."""
+    found: set[ipaddress.IPv4Address | ipaddress.IPv6Address] = set()
+    try:
+        with open(FIB_TRIE, encoding="ascii", errors="replace") as f:
+            last = ""
+            for line in f:
+                words = line.split()
+                if words[:1] == ["|--"] and len(words) == 2:
+                    last = words[1]
+                elif "host" in words and "LOCAL" in words and last:
+                    found.add(ipaddress.IPv4Address(last))
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(IF_INET6, encoding="ascii", errors="replace") as f:
+            for line in f:
+                words = line.split()
+                if words and len(words[0]) == 32:
+                    found.add(ipaddress.IPv6Address(int(words[0], 16)))
+    except (OSError, ValueError):
+        pass
+    return frozenset(found)
 
 
 @functools.lru_cache(maxsize=8)

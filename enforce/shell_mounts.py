@@ -40,6 +40,13 @@ def leaves(a: Analysis, project: tuple[str, ...]) -> bool:
             or any(r.cwd is None or not within(normalise(r.cwd), project) for r in a.rewrites))
 
 
+def changes(a: Analysis) -> bool:
+    """Whether `a` writes or deletes anything, brings names into a folder or rewrites a work tree, wherever it is."""
+    return (any({"write", "delete"} & set(acc) for acc, _, _ in a.paths)
+            or any({"write", "delete"} & set(acc) for acc, _, _ in a.patterns)
+            or bool(a.brought) or bool(a.rewrites))
+
+
 def project_links(project: tuple[str, ...], limit: int | None = None) -> tuple[Mounts, bool]:
     """(where, link) for each symbolic link under the project folder (`project`: its spellings, the first as the
     agent names it) that leads out of it: each step of a chain of links and the real path at its end, also where
@@ -51,18 +58,30 @@ def project_links(project: tuple[str, ...], limit: int | None = None) -> tuple[M
 
 def home_links(home: tuple[str, ...], project: tuple[str, ...], limit: int = HOME_LIMIT,
                depth: int = HOME_DEPTH) -> Mounts:
-    """(where, link) for each symbolic link of the home folder (`home`: its spellings) that leads out of it and out of
-    the project, as project_links finds them: a user's `~/bin -> /tmp/b` or `~/.bashrc -> /opt/dots/bashrc` makes a
-    write of `/tmp/b/x` a write of `~/bin/x` (a program on the user's PATH), which the home's zone refuses. The
-    project is left to project_links; only `depth` folders below the home and `limit` entries are looked at (where
-    dotfile managers put their links: `~/.bashrc`, `~/.config/x`, `~/.local/bin`), since a home can hold millions."""
+    """(where, link) for each symbolic link of the home folder (`home`: its spellings), outside the project, that
+    leads out of the home or into the project, as project_links finds them: a user's `~/bin -> /tmp/b` or `~/.bashrc
+    -> /opt/dots/bashrc` makes a write of `/tmp/b/x` a write of `~/bin/x` (a program on the user's PATH), and a
+    dotfiles repository's `~/.bashrc -> ~/dotfiles/bashrc` makes the agent's write of `bashrc` there a write of the
+    shell's start-up file: the home's zone refuses both. The project itself is not walked (project_links does that);
+    at most `depth` folders below the home and `limit` entries are looked at, breadth first (the shallow folders,
+    where dotfile managers put their links, come first: `~/.bashrc`, `~/.config/x`, `~/.local/bin`), since a home can
+    hold millions."""
     found, _ = _links_out(home, project, limit, depth)
-    return tuple((where, link) for where, link in found if not within(where, project))
+    return found
+
+
+def project_names(mounts: Mounts, project: tuple[str, ...]) -> tuple[str, ...]:
+    """The project's names under the links of `mounts` that lead to it or to a folder above it (`~/code ->
+    /data/code` with the project /data/code/app: `~/code/app`): the project whatever it is called, not the home that
+    the name lies in (a write of `~/code/app/x` is the project's; of `/data/code/other/x`, still the home's)."""
+    return tuple(dict.fromkeys(normalise(link + project[0][len(where.rstrip("/")):]) for where, link in mounts
+                               if within(project[0], (where,))))
 
 
 def _links_out(root: tuple[str, ...], skip: tuple[str, ...], limit: int,
                depth: int | None) -> tuple[Mounts, bool]:
-    """project_links' walk of `root` (its spellings), not into `skip`, at most `depth` folders below it."""
+    """project_links' walk of `root` (its spellings), not into `skip`, at most `depth` folders below it: the links that
+    lead out of `root` or into `skip`."""
     left = limit
     found: dict[tuple[str, str], None] = {}
     queue = deque([(root[0], root[0], 0)])          # (folder on disk, its name under the root, depth)
@@ -82,7 +101,8 @@ def _links_out(root: tuple[str, ...], skip: tuple[str, ...], limit: int,
             if e.is_symlink():
                 name = named + "/" + e.name
                 steps = _steps(folder, e.name)
-                found.update(dict.fromkeys((where, name) for where in steps if not within(where, root)))
+                found.update(dict.fromkeys((where, name) for where in steps
+                                           if not within(where, root) or within(where, skip)))
                 real = steps[-1]
                 if deeper and real not in walked and not within(real, root) and os.path.isdir(real):
                     walked.add(real)
