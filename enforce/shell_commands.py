@@ -399,6 +399,8 @@ class Commands:
             named = Value.of(value.text.partition("=")[2])
             if _path_like(named):
                 self.touch(("read", "write"), named, inv, recursive=True)
+        if "mount_options" in parts:
+            self.mount_options(value, inv, word)
         if "write_out" in parts:  # curl --write-out: %output{FILE} (or {>>FILE}) sends the rest to FILE
             if value.text is None:
                 self.unknown(f"{word}: a format the analysis cannot read ({value.reason})")
@@ -677,8 +679,11 @@ class Commands:
         return out
 
     def _option(self, spec: CommandSpec, t: str, args: list[Value], i: int, out: "Commands.Parsed") -> int | None:
-        """Record the option word `t` (args[i-1]); returns the index after it, None when not declared."""
-        if spec.style == "single" or t.startswith("--"):
+        """Record the option word `t` (args[i-1]); returns the index after it, None when not declared. A word the
+        table declares whole (`-out`, `-keyout` of openssl, `-TT` of zip) is that option, not a cluster of short ones
+        (`-o ut`: openssl's `-out ~/.bashrc` was read as an operand)."""
+        whole = len(t.partition("=")[0]) > 2 and t.partition("=")[0] in spec.options
+        if spec.style == "single" or t.startswith("--") or whole:
             name, eq, attached = t.partition("=")
             opt = spec.option(name)
             if opt is None and spec.style == "single":  # a value attached to the option's name: -ofile, -I/usr/x
@@ -809,6 +814,20 @@ class Commands:
         self.touch(("read",), Value.of(source), inv, recursive=True)
         if not readonly:   # the folder is written; what the container then writes in it is its program's (as project code)
             self.touch(("write",), Value.of(source), inv, recursive=False)
+
+    def mount_options(self, value: Value, inv: Invocation, word: str) -> None:
+        """mount's `-o KEY=VALUE,...` (overlayfs' `lowerdir=A:B,upperdir=U`, fuse-overlayfs', unionfs'): each VALUE
+        written as a path, and each part of a `:` list of them, is a folder the mount shows at its mount point, read
+        and written whole, as a folder named as an operand is. Unreadable: the whole machine."""
+        if value.text is None:
+            self.touch(("read", "write"), Value.of("/"), inv, recursive=True)
+            return
+        for item in value.text.split(","):
+            _, eq, named = item.partition("=")
+            for part in named.split(":") if eq else ():
+                folder = Value.of(part.split("=", 1)[0])
+                if _path_like(folder):
+                    self.touch(("read", "write"), folder, inv, recursive=True)
 
     def put_into(self, assigned: list[tuple[Value, tuple[str, ...]]], roles: Mapping[str, str], inv: Invocation, *,
                  recursive: bool) -> None:

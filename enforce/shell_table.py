@@ -25,7 +25,7 @@ ACCESSES = ("read", "write", "delete", "execute")
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
          "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
          "query", "path_list", "at_list", "into", "compressed", "prefix", "mount", "guest", "typed", "glob_name", "define",
-         "unpack", "keeps_url")
+         "unpack", "keeps_url", "mount_options")
 # kinds that combine with accesses: "into" (a folder the sources are put in, each under its own name: cp, ln,
 # scp), "compressed" (the file under its name with a compression suffix added or taken off), "prefix" (files
 # whose names start with the value: split's pieces); "mount" (a container's bind mount: its host folder); "guest" (a
@@ -33,6 +33,8 @@ KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "w
 # operand as its file), "at_file" (a word whose @FILE part is a file: gh api's -F name=@FILE, a body file otherwise),
 # "glob_name" (an output name in which `#N` stands for what the URL's Nth glob matched: curl -o '#1' 'https://h/{a,b}');
 # "define" (NAME=VALUE, a build property: a VALUE written as a path is a folder the build may read and write);
+# "mount_options" (mount's -o list, `KEY=VALUE,...`: a VALUE written as a path, or a `:` list of them, is a folder the
+# mount shows elsewhere: `-o lowerdir=~:/tmp/a,upperdir=/tmp/u`);
 # "unpack" (a folder that files the command reads, or fetches, land in under names only their content gives: tar -x,
 # unzip -d, git clone: shell.through_content lists them on disk, or asks when it cannot); "keeps_url" (an address the
 # command keeps in its repository's configuration, where later commands use it: git remote add, push -u)

@@ -14,6 +14,7 @@ SPECS = Path(__file__).resolve().parents[2] / "specs"
 KNOWN = {
     ("os_agent", "at"): "os_agent: at is a service change, denied whatever its options",
     ("os_agent", "batch"): "os_agent: batch is a service change, denied whatever its options",
+    ("os_agent", "mount"): "os_agent: mount is a service change, denied whatever its options",
     ("os_agent", "basename"): "basename and dirname read no file; os_agent lists them among the name printers",
     ("os_agent", "dirname"): "basename and dirname read no file; os_agent lists them among the name printers",
     ("os_agent", "git init"): "os_agent: git init writes the working folder whole (the vcs group)",
