@@ -376,7 +376,9 @@ class DecisionLog:
         # a copy of every head, kept where whoever can write the log cannot (another volume, another user's
         # folder): the log must extend it, so a rollback or another log put in its place between runs is refused
         self.checkpoint = Path(os.path.abspath(checkpoint)) if checkpoint is not None else None
-        if self.checkpoint is not None and self.checkpoint in (self.path, self.head_path):
+        # compared as the files they are (links resolved): the head named through a linked folder was accepted as its
+        # own checkpoint, which then vouched for whatever the head did
+        if self.checkpoint is not None and Path(os.path.realpath(self.checkpoint)) in (self.path, self.head_path):
             raise DecisionLogError("log.write", "the checkpoint must be another file than the log and its head",
                                    file=str(checkpoint), fix="keep the checkpoint in a folder the log's writers "
                                    "alone can write")
@@ -385,7 +387,8 @@ class DecisionLog:
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Write `record` with its seq, prev, hash (and sig), then the head; returns what was written.
         Raises DecisionLogError and writes nothing when the log cannot be extended as it stands."""
-        clash = RESERVED & set(record)
+        plain = _plain(record)
+        clash = RESERVED & set(plain)
         if clash:
             raise DecisionLogError("log.reserved", f"a record may not set {sorted(clash)}: the log sets them")
         try:
@@ -397,12 +400,9 @@ class DecisionLog:
         try:
             _lock(fd, fcntl.LOCK_EX, self.path, "log.write")
             chain = self._chain(fd)
-            entry = {**record, "seq": chain.records, "prev": chain.last} | ({"log": chain.log_id} if chain.log_id else {})
-            try:
-                entry["hash"] = record_hash(entry)
-            except (ValueError, TypeError, RecursionError) as e:  # NaN, an int over 4,300 digits, a cycle
-                raise DecisionLogError("log.record", f"the record cannot be written as JSON: {type(e).__name__}: "
-                                       f"{str(e)[:200]}") from None
+            entry = {**plain, "seq": chain.records, "prev": chain.last} | \
+                ({"log": chain.log_id} if chain.log_id else {})
+            entry["hash"] = record_hash(entry)
             if self.key is not None:
                 entry["sig"] = self.key.sign(_RECORD_DOMAIN + entry["hash"].encode("ascii"))
             line = (canonical(entry) + "\n").encode("ascii")
@@ -538,6 +538,21 @@ class DecisionLog:
                 except StrictJSONError as e:
                     raise DecisionLogError("log.broken", f"line {n} is not JSON ({e})", file=str(self.path),
                                            fix=_VERIFY_FIX) from None
+
+
+def _plain(record: Mapping[str, Any]) -> dict[str, Any]:
+    """`record` as the JSON data it is written as, made once: a value that is not JSON is written as its str(), and
+    a str() that differed between the hash and the line (a counter, a clock) left a line that did not match its own
+    hash, so that the log read as altered for good; one that raised escaped as that exception."""
+    try:
+        plain = json.loads(canonical(record))
+    except RecursionError:   # a cycle, or nesting deeper than the reader reads back
+        raise DecisionLogError("log.record", "the record cannot be written as JSON: it nests too deeply (or holds "
+                               "itself); nothing was written") from None
+    except Exception as e:   # NaN, an int over 4,300 digits, a key that is not a string, a str() that raises
+        raise DecisionLogError("log.record", f"the record cannot be written as JSON: {type(e).__name__}: "
+                               f"{str(e)[:200]}; nothing was written") from None
+    return dict(plain)
 
 
 def _take_back(fd: int, size: int) -> None:
