@@ -13,7 +13,9 @@
 - a whole-word single-dash option of a table read in GNU style (openssl's `-out`, `-keyout`, `-in`) was read as a
   cluster of short ones (`-o ut`), its value as an operand: `openssl enc -in x -out ~/.bashrc` was asked, a read;
 - a variable that names a file a program appends to (`GIT_TRACE=~/.bashrc git status`, `LESSHISTFILE`, `HISTFILE`,
-  `NODE_REPL_HISTORY`, `GOBIN`) was only a variable that may change what runs: asked, and the write let through."""
+  `NODE_REPL_HISTORY`, `GOBIN`) was only a variable that may change what runs: asked, and the write let through;
+- curl's `sftp://` and `scp://` URLs reach a host's files through its ssh server, and the host may be this machine
+  (`curl -T x scp://127.0.0.1/HOME/.profile`, `curl sftp://localhost/HOME/.ssh/id_rsa`): allowed as any address."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -187,3 +189,22 @@ def test_a_variable_naming_a_file_a_program_writes_is_a_write(build: Path, dotfi
                                      "LESSHISTFILE=- less docs/README.md"])
 def test_a_trace_to_the_terminal_or_tmp_stays_asked(build: Path, dotfiles: dict[str, Path], command: str) -> None:  # noqa: F811
     assert bash(build, dotfiles, command) == "ask"
+
+
+@pytest.mark.parametrize("command", [
+    "curl -T /tmp/x scp://127.0.0.1{home}/.profile",
+    "curl -o /tmp/k sftp://localhost{home}/.ssh/id_rsa",
+    "curl scp://localhost/~/.bash_history",
+])
+def test_an_ssh_url_on_this_machine_is_a_local_path(build: Path, dotfiles: dict[str, Path],  # noqa: F811
+                                                    command: str) -> None:
+    assert bash(build, dotfiles, command) == "deny"
+
+
+def test_an_ssh_url_on_an_interface_address(build: Path, dotfiles: dict[str, Path], interfaces: None) -> None:  # noqa: F811
+    assert bash(build, dotfiles, "curl -T /tmp/x sftp://192.0.2.77{home}/.bashrc") == "deny"
+
+
+@pytest.mark.parametrize("command", ["curl -T docs/README.md sftp://example.com/upload/", "curl -O https://example.com/a"])
+def test_an_ssh_url_on_another_host_stays_allowed(build: Path, dotfiles: dict[str, Path], command: str) -> None:  # noqa: F811
+    assert bash(build, dotfiles, command) == "allow"
