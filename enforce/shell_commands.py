@@ -358,9 +358,10 @@ class Commands:
             self.read_by.setdefault(id(inv), []).append("")
             local = _local_url(value)
             if local is None:
-                if value.text is not None and _SSH_URL.match(value.text):
-                    # curl's sftp:// and scp:// reach the host's files through its ssh server, and the host may be
-                    # this machine (`curl -T x sftp://192.0.2.2/~/.bashrc`, `curl scp://localhost/~/.ssh/id_rsa`)
+                if value.text is not None and (_SSH_URL.match(value.text) or REMOTE.match(value.text)):
+                    # curl's sftp:// and scp://, git's ssh:// and HOST:PATH reach the host's files through its ssh
+                    # server, and the host may be this machine (`curl -T x sftp://192.0.2.2/~/.bashrc`, `curl
+                    # scp://localhost/~/.ssh/id_rsa`, `git push 127.0.0.1:/home/u/other-project`)
                     self.remote_operand(value, "+".join(accesses or ("read",)), inv, roles, recursive=recursive)
                 return
             value, accesses = local, accesses or ("read",)
@@ -1280,7 +1281,7 @@ _SET_OPTIONS = {"pipefail", "errexit", "nounset", "xtrace", "noclobber", "noglob
 
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
-_SSH_URL = re.compile(r"^(?:sftp|scp)://", re.IGNORECASE)
+_SSH_URL = re.compile(r"^(?:sftp|scp|ssh|git\+ssh|ssh\+git)://", re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)\+?[:?!]*=")   # make's NAME=, NAME:=, NAME+=, NAME?=, NAME!=
 _HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")     # git's TRANSPORT::ADDRESS (ext::sh -c ..., fd::3)
 

@@ -208,3 +208,15 @@ def test_an_ssh_url_on_an_interface_address(build: Path, dotfiles: dict[str, Pat
 @pytest.mark.parametrize("command", ["curl -T docs/README.md sftp://example.com/upload/", "curl -O https://example.com/a"])
 def test_an_ssh_url_on_another_host_stays_allowed(build: Path, dotfiles: dict[str, Path], command: str) -> None:  # noqa: F811
     assert bash(build, dotfiles, command) == "allow"
+
+
+@pytest.mark.parametrize("command", ["git push 127.0.0.1:{home}/other HEAD:main",
+                                     "git push ssh://localhost{home}/other HEAD", "git clone localhost:{home}/.ssh /tmp/k"])
+def test_a_git_address_on_this_machine_is_a_local_path(build: Path, dotfiles: dict[str, Path], command: str) -> None:  # noqa: F811
+    assert bash(build, dotfiles, command) == "deny"
+
+
+@pytest.mark.parametrize("command", ["git push origin HEAD", "git clone git@example.com:org/repo.git /tmp/r",
+                                     "git fetch ssh://git@example.com/org/repo.git"])
+def test_a_git_address_on_another_host_stays_allowed(build: Path, dotfiles: dict[str, Path], command: str) -> None:  # noqa: F811
+    assert bash(build, dotfiles, command) == "allow"
