@@ -15,6 +15,13 @@ null, a boolean or a fraction, an item of a batch) is never forwarded and is rec
 notifications/cancelled that is not {requestId, reason?: string} is dropped. When the policy, the extractor or the child fails (a crash, no answer within the timeout, an
 answer that is not MCP), the call is refused and the result says why.
 
+Each call is decided on a thread of its own, so a slow policy (a large context, an LLM extractor) holds neither the event
+loop nor the other requests; a call not decided within --decision-timeout (10 s) is refused with a record, and its
+decision, when it comes, is recorded and followed by a refusal saying it did not run (at most 8 such late decisions
+run at once; beyond, calls are refused unread). Host lines that are refused before any call can be read from them (not
+strict JSON, a method that is not a string or that reads as tools/call to a lenient reader: "TOOLS/CALL",
+"tools/call ") are recorded as refused calls, since they may have been one.
+
 The observation the policy reads is the call in MCP shape, {"method": "tools/call", "params":
 {"name", "arguments"}}, beside the facts of the context file (a JSON object in a regular file, read again for
 every call so that a ledger kept by another process stays current, and holding no tool call); the child receives exactly that name
@@ -44,6 +51,7 @@ import os
 import shutil
 import sys
 import threading
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
@@ -54,12 +62,14 @@ from pydantic import ValidationError
 
 from veriguard.contracts.errors import OperatorError, VeriguardError
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
-from veriguard.enforce.guard import MODES, Context, Guard
+from veriguard.enforce.guard import MODES, Context, Guard, GuardOutcome
 from veriguard.enforce.loader import PolicyLoadError
 from veriguard.contracts.strict_json import StrictJSONError, loads as strict_loads
 
 RUN = "mcp"                    # one host session per proxy process
 DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_DECISION_TIMEOUT_S = 10.0   # the policy's time to decide one call (context, extraction, policy, log)
+MAX_ABANDONED = 8              # decisions past their deadline still running, beyond which calls are refused unread
 START_TIMEOUT_S = 60.0         # starting the child and its handshake (an interpreter with the SDK takes seconds)
 STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is killed
 MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
@@ -124,6 +134,15 @@ def malformed_call(params: Any) -> str:
     return ""
 
 
+def calls_a_tool(method: Any) -> bool:
+    """Whether `method` names tools/call, or would to a lenient reader (case, width, spaces, NUL, other separators):
+    such a request is never forwarded, and is recorded as a refused call."""
+    if type(method) is not str:
+        return False
+    folded = unicodedata.normalize("NFKC", method).casefold()
+    return "".join(c for c in folded if c.isalnum()) == "toolscall"
+
+
 def batch_items(batch: list[Any]) -> Iterator[dict[str, Any]]:
     """The objects of a batch, at any depth (a batch inside a batch is no JSON-RPC either, but its tools/calls are
     recorded as refused like those of a flat one)."""
@@ -161,7 +180,10 @@ class Proxy:
     """Relays one host session to one child, deciding every tools/call with the guard."""
 
     def __init__(self, guard: Guard, child: asyncio.subprocess.Process, init: types.InitializeResult,
-                 context: Context, timeout_s: float, host_out: IO[bytes], unchecked: frozenset[str] = frozenset()) -> None:
+                 context: Context, timeout_s: float, host_out: IO[bytes], unchecked: frozenset[str] = frozenset(),
+                 decision_timeout_s: float | None = None) -> None:
+        """`decision_timeout_s`: each call is decided on a thread of its own, and refused (recorded) when the policy has
+        not decided within it, so a slow policy holds neither the event loop nor the host; None decides on the loop."""
         self.guard, self.child, self.context, self.timeout_s, self.host_out = guard, child, context, timeout_s, host_out
         has = {c for c in FORWARDED if c == "tools" or getattr(init.capabilities, c, None) is not None}
         offered = {c for c in has if c == "tools" or c in unchecked}
@@ -176,20 +198,30 @@ class Proxy:
         self.gone = ""             # why the child can no longer answer ("" while it can)
         self.stray = ""            # the child's last line that was not JSON-RPC, to say why a call got no answer
         self.host_gone = False
+        self.decision_timeout_s = decision_timeout_s
+        self.deciding: dict[int, Any] = {}   # decisions under way on threads: token -> the host's id
+        self.cancelled_early: set[int] = set()   # tokens the host cancelled while they were decided
+        self.abandoned = 0         # decisions past their deadline whose thread still runs
+        self.tokens = itertools.count(1)
 
     # --- the host's side -----------------------------------------------------------------------
     def from_host(self, line: bytes) -> None:
         try:
             message = strict_loads(line)
-        except StrictJSONError as e:
+        except StrictJSONError as e:   # it may have been a tools/call: nothing of it runs, and that is recorded
+            self.unanswerable(None, f"a host line that is not strict JSON ({str(e)[:200]}), so no call could be read "
+                              "from it; if it was a tools/call, it was not run")
             self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.PARSE_ERROR,
                                                                   "message": f"not JSON: {e}"}})
             return
         if isinstance(message, list):   # a batch (MCP has none since 2025-06-18): answered as one invalid request
             for item in batch_items(message):
-                if item.get("method") == "tools/call":
+                if calls_a_tool(item.get("method")):
                     self.unanswerable(item.get("params"), "a tools/call in a JSON-RPC batch, which the proxy does "
                                       "not take")
+        if isinstance(message, dict) and not isinstance(message.get("method", ""), str):
+            self.unanswerable(message.get("params"), f"a request whose method is {_show(message.get('method'))}, "
+                              "not a string: if it was a tools/call, it was not run")
         if not isinstance(message, dict) or not isinstance(message.get("method", ""), str):
             self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST,
                                                                   "message": "not a JSON-RPC message"}})
@@ -200,12 +232,12 @@ class Proxy:
         if "id" not in message:
             if method == "notifications/cancelled":
                 self.cancelled(params)
-            elif method == "tools/call":   # never run, since it can have no answer; recorded like any refused call
+            elif calls_a_tool(method):   # never run, since it can have no answer; recorded like any refused call
                 self.unanswerable(params, "a tools/call sent as a notification (without an id) cannot be answered")
             return
         host_id = message["id"]
         if type(host_id) not in (int, str):
-            if method == "tools/call":
+            if calls_a_tool(method):
                 self.unanswerable(params, f"a tools/call whose id is {_show(host_id)}, not a string or an integer")
             self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST,
                                                                   "message": "a request id must be a string or an integer"}})
@@ -255,13 +287,17 @@ class Proxy:
                 f"decides tool calls only, so the server's {group} are withheld; start the proxy with --unchecked "
                 f"{group} to forward them unchecked"}})
         else:
+            if calls_a_tool(method):   # "TOOLS/CALL", "tools/call ": not forwarded, and recorded as a refused call
+                self.unanswerable(params, f"a request for method {method!r}, which is not tools/call but reads as it "
+                                  "to a lenient reader")
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {
                 "code": types.METHOD_NOT_FOUND, "message": f"Method not found: the veriguard proxy does not offer {method!r}"}})
 
     def reused_id(self, host_id: Any) -> str:
         """Why the host may not use `host_id` now ('' when it may): a request of its with that id still awaits
         the child's answer, and two answers with one id could not be told apart."""
-        if not any(p.host_id == host_id and type(p.host_id) is type(host_id) for p in self.pending.values()):
+        waiting = [p.host_id for p in self.pending.values()] + list(self.deciding.values())
+        if not any(h == host_id and type(h) is type(host_id) for h in waiting):
             return ""
         return (f"the request id {host_id!r} is still in use by a request the MCP server has not answered yet; "
                 "give each request an id that no pending request has")
@@ -278,10 +314,20 @@ class Proxy:
             message = outcome.message if not outcome.allowed else f"fail closed: {reason}"
         else:
             call = {"method": "tools/call", "params": {"name": name, "arguments": arguments}}
-            outcome = self.guard.check(call, context=self.context, action_id=call_id, run=RUN, integration="mcp_proxy",
-                                       tool=name, exclusive=True)   # finished when the child answers (settle)
+
+            def decide() -> GuardOutcome:
+                return self.guard.check(call, context=self.context, action_id=call_id, run=RUN,
+                                        integration="mcp_proxy", tool=name, exclusive=True)   # finished: settle
+            if self.decision_timeout_s is not None:
+                self.decide_in_time(host_id, name, arguments, decide)
+                return
+            outcome = decide()
             message = outcome.message
-        refused = bool(problem) or not outcome.allowed
+        self.carry_out(host_id, name, arguments, outcome, message, refused=bool(problem) or not outcome.allowed)
+
+    def carry_out(self, host_id: Any, name: str, arguments: dict[str, Any], outcome: GuardOutcome, message: str, *,
+                  refused: bool) -> None:
+        """Forward the decided call, or answer the refusal (and halt the calls in flight when the run halted)."""
         if message:
             say(f"{'refused' if refused else 'shadow'} tools/call {name!r} (id {host_id!r}): {message}")
         if refused:
@@ -290,6 +336,70 @@ class Proxy:
                 self.halt_in_flight()
             return
         self.forward(host_id, "tools/call", {"name": name, "arguments": arguments}, name)   # exactly what was decided
+
+    def decide_in_time(self, host_id: Any, name: str, arguments: dict[str, Any],
+                       decide: Callable[[], GuardOutcome]) -> None:
+        """Decide on a thread; a decision not made within decision_timeout_s refuses the call (recorded), and the
+        loop goes on serving the host and the child meanwhile."""
+        if self.abandoned >= MAX_ABANDONED:
+            self.refuse_undecided(host_id, name, f"{self.abandoned} earlier decisions of the policy are still running "
+                                  f"past their {self.decision_timeout_s:g} s deadline; no more are started")
+            return
+        loop, deadline = asyncio.get_running_loop(), self.decision_timeout_s or 0.0
+        token = next(self.tokens)
+        self.deciding[token] = host_id
+        timer = loop.call_later(deadline, self.decision_expired, token, host_id, name)
+
+        def work() -> None:
+            try:
+                outcome: GuardOutcome | BaseException = decide()
+            except BaseException as e:   # Guard.check does not raise; a bug here must refuse, not vanish
+                outcome = e
+            try:
+                loop.call_soon_threadsafe(self.decision_done, token, timer, host_id, name, arguments, outcome)
+            except RuntimeError:   # the loop is closed: the host is gone, and nothing is forwarded
+                pass
+        threading.Thread(target=work, name=f"veriguard-decide-{token}", daemon=True).start()
+
+    def decision_done(self, token: int, timer: asyncio.TimerHandle, host_id: Any, name: str, arguments: dict[str, Any],
+                      outcome: GuardOutcome | BaseException) -> None:
+        timer.cancel()
+        cancelled = token in self.cancelled_early
+        self.cancelled_early.discard(token)
+        if self.deciding.pop(token, None) is None:   # past its deadline: refused already
+            self.abandoned -= 1
+            self.decided_late(host_id, name, outcome)
+        elif isinstance(outcome, BaseException):
+            self.refuse_undecided(host_id, name, f"the policy proxy failed: {describe(outcome)}")
+        elif cancelled:
+            self.decided_late(host_id, name, outcome, why="the host cancelled it while it was decided")
+        else:
+            self.carry_out(host_id, name, arguments, outcome, outcome.message, refused=not outcome.allowed)
+        self.settle()
+
+    def decided_late(self, host_id: Any, name: str, outcome: GuardOutcome | BaseException, why: str = "") -> None:
+        """A decision that came when its call could no longer be run: an allowed one is ended at once (it holds the
+        run's one call at a time) and followed by a record that it did not run."""
+        if isinstance(outcome, GuardOutcome) and outcome.allowed:
+            self.guard.finished(RUN)
+            self.guard.refuse(f"decided only {why or 'after its deadline, when it had been refused'}: not run",
+                              action_id=str(host_id), run=RUN, integration="mcp_proxy", tool=name)
+        say(f"tools/call {name!r} (id {host_id!r}) decided late ({why or 'past its deadline'}): not run")
+
+    def decision_expired(self, token: int, host_id: Any, name: str) -> None:
+        if self.deciding.pop(token, None) is None:
+            return
+        self.cancelled_early.discard(token)
+        self.abandoned += 1
+        self.refuse_undecided(host_id, name, f"the policy did not decide within {self.decision_timeout_s:g} s "
+                              "(--decision-timeout)")
+        self.settle()
+
+    def refuse_undecided(self, host_id: Any, name: str, why: str) -> None:
+        """Refuse a call the policy did not decide (in shadow mode too: nothing decided it), with a record."""
+        outcome = self.guard.refuse(why, action_id=str(host_id), run=RUN, integration="mcp_proxy", tool=name)
+        message = outcome.message if not outcome.allowed else f"fail closed: {why}"
+        self.carry_out(host_id, name, {}, outcome, message, refused=True)
 
     def halt_in_flight(self) -> None:
         """The run was halted: the tool calls still running in the child are cancelled there (the child may have
@@ -313,8 +423,8 @@ class Proxy:
         """When no allowed tools/call awaits the child's answer any more, the next may be allowed (Guard.finished:
         a policy that reads facts beside the call decides one running call at a time). A call cancelled by the host
         or timed out counts as finished, though the child may still be at it."""
-        if not any(p.method == "tools/call" for p in self.pending.values()):
-            self.guard.finished(RUN)
+        if not self.deciding and not any(p.method == "tools/call" for p in self.pending.values()):
+            self.guard.finished(RUN)   # (a decision on a thread may have allowed a call not forwarded yet)
 
     def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
         pending = Pending(host_id, method, tool)
@@ -334,6 +444,7 @@ class Proxy:
             say(f"dropped notifications/cancelled: {problem}")
             return
         asked = params["requestId"]
+        self.cancelled_early |= {t for t, h in self.deciding.items() if h == asked and type(h) is type(asked)}
         for child_id, pending in list(self.pending.items()):
             if pending.host_id == asked and type(pending.host_id) is type(asked):
                 del self.pending[child_id]
@@ -547,14 +658,15 @@ def _pump(source: IO[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Que
 async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Context = None,
                 timeout_s: float = DEFAULT_TIMEOUT_S, start_timeout_s: float = START_TIMEOUT_S,
                 cwd: str | Path | None = None, host_in: IO[bytes] | None = None,
-                host_out: IO[bytes] | None = None, unchecked: frozenset[str] = frozenset()) -> None:
+                host_out: IO[bytes] | None = None, unchecked: frozenset[str] = frozenset(),
+                decision_timeout_s: float = DEFAULT_DECISION_TIMEOUT_S) -> None:
     """Start the child, then serve the host (this process's stdin and stdout) until it hangs up; `unchecked`
     names the capabilities (UNCHECKED) forwarded without a decision."""
     if shutil.which(command) is None:
         raise ProxyStartError(f"cannot start the MCP server: no executable {command!r} (give a path or a command "
                               "on PATH)")
     child, init = await start_child(command, args, start_timeout_s, cwd)
-    proxy = Proxy(guard, child, init, context, timeout_s, host_out or sys.stdout.buffer, unchecked)
+    proxy = Proxy(guard, child, init, context, timeout_s, host_out or sys.stdout.buffer, unchecked, decision_timeout_s)
     lines: asyncio.Queue[bytes | None] = asyncio.Queue()
     threading.Thread(target=_pump, args=(host_in or sys.stdin.buffer, asyncio.get_running_loop(), lines),
                      daemon=True).start()
@@ -563,6 +675,8 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
         while not proxy.host_gone and (line := await lines.get()) is not None:
             if line.strip():
                 proxy.from_host(line)
+        while proxy.deciding:   # the host is done: the calls it sent are decided (each within its deadline) first
+            await asyncio.sleep(0.01)
     finally:
         await stop_child(child)
         reader.cancel()
@@ -573,14 +687,15 @@ def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: 
               log: str | Path | None = None, log_key: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
               start_timeout_s: float = START_TIMEOUT_S, accept_unproved: bool = False,
               unchecked: frozenset[str] = frozenset(), expect_sha256: str | None = None,
-              log_checkpoint: str | Path | None = None) -> None:
+              log_checkpoint: str | Path | None = None,
+              decision_timeout_s: float = DEFAULT_DECISION_TIMEOUT_S) -> None:
     """Load the build and serve until the host hangs up (raises PolicyLoadError, GuardConfigError, a
     KeyFileError or ProxyStartError when it cannot start)."""
     guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
                              log_checkpoint=log_checkpoint, accept_unproved=accept_unproved,
                              expect_sha256=expect_sha256)
     asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s, start_timeout_s=start_timeout_s,
-                      unchecked=unchecked))
+                      unchecked=unchecked, decision_timeout_s=decision_timeout_s))
 
 
 def context_file(path: Path) -> Callable[[], Mapping[str, Any]]:
@@ -620,6 +735,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--halt-after", type=int, help="replan_halt: halt after this many denials in a row")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds the server has per request "
                    f"(default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--decision-timeout", type=float, default=DEFAULT_DECISION_TIMEOUT_S, help="seconds the policy "
+                   "has to decide a call (reading the context, extracting, deciding, logging); a call not decided in "
+                   f"time is refused, recorded (default {DEFAULT_DECISION_TIMEOUT_S:g})")
     p.add_argument("--unchecked", action="append", choices=UNCHECKED, default=[], metavar="GROUP",
                    help="also offer the server's resources, prompts or completions, forwarded WITHOUT a policy "
                    "decision (repeatable; default: tools only, since the policy decides tool calls only)")
@@ -672,7 +790,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.print_usage(sys.stderr)
         say("error: give the MCP server's command after `--`, e.g. -- python server.py")
         return 2
-    for flag, value in (("--timeout", opts.timeout), ("--start-timeout", opts.start_timeout)):
+    for flag, value in (("--timeout", opts.timeout), ("--start-timeout", opts.start_timeout),
+                        ("--decision-timeout", opts.decision_timeout)):
         if not 0 < value < float("inf"):  # inf passed `> 0` and made a hung server hang the proxy for good
             say(f"error: {flag} must be a positive number of seconds, finite, not {value:g}")
             return 2
@@ -689,7 +808,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   strategy=opts.strategy, mode=opts.mode, halt_after=opts.halt_after, log=opts.log,
                   log_key=opts.log_key, timeout_s=opts.timeout, start_timeout_s=opts.start_timeout,
                   accept_unproved=opts.accept_unproved, unchecked=frozenset(opts.unchecked),
-                  expect_sha256=opts.expect_sha256, log_checkpoint=opts.log_checkpoint)
+                  expect_sha256=opts.expect_sha256, log_checkpoint=opts.log_checkpoint,
+                  decision_timeout_s=opts.decision_timeout)
     except (PolicyLoadError, ProxyStartError, VeriguardError, ValueError) as e:
         # ValueError: a bad guard setting, or Monitor.from_build's unknown strategy; VeriguardError: a bad log key
         say(str(e) if isinstance(e, VeriguardError) else f"error: {e}")
