@@ -16,7 +16,8 @@ Server tools (web search, web fetch, code execution, tool search...) and the MCP
 run on Anthropic's side, inside the response: no guard in this process can decide them. `refuse_provider_tools`
 (an HTTP request hook for the client, `refuse_provider_tools_async` for AsyncAnthropic) refuses to send a Messages
 request that enables any; `split_tool_uses` records every provider-side call it finds in a reply as a refusal of a call
-that ran undecided. The runner runs every tool it is given: `require_guarded(guard, tools)` refuses a list in which
+that ran undecided, and refuses every tool_use block whose id is empty or shared with another block of the message (a
+loop that finds a block by its id could run another input than the one decided). The runner runs every tool it is given: `require_guarded(guard, tools)` refuses a list in which
 one would run undecided (a plain `@beta_tool`, a guarded function of another guard, a toolset).
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Iterable, Mapping, TypeVar
 
@@ -241,9 +243,11 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     if content is not None and not isinstance(content, (list, tuple)):
         raise TypeError(f"the message's content must be a list of content blocks or a string, not "
                         f"{type(content).__name__}")
-    for block in content or ():
-        b = block_fields(block)
+    blocks = [(block, block_fields(block)) for block in content or ()]
+    uses = Counter(str(b.get("id", "")) for _, b in blocks if b is not None and b.get("type") == "tool_use")
+    for block, b in blocks:
         kind = b.get("type") if b is not None else None
+        ambiguous = ambiguous_id(str(b.get("id", "")), uses) if b is not None and kind == "tool_use" else ""
         if b is None:
             call_id = str(getattr(block, "id", ""))
             outcome = guard.refuse(f"{UNREADABLE} (a {type(block).__name__})", action_id=call_id, run=run,
@@ -255,6 +259,10 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
                                    action_id=call_id, run=run, integration="anthropic_sdk", tool=name)
         elif kind != "tool_use":
             continue
+        elif ambiguous:   # refused in shadow mode too: which input would run under that id is the loop's guess
+            call_id = str(b.get("id", ""))
+            outcome = guard.refuse(ambiguous, action_id=call_id, run=run, integration="anthropic_sdk",
+                                   tool=str(b.get("name")))
         elif unfinished:
             call_id = str(b.get("id", ""))
             outcome = guard.refuse(UNFINISHED, action_id=call_id, run=run, integration="anthropic_sdk",
@@ -267,10 +275,11 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
         if outcome.action == "terminate":   # raised once every block has its record: the later ones are halted
             terminated = terminated or outcome
         stopped = stopped or outcome.action in ("halt", "terminate")
-        if b is not None and kind == "tool_use" and outcome.allowed and not unfinished:
+        if b is not None and kind == "tool_use" and outcome.allowed and not unfinished and not ambiguous:
             to_run.append((call_id, str(b.get("name")), block))
-        elif kind == "tool_use" or b is None:   # unreadable or unfinished: refused in shadow mode too
-            refused.append(tool_error(call_id, outcome.message or UNREADABLE))
+        elif kind == "tool_use" or b is None:   # unreadable, unfinished or ambiguous: refused in shadow mode too
+            message_text = outcome.message if not (outcome.allowed and ambiguous) else f"fail closed: {ambiguous}"
+            refused.append(tool_error(call_id, message_text or UNREADABLE))
         # a provider-side call gets no tool_result: the provider answered it itself
     if to_run and guard.mode == "enforce" and (stopped or guard.halted(run)):
         # a later block of this message halted the run: the allowed ones would run after the halt, so they are
@@ -282,6 +291,18 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     if terminated is not None:
         raise RunTerminated(terminated)
     return [block for _, _, block in to_run], refused
+
+
+def ambiguous_id(call_id: str, uses: Counter[str]) -> str:
+    """Why a tool_use block's id does not name it alone ("" when it does): empty, or shared with another tool_use block
+    of the message. A loop that finds a block by its id (to run it, or to match its result) could run another block's
+    input than the one decided, so every block with such an id is refused."""
+    if not call_id:
+        return "a tool_use block without an id: its result could not be told from another's, so it is not run"
+    if uses[call_id] > 1:
+        return (f"{uses[call_id]} tool_use blocks of this message have the id {call_id[:60]!r}: a loop that finds a "
+                "block by its id could run another one's input than the one decided, so none of them is run")
+    return ""
 
 
 def tool_error(call_id: str, message: str) -> dict[str, Any]:
