@@ -13,7 +13,7 @@ tool the guardrail was not attached to ran without a decision, in this agent, in
 an agent called as a tool. `Runner.run(agent, ..., hooks=policy_hooks(guard))` checks, before every model call,
 every tool the model could call there and in every agent reachable through agents-as-tools and handoffs, and raises
 UnguardedTools (the run stops before the model is asked) when one is not a function tool carrying a guardrail of this
-guard, unless `unguarded` names it.
+guard, or is a handoff that passes the model's arguments to its on_handoff (`input_type=`), unless `unguarded` names it.
 """
 from __future__ import annotations
 
@@ -74,6 +74,16 @@ def _handoff_agents(agent: Any) -> Iterator[Any]:
             yield ref() if callable(ref) else None
 
 
+def takes_model_input(h: Any) -> bool:
+    """Whether a Handoff passes arguments the model wrote to its on_handoff function (`handoff(..., input_type=...)`):
+    such a handoff is a call of that function, and a tool input guardrail never sees it."""
+    if isinstance(h, Agent):
+        return False
+    schema = getattr(h, "input_json_schema", None)
+    return not isinstance(schema, Mapping) or bool(schema.get("properties") or schema.get("additionalProperties")
+                                                   or schema.get("type") not in (None, "object"))
+
+
 def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozenset()) -> list[str]:
     """What the model could call, in `agent` and in every agent it reaches through
     handoffs and agents-as-tools (their nested runs get no hooks), that no guardrail of `guard` decides: not a
@@ -96,6 +106,11 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
                          "name \"mcp_servers\" in unguarded)")
 
     def handoffs(owner: Any) -> None:
+        for h in getattr(owner, "handoffs", None) or ():
+            name = str(getattr(h, "tool_name", ""))
+            if takes_model_input(h) and name not in unguarded:
+                found.append(f"handoff {name!r} of agent {getattr(owner, 'name', '?')!r} (it runs on_handoff with the "
+                             "model's arguments, which no guardrail decides)")
         for target in _handoff_agents(owner):
             if target is None:
                 found.append(f"a handoff of agent {getattr(owner, 'name', '?')!r} whose agent cannot be seen")
