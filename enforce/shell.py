@@ -60,7 +60,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     if (follow_links or (content and a.brought)) and zones.uses_workspace() and leaves(a, project):
         found, unseen = project_links(project)
         mounts += found
-    if follow_links and zones.uses_workspace() and changes(a):
+    if follow_links and zones.uses_workspace() and (changes(a) or leaves(a, project)):
         found = home_links((home, *dict(aliases).get("home", ())), project)
         mounts += found
         named = tuple(n for n in project_names(found, project) if n not in project)
