@@ -332,8 +332,10 @@ def _unanchored(chain: _Chain, f: BinaryIO, key: VerifyKey | None, head: Head) -
     return bool(rest)
 
 
-def _open(path: Path, *, write: bool) -> int:
-    flags = (os.O_RDWR | os.O_CREAT | os.O_APPEND) if write else os.O_RDONLY
+def _open(path: Path, *, write: bool, create: bool = True) -> int:
+    """The log, opened without following a symlink; created only when `create` (a writer that already wrote to it
+    never creates it again: its folder swapped for a link to another left an empty log there before the refusal)."""
+    flags = (os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)) if write else os.O_RDONLY
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, _MODE)
     except OSError as e:
@@ -396,7 +398,11 @@ class DecisionLog:
         except OSError as e:
             raise DecisionLogError("log.write", f"cannot create the log's folder: {e.strerror}",
                                    file=str(self.path)) from None
-        fd = _open(self.path, write=True)
+        if self.wrote is not None and not os.path.lexists(self.path):
+            raise DecisionLogError("log.broken", f"refusing to append: the log {self.path.name} is gone, though this "
+                                   f"writer wrote {self.wrote[0]} records to it: it was deleted, moved or its folder "
+                                   "replaced while it ran", file=str(self.path), fix=_VERIFY_FIX)
+        fd = _open(self.path, write=True, create=self.wrote is None)
         try:
             _lock(fd, fcntl.LOCK_EX, self.path, "log.write")
             chain = self._chain(fd)

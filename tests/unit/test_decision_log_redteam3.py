@@ -77,3 +77,18 @@ def test_a_checkpoint_elsewhere_still_works(tmp_path, key):
     log = DecisionLog(tmp_path / "log.jsonl", key=key[0], checkpoint=tmp_path / "cp" / "log.head")
     log.append({"i": 0})
     assert Path(tmp_path / "cp" / "log.head").is_file()
+
+
+def test_a_writer_never_creates_its_log_again_in_a_folder_put_in_its_place(tmp_path, key):
+    """Before, the folder swapped for a link to another folder between two appends was refused, but only after an
+    empty log.jsonl was created in the other folder (the writer opened the log with O_CREAT)."""
+    folder, other = tmp_path / "logs", tmp_path / "other"
+    folder.mkdir()
+    other.mkdir()
+    log = DecisionLog(folder / "log.jsonl", key=key[0])
+    log.append({"i": 0})
+    folder.rename(tmp_path / "moved")
+    folder.symlink_to(other)
+    with pytest.raises(DecisionLogError) as e:
+        log.append({"i": 1})
+    assert "gone" in e.value.message and list(other.iterdir()) == []
