@@ -26,6 +26,27 @@ UNCERTIFIED_FILES = frozenset({"certificate.json", SIGNATURE_NAME, "run.json", "
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
+# The gates both synthesis paths record (synth.pipeline.synthesize): a certificate says PROVED only when it carries each
+# of them once, holding (freeze writes it so; the loader refuses one that does not; `veriguard audit` checks it).
+CERTIFIED_GATES = ("contract (z3)", "proof (Nagini)", "examples", "properties (Hypothesis)", "mutation")
+HOLDING_VERDICTS = ("PROVED", "PASSED")
+
+
+def missing_gates(names: list[Any]) -> list[str]:
+    """The gates of CERTIFIED_GATES that `names` (the recorded gates' names, in order) lacks or lists twice."""
+    return [g for g in CERTIFIED_GATES if names.count(g) != 1]
+
+
+def unheld_gates(gates: Any) -> list[str]:
+    """What a PROVED certificate's `gates` lacks: each gate of CERTIFIED_GATES missing or listed twice, and each gate
+    whose verdict does not hold (by name, or by place when it is not an object)."""
+    listed = gates if isinstance(gates, list) else [gates]
+    wrong = [f"gates[{i}] ({str(g.get('name'))[:40] if isinstance(g, dict) else g!r})" for i, g in enumerate(listed)
+             if not (isinstance(g, dict) and g.get("verdict") in HOLDING_VERDICTS)]
+    return wrong + [f"gates ({name!r} not recorded once)" for name in
+                    missing_gates([g.get("name") if isinstance(g, dict) else None for g in listed])]
+
+
 def referenced_files(extraction: Mapping[str, Any]) -> list[str]:
     """Files an [extraction] section points at (schemas, example banks, command tables, zone maps),
     relative to the spec."""

@@ -33,7 +33,8 @@ from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, SIGNATURE_ALGORITHM, SIGNATURE_FORMAT,
-                                               SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, approval_problem)
+                                               SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, CERTIFIED_GATES,
+                                               approval_problem, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
 import veriguard.contracts.strict_json as strict_json
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
@@ -316,6 +317,10 @@ def check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str],
                   f"status={status!r}, fully_proved={fully!r}")
     if (status == "PROVED") != fully:
         raise bad(f"`status` {status!r} contradicts `fully_proved` {fully!r}")
+    unheld = unheld_gates(cert.get("gates")) if fully else []
+    if unheld:   # an empty or partial list of gates under PROVED says that nothing, or not everything, was checked
+        raise bad(f"`status` PROVED, but its gates do not all hold: {', '.join(unheld[:4])} (each of "
+                  f"{', '.join(CERTIFIED_GATES)} must be recorded once, PROVED or PASSED)")
     hashes = cert.get("hashes")
     if not isinstance(hashes, dict) or set(hashes) != HASH_KEYS:
         raise bad(f"`hashes` must be an object with exactly the keys {', '.join(sorted(HASH_KEYS))}")

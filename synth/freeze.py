@@ -36,7 +36,7 @@ from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.schema import argument_schema
 from veriguard.synth.specfile import PATH_FIX, SpecFile, file_in_folder
 from veriguard.contracts.build_format import (CERT_FORMAT, POLICY_CODE, SIGNATURE_NAME, approval_problem,
-                                              referenced_files)
+                                              missing_gates, referenced_files)
 from veriguard.synth.pipeline import SynthResult
 from veriguard.providers.extraction import pin_extraction
 from veriguard.synth.classifier_build import frozen_extraction
@@ -53,16 +53,6 @@ def policy_code(policy_py: str) -> bytes:
     source = policy_py.encode("utf-8")
     code = compile(source, "policy.py", "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
     return importlib.util.MAGIC_NUMBER + hashlib.sha256(source).digest() + marshal.dumps(code)
-
-
-# The gates both paths record (synth.pipeline.synthesize): a certificate says PROVED only when it carries each of
-# them once, holding; `veriguard audit` holds a certificate to the same rule (its `claims` check).
-CERTIFIED_GATES = ("contract (z3)", "proof (Nagini)", "examples", "properties (Hypothesis)", "mutation")
-
-
-def missing_gates(names: list[Any]) -> list[str]:
-    """The gates of CERTIFIED_GATES that `names` (the recorded gates' names, in order) lacks or lists twice."""
-    return [g for g in CERTIFIED_GATES if names.count(g) != 1]
 
 
 def sha256(data: bytes | str) -> str:

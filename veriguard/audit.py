@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from veriguard.contracts.build_format import POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES
+from veriguard.contracts.build_format import POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES, unheld_gates
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.synth.specfile import SpecFile
@@ -628,17 +628,8 @@ def certificate_claims(spec: SpecFile, cert: Mapping[str, Any]) -> tuple[Verdict
 
 def _unproved_claims(cert: Mapping[str, Any]) -> list[str]:
     """The recorded verdicts that contradict a PROVED certificate (the checks above passed only PROVED ones)."""
-    def verdict(value: Any) -> Verdict | None:
-        return Verdict(value) if isinstance(value, str) and value in Verdict._value2member_map_ else None
-
-    from veriguard.synth.freeze import missing_gates
-
     gates = _list(cert.get("gates"))
-    wrong = [f"gates[{i}] ({str(g.get('name'))[:40] if isinstance(g, dict) else g!r})" for i, g in enumerate(gates)
-             if not (isinstance(g, dict) and (v := verdict(g.get("verdict"))) is not None and holds(v))]
-    # every gate the synthesis records, once: an empty or partial list says nothing was checked
-    wrong += [f"gates ({name!r} not recorded once)" for name in
-              missing_gates([g.get("name") if isinstance(g, dict) else None for g in gates])]
+    wrong = unheld_gates(cert.get("gates"))   # every gate the synthesis records, once, holding
     if _object(cert.get("proof")).get("verdict") != Verdict.PROVED.value:
         wrong.append("proof.verdict")
     wrong += [f"properties.{p.get('id')}" for p in _list(cert.get("properties")) if isinstance(p, dict) and

@@ -40,7 +40,7 @@ FORGED = {
     "request": lambda c: c.update(request="Deny everything to everyone."),
     "agent": lambda c: c.update(agent={"description": "another agent"}),
     "hashes.contract": lambda c: c["hashes"].update(contract="0" * 64),
-    "a refuted gate": lambda c: c["gates"].append({"name": "examples", "verdict": "REFUTED", "summary": "1 failed"}),
+    # a refuted gate under PROVED: the loader's schema refuses it now (test_audit_redteam3.py)
     "a refuted proof": lambda c: c["proof"].update(verdict="REFUTED"),
     "a refuted property": lambda c: c["properties"][0].update(nagini="REFUTED"),
     "a property z3 refuted": lambda c: c["properties"][0].update(z3="REFUTED"),

@@ -11,7 +11,9 @@ import json
 
 import pytest
 
-from veriguard.synth.freeze import CERTIFIED_GATES, write_build
+from veriguard.contracts.build_format import CERTIFIED_GATES
+from veriguard.enforce.loader import PolicyLoadError, load_policy
+from veriguard.synth.freeze import write_build
 from veriguard.synth.specfile import load_spec
 from veriguard.verify.verdicts import Verdict, holds
 from tests.conftest import write_spec
@@ -33,6 +35,8 @@ GATE_FORGERIES = {
     "the proof gate twice": lambda c: c["gates"].append(dict(next(g for g in c["gates"]
                                                                   if g["name"] == "proof (Nagini)"))),
     "a gate renamed": lambda c: c["gates"][0].update(name=c["gates"][0]["name"].upper()),
+    "a refuted gate": lambda c: c["gates"].append({"name": "examples", "verdict": "REFUTED", "summary": "1 failed"}),
+    "a verdict with a space": lambda c: c["gates"][1].update(verdict="PROVED "),
     "mutation gate without figures": lambda c: [g.pop(k) for g in c["gates"] if g["name"] == "mutation"
                                                 for k in ("killed", "total", "score")],
     "no mutation run": lambda c: c.update(mutation={}),
@@ -41,14 +45,29 @@ GATE_FORGERIES = {
 }
 
 
+GATES_ONLY = {k: v for k, v in GATE_FORGERIES.items() if "mutation" not in k or k.startswith("without")}
+
+
 @pytest.mark.parametrize("what", GATE_FORGERIES)
 def test_a_proved_certificate_must_carry_every_gate_synthesis_records(build, key, what):
     resign(build, key, GATE_FORGERIES[what])
     result = run(build, key, prover=Prover())
     v = verdicts(result)
-    assert v["claims"] is Verdict.REFUTED and result.exit_code == 1, result.to_dict()
-    assert v["signature"] is Verdict.PROVED
-    assert all(holds(verdict) for name, verdict in v.items() if name != "claims")   # nothing else saw it
+    assert result.exit_code == 1 and v["signature"] is Verdict.PROVED, result.to_dict()
+    if what in GATES_ONLY:   # the loader's schema refuses it: nothing is compiled or run from such a build
+        assert v["certificate"] is Verdict.ERROR and "gates" in result.checks[0].summary
+    else:                    # the mutation figures: the claims check
+        assert v["claims"] is Verdict.REFUTED
+        assert all(holds(verdict) for name, verdict in v.items() if name != "claims")
+
+
+@pytest.mark.parametrize("what", GATES_ONLY)
+def test_the_loader_refuses_a_proved_certificate_without_its_gates(build, key, what):
+    """The online path: a signed certificate saying PROVED over an empty or partial gates list loaded as proved."""
+    resign(build, key, GATE_FORGERIES[what])
+    with pytest.raises(PolicyLoadError) as e:
+        load_policy(build, trusted_keys={key[0].key_id: key[0].public})
+    assert e.value.code == "load.certificate" and "gates" in e.value.message
 
 
 def test_the_fake_build_carries_every_gate_and_passes(build, key):

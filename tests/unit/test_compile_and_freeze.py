@@ -11,7 +11,8 @@ from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.to_python import compile_checker
 from veriguard.enforce.loader import ArgumentError as LoadedArgumentError, PolicyLoadError, load_policy
 from veriguard.synth.compile import compile_policy
-from veriguard.synth.freeze import CERTIFIED_GATES, frozen_module, sha256, write_build
+from veriguard.contracts.build_format import CERTIFIED_GATES
+from veriguard.synth.freeze import frozen_module, sha256, write_build
 from veriguard.synth.pipeline import Gate, SynthResult
 from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED, SPECS, write_spec
