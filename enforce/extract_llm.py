@@ -150,7 +150,7 @@ class LLMExtractor:
             value, how, details = self._ask(observation)
             return Extracted(value, f"llm: {how}", 1.0, self.kind, details)
         assert self.classifier is not None
-        result = self.classifier.classify(_read_text(observation, self.text))
+        result = self.classifier.classify(_read_text(observation, self.text, self.max_chars))
         if not getattr(result, "readable", True):  # padding the text past the classifier must not pick the judge
             raise ExtractionError("extract.abstain", f"the classifier cannot read {self.text!r} ({result.reason}); "
                                   f"mode {self.mode!r} denies it as the classifier alone does, without asking the "
@@ -213,7 +213,7 @@ class LLMExtractor:
         return self._provider
 
     def _ask(self, observation: Mapping[str, Any]) -> tuple[Any, str, dict[str, Any]]:
-        text = _read_text(observation, self.text)
+        text = _read_text(observation, self.text, self.max_chars)
         if len(text) > self.max_chars:
             raise ExtractionError("extract.llm.too_long", f"the agent's text has {len(text)} characters, over the "
                                   f"{self.max_chars} this extractor sends to the model (`max_chars`)")
@@ -298,8 +298,11 @@ class _Call:
         """The completion; the call's own error; TimeoutError when none came within `deadline_s`."""
         if not self.done.wait(deadline_s):
             raise TimeoutError
-        if self.error is not None:
+        if isinstance(self.error, Exception):
             raise self.error
+        if self.error is not None:  # SystemExit, KeyboardInterrupt raised on the call's thread: not this process's
+            raise RuntimeError(f"{type(self.error).__name__} raised on the model call's thread "
+                               f"({' '.join(str(self.error).split())[:100]})")
         if self.completion is None:
             raise TimeoutError
         return self.completion
@@ -354,8 +357,8 @@ _ADDRESSED = tuple(re.compile(p) for p in (
     r"\b(answer|respond|reply|output|classify|label|categori[sz]e|report|mark)\w*\b[^.!?\n]{0,40}"
     r"(\bnone\b|\bfalse\b|\bno[ -]categor|\bempty\b|\bnull\b|\bno\b[^.!?\n]{0,20}\bcategor)",
     r"\b(all|every|each)\b[^.!?\n]{0,25}\b(categor|field|flag)\w*[^.!?\n]{0,25}\b(false|no|off|none)\b",
-    r"(^|[\n.!?:;]\s*|\[|\(|<)(system|developer|assistant|admin|administrator|security team|classifier|extractor|"
-    r"model|llm|ai)\s*(:|\]|\)|>|message|note|prompt|instruction|override|update)",
+    r"(^|[\n.!?:;]\s*|\[|\(|<(!--)?\s*)(system|developer|assistant|admin|administrator|security team|classifier|"
+    r"extractor|model|llm|ai|reader)\s*(:|\]|\)|>|message|note|prompt|instruction|override|update)",
     r"\b(ignore|disregard|forget|override)\b[^.!?\n]{0,20}\b(everything|anything|all|what you)\b[^.!?\n]{0,30}"
     r"\b(above|before|previous|earlier|prior|told|said|read)\b",
     r"\b(new|updated|revised|real|actual|true) (instruction|rule|task for you|directive)s?\s*:",
@@ -366,7 +369,12 @@ _ADDRESSED = tuple(re.compile(p) for p in (
     r"reader|annotator|labell?er)",
     r"\b(category|categories|label|labels|class)\s*[:=]\s*(none|null|false|no\b|\[\s*\]|\{\s*\}|\"\s*\")",
     r"<\|[a-z_]{2,20}\|>|\[/?inst\]|</?s>|<</?sys>>|###\s*(instruction|system|response)",
-    r"agent[ _-]*data|<<<|>>>|\bboundary\b",
+    r"agent[ _-]*data|<\s*<\s*<|>\s*>\s*>|\bboundary\b",
+    # a chat turn or content block written as JSON ({"role": "system", ...}, {"type": "tool_result", ...})
+    r"\"(role|type)\"\s*:\s*\"(system|developer|assistant|tool|function|tool_use|tool_result|function_call)\"",
+    # an answer written as nested YAML (task:\n  hotel: no)
+    r"(?m)^[^\S\n]*[a-z_][a-z0-9_]{0,40}:[^\S\n]*\n[^\S\n]+[a-z_][a-z0-9_]{0,40}:[^\S\n]*(no|off|false|none|null|n|~)"
+    r"[^\S\n]*$",
     r"\"[a-z_][a-z0-9_]{0,40}\"\s*:\s*(true|false|null|\{|\[)",
     r"\b(you are|you're)( now)?( an?| the)? (ai|assistant|language model|llm|model|extractor|classifier)\b",
     r"\bas an? (ai|language model|llm|extractor|classifier)\b",
@@ -425,8 +433,24 @@ def _plain(text: str) -> str:
     from veriguard.enforce.textnorm import decode_escapes, map_lookalikes, strip_invisible, strip_marks
 
     text = _TAGS.sub(lambda m: chr(ord(m.group(0)) - 0xE0000), text)  # tag characters spell ASCII a model reads
+    text = _CODE_ESCAPE.sub(_unescaped, text)   # \u0068otel: a model reads the letter
     plain = strip_invisible(unicodedata.normalize("NFKC", map_lookalikes(decode_escapes(text))))
+    plain = _LINE_BREAKS.sub("\n", plain.translate(_QUOTES))
     return re.sub(r"[^\S\n]+", " ", strip_marks(plain))
+
+
+# every line boundary str.splitlines knows, so that "SYSTEM:" after a line or paragraph separator, \r, a form feed
+# or a record separator starts a line as after \n; and the quotes a reader takes for JSON's or Python's
+_LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_QUOTES = str.maketrans({q: '"' for q in "\u201c\u201d\u201e\u201f\u2033\u2036\u275d\u275e\u301d\u301e\u301f"} |
+                        {q: "'" for q in "\u2018\u2019\u201a\u201b\u2032\u2035\u275b\u275c"})
+_CODE_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2})")
+
+
+def _unescaped(found: re.Match[str]) -> str:
+    """The character a JSON, Python or JavaScript escape stands for (itself when it stands for none)."""
+    code = int(found.group(1)[1:], 16)
+    return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else found.group(0)
 
 
 # The same orders read with every character but letters removed and digits read as the letters they stand for, so
@@ -438,6 +462,7 @@ _SQUEEZED = tuple(re.compile(p) for p in (
     r"schema|system)",
     r"(answer|respond|reply|output|return|classify|label)[a-z]{0,12}?(none|false|nothing|nocategor|empty|null)",
     r"(allcategor|everycategor|allfield|everyfield|allflag|everyflag|allbox|everybox)[a-z]{0,12}?(false|none|off)",
+    r"agentdata",   # our delimiter's words, spaced or dotted (A G E N T - D A T A)
 ))
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
                        "|": "l"})
@@ -454,7 +479,7 @@ def addressed_to_the_reader(text: str) -> str:
             return found.group(0).strip()[:80]
     squeezed = re.sub(r"[^a-z]+", "", plain.translate(_LEET))
     for pattern in _SQUEEZED:
-        found = pattern.search(squeezed)
+        found = pattern.search(squeezed) or pattern.search(squeezed[::-1])   # spelt backwards: enon rewsna
         if found:
             return found.group(0)[:80]
     return ""
@@ -531,8 +556,9 @@ def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int)
     """ExtractionError (extract.llm.injection) when the text the model would read addresses the model (see
     addressed_to_the_reader), in every mode: whichever reader decides, such a text is not a plain request.
     A text over `max_chars` is refused first (extract.llm.too_long), as the model would never be sent it."""
-    texts = [_read_text(observation, path)] if path else [*_strings(observation), _reading(observation)]
-    size = len(_read_text(observation, path))   # what the model would be sent
+    sent = _read_text(observation, path, max_chars)   # what the model would be sent
+    texts = [sent] if path else [*_strings(observation), _reading(observation)]
+    size = len(sent)
     if size > max_chars:
         raise ExtractionError("extract.llm.too_long", f"the agent's text has {size} characters, over the "
                               f"{max_chars} this extractor reads (`max_chars`)")
@@ -545,17 +571,46 @@ def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int)
     return texts
 
 
-def _read_text(observation: Mapping[str, Any], path: str) -> str:
-    """The text at `path`, or the whole agent data as canonical JSON when no path is given."""
+def _read_text(observation: Mapping[str, Any], path: str, max_chars: int = MAX_CHARS) -> str:
+    """The text at `path`, or the whole agent data as canonical JSON when no path is given; either must be text
+    that UTF-8 can carry (a lone surrogate cannot be sent). Agent data of more than `max_chars` values and
+    characters is refused before it is written out (see _too_big)."""
     if path:
         text = _path(observation, path)
         if not isinstance(text, str):
             raise ExtractionError("extract.type", f"{path!r} must be text")
-        return text
-    try:
-        return json.dumps(observation, ensure_ascii=False, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise ExtractionError("extract.type", f"the agent data is not JSON ({e})") from None
+    else:
+        _too_big(observation, max_chars)
+        try:
+            text = json.dumps(observation, ensure_ascii=False, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise ExtractionError("extract.type", f"the agent data is not JSON ({e})") from None
+    lone = _SURROGATE.search(text)
+    if lone:
+        raise ExtractionError("extract.type", f"{path or 'the agent data'!r} holds a lone surrogate "
+                              f"(U+{ord(lone.group(0)):04X}), which is not text: it cannot be sent")
+    return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _too_big(value: Any, max_chars: int) -> None:
+    """ExtractionError (extract.llm.too_long) when the agent data holds more than `max_chars` values and characters
+    (each value is at least one character of its JSON), counted by a walk that stops there: data that refers to
+    itself, or shares one list at every level (2**60 items written out), is refused instead of walked forever."""
+    budget, stack = max_chars, [value]
+    while stack:
+        x = stack.pop()
+        budget -= 1 + (len(x) if isinstance(x, str) else 0)
+        if budget < 0:
+            raise ExtractionError("extract.llm.too_long", f"the agent data holds more than {max_chars} values and "
+                                  "characters (or refers to itself), over what this extractor reads (`max_chars`)")
+        if isinstance(x, Mapping):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
 
 
 def provider_config(cfg: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import email.utils
+import math
 import time
 from collections.abc import Mapping
 
@@ -13,17 +14,30 @@ def fail(code: str, message: str, raw: Raw) -> ProviderError:
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The seconds a server asks to wait before a retry; None when it names no wait (a negative, NaN or infinite
+    number is none: "retry after -5s" or "infs" is not advice)."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         value = headers.get(name)
         if value is None:
             continue
         try:
-            return float(value) * scale
+            seconds = float(value) * scale
         except ValueError:
-            parsed = email.utils.parsedate_tz(value)
-            if parsed is not None:
-                return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+            date = _date_wait(value)
+            if date is None:
+                continue
+            return date
+        return seconds if math.isfinite(seconds) and seconds >= 0 else None
     return None
+
+
+def _date_wait(value: str) -> float | None:
+    """The seconds until an HTTP date; None when `value` is none (or a year no clock reaches: 99999999999)."""
+    parsed = email.utils.parsedate_tz(value)
+    try:
+        return max(0.0, email.utils.mktime_tz(parsed) - time.time()) if parsed is not None else None
+    except (OverflowError, ValueError):
+        return None
 
 
 def status_error(status: int, headers: Mapping[str, str], detail: str, where: str, raw: Raw) -> ProviderError:

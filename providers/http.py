@@ -12,7 +12,7 @@ MAX_BODY_BYTES decoded, an HTTP error's body included (the SDK reads that one it
 here with the cap applied as they inflate, any other content encoding refused (only gzip and deflate are asked
 for), and a body still arriving the provider's `timeout` after its headers abandoned (a server that trickles a byte
 now and then trips no read timeout). Past the cap the body is abandoned with BodyRefused, which the providers report
-as `provider.malformed`.
+as `provider.malformed`. The wait a server asks for before a retry is capped at the same `timeout` (_WaitCap).
 """
 from __future__ import annotations
 
@@ -62,10 +62,33 @@ def cap_bodies(client: httpx2.Client, seconds: float) -> httpx2.Client:
     then, so no read times out) would otherwise hold the reading thread, and with it one of the extractor's slots,
     long after the caller had left at its deadline."""
     hooks = client.event_hooks
-    kept = [h for h in hooks["response"] if not isinstance(h, _BodyCap)]
+    kept = [h for h in hooks["response"] if not isinstance(h, (_BodyCap, _WaitCap))]
     plain = [h for h in hooks["request"] if h is not _ask_plain_encodings]
-    client.event_hooks = {"request": [*plain, _ask_plain_encodings], "response": [*kept, _BodyCap(seconds)]}
+    client.event_hooks = {"request": [*plain, _ask_plain_encodings],
+                          "response": [*kept, _BodyCap(seconds), _WaitCap(seconds)]}
     return client
+
+
+class _WaitCap:
+    """The response hook that caps the wait a server asks for before a retry (Retry-After, retry-after-ms) at
+    `seconds`, the provider's timeout: the SDK honours up to 4,294,967 s (50 days), on a thread the caller left at
+    its deadline, which held one of the extractor's slots for that long. A value that is no wait (negative, not a
+    number, no date) is removed: the SDK then waits its own short backoff."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __call__(self, response: httpx2.Response) -> None:
+        from veriguard.providers.errors import retry_after
+
+        if "retry-after" not in response.headers and "retry-after-ms" not in response.headers:
+            return
+        wait = retry_after(response.headers)
+        for name in ("retry-after", "retry-after-ms"):
+            if name in response.headers:
+                del response.headers[name]
+        if wait is not None:
+            response.headers["retry-after"] = f"{min(wait, self.seconds):g}"
 
 
 def _ask_plain_encodings(request: httpx2.Request) -> None:
