@@ -343,9 +343,15 @@ def _open(path: Path, *, write: bool, create: bool = True) -> int:
             else e.strerror
         raise DecisionLogError("log.unreadable" if not write else "log.write", f"cannot open the log: {why}",
                                file=str(path)) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise DecisionLogError("log.unreadable", "the log is not a regular file", file=str(path))
+    if write and st.st_nlink != 1:   # as a symlink: the records would go into a file that is also elsewhere
+        os.close(fd)
+        raise DecisionLogError("log.write", f"the log has {st.st_nlink} names (a hard link): it is never written "
+                               "through another file's name", file=str(path),
+                               fix="keep the log as its own file (copy it, rather than linking it)")
     return fd
 
 
