@@ -61,9 +61,10 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         found, unseen = project_links(project)
         mounts += found
     if follow_links and zones.uses_workspace() and (changes(a) or leaves(a, project)):
-        found = home_links((home, *dict(aliases).get("home", ())), project)
+        homes = (home, *dict(aliases).get("home", ()))
+        found = home_links(homes, project)
         mounts += found
-        named = tuple(n for n in project_names(found, project) if n not in project)
+        named = tuple(n for n in project_names(found, project, homes) if n not in project)
         if named:   # the project under a link of the home is the project, not the home
             aliases = tuple((k, v) for k, v in aliases if k != "workspace") + (("workspace", project[1:] + named),)
             project += named

@@ -70,12 +70,18 @@ def home_links(home: tuple[str, ...], project: tuple[str, ...], limit: int = HOM
     return found
 
 
-def project_names(mounts: Mounts, project: tuple[str, ...]) -> tuple[str, ...]:
-    """The project's names under the links of `mounts` that lead to it or to a folder above it (`~/code ->
+def project_names(mounts: Mounts, project: tuple[str, ...], home: tuple[str, ...]) -> tuple[str, ...]:
+    """The project's names under the links of the home (`mounts`) that lead to it or to a folder above it (`~/code ->
     /data/code` with the project /data/code/app: `~/code/app`): the project whatever it is called, not the home that
-    the name lies in (a write of `~/code/app/x` is the project's; of `/data/code/other/x`, still the home's)."""
+    the name lies in (a write of `~/code/app/x` is the project's; of `/data/code/other/x`, still the home's). Not a
+    link with a dotted name below the home (`~/.vim -> ~/src/vimfiles`, `~/.config/nvim -> ~/nvim-config`): there the
+    whole project is the home's configuration, which the user's programs read, and stays the home's too."""
+    def plain(link: str) -> bool:
+        below = next((link[len(h.rstrip("/")) + 1:] for h in home if within(link, (h,)) and link != h), link)
+        return not any(part.startswith(".") for part in below.split("/"))
+
     return tuple(dict.fromkeys(normalise(link + project[0][len(where.rstrip("/")):]) for where, link in mounts
-                               if within(project[0], (where,))))
+                               if within(project[0], (where,)) and plain(link)))
 
 
 def _links_out(root: tuple[str, ...], skip: tuple[str, ...], limit: int,

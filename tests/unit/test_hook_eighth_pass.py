@@ -43,7 +43,7 @@ def dotfiles(outside_tmp: Path) -> dict[str, Path]:  # noqa: F811
     (home / ".profile").symlink_to(project / "profile")
     (home / ".config" / "nvim").symlink_to(project / "nvim")
     (home / ".local" / "bin").symlink_to(project / "bin")
-    (home / ".dots").symlink_to(project)                 # another name of the project itself
+    (home / "dots").symlink_to(project)                  # another name of the project itself
     return {"home": home, "project": project}
 
 
@@ -61,7 +61,7 @@ def bash(build: Path, m: dict[str, Path], command: str) -> str:  # noqa: F811
     "ln -sf /tmp/evil bashrc",
     "rm bashrc",
     "cp -r /tmp/evil/. nvim/",
-    "echo x >> {home}/.dots/bashrc",
+    "echo x >> {home}/dots/bashrc",
 ])
 def test_a_project_file_the_home_links_to_is_a_file_of_the_home(build: Path, dotfiles: dict[str, Path],  # noqa: F811
                                                                command: str) -> None:
@@ -76,7 +76,7 @@ def test_the_file_tools_on_a_project_file_the_home_links_to(build: Path, dotfile
 
 
 @pytest.mark.parametrize("command", ["echo x > docs/README.md", "mkdir -p new && echo x > new/a", "cat bashrc",
-                                     "git status", "echo x > {home}/.dots/docs/more.md"])
+                                     "git status", "echo x > {home}/dots/docs/more.md"])
 def test_the_rest_of_the_project_stays_allowed(build: Path, dotfiles: dict[str, Path], command: str) -> None:  # noqa: F811
     assert bash(build, dotfiles, command) == "allow"
 
@@ -220,3 +220,11 @@ def test_a_git_address_on_this_machine_is_a_local_path(build: Path, dotfiles: di
                                      "git fetch ssh://git@example.com/org/repo.git"])
 def test_a_git_address_on_another_host_stays_allowed(build: Path, dotfiles: dict[str, Path], command: str) -> None:  # noqa: F811
     assert bash(build, dotfiles, command) == "allow"
+
+
+def test_a_project_the_home_links_whole_under_a_dotted_name_is_the_homes(build: Path,  # noqa: F811
+                                                                         dotfiles: dict[str, Path]) -> None:
+    """`~/.vim -> ~/dotfiles`: every file of the project is the editor's configuration."""
+    (dotfiles["home"] / ".vim").symlink_to(dotfiles["project"])
+    assert bash(build, dotfiles, "echo x > docs/README.md") == "deny"
+    assert bash(build, dotfiles, "cat docs/README.md") == "allow"
