@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from veriguard.enforce import shell_hosts
-from tests.unit.test_hook_seventh_pass import build, decide, outside_tmp  # noqa: F401 (fixtures)
+from tests.unit.test_hook_seventh_pass import bash, build, decide, outside_tmp  # noqa: F401 (fixtures)
 
 pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
 
@@ -45,10 +45,6 @@ def dotfiles(outside_tmp: Path) -> dict[str, Path]:  # noqa: F811
     (home / ".local" / "bin").symlink_to(project / "bin")
     (home / "dots").symlink_to(project)                  # another name of the project itself
     return {"home": home, "project": project}
-
-
-def bash(build: Path, m: dict[str, Path], command: str) -> str:  # noqa: F811
-    return decide(build, m, "Bash", command=command.format(**{k: str(v) for k, v in m.items()}))
 
 
 @pytest.mark.parametrize("command", [

@@ -12,7 +12,6 @@
   approved (it was unknown, asked)."""
 from __future__ import annotations
 
-import json
 import shutil
 import socket
 import tempfile
@@ -21,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from veriguard import hook
 from veriguard.enforce import shell_hosts, shell_mounts
 from veriguard.synth.freeze import write_build
 from veriguard.synth.specfile import load_spec
 from tests.conftest import ROOT
 from tests.unit.test_compile_and_freeze import fake_result
+from tests.unit.test_hook_project_links import decide
 
 pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
 
@@ -65,16 +64,6 @@ def machine(tmp_path: Path, outside_tmp: Path) -> dict[str, Path]:
     (home / ".ssh" / "config").write_text("Host myhost box\n  HostName 127.0.0.1\nHost far\n  HostName example.com\n")
     (project / ".venv" / "bin" / "activate").write_text("# activate\n")
     return {"home": home, "project": project, "shared": shared}
-
-
-def decide(build: Path, m: dict[str, Path], tool: str, **tool_input: object) -> str:
-    opts = hook.parse_options(["--build", str(build)])
-    assert isinstance(opts, hook.Options)
-    opts = opts._replace(env={"HOME": str(m["home"]), "CLAUDE_PROJECT_DIR": str(m["project"])})
-    call = {"session_id": "s", "cwd": str(m["project"]), "permission_mode": "default",
-            "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "tool_use_id": "t"}
-    answer = hook.decide(json.dumps(call).encode(), opts)
-    return "deny" if answer.code == 2 else "ask" if '"ask"' in answer.stdout else "allow"
 
 
 def bash(build: Path, m: dict[str, Path], command: str) -> str:
