@@ -11,13 +11,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Union
+from typing import Any, Callable, Mapping, Sequence, Union
 
 from veriguard.contracts.build_format import MODE_NAMES
 from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.extractors import tool_calls
-from veriguard.enforce.monitor import DecisionRecord, Monitor
+from veriguard.enforce.monitor import Abandoned, DecisionRecord, Monitor
 
 MODES = MODE_NAMES
 DEFAULT_HALT_AFTER = 2        # replan_halt: "ask for another plan; halt if the next one is denied too"
@@ -38,7 +38,7 @@ class GuardConfigError(OperatorError, ValueError):
 @dataclass(frozen=True)
 class GuardOutcome:
     allowed: bool                  # run the call
-    action: str                    # what was done: allow, block, replan, halt, terminate
+    action: str                    # what was done: allow, block, replan, halt, terminate (abandoned: see check)
     message: str                   # what the model is told instead of the tool's result ("" when it runs)
     record: DecisionRecord | None  # the logged record (of a refusal too); None only when not even that could be made
     would: str = ""                # shadow mode: the action enforcing would have taken
@@ -96,7 +96,8 @@ class Guard:
                                       **monitor_options), mode=mode, halt_after=halt_after)
 
     def check(self, call: Mapping[str, Any], *, context: Context = None, action_id: str = "",
-              run: RunName = "", integration: str = "", tool: str = "", exclusive: bool = False) -> GuardOutcome:
+              run: RunName = "", integration: str = "", tool: str = "", exclusive: bool = False,
+              abandoned: Abandoned | None = None) -> GuardOutcome:
         """Decide `call` (one tool call in its SDK's own shape) with `context` (the facts the policy needs
         beside the call: user, session, ledger; a mapping or a function returning one). `run` is the run's
         name or a function returning it (read once per call; one that fails refuses the call, recorded).
@@ -104,13 +105,23 @@ class Guard:
         `exclusive` (an integration that reports each allowed call's end with `finished`): when the policy reads
         facts beside the call, a call it allows while another allowed call of the run has not finished is refused
         (recorded, not counted as a denial): the facts it was decided on (a ledger) may not hold that call's effects
-        yet, so six payments decided at once could each fit the daily limit and together pass it."""
+        yet, so six payments decided at once could each fit the daily limit and together pass it.
+
+        `abandoned` (Monitor.check's): asked just before the decision is logged; when it answers why the caller gave
+        up (a deadline, a cancellation), the record is a denial saying so, and the outcome (action "abandoned") is
+        not counted in the run: the caller refused the call already, and that refusal is the one that counts."""
         meta = {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)}
         name, problem = run_name(run)
         if problem:
             return self._outcome(lambda: (self._refusal(problem, meta), f"fail closed: {problem}"), name, meta)
-        return self._outcome(lambda: self._decide(call, context, meta), name, meta,
-                             exclusive=exclusive and self.reads_facts)
+        gave_up: list[str] = []
+
+        def asked() -> str:
+            why = abandoned() if abandoned is not None else ""
+            gave_up.extend([why] if why else [])
+            return why
+        return self._outcome(lambda: self._decide(call, context, meta, asked if abandoned is not None else None), name,
+                             meta, exclusive=exclusive and self.reads_facts, gave_up=gave_up)
 
     def finished(self, run: str = "") -> None:
         """The run's allowed exclusive call has finished (its effects are in the facts now): the next may be allowed."""
@@ -128,7 +139,7 @@ class Guard:
         return self._outcome(lambda: (self._refusal(why, meta), f"fail closed: {why}"), name, meta)
 
     def _outcome(self, decide: Callable[[], tuple[DecisionRecord | None, str]], run: str,
-                 meta: dict[str, str], *, exclusive: bool = False) -> GuardOutcome:
+                 meta: dict[str, str], *, exclusive: bool = False, gave_up: Sequence[str] = ()) -> GuardOutcome:
         with self._lock:
             state = self._runs.setdefault(run, _Run())
             halted = state.halted
@@ -136,6 +147,8 @@ class Guard:
             record = self._refusal(f"tool execution in this run was halted earlier ({halted})", meta)
             return GuardOutcome(False, "halt", self._halted_message(halted), record, run=run)
         record, reasons = decide()
+        if gave_up:   # the caller refused the call already: not run, and not counted in the run a second time
+            return GuardOutcome(False, "abandoned", f"Not run: {gave_up[0]}", record, run=run)
         allowed = record is not None and record.allowed is True
         busy = False
         with self._lock:  # `state` is this call's run even if end_run forgot it meanwhile
@@ -171,9 +184,10 @@ class Guard:
         with self._lock:
             self._runs.pop(run, None)
 
-    def _decide(self, call: Mapping[str, Any], context: Context, meta: dict[str, str]) -> tuple[DecisionRecord | None, str]:
+    def _decide(self, call: Mapping[str, Any], context: Context, meta: dict[str, str],
+                abandoned: Abandoned | None = None) -> tuple[DecisionRecord | None, str]:
         try:
-            record = self.monitor.check(observe(call, context), mode=self.mode, **meta)
+            record = self.monitor.check(observe(call, context), mode=self.mode, abandoned=abandoned, **meta)
         except Exception as e:  # a context that cannot be read, or a monitor that raises: nothing was decided
             reason = f"the call could not be checked: {type(e).__name__}: {e}"
             return self._refusal(reason, meta), f"fail closed: {reason}"

@@ -11,7 +11,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, build_extractors
@@ -19,6 +19,9 @@ from veriguard.enforce.loader import FrozenPolicy, TrustedKeys, load_policy, tru
 
 if TYPE_CHECKING:  # imported where a log is opened: a monitor without one (a hook's, by default) needs none
     from veriguard.enforce.decision_log import DecisionLog
+
+Abandoned = Callable[[], str]   # Monitor.check's `abandoned`: why the caller gave up on the decision, "" while it waits
+ABANDONED = "abandoned by the caller before it was logged: "   # the start of such a record's fail_closed
 
 STRATEGIES = {
     "terminate": "terminate_task",        # stop the whole task
@@ -119,10 +122,14 @@ class Monitor:
         return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
 
     def check(self, observation: Mapping[str, Any], *, action_id: str = "", integration: str = "", tool: str = "",
-              mode: str = "enforce") -> DecisionRecord:
+              mode: str = "enforce", abandoned: Abandoned | None = None) -> DecisionRecord:
         """Decide one proposed action and log the decision. Never raises: a failure anywhere (an
         extractor, the policy, building the record, writing the log) is a denial that says why. Only
-        KeyboardInterrupt and SystemExit pass through: they stop the process, and no decision is returned."""
+        KeyboardInterrupt and SystemExit pass through: they stop the process, and no decision is returned.
+
+        `abandoned` is asked once, after deciding and just before logging: a non-empty answer (why the caller gave
+        up on this decision: its deadline passed, it was cancelled) makes the record a denial that says so, so a
+        decision nobody waits for any more never reads as an allow. One that raises counts as abandoned."""
         t0 = time.perf_counter()
         try:
             record = _placed(self._decide(observation, action_id, t0), integration, tool, mode)
@@ -131,7 +138,21 @@ class Monitor:
         except BaseException as e:  # a bug anywhere must deny, never crash the agent or allow
             record = _placed(self._failed(f"the monitor failed: {_describe(e)}", action_id, t0), integration, tool,
                              mode)
+        if abandoned is not None:
+            record = self._unless_abandoned(record, abandoned)
         return self._logged(record)
+
+    def _unless_abandoned(self, record: DecisionRecord, abandoned: Abandoned) -> DecisionRecord:
+        """`record`, or its denial when the caller abandoned the decision (a check that fails counts as that)."""
+        try:
+            why = abandoned()
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:
+            why = f"the caller's check of whether it still waits failed: {_describe(e)}"
+        if not why:
+            return record
+        return self._denial(record, f"{ABANDONED}{' '.join(str(why).split())[:300]}; the call was not run")
 
     def refuse(self, reason: str, *, action_id: str = "", integration: str = "", tool: str = "",
                mode: str = "enforce") -> DecisionRecord:

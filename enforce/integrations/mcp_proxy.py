@@ -17,8 +17,8 @@ answer that is not MCP), the call is refused and the result says why.
 
 Each call is decided on a thread of its own, so a slow policy (a large context, an LLM extractor) holds neither the event
 loop nor the other requests; a call not decided within --decision-timeout (10 s) is refused with a record, and its
-decision, when it comes, is recorded and followed by a refusal saying it did not run (at most 8 such late decisions
-run at once; beyond, calls are refused unread). Host lines that are refused before any call can be read from them (not
+decision, when it comes, is recorded as a denial saying it was abandoned and not run, never as an allow (at most 8
+such late decisions run at once; beyond, calls are refused unread). Host lines that are refused before any call can be read from them (not
 strict JSON, a method that is not a string or that reads as tools/call to a lenient reader: "TOOLS/CALL",
 "tools/call ") are recorded as refused calls, since they may have been one.
 
@@ -176,6 +176,30 @@ class Pending:
     timer: asyncio.TimerHandle | None = None
 
 
+class Settled:
+    """Which comes first for a call decided on a thread: its decision, ready to be logged, or the caller giving up on it
+    (the deadline, the host's cancellation). Settled once, under a lock, so a decision is logged as made only when
+    nobody had given up on it yet; otherwise its record says it was abandoned (Monitor.check's `abandoned`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.decided = False
+        self.given_up = ""
+
+    def logging(self) -> str:
+        """Asked by the monitor just before it logs the decision: "" (and the decision stands), or why it was given up."""
+        with self._lock:
+            self.decided = not self.given_up
+            return self.given_up
+
+    def give_up(self, why: str) -> bool:
+        """True when the decision was not ready to be logged yet: its record will say `why`, and the caller refuses it."""
+        with self._lock:
+            if not self.decided and not self.given_up:
+                self.given_up = why
+            return self.given_up == why
+
+
 class Proxy:
     """Relays one host session to one child, deciding every tools/call with the guard."""
 
@@ -200,6 +224,7 @@ class Proxy:
         self.host_gone = False
         self.decision_timeout_s = decision_timeout_s
         self.deciding: dict[int, Any] = {}   # decisions under way on threads: token -> the host's id
+        self.settled: dict[int, Settled] = {}   # token -> who settles it: the decision or the caller giving up
         self.cancelled_early: set[int] = set()   # tokens the host cancelled while they were decided
         self.abandoned = 0         # decisions past their deadline whose thread still runs
         self.tokens = itertools.count(1)
@@ -315,9 +340,10 @@ class Proxy:
         else:
             call = {"method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
-            def decide() -> GuardOutcome:
+            def decide(abandoned: Callable[[], str] | None = None) -> GuardOutcome:
                 return self.guard.check(call, context=self.context, action_id=call_id, run=RUN,
-                                        integration="mcp_proxy", tool=name, exclusive=True)   # finished: settle
+                                        integration="mcp_proxy", tool=name, exclusive=True,   # finished: settle
+                                        abandoned=abandoned)
             if self.decision_timeout_s is not None:
                 self.decide_in_time(host_id, name, arguments, decide)
                 return
@@ -338,9 +364,10 @@ class Proxy:
         self.forward(host_id, "tools/call", {"name": name, "arguments": arguments}, name)   # exactly what was decided
 
     def decide_in_time(self, host_id: Any, name: str, arguments: dict[str, Any],
-                       decide: Callable[[], GuardOutcome]) -> None:
-        """Decide on a thread; a decision not made within decision_timeout_s refuses the call (recorded), and the
-        loop goes on serving the host and the child meanwhile."""
+                       decide: Callable[[Callable[[], str]], GuardOutcome]) -> None:
+        """Decide on a thread; a decision not ready to be logged within decision_timeout_s refuses the call (recorded),
+        and its record, when the policy gets there, is a denial saying it was abandoned (never an allow). The loop goes
+        on serving the host and the child meanwhile."""
         if self.abandoned >= MAX_ABANDONED:
             self.refuse_undecided(host_id, name, f"{self.abandoned} earlier decisions of the policy are still running "
                                   f"past their {self.decision_timeout_s:g} s deadline; no more are started")
@@ -348,11 +375,12 @@ class Proxy:
         loop, deadline = asyncio.get_running_loop(), self.decision_timeout_s or 0.0
         token = next(self.tokens)
         self.deciding[token] = host_id
+        settled = self.settled[token] = Settled()
         timer = loop.call_later(deadline, self.decision_expired, token, host_id, name)
 
         def work() -> None:
             try:
-                outcome: GuardOutcome | BaseException = decide()
+                outcome: GuardOutcome | BaseException = decide(settled.logging)
             except BaseException as e:   # Guard.check does not raise; a bug here must refuse, not vanish
                 outcome = e
             try:
@@ -364,6 +392,7 @@ class Proxy:
     def decision_done(self, token: int, timer: asyncio.TimerHandle, host_id: Any, name: str, arguments: dict[str, Any],
                       outcome: GuardOutcome | BaseException) -> None:
         timer.cancel()
+        self.settled.pop(token, None)
         cancelled = token in self.cancelled_early
         self.cancelled_early.discard(token)
         if self.deciding.pop(token, None) is None:   # past its deadline: refused already
@@ -378,8 +407,10 @@ class Proxy:
         self.settle()
 
     def decided_late(self, host_id: Any, name: str, outcome: GuardOutcome | BaseException, why: str = "") -> None:
-        """A decision that came when its call could no longer be run: an allowed one is ended at once (it holds the
-        run's one call at a time) and followed by a record that it did not run."""
+        """A decision that came when its call could no longer be run. Its record says so when the call was given up
+        before it was logged (Settled); one logged as an allow just before (a cancellation that came while the allow
+        was on its way to the loop) is ended at once (it holds the run's one call at a time) and followed by a record
+        that it did not run."""
         if isinstance(outcome, GuardOutcome) and outcome.allowed:
             self.guard.finished(RUN)
             self.guard.refuse(f"decided only {why or 'after its deadline, when it had been refused'}: not run",
@@ -387,8 +418,13 @@ class Proxy:
         say(f"tools/call {name!r} (id {host_id!r}) decided late ({why or 'past its deadline'}): not run")
 
     def decision_expired(self, token: int, host_id: Any, name: str) -> None:
-        if self.deciding.pop(token, None) is None:
-            return
+        settled = self.settled.get(token)
+        if token not in self.deciding or (settled is not None and not settled.give_up(
+                f"the policy did not decide within {self.decision_timeout_s:g} s (--decision-timeout), so the call was "
+                "refused")):
+            return   # decided in time and being logged: carried out when it reaches the loop (decision_done)
+        self.deciding.pop(token)
+        self.settled.pop(token, None)
         self.cancelled_early.discard(token)
         self.abandoned += 1
         self.refuse_undecided(host_id, name, f"the policy did not decide within {self.decision_timeout_s:g} s "
@@ -444,7 +480,10 @@ class Proxy:
             say(f"dropped notifications/cancelled: {problem}")
             return
         asked = params["requestId"]
-        self.cancelled_early |= {t for t, h in self.deciding.items() if h == asked and type(h) is type(asked)}
+        for token in [t for t, h in self.deciding.items() if h == asked and type(h) is type(asked)]:
+            self.cancelled_early.add(token)
+            if token in self.settled:
+                self.settled[token].give_up("the host cancelled it while it was decided")
         for child_id, pending in list(self.pending.items()):
             if pending.host_id == asked and type(pending.host_id) is type(asked):
                 del self.pending[child_id]

@@ -1,0 +1,95 @@
+"""Follow-up to the second red-team pass on the integrations (helper G22): the classes it left open, closed. Each test
+failed on the code before (checked against a worktree of that commit):
+- a decision that missed its deadline (the MCP proxy's --decision-timeout, a host's cancellation) was logged as the
+  allow it was, for a call that never ran; only a later refusal record said it did not run. Monitor.check and
+  Guard.check now take `abandoned`, asked just before the record is logged: the late record itself is a denial that
+  says the call was abandoned, and it is not counted in the run a second time;
+- input the Anthropic SDK's tool runner refuses before the tool function runs (an unknown key, a missing one, a list,
+  a string or null for the input, NaN or 1e400 for an int, an object for a string) left no decision record: a tool
+  list passed through `require_guarded` now records each such refusal;
+- runs refused before the model is asked (`UnguardedTools`: the OpenAI Agents hooks, Anthropic's `require_guarded`)
+  left no decision record: each refusal is now recorded, and counts in no run."""
+import time
+
+import pytest
+
+from veriguard.enforce.decision_log import DecisionLog, verify_log
+from veriguard.enforce.monitor import ABANDONED, Monitor
+from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
+from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
+
+OBSERVATION = {**CONTEXT, "tool_call": {"type": "tool_use", "name": "send_payment", "input": PAYMENT}}
+
+
+def records(log):
+    return list(DecisionLog(log).records()) if log.exists() else []
+
+
+# --- 1. a decision its caller abandoned never reads as an allow ----------------------------------------------------
+def test_a_decision_abandoned_before_it_is_logged_is_a_denial_that_says_so(payments_build, tmp_path):
+    """Before: Monitor.check had no way to learn that its caller gave up, so the late allow was logged as an allow."""
+    log = tmp_path / "log.jsonl"
+    monitor = Monitor.from_build(payments_build, log=log)
+    kept = monitor.check(OBSERVATION, action_id="1", abandoned=lambda: "")
+    late = monitor.check(OBSERVATION, action_id="2", abandoned=lambda: "its 0.3 s deadline passed")
+    broken = monitor.check(OBSERVATION, action_id="3", abandoned=lambda: 1 / 0)
+    assert kept.allowed is True and kept.fail_closed == ""
+    assert late.allowed is False and late.fail_closed.startswith(ABANDONED) and "deadline passed" in late.fail_closed
+    assert late.arguments == kept.arguments and late.enforcement.action != "allow"   # what was decided stays readable
+    assert broken.allowed is False and "ZeroDivisionError" in broken.fail_closed
+    got = records(log)
+    assert [(r["action_id"], r["allowed"]) for r in got] == [("1", True), ("2", False), ("3", False)]
+    assert verify_log(log).ok and verify_log(log).records == 3
+    assert monitor.stats == {"checked": 3, "denied": 2, "fail_closed": 2}
+
+
+def test_an_abandoned_decision_does_not_count_in_the_run_a_second_time(payments_build, tmp_path):
+    """The caller refused the call already (its refusal counted); the late record must not halt the run again.
+    Before: Guard.check took no `abandoned`."""
+    g = guard(payments_build, "replan_halt", halt_after=2, log=tmp_path / "log.jsonl")
+    first = g.refuse("the policy did not decide within 0.3 s", action_id="5")     # what the proxy does at the deadline
+    late = g.check({"type": "tool_use", "name": "send_payment", "input": OVER_LIMIT}, context=CONTEXT, action_id="5",
+                   abandoned=lambda: "the policy did not decide within 0.3 s")
+    assert (first.action, late.action, late.allowed) == ("replan", "abandoned", False)
+    assert g.halted() == "" and late.record is not None and late.record.fail_closed.startswith(ABANDONED)
+    assert g.check({"type": "tool_use", "name": "send_payment", "input": PAYMENT}, context=CONTEXT).allowed
+
+
+def test_settled_lets_only_one_side_win():
+    pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
+    from veriguard.enforce.integrations.mcp_proxy import Settled
+
+    decided = Settled()
+    assert decided.logging() == "" and decided.give_up("deadline") is False and decided.logging() == ""
+    given_up = Settled()
+    assert given_up.give_up("deadline") is True and given_up.logging() == "deadline"
+    assert given_up.give_up("cancelled") is False   # the first reason stands
+
+
+def test_the_proxy_never_logs_an_allow_for_a_call_refused_at_its_deadline(payments_build, tmp_path):
+    """The real proxy process, a context that takes the policy seconds to read, --decision-timeout 0.3: the call is
+    refused at the deadline, and the decision that comes later is logged as an abandoned denial. Before: it was
+    logged as an allow (allowed: true), followed by a refusal record."""
+    pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
+    from tests.unit.test_integration_redteam2 import INIT, Proxy, call, slow_context
+    from tests.unit.test_mcp_proxy import CHILD, reached_child
+
+    (tmp_path / "child.py").write_text(CHILD, encoding="utf-8")
+    setup = {"tmp": tmp_path, "build": payments_build, "calls": tmp_path / "calls.txt", "log": tmp_path / "log.jsonl"}
+    slow_context(setup)
+    proxy = Proxy(setup, "--decision-timeout", "0.3")
+    try:
+        proxy.send(INIT)
+        proxy.until("init")
+        proxy.send(call(5, PAYMENT))
+        refused = proxy.until(5, 60)[-1]
+        assert refused["result"]["isError"] and "did not decide within 0.3 s" in refused["result"]["content"][0]["text"]
+        end = time.monotonic() + 90
+        while len(records(setup["log"])) < 2 and time.monotonic() < end:   # the deadline's refusal, the late record
+            time.sleep(0.1)
+        got = [(r["allowed"], r["fail_closed"]) for r in records(setup["log"]) if r["action_id"] == "5"]
+        assert len(got) == 2 and not any(allowed for allowed, _ in got), got
+        assert got[1][1].startswith(ABANDONED) and "did not decide within 0.3 s" in got[1][1], got
+        assert reached_child(setup) == [] and verify_log(setup["log"]).ok
+    finally:
+        assert proxy.close() == 0
