@@ -191,9 +191,10 @@ def require_guarded(guard: Guard, tools: Iterable[Any], *, unguarded: Iterable[s
         if why and name not in allowed:
             found.append(f"{name!r} ({why})")
     if found:
-        raise UnguardedTools(f"policy {guard.policy_name} does not decide these tools, which would run undecided: "
-                             f"{'; '.join(found[:8])}; decorate each tool function with @guarded(guard) under "
-                             "@beta_tool, or name it in unguarded= to let it run undecided")
+        why = f"policy {guard.policy_name} does not decide these tools, which would run undecided: {'; '.join(found[:8])}"
+        guard.refuse_run(f"refused to start a tool runner: {why}", integration="anthropic_sdk")
+        raise UnguardedTools(f"{why}; decorate each tool function with @guarded(guard) under @beta_tool, or name it "
+                             "in unguarded= to let it run undecided")
     return out
 
 

@@ -14,6 +14,7 @@ an agent called as a tool. `Runner.run(agent, ..., hooks=policy_hooks(guard))` c
 every tool the model could call there and in every agent reachable through agents-as-tools and handoffs, and raises
 UnguardedTools (the run stops before the model is asked) when one is not a function tool carrying a guardrail of this
 guard, or is a handoff that passes the model's arguments to its on_handoff (`input_type=`), unless `unguarded` names it.
+Such a refusal is recorded in the guard's log (Guard.refuse_run: a denial that counts in no run).
 """
 from __future__ import annotations
 
@@ -145,11 +146,13 @@ class PolicyHooks(RunHooks[Any]):
         self.guard.finished(self.run)   # the model is asked again: the calls of its last answer have ended
         found = unguarded_tools(agent, self.guard, self.unguarded)
         if found:
-            raise UnguardedTools(f"refused to ask the model: it could call tools that policy {self.guard.policy_name} "
-                                 f"does not decide: {'; '.join(found[:5])}{' ...' if len(found) > 5 else ''}. Attach "
-                                 "policy_guardrail(guard) to every function tool (tool_input_guardrails=[...]); hosted, "
-                                 "shell, patch and computer tools take no guardrail: remove them, or name them in "
-                                 "policy_hooks(unguarded=...) to let them run undecided")
+            why = (f"refused to ask the model: it could call tools that policy {self.guard.policy_name} does not decide: "
+                   f"{'; '.join(found[:5])}{' ...' if len(found) > 5 else ''}")
+            self.guard.refuse_run(why, integration="openai_agents")
+            raise UnguardedTools(f"{why}. Attach policy_guardrail(guard) to every function tool "
+                                 "(tool_input_guardrails=[...]); hosted, shell, patch and computer tools take no "
+                                 "guardrail: remove them, or name them in policy_hooks(unguarded=...) to let them run "
+                                 "undecided")
 
 
 def policy_hooks(guard: Guard, *, unguarded: Iterable[str] = (), run: str = "") -> PolicyHooks:

@@ -93,3 +93,49 @@ def test_the_proxy_never_logs_an_allow_for_a_call_refused_at_its_deadline(paymen
         assert reached_child(setup) == [] and verify_log(setup["log"]).ok
     finally:
         assert proxy.close() == 0
+
+
+# --- 3. a run refused before the model is asked leaves a record -----------------------------------------------------
+def test_an_agents_run_refused_for_an_undecided_handoff_is_recorded_and_counts_in_no_run(payments_build, tmp_path):
+    """Before: UnguardedTools stopped the run (nothing ran) and the log had nothing of it."""
+    pytest.importorskip("agents", reason="openai-agents is an optional extra")
+    from agents import Agent, handoff
+    from pydantic import BaseModel
+
+    from veriguard.enforce.integrations.openai_agents import UnguardedTools, policy_guardrail
+    from tests.unit.test_integration_unguarded import Script, calls, model, pay_tool, run_agent
+
+    class Escalation(BaseModel):
+        recipient: str
+        amount_cents: int
+
+    log, paid = tmp_path / "log.jsonl", []
+    g = guard(payments_build, "terminate", log=log)
+    payer = Agent(name="payer", model=model(Script()), tools=[pay_tool([], policy_guardrail(g))])
+    h = handoff(payer, on_handoff=lambda ctx, data: paid.append(data.amount_cents), input_type=Escalation)
+    script = Script(calls((h.tool_name, {"recipient": "evil", "amount_cents": 250000})))
+    with pytest.raises(UnguardedTools):
+        run_agent(Agent(name="front", model=model(script), tools=[pay_tool([], policy_guardrail(g))], handoffs=[h]), g)
+    got = records(log)
+    assert paid == [] and len(got) == 1 and got[0]["allowed"] is False and got[0]["integration"] == "openai_agents"
+    assert h.tool_name in got[0]["fail_closed"] and "refused to ask the model" in got[0]["fail_closed"]
+    assert g.halted() == ""   # a refusal to start is no denial of a call: under terminate, the run is not halted
+
+
+def test_a_tool_runner_refused_for_an_undecided_tool_is_recorded(payments_build, tmp_path):
+    """Before: require_guarded raised UnguardedTools and the log had nothing of it."""
+    from anthropic.lib.tools import beta_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import UnguardedTools, require_guarded
+
+    @beta_tool
+    def lookup(name: str) -> str:
+        """Look a name up."""
+        return name
+
+    log = tmp_path / "log.jsonl"
+    with pytest.raises(UnguardedTools):
+        require_guarded(guard(payments_build, log=log), [lookup])
+    got = records(log)
+    assert len(got) == 1 and got[0]["allowed"] is False and got[0]["integration"] == "anthropic_sdk"
+    assert "'lookup'" in got[0]["fail_closed"] and "refused to start a tool runner" in got[0]["fail_closed"]
