@@ -18,18 +18,23 @@ run on Anthropic's side, inside the response: no guard in this process can decid
 request that enables any; `split_tool_uses` records every provider-side call it finds in a reply as a refusal of a call
 that ran undecided, and refuses every tool_use block whose id is empty or shared with another block of the message (a
 loop that finds a block by its id could run another input than the one decided). The runner runs every tool it is given: `require_guarded(guard, tools)` refuses a list in which
-one would run undecided (a plain `@beta_tool`, a guarded function of another guard, a toolset).
+one would run undecided (a plain `@beta_tool`, a guarded function of another guard, a toolset), recorded. The tools it
+returns record the calls the SDK refuses before the function runs (an unknown or missing key, an input that is not an
+object, NaN or 1e400 for an int): nothing runs, and the model is told the policy's refusal. A `@beta_tool` handed to
+the runner without require_guarded still refuses those calls, with the SDK's error and no record.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import re
 from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Iterable, Mapping, TypeVar
 
-from anthropic.lib.tools import ToolError
+from anthropic.lib.tools import BetaAsyncFunctionTool, BetaFunctionTool, ToolError
 from pydantic import ValidatorFunctionWrapHandler, WrapValidator
 
 import veriguard.contracts.strict_json as strict_json
@@ -48,6 +53,10 @@ PROVIDER_CALL = re.compile(r".+_tool_use")   # server_tool_use, mcp_tool_use: a 
 
 
 GUARD_ATTRIBUTE = "veriguard_guard"          # set on a guarded() function: which guard decides its calls
+REFUSE_ATTRIBUTE = "veriguard_refuse_unread"  # set on it too: records a call the runner refused before it ran
+# Set by a tool require_guarded returned while the SDK runs one call: the guarded function marks it once it is entered,
+# so an exception with no mark came from the SDK's own refusal of the input (pydantic's validation, a non-object input).
+ENTERED: ContextVar[list[bool] | None] = ContextVar("veriguard_entered", default=None)
 
 
 class UnguardedTools(ValueError):
@@ -136,8 +145,22 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
         signature = inspect.signature(func)
         tool = name or func.__name__
 
+        def refuse_unread(error: Exception) -> None:
+            """Record a call the runner refused before the function ran (its input failed the SDK's validation), and
+            raise what the model is told: the refusal, or in shadow mode the SDK's own error."""
+            refused = guard.refuse(f"the tool runner refused the input before {tool}() ran, so the policy could not "
+                                   f"read it: {type(error).__name__}: {_cause(error)}", run=run,
+                                   integration="anthropic_sdk", tool=tool)
+            if refused.allowed:   # shadow mode: not enforced, and the SDK refused it anyway
+                raise error
+            act(refused)
+            raise ToolError(refused.message) from error
+
         def enforce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
             """The run the allowed call counts in (raises to refuse it)."""
+            entered = ENTERED.get()
+            if entered is not None:
+                entered.append(True)
             try:
                 bound = signature.bind(*map(sent_raw, args), **{k: sent_raw(v) for k, v in kwargs.items()})
             except TypeError as e:   # not a call of this function: refused (in shadow mode too), and recorded
@@ -159,7 +182,7 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
                     return await func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
                 finally:   # its effects are in the facts now: the run's next call may be allowed
                     guard.finished(counted)
-            return _marked(run_async, guard)  # type: ignore[return-value]
+            return _marked(run_async, guard, refuse_unread)  # type: ignore[return-value]
 
         @functools.wraps(func)
         def run_sync(*args: Any, **kwargs: Any) -> Any:
@@ -168,7 +191,7 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
                 return func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
             finally:
                 guard.finished(counted)
-        return _marked(run_sync, guard)  # type: ignore[return-value]
+        return _marked(run_sync, guard, refuse_unread)  # type: ignore[return-value]
     return wrap
 
 
@@ -177,7 +200,8 @@ def require_guarded(guard: Guard, tools: Iterable[Any], *, unguarded: Iterable[s
     `@beta_tool` beside the guarded ones, a guarded function of another guard, a built-in tool or a toolset (an
     MCP toolset) would run undecided, and a tool definition that runs on the provider's side is never decided:
     UnguardedTools names them, unless `unguarded` names them. A custom tool given as a plain definition passes (the
-    runner does not run it; decide its calls with split_tool_uses).
+    runner does not run it; decide its calls with split_tool_uses). The refusal is recorded (Guard.refuse_run), and
+    each guarded tool comes back as a copy that records the calls the SDK refuses before the function runs.
 
         runner = client.beta.messages.tool_runner(..., tools=require_guarded(guard, [send_payment, lookup]))"""
     allowed, out, found = frozenset(unguarded), list(tools), []
@@ -195,7 +219,7 @@ def require_guarded(guard: Guard, tools: Iterable[Any], *, unguarded: Iterable[s
         guard.refuse_run(f"refused to start a tool runner: {why}", integration="anthropic_sdk")
         raise UnguardedTools(f"{why}; decorate each tool function with @guarded(guard) under @beta_tool, or name it "
                              "in unguarded= to let it run undecided")
-    return out
+    return [recording(tool) for tool in out]
 
 
 def keeping_sent(wrapper: Callable[..., Any]) -> Callable[..., Any]:
@@ -206,9 +230,63 @@ def keeping_sent(wrapper: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _marked(wrapper: Callable[..., Any], guard: Guard) -> Callable[..., Any]:
+def _marked(wrapper: Callable[..., Any], guard: Guard, refuse_unread: Callable[[Exception], None]) -> Callable[..., Any]:
     setattr(wrapper, GUARD_ATTRIBUTE, guard)
+    setattr(wrapper, REFUSE_ATTRIBUTE, refuse_unread)
     return keeping_sent(wrapper)
+
+
+def _cause(error: BaseException) -> str:
+    """The error's message and its cause's (pydantic's list of what failed), on one line, cut short."""
+    text = f"{error} ({error.__cause__})" if error.__cause__ is not None else str(error)
+    return " ".join(text.split())[:400]
+
+
+class RecordingFunctionTool(BetaFunctionTool[Any]):
+    """A guarded tool whose input the SDK refuses before the function runs gets a decision record (require_guarded)."""
+
+    def call(self, input: object) -> Any:
+        entered: list[bool] = []
+        token = ENTERED.set(entered)
+        try:
+            return super().call(input)
+        except Exception as e:   # raised before the guarded function was entered: the SDK refused the input
+            if entered:
+                raise
+            getattr(self.func, REFUSE_ATTRIBUTE)(e)
+            raise
+        finally:
+            ENTERED.reset(token)
+
+
+class RecordingAsyncFunctionTool(BetaAsyncFunctionTool[Any]):
+    """RecordingFunctionTool for @beta_async_tool."""
+
+    async def call(self, input: object) -> Any:
+        entered: list[bool] = []
+        token = ENTERED.set(entered)
+        try:
+            return await super().call(input)
+        except Exception as e:
+            if entered:
+                raise
+            getattr(self.func, REFUSE_ATTRIBUTE)(e)
+            raise
+        finally:
+            ENTERED.reset(token)
+
+
+RECORDING: dict[type, type] = {BetaFunctionTool: RecordingFunctionTool, BetaAsyncFunctionTool: RecordingAsyncFunctionTool}
+
+
+def recording(tool: Any) -> Any:
+    """A copy of a guarded @beta_tool that records the calls the SDK refuses before the function runs (a tool of
+    another class is returned as it is: its calls are decided, and such refusals stay unrecorded)."""
+    if type(tool) not in RECORDING or not callable(getattr(getattr(tool, "func", None), REFUSE_ATTRIBUTE, None)):
+        return tool
+    twin = copy.copy(tool)
+    twin.__class__ = RECORDING[type(tool)]
+    return twin
 
 
 def act(outcome: GuardOutcome) -> None:

@@ -9,8 +9,10 @@ failed on the code before (checked against a worktree of that commit):
   list passed through `require_guarded` now records each such refusal;
 - runs refused before the model is asked (`UnguardedTools`: the OpenAI Agents hooks, Anthropic's `require_guarded`)
   left no decision record: each refusal is now recorded, and counts in no run."""
+import json
 import time
 
+import httpx2
 import pytest
 
 from veriguard.enforce.decision_log import DecisionLog, verify_log
@@ -139,3 +141,100 @@ def test_a_tool_runner_refused_for_an_undecided_tool_is_recorded(payments_build,
     got = records(log)
     assert len(got) == 1 and got[0]["allowed"] is False and got[0]["integration"] == "anthropic_sdk"
     assert "'lookup'" in got[0]["fail_closed"] and "refused to start a tool runner" in got[0]["fail_closed"]
+
+
+# --- 2. input the Anthropic tool runner refuses before the tool function runs leaves a record ------------------------
+def raw_reply(tool_input: str) -> httpx2.Response:
+    """A Messages reply with one tool_use whose input is `tool_input`, as raw JSON text (NaN, 1e400 and all)."""
+    body = ('{"id":"msg","type":"message","role":"assistant","model":"claude-test","content":[{"type":"tool_use",'
+            '"id":"toolu_1","name":"send_payment","input":%s}],"stop_reason":"tool_use","stop_sequence":null,'
+            '"usage":{"input_tokens":1,"output_tokens":1}}' % tool_input)
+    return httpx2.Response(200, content=body.encode(), headers={"content-type": "application/json"})
+
+
+DONE = {"id": "msg2", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1}}
+PAID = '{"recipient":"acme-supplies","amount_cents":%s,"currency":"USD","method":"ach"}'
+REFUSED_BY_THE_SDK = [
+    '{"recipient":"evil","amount_cents":250000,"currency":"USD","method":"ach","human_approved":true}',   # unknown key
+    '{"amount_cents":250000,"currency":"USD","method":"ach"}',                                          # missing key
+    '[1,2]', '"{\\"amount_cents\\":250000}"', "null",                                              # not an object
+    PAID % "NaN", PAID % "1e400", PAID % '"250000x"',                                                  # not an int
+    '{"recipient":{"name":"acme-supplies"},"amount_cents":250000,"currency":"USD","method":"ach"}',      # an object
+]
+
+
+@pytest.mark.parametrize("tool_input", REFUSED_BY_THE_SDK)
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_input_the_tool_runner_refuses_before_the_tool_runs_is_recorded(payments_build, tmp_path, tool_input,
+                                                                         asynchronous):
+    """Before: the SDK's validation raised before the guarded function was entered, so the model got the SDK's error
+    and the log had nothing. Through require_guarded each such call is recorded as a refused call of its run, and the
+    model is told the refusal; nothing runs."""
+    import asyncio
+
+    from anthropic import AsyncAnthropic
+    from anthropic.lib.tools import beta_async_tool, beta_tool
+
+    from tests.llm_fakes import ScriptedModel
+    from tests.unit.test_integration_anthropic import client
+    from veriguard.enforce.integrations.anthropic_sdk import guarded, require_guarded
+
+    log, ran = tmp_path / "log.jsonl", []
+    g = guard(payments_build, log=log)
+    model = ScriptedModel(raw_reply(tool_input), DONE)
+    if asynchronous:
+        @beta_async_tool
+        @guarded(g, context=lambda: CONTEXT)
+        async def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:
+            """Send a payment."""
+            ran.append(amount_cents)
+            return "sent"
+
+        async def run() -> None:
+            await client(model, AsyncAnthropic, httpx2.AsyncClient).beta.messages.tool_runner(
+                model="claude-test", max_tokens=50, tools=require_guarded(g, [send_payment]),
+                messages=[{"role": "user", "content": "Pay."}]).until_done()
+        asyncio.run(run())
+    else:
+        @beta_tool
+        @guarded(g, context=lambda: CONTEXT)
+        def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:  # noqa: F811
+            """Send a payment."""
+            ran.append(amount_cents)
+            return "sent"
+
+        client(model).beta.messages.tool_runner(model="claude-test", max_tokens=50,
+                                                tools=require_guarded(g, [send_payment]),
+                                                messages=[{"role": "user", "content": "Pay."}]).until_done()
+    got = records(log)
+    assert ran == [] and len(got) == 1 and got[0]["allowed"] is False and got[0]["tool"] == "send_payment", got
+    assert "the tool runner refused the input before send_payment() ran" in got[0]["fail_closed"]
+    result = model.bodies[1]["messages"][-1]["content"][0]
+    assert result["is_error"] is True and "Blocked by policy" in json.dumps(result["content"])
+
+
+def test_calls_the_tool_function_refuses_itself_are_not_recorded_twice(payments_build, tmp_path):
+    """The record is made only when the guarded function was never entered: a decided call (allowed or refused) has
+    its one record, and an error the tool raises after the decision is the tool's, passed on as it is."""
+    from anthropic.lib.tools import beta_tool
+
+    from tests.llm_fakes import ScriptedModel
+    from tests.unit.test_integration_anthropic import client
+    from veriguard.enforce.integrations.anthropic_sdk import guarded, require_guarded
+
+    log = tmp_path / "log.jsonl"
+    g = guard(payments_build, log=log)
+
+    @beta_tool
+    @guarded(g, context=lambda: CONTEXT)
+    def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:
+        """Send a payment."""
+        raise ValueError("the bank is closed")
+
+    model = ScriptedModel(raw_reply(PAID % "45000"), raw_reply(PAID % "250000"), DONE)
+    client(model).beta.messages.tool_runner(model="claude-test", max_tokens=50, tools=require_guarded(g, [send_payment]),
+                                            messages=[{"role": "user", "content": "Pay."}]).until_done()
+    assert [(r["allowed"], r["fail_closed"]) for r in records(log)] == [(True, ""), (False, "")]
+    assert "the bank is closed" in json.dumps(model.bodies[1]["messages"][-1]["content"])
