@@ -294,7 +294,11 @@ def _read_json(path: Path, code: str, data: bytes | None = None) -> Any:
 
 def check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str], str]:
     """(policy name, fully proved, certified files -> sha256, the spec's path in the build) from a
-    certificate that passes the schema; PolicyLoadError otherwise."""
+    certificate that passes the schema; PolicyLoadError otherwise.
+
+    The mutation figures (`mutation`: killed, total, score, the mutant limit) are not read here beyond the mutation
+    gate's verdict: the monitor runs none of them. A certificate without `mutation.limit` (from before synth recorded
+    it) loads as before; `veriguard audit` checks the figures, and `audit --mutation` says NOT_CHECKED for it."""
     def bad(what: str) -> PolicyLoadError:
         return PolicyLoadError("load.certificate", f"{path}: {what}", _RESYNTH)
 

@@ -276,11 +276,13 @@ def hypothesis_gate(tests: TestReport, spec: SpecFile) -> Gate:
 
 
 def mutation_gate(spec: SpecFile, worker: NaginiWorker, tests: TestReport, chosen: list[Mutant],
-                  workdir: Path, progress: Progress, cache: ProofCache | None = None) -> tuple[Gate, dict[str, Any]]:
+                  workdir: Path, progress: Progress, cache: ProofCache | None = None, *,
+                  limit: int | None) -> tuple[Gate, dict[str, Any]]:
     """Mutants killed by the tests (of their frozen modules) or, within a budget, by Nagini.
 
     PASSED at or above the threshold; REFUTED below it (the survivors are the witnesses); NOT_CHECKED
-    without mutants."""
+    without mutants. `limit` is the mutant limit the mutants were made with (`synth --mutants`): the summary records
+    it, so that `audit --mutation` makes the same mutants, all of them (None only for an old certificate's re-run)."""
     if tests.error:
         return Gate("mutation", tests.error_verdict, f"the tests could not run: {tests.error}"), {}
     t0 = time.monotonic()
@@ -311,6 +313,7 @@ def mutation_gate(spec: SpecFile, worker: NaginiWorker, tests: TestReport, chose
     score = killed / total if total else 0.0
     threshold = spec.settings.mutation_threshold
     summary = {"score": round(score, 4), "killed": killed, "total": total, "threshold": threshold,
+               **({"limit": limit} if limit is not None else {}),
                "by_tests": sum(1 for r in rows if (r["killed_by"] or "").startswith("tests")),
                "by_proof": sum(1 for r in rows if (r["killed_by"] or "").startswith("proof")),
                "survivors": [r for r in rows if not r["killed_by"]], "mutants": rows, "proofs_run": proofs_run}
@@ -476,7 +479,7 @@ def synthesize(spec: SpecFile, worker: NaginiWorker, verified_source: str, *, wo
 
     if not tests.error:
         progress(f"mutation: {len(chosen)} mutants")
-    gate, mutation = mutation_gate(spec, worker, tests, chosen, workdir, progress, cache)
+    gate, mutation = mutation_gate(spec, worker, tests, chosen, workdir, progress, cache, limit=mutant_limit)
     if cache is not None and spec.extraction:
         progress("freezing the extraction's classifiers")
         frozen_extraction(spec, cache)  # trained (or found) here; freeze's own call finds it in this process

@@ -97,7 +97,8 @@ def render(cert: dict[str, Any], run: dict[str, Any], extraction: Mapping[str, A
     mut = cert.get("mutation") or {}
     if mut:
         out += ["", "### Mutation", "", f"Score {mut.get('score')} ({mut.get('killed')}/{mut.get('total')} mutants "
-                f"killed: {mut.get('by_tests')} by tests, {mut.get('by_proof')} by proof; threshold {mut.get('threshold')})."]
+                f"killed: {mut.get('by_tests')} by tests, {mut.get('by_proof')} by proof; threshold {mut.get('threshold')}; "
+                f"mutant limit {mut.get('limit', 'not recorded')})."]
         for s in mut.get("survivors", []):
             out.append(f"- survived: mutant {s['id']} ({s['operator']}, line {s['line']}): {s['change']}"
                        + (f" — {s['note']}" if s.get("note") else ""))

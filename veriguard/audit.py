@@ -20,9 +20,11 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   contract (z3)    the spec's contract is satisfiable, every rule can fire and hold, properties follow
   examples         the spec's examples, run on the frozen module in a sandboxed child
   proof (Nagini)   Nagini, run here on policy_verified.py (never a cached proof)
-  mutation (re-run) with --mutation only: the mutation score run again (the same mutants against the spec's tests,
-                   about 3 s for 30; the survivors to Nagini) and compared with the certificate's figures; without it
-                   `claims` checks only that the figures agree with each other and with the mutation gate
+  mutation (re-run) with --mutation only: the mutation score run again (the same mutants, made with the mutant limit
+                   the certificate records, against the spec's tests, about 3 s for 30; the survivors to Nagini) and
+                   compared with the certificate's figures; a certificate without `mutation.limit` (older builds) is
+                   NOT_CHECKED when its figures agree; without --mutation `claims` checks only that the figures agree
+                   with each other, with the mutation gate and with the limit
 Every file is read once, at the start, without following a symbolic link or waiting on a FIFO (anything but
 a regular file is refused), into a private copy: the hashes, the signature, the spec (whose sha256 and tables
 must be the ones the certificate binds), the regeneration, the examples and the proof all use those bytes. Nothing from the build runs in this process: the examples run in verify.testing's child, and
@@ -432,14 +434,19 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
     return checks
 
 
-MUTATION_FIGURES = ("killed", "total", "score", "threshold", "by_tests", "by_proof")
+MUTATION_FIGURES = ("limit", "killed", "total", "score", "threshold", "by_tests", "by_proof")
+MAX_MUTANTS = 10_000
 
 
 def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, recorded: Any, progress: Progress,
                    worker: Callable[[], Any]) -> tuple[Verdict, str]:
-    """The mutation score run again as synth runs it (the same mutants: seed 0, as many as the certificate counts;
-    the same tests; the survivors of the tests to Nagini within `[verify] mutants_per_nagini`, in a worker made by
-    `worker` only when one survives) and compared with the certificate's figures and survivors."""
+    """The mutation score run again as synth runs it (the same mutants: seed 0, with the mutant limit the certificate
+    records; the same tests; the survivors of the tests to Nagini within `[verify] mutants_per_nagini`, in a worker
+    made by `worker` only when one survives) and compared with the certificate's figures and survivors.
+
+    A certificate without `mutation.limit` (written before synth recorded it) is re-run with the smallest limit that
+    gives as many mutants as it counts: REFUTED when their figures differ, else NOT_CHECKED (the audit fails), since
+    whether synth made more mutants than the certificate counts cannot be told."""
     from veriguard.synth.pipeline import cached_mutants, mutation_gate
     from veriguard.verify.runnable import contract_functions
     from veriguard.verify.testing import run_tests
@@ -447,11 +454,17 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
     assert spec.contract is not None
     said = _object(recorded)
     total = said.get("total")
-    if not (isinstance(total, int) and not isinstance(total, bool) and 0 < total <= 10_000):
+    if not (type(total) is int and 0 < total <= MAX_MUTANTS):
         return Verdict.REFUTED, f"the certificate records no mutation run to re-derive (total {total!r})"
+    limit = said.get("limit")
+    if "limit" in said and not (isinstance(limit, int) and type(limit) is int and limit >= total):
+        # any larger limit is cheap: making mutants stops at the policy's last site
+        return Verdict.REFUTED, f"the certificate's mutant limit {limit!r} is not a whole number at least its total {total}"
     contract_only = contract_functions(spec.contract)
-    made = _recorded_mutants(verified, contract_only, total, cached_mutants)
-    progress(f"re-running the mutation score: {len(made)} mutants against the spec's tests")
+    made = (cached_mutants(verified, contract_only, limit, None) if isinstance(limit, int)
+            else _recorded_mutants(verified, contract_only, total, cached_mutants))
+    progress(f"re-running the mutation score: {len(made)} mutants against the spec's tests" +
+             (f" (mutant limit {limit})" if isinstance(limit, int) else " (the certificate records no mutant limit)"))
     tests = run_tests(spec, spec.examples, runnable, frozen, mutants=[(m.id, r) for m, r in made],
                       hypothesis_examples=spec.settings.hypothesis_examples)
     if tests.error:
@@ -462,7 +475,8 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
                  f"{spec.settings.mutants_per_nagini})")
     with (worker() if survivors and spec.settings.mutants_per_nagini > 0 else contextlib.nullcontext(None)) as w, \
             tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
-        _gate_here, here = mutation_gate(spec, w, tests, [m for m, _ in made], Path(tmp), progress)
+        _gate_here, here = mutation_gate(spec, w, tests, [m for m, _ in made], Path(tmp), progress,
+                                         limit=limit if isinstance(limit, int) else None)
     differ = [f"{k} {said.get(k)!r} in the certificate, {here.get(k)!r} here" for k in MUTATION_FIGURES
               if _canonical(said.get(k)) != _canonical(here.get(k))]
     ids = sorted(str(r["id"]) for r in here["survivors"])
@@ -471,14 +485,21 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
         differ.append(f"survivors {recorded_ids} in the certificate, {ids} here")
     if differ:
         return Verdict.REFUTED, "the mutation run does not give the certificate's figures: " + "; ".join(differ[:4])
-    return Verdict.PASSED, (f"re-run: {here['killed']}/{here['total']} mutants killed ({here['by_tests']} by the "
-                            f"tests, {here['by_proof']} by Nagini), score {here['score']}, as the certificate says")
+    figures = (f"{here['killed']}/{here['total']} mutants killed ({here['by_tests']} by the tests, {here['by_proof']} "
+               f"by Nagini), score {here['score']}")
+    if not isinstance(limit, int):
+        return Verdict.NOT_CHECKED, (f"the first {total} mutants give the certificate's figures ({figures}), but it "
+                                     "records no mutant limit (a build from before synth recorded `mutation.limit`), "
+                                     "so whether synth made more mutants than it counts cannot be told; re-run "
+                                     "`veriguard synth` to record it")
+    return Verdict.PASSED, f"re-run with mutant limit {limit}: {figures}, as the certificate says"
 
 
 def _recorded_mutants(verified: str, contract_only: tuple[str, ...], total: int,
                       make: Callable[..., list[Any]]) -> list[Any]:
-    """The mutants synth made: mutation.mutants picks sites in one order whatever its limit and skips a site it
-    cannot mutate, so the smallest limit that gives `total` mutants gives the same ones as synth's limit."""
+    """The first `total` mutants (an old certificate's, which records no limit): mutation.mutants picks sites in one
+    order whatever its limit and skips a site it cannot mutate, so the smallest limit that gives `total` mutants gives
+    the first `total` of any larger limit's."""
     limit = total
     made = make(verified, contract_only, limit, None)
     while len(made) < total and limit < 4 * total + 100:
@@ -654,6 +675,9 @@ def _mutation_adds_up(mutation: Mapping[str, Any]) -> bool:
     killed, total, score, threshold = (mutation.get(k) for k in ("killed", "total", "score", "threshold"))
     if not (isinstance(killed, int) and isinstance(total, int) and isinstance(score, (int, float)) and
             isinstance(threshold, (int, float))) or any(isinstance(n, bool) for n in (killed, total, score, threshold)):
+        return False
+    limit = mutation.get("limit", total)   # absent in a certificate from before synth recorded it
+    if type(limit) is not int or not total <= limit:
         return False
     # synth records the score rounded to 4 places (synth.pipeline.mutation_gate): 29 of 30 is 0.9667
     return 0 <= killed <= total and total > 0 and abs(score - round(killed / total, 4)) < 1e-9 and score >= threshold

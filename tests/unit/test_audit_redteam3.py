@@ -90,7 +90,7 @@ def test_freeze_writes_failed_for_a_result_missing_a_gate(tmp_path, kept):
 # certificate claiming 30 of 30 killed passed whatever the tests kill). The mini spec's 30 mutants are all killed by
 # its tests (so Nagini is never asked: the worker below fails the test if it is made).
 TRUE_MUTATION = {"by_proof": 0, "by_tests": 30, "killed": 30, "proofs_run": 0, "score": 1.0, "survivors": [],
-                 "threshold": 0.8, "total": 30}
+                 "threshold": 0.8, "total": 30, "limit": 30}
 
 
 def no_worker():
@@ -106,7 +106,8 @@ def with_mutation(figures):
 
 
 MUTATION_FORGERIES = {
-    "more mutants than the policy has": {**TRUE_MUTATION, "killed": 500, "by_tests": 500, "total": 500},
+    "more mutants than the policy has": {**TRUE_MUTATION, "killed": 500, "by_tests": 500, "total": 500,
+                                         "limit": 500},
     "one kill said to be Nagini's": {**TRUE_MUTATION, "by_tests": 29, "by_proof": 1},
     "a survivor hidden from the tests": {**TRUE_MUTATION, "killed": 29, "by_tests": 29, "score": 0.9667,
                                          "survivors": [{"id": 3, "killed_by": None}]},

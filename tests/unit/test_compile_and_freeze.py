@@ -33,7 +33,7 @@ def fake_result(spec, *, passed=True):
     gates = [Gate(name, proved if name in ("contract (z3)", "proof (Nagini)") else verdict, "fake gate",
                   details=figures if name == "mutation" else {}) for name in CERTIFIED_GATES]
     mutation = {**figures, "threshold": spec.settings.mutation_threshold, "by_tests": 1, "by_proof": 0,
-                "survivors": [], "proofs_run": 0}
+                "survivors": [], "proofs_run": 0, "limit": 30}
     return SynthResult(spec, compiled.source, runnable, frozen_module(spec, runnable), gates, ProofResult(proved), None,
                        None, mutation)
 
