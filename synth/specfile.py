@@ -30,7 +30,7 @@ TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contrac
             "extraction", "enforcement", "clarifications", "verify")
 CONTRACT_KEYS = ("rules", "properties")
 EXAMPLE_KEYS = ("name", "args", "allowed", "violations", "denied", "note")
-TABLE_KEYS = ("file", "path", "signature", "default", "doc")
+TABLE_KEYS = ("file", "path", "signature", "default", "doc", "header")
 VERIFY_KEYS: dict[str, tuple[type, float, float]] = {  # type, least, greatest
     "nagini_timeout": (int, 1, 3600), "hypothesis_examples": (int, 0, 100_000), "mutation_threshold": (float, 0, 1),
     "mutants_per_nagini": (int, 0, 1000), "z3_bound": (int, 1, 8)}
@@ -241,14 +241,39 @@ class _Loader:
                 self.table_default(name, body["default"], result, (*key, "default"))
             file = self.spec_file(self.typed(body["file"], str, (*key, "file"), "file"), (*key, "file"),
                                   f"table {name}: file")
+            header, path = self.table_form(name, body, file, key)
             try:
-                out.append(load_table(name, file, params, result, path=str(body.get("path", "")),  # type: ignore[arg-type]
-                                      default=body.get("default"), doc=str(body.get("doc", "")), pos=self.pos(*key)))
+                out.append(load_table(name, file, params, result, path=path,  # type: ignore[arg-type]
+                                      default=body.get("default"), doc=str(body.get("doc", "")), pos=self.pos(*key),
+                                      header=header))
             except SpecError as e:
                 if e.file:
                     raise
                 raise e.located(self.file) from None
         return tuple(out)
+
+    def table_form(self, name: str, body: dict[str, Any], file: Path, key: tuple[object, ...]) -> tuple[bool, str]:
+        """(whether a CSV table's first line is its header, the dotted key of a JSON table). `header` is a CSV's only
+        and `path` a JSON's only: either on the other kind of file was ignored, so the table meant something else than
+        the spec shows."""
+        csv_file = file.suffix.lower() == ".csv"
+        for option, kind, example in (("header", bool, "header = false"), ("path", str, 'path = "tables.roles"')):
+            if option not in body:
+                continue
+            where = (*key, option)
+            pos = self.positions.get(where) or self.inline_pos(key, option)
+            value = body[option]
+            if type(value) is not kind:
+                raise self.fail("spec.table", f"table {name}: `{option}` is {_toml_value(value)} (a TOML "
+                                f"{_toml_kind(value)}); it must be a TOML {'boolean' if kind is bool else 'string'}",
+                                where, f"write e.g. {example}", pos)
+            if (option == "header") != csv_file:
+                which = "CSV" if option == "header" else "JSON"
+                raise self.fail("spec.table", f"table {name}: `{option}` applies to a {which} table only, and "
+                                f"{file.name} is {'CSV' if csv_file else 'JSON'}", where,
+                                f"remove `{option}`" + (" (a JSON table has no header line)" if option == "header"
+                                                        else " (a CSV table is the whole file)"), pos)
+        return body.get("header", True), body.get("path", "")
 
     def table_default(self, name: str, default: Any, result: Type, key: tuple[object, ...]) -> None:
         """A table's `default` must be a TOML value of the table's result type (a bool table's default went into

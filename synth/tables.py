@@ -104,7 +104,8 @@ class _Reader:
             return
         raise SpecError("spec.table_csv", f"table {self.name}: the first line {','.join(rows[0])[:80]!r} is read as "
                         "the header and dropped, but it reads as a row of the table", file=str(self.file), pos=Pos(1, 1),
-                        fix="add a header line naming the columns (e.g. `key,value`) above the first row")
+                        fix="add a header line naming the columns (e.g. `key,value`) above the first row, or set "
+                            "`header = false` on the table when every line is a row")
 
     def from_rows(self, rows: list[list[Any]]) -> list[tuple[tuple[Value, ...], Value]]:
         n = len(self.params)
@@ -145,8 +146,9 @@ def _strict_json(name: str, file: Path, raw: str) -> Any:
 
 
 def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar, *, path: str = "",
-               default: Value | None = None, doc: str = "", pos: Pos = NOWHERE) -> Table:
-    """Read `file` (JSON nested objects / row lists, or CSV with a header) into a Table."""
+               default: Value | None = None, doc: str = "", pos: Pos = NOWHERE, header: bool = True) -> Table:
+    """Read `file` (JSON nested objects / row lists, or CSV) into a Table. A CSV's first line is its header, dropped,
+    unless `header` is False (the spec's `header = false`): then every line is a row."""
     try:
         data_bytes = read_regular_file(file)
     except FileRefused as e:
@@ -164,8 +166,9 @@ def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar
             lines = [(cells.line_num, r) for r in cells]   # (the row's last line, the row)
         except csv.Error as e:
             raise SpecError("spec.table_csv", f"table {name}: {e}", file=str(file), fix="fix the CSV") from None
-        reader.header([r for _, r in lines[:1]])
-        rows = [r for line, r in lines[1:]   # the first row is the header
+        if header:
+            reader.header([r for _, r in lines[:1]])
+        rows = [r for line, r in lines[1 if header else 0:]
                 if r and not (r[0].startswith("#") and reader.comment(r, line))]
         data_rows = reader.from_rows(rows)
     else:

@@ -10,6 +10,7 @@ mutation figure), and `audit --mutation` says NOT_CHECKED for it when its figure
 """
 import pytest
 
+from veriguard.contracts.errors import SpecError
 from veriguard.enforce.loader import load_policy
 from veriguard.synth.pipeline import mutation_gate
 from veriguard.synth.specfile import load_spec
@@ -76,3 +77,90 @@ def test_a_limit_far_above_the_sites_makes_each_site_once(build, key):
     result = run(build, key, prover=Prover(), mutation=True, mutation_worker=no_worker)
     assert verdicts(result)["mutation (re-run)"] is Verdict.REFUTED   # the policy has more than 30 sites
     assert "total 30 in the certificate" in result.checks[-1].summary
+
+
+# A CSV table's `header`: an all-str CSV whose first line is data could not be told it has no header (the first line
+# was dropped as the header, its row taking the table's default); `header = false` reads every line as a row. Before,
+# `header` was an unknown key (spec.unknown_key), and `path` on a CSV table was ignored: the spec showed a part of a
+# file that was read whole.
+HEADER_SPEC = '''
+name = "pairs"
+request = "Users reach only the hosts the table lists."
+
+[arguments]
+user = {{ type = "str" }}
+host = {{ type = "str" }}
+
+[tables.reach]
+file = "{file}"
+signature = "(str, str) -> bool"
+{option}
+
+[contract]
+rules = """
+rule listed "A user reaches only listed hosts": reach(user, host)
+"""
+'''
+
+
+def header_spec(tmp_path, option, *, file="reach.csv", table="alice,db1\nbob,db2\n"):
+    (tmp_path / file).write_text(table, encoding="utf-8")
+    path = tmp_path / "pairs.toml"
+    path.write_text(HEADER_SPEC.format(file=file, option=option), encoding="utf-8")
+    return path
+
+
+def reach_rows(path):
+    return dict(load_spec(path).signature.tables[0].rows)
+
+
+def test_header_false_reads_the_first_line_of_an_all_str_csv_as_a_row(tmp_path):
+    assert reach_rows(header_spec(tmp_path, "header = false")) == {("alice", "db1"): True, ("bob", "db2"): True}
+    assert reach_rows(header_spec(tmp_path, "header = true")) == {("bob", "db2"): True}
+
+
+def test_header_false_on_a_csv_with_a_header_line_of_an_int_column_is_refused(tmp_path):
+    (tmp_path / "caps.csv").write_text("who,cap\nbob,100\n", encoding="utf-8")
+    (tmp_path / "caps.toml").write_text(
+        'name = "caps"\nrequest = "r"\n[arguments]\nwho = { type = "str" }\namount = { type = "int" }\n'
+        '[tables.cap]\nfile = "caps.csv"\nsignature = "(str) -> int"\ndefault = 0\nheader = false\n'
+        '[contract]\nrules = """\nrule under "under the cap": amount <= cap(who)\n"""\n', encoding="utf-8")
+    with pytest.raises(SpecError) as e:
+        load_spec(tmp_path / "caps.toml")
+    assert e.value.code == "spec.table" and "'cap'" in e.value.message and e.value.file.endswith("caps.csv")
+
+
+@pytest.mark.parametrize("value", ['"false"', "0", '"no"', "[false]", "{}"])
+@pytest.mark.parametrize("inline", [False, True], ids=["section", "inline"])
+def test_a_header_that_is_not_a_toml_boolean_is_refused_at_the_key(tmp_path, value, inline):
+    path = header_spec(tmp_path, f"header = {value}")
+    if inline:
+        text = path.read_text().replace('[tables.reach]\nfile = "reach.csv"\nsignature = "(str, str) -> bool"\n'
+                                        f"header = {value}\n",
+                                        f'[tables]\nreach = {{ file = "reach.csv", signature = "(str, str) -> bool", '
+                                        f"header = {value} }}\n")
+        path.write_text(text)
+    line_no, line = next((i + 1, t) for i, t in enumerate(path.read_text().splitlines()) if "header" in t)
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    err = e.value
+    assert err.code == "spec.table" and "`header`" in err.message and "TOML boolean" in err.message
+    assert err.file.endswith("pairs.toml") and err.pos.line == line_no   # at the key, or at its value
+    assert err.pos.col in (line.index("header") + 1, line.index(value, line.index("header")) + 1)
+    assert "header = false" in err.fix
+
+
+def test_header_on_a_json_table_is_refused(tmp_path):
+    path = header_spec(tmp_path, "header = false", file="reach.json", table='{"alice": ["db1"]}')
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    assert e.value.code == "spec.table" and "CSV table only" in e.value.message and "remove `header`" in e.value.fix
+    assert e.value.pos.line == 12
+
+
+def test_path_on_a_csv_table_is_refused(tmp_path):
+    """Before, `path = "admins"` on a CSV table was ignored: every row of the file was the table."""
+    path = header_spec(tmp_path, 'path = "admins"')
+    with pytest.raises(SpecError) as e:
+        load_spec(path)
+    assert e.value.code == "spec.table" and "JSON table only" in e.value.message and e.value.pos.line == 12
