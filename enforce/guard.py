@@ -17,7 +17,7 @@ from veriguard.contracts.build_format import MODE_NAMES
 from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.extractors import tool_calls
-from veriguard.enforce.monitor import Abandoned, DecisionRecord, Monitor
+from veriguard.enforce.monitor import ABANDONED, Abandoned, DecisionRecord, Monitor
 
 MODES = MODE_NAMES
 DEFAULT_HALT_AFTER = 2        # replan_halt: "ask for another plan; halt if the next one is denied too"
@@ -117,7 +117,7 @@ class Guard:
         gave_up: list[str] = []
 
         def asked() -> str:
-            why = abandoned() if abandoned is not None else ""
+            why = _gave_up(abandoned)
             gave_up.extend([why] if why else [])
             return why
         return self._outcome(lambda: self._decide(call, context, meta, asked if abandoned is not None else None), name,
@@ -195,6 +195,8 @@ class Guard:
             record = self.monitor.check(observe(call, context), mode=self.mode, abandoned=abandoned, **meta)
         except Exception as e:  # a context that cannot be read, or a monitor that raises: nothing was decided
             reason = f"the call could not be checked: {type(e).__name__}: {e}"
+            gone = _gave_up(abandoned)   # asked before logging, as the monitor does
+            reason = f"{ABANDONED}{gone}; and {reason}" if gone else reason
             return self._refusal(reason, meta), f"fail closed: {reason}"
         if not isinstance(record, DecisionRecord):
             reason = f"the monitor answered {type(record).__name__}, not a decision"
@@ -234,6 +236,14 @@ class Guard:
             "halt": f"Denied by policy {name}: {reasons}. Tool execution is halted for the rest of this run.",
             "terminate": f"Task terminated by policy {name}: {reasons}",
         }[action]
+
+
+def _gave_up(abandoned: Abandoned | None) -> str:
+    """Why the caller gave up on the decision ("" while it waits); a check that fails counts as giving up."""
+    try:
+        return abandoned() if abandoned is not None else ""
+    except Exception as e:
+        return f"the caller's check of whether it still waits failed: {type(e).__name__}"
 
 
 def run_name(run: RunName) -> tuple[str, str]:

@@ -238,3 +238,17 @@ def test_calls_the_tool_function_refuses_itself_are_not_recorded_twice(payments_
                                             messages=[{"role": "user", "content": "Pay."}]).until_done()
     assert [(r["allowed"], r["fail_closed"]) for r in records(log)] == [(True, ""), (False, "")]
     assert "the bank is closed" in json.dumps(model.bodies[1]["messages"][-1]["content"])
+
+
+def test_a_context_that_fails_after_the_caller_gave_up_is_recorded_as_abandoned(payments_build, tmp_path):
+    """The slow part of a decision may be reading the context; when that fails after the deadline, the refusal says
+    the call was abandoned and is not counted in the run again (before: Guard.check took no `abandoned`)."""
+    g = guard(payments_build, "replan_halt", halt_after=1, log=tmp_path / "log.jsonl")
+
+    def context():
+        raise OSError("the ledger is gone")
+    late = g.check({"type": "tool_use", "name": "send_payment", "input": PAYMENT}, context=context,
+                   abandoned=lambda: "the policy did not decide within 0.3 s")
+    assert late.action == "abandoned" and late.record is not None and late.record.allowed is False
+    assert late.record.fail_closed.startswith(ABANDONED) and "the ledger is gone" in late.record.fail_closed
+    assert g.halted() == ""
