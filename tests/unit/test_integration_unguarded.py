@@ -255,7 +255,9 @@ def test_policy_hooks_refuse_a_run_where_the_model_could_call_a_tool_undecided(p
     front = Agent(name="front", model=model(script), tools=tools, handoffs=[payer] if where == "handoff" else [])
     with pytest.raises(UnguardedTools, match="does not decide"):
         run_agent(front, g)
-    assert ran == [] and script.bodies == [] and not log.exists()
+    got = records(log)   # the refusal to start is recorded (G22), and is the only record
+    assert ran == [] and script.bodies == [] and len(got) == 1 and got[0][0] is False
+    assert got[0][3].startswith("refused to ask the model")
 
 
 def test_policy_hooks_let_a_guarded_graph_run_and_what_unguarded_names(payments_build, tmp_path):
@@ -328,7 +330,8 @@ def test_require_guarded_refuses_tools_the_runner_would_run_undecided(payments_b
     tools = require_guarded(g, [mine, wire_money, custom], unguarded=["wire_money"])
     client(model).beta.messages.tool_runner(model="claude-test", max_tokens=10, tools=tools,
                                             messages=[{"role": "user", "content": "Pay."}]).until_done()
-    assert ran == [45000] and wired == [] and [r[0] for r in records(log)] == [True]
+    # the three refusals are recorded (G22), then the allowed call
+    assert ran == [45000] and wired == [] and [r[0] for r in records(log)] == [False, False, False, True]
 
 
 def streamed_tool_use(call_id, payment):
