@@ -5,6 +5,8 @@ unbounded one. z3 is imported when an encoding is built, never at import time.
 """
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from veriguard.contracts import ast as A
@@ -67,7 +69,7 @@ class Z3Encoding:
             return z3.BoolVal(v, self.ctx)
         if isinstance(v, int):
             return z3.IntVal(v, self.ctx)
-        return z3.StringVal(v, self.ctx)
+        return z3.StringVal(z3_text(v), self.ctx)
 
     # --- the input domain ----------------------------------------------------------------
     def domain(self) -> Any:
@@ -219,7 +221,7 @@ class Z3Encoding:
                 return z3.is_true(v)
             if isinstance(t, IntT):
                 return v.as_long()
-            return v.as_string()
+            return python_text(v.as_string())
 
         out: dict[str, Any] = {}
         for a in self.contract.signature.arguments:
@@ -235,3 +237,26 @@ class Z3Encoding:
                 assert isinstance(a.type, (BoolT, IntT, StrT, EnumT))
                 out[a.name] = val(self.scalars[a.name], a.type)
         return out
+
+
+# z3 4.8.7's StringVal takes ASCII only: a rule, enum value or table key with "é" ended synth in an internal error.
+# Strings are only compared for equality in the contract language, so any one-to-one spelling keeps every verdict.
+_Z3_RENDERED = re.compile(r"\\(\\|x[0-9a-fA-F]{2})")     # how as_string() shows a backslash and a control byte
+_Z3_SPELLED = re.compile(r"\\(\\|u\{[0-9a-f]+\})")     # what z3_text writes
+
+
+def z3_text(s: str) -> str:
+    """`s` spelled in ASCII, one to one: a backslash doubled, each character from U+0080 up as \\u{hex}."""
+    return "".join("\\\\" if c == "\\" else c if ord(c) < 0x80 else f"\\u{{{ord(c):x}}}" for c in s)
+
+
+def python_text(rendered: str) -> str:
+    """The Python string whose z3_text is the string z3 shows as `rendered` (a model's value); a string z3 made up
+    that z3_text never writes (a lone backslash, a byte from 0x80 up) is read as its characters."""
+    raw = _Z3_RENDERED.sub(lambda m: "\\" if m[1] == "\\" else chr(int(m[1][1:], 16)), rendered)
+    return _Z3_SPELLED.sub(lambda m: "\\" if m[1] == "\\" else _code_point(m[1][2:-1]) or m[0], raw)
+
+
+def _code_point(digits: str) -> str:
+    n = int(digits, 16) if len(digits) <= 6 else -1
+    return chr(n) if 0x80 <= n <= 0x10FFFF else ""

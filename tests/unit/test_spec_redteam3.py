@@ -1,0 +1,77 @@
+"""The third red-team pass on what a spec can do to synthesis (helper H22, 2026-11-30).
+
+Strings beyond ASCII reach z3 one to one. z3 4.8.7's StringVal takes ASCII only: a rule comparing with "é", an enum
+value "é" or a table key "José" ended `veriguard synth` in an internal error (ctypes.ArgumentError, exit 70) before
+any gate ran, and the runtime checker and z3 could not be compared on such inputs. Now every string is spelled in
+ASCII for z3 (contracts.to_z3.z3_text: a backslash doubled, U+0080 and up as \\u{hex}) and a model's strings are
+read back (python_text); the contract language compares strings for equality only, so no verdict changes.
+"""
+import textwrap
+
+import pytest
+
+from veriguard.contracts.runtime_support import flatten_arguments
+from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.to_python import compile_checker
+from veriguard.contracts.to_z3 import Z3Encoding, python_text, z3_text
+from veriguard.synth.specfile import load_spec
+from veriguard.verify.verdicts import Verdict
+from veriguard.verify.z3check import check_contract
+
+SPEC = '''
+name = "names"
+request = "Only the listed people, in the listed places."
+
+[types]
+Place = {{ enum = ["café", "e\\u0301", "plain"] }}
+
+[arguments]
+who = "str"
+place = "Place"
+
+[tables.listed]
+file = "listed.json"
+signature = "(str) -> bool"
+
+[contract]
+rules = """
+rule listed_only "Only listed people": listed(who)
+rule not_smiley "Not the smiley": who != "{literal}"
+rule cafe "Only in the café": place == "café"
+"""
+'''
+STRINGS = ["José", "jose", "Jose\u0301", "😀", "\ud800", "\\", "\\u{e9}", "\\x41", "a\x00b", "", "\u2028", "café"]
+
+
+def spec_with(tmp_path, literal="😀"):
+    (tmp_path / "listed.json").write_text('["José", "\\\\u{e9}", "\\ud800", "😀"]', encoding="utf-8")
+    path = tmp_path / "names.toml"
+    path.write_text(textwrap.dedent(SPEC.format(literal=literal)).lstrip(), encoding="utf-8")
+    return load_spec(path)
+
+
+def test_z3_checks_a_contract_with_strings_beyond_ascii(tmp_path):
+    report = check_contract(spec_with(tmp_path).contract, bound=2)
+    verdicts = {(f.check, f.subject): f.verdict for f in report.findings}
+    assert verdicts and all(v is Verdict.PROVED for v in verdicts.values()), report.findings
+    held = {f.subject: f.witness for f in report.findings if f.check == "can_hold" and f.witness}
+    assert held["cafe"]["place"] == "café" and held["listed_only"]["who"] in ("José", "\\u{e9}", "\ud800", "😀")
+
+
+@pytest.mark.parametrize("who", STRINGS, ids=ascii)
+@pytest.mark.parametrize("place", ["café", "e\u0301", "plain"], ids=ascii)
+def test_the_checker_and_z3_agree_on_strings_beyond_ascii(tmp_path, who, place):
+    spec = spec_with(tmp_path)
+    enc, checker = Z3Encoding(spec.contract, bound=2), compile_checker(spec.contract)
+    flat = flatten_arguments(argument_schema(spec.signature), {"who": who, "place": place})
+    _allowed, violations, _denied = checker.spec_decision(**flat)
+    assert set(violations) == {d.id for d in spec.contract.rules if not enc.evaluate(enc.holds(d.id), flat)}
+
+
+@pytest.mark.parametrize("s", STRINGS + ["\U0010ffff", "\\\\u{41}", "\\u{zz}", "e\u0301"], ids=ascii)
+def test_z3_text_reads_back_through_a_z3_model(s):
+    import z3
+    x, solver = z3.String("x"), z3.Solver()
+    solver.add(x == z3.StringVal(z3_text(s)))
+    assert solver.check() == z3.sat
+    assert z3_text(s).isascii() and python_text(solver.model()[x].as_string()) == s
