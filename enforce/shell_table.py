@@ -917,6 +917,9 @@ class ZoneMap:
     # approval: patterns whose change, where a command names the path, needs a human's approval (the command is
     # unknown), for files the spec cannot zone without denying their ordinary use (`source .venv/bin/activate`)
     approval: tuple[str, ...] = ()
+    # [except]: zone -> patterns of paths a command names that are not in that zone though its patterns match them
+    # (a project's `.env.example` is no secret): such a path falls to the next zone that matches it
+    excepted: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
@@ -971,7 +974,9 @@ def _compile(zmap: ZoneMap, workspace: str, home: str, tmp: str, places: Places,
     return Zones(zones, zmap.unmatched, zmap.unresolved, no_data, links, zones if folded == zones else folded,
                  tuple((z, tuple(n.casefold() for n in names)) for z, names in zmap.mentions), nested,
                  tuple((_literal(normalise(where)), _literal(normalise(link))) for where, link in mounts),
-                 tuple(_fold(split_pattern(normalise(q))) for p in zmap.approval for q in _expand(p, spellings)))
+                 tuple(_fold(split_pattern(normalise(q))) for p in zmap.approval for q in _expand(p, spellings)),
+                 tuple((zone, tuple(_fold(split_pattern(normalise(q))) for p in patterns for q in _expand(p, spellings)))
+                       for zone, patterns in zmap.excepted))
 
 
 def _literal(path: str) -> tuple[Comp, ...]:
@@ -1032,6 +1037,7 @@ class Zones:
     nested: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...] = ()   # case-folded; see ZoneMap.nested
     mounts: tuple[tuple[tuple[Comp, ...], tuple[Comp, ...]], ...] = ()   # (where, link); see ZoneMap.compile
     approval: tuple[tuple[Comp, ...], ...] = ()     # case-folded; see ZoneMap.approval
+    excepted: tuple[tuple[str, tuple[tuple[Comp, ...], ...]], ...] = ()   # case-folded; see ZoneMap.excepted
 
     def needs_approval(self, target: tuple[Comp, ...]) -> bool:
         """Whether changing `target`, a path a command names (not a folder it writes whole), needs approval."""
@@ -1177,6 +1183,8 @@ class Zones:
     def _of(self, target: tuple[Comp, ...], zones: Any, *, dot_rule: bool) -> list[str]:
         found: list[str] = []
         for zone, patterns in zones:
+            if self._excepted(zone, target):
+                continue
             for z in patterns:
                 if _intersect(target, z, dot_rule=dot_rule):
                     if zone not in found:
@@ -1186,6 +1194,15 @@ class Zones:
         if self.unmatched not in found:
             found.append(self.unmatched)
         return found
+
+    def _excepted(self, zone: str, target: tuple[Comp, ...]) -> bool:
+        """Whether every path matching `target` is an exception of `zone` (only a path named whole can be: a folder
+        touched whole or a glob may hold others)."""
+        exceptions = next((patterns for z, patterns in self.excepted if z == zone), ())
+        if not exceptions or any(c.glob or c.star2 for c in target):
+            return False
+        folded = _fold(target)
+        return any(_contains(e, folded) for e in exceptions)
 
 
 def check_tables(cfg: Mapping[str, Any], base: Path) -> str | None:
@@ -1221,7 +1238,7 @@ def load_zones(file: Path, zone_names: set[str] | None = None, *, data: bytes | 
 def _load_zones(source: _Source) -> ZoneMap:
     file = Path(source.file_name)
     raw = _toml(file, source.data)
-    allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested", "approval"}
+    allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested", "approval", "except"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
@@ -1236,9 +1253,11 @@ def _load_zones(source: _Source) -> ZoneMap:
         _check_pattern(p, file, "no_data / links")
     mentions = _per_zone(raw, "mentions", "names", table, file)
     nested = _per_zone(raw, "nested", "patterns", table, file)
+    excepted = _per_zone(raw, "except", "patterns", table, file)
     zmap = ZoneMap(file, tuple(zones), str(raw.get("unmatched", "")), str(raw.get("unresolved", "")), no_data,
                    links, tuple((str(z), _strings(n, file, f"mentions.{z}")) for z, n in mentions.items()),
-                   tuple(_zone_patterns(nested, file, "nested")), approval)
+                   tuple(_zone_patterns(nested, file, "nested")), approval,
+                   tuple(_zone_patterns(excepted, file, "except")))
     for k in ("unmatched", "unresolved"):
         if not getattr(zmap, k):
             raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")

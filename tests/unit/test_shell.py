@@ -68,7 +68,7 @@ def test_pseudo_files_hold_no_data() -> None:
 def test_recursive_access_reaches_every_zone_below() -> None:
     found = touched("grep -r password ~")
     assert {SSH, ("read", "cloud_credentials"), ("read", "home"), ("read", "workspace")} <= found
-    assert touched("grep -r password src") == {("read", "workspace")}
+    assert touched("grep -r password src") == {("read", "workspace"), ("read", "project_secrets")}   # src/.env
 
 
 def test_a_glob_reaches_only_the_zones_it_can_match() -> None:
@@ -226,7 +226,7 @@ def test_an_argument_that_may_be_an_option_makes_the_command_unknown() -> None:
 def test_provenance_names_each_command_its_class_and_each_path() -> None:
     how = run("cat ~/.ssh/id_rsa && rm -rf build").how
     assert "`cat ~/.ssh/id_rsa`" in how and "/home/dev/.ssh/id_rsa: ssh_keys" in how
-    assert "destructive" in how and "delete /home/dev/project/build/** (recursive): workspace" in how
+    assert "destructive" in how and "delete /home/dev/project/build/** (recursive): project_secrets, workspace" in how
     assert "not in commands.toml" in run("mytool").how
 
 

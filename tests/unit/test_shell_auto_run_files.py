@@ -89,7 +89,7 @@ def test_a_container_given_the_project_is_like_the_project_s_own_code() -> None:
     """What a container writes in a mounted project is its program's doing, as with `npm test`: the folder is written,
     the protected files in it are read, not counted as written."""
     assert touched("docker run --rm -v $PWD:/app -w /app node:20 npm test") == {
-        ("read", "workspace"), ("read", "agent_config"), ("write", "workspace")}
+        ("read", "workspace"), ("read", "agent_config"), ("write", "workspace"), ("read", "project_secrets")}
 
 
 @pytest.mark.parametrize("command", ["docker run --rm -v .:/w:ro alpine ls /w",

@@ -20,4 +20,4 @@ def test_listing_the_home_reads_the_key_folders(command: str) -> None:
 @pytest.mark.parametrize("command", ["find . -name '*.py'", "find src -type f", "tree src", "tree", "du -sh .",
                                      "du -sh src", "fd '[.]py$'", "getfacl -R src"])
 def test_listing_the_project_reads_the_project(command: str) -> None:
-    assert {z for _, z in touched(command)} <= {"workspace", "agent_config"}, command
+    assert {z for _, z in touched(command)} <= {"workspace", "agent_config", "project_secrets"}, command

@@ -56,7 +56,8 @@ def test_a_path_after_an_option_the_table_does_not_list_is_read(command: str) ->
 
 def test_a_pattern_after_known_options_stays_a_pattern() -> None:
     for command in ("ag -Q /api/v1 src", "ag --hidden TODO", "grep -r /etc/passwd src"):
-        assert {z for _, z in analysed(command).touched} <= {"workspace", "agent_config"}, (command, analysed(command).touched)
+        assert {z for _, z in analysed(command).touched} <= {"workspace", "agent_config", "project_secrets"}, (
+            command, analysed(command).touched)
 
 
 # Build tools' outputs and settings the table read as no path (red-team pass of 2026-11-29, late morning): go test's
@@ -98,4 +99,5 @@ def test_a_build_handed_a_host_file_or_a_secret_variable_reads_it(command: str, 
     # red-team pass of 2026-11-29, late morning: docker build's --secret src=FILE, --build-context NAME=DIR and a
     # secret variable were ignored options: the Dockerfile (project code) could copy the key into the image or its log
     assert ("read", zone) in analysed(command).touched, analysed(command).touched
-    assert {z for _, z in analysed("docker build -t app --secret id=npm,src=.npmrc.ci .").touched} == {"workspace"}
+    assert {z for _, z in analysed("docker build -t app --secret id=npm,src=.npmrc.ci .").touched} == {
+        "workspace", "project_secrets"}     # the build context is the project, its .env among it

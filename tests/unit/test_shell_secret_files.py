@@ -45,4 +45,5 @@ def test_a_backup_or_swap_copy_of_a_secret_file_is_a_credential(path: str) -> No
 
 @pytest.mark.parametrize("command", ["grep -r TODO .", "rm -rf build", "ls -R", "find . -name '*.py'"])
 def test_recursive_work_in_the_project_touches_no_secret(command: str) -> None:
-    assert {zone for _, zone in touched(command)} <= {"workspace", "agent_config"}  # .claude/, .git/hooks: read
+    # .claude/, .git/hooks: read; the project's own .env (project_secrets) is read and changed as the workspace is
+    assert {zone for _, zone in touched(command)} <= {"workspace", "agent_config", "project_secrets"}
