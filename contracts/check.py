@@ -9,6 +9,7 @@ from typing import Any
 from veriguard.contracts import ast as A
 from veriguard.contracts.errors import ContractError, Pos
 from veriguard.contracts.names import BUILTINS, name_problem
+from veriguard.contracts.types import MAX_TEXT
 from veriguard.contracts.signature import Signature, element_types
 from veriguard.contracts.types import (BOOL, INT, STR, BoolT, EnumT, IntT, ListT, RecordT, Scalar, TupleT, Type,
                              comparable, is_scalar)
@@ -111,6 +112,10 @@ class _Checker:
 
     def e_lit(self, e: A.Lit, scope: dict[str, Scalar], kind: str) -> A.Expr:
         t: Type = BOOL if isinstance(e.value, bool) else INT if isinstance(e.value, int) else STR
+        if isinstance(e.value, str) and len(e.value) > MAX_TEXT:
+            raise self.fail("contract.string_too_long", f"the string {e.value[:30]!r}... has {len(e.value):,} "
+                            f"characters; at most {MAX_TEXT} are supported", e.pos,
+                            "compare with a short value (a rule names cases, it does not hold data)")
         return dataclasses.replace(e, ty=t)
 
     def e_var(self, e: A.Var, scope: dict[str, Scalar], kind: str) -> A.Expr:

@@ -57,6 +57,7 @@ CATALOGUE: dict[str, Entry] = {
     "contract.duplicate_id": Entry(S, "a rule or property id is declared twice"),
     "contract.enum_value": Entry(S, "a value is not one of its enum's values"),
     "contract.int_too_large": Entry(S, "an integer literal has more digits than supported"),
+    "contract.string_too_long": Entry(S, "a string literal has more characters than supported"),
     "contract.len": Entry(S, "len(...) is not given exactly one list"),
     "contract.name": Entry(S, "a name in the contract is not allowed (reserved, malformed or too long)"),
     "contract.not_allow_all": Entry(S, "the rules can never deny anything"),

@@ -103,3 +103,7 @@ def python_type(t: Type) -> str:
     if isinstance(t, ListT):
         return f"List[{python_type(t.elem)}]"
     raise TypeError(f"no Python type for {t}")
+
+# characters in one string constant of a rule or a table: z3 took 17 s over one of 4,000 and crashed the process
+# (a segmentation fault) over one of 40,000 (the shipped specs' longest: 25)
+MAX_TEXT = 256

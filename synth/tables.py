@@ -14,7 +14,7 @@ from veriguard.contracts.errors import NOWHERE, Pos, SpecError
 from veriguard.contracts.parse import MAX_INT_DIGITS
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.signature import Table, Value
-from veriguard.contracts.types import BoolT, EnumT, IntT, Scalar
+from veriguard.contracts.types import MAX_TEXT, BoolT, EnumT, IntT, Scalar
 
 
 def _line_of(raw: str, value: object) -> Pos:
@@ -51,6 +51,9 @@ class _Reader:
                             "write a whole number")
         if not isinstance(value, str):
             raise self.fail(f"{what} {value!r} is not a string", value, "quote it")
+        if len(value) > MAX_TEXT:
+            raise self.fail(f"{what} {value[:30]!r}... has {len(value):,} characters; at most {MAX_TEXT} are supported",
+                            value, "keep the table's strings short (names, ids, paths)")
         if isinstance(t, EnumT) and value not in t.values:
             raise self.fail(f"{what} {value!r} is not a value of {t.name}", value,
                             f"use one of {', '.join(map(repr, t.values))}, or add it to the enum")
@@ -156,6 +159,8 @@ def load_table(name: str, file: Path, params: tuple[Scalar, ...], result: Scalar
                         fix=f"{e.fix}: put the table beside the spec and give its path relative to the spec") from None
     try:
         raw = data_bytes.decode("utf-8")
+        if file.suffix.lower() == ".csv":   # a byte-order mark is no part of the first cell (with header = false, a key)
+            raw = raw.removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise SpecError("spec.table_file", f"table {name}: {file.name} is not UTF-8 text (byte {e.start})",
                         file=str(file), fix="save the table as UTF-8 JSON or CSV") from None

@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from veriguard.contracts.errors import ContractError, SpecError
 from veriguard.contracts.runtime_support import flatten_arguments
 from veriguard.contracts.schema import argument_schema
 from veriguard.contracts.to_python import compile_checker
@@ -75,3 +76,57 @@ def test_z3_text_reads_back_through_a_z3_model(s):
     solver.add(x == z3.StringVal(z3_text(s)))
     assert solver.check() == z3.sat
     assert z3_text(s).isascii() and python_text(solver.model()[x].as_string()) == s
+
+
+# A string constant of thousands of characters: z3 took 17 s over a table key of 4,000 characters and ended the
+# process with a segmentation fault over one of 40,000 (synth died without a message). Now a rule's string and a
+# table's string are at most contracts.types.MAX_TEXT (256) characters, refused at their place.
+LONG_SPEC = '''
+name = "long"
+request = "r"
+
+[arguments]
+who = "str"
+
+[tables.ok]
+file = "t.{ext}"
+signature = "(str) -> bool"
+
+[contract]
+rules = """
+rule listed "Only listed": ok(who) and who != "{literal}"
+"""
+'''
+
+
+def long_spec(tmp_path, *, key="bob", literal="x", ext="json"):
+    table = f'["{key}"]' if ext == "json" else f"who\n{key}\n"
+    (tmp_path / f"t.{ext}").write_text(table, encoding="utf-8")
+    path = tmp_path / "long.toml"
+    path.write_text(LONG_SPEC.format(literal=literal, ext=ext).lstrip(), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("ext", ["json", "csv"])
+def test_a_table_string_over_the_limit_is_refused_at_the_table(tmp_path, ext):
+    with pytest.raises(SpecError) as e:
+        load_spec(long_spec(tmp_path, key="k" * 4000, ext=ext))
+    assert e.value.code == "spec.table" and "4,000 characters" in e.value.message and e.value.file.endswith(ext)
+    at_the_limit = load_spec(long_spec(tmp_path, key="k" * 256, literal="y" * 256, ext=ext))
+    assert dict(at_the_limit.signature.tables[0].rows) == {("k" * 256,): True}
+
+
+def test_a_rule_string_over_the_limit_is_refused_at_the_rule(tmp_path):
+    with pytest.raises(ContractError) as e:
+        load_spec(long_spec(tmp_path, literal="y" * 4000))
+    assert e.value.code == "contract.string_too_long" and e.value.pos.line == 13 and e.value.fix
+
+
+def test_a_byte_order_mark_is_no_part_of_a_csv_key(tmp_path):
+    """With `header = false` the first line is a row: its BOM became part of the first key, which the spec shows
+    without it (a value table's capped key then took the default)."""
+    (tmp_path / "t.csv").write_bytes("\ufeffbob\nann\n".encode())
+    path = tmp_path / "s.toml"
+    path.write_text(LONG_SPEC.format(literal="x", ext="csv").lstrip().replace('signature = "(str) -> bool"\n',
+                                                                              'signature = "(str) -> bool"\nheader = false\n'))
+    assert dict(load_spec(path).signature.tables[0].rows) == {("bob",): True, ("ann",): True}
