@@ -24,7 +24,7 @@ from veriguard.contracts.types import BoolT, EnumT, IntT, RecordT, TupleT, Type,
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
 from veriguard.providers.extraction import EntryProblem, llm_entry_problem
 from veriguard.synth.tables import load_table
-from veriguard.synth.tomlpos import key_positions, string_offsets, too_deep
+from veriguard.synth.tomlpos import escape_in_basic_string, key_positions, string_offsets, too_deep
 
 TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contract", "examples",
             "extraction", "enforcement", "clarifications", "verify")
@@ -286,9 +286,20 @@ class _Loader:
                             f"{_toml_value(default)} (a TOML {_toml_kind(default)})", key,
                             f"write the default as a TOML {kind.__name__} of that type, e.g. {example}")
 
+    def no_escapes(self, key: tuple[object, ...]) -> None:
+        """The contract's text is what the spec shows: a TOML escape in it (u0023 is `#`, u000a a line break) made
+        the rules mean something else than the file reads (`x > 0 \\u0023 and x < 100` compiled to `x > 0`)."""
+        at = escape_in_basic_string(self.text, self.positions[key]) if key in self.positions else None
+        if at is not None:
+            shown = self.text.split("\n")[at.line - 1][at.col - 1:at.col + 5]
+            raise self.fail("spec.contract_escape", f"[{'.'.join(map(str, key))}] uses a TOML escape ({shown!r}...): "
+                            "the contract would read otherwise than the file shows", key,
+                            "write the character itself, or put the text in a literal string '''...''' (no escapes)", at)
+
     def contract(self, sig: Signature, rules: str, properties: str) -> Contract:
         decls: list[Decl] = []
         for section, text in (("rules", rules), ("properties", properties)):
+            self.no_escapes(("contract", section))
             try:
                 parsed = parse_contract(text)
             except ContractError as e:

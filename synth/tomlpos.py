@@ -65,6 +65,31 @@ def string_offsets(text: str, pos: Pos) -> tuple[int, int]:
     return pos.line - 1, pos.col
 
 
+def escape_in_basic_string(text: str, pos: Pos) -> Pos | None:
+    """Where the first escape of the basic string (quoted with one or three double quotes) whose value starts at
+    `pos` is, or None; a backslash that ends a line (TOML's line continuation) is not one. A literal string has none."""
+    lines = _lines(text)
+    row, col = pos.line - 1, pos.col - 1
+    if not 0 <= row < len(lines):
+        return None
+    rest = lines[row][col:]
+    quote = '"' * 3 if rest.startswith('"' * 3) else '"' if rest.startswith('"') else ""
+    if not quote:
+        return None
+    col += len(quote)
+    while row < len(lines):
+        line = lines[row]
+        end = line.find(quote, col)
+        slash = line.find("\\", col)
+        if slash >= 0 and (end < 0 or slash < end):
+            if line[slash + 1:].strip(" \t") or quote == '"':
+                return Pos(row + 1, slash + 1)
+        if end >= 0 and (slash < 0 or end < slash):
+            return None
+        row, col = row + 1, 0
+    return None
+
+
 def _lines(text: str) -> list[str]:
     """Lines as TOML counts them: only "\n" ends a line (str.splitlines also splits on \x0c, \u2028, ...)."""
     return [line.removesuffix("\r") for line in text.split("\n")]

@@ -130,3 +130,33 @@ def test_a_byte_order_mark_is_no_part_of_a_csv_key(tmp_path):
     path.write_text(LONG_SPEC.format(literal="x", ext="csv").lstrip().replace('signature = "(str) -> bool"\n',
                                                                               'signature = "(str) -> bool"\nheader = false\n'))
     assert dict(load_spec(path).signature.tables[0].rows) == {("bob",): True, ("ann",): True}
+
+
+# The contract's text is what the file shows. A TOML escape in a basic string is decoded before the contract is
+# parsed: `x > 0 \u0023 and x < 100` compiled to `x > 0` (the rest a comment), `# note\u000arule s ...` hid a rule
+# inside what reads as a comment, and error positions inside such text were off. Now an escape in the rules or
+# properties is spec.contract_escape at its place; a line-ending backslash (TOML's continuation) and literal strings
+# ('''...''', no escapes) are read as before.
+ESCAPED = [('rules = """\nrule r "x": x > 0 \\u0023 and x < 100\n"""', (8, 19)),
+           ('rules = """\nrule r "x": x > 0 # note\\u000arule s "y": x != 3\n"""', (8, 25)),
+           ('rules = "rule r \\"x\\": x > 0"', (7, 17)),
+           ('rules = """\nrule r "x": x > 0\n"""\nproperties = """\nproperty p "x\\"": x > 0 ==> allowed\n"""', (11, 14))]
+
+
+def escape_spec(tmp_path, contract):
+    path = tmp_path / "e.toml"
+    path.write_text(f'name = "e"\nrequest = "r"\n\n[arguments]\nx = "int"\n[contract]\n{contract}\n', encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("contract, where", ESCAPED, ids=range(len(ESCAPED)))
+def test_a_toml_escape_in_the_contract_is_refused_at_its_place(tmp_path, contract, where):
+    with pytest.raises(SpecError) as e:
+        load_spec(escape_spec(tmp_path, contract))
+    assert e.value.code == "spec.contract_escape" and (e.value.pos.line, e.value.pos.col) == where
+    assert "literal string" in e.value.fix
+    # what stays: a line-ending backslash (TOML's continuation) and a literal string, escapes and all
+    continued = load_spec(escape_spec(tmp_path, 'rules = """\nrule r "x": x > 0 \\\n  or x == -5\n"""'))
+    assert [d.id for d in continued.contract.rules] == ["r"]
+    literal = load_spec(escape_spec(tmp_path, "rules = '''\nrule r \"x\\\"y\": x > 0 # \\u0023 and x < 100\n'''"))
+    assert literal.contract.rule("r").message == 'x"y'
