@@ -127,8 +127,9 @@ def test_only_whole_lines_keep_their_paths(command: str) -> None:
 
 def test_an_undeclared_option_ends_the_pass_through_in_any_table() -> None:
     assert ("read", "outside") in shell_run("find . | cat -n | xargs cat").touched
-    # the workspace, with the agent's configuration in it (.claude/, .git/hooks): read only
-    assert set(shell_run("find . | cat | xargs cat").touched) == {("read", "workspace"), ("read", "agent_config")}
+    # the workspace, with the agent's configuration (.claude/, .git/hooks) and the project's secrets (.env) in it
+    assert set(shell_run("find . | cat | xargs cat").touched) == {("read", "workspace"), ("read", "agent_config"),
+                                                                   ("read", "project_secrets")}
 
 
 @pytest.mark.parametrize("command", [
