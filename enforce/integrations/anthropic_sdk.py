@@ -242,6 +242,12 @@ def _cause(error: BaseException) -> str:
     return " ".join(text.split())[:400]
 
 
+def _record_refusal(tool: Any, error: Exception, entered: list[bool]) -> None:
+    """Record `error` as the SDK's refusal of the input when it was raised before the guarded function was entered."""
+    if not entered:
+        getattr(tool.func, REFUSE_ATTRIBUTE)(error)
+
+
 class RecordingFunctionTool(BetaFunctionTool[Any]):
     """A guarded tool whose input the SDK refuses before the function runs gets a decision record (require_guarded)."""
 
@@ -250,10 +256,8 @@ class RecordingFunctionTool(BetaFunctionTool[Any]):
         token = ENTERED.set(entered)
         try:
             return super().call(input)
-        except Exception as e:   # raised before the guarded function was entered: the SDK refused the input
-            if entered:
-                raise
-            getattr(self.func, REFUSE_ATTRIBUTE)(e)
+        except Exception as e:
+            _record_refusal(self, e, entered)
             raise
         finally:
             ENTERED.reset(token)
@@ -268,9 +272,7 @@ class RecordingAsyncFunctionTool(BetaAsyncFunctionTool[Any]):
         try:
             return await super().call(input)
         except Exception as e:
-            if entered:
-                raise
-            getattr(self.func, REFUSE_ATTRIBUTE)(e)
+            _record_refusal(self, e, entered)
             raise
         finally:
             ENTERED.reset(token)
