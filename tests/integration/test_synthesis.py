@@ -71,7 +71,7 @@ def test_broken_policy_is_refuted_with_rule_and_values(kind, nagini_worker, proo
     if new is None:  # invert the check in the toolbox loop
         spec = load_spec(next(p for p in SHIPPED if p.stem == spec_name))
         source = compile_policy(spec).source
-        loop_if = "        if not item_file_access(touched[vg_i][0], touched[vg_i][1]):"
+        loop_if = "        if not item_file_access(command_kind, command_approved, touched[vg_i][0], touched[vg_i][1]):"
         assert loop_if in source
         source = source.replace(loop_if, loop_if.replace("if not ", "if "))
     else:
