@@ -17,7 +17,7 @@ from veriguard.contracts.build_format import MODE_NAMES
 from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.extractors import tool_calls
-from veriguard.enforce.monitor import ABANDONED, Abandoned, DecisionRecord, Monitor
+from veriguard.enforce.monitor import ABANDONED, Abandoned, DecisionRecord, Monitor, gave_up
 
 MODES = MODE_NAMES
 DEFAULT_HALT_AFTER = 2        # replan_halt: "ask for another plan; halt if the next one is denied too"
@@ -114,14 +114,14 @@ class Guard:
         name, problem = run_name(run)
         if problem:
             return self._outcome(lambda: (self._refusal(problem, meta), f"fail closed: {problem}"), name, meta)
-        gave_up: list[str] = []
+        given_up: list[str] = []
 
         def asked() -> str:
-            why = _gave_up(abandoned)
-            gave_up.extend([why] if why else [])
+            why = gave_up(abandoned)
+            given_up.extend([why] if why else [])
             return why
         return self._outcome(lambda: self._decide(call, context, meta, asked if abandoned is not None else None), name,
-                             meta, exclusive=exclusive and self.reads_facts, gave_up=gave_up)
+                             meta, exclusive=exclusive and self.reads_facts, given_up=given_up)
 
     def finished(self, run: str = "") -> None:
         """The run's allowed exclusive call has finished (its effects are in the facts now): the next may be allowed."""
@@ -144,7 +144,7 @@ class Guard:
         return self._refusal(reason, {"action_id": "", "integration": str(integration), "tool": str(tool)})
 
     def _outcome(self, decide: Callable[[], tuple[DecisionRecord | None, str]], run: str,
-                 meta: dict[str, str], *, exclusive: bool = False, gave_up: Sequence[str] = ()) -> GuardOutcome:
+                 meta: dict[str, str], *, exclusive: bool = False, given_up: Sequence[str] = ()) -> GuardOutcome:
         with self._lock:
             state = self._runs.setdefault(run, _Run())
             halted = state.halted
@@ -152,8 +152,8 @@ class Guard:
             record = self._refusal(f"tool execution in this run was halted earlier ({halted})", meta)
             return GuardOutcome(False, "halt", self._halted_message(halted), record, run=run)
         record, reasons = decide()
-        if gave_up:   # the caller refused the call already: not run, and not counted in the run a second time
-            return GuardOutcome(False, "abandoned", f"Not run: {gave_up[0]}", record, run=run)
+        if given_up:   # the caller refused the call already: not run, and not counted in the run a second time
+            return GuardOutcome(False, "abandoned", f"Not run: {given_up[0]}", record, run=run)
         allowed = record is not None and record.allowed is True
         busy = False
         with self._lock:  # `state` is this call's run even if end_run forgot it meanwhile
@@ -195,7 +195,7 @@ class Guard:
             record = self.monitor.check(observe(call, context), mode=self.mode, abandoned=abandoned, **meta)
         except Exception as e:  # a context that cannot be read, or a monitor that raises: nothing was decided
             reason = f"the call could not be checked: {type(e).__name__}: {e}"
-            gone = _gave_up(abandoned)   # asked before logging, as the monitor does
+            gone = gave_up(abandoned)   # asked before logging, as the monitor does
             reason = f"{ABANDONED}{gone}; and {reason}" if gone else reason
             return self._refusal(reason, meta), f"fail closed: {reason}"
         if not isinstance(record, DecisionRecord):
@@ -236,14 +236,6 @@ class Guard:
             "halt": f"Denied by policy {name}: {reasons}. Tool execution is halted for the rest of this run.",
             "terminate": f"Task terminated by policy {name}: {reasons}",
         }[action]
-
-
-def _gave_up(abandoned: Abandoned | None) -> str:
-    """Why the caller gave up on the decision ("" while it waits); a check that fails counts as giving up."""
-    try:
-        return abandoned() if abandoned is not None else ""
-    except Exception as e:
-        return f"the caller's check of whether it still waits failed: {type(e).__name__}"
 
 
 def run_name(run: RunName) -> tuple[str, str]:

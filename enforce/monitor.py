@@ -144,12 +144,7 @@ class Monitor:
 
     def _unless_abandoned(self, record: DecisionRecord, abandoned: Abandoned) -> DecisionRecord:
         """`record`, or its denial when the caller abandoned the decision (a check that fails counts as that)."""
-        try:
-            why = abandoned()
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:
-            why = f"the caller's check of whether it still waits failed: {_describe(e)}"
+        why = gave_up(abandoned)
         if not why:
             return record
         return self._denial(record, f"{ABANDONED}{' '.join(str(why).split())[:300]}; the call was not run")
@@ -262,6 +257,19 @@ def _placed(record: DecisionRecord, integration: str, tool: str, mode: str) -> D
 
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def gave_up(abandoned: Abandoned | None) -> str:
+    """Why the caller gave up on the decision ("" while it waits, or with no check); a check that fails counts as
+    giving up. KeyboardInterrupt and SystemExit pass through."""
+    if abandoned is None:
+        return ""
+    try:
+        return abandoned()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:
+        return f"the caller's check of whether it still waits failed: {_describe(e)}"
 
 
 def _describe(e: BaseException) -> str:

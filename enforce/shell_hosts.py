@@ -58,26 +58,30 @@ def interface_addresses() -> frozenset[ipaddress.IPv4Address | ipaddress.IPv6Add
     the home through the machine's own ssh server): Linux's routing table's local entries and its IPv6 interface list.
     Empty where they cannot be read (another system: its interfaces' addresses are not known here)."""
     found: set[ipaddress.IPv4Address | ipaddress.IPv6Address] = set()
-    try:
-        with open(FIB_TRIE, encoding="ascii", errors="replace") as f:
-            last = ""
-            for line in f:
-                words = line.split()
-                if words[:1] == ["|--"] and len(words) == 2:
-                    last = words[1]
-                elif "host" in words and "LOCAL" in words and last:
-                    found.add(ipaddress.IPv4Address(last))
-    except (OSError, ValueError):
-        pass
-    try:
-        with open(IF_INET6, encoding="ascii", errors="replace") as f:
-            for line in f:
-                words = line.split()
-                if words and len(words[0]) == 32:
-                    found.add(ipaddress.IPv6Address(int(words[0], 16)))
-    except (OSError, ValueError):
-        pass
+    last = ""
+    for line in _proc_lines(FIB_TRIE):
+        words = line.split()
+        if words[:1] == ["|--"] and len(words) == 2:
+            last = words[1]
+        elif "host" in words and "LOCAL" in words and (ip := _address(last)) is not None:
+            found.add(ip)
+    for line in _proc_lines(IF_INET6):
+        words = line.split()
+        if words and _HEX32.fullmatch(words[0]):
+            found.add(ipaddress.IPv6Address(int(words[0], 16)))
     return frozenset(found)
+
+
+_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
+
+
+def _proc_lines(path: str) -> list[str]:
+    """The lines of a /proc file; none where it cannot be read (not Linux: only loopback and the names count there)."""
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.readlines()
+    except OSError:
+        return []
 
 
 @functools.lru_cache(maxsize=8)
