@@ -194,9 +194,14 @@ _ANTHROPIC = {"tool_use": "anthropic tool_use", "server_tool_use": "anthropic se
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _CALLISH = re.compile(r"tool|function|call|invoke", re.IGNORECASE)
 _RESULT = re.compile(r"(result|output)s?$", re.IGNORECASE)
-_NAME_KEYS = frozenset({"name", "tool", "tool_name", "function", "function_name", "action", "recipient_name"})
-_ARGUMENT_KEYS = frozenset({"arguments", "args", "input", "parameters", "params", "tool_input", "action_input",
-                            "kwargs"})
+# Keys are compared folded (_key_word: lower case, letters and digits only), so that toolName, tool-name, "Tool Name"
+# and TOOL_NAME are one key: a framework that runs {"toolName", "toolInput"} (camelCase SDKs) is no less a caller.
+_CALLERS = ("tool", "function", "func", "action", "method", "call", "recipient")   # what a call's keys may start with
+_NAME_KEYS = frozenset({"name", "tool", "function", "func", "action", "method"} | {f"{c}name" for c in _CALLERS})
+_ARGUMENT_WORDS = ("arguments", "argument", "args", "input", "inputs", "parameters", "parameter", "params", "kwargs")
+_ARGUMENT_KEYS = frozenset(f"{c}{w}{suffix}" for c in ("",) + _CALLERS for w in _ARGUMENT_WORDS
+                           for suffix in ("", "json"))
+_KIND_KEYS = ("type", "kind", "method")   # keys that say what an object is: one that mentions a call marks it
 _CONTAINER_KEYS = ("tool_calls", "function_call")
 _MAX_DEPTH = 64
 _SHAPES = ('{"type": "tool_use" | "server_tool_use" | "mcp_tool_use", "name", "input": {...}}, '
@@ -273,27 +278,38 @@ def _call_at(x: Mapping[Any, Any], where: str) -> ToolCall | None:
     return None
 
 
+def _key_word(key: str) -> str:
+    """A key folded to compare spellings: lower case, letters and digits only (toolName, tool_name, "Tool Name")."""
+    return "".join(c for c in key.lower() if c.isalnum())
+
+
 def _call_like(x: Mapping[Any, Any]) -> str:
-    """Why `x` looks like a tool call, whatever its shape ('' when it does not)."""
-    kind, method = x.get("type"), x.get("method")
-    if type(kind) is str and _CALLISH.search(kind) and not _RESULT.search(kind):
-        return f'its "type" is {kind[:40]!r}'
-    if type(method) is str and _CALLISH.search(method):
-        return f'its "method" is {method[:40]!r}'
-    keys = {k.lower() for k in x if type(k) is str}
-    if keys & _NAME_KEYS and keys & _ARGUMENT_KEYS:
-        return f"it pairs {sorted(keys & _NAME_KEYS)[0]!r} with {sorted(keys & _ARGUMENT_KEYS)[0]!r}"
+    """Why `x` looks like a tool call, whatever its shape or the spelling of its keys ('' when it does not)."""
+    keys = {_key_word(k): k for k in x if type(k) is str}
+    for word in _KIND_KEYS:
+        kind = x.get(keys[word]) if word in keys else None
+        if type(kind) is str and _CALLISH.search(kind) and not (word != "method" and _RESULT.search(kind)):
+            return f'its {keys[word]!r} is {kind[:40]!r}'
+    names, arguments = sorted(k for w, k in keys.items() if w in _NAME_KEYS), sorted(
+        k for w, k in keys.items() if w in _ARGUMENT_KEYS)
+    if names and arguments:
+        return f"it pairs {names[0]!r} with {arguments[0]!r}"
     return ""
 
 
-def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Iterable[tuple[Any, Any]]]) -> None:
+def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Iterable[tuple[Any, Any]]],
+          text: Callable[[Any, str], Any] | None = None) -> None:
     """visit(mapping, path) for every mapping in `root`, in document order; it returns the (key, value)
-    pairs to descend into. Lists and tuples are descended; strings are data, never parsed."""
+    pairs to descend into. Lists and tuples are descended; strings are data, read only by `text` (path -> the data
+    the string holds, None for none), which descends into what it returns."""
     stack: list[tuple[Any, str, int]] = [(root, where, 0)]
     while stack:
         x, at, depth = stack.pop()
         if depth > _MAX_DEPTH:
             _bad_call(at, f"the agent data nests deeper than {_MAX_DEPTH} levels")
+        held = text(x, at) if text is not None and type(x) is str else None
+        if held is not None:
+            x = held
         if isinstance(x, Mapping):
             children = [(v, f"{at}.{k if type(k) is str else _show(k)}".lstrip(".")) for k, v in visit(x, at)]
         elif isinstance(x, (list, tuple)):
@@ -301,6 +317,28 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
         else:
             continue
         stack.extend((v, p, depth + 1) for v, p in reversed(children))
+
+
+_MAX_JSON_TEXT = 1_000_000   # a longer argument string is not decoded: it denies if it may be JSON (see _as_json)
+
+
+def _as_json(value: Any, where: str) -> Any:
+    """The data an argument string holds when the tool may read it as JSON (a batch or dispatch tool decodes its text,
+    or text inside that text): a JSON object or array, decoded again while it decodes to more JSON text; None for
+    any other value. A string too long to decode that may be JSON denies."""
+    for _ in range(_MAX_DEPTH):
+        if type(value) is not str or value.strip()[:1] not in ("{", "[", '"'):
+            return None
+        if len(value) > _MAX_JSON_TEXT:
+            _bad_call(where, f"an argument of {len(value):,} characters that may be JSON holding a tool call; more "
+                      f"than the {_MAX_JSON_TEXT:,} read")
+        try:
+            value = strict_json.loads(value)
+        except (strict_json.StrictJSONError, RecursionError):
+            return None
+        if type(value) is not str:
+            return value
+    return None
 
 
 def _accept(call: ToolCall, found: list[ToolCall]) -> None:
@@ -311,7 +349,7 @@ def _accept(call: ToolCall, found: list[ToolCall]) -> None:
                       "outer call may run it too, unchecked")
         return x.items()
 
-    _walk(call.arguments, f"{call.where}.arguments", inside)
+    _walk(call.arguments, f"{call.where}.arguments", inside, text=_as_json)  # a call written as JSON text is a call
     found.append(call)
 
 
