@@ -1,4 +1,4 @@
-"""The held-out sets v5-v10 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v10.jsonl, each
+"""The held-out sets v5-v11 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v11.jsonl, each
 hand-written in ten styles no earlier set used; their README sections in tests/data/README.md state what each holds):
 well formed, the size, decoy share and coverage each states, sharing no run of six words with the bank, the earlier
 held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between two of its own
@@ -62,6 +62,10 @@ SETS = (
     HeldOut(10, frozenset({"group-chat", "support-macro", "json-payload", "legalese", "checkbox-todo",
                            "meeting-minutes", "url-query", "emoji-rich", "diary-entry", "proofread-request"}), 450,
             per_category=55, per_style=45, two=35, three=10, elsewhere=60, plain=15, lengths=True),
+    HeldOut(11, frozenset({"web-task-detailed", "web-task-minimal", "assistant-handoff", "multi-intent", "product-spec",
+                           "clarification-answer", "business-procurement", "results-page-pick", "itinerary-plan",
+                           "news-lead-in"}), 460,
+            per_category=55, per_style=40, two=35, three=10, elsewhere=55, plain=15, lengths=True),
 )
 each_set = pytest.mark.parametrize("s", SETS, ids=[f"v{s.n}" for s in SETS])
 
