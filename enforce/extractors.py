@@ -19,12 +19,16 @@ and no others; a tool name of 1-128 characters from A-Z a-z 0-9 _ . -; arguments
   mcp        {"method": "tools/call", "params": {"name", "arguments": {...}}} (optional: jsonrpc, id;
              params.arguments, absent or null for none; params._meta)
 Anything else that looks like a call is an error (extract.tool_call), never skipped: an object whose
-"type" or "method" mentions tool, function, call or invoke (a type ending in result or output
-excepted: tool results are data), or that pairs a name key (name, tool, tool_name, function,
-function_name, action, recipient_name) with an arguments key (arguments, args, input, parameters,
-params, tool_input, action_input, kwargs); a malformed recognised shape; and any call-like object
-inside a call's arguments (whatever runs the outer call may run it). Strings are data and never
-parsed for calls. A framework that runs calls of another shape needs its own extractor.
+"type", "kind" or "method" mentions tool, function, call or invoke (a type or kind ending in result or output
+excepted: tool results are data), or that pairs a name key (name, tool, function, func, action, method, or one of
+tool, function, func, action, method, call, recipient followed by name) with an arguments key (arguments, argument,
+args, input, inputs, parameters, parameter, params, kwargs, each alone or after one of those callers, with or without
+a json suffix); keys are compared folded, lower case with letters and digits only, so toolName, tool-name,
+"Tool Name" and TOOL_NAME are one key; a malformed recognised shape; and any call-like object inside a call's
+arguments (whatever runs the outer call may run it), a string there that decodes to JSON read as that JSON (a
+batch or dispatch tool decodes its text; JSON text inside JSON text too). Strings elsewhere are data and never parsed
+for calls (a call written as JSON in a text block passes). A framework that runs calls of another shape needs its own
+extractor.
 """
 from __future__ import annotations
 
