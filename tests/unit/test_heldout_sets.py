@@ -104,7 +104,8 @@ def test_lengths_run_from_a_few_words_to_over_a_hundred(s: HeldOut):
 
 @each_set
 def test_disjoint_from_the_bank(s: HeldOut):
-    assert not shared_runs(rows_of(s), list(s.bank_texts()))
+    shared = shared_runs(rows_of(s), list(s.bank_texts()))  # named first: pytest shows only what the assert names
+    assert not shared
 
 
 @each_set
@@ -123,4 +124,5 @@ def test_no_two_tasks_share_a_run_of_six_words(s: HeldOut):
                     "(set VERIGUARD_BENCHMARKS to the folder holding mind2web_sc/)")
 @each_set
 def test_disjoint_from_the_benchmark(s: HeldOut):
-    assert not shared_runs(rows_of(s), [r["confirmed_task"] for r in json.loads(BENCHMARK.read_text(encoding="utf-8"))])
+    shared = shared_runs(rows_of(s), [r["confirmed_task"] for r in json.loads(BENCHMARK.read_text(encoding="utf-8"))])
+    assert not shared
