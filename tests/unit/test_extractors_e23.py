@@ -37,6 +37,11 @@ OTHER_SPELLINGS = [
     {"tool_name": "transfer", "tool_args": EVE},
     {"kind": "call", "target": "transfer", "with": EVE},
     {"Kind": "tool-invocation", "target": "transfer", "body": EVE},
+    {"operation": "transfer", "payload": EVE},
+    {"tool_id": "transfer", "input": EVE},
+    {"functionId": "transfer", "data": EVE},
+    {"TOOL-NAME": "transfer", "TOOL-ARGS": EVE},
+    {"tool.name": "transfer", "tool.input": EVE},
 ]
 
 
@@ -88,6 +93,8 @@ def test_text_and_json_text_without_a_call_pass(memo):
     {"type": "tool_result", "tool_use_id": "t1", "content": "done"},
     {"user": {"name": "Bob", "email": "b@example.com"}},
     {"method": "GET", "url": "https://example.com"},
+    {"name": "Bob", "data": {"age": 3}},        # a bare name beside a body is a record, not a call
+    {"name": "report", "payload": "text", "body": "x"},
 ])
 def test_results_and_plain_records_are_no_calls(data):
     assert tool_calls(data) == []
