@@ -20,10 +20,11 @@ and no others; a tool name of 1-128 characters from A-Z a-z 0-9 _ . -; arguments
              params.arguments, absent or null for none; params._meta)
 Anything else that looks like a call is an error (extract.tool_call), never skipped: an object whose
 "type", "kind" or "method" mentions tool, function, call or invoke (a type or kind ending in result or output
-excepted: tool results are data), or that pairs a name key (name; tool, function, func, action, method, operation;
-one of those, call or recipient followed by name or id) with an arguments key (arguments, argument, args, input,
-inputs, parameters, parameter, params, kwargs, each alone or after one of those callers, with or without a json
-suffix; payload, body or data beside a key that names the callee, not a bare name); keys are compared folded, lower case with letters and digits only, so toolName, tool-name,
+excepted: tool results are data), a JSON-RPC request (method beside jsonrpc, or beside params and id), or that pairs
+a name key (name, action; tool, function, func, operation; one of those, method, call or recipient followed by name or
+id) with an arguments key (arguments, argument, args, input, inputs, parameters, parameter, params, kwargs, each alone
+or after one of those callers, with or without a json suffix; payload, body or data beside a key that names the
+callee, not a bare name or action); keys are compared folded, lower case with letters and digits only, so toolName, tool-name,
 "Tool Name" and TOOL_NAME are one key; a malformed recognised shape; and any call-like object inside a call's
 arguments (whatever runs the outer call may run it), a string there that decodes to JSON read as that JSON (a
 batch or dispatch tool decodes its text; JSON text inside JSON text too). Strings elsewhere are data and never parsed
@@ -201,8 +202,9 @@ _RESULT = re.compile(r"(result|output)s?$", re.IGNORECASE)
 # Keys are compared folded (_key_word: lower case, letters and digits only), so that toolName, tool-name, "Tool Name"
 # and TOOL_NAME are one key: a framework that runs {"toolName", "toolInput"} (camelCase SDKs) is no less a caller.
 _CALLERS = ("tool", "function", "func", "action", "method", "operation", "call", "recipient")  # a call's key prefixes
-_CALLER_KEYS = frozenset(_CALLERS[:-2] + tuple(f"{c}{w}" for c in _CALLERS for w in ("name", "id")))  # the callee
-_NAME_KEYS = _CALLER_KEYS | {"name"}
+_CALLER_KEYS = frozenset(("tool", "function", "func", "operation")  # keys that name the callee (not a bare name)
+                         + tuple(f"{c}{w}" for c in _CALLERS for w in ("name", "id")))
+_NAME_KEYS = _CALLER_KEYS | {"name", "action"}   # a bare method is an HTTP verb as often: JSON-RPC only (_call_like)
 _ARGUMENT_WORDS = ("arguments", "argument", "args", "input", "inputs", "parameters", "parameter", "params", "kwargs")
 _ARGUMENT_KEYS = frozenset(f"{c}{w}{suffix}" for c in ("",) + _CALLERS for w in _ARGUMENT_WORDS
                            for suffix in ("", "json"))
@@ -296,8 +298,10 @@ def _call_like(x: Mapping[Any, Any]) -> str:
         kind = x.get(keys[word]) if word in keys else None
         if type(kind) is str and _CALLISH.search(kind) and not (word != "method" and _RESULT.search(kind)):
             return f'its {keys[word]!r} is {kind[:40]!r}'
+    if "method" in keys and ("jsonrpc" in keys or {"params", "id"} <= set(keys)):
+        return f"it is a JSON-RPC request ({keys['method']!r} with {'jsonrpc' if 'jsonrpc' in keys else 'params and id'})"
     callees = [k for w, k in keys.items() if w in _CALLER_KEYS]
-    names = sorted(callees + [k for w, k in keys.items() if w == "name"])
+    names = sorted(k for w, k in keys.items() if w in _NAME_KEYS)
     arguments = sorted(k for w, k in keys.items() if w in _ARGUMENT_KEYS or (callees and w in _BODY_KEYS))
     if names and arguments:
         return f"it pairs {names[0]!r} with {arguments[0]!r}"

@@ -1,8 +1,9 @@
 """Red-team pass s23 (E23) on tool calls: two classes of calls the reader let through beside or inside a checked call.
 
 1. A call-like object whose keys are spelled otherwise (camelCase `toolName`/`toolInput`, kebab-case, spaces, a
-   `kind` that says call, a JSON-RPC `method` with `params`) was not seen as call-like: keys are now compared folded
-   (lower case, letters and digits), with the callers' prefixes (tool, function, action, method, ...).
+   `kind` that says call, a JSON-RPC request, `operation` with `payload`) was not seen as call-like: keys are now compared folded
+   (lower case, letters and digits), with the callers' prefixes (tool, function, action, method, ...); a bare `method` only in a JSON-RPC request (an
+   HTTP request has one too).
 2. A call written as JSON text in an argument (a batch or dispatch tool decodes it; JSON text inside JSON text too)
    was data: a string of a call's arguments that decodes to JSON is read as that data.
 Each test fails on the code before (ef16922).
@@ -32,7 +33,9 @@ OTHER_SPELLINGS = [
     {"actionName": "transfer", "actionInput": EVE},
     {"function": "transfer", "inputs": EVE},
     {"tool": "transfer", "arguments_json": json.dumps(EVE)},
-    {"method": "transfer", "params": EVE},
+    {"jsonrpc": "2.0", "method": "transfer", "params": EVE},
+    {"method": "transfer", "params": EVE, "id": 7},
+    {"methodName": "transfer", "methodArgs": EVE},
     {"recipientName": "functions.transfer", "parameters": EVE},
     {"tool_name": "transfer", "tool_args": EVE},
     {"kind": "call", "target": "transfer", "with": EVE},
@@ -95,6 +98,9 @@ def test_text_and_json_text_without_a_call_pass(memo):
     {"method": "GET", "url": "https://example.com"},
     {"name": "Bob", "data": {"age": 3}},        # a bare name beside a body is a record, not a call
     {"name": "report", "payload": "text", "body": "x"},
+    {"method": "POST", "url": "https://example.com", "body": "x"},   # an HTTP request's fields
+    {"method": "GET", "params": {"q": "x"}},
+    {"action": "login", "data": {"user": "bob"}},                      # an event record
 ])
 def test_results_and_plain_records_are_no_calls(data):
     assert tool_calls(data) == []
