@@ -28,7 +28,7 @@ from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, 
 from veriguard.enforce.shell_table import _fold as _fold_comps
 from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, leaves, mount_points, project_links,
                                             project_names)
-from veriguard.enforce.shell_git import NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
+from veriguard.enforce.shell_git import SENDS, NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
 from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
@@ -90,12 +90,12 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
 def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:
     """`a` unknown where it writes or deletes a path the zone map's `approval` names (a virtual environment's
     `bin/activate`, run by every terminal VS Code opens in the project): a change a human approves, since zoning
-    the file would deny sourcing it."""
-    named = [path for accesses, path, recursive in a.paths
-             if not recursive and {"write", "delete"} & set(accesses)
-             and zones.needs_approval(split_pattern(_escape(normalise(path))))]
-    named += ["/".join(c.text for c in comps) for accesses, comps, recursive in a.patterns
-              if not recursive and {"write", "delete"} & set(accesses) and zones.needs_approval(comps)]
+    the file would deny sourcing it. The path itself, also where what it names may be a folder written whole (`mv
+    /tmp/x .pylintrc`, `cp -r`); not what a folder written whole holds (`python -m venv .venv`)."""
+    named = [path for accesses, path, _ in a.paths
+             if {"write", "delete"} & set(accesses) and zones.needs_approval(split_pattern(_escape(normalise(path))))]
+    named += ["/".join(c.text for c in comps) for accesses, comps, _ in a.patterns
+              if {"write", "delete"} & set(accesses) and zones.needs_approval(comps)]
     if not named:
         return a
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
@@ -493,7 +493,7 @@ def through_git(a: Analysis, zones: Zones, *, ask_git: bool) -> Analysis:
             notes.append(f"`{label[:80]}` leaves the work tree's files as they are")
             continue
         found, note = _rewritten(r, zones, label, ask_git=ask_git)
-        touched.update(dict.fromkeys((acc, z) for acc in _GIT_WRITES for z in found))
+        touched.update(dict.fromkeys((acc, z) for acc in (("read",) if r.sub in SENDS else _GIT_WRITES) for z in found))
         notes.append(note)
     return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
 
@@ -508,6 +508,9 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
                "it runs") -> ExtractionError:
         return ExtractionError("extract.shell.git", f"`{label[:120]}` may rewrite any file of its repository's work "
                                f"tree, and {why}; {fix}")
+    if not ask_git and r.sub in SENDS and r.cwd is not None:   # whatever the work tree holds may be committed
+        found = _zones_of(zones, r.cwd, recursive=True)
+        return found, f"`{label[:80]}` may send any file under {r.cwd}: {', '.join(found)}"
     if not ask_git:
         raise refuse("this monitor does not ask the repository which", "set ask_git = true on the spec's shell "
                      "extractors (the monitor must run on the machine the agent's commands run on)")
@@ -526,18 +529,21 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
     why = r.alone or (None in r.args and "a word of it is not known before it runs") or ""
     paths = written(repo, r.sub, [w for w in r.args if w is not None],
                     lambda p: beyond(os.path.normpath(p))) if not why else Unresolved(why)
+    verb = "send" if r.sub in SENDS else "write"
     if isinstance(paths, Unresolved):
         found = _zones_of(zones, repo.top, recursive=True)
-        return found, (f"`{label[:80]}` may write any file under {repo.top}, as {paths.reason}: "
+        return found, (f"`{label[:80]}` may {verb} any file under {repo.top}, as {paths.reason}: "
                        f"{', '.join(found)}")
     full = {p: os.path.normpath(repo.top + "/" + p) for p in sorted(paths)}
     protected = {p: _zones_of(zones, f, recursive=p.endswith("/")) for p, f in full.items() if p.endswith("/") or beyond(f)}
     for p, reached in _linked(zones, repo, paths).items():
         protected[p] = list(dict.fromkeys([*protected.get(p, []), *reached]))
+    if r.sub in SENDS:   # a committed file no zone names (the repository above the project) is no file on this disk
+        protected = {p: [x for x in z if x != zones.unmatched] for p, z in protected.items()}
     protected = {p: z for p, z in protected.items() if not set(z) <= set(base)}
     shown = ", ".join(f"{p} ({', '.join(z)})" for p, z in list(protected.items())[:_SHOWN])
     return (list(dict.fromkeys([*base, *(z for zs in protected.values() for z in zs)])) if paths else [],
-            f"`{label[:80]}` may write {len(paths)} file(s) of {repo.top}, the repository says"
+            f"`{label[:80]}` may {verb} {len(paths)} file(s) of {repo.top}, the repository says"
             + (f"; outside {', '.join(base)}: {shown}" if protected else ""))
 
 

@@ -39,6 +39,7 @@ class Commands:
     home: str
     source: str
     zones: Zones
+    workspaces: tuple[str, ...]
     # (invocation, folders, sources as escaped patterns ("": not known; None: what it reads), recursive): Commands.bring
     brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]]
     above: dict[tuple[str, str, tuple[str, ...], str], None]
@@ -286,6 +287,8 @@ class Commands:
         cwd_roles = tuple(dict.fromkeys(own + tuple(r for o, _, _ in parsed.opts for r in o.cwd)))
         if cwd_roles:
             self.touch(cwd_roles, Value.of("."), inv, recursive=recursive)
+        if "execute" in cwd_roles:
+            self.builds_written(inv)
         if "into" in cwd_roles and not any("write" in r for _, r in assigned):   # no folder named (git clone URL)
             inv.into.append(Value.of("."))
         if "unpack" in cwd_roles and not inv.unpack:
@@ -365,6 +368,10 @@ class Commands:
                     self.remote_operand(value, "+".join(accesses or ("read",)), inv, roles, recursive=recursive)
                 return
             value, accesses = local, accesses or ("read",)
+        if "revision" in parts and value.text is not None and ":" in value.text and "://" not in value.text:
+            self.revision_path(value.text, inv)
+        if "versioned" in parts and (value.text is None or "@" in value.text):
+            self.unknown(f"{inv.name} fetches {value.text or 'a package'} from the network and runs it")
         if "program" in parts:
             if value.pipe or value.stream:
                 self.pipe_to_shell(f"{inv.name} runs a program read from a pipe")
@@ -786,6 +793,9 @@ class Commands:
         unknown; one the environment's table says runs its value is analysed in that role)."""
         rest = []
         for o in operands:
+            if o.text is None:   # `make "$V"` with V=SHELL=/tmp/x
+                self.unknown(f"{inv.name}'s operand that the analysis cannot read ({o.reason or 'computed'}) may set a "
+                             "variable of the program")
             m = _ASSIGNMENT.match(o.text or "")
             if m is None:
                 rest.append(o)
@@ -850,6 +860,8 @@ class Commands:
                     self.bring(folder, src, inv, recursive=recursive)
                 child = _into(folder, src)
                 self.touch(("write",), child or folder, inv, recursive=recursive or child is None)
+                if child is not None and child.static and child.text is not None:   # `wget URL/x.py && python3 x.py`
+                    self.written.update(p for p in self.paths(child, inv.cwds) if p is not None)
                 accesses = tuple(a for x in slot_roles for a in roles.get(x, x).split("+") if a in ACCESSES)
                 if "write" in accesses:
                     self.links_made(child or folder, inv)
@@ -1269,6 +1281,27 @@ class Commands:
         its execute access is listed, so the zone map decides where that may happen."""
         self.classify(self.table.files or self.table.unknown, why)
 
+    def revision_path(self, text: str, inv: Invocation) -> None:
+        """git's `REV:PATH` (`:PATH`, `:2:PATH`: the index's) reads PATH as committed: relative to the repository's top
+        (the project, or the working folder), or to the working folder where it starts with ./ or ../."""
+        path = re.sub(r"^\d:", "", text.partition(":")[2])
+        if not path:
+            return
+        tops = () if path.startswith(("./", "../")) else self.workspaces
+        for where in (Value.of(path), *(Value.of(posixpath.join(t, path)) for t in tops)):
+            self.touch(("read",), where, inv, recursive=path.endswith("/"))
+
+    def builds_written(self, inv: Invocation) -> None:
+        """A build tool runs the files that define the build in the folder it builds (`curl URL > Makefile; make`,
+        `wget URL/justfile && just`): one the command itself wrote is run unseen, as a script it wrote is."""
+        folders = [d for d in inv.cwds or () if d is not None]
+        for p in sorted(self.written):
+            if any(p.startswith(d.rstrip("/") + "/") for d in folders) and \
+                    self.table.builds_from(posixpath.basename(p)):
+                self.unknown(f"{inv.name} runs {p}, which the command itself wrote (downloaded or generated)")
+                self.mentions(self.source, f"the command that writes {posixpath.basename(p)} and builds", inv)
+                return
+
     def executes_written(self, value: Value, inv: Invocation) -> None:
         if value.static and any(p in self.written for p in self.paths(value, inv.cwds) if p is not None):
             self.unknown(f"runs {value.text}, which the command itself wrote (downloaded or generated)")
@@ -1282,7 +1315,8 @@ _SET_OPTIONS = {"pipefail", "errexit", "nounset", "xtrace", "noclobber", "noglob
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _SSH_URL = re.compile(r"^(?:sftp|scp|ssh|git\+ssh|ssh\+git)://", re.IGNORECASE)
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)\+?[:?!]*=")   # make's NAME=, NAME:=, NAME+=, NAME?=, NAME!=
+# make's NAME=, NAME:=, NAME+=, NAME?=, NAME!=: any word with `=` and no blank before it (`.SHELLFLAGS=-c id`, `a/b=1`)
+_ASSIGNMENT = re.compile(r"^([^\s=]+?)(?:\+|\?|!|:{1,3})?=")
 _HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")     # git's TRANSPORT::ADDRESS (ext::sh -c ..., fd::3)
 
 

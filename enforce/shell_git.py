@@ -25,7 +25,9 @@ from typing import Callable, Iterable, Sequence
 __all__ = ["NO_CHANGE", "REWRITES", "Repository", "Unresolved", "static_effect", "written"]
 
 REWRITES = frozenset({"checkout", "switch", "restore", "reset", "merge", "rebase", "cherry-pick", "revert", "stash",
-                      "clean", "rm", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree", "submodule"})
+                      "clean", "rm", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree", "submodule",
+                      "push", "archive"})
+SENDS = frozenset({"push", "archive"})   # of REWRITES, those that send the files of commits (read them) instead of writing them
 NO_CHANGE: tuple[str, ...] = ()
 MAX_ALIASES = 8             # git's aliases may name other aliases
 MAX_COMMITS = 500            # a cherry-pick of more commits is not read commit by commit
@@ -565,6 +567,53 @@ def _submodule(repo: Repository, args: list[str], relevant: Callable[[str], bool
     raise _Fail(f"git submodule {sub} moves or writes submodules' folders")
 
 
+_PUSH_VALUED = {"-o", "--push-option", "--repo", "--receive-pack", "--exec"}
+_PUSH_ALL = {"--all", "--mirror", "--branches", "--tags"}
+
+
+def _push(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    """The files of the commits a push sends (a `.env` committed and pushed leaves the machine): the trees of
+    HEAD or of the refspecs' sources, of every branch and tag with --all, --mirror or --tags."""
+    words, i = [], 0
+    while i < len(args):
+        a = args[i]
+        if a in _PUSH_VALUED:
+            i += 1
+        elif a == "--":
+            words += args[i + 1:]
+            break
+        elif not a.startswith("-"):
+            words.append(a)
+        i += 1
+    revs = [spec.lstrip("+").partition(":")[0] for spec in words[1:]]
+    if any(a.split("=")[0] in _PUSH_ALL for a in args):
+        revs += repo.git("for-each-ref", "--format=%(objectname)", "refs/heads", "refs/tags").decode().split()
+    if not revs:
+        revs = ["HEAD"]
+    files: set[str] = set()
+    for rev in dict.fromkeys(r for r in revs if r):
+        commit = repo.maybe_commit(rev)
+        if commit is None:
+            raise _Fail(f"git push names {rev!r}, which names no commit here")
+        files |= {p for p in repo.tree_files(commit) if relevant(p)}
+    return files
+
+
+_ARCHIVE_VALUED = {"-o", "--output", "--format", "--prefix", "--remote", "--exec", "--add-file", "--add-virtual-file",
+                   "--mtime"}
+
+
+def _archive(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    """The files of the tree an archive holds (`git archive HEAD | curl -T - URL` sends a committed `.env`)."""
+    words = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in _ARCHIVE_VALUED)]
+    if not words:
+        raise _Fail("git archive names no tree")
+    commit = repo.maybe_commit(words[0], "tree")
+    if commit is None:
+        raise _Fail(f"git archive names {words[0]!r}, which names no tree here")
+    return {p for p in repo.tree_files(commit) if relevant(p)}
+
+
 def _clean(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
     w = _read(args, _CLEAN_FLAGS, _CLEAN_VALUED)
     if _has(w, "-n", "--dry-run"):
@@ -590,7 +639,8 @@ def _rm(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> s
 
 _HOW: dict[str, Callable[[Repository, list[str], Callable[[str], bool]], set[str]]] = {
     "checkout": _checkout, "switch": _switch, "restore": _restore, "reset": _reset, "merge": _merge, "rebase": _rebase,
-    "cherry-pick": _pick, "revert": _pick, "stash": _stash, "clean": _clean, "rm": _rm, "submodule": _submodule}
+    "cherry-pick": _pick, "revert": _pick, "stash": _stash, "clean": _clean, "rm": _rm, "submodule": _submodule,
+    "push": _push, "archive": _archive}
 _NEVER = {
     "pull": "git pull merges commits it has not fetched yet: run `git fetch`, then `git merge` or `git rebase` what "
             "it fetched, each on its own",

@@ -25,7 +25,7 @@ ACCESSES = ("read", "write", "delete", "execute")
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
          "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
          "query", "path_list", "at_list", "into", "compressed", "prefix", "mount", "guest", "typed", "glob_name", "define",
-         "unpack", "keeps_url", "mount_options")
+         "unpack", "keeps_url", "mount_options", "versioned", "revision")
 # kinds that combine with accesses: "into" (a folder the sources are put in, each under its own name: cp, ln,
 # scp), "compressed" (the file under its name with a compression suffix added or taken off), "prefix" (files
 # whose names start with the value: split's pieces); "mount" (a container's bind mount: its host folder); "guest" (a
@@ -37,9 +37,11 @@ KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "w
 # mount shows elsewhere: `-o lowerdir=~:/tmp/a,upperdir=/tmp/u`);
 # "unpack" (a folder that files the command reads, or fetches, land in under names only their content gives: tar -x,
 # unzip -d, git clone: shell.through_content lists them on disk, or asks when it cannot); "keeps_url" (an address the
-# command keeps in its repository's configuration, where later commands use it: git remote add, push -u)
+# command keeps in its repository's configuration, where later commands use it: git remote add, push -u); "versioned"
+# (a package named with a version, fetched from the network and run: `go run example.com/x@latest`); "revision" (git's
+# REV:PATH, :PATH, :N:PATH: the file PATH as a commit or the index holds it, `git show HEAD:.env`)
 _COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name", "unpack",
-            "keeps_url"}
+            "keeps_url", "versioned", "revision"}
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")
@@ -159,6 +161,7 @@ class CommandTable:
     secret_env: tuple[str, ...] = ()      # variables whose values are credentials (globs)
     environ: str = ""                     # the path reading them (or the whole environment) counts as
     opaque: tuple[str, ...] = ()          # classes whose text is scanned for protected names ([mentions]) besides unknown
+    build_files: tuple[str, ...] = ()     # names (globs) of the files a build tool runs from the folder it builds
 
     def secret(self, name: str | None) -> bool:
         """Whether expanding or printing `name` reads a credential (None or "*": every variable)."""
@@ -172,6 +175,10 @@ class CommandTable:
 
     def harmless(self, name: str) -> bool:
         return any(_glob_match(p, name) for p in self.harmless_env)
+
+    def builds_from(self, name: str) -> bool:
+        """Whether a build tool runs a file of this name in the folder it builds (a Makefile)."""
+        return any(_glob_match(p, name) for p in self.build_files)
 
     def check(self) -> None:
         """Check every entry now (ExtractionError naming the file and key of the first in error)."""
@@ -507,7 +514,7 @@ def _load_commands(source: _Source) -> CommandTable:
             if alias in entries:
                 raise _fail(file, f"[commands.{key}]", f"{alias!r} is declared twice")
             entries[alias] = (str(key), spec)
-    programs = reader.keys(raw.get("programs") or {}, "[programs]", {"system", "project", "files"})
+    programs = reader.keys(raw.get("programs") or {}, "[programs]", {"system", "project", "files", "build_files"})
     env = raw.get("environment") or {}
     files = reader.cls(programs["files"], "programs.files") if "files" in programs else ""
     return CommandTable(file, order, unknown, Commands(reader, entries),
@@ -518,7 +525,7 @@ def _load_commands(source: _Source) -> CommandTable:
                         files, _loops(reader, raw["loops"]) if "loops" in raw else None,
                         _settings(reader, raw.get("settings") or {}), _env_runs(reader, env.get("runs") or {}),
                         _strings(env.get("secrets", []), file, "environment.secrets"), _environ(env, file),
-                        tuple(opaque))
+                        tuple(opaque), _strings(programs.get("build_files", []), file, "programs.build_files"))
 
 
 class Commands(Mapping[str, CommandSpec]):
