@@ -17,11 +17,14 @@ from veriguard.contracts.build_format import MODE_NAMES
 from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.extractors import tool_calls
-from veriguard.enforce.monitor import ABANDONED, Abandoned, DecisionRecord, Monitor, gave_up
+from veriguard.enforce.monitor import ABANDONED, Abandoned, DecisionRecord, Monitor, Veto, gave_up
 
 MODES = MODE_NAMES
 DEFAULT_HALT_AFTER = 2        # replan_halt: "ask for another plan; halt if the next one is denied too"
 CALL_KEY = "tool_call"        # where the call sits in the observation, beside the context's keys
+BUSY = ("another allowed call of this run has not finished, and the policy decided on facts beside the call (a ledger) "
+        "that it may change: calls are run one at a time")
+HALTED = "halted"
 
 Context = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]], None]
 RunName = Union[str, Callable[[], str]]
@@ -113,15 +116,16 @@ class Guard:
         meta = {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)}
         name, problem = run_name(run)
         if problem:
-            return self._outcome(lambda: (self._refusal(problem, meta), f"fail closed: {problem}"), name, meta)
+            return self._outcome(lambda _: (self._refusal(problem, meta), f"fail closed: {problem}"), name, meta)
         given_up: list[str] = []
 
         def asked() -> str:
             why = gave_up(abandoned)
             given_up.extend([why] if why else [])
             return why
-        return self._outcome(lambda: self._decide(call, context, meta, asked if abandoned is not None else None), name,
-                             meta, exclusive=exclusive and self.reads_facts, given_up=given_up)
+        return self._outcome(lambda veto: self._decide(call, context, meta, asked if abandoned is not None else None,
+                                                       veto), name, meta, exclusive=exclusive and self.reads_facts,
+                             given_up=given_up)
 
     def finished(self, run: str = "") -> None:
         """The run's allowed exclusive call has finished (its effects are in the facts now): the next may be allowed."""
@@ -136,47 +140,74 @@ class Guard:
         meta = {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)}
         name, problem = run_name(run)
         why = f"{reason}; and {problem}" if problem else reason
-        return self._outcome(lambda: (self._refusal(why, meta), f"fail closed: {why}"), name, meta)
+        return self._outcome(lambda _: (self._refusal(why, meta), f"fail closed: {why}"), name, meta)
 
     def refuse_run(self, reason: str, *, integration: str = "", tool: str = "") -> DecisionRecord | None:
         """Record a run refused before it started (the tools the model would be offered include one no guard decides):
         a logged denial that counts in no run, since no call of one was decided. None when even that failed."""
         return self._refusal(reason, {"action_id": "", "integration": str(integration), "tool": str(tool)})
 
-    def _outcome(self, decide: Callable[[], tuple[DecisionRecord | None, str]], run: str,
+    def _outcome(self, decide: Callable[[Veto], tuple[DecisionRecord | None, str]], run: str,
                  meta: dict[str, str], *, exclusive: bool = False, given_up: Sequence[str] = ()) -> GuardOutcome:
+        """Decide with `decide(veto)`: the monitor asks `veto` before it logs an allow, so a call this guard refuses
+        after the policy allowed it (its run was halted meanwhile, another allowed call of the run is still running)
+        has one record, the refusal, and never an allow record for a call that did not run."""
         with self._lock:
             state = self._runs.setdefault(run, _Run())
             halted = state.halted
         if halted and self.mode == "enforce":  # refused unread, but recorded
             record = self._refusal(f"tool execution in this run was halted earlier ({halted})", meta)
             return GuardOutcome(False, "halt", self._halted_message(halted), record, run=run)
-        record, reasons = decide()
+        held: list[str] = []   # what the veto did: "claimed" (this call runs alone), or why it refused the allow
+        record, reasons = decide(self._veto(state, held, exclusive=exclusive))
+        if "claimed" in held and not (record is not None and record.allowed is True):
+            self._release(state)   # claimed, then denied by the monitor (its log failed): it will not run
         if given_up:   # the caller refused the call already: not run, and not counted in the run a second time
             return GuardOutcome(False, "abandoned", f"Not run: {given_up[0]}", record, run=run)
+        if BUSY in held:   # allowed on facts another running call may still change: not run, not counted as a denial
+            return GuardOutcome(False, "replan", f"Not run by policy {self.policy_name}: {BUSY}. Send this call again "
+                                "once the other call's result is back.", record, run=run)
         allowed = record is not None and record.allowed is True
-        busy = False
         with self._lock:  # `state` is this call's run even if end_run forgot it meanwhile
             halted = halted or state.halted
             action = "halt" if halted else self._next_action(state, reasons, allowed=allowed)
-            if action == "allow" and exclusive and self.mode == "enforce":
-                busy, state.running = state.running, True
-        if busy:   # allowed on facts another running call may still change: not run, and not counted as a denial
-            why = ("another allowed call of this run has not finished, and the policy decided on facts beside the call "
-                   "(a ledger) that it may change: calls are run one at a time")
-            return GuardOutcome(False, "replan", f"Not run by policy {self.policy_name}: {why}. Send this call again once "
-                                "the other call's result is back.", self._refusal(why, meta), run=run)
         if halted:
             message = self._halted_message(halted)
-            if allowed and self.mode == "enforce":  # another call halted the run while this one was decided
-                record = self._refusal(f"tool execution in this run was halted while this call was decided ({halted})",
-                                       meta)
+            if allowed and self.mode == "enforce":  # halted after the allow was logged, before the call could run
+                self._release(state)
+                record = self._refusal(f"tool execution in this run was halted after this call was allowed, before it "
+                                       f"ran ({halted})", meta)
         else:
             message = "" if action == "allow" else self._message(action, reasons)
         if self.mode == "shadow":
             return GuardOutcome(True, "allow", f"shadow mode, not enforced: {message}" if message else "", record,
                                 would=action, run=run)
         return GuardOutcome(action == "allow", action, message, record, run=run)
+
+    def _veto(self, state: _Run, held: list[str], *, exclusive: bool) -> Veto:
+        """The check made just before an allow is logged (enforce mode): the run halted while the call was decided, or
+        (`exclusive`) another allowed call of the run still running, refuses it; otherwise an exclusive call claims the
+        run's one running call."""
+        def veto(record: DecisionRecord) -> str:
+            if self.mode != "enforce":
+                return ""
+            with self._lock:
+                if state.halted:
+                    held.append(HALTED)
+                    return f"tool execution in this run was halted while this call was decided ({state.halted})"
+                if exclusive and state.running:
+                    held.append(BUSY)
+                    return BUSY
+                if exclusive:
+                    state.running = True
+                    held.append("claimed")
+            return ""
+        return veto
+
+    def _release(self, state: _Run) -> None:
+        """The run's running call is over (or never ran)."""
+        with self._lock:
+            state.running = False
 
     def halted(self, run: str = "") -> str:
         """Why the run's tool execution is halted, or "" when it is not."""
@@ -190,9 +221,9 @@ class Guard:
             self._runs.pop(run, None)
 
     def _decide(self, call: Mapping[str, Any], context: Context, meta: dict[str, str],
-                abandoned: Abandoned | None = None) -> tuple[DecisionRecord | None, str]:
+                abandoned: Abandoned | None = None, veto: Veto | None = None) -> tuple[DecisionRecord | None, str]:
         try:
-            record = self.monitor.check(observe(call, context), mode=self.mode, abandoned=abandoned, **meta)
+            record = self.monitor.check(observe(call, context), mode=self.mode, abandoned=abandoned, veto=veto, **meta)
         except Exception as e:  # a context that cannot be read, or a monitor that raises: nothing was decided
             reason = f"the call could not be checked: {type(e).__name__}: {e}"
             gone = gave_up(abandoned)   # asked before logging, as the monitor does

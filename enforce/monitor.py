@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # imported where a log is opened: a monitor without one (a ho
 
 Abandoned = Callable[[], str]   # Monitor.check's `abandoned`: why the caller gave up on the decision, "" while it waits
 ABANDONED = "abandoned by the caller before it was logged: "   # the start of such a record's fail_closed
+Veto = Callable[["DecisionRecord"], str]   # Monitor.check's `veto`: why an allow may not stand, "" when it may
 
 STRATEGIES = {
     "terminate": "terminate_task",        # stop the whole task
@@ -122,14 +123,18 @@ class Monitor:
         return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
 
     def check(self, observation: Mapping[str, Any], *, action_id: str = "", integration: str = "", tool: str = "",
-              mode: str = "enforce", abandoned: Abandoned | None = None) -> DecisionRecord:
+              mode: str = "enforce", abandoned: Abandoned | None = None, veto: Veto | None = None) -> DecisionRecord:
         """Decide one proposed action and log the decision. Never raises: a failure anywhere (an
         extractor, the policy, building the record, writing the log) is a denial that says why. Only
         KeyboardInterrupt and SystemExit pass through: they stop the process, and no decision is returned.
 
         `abandoned` is asked once, after deciding and just before logging: a non-empty answer (why the caller gave
         up on this decision: its deadline passed, it was cancelled) makes the record a denial that says so, so a
-        decision nobody waits for any more never reads as an allow. One that raises counts as abandoned."""
+        decision nobody waits for any more never reads as an allow. One that raises counts as abandoned.
+
+        `veto` is asked next, with an allow only: a non-empty answer (why the enforcement point will not run the call
+        after all: its run was halted, another call of the run is still running) makes that record a denial that says
+        so, so that the one record of the call is the refusal, never an allow followed by one. One that raises vetoes."""
         t0 = time.perf_counter()
         try:
             record = _placed(self._decide(observation, action_id, t0), integration, tool, mode)
@@ -140,7 +145,21 @@ class Monitor:
                              mode)
         if abandoned is not None:
             record = self._unless_abandoned(record, abandoned)
+        if veto is not None and record.allowed:
+            record = self._unless_vetoed(record, veto)
         return self._logged(record)
+
+    def _unless_vetoed(self, record: DecisionRecord, veto: Veto) -> DecisionRecord:
+        """`record`, or its denial when `veto` says why the allow may not stand (a veto that fails says that)."""
+        try:
+            why = veto(record)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:
+            why = f"the enforcement point's last check failed: {_describe(e)}"
+        if not why:
+            return record
+        return self._denial(record, ' '.join(str(why).split())[:500])
 
     def _unless_abandoned(self, record: DecisionRecord, abandoned: Abandoned) -> DecisionRecord:
         """`record`, or its denial when the caller abandoned the decision (a check that fails counts as that)."""

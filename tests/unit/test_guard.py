@@ -294,7 +294,9 @@ def test_a_call_decided_after_another_call_halted_its_run_is_refused(payments_bu
     assert not out.allowed and out.action == "halt" and "halted in this run" in out.message
     assert not out.record.allowed and "halted while this call was decided" in out.record.fail_closed
     records = list(DecisionLog(tmp_path / "log.jsonl").records())
-    assert [(r["action_id"], r["allowed"]) for r in records] == [("halts", False), ("late", True), ("late", False)]
+    # one record of the late call, the refusal (A23: before, an allow record followed by the refusal)
+    assert [(r["action_id"], r["allowed"]) for r in records] == [("halts", False), ("late", False)]
+    assert records[1]["arguments"]["payment"]["amount_cents"] == 45000   # what was decided stays in the record
     assert verify_log(tmp_path / "log.jsonl").ok
 
 
