@@ -17,8 +17,11 @@ answer that is not MCP), the call is refused and the result says why.
 
 Each call is decided on a thread of its own, so a slow policy (a large context, an LLM extractor) holds neither the event
 loop nor the other requests; a call not decided within --decision-timeout (10 s) is refused with a record, and its
-decision, when it comes, is recorded as a denial saying it was abandoned and not run, never as an allow (at most 8
-such late decisions run at once; beyond, calls are refused unread). Host lines that are refused before any call can be read from them (not
+decision, when it comes, is recorded as a denial saying it was abandoned and not run, never as an allow. At most 8
+decisions run at once, in time or late (Python cannot stop a thread): a call beyond is refused at once, recorded, so
+a burst of calls on a slow policy leaves at most 8 threads behind. The refusal at the deadline counts as a denial of
+the run (towards --halt-after under replan_halt; terminate halts): a call the policy cannot decide in time is refused
+like any call it cannot read, failing closed; its late record does not count a second time. Host lines that are refused before any call can be read from them (not
 strict JSON, a method that is not a string or that reads as tools/call to a lenient reader: "TOOLS/CALL",
 "tools/call ") are recorded as refused calls, since they may have been one.
 
@@ -69,7 +72,8 @@ from veriguard.contracts.strict_json import StrictJSONError, loads as strict_loa
 RUN = "mcp"                    # one host session per proxy process
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_DECISION_TIMEOUT_S = 10.0   # the policy's time to decide one call (context, extraction, policy, log)
-MAX_ABANDONED = 8              # decisions past their deadline still running, beyond which calls are refused unread
+SWITCH_INTERVAL_S = 0.0005     # the GIL's switch interval in the proxy process (Python's default: 0.005)
+MAX_DECIDING = 8               # decisions on threads (in time or past their deadline), beyond which calls are refused unread
 START_TIMEOUT_S = 60.0         # starting the child and its handshake (an interpreter with the SDK takes seconds)
 STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is killed
 MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
@@ -368,9 +372,11 @@ class Proxy:
         """Decide on a thread; a decision not ready to be logged within decision_timeout_s refuses the call (recorded),
         and its record, when the policy gets there, is a denial saying it was abandoned (never an allow). The loop goes
         on serving the host and the child meanwhile."""
-        if self.abandoned >= MAX_ABANDONED:
-            self.refuse_undecided(host_id, name, f"{self.abandoned} earlier decisions of the policy are still running "
-                                  f"past their {self.decision_timeout_s:g} s deadline; no more are started")
+        running = len(self.deciding) + self.abandoned
+        if running >= MAX_DECIDING:   # each would become a thread that may outlive its deadline: bounded here
+            self.refuse_undecided(host_id, name, f"{running} decisions of the policy are still running ({self.abandoned} "
+                                  f"of them past their {self.decision_timeout_s:g} s deadline), and no more than "
+                                  f"{MAX_DECIDING} run at once; send this call again once one is done")
             return
         loop, deadline = asyncio.get_running_loop(), self.decision_timeout_s or 0.0
         token = next(self.tokens)
@@ -733,6 +739,9 @@ def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: 
     guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
                              log_checkpoint=log_checkpoint, accept_unproved=accept_unproved,
                              expect_sha256=expect_sha256)
+    # The loop's thread waits for the GIL after each system call while decisions run on threads: at Python's 5 ms it
+    # answered a ping 20 s late behind 8 slow decisions (each refusal it logged took 0.5 s); this process is the proxy.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s, start_timeout_s=start_timeout_s,
                       unchecked=unchecked, decision_timeout_s=decision_timeout_s))
 
