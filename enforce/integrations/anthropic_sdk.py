@@ -21,7 +21,9 @@ loop that finds a block by its id could run another input than the one decided).
 one would run undecided (a plain `@beta_tool`, a guarded function of another guard, a toolset), recorded. The tools it
 returns record the calls the SDK refuses before the function runs (an unknown or missing key, an input that is not an
 object, NaN or 1e400 for an int): nothing runs, and the model is told the policy's refusal. A `@beta_tool` handed to
-the runner without require_guarded still refuses those calls, with the SDK's error and no record.
+the runner without require_guarded records those of one argument's value (NaN or 1e400 for an int, an object for a
+string: `guarded`'s per-argument validator keeps the refusal for the function to record); a missing or unknown key and
+an input that is not an object are refused by the SDK before any argument is read, with no record, there.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Iterable, Mapping, TypeVar
 
 from anthropic.lib.tools import BetaAsyncFunctionTool, BetaFunctionTool, ToolError
-from pydantic import ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
 import veriguard.contracts.strict_json as strict_json
 from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
@@ -107,13 +109,21 @@ async def refuse_provider_tools_async(request: Any) -> None:
 
 @dataclass(frozen=True)
 class Sent:
-    """One argument as the model sent it (`raw`) and as the SDK's validation made it (`value`)."""
+    """One argument as the model sent it (`raw`) and as the SDK's validation made it (`value`), or why that validation
+    refused it (`refused`: then the guarded function records the refusal and does not run)."""
     raw: Any
     value: Any
+    refused: str = ""
 
 
 def keep_sent(raw: Any, handler: ValidatorFunctionWrapHandler) -> Sent:
-    return Sent(raw, handler(raw))
+    """The value validated, or the validation's refusal kept for the guarded function to record: a value the SDK refuses
+    (NaN or 1e400 for an int, an object for a string) reaches the function, which records it, even under a plain
+    @beta_tool that require_guarded never saw."""
+    try:
+        return Sent(raw, handler(raw))
+    except ValidationError as e:
+        return Sent(raw, None, "; ".join(str(err.get("msg", "")) for err in e.errors()[:3]) or "invalid")
 
 
 KEEP_SENT = WrapValidator(keep_sent)
@@ -161,6 +171,10 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
             entered = ENTERED.get()
             if entered is not None:
                 entered.append(True)
+            invalid = [f"{key}: {arg.refused}" for key, arg in [*zip(signature.parameters, args), *kwargs.items()]
+                       if isinstance(arg, Sent) and arg.refused]
+            if invalid:   # the SDK's validation refused these values: recorded as the SDK's refusal, nothing runs
+                refuse_unread(ValueError(f"Invalid arguments for function {tool}: {'; '.join(invalid)}"[:400]))
             try:
                 bound = signature.bind(*map(sent_raw, args), **{k: sent_raw(v) for k, v in kwargs.items()})
             except TypeError as e:   # not a call of this function: refused (in shadow mode too), and recorded
