@@ -354,7 +354,7 @@ def _as_json(value: Any, where: str) -> Any:
 
 def _accept(call: ToolCall, found: list[ToolCall]) -> None:
     def inside(x: Mapping[Any, Any], at: str) -> Iterable[tuple[Any, Any]]:
-        why = _call_like(x) or next((f"it has a {k!r} key" for k in _CONTAINER_KEYS if k in x), "")
+        why = _call_like(x) or next((f"it has a {k!r} key" for k in _CONTAINER_KEYS if x.get(k) is not None), "")
         if why:
             _bad_call(at, f"a tool call nested inside the arguments of {call.name!r} ({why}): whatever runs the "
                       "outer call may run it too, unchecked")
@@ -380,6 +380,8 @@ def tool_calls(observation: Mapping[str, Any]) -> list[ToolCall]:
                       f"{_SHAPES}")
         rest = []
         for k, v in x.items():
+            if k in _CONTAINER_KEYS and v is None:
+                continue   # a message without calls: the OpenAI SDK's model_dump() writes them as null
             if k == "tool_calls":
                 if not isinstance(v, (list, tuple)):
                     _bad_call(f"{at}.tool_calls", f"must be a list of calls, got {_show(v)}")
