@@ -29,10 +29,11 @@ cannot tell a rollback to an earlier state kept whole (an old copy of the log wi
 more, which is what a crash leaves), nor another log of the same key. Without the public key nothing is anchored:
 whoever can write the file can rewrite it with a recomputed chain, and the verdict says so.
 
-Appending reads only the head and what follows it (constant work per record): it refuses a head
-that is missing, unsigned or forged, a log shorter than its head, and records after the head that do
-not chain; an edit inside the anchored records is left for `verify_log` to find (the new record
-chains from the signed head, so appending never launders it). A writer also remembers what it wrote
+Appending reads only the head, the first and the last record it vouches for, and what follows it (constant work
+per record): it refuses a head that is missing, unsigned or forged, a log shorter than its head, a head whose first
+or last record is not in the log (another log's head of the same size, or such a record swapped for another log's),
+and records after the head that do not chain; an edit inside the anchored records is left for `verify_log` to find
+(the new record chains from the signed head, so appending never launders it). A writer also remembers what it wrote
 last (its own anchor, in memory): a log behind that (deleted with its head, an old state put back,
 another log put in its place) is refused while the writer runs, where on disk alone it is an earlier
 state or a new log.
@@ -332,6 +333,39 @@ def _unanchored(chain: _Chain, f: BinaryIO, key: VerifyKey | None, head: Head) -
     return bool(rest)
 
 
+def _head_fits(fd: int, head: Head) -> None:
+    """_Broken unless the first and the last record the head vouches for are in the log where it says, with the
+    hashes (and log id) it names: a head taken from another log of the same size, or the log's first or last record
+    swapped for another log's, was extended as if it were this log's (only verify_log, reading everything, found
+    it). Reads two records, whatever the log's length."""
+    if not head.records:
+        return
+    with os.fdopen(os.dup(fd), "rb") as f:   # a dup shares the offset, which other reads moved
+        f.seek(0)
+        first = f.readline()
+        start = _line_start(f, head.size)
+        f.seek(start)
+        last = f.read(head.size - start)
+    for line, n, digest, which in ((first, 1, head.first_hash, "first"), (last, head.records, head.last_hash, "last")):
+        rec = _record(line, n) if line.endswith(b"\n") else {}
+        if rec.get("hash") != digest or record_hash(rec) != digest or (head.log_id and rec.get("log") != head.log_id):
+            raise _Broken(f"line {n}: the {which} record the head vouches for is not in the log (its hash or log "
+                          "differs): the head was taken from another log, or the record replaced by another log's", n)
+
+
+def _line_start(f: BinaryIO, end: int) -> int:
+    """Where the line that ends at byte `end` (its newline at end - 1) begins."""
+    pos = end - 1
+    while pos > 0:
+        step = min(pos, 1 << 16)
+        f.seek(pos - step)
+        cut = f.read(step).rfind(b"\n")
+        if cut >= 0:
+            return pos - step + cut + 1
+        pos -= step
+    return 0
+
+
 def _open(path: Path, *, write: bool, create: bool = True) -> int:
     """The log, opened without following a symlink; created only when `create` (a writer that already wrote to it
     never creates it again: its folder swapped for a link to another left an empty log there before the refusal)."""
@@ -462,6 +496,7 @@ class DecisionLog:
                                    "log_key=KEY)")
         if size < head.size:
             raise _Broken(f"the log holds {size} bytes where its head vouches for {head.size}: records were removed")
+        _head_fits(fd, head)
         chain = _Chain.at(head)
         if size > head.size:
             with os.fdopen(os.dup(fd), "rb") as f:
