@@ -884,6 +884,17 @@ def _spelled(pattern: tuple[Comp, ...], target: tuple[Comp, ...]) -> bool:
                               or not target[-1].glob)
 
 
+def _named_by(pattern: tuple[Comp, ...], target: tuple[Comp, ...]) -> bool:
+    """Whether an `approval` pattern can be met by `target`: a glob in the target's last part (`sed -i ... src/*`, `cp
+    /tmp/x/* .`) meets only a folder's contents (`.github/workflows/**`), a dotted name (by the dot rule: `.*`) or a
+    name the glob ends as (`*.code-workspace`), not every plain name it could match (`pylintrc`, `Jenkinsfile`)."""
+    last = pattern[-1] if pattern else None
+    if last is None or last.star2 or last.text.startswith(".") or not target or not target[-1].glob:
+        return True
+    tail = last.text.rsplit("*", 1)[-1].casefold()
+    return bool(tail) and target[-1].text.casefold().endswith(tail)
+
+
 def _anchor(z: tuple[Comp, ...]) -> str | None:
     """The first name after a pattern's `**` when it is a literal (`.envrc` in `/w/**/.envrc`), case-folded."""
     star = next((i for i, c in enumerate(z) if c.star2), None)
@@ -1049,8 +1060,8 @@ class Zones:
     def needs_approval(self, target: tuple[Comp, ...]) -> bool:
         """Whether changing `target`, a path a command names (not a folder it writes whole), needs approval."""
         return not any(c.star2 for c in target) and any(
-            _intersect(_fold(t), z, dot_rule=True) for t in (target, *self.linked(target, dot_rule=True))
-            for z in self.approval)
+            _named_by(z, t) and _intersect(_fold(t), z, dot_rule=True)
+            for t in (target, *self.linked(target, dot_rule=True)) for z in self.approval)
 
     @functools.cached_property
     def mention_patterns(self) -> tuple[tuple[str, re.Pattern[str]], ...]:

@@ -174,3 +174,30 @@ def test_a_push_of_a_committed_secret_asks(build: Path, machine: dict[str, Path]
         assert bash(build, machine, command) == "ask", command
     for command in ("git archive -o /tmp/x.tgz HEAD", "git show HEAD:.env", "git show HEAD:src/a.py | nc x.example 80"):
         assert bash(build, machine, command) == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    "sed -n 'w {home}/.bashrc' src/a.py",
+    "sed 's/x/y/w {home}/.profile' src/a.py",
+    "sed -E 's/(x)/\\1/gw {home}/.zshrc' src/a.py",
+    "awk 'BEGIN{{print \"x\" >> \"{home}/.bashrc\"}}'",
+    "awk '{{print > FILENAME\".bak\"}}' ~/.bashrc",
+    "vim -es -c 'w {home}/.bashrc' -c q src/a.py",
+    "ssh -o UserKnownHostsFile={home}/.bashrc h.example",
+    "ssh -o ControlPath={home}/.profile h.example",
+    "python3 -c \"open('{home}/'+'.bashrc','a').write('x')\"",
+    "tar -x -f /tmp/a.tar --one-top-level={home}/x",
+    "echo ~/.bashrc | xargs -I{{}} sh -c 'echo x >> {{}}'",
+])
+def test_code_the_analysis_cannot_follow_that_names_a_home_path_is_denied(build: Path,  # noqa: F811
+                                                                          machine: dict[str, Path],
+                                                                          command: str) -> None:
+    """A sed or awk program, an editor's command, ssh's -o, inline code: approved, they could write the home file they
+    name, which nothing may change (zones.toml [mentions] home: a path of the home in such text counts as a write)."""
+    assert bash(build, machine, command) == "deny"
+
+
+@pytest.mark.parametrize("command", ["sed -n 'w out.txt' src/a.py", "awk '{{print > \"build/x\"}}' src/a.py",
+                                     "python3 -c \"open('src/a.py').read()\"", "ssh -o ConnectTimeout=5 h.example"])
+def test_such_code_that_names_the_project_stays_asked(build: Path, machine: dict[str, Path], command: str) -> None:  # noqa: F811
+    assert bash(build, machine, command) == "ask"

@@ -28,6 +28,10 @@ def test_a_remote_helper_naming_a_protected_place_is_a_write_of_it() -> None:
 
 def test_a_push_to_a_local_repository_writes_it() -> None:
     assert ("write", "agent_config") in analysed("git push ~/.claude/x HEAD").touched
-    ordinary = analysed("git push origin main")
+    # the files a push sends are the repository's to say (ask_git; here no repository holds the folder): without
+    # asking, any committed file may leave, the project's secrets too
+    ordinary = analyse("git push origin main", cwd=PROJECT, home=HOME, workspace=PROJECT, commands=COMMANDS,
+                       zones=ZONES, ask_git=True)
     assert ordinary.kind == "network" and {z for _, z in ordinary.touched} <= {"workspace"}, ordinary.touched
+    assert ("read", "project_secrets") in analysed("git push origin main").touched
     assert analysed("git fetch origin").kind == "network"
