@@ -18,7 +18,10 @@ run on Anthropic's side, inside the response: no guard in this process can decid
 request that enables any; `split_tool_uses` records every provider-side call it finds in a reply as a refusal of a call
 that ran undecided, and refuses every tool_use block whose id is empty or shared with another block of the message (a
 loop that finds a block by its id could run another input than the one decided). The runner runs every tool it is given: `require_guarded(guard, tools)` refuses a list in which
-one would run undecided (a plain `@beta_tool`, a guarded function of another guard, a toolset), recorded. The tools it
+one would run undecided (a plain `@beta_tool`, a guarded function of another guard, a toolset), recorded; the client's
+request hook `refuse_undecided_tools(guard)` (in place of refuse_provider_tools) refuses, recorded, to offer the model a
+tool given to the runner after that check (runner.add_tools, a tool appended to the checked list), which would run
+undecided. A guarded tool swapped in the checked list for a plain one of the same definition is not seen there. The tools it
 returns record the calls the SDK refuses before the function runs (an unknown or missing key, an input that is not an
 object, NaN or 1e400 for an int): nothing runs, and the model is told the policy's refusal. A `@beta_tool` handed to
 the runner without require_guarded records those of one argument's value (NaN or 1e400 for an int, an object for a
@@ -31,6 +34,7 @@ import copy
 import functools
 import inspect
 import re
+import weakref
 from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -43,6 +47,8 @@ import veriguard.contracts.strict_json as strict_json
 from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
 
 F = TypeVar("F", bound=Callable[..., Any])
+# The names of the tools require_guarded let through, per guard: what refuse_undecided_tools lets a request offer.
+CHECKED: "weakref.WeakKeyDictionary[Guard, set[str]]" = weakref.WeakKeyDictionary()
 UNREADABLE = ("a content block that is neither a dict nor an Anthropic SDK model cannot be read, so it is refused: "
               "pass the message as the SDK returned it, or its model_dump()")
 UNFINISHED = ("the message is not finished (its stop_reason is null: a snapshot of a stream still running), so this "
@@ -89,12 +95,7 @@ def refuse_provider_tools(request: Any) -> None:
     raises ProviderToolsRefused for a JSON request (Messages, a batch, or the same body sent to Bedrock or Vertex
     under their own paths) that enables tools run on the provider's side; a JSON body that cannot be read is refused
     too, since what it enables is unknown. Requests of other content types (file uploads) pass."""
-    if request.method != "POST" or "json" not in request.headers.get("content-type", "").lower():
-        return
-    try:   # strictly: a duplicate key ({"tools": [server tool], "tools": []}) may be read otherwise by the server
-        body = strict_json.loads(request.content or b"{}")
-    except Exception:   # not JSON after all, or a streamed body not read yet
-        raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
+    body = _json_body(request)
     found = provider_side_tools(body)
     if found:
         raise ProviderToolsRefused(f"refused to send a Messages request that enables tools run on Anthropic's side, "
@@ -105,6 +106,78 @@ def refuse_provider_tools(request: Any) -> None:
 async def refuse_provider_tools_async(request: Any) -> None:
     """refuse_provider_tools for an async HTTP client (AsyncAnthropic)."""
     refuse_provider_tools(request)
+
+
+def _json_body(request: Any) -> Any:
+    """The JSON body of a POST request (None for other requests); ProviderToolsRefused when it cannot be read."""
+    if request.method != "POST" or "json" not in request.headers.get("content-type", "").lower():
+        return None
+    try:   # strictly: a duplicate key ({"tools": [server tool], "tools": []}) may be read otherwise by the server
+        return strict_json.loads(request.content or b"{}")
+    except Exception:   # not JSON after all, or a streamed body not read yet
+        raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
+
+
+def offered_tools(body: Any) -> tuple[list[str], list[str]]:
+    """The names of the tools a Messages request body offers the model: those of its `tools`, and those its messages
+    add (the tool runner's add_tools sends `tool_addition` blocks)."""
+    if not isinstance(body, Mapping):
+        return [], []
+    listed = [str(t.get("name")) for t in body.get("tools") or () if isinstance(t, Mapping)]
+    return listed, [name for message in body.get("messages") or () for name in _added(message)]
+
+
+def _added(message: Any) -> list[str]:
+    """The names of the tools a message's `tool_addition` blocks add ("?" for one whose definition cannot be read)."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    names = []
+    for block in content if isinstance(content, list) else []:
+        if not (isinstance(block, Mapping) and block.get("type") == "tool_addition"):
+            continue
+        tool = block.get("tool")
+        definition = tool.get("definition") if isinstance(tool, Mapping) else None
+        names.append(str(definition.get("name")) if isinstance(definition, Mapping) else "?")
+    return names
+
+
+def undecided_offers(body: Any, decided: frozenset[str]) -> list[str]:
+    """Why the tools a request offers may run undecided: a name require_guarded did not let through for the guard (a
+    tool added to its list, or by the runner's add_tools, after the check), a name listed twice, or a tool added under
+    the name of one the request lists (add_tools puts the new tool in the place of the checked one)."""
+    listed, added = offered_tools(body)
+    found = [f"{n!r} (not among the tools require_guarded checked)" for n in dict.fromkeys(listed + added)
+             if n not in decided]
+    found += [f"{n!r} (listed {listed.count(n)} times)" for n in dict.fromkeys(listed) if listed.count(n) > 1]
+    found += [f"{n!r} (added in the place of the tool of that name)" for n in dict.fromkeys(added) if n in listed]
+    return found
+
+
+def refuse_undecided_tools(guard: Guard) -> Callable[[Any], None]:
+    """An HTTP request hook for the client of a tool runner whose tools came through require_guarded(guard): it does
+    what refuse_provider_tools does, and refuses (recorded, Guard.refuse_run) to send a request that offers the model a
+    tool require_guarded did not check (undecided_offers): the runner runs the tools it holds, and a tool added to
+    the checked list, or by runner.add_tools, after the check would run undecided.
+
+        client = Anthropic(http_client=httpx2.Client(event_hooks={"request": [refuse_undecided_tools(guard)]}))"""
+    def hook(request: Any) -> None:
+        refuse_provider_tools(request)
+        found = undecided_offers(_json_body(request), frozenset(CHECKED.get(guard, ())))
+        if found:
+            why = (f"refused to send a request offering the model tools that policy {guard.policy_name} does not decide: "
+                   f"{'; '.join(found[:5])}")
+            guard.refuse_run(why, integration="anthropic_sdk")
+            raise ProviderToolsRefused(f"{why}; pass every tool through require_guarded(guard, ...) before the runner "
+                                       "gets it")
+    return hook
+
+
+def refuse_undecided_tools_async(guard: Guard) -> Callable[[Any], Any]:
+    """refuse_undecided_tools for an async HTTP client (AsyncAnthropic)."""
+    check = refuse_undecided_tools(guard)
+
+    async def hook(request: Any) -> None:
+        check(request)
+    return hook
 
 
 @dataclass(frozen=True)
@@ -233,6 +306,8 @@ def require_guarded(guard: Guard, tools: Iterable[Any], *, unguarded: Iterable[s
         guard.refuse_run(f"refused to start a tool runner: {why}", integration="anthropic_sdk")
         raise UnguardedTools(f"{why}; decorate each tool function with @guarded(guard) under @beta_tool, or name it "
                              "in unguarded= to let it run undecided")
+    CHECKED.setdefault(guard, set()).update(str(tool.get("name") if isinstance(tool, Mapping) else
+                                                getattr(tool, "name", "")) for tool in out)
     return [recording(tool) for tool in out]
 
 

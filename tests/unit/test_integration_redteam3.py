@@ -10,13 +10,17 @@ code before (ef16922, checked in a worktree):
   most 8 decisions now run at once, in time or late; a call beyond is refused at once, with a record;
 - a value the Anthropic SDK's validation refuses (NaN, 1e400 or "250000x" for an int, an object for a string) under a
   plain @beta_tool that require_guarded never saw left no record: `guarded`'s per-argument validator now keeps the
-  refusal for the guarded function, which records it."""
+  refusal for the guarded function, which records it;
+- a plain tool given to the Anthropic tool runner after require_guarded checked the list (runner.add_tools, appended to
+  the returned list, or added under the guarded tool's name) ran undecided: the client's request hook
+  `refuse_undecided_tools(guard)` refuses, recorded, to offer the model a tool require_guarded did not check."""
 import asyncio
 import io
 import json
 import threading
 import time
 
+import httpx2
 import pytest
 
 from veriguard.enforce.decision_log import DecisionLog, verify_log
@@ -290,3 +294,93 @@ def test_shadow_mode_records_the_refused_value_and_still_does_not_run(payments_b
         send_payment.call({**PAYMENT, "amount_cents": float("nan")})
     got = records(log)
     assert ran == [] and len(got) == 1 and got[0]["mode"] == "shadow"
+
+
+# --- 4. tools given to the Anthropic tool runner after require_guarded ----------------------------------------------
+def runner_with_hook(g, model, tools, change=None):
+    """A tool runner over `tools`, its client behind refuse_undecided_tools(g); `change(runner, ran)` before it runs."""
+    from anthropic import Anthropic
+
+    from veriguard.enforce.integrations.anthropic_sdk import refuse_undecided_tools
+
+    client = Anthropic(api_key="sk-ant-test", max_retries=0, http_client=httpx2.Client(
+        transport=httpx2.MockTransport(model), event_hooks={"request": [refuse_undecided_tools(g)]}))
+    runner = client.beta.messages.tool_runner(model="claude-test", max_tokens=50, tools=tools,
+                                              messages=[{"role": "user", "content": "Pay."}])
+    if change is not None:
+        change(runner)
+    return runner
+
+
+def payment_tools(g, ran):
+    from anthropic.lib.tools import beta_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import guarded
+
+    @beta_tool
+    @guarded(g, context=lambda: CONTEXT)
+    def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:
+        """Send a payment."""
+        ran.append(amount_cents)
+        return "sent"
+
+    @beta_tool
+    def refund(recipient: str, amount_cents: int) -> str:
+        """Refund a payment."""
+        ran.append(("refund", amount_cents))
+        return "refunded"
+    return send_payment, refund
+
+
+def calling(name: str, tool_input: str) -> httpx2.Response:
+    """A Messages reply calling tool `name` with `tool_input` (raw JSON)."""
+    from tests.unit.test_integration_followup import raw_reply
+
+    reply = raw_reply(tool_input)
+    return httpx2.Response(200, content=reply.content.replace(b'"name":"send_payment"', f'"name":"{name}"'.encode()),
+                           headers={"content-type": "application/json"})
+
+
+@pytest.mark.parametrize("how", ["add_tools", "add_tools_same_name", "appended_to_the_list"])
+def test_a_tool_added_after_require_guarded_is_refused_before_the_model_is_asked(payments_build, tmp_path, how):
+    """Before: a plain tool given to the runner after require_guarded checked its list (runner.add_tools, or appended
+    to the list it returned) ran undecided when the model called it, refund(evil, 250000) or send_payment(250000) in
+    the place of the guarded one. The client's request hook refuses to offer it (recorded), so nothing runs."""
+    from anthropic.lib.tools import beta_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import ProviderToolsRefused, require_guarded
+    from tests.llm_fakes import ScriptedModel
+    from tests.unit.test_integration_followup import DONE
+
+    log, ran = tmp_path / "log.jsonl", []
+    g = guard(payments_build, log=log)
+    send_payment, refund = payment_tools(g, ran)
+    tools = require_guarded(g, [send_payment])
+    if how == "appended_to_the_list":
+        tools.append(refund)
+    if how == "add_tools_same_name":
+        plain = beta_tool(send_payment.func.__wrapped__)   # the undecorated function: a plain tool of that name
+        model = ScriptedModel(calling("send_payment", json.dumps(OVER_LIMIT)), DONE)
+        change = lambda runner: runner.add_tools(plain)   # noqa: E731
+    else:
+        model = ScriptedModel(calling("refund", '{"recipient":"evil","amount_cents":250000}'), DONE)
+        change = (lambda runner: runner.add_tools(refund)) if how == "add_tools" else None   # noqa: E731
+    runner = runner_with_hook(g, model, tools, change)
+    with pytest.raises(ProviderToolsRefused, match="does not decide"):
+        runner.until_done()
+    got = records(log)
+    assert ran == [] and len(got) == 1 and got[0]["allowed"] is False, got
+    assert "refused to send a request offering the model tools" in got[0]["fail_closed"]
+
+
+def test_tools_checked_by_require_guarded_pass_the_request_hook(payments_build, tmp_path):
+    from veriguard.enforce.integrations.anthropic_sdk import require_guarded
+    from tests.llm_fakes import ScriptedModel
+    from tests.unit.test_integration_followup import DONE, raw_reply
+
+    log, ran = tmp_path / "log.jsonl", []
+    g = guard(payments_build, log=log)
+    send_payment, _ = payment_tools(g, ran)
+    model = ScriptedModel(raw_reply(json.dumps(PAYMENT)), DONE)
+    runner_with_hook(g, model, require_guarded(g, [send_payment])).until_done()
+    assert ran == [45000] and [r["allowed"] for r in records(log)] == [True]
