@@ -12,7 +12,7 @@ from veriguard.contracts.strict_json import StrictJSONError
 from veriguard.contracts.strict_json import loads as strict_loads
 from veriguard.providers.errors import fail, status_error
 from veriguard.providers.extraction import ANTHROPIC_API_URL
-from veriguard.providers.http import BodyRefused, cap_bodies, environment_client
+from veriguard.providers.http import BodyRefused, cap_bodies, environment_client, not_json
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
 from veriguard.providers.types import (
     TOOL_NAME, Completion, CompletionRequest, ProviderError, Raw, model_name, token_count,
@@ -101,9 +101,11 @@ class AnthropicProvider:
             answer = parse_json(text, request, stop_reason, raw) if text else None
         if answer is None:
             raise no_answer(request, stop_reason, raw)
+        data = checked(answer, request, stop_reason, raw)
+        _stop_agrees(blocks, stop_reason, raw)
         usage, model = payload.get("usage"), payload.get("model")
         return Completion(
-            data=checked(answer, request, stop_reason, raw),
+            data=data,
             text=text,
             model=model_name(model, self.model),
             input_tokens=token_count(usage, "input_tokens"),
@@ -141,6 +143,9 @@ class AnthropicProvider:
         try:
             with self._client.messages.with_streaming_response.create(**body) as raw:  # status errors raise here
                 content, status = raw.http_response.read(), raw.http_response.status_code
+                media = not_json(raw.http_response.headers)
+            if media:
+                raise fail("provider.malformed", f"{self.base_url} answered with {media}; check base_url", sent)
             payload = strict_loads(content)
         except BodyRefused as error:  # over the cap, or in an encoding not asked for; an error's body too
             raise fail("provider.malformed", f"{error}; check base_url", sent) from None
@@ -179,6 +184,18 @@ def _blocks(payload: dict[str, Any], raw: Raw) -> list[dict[str, Any]]:
         raise fail("provider.malformed", f"the message's content is not a list of blocks ({str(content)[:120]!r}); "
                    "check base_url", raw)
     return content
+
+
+def _stop_agrees(blocks: list[dict[str, Any]], stop_reason: str, raw: Raw) -> None:
+    """The stop reason says how the turn ended, and must agree with what the message holds: a tool call ends in
+    tool_use and nothing else does. A call whose turn says it ended (end_turn), or text whose turn says a tool was
+    called, is not how the Messages API ends a reply: the body was not written by one model turn."""
+    called = any(b["type"] == "tool_use" for b in blocks)
+    if called != (stop_reason == "tool_use"):
+        said = "a tool call" if called else "no tool call"
+        raise fail("provider.malformed", f"the reply holds {said} but its stop_reason is {stop_reason!r}; the two "
+                   "disagree, so the body is not one model turn's answer; check that base_url is the Messages API",
+                   raw)
 
 
 def _spoken(blocks: list[dict[str, Any]]) -> list[str]:

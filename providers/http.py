@@ -91,6 +91,19 @@ class _WaitCap:
             response.headers["retry-after"] = f"{min(wait, self.seconds):g}"
 
 
+def not_json(headers: httpx2.Headers) -> str:
+    """What is wrong with a response's Content-Type as an answer's ("" when it is one JSON media type:
+    application/json or a +json type, parameters allowed). A body a server labels HTML, text, an event stream, two
+    types or none is not the JSON answer the request asked for, however its bytes parse."""
+    types = headers.get_list("content-type", split_commas=True)
+    media = [t.split(";", 1)[0].strip().lower() for t in types]
+    if len(media) == 1 and (media[0] == "application/json" or
+                            media[0].startswith("application/") and media[0].endswith("+json")):
+        return ""
+    shown = ", ".join(t[:60] for t in types[:3]) or "none"
+    return f"Content-Type {shown!r}, not one JSON media type (application/json): a body labelled otherwise is no answer"
+
+
 def _ask_plain_encodings(request: httpx2.Request) -> None:
     request.headers["Accept-Encoding"] = ACCEPTED_ENCODINGS
 

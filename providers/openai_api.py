@@ -9,7 +9,7 @@ import httpx2
 from veriguard.contracts.strict_json import StrictJSONError
 from veriguard.contracts.strict_json import loads as strict_loads
 from veriguard.providers.errors import fail, status_error
-from veriguard.providers.http import BodyRefused, cap_bodies, environment_client
+from veriguard.providers.http import BodyRefused, cap_bodies, environment_client, not_json
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
 from veriguard.providers.types import (
     TOOL_NAME, Completion, CompletionRequest, Raw, canonical_json, model_name, token_count,
@@ -18,8 +18,12 @@ from veriguard.providers.types import (
 StructuredMode = Literal["auto", "json_schema", "json_object", "tools"]
 UNSUPPORTED = ("support", "unknown", "unrecognized", "not implemented", "not permitted", "not allowed")
 # finish reasons of a whole answer: OpenAI's, and TGI's ends of generation; "length" is a cut, and anything else
-# ("abort", "error", none) did not finish: refused as the Anthropic provider refuses such a stop_reason
-FINISHED = ("stop", "tool_calls", "function_call", "eos_token", "stop_sequence")
+# ("abort", "error", none) did not finish: refused as the Anthropic provider refuses such a stop_reason. A call
+# ends in tool_calls or function_call (or stop: vLLM's forced call); an answer in the message's text never says a
+# tool was called.
+ENDS_OF_TEXT = ("stop", "eos_token", "stop_sequence")
+FINISHED = {"tools": (*ENDS_OF_TEXT, "tool_calls", "function_call"), "json_schema": ENDS_OF_TEXT,
+            "json_object": ENDS_OF_TEXT}
 
 
 class OpenAICompatibleProvider:
@@ -70,13 +74,14 @@ class OpenAICompatibleProvider:
         if response.status_code >= 400:
             detail = payload.get("error", payload) if isinstance(payload, dict) else payload
             raise status_error(response.status_code, response.headers, str(detail)[:200], self.base_url, raw)
-        message, stop_reason = self._choice(response.status_code, payload, problem, raw)
+        message, stop_reason = self._choice(response.status_code, response.headers, payload, problem, raw)
         if message.get("refusal") or stop_reason == "content_filter":
             why = f"the model refused stage {request.stage!r}: {str(message.get('refusal') or stop_reason)[:200]!r}"
             raise fail("provider.refusal", f"{why}; rephrase the prompt or try another model", raw)
         refuse_cut_off(request, stop_reason, raw)
-        if stop_reason not in FINISHED:
-            why = f"the answer for stage {request.stage!r} did not finish (finish_reason {stop_reason!r})"
+        if stop_reason not in FINISHED[mode]:
+            why = (f"the answer for stage {request.stage!r} did not finish as a {mode!r} answer does (finish_reason "
+                   f"{str(stop_reason)[:40]!r}, not one of {list(FINISHED[mode])})")
             raise fail("provider.malformed", f"{why}; retry, or check the server's log", raw)
         text = _tool_arguments(message, request, raw) if mode == "tools" else _content(message, request, raw)
         if not text.strip():
@@ -95,7 +100,8 @@ class OpenAICompatibleProvider:
             raw_response=payload,
         )
 
-    def _choice(self, status: int, payload: Any, problem: str, raw: Raw) -> tuple[dict[str, Any], Any]:
+    def _choice(self, status: int, headers: httpx2.Headers, payload: Any, problem: str,
+                raw: Raw) -> tuple[dict[str, Any], Any]:
         """The message and finish reason of the one choice of a 200 answer."""
         where = f"{self.base_url} answered"
         fix = "is it an OpenAI-compatible /v1/chat/completions endpoint?"
@@ -104,6 +110,9 @@ class OpenAICompatibleProvider:
                        f"redirects are not followed); {fix}", raw)
         if problem:
             raise fail("provider.malformed", f"{where} with a body that is not strict JSON ({problem}); {fix}", raw)
+        media = not_json(headers)
+        if media:
+            raise fail("provider.malformed", f"{where} with {media}; {fix}", raw)
         if not isinstance(payload, dict) or not payload.get("choices"):
             raise fail("provider.malformed", f"{where} without 'choices' ({str(payload)[:120]!r}); {fix}", raw)
         if payload.get("error"):
