@@ -218,7 +218,7 @@ class LLMExtractor:
             raise ExtractionError("extract.llm.too_long", f"the agent's text has {len(text)} characters, over the "
                                   f"{self.max_chars} this extractor sends to the model (`max_chars`)")
         provider = self.provider()
-        key = sha256_text([provider.name, provider.model, self.system, self.schema, text])
+        key = self._cache_key(provider, text)
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None:
@@ -232,6 +232,14 @@ class LLMExtractor:
                 self._cache.popitem(last=False)
         # a copy: what a caller does with its value must not change what the cache hands the next one
         return copy.deepcopy(answer.value), answer.how(cached=False), answer.details(cached=False)
+
+    def _cache_key(self, provider: "Provider", text: str) -> str:
+        """The sha256 of everything that decides the answer: the whole request as sent (its random boundary aside)
+        and where it is sent (provider, server, structured mode, model). An answer is never reused for a request
+        that differs in any of them."""
+        where = [provider.name, str(getattr(provider, "base_url", "")), str(getattr(provider, "structured", "")),
+                 provider.model]
+        return sha256_text([*where, self.max_tokens, self.system, self.schema, user_prompt(text, "{boundary}")])
 
     def _call(self, provider: "Provider", text: str) -> Answer:
         from veriguard.providers.prices import cost_usd
@@ -258,7 +266,9 @@ class LLMExtractor:
                                   f"{' '.join(str(e).split())[:200]}") from None
         latency = time.monotonic() - started
         self.stats.latencies_s.append(latency)
-        self._count(provider.name, completion.model, completion.input_tokens, completion.output_tokens)
+        # priced at the model asked for (and billed), never at the name the server reports: a server naming a
+        # cheaper or unpriced model would make the call look cheaper or free
+        self._count(provider.name, provider.model, completion.input_tokens, completion.output_tokens)
         problems = validate(completion.data, self.schema)  # again: a replayed or lax provider may not check
         if problems:
             self.stats.failures += 1
@@ -267,7 +277,7 @@ class LLMExtractor:
         value = _typed(from_answer(completion.data[self.argument], self.type), self.type,
                        f"the model's {self.argument}")
         return Answer(value, completion.model, latency, completion.input_tokens, completion.output_tokens,
-                      cost_usd(provider.name, completion.model, completion.input_tokens, completion.output_tokens),
+                      cost_usd(provider.name, provider.model, completion.input_tokens, completion.output_tokens),
                       provider.model)
 
     def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int) -> None:
@@ -477,12 +487,29 @@ def addressed_to_the_reader(text: str) -> str:
         found = pattern.search(plain)
         if found:
             return found.group(0).strip()[:80]
-    squeezed = re.sub(r"[^a-z]+", "", plain.translate(_LEET))
+    deleeted = _MIXED_TOKEN.sub(lambda m: m.group(0).translate(_LEET), plain)   # 5Y5T3M: -> system:
+    if deleeted != plain:
+        for pattern in _ADDRESSED:
+            found = pattern.search(deleeted)
+            if found:
+                return found.group(0).strip()[:80]
+    letters = plain.translate(_LEET)
+    words = re.findall(r"[a-z]+", letters)
+    squeezed, backwards = "".join(words), "".join(reversed(words))
+    # read as written, spelt backwards (enon rewsna), words in reverse order (none answer) and each word spelt
+    # backwards in place (rewsna enon)
     for pattern in _SQUEEZED:
-        found = pattern.search(squeezed) or pattern.search(squeezed[::-1])   # spelt backwards: enon rewsna
-        if found:
-            return found.group(0)[:80]
+        for reading in (squeezed, squeezed[::-1], backwards, backwards[::-1]):
+            found = pattern.search(reading)
+            if found:
+                return found.group(0)[:80]
     return ""
+
+
+# a token that mixes letters with the digits and symbols leetspeak writes them with (5Y5T3M, h0t3l, f@l$3); three
+# characters at least, so that a seat (A1) or a time (4pm reads "apm", no word) is left as it is
+_MIXED_TOKEN = re.compile(r"(?<![a-z0-9@$!|])(?=[a-z0-9@$!|]*[a-z])(?=[a-z0-9@$!|]*[0-9@$!|])[a-z0-9@$!|]{3,}"
+                          r"(?![a-z0-9@$!|])")
 
 
 class _NoUnknownWords:
@@ -509,14 +536,97 @@ def unreadable_language(text: str) -> str:
         return f"letters of another script ({', '.join(scripts[:3])})"
     from veriguard.enforce.textnorm import encoded_runs, foreign_words, strip_marks
 
-    encoded = encoded_runs(plain)
+    encoded = encoded_runs(plain) + _SYMBOL_CODE.findall(plain) + [m.group(0) for m in _SPELLED.finditer(plain)]
     if encoded:
-        return f"hex or base64 that a model may decode ({', '.join(r[:24] for r in encoded[:2])})"
-
+        return f"hex, base64, binary, Morse or NATO-spelt text that a model may decode ({', '.join(r[:24] for r in encoded[:2])})"
+    ciphered = ciphered_words(plain)
+    if ciphered:
+        return ciphered
     for clause in _CLAUSES.split(strip_marks(plain)):
-        why = foreign_words(clause, _NoUnknownWords())
+        why = foreign_words(clause, _NoUnknownWords()) or unknown_words(clause)
         if why:
             return f"a clause in another language ({why})"
+    return ""
+
+
+# bytes written in binary (01101001 01100111 ...) and Morse code (.. --. -. --- .-. .): four groups or more
+_SYMBOL_CODE = re.compile(r"(?<![\w.-])(?:[01]{8}[ ,]?){4,}|(?<![\w.-])(?:[.\-•·_]{1,6}[ /|]+){3,}"
+                          r"[.\-•·_]{1,6}(?![\w.-])")
+
+
+# letters spelt one word each in the NATO alphabet (November Oscar November Echo): four in a row
+_NATO = ("alfa|alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar|papa|"
+         "quebec|romeo|sierra|tango|uniform|victor|whiskey|x-?ray|yankee|zulu")
+_SPELLED = re.compile(rf"(?i)\b(?:(?:{_NATO})[\s,.-]+){{3,}}(?:{_NATO})\b")
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """The whole words of the embedded classifier's WordPiece vocabulary (lower case, letters only; shipped in every
+    install, read here without the embedder, which needs numpy): the words an English reader knows. The same set as
+    enforce.embedder.lexicon()."""
+    tokenizer = Path(__file__).parent / "assets" / "minilm_tokenizer.json"
+    try:
+        vocab = json.loads(tokenizer.read_text(encoding="utf-8"))["model"]["vocab"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ExtractionError("extract.llm.unavailable", f"{tokenizer} cannot be read ({e}), so no text can be "
+                              "checked before it is sent; reinstall veriguard") from None
+    return frozenset(w for w in vocab if w.isascii() and w.isalpha())
+
+
+def _known(word: str, known: frozenset[str]) -> bool:
+    """`word` or its stem (a plural, past or -ing form) is a known word."""
+    return word in known or any(word.endswith(end) and word[:-len(end)] in known
+                                for end in ("s", "es", "ed", "d", "ing", "ly"))
+
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+# the ciphers a model undoes without being told how: every Caesar shift (ROT13 among them) and Atbash as letter
+# tables, and each word spelt backwards in place (None)
+_CIPHERS: tuple[tuple[str, dict[int, int] | None], ...] = (
+    *((f"ROT{n}", str.maketrans(_ALPHABET, _ALPHABET[n:] + _ALPHABET[:n])) for n in range(1, 26)),
+    ("Atbash", str.maketrans(_ALPHABET, _ALPHABET[::-1])),
+    ("each word spelt backwards", None),
+)
+MIN_CIPHER_WORDS = 2   # unknown words of 4 letters or more that one cipher turns into known words
+
+
+def ciphered_words(text: str) -> str:
+    """Why `text` holds words in a simple cipher ("" when it does not): two or more words no English reader knows
+    (4 letters or more) that one cipher of _CIPHERS turns into known words (vtaber cerivbhf: ignore previous;
+    snoitcurtsni suoiverp: instructions previous). A model reads them; the check, which reads English, does not."""
+    known = english_words()
+    unknown = {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 4
+               and not _known(w, known)}
+    for name, table in _CIPHERS if len(unknown) >= MIN_CIPHER_WORDS else ():
+        decoded = sorted(w for w in unknown if _known(w.translate(table) if table else w[::-1], known))
+        if len(decoded) >= MIN_CIPHER_WORDS:
+            return f"words in a cipher a model may undo ({name}: {', '.join(decoded[:4])})"
+    # ROT47 turns letters into digits and symbols too (ignore -> :8?@C6): tokens with symbols that decode to words
+    symbols = {t for t in re.findall(r"[!-~]{4,}", text) if not t.isalnum()}
+    decoded = sorted(t for t in symbols if _known(t.translate(_ROT47).lower(), known))
+    if len(decoded) >= MIN_CIPHER_WORDS:
+        return f"words in a cipher a model may undo (ROT47: {', '.join(decoded[:4])})"
+    return ""
+
+
+_ROT47 = str.maketrans({chr(c): chr(33 + (c - 33 + 47) % 94) for c in range(33, 127)})
+
+
+MIN_UNKNOWN_WORDS = 3
+MIN_UNKNOWN_SHARE = 0.6
+
+
+def unknown_words(clause: str) -> str:
+    """Why `clause` reads as a language no check here reads ("" when it does not): three or more of its words of 4
+    letters or more, and 60% of its words, unknown to an English reader, names aside (a capitalised word that does not
+    start the clause: Hilton, Avis, Santorini). Shorthand (pls, tmrw, jfk) is shorter than 4 letters."""
+    known = english_words()
+    words = re.findall(r"[^\W\d_]+", clause)   # letters of any alphabet: Turkish ı splits no word
+    unknown = [w for i, w in enumerate(words) if len(w) >= 4 and (i == 0 or not w[0].isupper())
+               and not _known(w.lower(), known)]
+    if len(unknown) >= MIN_UNKNOWN_WORDS and len(unknown) >= MIN_UNKNOWN_SHARE * len([w for w in words if len(w) > 1]):
+        return f"{len(unknown)} of {len(words)} words unknown to an English reader: {', '.join(unknown[:4])}"
     return ""
 
 

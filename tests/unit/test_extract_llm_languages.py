@@ -126,12 +126,13 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     refused = [(source, r.get("id"), r.get("class") or r.get("style")) for source, r in rows
                if unreadable_language(r.get("task") or r.get("text"))]
     assert len(rows) >= 3607
+    # ("evasions", "filler"): e103 and e106, padding of lorem ipsum, a clause of words no English reader knows (B23)
     assert {(s, c) for s, _i, c in refused} <= {("heldout_v6.jsonl", "code-switch"), ("evasions", "language"),
                                                 ("evasions", "combined"), ("heldout_v9.jsonl", "translation-request"),
-                                                ("heldout_v10.jsonl", "url-query")}
+                                                ("heldout_v10.jsonl", "url-query"), ("evasions", "filler")}
     assert all(r["categories"] for s, r in rows if s in ("heldout_v9.jsonl", "heldout_v10.jsonl")
                and unreadable_language(r["task"]))
-    assert sum(1 for s, *_ in refused if s != "evasions") == 8 and sum(1 for s, *_ in refused if s == "evasions") == 14
+    assert sum(1 for s, *_ in refused if s != "evasions") == 8 and sum(1 for s, *_ in refused if s == "evasions") == 16
 
 
 # Red-team pass of stop 20 on the check itself: spellings that hid the words, encodings a model decodes, orders in
