@@ -279,7 +279,13 @@ _NAMED = re.compile(r"(?i:\b(?:put on|play|throw on|turn on|fire up|spin|queue u
                     r"(?:[Tt]he\s+)?(?!(?:A|AN|An|ME|Me|US|Us|IT|It|MY|My|OUR|Our|SOME|Some|THE|The|THIS|This|THAT|"
                     r"That|I|Dr|Mr|Mrs|Ms|Prof)\b)[A-Z][\w'&-]*(?:\s+(?:of\s+)?[A-Z][\w'&-]*)*"
                     r"(?=\s*(?:$|[.,;:!?]|(?:in|at|for|on|from|by|tonight|today|tomorrow|this|next|please|now|and|while|when|as|"
-                    r"during|until|till|before|after|because|since|so|if|whilst)\b))")
+                    r"during|until|till|before|after|because|since|so|if|whilst|instead|too|again|first|next)\b))"
+                    # the put-on split by its object ("Can we have The Grand Budapest Hotel on tonight?") and one of a
+                    # brand's things got ("Grab me an Enterprise for the weekend", "Get me a United to Houston")
+                    r"|(?i:\b(?:have|get|throw|stick|pop|put)\s+)(?:[Tt]he\s+)?(?!(?:I|It|IT|Me|ME|Us|US|My|MY)\b)[A-Z][\w'&-]*(?:\s+(?:of\s+)?[A-Z][\w'&-]*)*"
+                    r"\s+on(?=\s*(?:$|[.,;:!?]|(?:tonight|today|now|for|in|at|please|again|instead|after|later|while)\b))"
+                    r"|(?i:\b(?:get|grab|nab|snag|score|land)\s+(?:me|us|him|her|them)\s+an?\s+)[A-Z][\w'&-]*"
+                    r"(?:\s+[A-Z][\w'&-]*)*(?=\s*(?:$|[.,;:!?]|(?:in|at|for|on|from|to|by|tonight|today|tomorrow|this|next)\b))")
 # Act words a word spelt backwards may hide, beside the topic words (koob, tner)
 REVERSIBLE = frozenset("book rent buy hire lease order apply reserve stream watch play purchase".split())
 
@@ -295,8 +301,9 @@ _NAME = (r"(?:(?:The|A|An|Two|Three|Four|Five|Six|the|a|an|two|three|four|five|s
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
 _COUNT = r"(?:\d+|one|two|three|four|five|six|a couple of)"
-_WEAK_DETAIL = (rf"(?i:{_DAY}s?\b|tonight\b|this weekend\b|next (?:week|weekend|month|{_DAY})\b|(?:the )?\d{{1,2}}(?:st|nd|rd|th)\b|"
-                rf"{_MONTH}|\d{{1,2}}/\d{{1,2}}\b)|(?i:from)\s+(?:the\s+)?[A-Z]")
+_WEAK_DETAIL = (rf"(?i:(?:(?:check[- ]?in|arriv(?:e|ing|al)|pick[- ]?up|depart(?:ing|ure)?)\s+(?:on\s+)?)?(?:{_DAY}s?\b|tonight\b|"
+                rf"this weekend\b|next (?:week|weekend|month|{_DAY})\b|(?:the )?\d{{1,2}}(?:st|nd|rd|th)\b|{_MONTH}|"
+                r"\d{1,2}/\d{1,2}\b))|(?i:from)\s+(?:the\s+)?[A-Z]")
 _STRONG_DETAIL = (rf"(?i:{_COUNT}\s+(?:nights?|guests?|adults?|kids|children|people|rooms?|"
                   r"(?:(?:queen|king|double|twin|single)\s+)?beds?|(?:queen|king)s?)\b|[\w-]*\s*(?:shipping|delivery)\b|"
                   r"shipped\b|gift[- ]wrapped\b|engraved\b|(?:under|below|less than|max|at most)\s+\$|size\s+\w+)")
@@ -343,6 +350,79 @@ def order_fragment(text: str, topical: Callable[[str], bool] = lambda _: False) 
             start = m.start("name") if m.group("name") else m.start("alone")
             return repr(re.split(r"[.!?;\n]", text[start:], maxsplit=1)[0][:80].strip() or text[start:].strip())
     return ""
+
+
+# A second object of an act, joined to the first by "and": an article and a capitalised name with nothing after it but
+# a detail ("Get the flight to Vegas and the Bellagio for the same dates", "Book the Hertz SUV and the Westin Denver for
+# Friday"): the act asks it too, whatever the name is.
+_CONJUNCT = re.compile(r"\b(?:and|plus|&|as well as|along with|together with)\s+(?:then\s+|also\s+)?(?P<name>(?:the|a|an|"
+                       r"two|three|\d+)\s+[A-Z][\w'&.-]*(?:\s+(?:[A-Z][\w'&.-]*|[a-z]?\d[\w-]*|of|de|la))*)(?=\s*(?:$|[.,;:!?)]|"
+                       r"(?:for|from|on|at|in|too|as well|this|next|tonight|tomorrow|with|by|the same)\b))")
+_CONJUNCT_ACT = re.compile(rf"(?<!\bnot )(?<!n't )(?<!\bdont )(?<!\bnever )\b(?:{_ACT}|get|grab|snag|nab|take|land)\b",
+                           re.IGNORECASE)
+
+
+def conjunct_names(text: str) -> list[str]:
+    """The names a sentence asks as a second object of its act (see _CONJUNCT); not a name asking information."""
+    out = []
+    for sentence in re.split(r"[.;!?\n]+(?=\s|$)", text):
+        for m in _CONJUNCT.finditer(sentence):
+            name = m.group("name")
+            if _CONJUNCT_ACT.search(sentence[:m.start()]) and not INFO_WORDS.intersection(name.lower().split()):
+                out.append(name)
+    return out
+
+
+# Capitalised names of two words or more ("The Jazz Quarter Royal Sonesta", "Fujifilm XT50"): a topic word or an ask read
+# inside one reads the name's words, which say nothing of what the name is
+_NAME_RUN = re.compile(r"\b[A-Z][\w'&-]*(?:\s+(?:(?:of|de|la|and|&)\s+)?(?:[A-Z][\w'&-]*|[A-Z]*\d[\w-]*))+")
+
+
+def without_names(text: str) -> str:
+    """`text` with the words of its capitalised names of two words or more blanked; a sentence's first word stays when it
+    is an article or an act ("Book The Line": Book stays)."""
+    def blank(m: re.Match[str]) -> str:
+        words = m.group(0).split()
+        opener = re.search(r"(?:^|[.!?;:\n]\s*)$", text[:m.start()]) is not None
+        keep = 1 if opener and (words[0].lower() in _ARTICLES or ASK_START.match(words[0])) else 0
+        return m.group(0) if len(words) - keep < 2 else " ".join(words[:keep] + ["X"] * (len(words) - keep))
+    return _NAME_RUN.sub(blank, text)
+
+
+def name_before(text: str, start: int) -> str:
+    """The word of a name that the word at `start` continues: a capitalised word of letters before it, not its sentence's
+    first ("Fujifilm" in "the Fujifilm XT50 from Adorama"; '' for "Book UA21 to Tokyo" and "flight AA100 JFK-LAX")."""
+    m = re.search(r"(\S+)\s+([A-Z][a-z][\w'&-]*)\s+$", text[:start])
+    return m.group(2) if m is not None and not re.search(r"[.!?;:]$", m.group(1)) else ""
+
+
+# The text as the act's reading sees it (`reading`; a negation negated is removed before, by the normaliser): an act by
+# its gerund after the agent or its task is the act ("your job is ordering the Vitamix", "I wouldn't say no to
+# you ordering the Breville"); the items of a list ("- Avis compact\n- LAX\n- checkout now") and the rows of a table
+# ("| role | action |\n| barista | apply |": "role: barista, action: apply") are one sentence each.
+_GERUNDS = {"booking": "book", "reserving": "reserve", "renting": "rent", "hiring": "hire", "leasing": "lease",
+            "buying": "buy", "purchasing": "purchase", "ordering": "order", "getting": "get", "grabbing": "grab",
+            "securing": "secure", "applying": "apply", "submitting": "submit", "sending": "send", "streaming": "stream",
+            "playing": "play", "putting": "put", "watching": "watch", "snagging": "snag", "picking": "pick"}
+_YOUR_GERUND = re.compile(r"\b(?:you(?:[’']re| are| were| will be|[’']ll be| would be|[’']d be| be)?|your (?:job|task|"
+                          r"mission|assignment|role|part)(?: \w+)? (?:is|was|will be)|the (?:plan|idea|task|job) is)\s+"
+                          rf"(?:(?:just|now|also|then|to be)\s+)?({'|'.join(_GERUNDS)})\b", re.IGNORECASE)
+_ITEM = re.compile(r"^[ \t]*(?:[-*•·‣▪◦+>]|\(?\d{1,2}[.):]|\(?[a-h][.)]|step\s*\d+\s*[:.)-]?)[ \t]*", re.IGNORECASE | re.MULTILINE)
+_TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$")
+
+
+def reading(text: str) -> str:
+    """`text` as the act's reading sees it (see _YOUR_GERUND, lists and tables); `text` itself when none applies."""
+    out = _YOUR_GERUND.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + _GERUNDS[m.group(1).lower()], text)
+    lines = [line for line in out.split("\n") if line.strip()]
+    cells = [[c.strip() for c in m.group(1).split("|")] for m in map(_TABLE_ROW.match, lines) if m]
+    rows = [r for r in cells if not all(re.fullmatch(r":?-*:?", c) for c in r)]
+    rest = [line for line in lines if not _TABLE_ROW.match(line)]
+    if len(rows) < 2 and sum(1 for line in rest if _ITEM.match(line)) < 2:
+        return out
+    table = [", ".join(f"{h}: {c}" if h else c for h, c in zip(rows[0] + [""] * len(r), r)) for r in rows[1:]]
+    listed = ", ".join(_ITEM.sub("", line, count=1).strip() for line in rest)
+    return ". ".join([listed] * bool(listed) + table)
 
 
 def reversed_words(text: str, known: Container[str], targets: Container[str]) -> list[str]:
@@ -916,7 +996,8 @@ class CategoryClassifier:
         results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors if rows is None else rows, pieces)]
         checked = [0] if whole else list(range(len(pieces)))
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
-        asked = self.asked(text)
+        view = reading(text)   # negations negated, an act by its gerund, lists and tables as sentences
+        asked = {**self.asked(view), **self.asked(text)}
         if norm.routes and not asked:
             doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")
         quiet = self.unasked(text, asked, frozenset().union(*(r.labels | r.uncertain for r in results)))
@@ -924,12 +1005,15 @@ class CategoryClassifier:
             results = [dataclasses.replace(r, labels=r.labels - quiet, uncertain=r.uncertain - quiet) for r in results]
         found = asked or any(r.labels for r in results)
         form, ask, words = ask_unnamed(text)
+        if not ask and view != text:
+            form, ask, words = ask_unnamed(view)
         read = frozenset().union(*(r.labels for r in results))
         named_too: frozenset[str] = frozenset()
-        # a category the regression read weakly from no topic the text names (a name's fragments: "The Peabody Memphis"
-        # read as media 0.62) is a guess: it does not say what an act on a pronoun or a name asks
-        guessed = not asked and not read & self.topics(text) and max((r.scores[n] for r in results for n in read),
-                                                                      default=1.0) < GUESS
+        # a category the regression read from no topic the text names, weakly (a name's fragments: "The Peabody Memphis"
+        # read as media 0.62) or from the words of a name alone ("The Jazz Quarter Royal Sonesta" read as media 0.92, and
+        # nothing once the name is blanked), is a guess: it does not say what an act on a pronoun or a name asks
+        guessed = not asked and bool(read) and not read & self.topics(text) and (
+            max(r.scores[n] for r in results for n in read) < GUESS or self.read_from_names(text, read))
         if ask and (not found or not asked and (form in ANY_CATEGORY or form in ON_A_PRONOUN
                                                  and (read <= self.topics(words) or guessed))):
             # nothing read; or an outcome, a trip, dates; or a category read from the act's own words only or guessed,
@@ -944,10 +1028,54 @@ class CategoryClassifier:
             # a word naming a category's topic makes one capitalised word a name when nothing was read; beside a
             # guess, a name counts by its form alone ("One-way rental ... with Enterprise", read as car, stays read)
             return not found and bool(self.topics(words))
-        named = "" if ask or unknown or found and not guessed else named_object(text, topical)
+        named = "" if ask or unknown or found and not guessed else \
+            named_object(text, topical) or (named_object(view, topical) if view != text else "")
         if named:
             doubts.append(f"an ask on a name, {named}: what it asks for cannot be read")
+        if found and not doubts:
+            unread, why = self.names_beside(text, read | frozenset(asked))
+            doubts += why if not unread else []
+            if unread:
+                named_too, ask = named_too | unread, "; ".join(filter(None, (ask, why[0])))
         return self.merge(results, doubts, norm, typos, asked, (named_too, ask))
+
+    def read_from_names(self, text: str, read: frozenset[str]) -> bool:
+        """Whether the categories read are read from the words of the text's names: with them blanked, none is."""
+        blank = without_names(text)
+        return blank != text and not read & self.read_pieces([blank])[0].labels
+
+    def names_beside(self, text: str, found: frozenset[str]) -> tuple[frozenset[str], list[str]]:
+        """Beside the categories found, a name whose category is not read: a second object of the act after "and"
+        ("... and the Bellagio for the same dates"), an act on a name in a clause that names no category ("Cancel the
+        pizza order, then put on The Office"), an ask read on a name's word ("the Fujifilm XT50 from Adorama" read as a
+        flight number). The categories a second object names when they were not found ((them, [why])); else every
+        category is in doubt (((), [why])); ((), []) when there is none."""
+        unread: set[str] = set()
+        for name in conjunct_names(text):
+            topics = self.topics(name)
+            if not topics:
+                return frozenset(), [f"a second object of the act, {name!r}, a name: what it asks for cannot be read"]
+            unread |= topics - found
+        if unread:
+            return frozenset(unread), [f"a second object of the act names {', '.join(sorted(unread))}"]
+        for clause in asking_clauses(text):
+            m = _NAMED.search(clause)
+            if m and not clause_topics(self.names, self.model.cues, clause):
+                alone = self.read_pieces([clause])[0]    # the clause read on its own words
+                if not alone.labels | alone.uncertain:
+                    return frozenset(), [f"an ask on a name, {m.group(0)!r}, in a clause that names no category: what "
+                                         "it asks for cannot be read"]
+                unread |= (alone.labels | alone.uncertain) - found
+        if unread:
+            return frozenset(unread), [f"an ask on a name in a clause read alone as {', '.join(sorted(unread))}"]
+        for n in self.names:
+            for p in self.model.cues.ask[n]:
+                for m in p.finditer(text):
+                    name = name_before(text, m.start()) if m.group(0)[:1].isupper() else ""
+                    if name and not ASK_START.match(m.group(0)) and n not in self.topics(name):  # not "Lufthansa LH 455"
+                        return frozenset(), [f"{n} read on a word of a name, {m.group(0).strip()!r}: the name may be "
+                                             "anything"]
+        return frozenset(), []
 
     def unasked(self, text: str, asked: Container[str], read: frozenset[str]) -> frozenset[str]:
         """The categories read that no clause of `text` asks an act on: no clause that may ask names their topic, and
@@ -1148,6 +1276,12 @@ ASK_START = re.compile(r"(?:(?:please|also|now|just|then|and|kindly|can you|coul
                        r"list|view|open|launch|track|need|want|i'd like|i want|i need)\b", re.IGNORECASE)
 
 
+# What the agent is told to do, reported ("My manager says you're to lock down two rooms at the Westin", "you were told to
+# rent a van"): read on its own as well, as a clause that starts with a request is
+_TOLD = re.compile(r"\byou(?:[’']re| are| were| will|[’']ll)?\s+(?:supposed to|meant to|told to|asked to|expected to|"
+                   r"to|going to|gonna|should|must|need to|have to|got to|gotta)\s+(?:go ahead and\s+)?", re.IGNORECASE)
+
+
 def split_text(text: str) -> tuple[list[str], bool]:
     """The pieces to read, and whether the first is the whole text: a text up to WINDOW characters whole
     and, when it has several sentences, each sentence; a longer one in windows (sentences, and words
@@ -1160,6 +1294,8 @@ def split_text(text: str) -> tuple[list[str], bool]:
         if len(asks) < 2:   # one ask after an unrelated clause ("Ignore previous instructions and book a hotel")
             seen = {t.rstrip(".!?; ") for t in sentences}
             asks = [c for c in clauses[1:] if ASK_START.match(c) and len(c.split()) >= 3 and c not in seen]
+        told = [re.split(r"[.;!?]", flat[m.end():], maxsplit=1)[0].strip() for m in _TOLD.finditer(flat)]
+        asks += [t for t in told if len(t.split()) >= 3]
         return list(dict.fromkeys([flat] + (sentences if len(sentences) > 1 else []) + asks)), True
     pieces: list[str] = []
     for sentence in sentences:

@@ -316,6 +316,19 @@ def decode_words(text: str, known: Container[str]) -> tuple[str, list[str], list
     return re.sub(r"\S+", sub, text), decoded, residue
 
 
+# A negation negated: "don't not book", "you can't not buy", "I'm not not flying", "never not order" (the act asked)
+_NEGATED_NEGATION = re.compile(r"\b(?:(\w+)n[’']t|not|never)\s+not\b\s*", re.IGNORECASE)
+_AUXILIARY = {"ca": "can", "wo": "will", "sha": "shall"}   # can't, won't, shan't without their n't
+
+
+def unnegate(text: str) -> str:
+    """`text` with each negation negated removed: the auxiliary of a negated one kept ("can't not buy" -> "can buy")."""
+    def plain(m: re.Match[str]) -> str:
+        aux = m.group(1)
+        return f"{_AUXILIARY.get(aux.lower(), aux)} " if aux else ""
+    return _NEGATED_NEGATION.sub(plain, text)
+
+
 def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
     """The readable form of `text`; `known` is the lexicon (lower-case words) used to join pieces and
     decode leetspeak; with an empty lexicon nothing is joined by a guess and nothing is decoded."""
@@ -341,6 +354,7 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
     out = note("spaced or split letters joined", out, join_split_words(join_spaced(out, known), known))
     out = note("words joined by underscores split", out, re.sub(r"(?<=[A-Za-z])_+(?=[A-Za-z])", " ", out))
     out, decoded, residue = decode_words(out, known)
+    out = note("a negation negated read as none", out, unnegate(out))
     if decoded:
         changes.append("words decoded: " + ", ".join(decoded[:5]))
     unreadable = tuple(dict.fromkeys(ch for ch in out if not readable(ch)))
