@@ -107,8 +107,10 @@ class Guard:
 
         `exclusive` (an integration that reports each allowed call's end with `finished`): when the policy reads
         facts beside the call, a call it allows while another allowed call of the run has not finished is refused
-        (recorded, not counted as a denial): the facts it was decided on (a ledger) may not hold that call's effects
-        yet, so six payments decided at once could each fit the daily limit and together pass it.
+        (not counted as a denial): the facts it was decided on (a ledger) may not hold that call's effects yet, so six
+        payments decided at once could each fit the daily limit and together pass it. Such a refusal, like that of a call
+        whose run was halted while it was decided, is made before the decision is logged (Monitor.check's `veto`): the
+        call's one record is the refusal, never an allow followed by one.
 
         `abandoned` (Monitor.check's): asked just before the decision is logged; when it answers why the caller gave
         up (a deadline, a cancellation), the record is a denial saying so, and the outcome (action "abandoned") is
