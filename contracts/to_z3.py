@@ -36,6 +36,7 @@ class Z3Encoding:
         self.scalars: dict[str, Any] = {}
         self.hidden: dict[str, Any] = {}  # rule id -> a free Bool standing for it: the rule's definition unseen
         self.lists: dict[str, tuple[Any, list[tuple[Any, ...]]]] = {}
+        self._image: Any = None   # the regex of z3_text's spellings, made when first needed
         z3 = self.z3
         for name, t in contract.signature.flat_params():
             if isinstance(t, ListT):
@@ -79,6 +80,8 @@ class Z3Encoding:
         for name, t in self.contract.signature.flat_params():
             if isinstance(t, EnumT):
                 cs.append(self._in_enum(self.scalars[name], t))
+            elif isinstance(t, StrT):
+                cs.append(self._spelled(self.scalars[name]))
             elif isinstance(t, ListT):
                 n, elems = self.lists[name]
                 cs.append(self.all_of([n >= 0, n <= self.bound]))
@@ -86,8 +89,18 @@ class Z3Encoding:
                     for x, et in zip(el, element_types(t)):
                         if isinstance(et, EnumT):
                             cs.append(z3.Implies(i < n, self._in_enum(x, et)))
+                        elif isinstance(et, StrT):
+                            cs.append(self._spelled(x))
         cs += [self.expr(d.body) for d in self.contract.assumes]
         return self.all_of(cs)
+
+    def _spelled(self, x: Any) -> Any:
+        """`x` is a string z3_text writes (the spelling of some Python string): z3 made up strings outside it (a lone
+        backslash, a byte from 0x80 up, `\\u{41}`), which read back as a Python string that may equal a constant
+        z3 took as different. Strings are only compared for equality, so this never changes a verdict."""
+        if self._image is None:
+            self._image = _spelling_regex(self.z3, self.ctx)
+        return self.z3.InRe(x, self._image)
 
     def _in_enum(self, x: Any, t: EnumT) -> Any:
         return self.any_of([x == self.value(v) for v in t.values])
@@ -241,7 +254,8 @@ class Z3Encoding:
 
 # z3 4.8.7's StringVal takes ASCII only: a rule, enum value or table key with "é" ended synth in an internal error.
 # Strings are only compared for equality in the contract language, so any one-to-one spelling keeps every verdict.
-_Z3_RENDERED = re.compile(r"\\(\\|x[0-9a-fA-F]{2})")     # how as_string() shows a backslash and a control byte
+_Z3_RENDERED = re.compile(r"\\(\\|x[0-9a-fA-F]{2}|[nvfr])")   # how as_string() shows a backslash and a control byte
+_Z3_NAMED = {"n": "\n", "v": "\v", "f": "\f", "r": "\r"}     # z3 4.8.7 names these four; the rest are \xHH
 _Z3_SPELLED = re.compile(r"\\(\\|u\{[0-9a-f]+\})")     # what z3_text writes
 
 
@@ -251,10 +265,43 @@ def z3_text(s: str) -> str:
 
 
 def python_text(rendered: str) -> str:
-    """The Python string whose z3_text is the string z3 shows as `rendered` (a model's value); a string z3 made up
-    that z3_text never writes (a lone backslash, a byte from 0x80 up) is read as its characters."""
-    raw = _Z3_RENDERED.sub(lambda m: "\\" if m[1] == "\\" else chr(int(m[1][1:], 16)), rendered)
-    return _Z3_SPELLED.sub(lambda m: "\\" if m[1] == "\\" else _code_point(m[1][2:-1]) or m[0], raw)
+    """The Python string whose z3_text is the string z3 shows as `rendered` (a model's value). ValueError for a
+    string z3_text never writes (a lone backslash, a byte from 0x80 up, `\\u{41}`): Z3Encoding.domain keeps z3's
+    strings to spellings, and one outside them has no Python string that z3 compares as it did (before, it was read
+    as its characters, and could equal a constant z3 took as different)."""
+    raw = _Z3_RENDERED.sub(_rendered_char, rendered)
+    text = _Z3_SPELLED.sub(lambda m: "\\" if m[1] == "\\" else _code_point(m[1][2:-1]) or m[0], raw)
+    if z3_text(text) != raw:
+        raise ValueError(f"z3's string {rendered[:80]!r} is not the spelling of any Python string")
+    return text
+
+
+def _rendered_char(m: re.Match[str]) -> str:
+    return "\\" if m[1] == "\\" else _Z3_NAMED.get(m[1]) or chr(int(m[1][1:], 16))
+
+
+def _spelling_regex(z3: Any, ctx: Any) -> Any:
+    """The strings z3_text writes, as a z3 regex: ASCII without a backslash, a doubled backslash, or \\u{hex} with
+    hex the lower-case digits, without leading zeros, of a code point from 0x80 to 0x10FFFF."""
+    def byte(n: int) -> Any:   # z3 4.8.7's StringVal takes ASCII text only: the control bytes are made as units
+        return z3.Unit(z3.BitVecVal(n, 8, ctx))
+
+    def span(first: str | int, last: str | int) -> Any:
+        return z3.Range(*(byte(c if isinstance(c, int) else ord(c)) for c in (first, last)))
+
+    def text(t: str) -> Any:
+        return z3.Re(z3.StringVal(t, ctx))
+
+    def times(r: Any, k: int) -> Any:
+        return z3.Concat(*[r] * k) if k > 1 else r
+
+    digit = z3.Union(span("0", "9"), span("a", "f"))
+    lead = z3.Union(span("1", "9"), span("a", "f"))
+    code = z3.Union(z3.Concat(z3.Union(span("8", "9"), span("a", "f")), digit),       # 0x80 - 0xff
+                    *[z3.Concat(lead, times(digit, k)) for k in (2, 3, 4)],          # 0x100 - 0xfffff
+                    z3.Concat(text("10"), times(digit, 4)))                          # 0x100000 - 0x10ffff
+    return z3.Star(z3.Union(span(0, ord("\\") - 1), span(ord("\\") + 1, 0x7F), text("\\\\"),
+                            z3.Concat(text("\\u{"), code, text("}"))))
 
 
 def _code_point(digits: str) -> str:
