@@ -24,7 +24,7 @@ from veriguard.contracts.types import BoolT, EnumT, IntT, RecordT, TupleT, Type,
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
 from veriguard.providers.extraction import EntryProblem, llm_entry_problem
 from veriguard.synth.tables import load_table
-from veriguard.synth.tomlpos import escape_in_basic_string, key_positions, string_offsets, too_deep
+from veriguard.synth.tomlpos import escape_in_basic_string, scan_keys, string_offsets, too_deep
 
 TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contract", "examples",
             "extraction", "enforcement", "clarifications", "verify")
@@ -94,7 +94,7 @@ class _Loader:
         self.path = path
         self.file = str(path)
         self.text = text
-        self.positions = key_positions(text)
+        self.positions, self.values, self.ambiguous = scan_keys(text)
 
     def pos(self, *key: object) -> Pos:
         while key:
@@ -148,7 +148,7 @@ class _Loader:
         return value
 
     def relocate(self, err: ContractError, key: tuple[object, ...]) -> ContractError:
-        pos = self.pos(*key)
+        pos = self.values.get(key) or self.pos(*key)
         line_offset, col_offset = string_offsets(self.text, pos)
         located = err.located(self.file, line_offset, col_offset)
         assert isinstance(located, ContractError)
@@ -286,10 +286,16 @@ class _Loader:
                             f"{_toml_value(default)} (a TOML {_toml_kind(default)})", key,
                             f"write the default as a TOML {kind.__name__} of that type, e.g. {example}")
 
-    def no_escapes(self, key: tuple[object, ...]) -> None:
+    def no_escapes(self, key: tuple[object, ...], *, given: bool) -> None:
         """The contract's text is what the spec shows: a TOML escape in it (u0023 is `#`, u000a a line break) made
-        the rules mean something else than the file reads (`x > 0 \\u0023 and x < 100` compiled to `x > 0`)."""
-        at = escape_in_basic_string(self.text, self.positions[key]) if key in self.positions else None
+        the rules mean something else than the file reads (`x > 0 \\u0023 and x < 100` compiled to `x > 0`). Text
+        that is `given` but cannot be found in the file, or is found at two places, is refused the same way: its
+        escapes cannot be looked for (before, `contract = { rules = "..." }` was never looked at)."""
+        if given and (key not in self.values or key in self.ambiguous):
+            raise self.fail("spec.contract_escape", f"cannot tell where [{'.'.join(map(str, key))}] is written in the "
+                            "file, so whether it uses a TOML escape cannot be checked", key,
+                            f"write it under a [{key[0]}] header as {key[-1]} = \'\'\'...\'\'\' (a literal string)")
+        at = escape_in_basic_string(self.text, self.values[key]) if key in self.values else None
         if at is not None:
             shown = self.text.split("\n")[at.line - 1][at.col - 1:at.col + 5]
             raise self.fail("spec.contract_escape", f"[{'.'.join(map(str, key))}] uses a TOML escape ({shown!r}...): "
@@ -299,13 +305,13 @@ class _Loader:
     def contract(self, sig: Signature, rules: str, properties: str) -> Contract:
         decls: list[Decl] = []
         for section, text in (("rules", rules), ("properties", properties)):
-            self.no_escapes(("contract", section))
+            self.no_escapes(("contract", section), given=bool(text))
             try:
                 parsed = parse_contract(text)
             except ContractError as e:
                 raise self.relocate(e, ("contract", section)) from None
             key = ("contract", section)
-            line_offset, col_offset = string_offsets(self.text, self.pos(*key)) if key in self.positions else (0, 0)
+            line_offset, col_offset = string_offsets(self.text, self.values[key]) if key in self.values else (0, 0)
             for d in parsed:
                 d = map_positions(d, lambda p: p.shifted(line_offset, col_offset) if p.line else p)  # type: ignore[assignment]
                 if (section == "rules") == (d.kind == "property"):
@@ -353,6 +359,7 @@ class _Loader:
                         raise self.fail("spec.example", f"example {name!r}: {v!r} is not a rule id", (*key, "violations"),
                                         "rule ids: " + ", ".join(sorted(rule_ids)))
                 violations = tuple(violations)
+                self.once(violations, (*key, "violations"), f"example {name!r}: the rule")
             denied = ex.get("denied")
             if denied is not None:
                 denied = tuple(tuple(d) if isinstance(d, list) else d
@@ -360,8 +367,19 @@ class _Loader:
                 if not all(_scalar(d) or (isinstance(d, tuple) and all(map(_scalar, d))) for d in denied):
                     raise self.fail("spec.example", f"example {name!r}: a denied item is not a value or a list of "
                                     "values", (*key, "denied"), 'e.g. denied = [["diagnosis", "diagnosisname"]]')
+                self.once(denied, (*key, "denied"), f"example {name!r}: the denied item")
             out.append(Example(name, ex["args"], allowed, violations, denied, self.pos(*key)))
         return tuple(out)
+
+    def once(self, items: tuple[Any, ...], key: tuple[object, ...], what: str) -> None:
+        """spec.example at the second mention of an item of an example's `violations` or `denied`: both are compared
+        with the policy's decision as sets, so a rule or item listed twice read as a count the test never checked."""
+        for i, item in enumerate(items):
+            if item in items[:i]:
+                shown = json.dumps(list(item) if isinstance(item, tuple) else item, ensure_ascii=False)[:80]
+                raise self.fail("spec.example", f"{what} {shown} is listed twice", (*key, i),
+                                f"list each {'item' if key[-1] == 'denied' else 'rule'} once (the comparison ignores "
+                                "order and repetition)")
 
     def settings(self, raw: Any) -> VerifySettings:
         raw = self.typed(raw, dict, ("verify",), "[verify]")

@@ -1,55 +1,193 @@
 """Where each key of a TOML file sits (tomllib gives values, not positions)."""
 from __future__ import annotations
 
-import re
+import tomllib
 
 from veriguard.contracts.errors import Pos
 
 Key = tuple[object, ...]
 
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-_KEYVAL = re.compile(r'^\s*((?:[A-Za-z0-9_-]+|"[^"]*")(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"))*)\s*=\s*')
-
-
-def _split_key(raw: str) -> tuple[str, ...]:
-    return tuple(p.strip().strip('"') for p in re.findall(r'"[^"]*"|[^.]+', raw))
+_BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_NESTING = 64   # deeper values are skipped whole (the spec loader refuses more than 32 levels before this runs)
 
 
 def key_positions(text: str) -> dict[Key, Pos]:
-    """Map key paths to the 1-based position where their value starts.
+    """Map key paths to the 1-based position where their value starts, read as TOML reads the file: strings (all
+    four kinds, escapes included), comments, arrays and inline tables are skipped as units, so a line inside a
+    string that looks like a header or a key is never taken for one (it was: a fake `rules = ...` inside a later
+    multi-line string moved the contract's place, and the escape check looked at the fake). Keys of inline tables
+    and the items of arrays get their own paths (a key inside an inline table is placed at the key, as messages point
+    there; scan_keys gives where its value starts): `contract = { rules = "..." }` is ("contract", "rules"),
+    `examples = [{...}, {...}]` gives ("examples", 0), ("examples", 1). Arrays of tables get an index the same way:
+    `[[examples]]` entries are ("examples", 0), ("examples", 1), ... Quoted keys are decoded ("ru\\u006ces" is
+    "rules"). A key path met twice (which TOML forbids) is in scan_keys's second result."""
+    scan = _Scan(text)
+    scan.run()
+    return scan.out
 
-    Arrays of tables get an index: `[[examples]]` entries are ("examples", 0), ("examples", 1), ...
-    """
-    out: dict[Key, Pos] = {}
-    table: Key = ()
-    counters: dict[Key, int] = {}
-    in_string = ""
-    for lineno, line in enumerate(_lines(text), start=1):
-        if in_string:
-            if line.count(in_string) % 2 == 1:
-                in_string = ""
-            continue
-        header = _HEADER.match(line)
-        if header and not _KEYVAL.match(line):
-            path = _split_key(header.group(2))
-            if header.group(1) == "[[":
-                index = counters.get(path, 0)
-                counters[path] = index + 1
-                table = (*path, index)
+
+def scan_keys(text: str) -> tuple[dict[Key, Pos], dict[Key, Pos], set[Key]]:
+    """key_positions; where each key's value starts (for a key of an inline table too, whose key_positions entry is
+    the key itself, as messages point there); and the key paths the scan met more than once: never in a file
+    tomllib reads, so a sign that the scan misread it (where such a key is written cannot be told)."""
+    scan = _Scan(text)
+    scan.run()
+    return scan.out, scan.values, scan.twice
+
+
+class _Scan:
+    def __init__(self, text: str) -> None:
+        self.text, self.i, self.n = text, 0, len(text)
+        self.out: dict[Key, Pos] = {}      # where messages point: the value, or the key inside an inline table
+        self.values: dict[Key, Pos] = {}   # where each value starts
+        self.twice: set[Key] = set()
+        self.counters: dict[Key, int] = {}
+
+    def run(self) -> None:
+        table: Key = ()
+        try:
+            while self._blank(newlines=True) < self.n:
+                start = self.i
+                if self.text[self.i] == "[":
+                    table = self._header()
+                else:
+                    self._keyval(table, 0)
+                if self.i == start:   # not TOML: the loader reports it; the scan moves on
+                    self._to_line_end()
+        except IndexError:   # a file that ends inside a construct
+            pass
+
+    def _pos(self, at: int) -> Pos:
+        line_start = self.text.rfind("\n", 0, at) + 1
+        return Pos(self.text.count("\n", 0, at) + 1, at - line_start + 1)
+
+    def _put(self, key: Key, at: int, shown: int | None = None) -> None:
+        if key in self.values:
+            self.twice.add(key)
+        self.values[key] = self._pos(at)
+        self.out[key] = self._pos(at if shown is None else shown)
+
+    def _blank(self, *, newlines: bool) -> int:
+        """Skip spaces, tabs, comments (and line breaks when `newlines`); the index after them."""
+        while self.i < self.n:
+            ch = self.text[self.i]
+            if ch in " \t" or (newlines and ch in "\r\n"):
+                self.i += 1
+            elif ch == "#":
+                self._to_line_end(keep_newline=True)
             else:
-                table = path
-            out[table] = Pos(lineno, line.index("[") + 1)
+                break
+        return self.i
+
+    def _to_line_end(self, *, keep_newline: bool = False) -> None:
+        end = self.text.find("\n", self.i)
+        self.i = self.n if end < 0 else end + (0 if keep_newline else 1)
+
+    def _header(self) -> Key:
+        at = self.i
+        array = self.text.startswith("[[", self.i)
+        self.i += 2 if array else 1
+        self._blank(newlines=False)
+        path: Key = self._key()
+        self._blank(newlines=False)
+        self.i += 2 if array else 1   # `]` or `]]`
+        if array:
+            index = self.counters.get(path, 0)
+            self.counters[path] = index + 1
+            path = (*path, index)
+        self._put(path, at)
+        return path
+
+    def _keyval(self, prefix: Key, depth: int, *, inline: bool = False) -> None:
+        start = self.i
+        key = (*prefix, *self._key())
+        self._blank(newlines=False)
+        if self.i >= self.n or self.text[self.i] != "=":
+            return
+        self.i += 1
+        self._blank(newlines=False)
+        self._put(key, self.i, start if inline else None)
+        self._value(key, depth)
+
+    def _key(self) -> tuple[str, ...]:
+        parts: list[str] = []
+        while self.i < self.n:
+            parts.append(self._key_part())
+            self._blank(newlines=False)
+            if self.i < self.n and self.text[self.i] == ".":
+                self.i += 1
+                self._blank(newlines=False)
+                continue
+            break
+        return tuple(parts)
+
+    def _key_part(self) -> str:
+        ch, start = self.text[self.i], self.i
+        if ch in "\"'":
+            self.i = _string_end(self.text, self.i)
+            raw = self.text[start:self.i]
+            try:
+                return next(iter(tomllib.loads(raw + " = 0")))   # a quoted key as TOML decodes it
+            except (tomllib.TOMLDecodeError, StopIteration):
+                return raw.strip("\"'")
+        while self.i < self.n and self.text[self.i] in _BARE:
+            self.i += 1
+        return self.text[start:self.i]
+
+    def _value(self, key: Key, depth: int) -> None:
+        ch = self.text[self.i]
+        if ch in "\"'":
+            self.i = _string_end(self.text, self.i)
+        elif ch in "[{" and depth >= _NESTING:
+            self.i = _skip_nested(self.text, self.i)
+        elif ch == "[":
+            self.i += 1
+            index = 0
+            while self._blank(newlines=True) < self.n and self.text[self.i] != "]":
+                if self.text[self.i] == ",":
+                    self.i += 1
+                    continue
+                start = self.i
+                self._put((*key, index), self.i)
+                self._value((*key, index), depth + 1)
+                index += 1
+                if self.i == start:
+                    self.i += 1
+            self.i += 1
+        elif ch == "{":
+            self.i += 1
+            while self._blank(newlines=False) < self.n and self.text[self.i] not in "}\n":
+                if self.text[self.i] == ",":
+                    self.i += 1
+                    continue
+                start = self.i
+                self._keyval(key, depth + 1, inline=True)
+                if self.i == start:
+                    self.i += 1
+            self.i += 1
+        else:   # a number, a boolean, a date: up to what ends a value
+            while self.i < self.n and self.text[self.i] not in ",]}\n#":
+                self.i += 1
+
+
+def _skip_nested(text: str, i: int) -> int:
+    """The index just past the array or inline table that starts at `i`, strings and comments skipped."""
+    depth = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "\"'":
+            i = _string_end(text, i)
             continue
-        kv = _KEYVAL.match(line)
-        if not kv:
+        if ch == "#":
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
             continue
-        key = (*table, *_split_key(kv.group(1)))
-        out[key] = Pos(lineno, kv.end() + 1)
-        rest = line[kv.end():]
-        for quote in ('"""', "'''"):
-            if rest.startswith(quote) and rest.count(quote) == 1:
-                in_string = quote
-    return out
+        depth += ch in "[{"
+        depth -= ch in "]}"
+        i += 1
+        if depth == 0:
+            return i
+    return i
 
 
 def string_offsets(text: str, pos: Pos) -> tuple[int, int]:
@@ -131,7 +269,11 @@ def _string_end(text: str, i: int) -> int:
             j += 2
             continue
         if text.startswith(delim, j):
-            return j + len(delim)
+            end = j + len(delim)
+            if len(delim) == 3:   # """a""""" is a"" : up to two quotes of the content may touch the closing three
+                while end < len(text) and end - j < 5 and text[end] == q:
+                    end += 1
+            return end
         if len(delim) == 1 and text[j] == "\n":
             return j
         j += 1
