@@ -3,7 +3,8 @@ out the spec's strategy as an outcome the integration acts on (run the call, ref
 model why, halt the run's tools, or stop the run).
 
 Fails closed: a context that cannot be read, a monitor that raises or answers anything but an allow
-denies the call. Shadow mode decides and logs every call the same way but never refuses one; the
+denies the call. A cancellation raised while the context is read (asyncio.CancelledError, any BaseException but
+KeyboardInterrupt and SystemExit) is recorded as a refusal, then raised on: the caller is being stopped. Shadow mode decides and logs every call the same way but never refuses one; the
 outcome says what enforcing would have done.
 """
 from __future__ import annotations
@@ -226,11 +227,16 @@ class Guard:
                 abandoned: Abandoned | None = None, veto: Veto | None = None) -> tuple[DecisionRecord | None, str]:
         try:
             record = self.monitor.check(observe(call, context), mode=self.mode, abandoned=abandoned, veto=veto, **meta)
-        except Exception as e:  # a context that cannot be read, or a monitor that raises: nothing was decided
+        except (KeyboardInterrupt, SystemExit):   # they stop the process, as in Monitor.check
+            raise
+        except BaseException as e:  # a context that cannot be read, or a monitor that raises: nothing was decided
             reason = f"the call could not be checked: {type(e).__name__}: {e}"
             gone = gave_up(abandoned)   # asked before logging, as the monitor does
             reason = f"{ABANDONED}{gone}; and {reason}" if gone else reason
-            return self._refusal(reason, meta), f"fail closed: {reason}"
+            refused = self._refusal(reason, meta)
+            if not isinstance(e, Exception):   # a cancellation (asyncio.CancelledError) while the context was read:
+                raise                           # recorded, then it goes on stopping the caller
+            return refused, f"fail closed: {reason}"
         if not isinstance(record, DecisionRecord):
             reason = f"the monitor answered {type(record).__name__}, not a decision"
             return self._refusal(reason, meta), f"fail closed: {reason}"
