@@ -356,19 +356,21 @@ def order_fragment(text: str, topical: Callable[[str], bool] = lambda _: False) 
 # a detail ("Get the flight to Vegas and the Bellagio for the same dates", "Book the Hertz SUV and the Westin Denver for
 # Friday"): the act asks it too, whatever the name is.
 _CONJUNCT = re.compile(r"\b(?:and|plus|&|as well as|along with|together with)\s+(?:then\s+|also\s+)?(?P<name>(?:the|a|an|"
-                       r"two|three|\d+)\s+[A-Z][\w'&.-]*(?:\s+(?:[A-Z][\w'&.-]*|[a-z]?\d[\w-]*|of|de|la))*)(?=\s*(?:$|[.,;:!?)]|"
+                       r"two|three)\s+[A-Z][\w'&.-]*(?:\s+(?:[A-Z][\w'&.-]*|[a-z]?\d[\w-]*|of|de|la))*)(?=\s*(?:$|[.,;:!?)]|"
                        r"(?:for|from|on|at|in|too|as well|this|next|tonight|tomorrow|with|by|the same)\b))")
 _CONJUNCT_ACT = re.compile(rf"(?<!\bnot )(?<!n't )(?<!\bdont )(?<!\bnever )\b(?:{_ACT}|get|grab|snag|nab|take|land)\b",
                            re.IGNORECASE)
 
 
 def conjunct_names(text: str) -> list[str]:
-    """The names a sentence asks as a second object of its act (see _CONJUNCT); not a name asking information."""
+    """The names a sentence asks as a second object of its act (see _CONJUNCT); not a name asking information, nor a
+    date ("the nights of 8 and 9 November", "Friday and the Monday after")."""
     out = []
     for sentence in re.split(r"[.;!?\n]+(?=\s|$)", text):
         for m in _CONJUNCT.finditer(sentence):
             name = m.group("name")
-            if _CONJUNCT_ACT.search(sentence[:m.start()]) and not INFO_WORDS.intersection(name.lower().split()):
+            words = name.lower().split()
+            if _CONJUNCT_ACT.search(sentence[:m.start()]) and not INFO_WORDS.intersection(words) and words[1] not in _DAYS:
                 out.append(name)
     return out
 

@@ -73,6 +73,8 @@ def test_the_second_object_of_an_act_is_found_only_after_an_act():
     assert conjunct_names("Find the phone number of the Westin and the Hyatt.") == []       # no act before it
     assert conjunct_names("Don't book the flight and the Bellagio for Friday.") == []       # the act refused
     assert conjunct_names("Book a flight to Boston and the Freedom Trail map.") == []       # the name goes on
+    assert conjunct_names("Reserve a room for the nights of 8 and 9 November.") == []      # a date
+    assert conjunct_names("Book the Hilton for Friday and the Saturday after.") == []        # a day
 
 
 def test_a_name_is_blanked_but_a_sentence_opening_act_stays():
