@@ -23,7 +23,8 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   mutation (re-run) with --mutation only: the mutation score run again (the same mutants, made with the mutant limit
                    the certificate records, against the spec's tests, about 3 s for 30; the survivors to Nagini) and
                    compared with the certificate's figures; a certificate without `mutation.limit` (older builds) is
-                   NOT_CHECKED when its figures agree; without --mutation `claims` checks only that the figures agree
+                   NOT_CHECKED when its figures agree, unless the policy has no more mutants than it counts (PASSED);
+                   without --mutation `claims` checks only that the figures agree
                    with each other, with the mutation gate and with the limit
 Every file is read once, at the start, without following a symbolic link or waiting on a FIFO (anything but
 a regular file is refused), into a private copy: the hashes, the signature, the spec (whose sha256 and tables
@@ -58,7 +59,7 @@ from veriguard.synth.specfile import SpecFile
 from veriguard.contracts import strict_json
 from veriguard.enforce.decision_log import Head
 from veriguard.enforce.keys import VerifyKey
-from veriguard.enforce.loader import PolicyLoadError, check_certificate, check_signature, trust_settings
+from veriguard.enforce.loader import PolicyLoadError, check_certificate, check_expected, check_signature, trust_settings
 from veriguard.synth.pipeline import Gate
 from veriguard.verify.verdicts import Verdict, holds
 
@@ -306,6 +307,10 @@ def _certificate(b: _Build) -> Gate:
             return Verdict.ERROR, e.message
         if not proved:
             return Verdict.REFUTED, f"the certificate of {name} says {b.certificate['status']}: not every gate passed"
+        try:   # the loader's rule: a build of `name` anywhere but DIR/<name> was moved there, and is refused there
+            check_expected(b.directory, name, files["policy.py"], None)
+        except PolicyLoadError as e:
+            return Verdict.REFUTED, e.message
         return Verdict.PASSED, f"the schema holds; {len(files)} files certified; status PROVED"
     return _timed("certificate", run)
 
@@ -445,7 +450,8 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
     made by `worker` only when one survives) and compared with the certificate's figures and survivors.
 
     A certificate without `mutation.limit` (written before synth recorded it) is re-run with the smallest limit that
-    gives as many mutants as it counts: REFUTED when their figures differ, else NOT_CHECKED (the audit fails), since
+    gives as many mutants as it counts: REFUTED when their figures differ; PASSED when the policy has no more mutants
+    than that (every site's mutant was counted, whatever limit synth used); else NOT_CHECKED (the audit fails), since
     whether synth made more mutants than the certificate counts cannot be told."""
     from veriguard.synth.pipeline import cached_mutants, mutation_gate
     from veriguard.verify.runnable import contract_functions
@@ -487,6 +493,10 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
         return Verdict.REFUTED, "the mutation run does not give the certificate's figures: " + "; ".join(differ[:4])
     figures = (f"{here['killed']}/{here['total']} mutants killed ({here['by_tests']} by the tests, {here['by_proof']} "
                f"by Nagini), score {here['score']}")
+    if not isinstance(limit, int) and len(cached_mutants(verified, contract_only, MAX_MUTANTS, None)) == total:
+        return Verdict.PASSED, (f"{figures}, as the certificate says; it records no mutant limit (a build from before "
+                                f"synth recorded `mutation.limit`), but the policy has no more than these {total} "
+                                "mutants, so no limit made more")
     if not isinstance(limit, int):
         return Verdict.NOT_CHECKED, (f"the first {total} mutants give the certificate's figures ({figures}), but it "
                                      "records no mutant limit (a build from before synth recorded `mutation.limit`), "
