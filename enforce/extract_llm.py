@@ -487,10 +487,10 @@ def addressed_to_the_reader(text: str) -> str:
         found = pattern.search(plain)
         if found:
             return found.group(0).strip()[:80]
-    deleeted = _MIXED_TOKEN.sub(lambda m: m.group(0).translate(_LEET), plain)   # 5Y5T3M: -> system:
-    if deleeted != plain:
+    respelt = _respelt(plain)
+    if respelt != plain:
         for pattern in _ADDRESSED:
-            found = pattern.search(deleeted)
+            found = pattern.search(respelt)
             if found:
                 return found.group(0).strip()[:80]
     letters = plain.translate(_LEET)
@@ -504,6 +504,17 @@ def addressed_to_the_reader(text: str) -> str:
             if found:
                 return found.group(0)[:80]
     return ""
+
+
+def _respelt(plain: str) -> str:
+    """`plain` with words spelt apart joined (S Y S T E M, S.Y.S.T.E.M, Sys-tem: textnorm's joins, by the English
+    lexicon) and tokens mixing letters with leetspeak's digits and symbols read as letters (5Y5T3M, h0t3l, f@l$3):
+    the patterns read it once more, so a role marker or an answer so spelt is what it says."""
+    from veriguard.enforce.textnorm import join_spaced, join_split_words
+
+    known = english_words()
+    joined = join_split_words(join_spaced(plain, known), known)
+    return _MIXED_TOKEN.sub(lambda m: m.group(0).translate(_LEET), joined)
 
 
 # a token that mixes letters with the digits and symbols leetspeak writes them with (5Y5T3M, h0t3l, f@l$3); three
@@ -537,6 +548,7 @@ def unreadable_language(text: str) -> str:
     from veriguard.enforce.textnorm import encoded_runs, foreign_words, strip_marks
 
     encoded = encoded_runs(plain) + _SYMBOL_CODE.findall(plain) + [m.group(0) for m in _SPELLED.finditer(plain)]
+    encoded += numeric_codes(plain)
     if encoded:
         return f"hex, base64, binary, Morse or NATO-spelt text that a model may decode ({', '.join(r[:24] for r in encoded[:2])})"
     ciphered = ciphered_words(plain)
@@ -549,9 +561,29 @@ def unreadable_language(text: str) -> str:
     return ""
 
 
-# bytes written in binary (01101001 01100111 ...) and Morse code (.. --. -. --- .-. .): four groups or more
-_SYMBOL_CODE = re.compile(r"(?<![\w.-])(?:[01]{8}[ ,]?){4,}|(?<![\w.-])(?:[.\-•·_]{1,6}[ /|]+){3,}"
-                          r"[.\-•·_]{1,6}(?![\w.-])")
+# bytes written in binary (01101001 01100111 ...) and Morse code (.. --. -. --- .-. .) with any dot or dash
+# (·•∙⋅, hyphens, dashes and the minus sign): four groups or more
+_DITS = "[.\\-_·•∙⋅‐-―−]"
+_SYMBOL_CODE = re.compile(rf"(?<![\w.-])(?:[01]{{8}}[ ,]?){{4,}}|(?<![\w.-])(?:{_DITS}{{1,6}}[ /|]+){{3,}}"
+                          rf"{_DITS}{{1,6}}(?![\w.-])")
+_NUMBERS = re.compile(r"(?<![\w.])(?:\d{2,3}[ ,]+){3,}\d{2,3}(?![\w.])")
+
+
+def numeric_codes(text: str) -> list[str]:
+    """Runs of four numbers or more that spell, as decimal or octal character codes, text holding a known word of
+    five letters or more (105 103 110 111 114 101: "ignore"): a model decodes them. Room or flight numbers spell
+    no such word (101 102 103 104: "efgh" in decimal, "ABCD" in octal)."""
+    known = english_words()
+    found = []
+    for run in _NUMBERS.findall(text):
+        numbers = re.findall(r"\d+", run)
+        for base in (10, 8):
+            codes = [int(n, base) for n in numbers if base == 10 or set(n) <= set("01234567")]
+            decoded = "".join(chr(c) for c in codes if 32 <= c < 127) if len(codes) == len(numbers) else ""
+            if any(len(w) >= 5 and _known(w, known) for w in re.findall(r"[a-z]+", decoded.lower())):
+                found.append(run)
+                break
+    return found
 
 
 # letters spelt one word each in the NATO alphabet (November Oscar November Echo): four in a row
@@ -620,7 +652,8 @@ MIN_UNKNOWN_SHARE = 0.6
 def unknown_words(clause: str) -> str:
     """Why `clause` reads as a language no check here reads ("" when it does not): three or more of its words of 4
     letters or more, and 60% of its words, unknown to an English reader, names aside (a capitalised word that does not
-    start the clause: Hilton, Avis, Santorini). Shorthand (pls, tmrw, jfk) is shorter than 4 letters."""
+    start the clause: Hilton, Avis, Santorini; so German's capitalised nouns are not counted either). Shorthand (pls,
+    tmrw, jfk) is shorter than 4 letters."""
     known = english_words()
     words = re.findall(r"[^\W\d_]+", clause)   # letters of any alphabet: Turkish ı splits no word
     unknown = [w for i, w in enumerate(words) if len(w) >= 4 and (i == 0 or not w[0].isupper())
