@@ -508,15 +508,20 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
                "it runs") -> ExtractionError:
         return ExtractionError("extract.shell.git", f"`{label[:120]}` may rewrite any file of its repository's work "
                                f"tree, and {why}; {fix}")
-    if not ask_git and r.sub in SENDS and r.cwd is not None:   # whatever the work tree holds may be committed
+    def sends_any(why: str) -> tuple[list[str], str]:    # whatever the work tree holds may be committed and sent
+        assert r.cwd is not None
         found = _zones_of(zones, r.cwd, recursive=True)
-        return found, f"`{label[:80]}` may send any file under {r.cwd}: {', '.join(found)}"
+        return found, f"`{label[:80]}` may send any file under {r.cwd}, as {why}: {', '.join(found)}"
+    if not ask_git and r.sub in SENDS and r.cwd is not None:
+        return sends_any("this monitor does not ask the repository which")
     if not ask_git:
         raise refuse("this monitor does not ask the repository which", "set ask_git = true on the spec's shell "
                      "extractors (the monitor must run on the machine the agent's commands run on)")
     if r.cwd is None:
         raise refuse("its working directory is not known")
     repo = Repository.find(r.cwd) if os.path.isdir(r.cwd) else None
+    if r.sub in SENDS and (isinstance(repo, Unresolved) or (repo is None and r.alone)):
+        return sends_any(repo.reason if isinstance(repo, Unresolved) else f"no repository holds it now, while {r.alone}")
     if repo is None:
         if r.alone:
             raise refuse(f"no repository holds {r.cwd} now, while {r.alone}")

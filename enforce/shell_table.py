@@ -885,14 +885,13 @@ def _spelled(pattern: tuple[Comp, ...], target: tuple[Comp, ...]) -> bool:
 
 
 def _named_by(pattern: tuple[Comp, ...], target: tuple[Comp, ...]) -> bool:
-    """Whether an `approval` pattern can be met by `target`: a glob in the target's last part (`sed -i ... src/*`, `cp
-    /tmp/x/* .`) meets only a folder's contents (`.github/workflows/**`), a dotted name (by the dot rule: `.*`) or a
-    name the glob ends as (`*.code-workspace`), not every plain name it could match (`pylintrc`, `Jenkinsfile`)."""
+    """Whether an `approval` pattern can be met by `target`: a last part of the target made of wildcards only (`sed -i
+    ... src/*`, `cp /tmp/x/* .`) meets a folder's contents (`.github/workflows/**`) and a dotted name (by the dot rule:
+    `.*`), not every plain name it could match (`pylintrc`, `Jenkinsfile`, `*.code-workspace`); a glob that spells
+    part of the name (`activat?`, `*.code-workspace`) meets what it matches."""
     last = pattern[-1] if pattern else None
-    if last is None or last.star2 or last.text.startswith(".") or not target or not target[-1].glob:
-        return True
-    tail = last.text.rsplit("*", 1)[-1].casefold()
-    return bool(tail) and target[-1].text.casefold().endswith(tail)
+    return (last is None or last.star2 or last.text.startswith(".") or not target or not target[-1].glob
+            or target[-1].text.strip("*?") != "")
 
 
 def _anchor(z: tuple[Comp, ...]) -> str | None:

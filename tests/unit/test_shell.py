@@ -79,7 +79,8 @@ def test_a_glob_reaches_only_the_zones_it_can_match() -> None:
 
 def test_unknown_variables_make_the_path_unresolved() -> None:
     assert touched("cat $SOMEWHERE/x") == {("read", "outside")}
-    assert touched("rm -f ~/$NAME") == {("delete", "outside")}
+    # its words name the home, which unknown text may write (zones.toml [mentions] home)
+    assert touched("rm -f ~/$NAME") == {("delete", "outside"), ("write", "home")}
     assert touched("cat $(printf '%s' ~/.ssh/id_rsa)") == {("read", "outside")}
 
 
@@ -233,7 +234,7 @@ def test_provenance_names_each_command_its_class_and_each_path() -> None:
 def test_what_changes_where_cd_goes_is_followed() -> None:
     assert SSH in touched("HOME=/home/dev/.ssh cd; cat id_rsa")
     # unresolved; and as CDPATH makes it unknown, the names it mentions count (zones.toml [mentions])
-    assert touched("CDPATH=~ cd .ssh && cat id_rsa") == {("read", "outside"), ("write", "ssh_keys")}
+    assert touched("CDPATH=~ cd .ssh && cat id_rsa") == {("read", "outside"), ("write", "ssh_keys"), ("write", "home")}
     assert touched("cd -; cat x") == {("read", "outside")}
 
 
