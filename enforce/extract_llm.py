@@ -628,8 +628,8 @@ def ciphered_words(text: str) -> str:
     (4 letters or more) that one cipher of _CIPHERS turns into known words (vtaber cerivbhf: ignore previous;
     snoitcurtsni suoiverp: instructions previous). A model reads them; the check, which reads English, does not."""
     known = english_words()
-    unknown = {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 4
-               and not _known(w, known)}
+    lower = _MIXED_TOKEN.sub(lambda m: m.group(0).translate(_LEET), text.lower())   # vt4ber: vtaber
+    unknown = {w for w in re.findall(r"[a-z]+", lower) if len(w) >= 4 and not _known(w, known)}
     for name, table in _CIPHERS if len(unknown) >= MIN_CIPHER_WORDS else ():
         decoded = sorted(w for w in unknown if _known(w.translate(table) if table else w[::-1], known))
         if len(decoded) >= MIN_CIPHER_WORDS:
