@@ -127,6 +127,12 @@ def _apply(source: str, op: str, path: list[int], rng: random.Random) -> tuple[a
     return tree, what
 
 
+def site_count(source: str, *, skip_functions: tuple[str, ...] = ()) -> int:
+    """How many sites `mutants` chooses from: no limit makes more mutants than this (a site that cannot be mutated
+    makes none), counted without making any."""
+    return sum(1 for _ in _sites(ast.parse(source), set(skip_functions)))
+
+
 def mutants(source: str, *, limit: int = 40, seed: int = 0, skip_functions: tuple[str, ...] = ()) -> list[Mutant]:
     """Up to `limit` mutants of `source`, chosen deterministically from all sites, spread over operators. A mutant
     is `source` with only the mutated top-level statement written again (`_spliced`)."""

@@ -454,6 +454,7 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
     than that (every site's mutant was counted, whatever limit synth used); else NOT_CHECKED (the audit fails), since
     whether synth made more mutants than the certificate counts cannot be told."""
     from veriguard.synth.pipeline import cached_mutants, mutation_gate
+    from veriguard.verify.mutation import site_count
     from veriguard.verify.runnable import contract_functions
     from veriguard.verify.testing import run_tests
 
@@ -493,10 +494,10 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
         return Verdict.REFUTED, "the mutation run does not give the certificate's figures: " + "; ".join(differ[:4])
     figures = (f"{here['killed']}/{here['total']} mutants killed ({here['by_tests']} by the tests, {here['by_proof']} "
                f"by Nagini), score {here['score']}")
-    if not isinstance(limit, int) and len(cached_mutants(verified, contract_only, MAX_MUTANTS, None)) == total:
+    if not isinstance(limit, int) and site_count(verified, skip_functions=contract_only) == total:
         return Verdict.PASSED, (f"{figures}, as the certificate says; it records no mutant limit (a build from before "
-                                f"synth recorded `mutation.limit`), but the policy has no more than these {total} "
-                                "mutants, so no limit made more")
+                                f"synth recorded `mutation.limit`), but the policy has no more than {total} "
+                                "sites to mutate, so no limit made more")
     if not isinstance(limit, int):
         return Verdict.NOT_CHECKED, (f"the first {total} mutants give the certificate's figures ({figures}), but it "
                                      "records no mutant limit (a build from before synth recorded `mutation.limit`), "
