@@ -23,7 +23,7 @@ SETS = tuple(ROOT / "tests" / "data" / name for name in ("heldout_tasks.jsonl", 
 HEADER = """[training]
 # The development sets, as training examples (written by scripts/bank_training.py; do not edit by hand):
 # tests/data/heldout_tasks.jsonl (v1), heldout_v2.jsonl to heldout_v5.jsonl, each written by us as a held-out
-# set, measured, then read while tuning (tests/data/README.md). heldout_v6.jsonl and heldout_v7.jsonl stay held out.
+# set, measured, then read while tuning (tests/data/README.md). heldout_v6.jsonl to heldout_v11.jsonl stay out.
 examples = [
 """
 
