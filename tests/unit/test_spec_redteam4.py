@@ -164,3 +164,13 @@ def test_the_domain_forbids_what_z3_invented_before(tmp_path):
     high = z3.Concat(z3.StringVal("a", enc.ctx), z3.Unit(z3.BitVecVal(0x80, 8, enc.ctx)))   # "a" and byte 0x80
     solver.add(enc.domain(), enc.scalars["s"] == high)
     assert solver.check() == z3.unsat
+
+
+def test_a_contract_text_the_scan_cannot_place_is_refused(tmp_path, monkeypatch):
+    """Fail closed: had the scan missed the contract's place (or found it twice), the escape check would look at
+    nothing; now the text is refused with how to write it so that it can be placed."""
+    import veriguard.synth.specfile as specfile
+    monkeypatch.setattr(specfile, "scan_keys", lambda text: ({}, {}, set()))
+    text = HEAD.format(top="") + "[contract]\nrules = 'rule r \"m\": x > 0'\n" + EXAMPLE.format(items="")
+    e = refused(tmp_path, text, "spec.contract_escape")
+    assert "cannot tell where [contract.rules] is written" in e.message and "'''" in e.fix
