@@ -29,6 +29,11 @@ KNOWN = {
     ("shell_agent", "git bisect"): "os_agent's vcs group lists options of other git commands (-F, -o) that bisect lacks",
     ("shell_agent", "git init"): "os_agent's vcs group lists options of other git commands (-F, -o) that init lacks",
     ("shell_agent", "git mv"): "os_agent's vcs group lists options of other git commands (-F, -o) that mv lacks",
+    ("shell_agent", "git archive"): "os_agent's vcs group lists options of other git commands (-F, --template) that "
+                                    "archive lacks",
+    ("os_agent", "git archive"): "os_agent's vcs group ignores archive's --add-file (shell_agent: a read of it)",
+    ("shell_agent", "cargo init"): "os_agent's cargo install group holds init and new, which have no --root",
+    ("shell_agent", "cargo new"): "os_agent's cargo install group holds init and new, which have no --root",
 }
 
 
