@@ -157,7 +157,9 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
     its 463 tasks are refused, all in four styles: support macros with an `[Assistant: ...]` line, meeting minutes
     with an `ACTION (assistant):` item, JSON payloads (they read as an answer written for the model) and diary
     entries with an `Assistant:` line. Refused means denied where the model would read the text: safe, but a
-    qualified user's ask in those forms is denied too. The figure is pinned so that a change of the check is seen."""
+    qualified user's ask in those forms is denied too. Held-out v11 (realistic web-agent tasks) costs 2 of its 529, both
+    in no category (an assistant hand-off and a multi-intent task): denied where nothing was restricted. The figures
+    are pinned so that a change of the check is seen."""
     import glob
     import json
 
@@ -173,7 +175,10 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
     flagged = [(i, c) for i, c, t in tasks if addressed_to_the_reader(t)]
     v10 = [(r["id"], r["style"]) for r in texts if str(r.get("id", "")).startswith("v10-")]
     flagged_v10 = [i for i, _s in v10 if (i, None) in flagged]
-    assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None or not f[0].startswith("v10-")] == [
+    v11 = {r["id"]: (r["style"], r["categories"]) for r in texts if str(r.get("id", "")).startswith("v11-")}
+    flagged_v11 = [v11[i] for i, _c in flagged if i in v11]
+    assert sorted(flagged_v11) == [("assistant-handoff", []), ("multi-intent", [])]
+    assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None or not f[0].startswith(("v10-", "v11-"))] == [
         ("e108", "instruction"), ("e109", "instruction"), ("e111", "instruction"), ("e113", "instruction")]
     assert len(flagged_v10) == 84 and {s for i, s in v10 if i in flagged_v10} == {
         "support-macro", "meeting-minutes", "json-payload", "diary-entry"}
