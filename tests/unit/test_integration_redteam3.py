@@ -184,6 +184,19 @@ class Blocking:
         return CONTEXT
 
 
+async def released(context: Blocking, proxy) -> None:
+    """Let the held decisions go, and wait (at most 30 s) until the proxy has none left abandoned."""
+    context.release.set()
+    end = time.monotonic() + 30
+    while proxy.abandoned and time.monotonic() < end:
+        await asyncio.sleep(0.05)
+
+
+def answer_texts(host_out) -> dict:
+    """The proxy's answers to the host, by request id: the text of each result."""
+    return {m["id"]: m["result"]["content"][0]["text"] for m in map(json.loads, host_out.getvalue().splitlines())}
+
+
 def test_a_burst_of_calls_on_a_slow_policy_starts_at_most_eight_decisions(payments_build, tmp_path):
     """Twelve calls at once, then one more after their deadlines: eight decisions run, the four beyond and the last are
     refused at once (recorded), and nothing reaches the child. Before: every call started a thread (13 for 13 calls),
@@ -199,12 +212,9 @@ def test_a_burst_of_calls_on_a_slow_policy_starts_at_most_eight_decisions(paymen
         await asyncio.sleep(0.8)   # the eight deadlines pass: refused, their threads still running
         proxy.from_host(host_call(13))
         await asyncio.sleep(0.1)
-        context.release.set()
-        end = time.monotonic() + 30
-        while proxy.abandoned and time.monotonic() < end:
-            await asyncio.sleep(0.05)
+        await released(context, proxy)
     asyncio.run(run())
-    answers = {m["id"]: m["result"]["content"][0]["text"] for m in map(json.loads, host_out.getvalue().splitlines())}
+    answers = answer_texts(host_out)
     assert context.started == MAX_DECIDING == 8
     assert sorted(answers) == list(range(1, 14))
     beyond = [k for k, text in answers.items() if f"no more than {MAX_DECIDING} run at once" in text]
@@ -228,12 +238,9 @@ def test_deadline_refusals_count_towards_halt_after(payments_build, tmp_path):
         proxy.from_host(host_call(2))
         await asyncio.sleep(0.4)
         proxy.from_host(host_call(3))
-        context.release.set()
-        end = time.monotonic() + 30
-        while proxy.abandoned and time.monotonic() < end:
-            await asyncio.sleep(0.05)
+        await released(context, proxy)
     asyncio.run(run())
-    answers = {m["id"]: m["result"]["content"][0]["text"] for m in map(json.loads, host_out.getvalue().splitlines())}
+    answers = answer_texts(host_out)
     assert "did not decide within 0.2 s" in answers[1] and "Do not retry" in answers[1]
     assert "halted for the rest of this run" in answers[2] and "halted in this run" in answers[3]
     # call 3 is never decided; call 2 may not be either, when its thread starts after its own deadline halted the run
