@@ -32,8 +32,8 @@ import numpy as np
 
 from veriguard.contracts.cache_dir import cache_dir
 from veriguard.contracts.errors import EnvironmentProblem
+from veriguard.enforce.wordpiece import TOKENIZER, whole_words
 
-TOKENIZER = Path(__file__).parent / "assets" / "minilm_tokenizer.json"
 DIM = 384
 
 
@@ -315,10 +315,9 @@ def lexicon() -> frozenset[str]:
     """The whole words of the model's WordPiece vocabulary (lower case, Latin letters only): what the
     model reads as one word, so what the text normaliser may join pieces into or decode leetspeak to."""
     try:
-        vocab = json.loads(TOKENIZER.read_text(encoding="utf-8"))["model"]["vocab"]
+        return whole_words()
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise EmbedderUnavailable(f"{TOKENIZER} cannot be read ({e}); reinstall veriguard") from None
-    return frozenset(w for w in vocab if w.isascii() and w.isalpha())
 
 
 def fingerprint(vectors: np.ndarray) -> str:

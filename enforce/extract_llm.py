@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import ClassifierExtractor, Extracted, _path, _typed, category_classifier
+from veriguard.enforce.wordpiece import TOKENIZER, whole_words
 from veriguard.providers.extraction import (
     ANTHROPIC_API_URL, DEFAULT_EXTRACTION_MODEL, MODES, PROVIDER_KEYS, STAGE, extraction_request, from_answer, llm_entry_problem, pins,
     sha256_text, user_prompt,
@@ -603,13 +604,11 @@ def english_words() -> frozenset[str]:
     """The whole words of the embedded classifier's WordPiece vocabulary (lower case, letters only; shipped in every
     install, read here without the embedder, which needs numpy): the words an English reader knows. The same set as
     enforce.embedder.lexicon()."""
-    tokenizer = Path(__file__).parent / "assets" / "minilm_tokenizer.json"
     try:
-        vocab = json.loads(tokenizer.read_text(encoding="utf-8"))["model"]["vocab"]
+        return whole_words()
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ExtractionError("extract.llm.unavailable", f"{tokenizer} cannot be read ({e}), so no text can be "
+        raise ExtractionError("extract.llm.unavailable", f"{TOKENIZER} cannot be read ({e}), so no text can be "
                               "checked before it is sent; reinstall veriguard") from None
-    return frozenset(w for w in vocab if w.isascii() and w.isalpha())
 
 
 def _known(word: str, known: frozenset[str]) -> bool:
