@@ -51,6 +51,14 @@ def anthropic_extractor(model: ScriptedModel, cfg: dict[str, Any] | None = None,
                                make_provider=lambda: model.provider(structured="tool", model="claude-haiku-4-5"), **kw)
 
 
+def reaches_the_model(text: str) -> bool:
+    """`text` as the agent's task goes to the model (scripted to answer hotel), once, and its answer is taken: a plain
+    request the injection and language checks must let through."""
+    model = ScriptedModel(tool_reply(answer(hotel=True)))
+    got = anthropic_extractor(model, {"mode": "llm"}).extract({"confirmed_task": text})
+    return got.value == {**NONE, "hotel": True} and len(model.bodies) == 1
+
+
 def sure(*labels: str) -> Classification:
     return Classification(frozenset(labels), {}, False, 0.9, "scripted: sure")
 

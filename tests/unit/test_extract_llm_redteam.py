@@ -14,7 +14,7 @@ from tests.conftest import SPECS
 from tests.llm_fakes import ScriptedModel, raw_reply, tool_reply
 from tests.unit.test_extract_llm import (
     CFG, NONE, TASK_T, answer, anthropic_extractor, chat, openai_extractor, openai_server, received, script, sure,
-    unsure,
+    unsure, reaches_the_model,
 )
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extract_llm import provider_config
@@ -126,8 +126,7 @@ PLAIN = [
 
 @pytest.mark.parametrize("text", PLAIN)
 def test_plain_requests_that_share_words_with_instructions_go_to_the_model(text):
-    model = ScriptedModel(tool_reply(answer(hotel=True)))
-    assert anthropic_extractor(model, {"mode": "llm"}).extract({"confirmed_task": text}).value["hotel"] is True
+    assert reaches_the_model(text)
 
 
 @pytest.mark.parametrize("text", ADDRESSED)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.llm_fakes import ScriptedModel, tool_reply
-from tests.unit.test_extract_llm import NONE, TASK_T, anthropic_extractor, answer
+from tests.unit.test_extract_llm import NONE, TASK_T, anthropic_extractor, answer, reaches_the_model
 from tests.conftest import SPECS
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extract_llm import build_llm_extractor
@@ -93,9 +93,7 @@ PLAIN = [
 
 @pytest.mark.parametrize("text", PLAIN)
 def test_plain_requests_with_those_characters_still_reach_the_model(text):
-    model = ScriptedModel(tool_reply(answer(hotel=True)))
-    got = anthropic_extractor(model, {"mode": "llm"}).extract({"confirmed_task": text})
-    assert got.value == {**NONE, "hotel": True} and len(model.bodies) == 1
+    assert reaches_the_model(text)
 
 
 # --- agent data the extractor cannot walk (class: data that never ends) ---------------------------------------

@@ -15,7 +15,7 @@ import pytest
 
 from tests.llm_fakes import ScriptedModel, tool_reply
 from tests.unit.test_extract_llm import (  # noqa: F401 (openai_server is a fixture)
-    NONE, anthropic_extractor, answer, chat, openai_extractor, openai_server, script, unsure,
+    NONE, anthropic_extractor, answer, chat, openai_extractor, openai_server, reaches_the_model, script, unsure,
 )
 from tests.unit.test_extract_llm_redteam2 import _whole_data
 from veriguard.enforce.extract_errors import ExtractionError
@@ -170,9 +170,7 @@ PLAIN = [
 
 @pytest.mark.parametrize("text", PLAIN)
 def test_plain_requests_still_reach_the_model(text):
-    model = ScriptedModel(tool_reply(answer(hotel=True)))
-    got = anthropic_extractor(model, {"mode": "llm"}).extract({"confirmed_task": text})
-    assert got.value == {**NONE, "hotel": True} and len(model.bodies) == 1
+    assert reaches_the_model(text)
 
 
 # --- the stop reason must agree with what the reply holds (class: answers no model turn writes) ---------------
