@@ -54,8 +54,10 @@ class _Scan:
                     self._keyval(table, 0)
                 if self.i == start:   # not TOML: the loader reports it; the scan moves on
                     self._to_line_end()
-        except IndexError:   # a file that ends inside a construct
-            pass
+        except IndexError:
+            # a file that ends inside a construct: tomllib refuses it, and the keys placed so far stand (a contract
+            # left unplaced is spec.contract_escape, so nothing is read unchecked)
+            return
 
     def _pos(self, at: int) -> Pos:
         line_start = self.text.rfind("\n", 0, at) + 1
