@@ -151,12 +151,7 @@ class Monitor:
 
     def _unless_vetoed(self, record: DecisionRecord, veto: Veto) -> DecisionRecord:
         """`record`, or its denial when `veto` says why the allow may not stand (a veto that fails says that)."""
-        try:
-            why = veto(record)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:
-            why = f"the enforcement point's last check failed: {_describe(e)}"
+        why = _answer(lambda: veto(record), "the enforcement point's last check failed")
         if not why:
             return record
         return self._denial(record, ' '.join(str(why).split())[:500])
@@ -281,14 +276,17 @@ def _now() -> str:
 def gave_up(abandoned: Abandoned | None) -> str:
     """Why the caller gave up on the decision ("" while it waits, or with no check); a check that fails counts as
     giving up. KeyboardInterrupt and SystemExit pass through."""
-    if abandoned is None:
-        return ""
+    return "" if abandoned is None else _answer(abandoned, "the caller's check of whether it still waits failed")
+
+
+def _answer(ask: Callable[[], str], failed: str) -> str:
+    """What `ask` answers, or `failed` and why when it raises. KeyboardInterrupt and SystemExit pass through."""
     try:
-        return abandoned()
+        return ask()
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:
-        return f"the caller's check of whether it still waits failed: {_describe(e)}"
+        return f"{failed}: {_describe(e)}"
 
 
 def _describe(e: BaseException) -> str:
