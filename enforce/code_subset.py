@@ -116,4 +116,24 @@ def check_constructs(tree: ast.Module) -> None:
             unanalysable(node, f"the attribute {node.attr!r} (interpreter internals)")
         elif isinstance(node, ast.Name) and node.id.startswith("__"):
             unanalysable(node, f"the name `{node.id}` (interpreter internals)")
+        else:
+            bound = _bound_name(node)
+            if bound is not None and bound.startswith("__"):
+                unanalysable(node, f"the name `{bound}` bound (interpreter internals)")
+
+
+def _bound_name(node: ast.AST) -> str | None:
+    """The name a node binds without an ast.Name: an import's alias, a def, a parameter, an `except ... as`.
+
+    A dunder bound so is no plain variable: a function defined after `import statistics as __builtins__` takes
+    statistics' names (sys, random) as its builtins, so `sys` there is no NameError."""
+    if isinstance(node, ast.alias):
+        return node.asname or node.name.split(".")[0]
+    if isinstance(node, ast.FunctionDef):
+        return node.name
+    if isinstance(node, ast.arg):
+        return node.arg
+    if isinstance(node, ast.ExceptHandler):
+        return node.name
+    return None
 

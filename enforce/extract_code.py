@@ -13,8 +13,9 @@ denylists:
   LIBRARY, def (no decorators, annotations) and lambda. Not with, class, del, global, nonlocal,
   match, async, yield, `:=`, annotated assignment, attribute stores, `*args`/`**kwargs` in calls.
 * names: the tools, the builtins in BUILTINS, and names the program binds. Other builtins (eval,
-  getattr, type, open, vars, map, ...), dunders and the modules EHRAgent's header binds (tabtools,
-  calculator) are refused. A program starts with exactly the names EHRAgent's run_code gives it
+  getattr, type, open, vars, map, ...), dunders, read or bound by any means (an import's alias, def, parameter,
+  `except ... as`: after `import statistics as __builtins__` a function finds statistics' sys as a builtin), and
+  the modules EHRAgent's header binds (tabtools, calculator) are refused. A program starts with exactly the names EHRAgent's run_code gives it
   (CodeHeader's tools and modules, `answer`), so a name bound nowhere raises NameError and reads nothing.
   eval/exec/compile of a value that is certainly a DataFrame raise TypeError before running anything.
 * modules and their members: only those in LIBRARY (`collections._sys`, `calendar` are refused).
