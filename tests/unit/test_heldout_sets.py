@@ -1,4 +1,4 @@
-"""The held-out sets v5-v11 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v11.jsonl, each
+"""The held-out sets v5-v12 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v12.jsonl, each
 hand-written in ten styles no earlier set used; their README sections in tests/data/README.md state what each holds):
 well formed, the size, decoy share and coverage each states, sharing no run of six words with the bank, the earlier
 held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between two of its own
@@ -65,6 +65,9 @@ SETS = (
     HeldOut(11, frozenset({"web-task-detailed", "web-task-minimal", "assistant-handoff", "multi-intent", "product-spec",
                            "clarification-answer", "business-procurement", "results-page-pick", "itinerary-plan",
                            "news-lead-in"}), 460,
+            per_category=55, per_style=40, two=35, three=10, elsewhere=55, plain=15, lengths=True),
+    HeldOut(12, frozenset({"cart-checkout", "account-management", "price-watch", "gift-errand", "travel-disruption",
+                           "relocation", "event-planning", "returns-exchanges", "profile-inline", "deadline-rush"}), 460,
             per_category=55, per_style=40, two=35, three=10, elsewhere=55, plain=15, lengths=True),
 )
 each_set = pytest.mark.parametrize("s", SETS, ids=[f"v{s.n}" for s in SETS])
