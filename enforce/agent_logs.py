@@ -9,8 +9,9 @@ Every call runs in a fresh namespace on json.loads(arguments)["cell"], or, when 
 JSON, on the text after their last `: "` up to the first `", ` (medagent.execute_function).
 
 Every program is read, failed attempts included: each `{"cell": ...}` object in an assistant message,
-found with a JSON decoder at every '{' (any spelling or order of keys), and the `: "` cut of every run
-of whole sections, outputs included, wherever it parses as Python and is more than a literal value.
+found with a JSON decoder at every '{' (any spelling or order of keys), and every run of whole sections, in full
+(a call logged as its bare cell, which may hold `: "` itself) and as its `: "` cut, outputs included, wherever it
+parses as Python and is more than a literal value.
 A printed separator can make code look like output or split it in two, so no placement is trusted:
 reading more can only deny more. The answer is the section before TERMINATE, as in GuardAgent's
 `get_output_ehr`; the old longest-section fallback is gone (the cut is what EHRAgent runs).
@@ -18,11 +19,14 @@ reading more can only deny more. The answer is the section before TERMINATE, as 
 Refused (ExtractionError), never half-read: a log without those parts; messages and outputs that do
 not alternate; text after TERMINATE other than the benchmark's line; a cell object that is not one
 string under "cell" alone (duplicate or extra keys, another type) or that spans a separator; anything
-keyed "cell" in an output; an output after a message that shows no code (what ran is not in the log);
+keyed "cell" in an output; an output after a message that is neither a call (a '{' with a cell key) nor a
+program in full (Python, more than a literal value): what ran is not in the log; a markdown code fence before
+TERMINATE (autogen's code execution runs the code blocks of a message without a function call: python, sh, ...);
 a call that does not compile while its output does not report the error, or whose error a later Python may not
 make (STABLE_ERRORS: the program's own output can read "Error: ..." where a newer Python ran it).
-Limit: when a message has both text and a function call, EHRAgent logs only the text; the code that
-ran is then not in the log and its output is refused only because the message shows no code.
+Limit: when a message has both text and a function call, EHRAgent logs only the text; the code that ran is then
+not in the log. Its output is refused unless that text is itself Python in full, which cannot be told apart from a
+call logged as its bare cell: then the text is read as the program.
 """
 from __future__ import annotations
 
@@ -50,6 +54,7 @@ STABLE_ERRORS = re.compile(r"unexpected character after line continuation charac
                            r"you forgot a comma\?")
 TEMPLATE_PREFIX = re.compile(r"(?<![\w'\"])(?:[tT][rR]?|[rR][tT])['\"]")
 CUT_OPEN, CUT_CLOSE = ': "', '", '          # where execute_function cuts arguments that are not JSON
+CODE_FENCE = "```"  # autogen's code blocks: three backticks, a language or none, then the code
 MAX_SECTIONS = 64
 MAX_LOG_CHARS = 500_000
 PARSE_BUDGET = 1_000_000  # characters handed to the Python parser for one log
@@ -131,6 +136,7 @@ def parse_agent_log(text: str) -> AgentOutput:
         raise ExtractionError("extract.log.structure", f"the log has {len(sections)} sections, more than the "
                               f"{MAX_SECTIONS} a run of EHRAgent writes")
     messages = _messages(sections)
+    _refuse_code_blocks(messages)
     parser = _Parser()
     candidates = [cell.code for cell in _cells(messages, parser)] + _cuts(messages)
     code = tuple(program for program in dict.fromkeys(candidates)
@@ -159,6 +165,16 @@ def _messages(sections: list[str]) -> list[str]:
     return messages
 
 
+def _refuse_code_blocks(sections: list[str]) -> None:
+    """A markdown code fence before TERMINATE: EHRAgent's user proxy (code_execution_config set) runs the code blocks
+    of a message without a function call, in any language autogen knows (python, sh, bash, ...); such a program is no
+    cell and no cut, so it is not read. Outputs count too: printed separators can shift a message into their place."""
+    for number, section in enumerate(sections, 1):
+        if CODE_FENCE in section:
+            raise ExtractionError("extract.log.code_block", f"section {number} holds a markdown code fence ({CODE_FENCE}): "
+                                  "autogen's code execution runs such blocks (python, sh, ...), which are not read")
+
+
 def _cells(sections: list[str], parser: _Parser) -> list[_Cell]:
     """Every cell object before TERMINATE, checked against where it stands and what follows it."""
     bounds, position = [], 0
@@ -184,9 +200,10 @@ def _cells(sections: list[str], parser: _Parser) -> list[_Cell]:
                 raise ExtractionError("extract.code.syntax", f"the call in section {number + 1} is not valid "
                                       "Python here, yet its output does not report the error, or a later Python may "
                                       "run it (its error is not one every version makes): cannot tell what ran")
-        elif not inside and not parser.parses(_cut(section)) and output.strip():
+        elif output.strip() and (not parser.parses(section) or _is_value(section)):
             raise ExtractionError("extract.log.structure", f"section {number + 2} is output, but section "
-                                  f"{number + 1} shows no code: what ran is not in the log")
+                                  f"{number + 1} is neither a call nor code: what ran is not in the log (a message "
+                                  "with text and a function call is logged as its text)")
     return found
 
 
@@ -212,20 +229,36 @@ def _cell_objects(text: str) -> Iterator[_Cell]:
 
 
 def _cuts(sections: list[str]) -> list[str]:
-    """The `: "` cut of every run of whole sections: whichever separators are real, each message is one."""
+    """Every run of whole sections, in full and as its `: "` cut: whichever separators are real, each message is
+    one."""
     text = SECTION_SEPARATOR.join(sections)
     starts = [sum(len(s) + len(SECTION_SEPARATOR) for s in sections[:i]) for i in range(len(sections))]
     opens = [m.end() for m in re.finditer(re.escape(CUT_OPEN), text)]
     closes = [m.start() for m in re.finditer(re.escape(CUT_CLOSE), text)]
     spans = set()
     for first, low in enumerate(starts):
+        bare = not _is_json_object(sections[first])  # a JSON object is a whole Python expression: nothing continues it
         for last in range(first, len(sections)):
             high = starts[last] + len(sections[last])
+            if bare:
+                spans.add((low, high))  # the run itself: a call logged as its bare cell, which may hold `: "`
             k = bisect.bisect_right(opens, high) - 1
             begin = opens[k] if k >= 0 and opens[k] - len(CUT_OPEN) >= low else low
             c = bisect.bisect_left(closes, begin)
             spans.add((begin, closes[c] if c < len(closes) and closes[c] + len(CUT_CLOSE) <= high else high))
     return [text[begin:end] for begin, end in sorted(spans)]
+
+
+def _is_json_object(section: str) -> bool:
+    """Whether the section is one JSON object and nothing else (a call's arguments, logged as they came)."""
+    text = section.strip()
+    if not text.startswith("{"):
+        return False
+    try:
+        _, end = DECODER.raw_decode(text)
+    except (ValueError, RecursionError):
+        return False
+    return end == len(text)
 
 
 def _cut(text: str) -> str:

@@ -48,8 +48,8 @@ def test_raw_code_without_cells_is_read_as_ehragent_runs_it():
 
 def test_a_cell_after_free_text_in_the_same_section_is_found():
     code = "answer = GetValue(LoadDB('lab'), 'labname')"
-    text = log("The column name was wrong; here is the fix.\n\nanswer = 1\n" + cell(code), "x", "TERMINATE")
-    assert code in parse_agent_log(text).code
+    text = log("The column name was wrong; here is the fix.\n\nanswer = 1\n" + cell(code), "", "TERMINATE")
+    assert code in parse_agent_log(text).code  # before output it is refused: what ran is not in the log (e24)
 
 
 def test_a_cell_python_cannot_compile_counts_only_if_its_output_says_it_failed():
