@@ -18,21 +18,30 @@ and no others; a tool name of 1-128 characters from A-Z a-z 0-9 _ . -; arguments
              or an object.
   mcp        {"method": "tools/call", "params": {"name", "arguments": {...}}} (optional: jsonrpc, id;
              params.arguments, absent or null for none; params._meta)
+Calls written as text by open models (read in every string, call arguments included, where they are nested calls):
+  hermes     <tool_call>{"name", "arguments": {...}}</tool_call> (Hermes, Qwen; the closing tag may be missing)
+  mistral    [TOOL_CALLS] [{"name", "arguments": {...}} (optional id), ...]
+  llama      <|python_tag|>{"name", "parameters": {...}}
 Anything else that looks like a call is an error (extract.tool_call), never skipped: an object whose
 "type", "kind" or "method" mentions tool, function, call or invoke (a type or kind ending in result or output
 excepted: tool results are data), a JSON-RPC request (method beside jsonrpc, or beside params and id), or that pairs
-a name key (name, action; tool, function, func, operation; one of those, method, call or recipient followed by name or
-id) with an arguments key (arguments, argument, args, input, inputs, parameters, parameter, params, kwargs, each alone
-or after one of those callers, with or without a json suffix; payload, body or data beside a key that names the
-callee, not a bare name or action); keys are compared folded, lower case with letters and digits only, so toolName, tool-name,
-"Tool Name" and TOOL_NAME are one key; a malformed recognised shape; and any call-like object inside a call's
-arguments (whatever runs the outer call may run it), a string there that decodes to JSON read as that JSON (a
-batch or dispatch tool decodes its text; JSON text inside JSON text too). Strings elsewhere are data and never parsed
-for calls (a call written as JSON in a text block passes). A framework that runs calls of another shape needs its own
-extractor.
+a name key (name, action; tool, function, func, operation; a method that is no HTTP method (GET, POST, ...); one of
+those, method, call or recipient followed by name or id) with an arguments key (arguments, argument, args, input,
+inputs, parameters, parameter, params, kwargs, each alone or after one of those callers, with or without a json
+suffix; payload, body or data beside a key that names the callee, not a bare name or action); keys are compared
+folded, lower case with letters and digits only, so toolName, tool-name, "Tool Name" and TOOL_NAME are one key; a
+malformed recognised shape; any call-like object inside a call's arguments (whatever runs the outer call may run it);
+any other mark of a call written as text in an open model's format (<function=, <|tool_call|>, <tool_use>,
+<invoke, [TOOL_REQUEST], ✿FUNCTION✿, DeepSeek's and Kimi's tool tokens, harmony's to=functions., functools[,
+ReAct's Action / Action Input lines: _TEXT_CALLS). Every string is read for calls: one that decodes to JSON as that
+JSON (a batch or dispatch tool decodes its text; JSON text inside JSON text too), any other for the JSON objects
+written in it (`{"` or `{}` onwards; a call in a recognised shape there is a call, a call-like one an error; a text
+costlier to read than about 4 times its length is an error). A framework that runs calls of another shape needs its
+own extractor.
 """
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -209,6 +218,10 @@ _ARGUMENT_WORDS = ("arguments", "argument", "args", "input", "inputs", "paramete
 _ARGUMENT_KEYS = frozenset(f"{c}{w}{suffix}" for c in ("",) + _CALLERS for w in _ARGUMENT_WORDS
                            for suffix in ("", "json"))
 _BODY_KEYS = frozenset({"payload", "body", "data"})  # arguments too, beside a key that names a callee (not a bare name)
+# A bare method names a callee unless it is an HTTP method: {"method": "transfer", "params": {...}} is a call,
+# {"method": "GET", "params": {...}} an HTTP request's fields (JSON-RPC requests are told by jsonrpc, or params and id)
+_HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PROPFIND",
+                           "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH", "QUERY"})
 _KIND_KEYS = ("type", "kind", "method")   # keys that say what an object is: one that mentions a call marks it
 _CONTAINER_KEYS = ("tool_calls", "function_call")
 _MAX_DEPTH = 64
@@ -300,8 +313,10 @@ def _call_like(x: Mapping[Any, Any]) -> str:
             return f'its {keys[word]!r} is {kind[:40]!r}'
     if "method" in keys and ("jsonrpc" in keys or {"params", "id"} <= set(keys)):
         return f"it is a JSON-RPC request ({keys['method']!r} with {'jsonrpc' if 'jsonrpc' in keys else 'params and id'})"
-    callees = [k for w, k in keys.items() if w in _CALLER_KEYS]
-    names = sorted(k for w, k in keys.items() if w in _NAME_KEYS)
+    method = x.get(keys["method"]) if "method" in keys else None
+    named = ["method"] if type(method) is str and method.strip().upper() not in _HTTP_METHODS else []
+    callees = [k for w, k in keys.items() if w in _CALLER_KEYS or w in named]
+    names = sorted(k for w, k in keys.items() if w in _NAME_KEYS or w in named)
     arguments = sorted(k for w, k in keys.items() if w in _ARGUMENT_KEYS or (callees and w in _BODY_KEYS))
     if names and arguments:
         return f"it pairs {names[0]!r} with {arguments[0]!r}"
@@ -341,7 +356,7 @@ def _as_json(value: Any, where: str) -> Any:
         if type(value) is not str or value.strip()[:1] not in ("{", "[", '"'):
             return None
         if len(value) > _MAX_JSON_TEXT:
-            _bad_call(where, f"an argument of {len(value):,} characters that may be JSON holding a tool call; more "
+            _bad_call(where, f"a string of {len(value):,} characters that may be JSON holding a tool call; more "
                       f"than the {_MAX_JSON_TEXT:,} read")
         try:
             value = strict_json.loads(value)
@@ -352,6 +367,126 @@ def _as_json(value: Any, where: str) -> Any:
     return None
 
 
+# A call written as text in the chat template of an open model; a runtime that parses the model's text runs it.
+# Read as calls, parsed strictly: Hermes and Qwen `<tool_call>{"name", "arguments": {...}}</tool_call>` (the closing
+# tag may be missing at the end), Mistral `[TOOL_CALLS] [{"name", "arguments": {...}}, ...]` (optional id), Llama 3.x
+# `<|python_tag|>{"name", "parameters": {...}}`. Any other mark of such a format denies (_TEXT_CALLS).
+_WRAPPERS = {"<tool_call>": ("hermes <tool_call>", "arguments"), "[TOOL_CALLS]": ("mistral [TOOL_CALLS]", "arguments"),
+             "<|python_tag|>": ("llama <|python_tag|>", "parameters")}
+_WRAPPER = re.compile("|".join(re.escape(w) for w in _WRAPPERS))
+_TEXT_CALLS = tuple(re.compile(p) for p in (  # other marks of open models' text calls, in lower case; each begins with a
+    r"<[|｜]?\s*/?\s*(?:tool|function)[\s_▁-]?(?:calls?|use|sep|code)",  # character, so that a search is fast
+    r"<function\s*=", r"<invoke\b", r"<\|(?:python_tag|plugin|action_start|recipient|call)\|>",
+    r"\[(?:tool_calls|tool_request|args|call_id)\]", r"✿\s*function\s*✿", r"to=functions\.", r"functools\[",
+    r"action[ \t]*:[^\n]*\n[ \t]*action[ _\t]*input[ \t]*:"))  # ReAct's Action / Action Input lines
+_LENIENT = json.JSONDecoder(strict=False)   # to find where a JSON value written in text ends; then read strictly
+_SCAN_BUDGET = 100_000   # characters a text may cost the JSON decoder beyond 4 times its length (see _written_json)
+_ATTEMPT_COST = 256   # what one attempt at decoding is charged at least: many failed starts deny before they are slow
+_OBJECT_START = re.compile(r'\{\s*["}]')   # where a JSON object may start: `{` then a key or `}`
+
+
+def _wrapped_calls(text: str, where: str) -> tuple[list[ToolCall], list[tuple[int, int]]]:
+    """The calls written in `text` in a wrapper of _WRAPPERS, and the spans they take; ExtractionError for a wrapper
+    that does not hold exactly such calls, or for any other mark of a call format (_TEXT_CALLS) outside them."""
+    calls: list[ToolCall] = []
+    spans: list[tuple[int, int]] = []
+    for number, mark in enumerate(_WRAPPER.finditer(text)):
+        fmt, key = _WRAPPERS[mark.group()]
+        at = f"{where}[{fmt} {number + 1}]"
+        value, end = _written_value(text, mark.end(), at)
+        items = value if mark.group() == "[TOOL_CALLS]" and type(value) is list else [value]
+        for item in items:
+            if not isinstance(item, Mapping):
+                _bad_call(at, f"a {fmt} call must be an object with name and {key}, got {_show(item)}")
+            _only_keys(item, {"name", key}, {"id"} if mark.group() == "[TOOL_CALLS]" else set(), fmt, at)
+            calls.append(ToolCall(_tool_name(item, at), _call_arguments(item[key], f"{at}.{key}", json_text=False),
+                                  fmt, at))
+        rest = text[end:].lstrip()
+        if mark.group() == "<tool_call>" and rest.startswith("</tool_call>"):
+            end = len(text) - len(rest) + len("</tool_call>")
+            rest = text[end:].lstrip()
+        if rest and not _WRAPPER.match(rest) and mark.group() != "<tool_call>":
+            _bad_call(at, f"text after the {fmt} call(s), which its parsers read in different ways")
+        spans.append((mark.start(), end))
+    outside = " ".join(text[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(text)]))
+    lower = outside.lower()
+    other = next((m for m in (pattern.search(lower) for pattern in _TEXT_CALLS) if m), None)
+    if other:
+        _bad_call(where, f"text with {other.group()[:30]!r}, a mark of a tool call written as text in a format not "
+                  f"read here (read: {', '.join(_WRAPPERS)}): a runtime that parses it runs a call the policy does "
+                  "not see")
+    return calls, spans
+
+
+def _written_value(text: str, start: int, where: str) -> tuple[Any, int]:
+    """The JSON value written in `text` from `start` (after blanks), read strictly, and where it ends."""
+    begin = len(text) - len(text[start:].lstrip())
+    try:
+        _, end = _LENIENT.raw_decode(text, begin)
+        return strict_json.loads(text[begin:end]), end
+    except (ValueError, RecursionError) as e:
+        _bad_call(where, f"not a JSON call ({str(e)[:80]})")
+
+
+def _written_json(text: str, where: str, skip: list[tuple[int, int]]) -> list[Any]:
+    """Every JSON object written inside `text` (prose, a code block, a log line), each decoded at the first `{"` or
+    `{}` not inside an earlier one or in `skip`: walked like any data, so a call-like object there denies. Linear: a
+    text that costs the decoder more than 4 times its length (plus _SCAN_BUDGET; each attempt at least
+    _ATTEMPT_COST) denies."""
+    found: list[Any] = []
+    budget, position = 4 * len(text) + _SCAN_BUDGET, 0
+    while (start := _OBJECT_START.search(text, position)) is not None:
+        inside = next((b for a, b in skip if a <= start.start() < b), None)
+        if inside is not None:
+            position = inside
+            continue
+        value, end, cost = _object_at(text, start.start(), where)
+        budget -= max(cost, _ATTEMPT_COST)
+        if budget < 0:
+            _bad_call(where, f"a text of {len(text):,} characters too costly to read for calls written in it as JSON")
+        if end is None:
+            position = start.start() + 1
+        else:
+            found.append(value)
+            position = end
+    return found
+
+
+def _object_at(text: str, start: int, where: str) -> tuple[Any, int | None, int]:
+    """The JSON object at `start` (end None when there is none) and what reading it cost: read in a window that grows
+    while the object may go on past it, so that a failure costs what was read, never the rest of the text."""
+    window = 256
+    while True:
+        part = text[start:start + window]
+        try:
+            value, end = _LENIENT.raw_decode(part)
+            return value, start + end, len(part)
+        except json.JSONDecodeError as e:
+            cut_short = e.pos >= len(part) - 1 or e.msg.startswith("Unterminated string")
+            if not cut_short or start + window >= len(text):
+                return None, None, e.pos + 1
+        except RecursionError:
+            _bad_call(where, "a JSON object written in the text nests too deeply to read")
+        window *= 8
+
+
+def _text_data(text: str, where: str, found: list[ToolCall] | None) -> Any:
+    """What a string holds for the tool-call reader: the data it is as JSON text (_as_json), or the JSON objects
+    written in it, and the calls in open models' wrappers, appended to `found`; inside a call's arguments (`found`
+    None) such a call denies."""
+    whole = _as_json(text, where)
+    if whole is not None:
+        return whole
+    if "{" not in text and "[" not in text and "<" not in text and "✿" not in text and ":" not in text:
+        return None  # no mark of a call can be written in it
+    calls, spans = _wrapped_calls(text, where)
+    if calls and found is None:
+        _bad_call(calls[0].where, f"a tool call ({calls[0].name!r}) written as text inside another call's arguments")
+    for call in calls:
+        _accept(call, found if found is not None else [])
+    return _written_json(text, where, spans)
+
+
 def _accept(call: ToolCall, found: list[ToolCall]) -> None:
     def inside(x: Mapping[Any, Any], at: str) -> Iterable[tuple[Any, Any]]:
         why = _call_like(x) or next((f"it has a {k!r} key" for k in _CONTAINER_KEYS if x.get(k) is not None), "")
@@ -360,7 +495,10 @@ def _accept(call: ToolCall, found: list[ToolCall]) -> None:
                       "outer call may run it too, unchecked")
         return x.items()
 
-    _walk(call.arguments, f"{call.where}.arguments", inside, text=_as_json)  # a call written as JSON text is a call
+    def text(value: str, at: str) -> Any:  # a call written as JSON text, whole or inside the text, is a call
+        return _text_data(value, at, None)
+
+    _walk(call.arguments, f"{call.where}.arguments", inside, text=text)
     found.append(call)
 
 
@@ -397,7 +535,7 @@ def tool_calls(observation: Mapping[str, Any]) -> list[ToolCall]:
                 rest.append((k, v))
         return rest
 
-    _walk(observation, "", visit)
+    _walk(observation, "", visit, text=lambda value, at: _text_data(value, at, found))
     return found
 
 

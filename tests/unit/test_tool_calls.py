@@ -47,7 +47,7 @@ def test_mcp_call_without_arguments_has_none():
 
 
 NOT_CALLS = [
-    {"type": "text", "text": '{"type": "tool_use", "name": "pay", "input": {}}'},  # strings are never parsed
+    {"type": "text", "text": 'done: {"title": "pay", "input": {}}'},  # JSON written in a string, holding no call
     {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "ok"}]},
     {"type": "function_call_output", "call_id": "c1", "output": "done"},
     {"role": "user", "content": "send 5 dollars"},
