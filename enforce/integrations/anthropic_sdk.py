@@ -15,18 +15,23 @@ the validated one, so the policy reads what the model sent and the function gets
 Server tools (web search, web fetch, code execution, tool search...) and the MCP connector (`mcp_servers`, `mcp_toolset`)
 run on Anthropic's side, inside the response: no guard in this process can decide them. `refuse_provider_tools`
 (an HTTP request hook for the client, `refuse_provider_tools_async` for AsyncAnthropic) refuses to send a Messages
-request that enables any; `split_tool_uses` records every provider-side call it finds in a reply as a refusal of a call
-that ran undecided, and refuses every tool_use block whose id is empty or shared with another block of the message (a
-loop that finds a block by its id could run another input than the one decided). The runner runs every tool it is given: `require_guarded(guard, tools)` refuses a list in which
-one would run undecided (a plain `@beta_tool`, a guarded function of another guard, a toolset), recorded; the client's
-request hook `refuse_undecided_tools(guard)` (in place of refuse_provider_tools) refuses, recorded, to offer the model a
-tool given to the runner after that check (runner.add_tools, a tool appended to the checked list), which would run
-undecided. A guarded tool swapped in the checked list for a plain one of the same definition is not seen there. The tools it
-returns record the calls the SDK refuses before the function runs (an unknown or missing key, an input that is not an
-object, NaN or 1e400 for an int): nothing runs, and the model is told the policy's refusal. A `@beta_tool` handed to
-the runner without require_guarded records those of one argument's value (NaN or 1e400 for an int, an object for a
-string: `guarded`'s per-argument validator keeps the refusal for the function to record); a missing or unknown key and
-an input that is not an object are refused by the SDK before any argument is read, with no record, there.
+request that enables any, wherever the request defines it (`tools`, a `tool_addition` block of any message, a batch),
+and reads a body that is JSON whatever its content type says; `split_tool_uses` records every provider-side call it
+finds in a reply as a refusal of a call that ran undecided, and refuses every tool_use block whose id is empty or shared
+with another block of the message (a loop that finds a block by its id could run another input than the one decided).
+
+The runner runs every tool it is given. A request hook runs inside the runner's loop, so both hooks read the runner's
+own table too (runner_on_stack) and refuse, recorded, a request of a runner that would run a tool no guard decides: a
+plain `@beta_tool` beside the guarded ones, a guarded tool swapped for a plain one of the same definition, a tool
+runner.add_tools gave it, a guarded function under another name than the policy sees (fail closed by default: name a
+tool in require_guarded(unguarded=...) to let it run undecided). They also make each guarded tool of the table record
+the calls the SDK refuses before the function runs (an unknown or missing key, an input that is not an object, NaN or
+1e400 for an int): nothing runs, and the model is told the policy's refusal. `require_guarded(guard, tools)` refuses
+a list in which one would run undecided before the runner is made, recorded, and returns copies that record those
+refusals; the client's request hook `refuse_undecided_tools(guard)` (in place of refuse_provider_tools) also refuses,
+recorded, to offer the model a tool it did not check. A client with no hook and a plain `@beta_tool` not passed
+through require_guarded: a missing or unknown key and an input that is not an object are refused by the SDK before
+any argument is read, with no record (nothing runs); a value one argument refuses is recorded.
 """
 from __future__ import annotations
 
@@ -34,10 +39,12 @@ import copy
 import functools
 import inspect
 import re
+import sys
 import weakref
 from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass
+from types import FrameType
 from typing import Annotated, Any, Callable, Iterable, Mapping, TypeVar
 
 from anthropic.lib.tools import BetaAsyncFunctionTool, BetaFunctionTool, ToolError
@@ -49,6 +56,8 @@ from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
 F = TypeVar("F", bound=Callable[..., Any])
 # The names of the tools require_guarded let through, per guard: what refuse_undecided_tools lets a request offer.
 CHECKED: "weakref.WeakKeyDictionary[Guard, set[str]]" = weakref.WeakKeyDictionary()
+# The tools require_guarded let through undecided on purpose (`unguarded=`), and the guards that did.
+LET_THROUGH: "weakref.WeakKeyDictionary[Any, weakref.WeakSet[Guard]]" = weakref.WeakKeyDictionary()
 UNREADABLE = ("a content block that is neither a dict nor an Anthropic SDK model cannot be read, so it is refused: "
               "pass the message as the SDK returned it, or its model_dump()")
 UNFINISHED = ("the message is not finished (its stop_reason is null: a snapshot of a stream still running), so this "
@@ -61,6 +70,7 @@ PROVIDER_CALL = re.compile(r".+_tool_use")   # server_tool_use, mcp_tool_use: a 
 
 
 GUARD_ATTRIBUTE = "veriguard_guard"          # set on a guarded() function: which guard decides its calls
+TOOL_ATTRIBUTE = "veriguard_tool"            # set on it too: the tool name the policy sees its calls under
 REFUSE_ATTRIBUTE = "veriguard_refuse_unread"  # set on it too: records a call the runner refused before it ran
 # Set by a tool require_guarded returned while the SDK runs one call: the guarded function marks it once it is entered,
 # so an exception with no mark came from the SDK's own refusal of the input (pydantic's validation, a non-object input).
@@ -78,10 +88,11 @@ class ProviderToolsRefused(BaseException):
 
 def provider_side_tools(body: Any) -> list[str]:
     """What in a Messages request body (or a batch's `requests`) runs on the provider's side: each tool whose type is
-    not a client tool, and each MCP server. An unknown tool type counts as provider-side."""
+    not a client tool, and each MCP server, wherever the request defines it (`tools`, a `tool_addition` block in any
+    message or compaction block, a batch's params). An unknown tool type counts as provider-side."""
     if not isinstance(body, Mapping):
         return []
-    found = [f"{t.get('type')} ({t.get('name', '?')})" for t in body.get("tools") or ()
+    found = [f"{t.get('type')} ({t.get('name', '?')})" for t in [*(body.get("tools") or ()), *added_tools(body)]
              if isinstance(t, Mapping) and t.get("type") is not None
              and not (type(t["type"]) is str and CLIENT_TOOL.fullmatch(t["type"]))]
     found += [f"mcp_servers ({s.get('name', '?') if isinstance(s, Mapping) else '?'})" for s in body.get("mcp_servers") or ()]
@@ -90,12 +101,42 @@ def provider_side_tools(body: Any) -> list[str]:
     return found
 
 
+def added_tools(body: Any) -> list[Any]:
+    """The tools the `tool_addition` blocks of a request add, wherever they sit (a user or system message, a compaction
+    block's tool_changes; not a batch's requests, read apart): an inline definition as itself, a reference to a tool
+    the request declares elsewhere ({"type": "tool_reference"}) not at all (that tool is read where it is declared), any
+    other reference (to an MCP server's tools) as it is, which counts as provider-side. The input of a tool_use block
+    is the model's data, not a request field, and is not read."""
+    found: list[Any] = []
+    stack = [body.get("messages")] if isinstance(body, Mapping) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, Mapping):
+            if node.get("type") == "tool_addition":
+                tool = node.get("tool")
+                kind = tool.get("type") if isinstance(tool, Mapping) else None
+                if kind == "tool_definition" and isinstance(tool, Mapping):
+                    found.append(tool.get("definition"))
+                elif kind != "tool_reference":
+                    found.append(tool if isinstance(tool, Mapping) and kind is not None else {"type": "?"})
+            stack.extend(v for k, v in node.items() if not (k == "input" and "tool_use" in str(node.get("type"))))
+    return found
+
+
 def refuse_provider_tools(request: Any) -> None:
     """An HTTP request hook (`Anthropic(http_client=httpx2.Client(event_hooks={"request": [refuse_provider_tools]}))`):
     raises ProviderToolsRefused for a JSON request (Messages, a batch, or the same body sent to Bedrock or Vertex
     under their own paths) that enables tools run on the provider's side; a JSON body that cannot be read is refused
-    too, since what it enables is unknown. Requests of other content types (file uploads) pass."""
-    body = _json_body(request)
+    too, since what it enables is unknown. Requests of other content types (file uploads) pass. A request a tool runner
+    sends is refused, recorded, when the runner would run a tool no guard decides (refuse_undecided_runner)."""
+    refuse_provider_side(_json_body(request))
+    refuse_undecided_runner(None)
+
+
+def refuse_provider_side(body: Any) -> None:
+    """Raise ProviderToolsRefused when the request body enables tools run on the provider's side."""
     found = provider_side_tools(body)
     if found:
         raise ProviderToolsRefused(f"refused to send a Messages request that enables tools run on Anthropic's side, "
@@ -109,35 +150,33 @@ async def refuse_provider_tools_async(request: Any) -> None:
 
 
 def _json_body(request: Any) -> Any:
-    """The JSON body of a POST request (None for other requests); ProviderToolsRefused when it cannot be read."""
-    if request.method != "POST" or "json" not in request.headers.get("content-type", "").lower():
+    """The JSON body of a POST request (None for other requests, and for a body that is not JSON sent under another
+    content type: a file upload); ProviderToolsRefused when a body said to be JSON cannot be read. A body that is JSON is
+    read whatever its content type says: the API may read `text/plain` as JSON too."""
+    if request.method != "POST":
+        return None
+    said_json = "json" in request.headers.get("content-type", "").lower()
+    try:
+        content = request.content or b"{}"
+    except Exception:   # a streamed body not read yet
+        if said_json:
+            raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
+        return None
+    if not said_json and content.lstrip()[:1] not in (b"{", b"["):
         return None
     try:   # strictly: a duplicate key ({"tools": [server tool], "tools": []}) may be read otherwise by the server
-        return strict_json.loads(request.content or b"{}")
-    except Exception:   # not JSON after all, or a streamed body not read yet
+        return strict_json.loads(content)
+    except Exception:
         raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
 
 
 def offered_tools(body: Any) -> tuple[list[str], list[str]]:
-    """The names of the tools a Messages request body offers the model: those of its `tools`, and those its messages
-    add (the tool runner's add_tools sends `tool_addition` blocks)."""
+    """The names of the tools a Messages request body offers the model: those of its `tools`, and those its
+    `tool_addition` blocks add (added_tools; the tool runner's add_tools sends them)."""
     if not isinstance(body, Mapping):
         return [], []
     listed = [str(t.get("name")) for t in body.get("tools") or () if isinstance(t, Mapping)]
-    return listed, [name for message in body.get("messages") or () for name in _added(message)]
-
-
-def _added(message: Any) -> list[str]:
-    """The names of the tools a message's `tool_addition` blocks add ("?" for one whose definition cannot be read)."""
-    content = message.get("content") if isinstance(message, Mapping) else None
-    names = []
-    for block in content if isinstance(content, list) else []:
-        if not (isinstance(block, Mapping) and block.get("type") == "tool_addition"):
-            continue
-        tool = block.get("tool")
-        definition = tool.get("definition") if isinstance(tool, Mapping) else None
-        names.append(str(definition.get("name")) if isinstance(definition, Mapping) else "?")
-    return names
+    return listed, [str(t.get("name")) if isinstance(t, Mapping) else "?" for t in added_tools(body)]
 
 
 def undecided_offers(body: Any, decided: frozenset[str]) -> list[str]:
@@ -154,21 +193,104 @@ def undecided_offers(body: Any, decided: frozenset[str]) -> list[str]:
 
 def refuse_undecided_tools(guard: Guard) -> Callable[[Any], None]:
     """An HTTP request hook for the client of a tool runner whose tools came through require_guarded(guard): it does
-    what refuse_provider_tools does, and refuses (recorded, Guard.refuse_run) to send a request that offers the model a
-    tool require_guarded did not check (undecided_offers): the runner runs the tools it holds, and a tool added to
-    the checked list, or by runner.add_tools, after the check would run undecided.
+    what refuse_provider_tools does (with the runner's tools decided by `guard`), and refuses (recorded, Guard.refuse_run)
+    to send a request that offers the model a tool require_guarded did not check (undecided_offers): the runner runs
+    the tools it holds, and a tool added to the checked list, or by runner.add_tools, after the check would run undecided.
 
         client = Anthropic(http_client=httpx2.Client(event_hooks={"request": [refuse_undecided_tools(guard)]}))"""
     def hook(request: Any) -> None:
-        refuse_provider_tools(request)
-        found = undecided_offers(_json_body(request), frozenset(CHECKED.get(guard, ())))
+        body = _json_body(request)
+        try:
+            refuse_provider_side(body)
+        except ProviderToolsRefused as e:
+            guard.refuse_run(str(e), integration="anthropic_sdk")
+            raise
+        found = undecided_offers(body, frozenset(CHECKED.get(guard, ())))
         if found:
             why = (f"refused to send a request offering the model tools that policy {guard.policy_name} does not decide: "
                    f"{'; '.join(found[:5])}")
             guard.refuse_run(why, integration="anthropic_sdk")
             raise ProviderToolsRefused(f"{why}; pass every tool through require_guarded(guard, ...) before the runner "
                                        "gets it")
+        refuse_undecided_runner(guard)
     return hook
+
+
+def runner_on_stack() -> Any:
+    """The Anthropic tool runner sending the request a hook is reading, or None (a request sent outside a runner). A
+    request hook runs inside the runner's loop (sync or async: an awaiting coroutine's frame is the awaited one's
+    caller), so the runner is the `self` of a frame above it."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self") if "self" in frame.f_code.co_varnames else None
+        if owner is not None and any(c.__name__ == "BaseToolRunner" for c in type(owner).__mro__):
+            return owner
+        frame = frame.f_back
+    return None
+
+
+def runner_table(runner: Any) -> dict[str, Any]:
+    """What the runner runs, by name (its toolsets as "toolset <family>"); ProviderToolsRefused when that cannot be
+    read (an SDK whose runner keeps them elsewhere): then what would run is unknown."""
+    try:
+        tools = dict(runner._runnable_tools())
+        toolsets = dict(getattr(runner, "_toolsets_by_family", None) or {})
+    except Exception as e:
+        raise ProviderToolsRefused(f"the tool runner's tools cannot be read ({type(e).__name__}: {e}), so what it "
+                                   "would run undecided is unknown") from None
+    return {**{str(name): tool for name, tool in tools.items()},
+            **{f"toolset {family}": toolset for family, toolset in toolsets.items()}}
+
+
+def undecided_in_runner(table: Mapping[str, Any], guard: Guard | None) -> tuple[list[str], list[Guard]]:
+    """Why tools of a runner's table would run undecided, and the guards deciding the others. A tool is decided when it
+    is a @guarded function of `guard` (of any guard when None) under the name the runner runs it by, or one that
+    require_guarded let through on purpose (`unguarded=`). Each decided @beta_tool is made to record the calls the SDK
+    refuses before the function runs (recording), as the copies require_guarded returns do."""
+    found: list[str] = []
+    guards: list[Guard] = []
+    for name, tool in table.items():
+        func = getattr(tool, "func", None)
+        owner = getattr(func, GUARD_ATTRIBUTE, None)
+        if isinstance(owner, Guard) and (guard is None or owner is guard) and getattr(func, TOOL_ATTRIBUTE, "") == name:
+            guards += [] if owner in guards else [owner]
+            if type(tool) in RECORDING:
+                tool.__class__ = RECORDING[type(tool)]
+            continue
+        passed = LET_THROUGH.get(tool) if _weak(tool) else None
+        if passed is not None and (len(passed) if guard is None else guard in passed):
+            continue
+        why = (f"decided as {getattr(func, TOOL_ATTRIBUTE, '?')!r}" if isinstance(owner, Guard) and (guard is None or owner is guard)
+               else "a guarded function of another guard" if isinstance(owner, Guard) else type(tool).__name__)
+        found.append(f"{name!r} ({why})")
+    return found, guards
+
+
+def refuse_undecided_runner(guard: Guard | None) -> None:
+    """Refuse the request of a tool runner (runner_on_stack) whose own table holds a tool that would run undecided
+    (undecided_in_runner): a guarded tool swapped for a plain one of the same definition, a plain @beta_tool beside the
+    guarded ones, a tool runner.add_tools gave it. Recorded (Guard.refuse_run) by `guard`, else by every guard deciding
+    one of its tools (none when no tool of the runner is guarded). A request sent outside a runner passes."""
+    runner = runner_on_stack()
+    if runner is None:
+        return
+    found, guards = undecided_in_runner(runner_table(runner), guard)
+    if not found:
+        return
+    why = f"refused to send the tool runner's request: it would run tools no guard decides: {'; '.join(found[:5])}"
+    for owner in [guard] if guard is not None else guards:
+        owner.refuse_run(why, integration="anthropic_sdk")
+    raise ProviderToolsRefused(f"{why}; decorate each tool function with @guarded(guard) under @beta_tool (under the "
+                               "same name), and pass the list through require_guarded(guard, ..., unguarded=[...]) to "
+                               "let a tool run undecided on purpose")
+
+
+def _weak(tool: Any) -> bool:
+    try:
+        weakref.ref(tool)
+    except TypeError:
+        return False
+    return True
 
 
 def refuse_undecided_tools_async(guard: Guard) -> Callable[[Any], Any]:
@@ -269,7 +391,7 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
                     return await func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
                 finally:   # its effects are in the facts now: the run's next call may be allowed
                     guard.finished(counted)
-            return _marked(run_async, guard, refuse_unread)  # type: ignore[return-value]
+            return _marked(run_async, guard, refuse_unread, tool)  # type: ignore[return-value]
 
         @functools.wraps(func)
         def run_sync(*args: Any, **kwargs: Any) -> Any:
@@ -278,7 +400,7 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
                 return func(*map(sent_value, args), **{k: sent_value(v) for k, v in kwargs.items()})
             finally:
                 guard.finished(counted)
-        return _marked(run_sync, guard, refuse_unread)  # type: ignore[return-value]
+        return _marked(run_sync, guard, refuse_unread, tool)  # type: ignore[return-value]
     return wrap
 
 
@@ -308,6 +430,9 @@ def require_guarded(guard: Guard, tools: Iterable[Any], *, unguarded: Iterable[s
                              "in unguarded= to let it run undecided")
     CHECKED.setdefault(guard, set()).update(str(tool.get("name") if isinstance(tool, Mapping) else
                                                 getattr(tool, "name", "")) for tool in out)
+    for tool in out:   # the runner's table may hold them (refuse_undecided_runner)
+        if not isinstance(tool, Mapping) and str(getattr(tool, "name", "")) in allowed and _weak(tool):
+            LET_THROUGH.setdefault(tool, weakref.WeakSet()).add(guard)
     return [recording(tool) for tool in out]
 
 
@@ -319,8 +444,10 @@ def keeping_sent(wrapper: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _marked(wrapper: Callable[..., Any], guard: Guard, refuse_unread: Callable[[Exception], None]) -> Callable[..., Any]:
+def _marked(wrapper: Callable[..., Any], guard: Guard, refuse_unread: Callable[[Exception], None],
+            tool: str) -> Callable[..., Any]:
     setattr(wrapper, GUARD_ATTRIBUTE, guard)
+    setattr(wrapper, TOOL_ATTRIBUTE, tool)
     setattr(wrapper, REFUSE_ATTRIBUTE, refuse_unread)
     return keeping_sent(wrapper)
 
