@@ -14,7 +14,9 @@ an agent called as a tool. `Runner.run(agent, ..., hooks=policy_hooks(guard))` c
 every tool the model could call there and in every agent reachable through agents-as-tools and handoffs, and raises
 UnguardedTools (the run stops before the model is asked) when one is not a function tool carrying a guardrail of this
 guard, or is a handoff that passes the model's arguments to its on_handoff (`input_type=`), unless `unguarded` names it.
-Such a refusal is recorded in the guard's log (Guard.refuse_run: a denial that counts in no run).
+They check each tool again as it is about to run (on_tool_start, called for function, shell, patch, computer and local
+shell tools alike), so a tool the run added that the agent's list did not show (a SandboxAgent's shell) stops the run
+there. Such a refusal is recorded in the guard's log (Guard.refuse_run: a denial that counts in no run).
 """
 from __future__ import annotations
 
@@ -138,6 +140,21 @@ class PolicyHooks(RunHooks[Any]):
     def __init__(self, guard: Guard, unguarded: Iterable[str] = (), run: str = "") -> None:
         self.guard, self.unguarded, self.run = guard, frozenset(unguarded), run
         RELEASED.add(guard)
+
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        """The tool about to run, as the SDK holds it: one no guardrail of the guard decides stops the run here, recorded,
+        though the check before the model call did not see it (a tool a SandboxAgent's capabilities add at run time:
+        a shell, a patch tool; any tool the agent's own list did not show)."""
+        name = str(getattr(tool, "name", type(tool).__name__))
+        mcp = getattr(tool, "_mcp_tool_binding", None) is not None and "mcp_servers" in self.unguarded
+        if guarded_by(tool, self.guard) or name in self.unguarded or mcp:
+            return
+        why = (f"refused to run {type(tool).__name__} {name!r} of agent {getattr(agent, 'name', '?')!r}: policy "
+               f"{self.guard.policy_name} does not decide it (no guardrail of this guard is attached), and it was about "
+               "to run")
+        self.guard.refuse_run(why, integration="openai_agents", tool=name)
+        raise UnguardedTools(f"{why}. Attach policy_guardrail(guard) to it, remove it, or name it in "
+                             "policy_hooks(unguarded=...) to let it run undecided")
 
     async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
         self.guard.finished(self.run)
