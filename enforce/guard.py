@@ -279,10 +279,13 @@ class Guard:
 
 def run_name(run: RunName) -> tuple[str, str]:
     """(the run's name, why it could not be had): a user's function that raises or answers something else than a
-    string would otherwise raise inside the enforcement point before any record is made. Such a call counts in the
-    run named "" (its own is unknown)."""
-    if not callable(run):
-        return str(run), ""
+    string would otherwise raise inside the enforcement point before any record is made, and a name given as another
+    object (whose __str__ may answer a new run each time) would escape its run's halt. Such a call counts in the run
+    named "" (its own is unknown)."""
+    if isinstance(run, str):   # a str subclass's own __str__ could name another run at every read
+        return str.__str__(run), ""
+    if not callable(run):   # an object's __str__ could too: halting and the count of denials would never reach it
+        return "", f"the run's name must be a string or a function returning one, not {type(run).__name__}"
     try:
         name = run()
     except Exception as e:
