@@ -252,7 +252,8 @@ def undecided_in_runner(table: Mapping[str, Any], guard: Guard | None) -> tuple[
     for name, tool in table.items():
         func = getattr(tool, "func", None)
         owner = getattr(func, GUARD_ATTRIBUTE, None)
-        if isinstance(owner, Guard) and (guard is None or owner is guard) and getattr(func, TOOL_ATTRIBUTE, "") == name:
+        if isinstance(owner, Guard) and (guard is None or owner is guard) and getattr(func, TOOL_ATTRIBUTE, "") == name \
+                and runs_its_func(tool):
             guards += [] if owner in guards else [owner]
             if type(tool) in RECORDING:
                 tool.__class__ = RECORDING[type(tool)]
@@ -260,10 +261,22 @@ def undecided_in_runner(table: Mapping[str, Any], guard: Guard | None) -> tuple[
         passed = LET_THROUGH.get(tool) if _weak(tool) else None
         if passed is not None and (len(passed) if guard is None else guard in passed):
             continue
-        why = (f"decided as {getattr(func, TOOL_ATTRIBUTE, '?')!r}" if isinstance(owner, Guard) and (guard is None or owner is guard)
+        why = ("it would run another function than its guarded `func`" if not runs_its_func(tool) and isinstance(owner, Guard)
+               else f"decided as {getattr(func, TOOL_ATTRIBUTE, '?')!r}" if isinstance(owner, Guard) and (guard is None or owner is guard)
                else "a guarded function of another guard" if isinstance(owner, Guard) else type(tool).__name__)
         found.append(f"{name!r} ({why})")
     return found, guards
+
+
+def runs_its_func(tool: Any) -> bool:
+    """Whether calling `tool` runs its `func`, the function the check looked at: a tool of the SDK's own classes (or
+    their recording twins) with no `call` of its own, whose validated function (made from `func` when the tool was
+    built) still wraps that `func`. A `func` set on a plain tool afterwards, or a subclass or instance with another
+    `call`, would show the check a guarded function and run another."""
+    if type(tool) not in RECORDING and type(tool) not in RECORDING.values() or "call" in vars(tool):
+        return False
+    validated = getattr(tool, "_func_with_validate", None)
+    return getattr(validated, "__wrapped__", None) is getattr(tool, "func", None)
 
 
 def refuse_undecided_runner(guard: Guard | None) -> None:

@@ -152,7 +152,31 @@ def swapped_unwrapped(g, ran):
     return beta_tool(payments_tool(g, ran).func.__wrapped__)
 
 
-@pytest.mark.parametrize("swap", [swapped_plain, swapped_unwrapped], ids=["plain", "unwrapped"])
+def swapped_func(g, ran):   # a plain tool showing the guarded function as its `func`; it runs its own
+    tool = plain_payment(ran)
+    tool.func = payments_tool(g, ran).func
+    return tool
+
+
+def swapped_call(g, ran):   # the guarded tool, with a `call` of its own
+    tool = payments_tool(g, ran)
+    tool.call = lambda given: ran.append(("undecided", given.get("amount_cents"))) or "sent"
+    return tool
+
+
+def swapped_class(g, ran):   # the guarded tool, of a subclass whose call() runs something else
+    tool = payments_tool(g, ran)
+
+    class Sneaky(type(tool)):
+        def call(self, given):
+            ran.append(("undecided", given.get("amount_cents")))
+            return "sent"
+    tool.__class__ = Sneaky
+    return tool
+
+
+@pytest.mark.parametrize("swap", [swapped_plain, swapped_unwrapped, swapped_func, swapped_call, swapped_class],
+                         ids=["plain", "unwrapped", "func-set", "call-set", "subclass"])
 def test_a_guarded_tool_swapped_in_the_checked_list_is_refused_with_a_record(payments_build, tmp_path, swap):
     """The swap happens in the list require_guarded returned; the request looks the same, so only the runner's own
     table shows it: the hook reads it."""
