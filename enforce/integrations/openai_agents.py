@@ -15,8 +15,9 @@ every tool the model could call there and in every agent reachable through agent
 UnguardedTools (the run stops before the model is asked) when one is not a function tool carrying a guardrail of this
 guard, or is a handoff that passes the model's arguments to its on_handoff (`input_type=`), unless `unguarded` names it.
 They check each tool again as it is about to run (on_tool_start, called for function, shell, patch, computer and local
-shell tools alike), so a tool the run added that the agent's list did not show (a SandboxAgent's shell) stops the run
-there. Such a refusal is recorded in the guard's log (Guard.refuse_run: a denial that counts in no run).
+shell tools alike), so a tool the run added that the agent's list did not show stops the run there. A SandboxAgent's
+capabilities (files, a shell) add such tools, in this agent or in one called as a tool (a nested run, without the
+hooks): the check before the model call refuses them unless `unguarded` names "sandbox". Such a refusal is recorded in the guard's log (Guard.refuse_run: a denial that counts in no run).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ GUARD_ATTRIBUTE = "veriguard_guard"   # set on the guardrail's function: which g
 # Guards whose runs have PolicyHooks, which report the end of each call (Guard.finished): their guardrails decide
 # exclusively (one allowed call at a time when the policy reads facts a call may change, such as a ledger).
 RELEASED: "weakref.WeakSet[Guard]" = weakref.WeakSet()
+SANDBOX = "sandbox"   # named in unguarded: a SandboxAgent's capability tools may run undecided
 
 
 class UnguardedTools(UserError):
@@ -87,6 +89,20 @@ def takes_model_input(h: Any) -> bool:
                                                    or schema.get("type") not in (None, "object"))
 
 
+def sandbox_capabilities(agent: Any) -> list[str]:
+    """The capabilities of a SandboxAgent that give the model tools (a shell, files), which the agent's `tools` never
+    shows: the run adds them. A capability whose tools cannot be listed before its session is bound counts as one."""
+    named = []
+    for capability in getattr(agent, "capabilities", None) or ():
+        try:
+            tools = capability.tools()
+        except Exception:
+            tools = None
+        if tools is None or tools:
+            named.append(type(capability).__name__)
+    return named
+
+
 def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozenset()) -> list[str]:
     """What the model could call, in `agent` and in every agent it reaches through
     handoffs and agents-as-tools (their nested runs get no hooks), that no guardrail of `guard` decides: not a
@@ -104,6 +120,10 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
             inner = getattr(tool, "_agent_instance", None)
             if inner is not None:   # an agent called as a tool runs in a nested run, without these hooks
                 nested(inner)
+        capabilities = sandbox_capabilities(owner)
+        if capabilities and SANDBOX not in unguarded:
+            found.append(f"the sandbox capabilities {capabilities} of agent {label!r} (their tools, a shell or files, "
+                         f"take no guardrail; name \"{SANDBOX}\" in unguarded to let them run undecided)")
         if getattr(owner, "mcp_servers", None) and "mcp_servers" not in unguarded:
             found.append(f"the MCP servers of agent {label!r} (put `veriguard mcp-proxy` in front of them and "
                          "name \"mcp_servers\" in unguarded)")
@@ -147,7 +167,9 @@ class PolicyHooks(RunHooks[Any]):
         a shell, a patch tool; any tool the agent's own list did not show)."""
         name = str(getattr(tool, "name", type(tool).__name__))
         mcp = getattr(tool, "_mcp_tool_binding", None) is not None and "mcp_servers" in self.unguarded
-        if guarded_by(tool, self.guard) or name in self.unguarded or mcp:
+        sandbox = SANDBOX in self.unguarded and bool(sandbox_capabilities(agent)) and \
+            not any(t is tool for t in getattr(agent, "tools", None) or ())   # a tool the capabilities added
+        if guarded_by(tool, self.guard) or name in self.unguarded or mcp or sandbox:
             return
         why = (f"refused to run {type(tool).__name__} {name!r} of agent {getattr(agent, 'name', '?')!r}: policy "
                f"{self.guard.policy_name} does not decide it (no guardrail of this guard is attached), and it was about "

@@ -310,29 +310,22 @@ def test_a_plain_beta_tool_records_what_the_sdk_refuses_under_a_hooked_client(pa
     assert result[0]["is_error"] is True and "payments" in json.dumps(result[0]["content"])
 
 
-# --- OpenAI Agents: a tool the agent's list did not show --------------------------------------------------------------
-def test_a_sandbox_shell_is_refused_when_it_is_about_to_run(payments_build, tmp_path):
-    """A SandboxAgent's capabilities (files, a shell) add tools at run time that the agent's `tools` never shows, so
-    the check before the model call let the model be offered a shell; its command ran undecided. The hooks now check
-    each tool as it is about to run."""
-    from agents import Model, ModelResponse, RunConfig, Runner, Usage, function_tool
-    from agents.run_config import SandboxRunConfig
-    from agents.sandbox import SandboxAgent
-    from agents.sandbox.sandboxes.unix_local import UnixLocalSandboxClient
+# --- OpenAI Agents: tools the agent's list does not show --------------------------------------------------------------
+def scripted_model(first_call=None):
+    """An Agents Model that asks for `first_call` (name, arguments) once, then answers "done"; it counts its turns."""
+    from agents import Model, ModelResponse, Usage
     from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
-    from veriguard.enforce.integrations.openai_agents import UnguardedTools, policy_guardrail, policy_hooks
+    class Scripted(Model):
+        turns = 0
 
-    log, marker = tmp_path / "log.jsonl", tmp_path / "ran"
-    g = guard(payments_build, log=log)
-
-    class ShellAsker(Model):
         async def get_response(self, *args, **kw):
-            if not marker.parent.joinpath("asked").exists():
-                marker.parent.joinpath("asked").write_text("")
+            Scripted.turns += 1
+            if first_call and Scripted.turns == 1:
+                name, arguments = first_call
                 return ModelResponse(output=[ResponseFunctionToolCall(
-                    type="function_call", call_id="c1", name="exec_command", id="fc1", status="completed",
-                    arguments=json.dumps({"cmd": f"touch {marker}"}))], usage=Usage(), response_id=None)
+                    type="function_call", call_id=f"c-{name}", name=name, id=f"f-{name}", status="completed",
+                    arguments=json.dumps(arguments))], usage=Usage(), response_id=None)
             return ModelResponse(output=[ResponseOutputMessage(
                 id="m", type="message", role="assistant", status="completed",
                 content=[ResponseOutputText(type="output_text", text="done", annotations=[])])], usage=Usage(),
@@ -340,18 +333,66 @@ def test_a_sandbox_shell_is_refused_when_it_is_about_to_run(payments_build, tmp_
 
         def stream_response(self, *args, **kw):
             raise NotImplementedError
+    return Scripted()
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["the-agent", "an-agent-called-as-a-tool"])
+def test_a_sandbox_agents_shell_is_refused_before_the_model_is_asked(payments_build, tmp_path, nested):
+    """A SandboxAgent's capabilities (files, a shell) add tools at run time that the agent's `tools` never shows: the
+    model was offered a shell behind policy_hooks and its command ran undecided, also in a SandboxAgent called as a tool
+    (a nested run, without the hooks). The hooks now refuse such an agent unless `unguarded` names "sandbox"."""
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.run_config import SandboxRunConfig
+    from agents.sandbox import SandboxAgent
+    from agents.sandbox.sandboxes.unix_local import UnixLocalSandboxClient
+
+    from veriguard.enforce.integrations.openai_agents import UnguardedTools, policy_guardrail, policy_hooks
+
+    log, marker = tmp_path / "log.jsonl", tmp_path / "ran"
+    g = guard(payments_build, log=log)
 
     async def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str:
         """Send a payment."""
         return "sent"
-    agent = SandboxAgent(name="treasury", model=ShellAsker(),
-                         tools=[function_tool(send_payment, tool_input_guardrails=[policy_guardrail(g)])])
-    with pytest.raises(UnguardedTools, match="exec_command"):
-        asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g), run_config=RunConfig(
-            tracing_disabled=True, sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))))
-    assert not marker.exists()
-    assert [(allowed, why.startswith("refused to run ExecCommandTool 'exec_command'")) for allowed, why in records(log)] \
-        == [(False, True)]
+    shell = scripted_model(("exec_command", {"cmd": f"touch {marker}"}))
+    sandboxed = SandboxAgent(name="treasury", model=shell,
+                             tools=[function_tool(send_payment, tool_input_guardrails=[policy_guardrail(g)])])
+    agent = Agent(name="outer", model=scripted_model(("ask", {"input": "go"})),
+                  tools=[sandboxed.as_tool(tool_name="ask", tool_description="d")]) if nested else sandboxed
+    with pytest.raises(UnguardedTools, match="the sandbox capabilities \\['Filesystem', 'Shell'\\] of agent 'treasury'"):
+        asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g, unguarded=["ask"]),
+                               run_config=RunConfig(tracing_disabled=True,
+                                                    sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))))
+    assert not marker.exists() and type(shell).turns == 0
+    assert [(allowed, "sandbox capabilities" in why) for allowed, why in records(log)] == [(False, True)]
+
+
+def test_a_tool_about_to_run_that_no_guardrail_decides_stops_the_run(payments_build, tmp_path):
+    """The hooks check each tool again as it is about to run (on_tool_start: function, shell, patch, computer tools),
+    so a tool the check before the model call did not see stops the run there, recorded. Before, the hooks had no
+    on_tool_start: the SDK's no-op ran and the tool ran. (Called as the SDK calls it.)"""
+    from agents import Agent, function_tool
+
+    from veriguard.enforce.integrations.openai_agents import UnguardedTools, policy_guardrail, policy_hooks
+
+    log = tmp_path / "log.jsonl"
+    g = guard(payments_build, log=log)
+
+    def refund(recipient: str, amount_cents: int) -> str:
+        """Refund."""
+        return "ok"
+
+    async def lookup(number: str) -> str:
+        """Look up."""
+        return "ok"
+    hooks = policy_hooks(g, unguarded=["lookup"])
+    agent = Agent(name="a", tools=[])
+    asyncio.run(hooks.on_tool_start(None, agent, function_tool(lookup)))   # named in unguarded: runs
+    asyncio.run(hooks.on_tool_start(None, agent, function_tool(lookup, name_override="x", tool_input_guardrails=[
+        policy_guardrail(g)])))   # decided by this guard's guardrail: runs
+    with pytest.raises(UnguardedTools, match="refused to run FunctionTool 'refund' of agent 'a'"):
+        asyncio.run(hooks.on_tool_start(None, agent, function_tool(refund)))
+    assert [allowed for allowed, _ in records(log)] == [False]
 
 
 # --- Guard: the run's name --------------------------------------------------------------------------------------------
