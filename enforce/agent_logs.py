@@ -171,8 +171,9 @@ def _refuse_code_blocks(sections: list[str]) -> None:
     cell and no cut, so it is not read. Outputs count too: printed separators can shift a message into their place."""
     for number, section in enumerate(sections, 1):
         if CODE_FENCE in section:
-            raise ExtractionError("extract.log.code_block", f"section {number} holds a markdown code fence ({CODE_FENCE}): "
-                                  "autogen's code execution runs such blocks (python, sh, ...), which are not read")
+            raise ExtractionError("extract.log.code_block", f"section {number} holds a markdown code fence "
+                                  f"({CODE_FENCE}): autogen's code execution runs such blocks (python, sh, ...), which "
+                                  "are not read")
 
 
 def _cells(sections: list[str], parser: _Parser) -> list[_Cell]:

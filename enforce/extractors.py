@@ -31,16 +31,21 @@ inputs, parameters, parameter, params, kwargs, each alone or after one of those 
 suffix; payload, body or data beside a key that names the callee, not a bare name or action); keys are compared
 folded, lower case with letters and digits only, so toolName, tool-name, "Tool Name" and TOOL_NAME are one key; a
 malformed recognised shape; any call-like object inside a call's arguments (whatever runs the outer call may run it);
-any other mark of a call written as text in an open model's format (<function=, <|tool_call|>, <tool_use>,
-<invoke, [TOOL_REQUEST], ✿FUNCTION✿, DeepSeek's and Kimi's tool tokens, harmony's to=functions., functools[,
-ReAct's Action / Action Input lines: _TEXT_CALLS). Every string is read for calls: one that decodes to JSON as that
-JSON (a batch or dispatch tool decodes its text; JSON text inside JSON text too), any other for the JSON objects
-written in it (`{"` or `{}` onwards; a call in a recognised shape there is a call, a call-like one an error; a text
-costlier to read than about 4 times its length is an error). A framework that runs calls of another shape needs its
+any other mark of a call written as text in an open model's format (_TEXT_CALLS: a template token naming a tool,
+python, function, call, action or plugin, <|tool_call|>, <|python_start|>, DeepSeek's and Kimi's tokens; a tag like
+<tool_use>, <function_calls>, <tool-call >; <function=, <invoke, [TOOL_REQUEST], ✿FUNCTION✿, harmony's to=functions.,
+functools[, a ```tool_code block, functionary's >>>name {; ReAct's Action Input, Action: tool[...]; a name key and
+an arguments key of one dict written as Python or escaped JSON; a text that is a list of Python calls).
+Every string is read for calls: one that decodes to JSON as that JSON (a batch or dispatch tool decodes its text;
+JSON text inside JSON text too), any other for the JSON objects written in it (`{"`, `{}` or a JSON string holding
+`{` onwards; a call in a recognised shape there is a call, a call-like one an error; a text costlier to read than
+about 4 times its length is an error). A framework that runs calls of another shape needs its
 own extractor.
 """
 from __future__ import annotations
 
+import ast
+import bisect
 import json
 import re
 import tempfile
@@ -218,8 +223,8 @@ _ARGUMENT_WORDS = ("arguments", "argument", "args", "input", "inputs", "paramete
 _ARGUMENT_KEYS = frozenset(f"{c}{w}{suffix}" for c in ("",) + _CALLERS for w in _ARGUMENT_WORDS
                            for suffix in ("", "json"))
 _BODY_KEYS = frozenset({"payload", "body", "data"})  # arguments too, beside a key that names a callee (not a bare name)
-# A bare method names a callee unless it is an HTTP method: {"method": "transfer", "params": {...}} is a call,
-# {"method": "GET", "params": {...}} an HTTP request's fields (JSON-RPC requests are told by jsonrpc, or params and id)
+# A method (any key ending in method) names a callee unless it is an HTTP method: {"method": "transfer", "params": ...}
+# is a call, {"method": "GET", "params": {...}} an HTTP request's fields (JSON-RPC: told by jsonrpc, or params and id)
 _HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PROPFIND",
                            "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH", "QUERY"})
 _KIND_KEYS = ("type", "kind", "method")   # keys that say what an object is: one that mentions a call marks it
@@ -313,8 +318,8 @@ def _call_like(x: Mapping[Any, Any]) -> str:
             return f'its {keys[word]!r} is {kind[:40]!r}'
     if "method" in keys and ("jsonrpc" in keys or {"params", "id"} <= set(keys)):
         return f"it is a JSON-RPC request ({keys['method']!r} with {'jsonrpc' if 'jsonrpc' in keys else 'params and id'})"
-    method = x.get(keys["method"]) if "method" in keys else None
-    named = ["method"] if type(method) is str and method.strip().upper() not in _HTTP_METHODS else []
+    named = {w for w, k in keys.items() if w.endswith("method") and type(x[k]) is str  # method, rpcMethod, ...
+             and x[k].strip().upper() not in _HTTP_METHODS}
     callees = [k for w, k in keys.items() if w in _CALLER_KEYS or w in named]
     names = sorted(k for w, k in keys.items() if w in _NAME_KEYS or w in named)
     arguments = sorted(k for w, k in keys.items() if w in _ARGUMENT_KEYS or (callees and w in _BODY_KEYS))
@@ -374,15 +379,25 @@ def _as_json(value: Any, where: str) -> Any:
 _WRAPPERS = {"<tool_call>": ("hermes <tool_call>", "arguments"), "[TOOL_CALLS]": ("mistral [TOOL_CALLS]", "arguments"),
              "<|python_tag|>": ("llama <|python_tag|>", "parameters")}
 _WRAPPER = re.compile("|".join(re.escape(w) for w in _WRAPPERS))
-_TEXT_CALLS = tuple(re.compile(p) for p in (  # other marks of open models' text calls, in lower case; each begins with a
-    r"<[|｜]?\s*/?\s*(?:tool|function)[\s_▁-]?(?:calls?|use|sep|code)",  # character, so that a search is fast
-    r"<function\s*=", r"<invoke\b", r"<\|(?:python_tag|plugin|action_start|recipient|call)\|>",
-    r"\[(?:tool_calls|tool_request|args|call_id)\]", r"✿\s*function\s*✿", r"to=functions\.", r"functools\[",
-    r"action[ \t]*:[^\n]*\n[ \t]*action[ _\t]*input[ \t]*:"))  # ReAct's Action / Action Input lines
+# Other marks of open models' text calls, searched in lower case; each begins with a character, so that it is fast
+_TEXT_CALLS = tuple(re.compile(p) for p in (
+    r"<[|｜][^|｜>\n]{0,40}(?:tool|python|function|call|action|plugin|invoke|recipient)[^|｜>\n]{0,40}[|｜]>",  # token
+    r"</?\s*[\w:-]{0,20}(?:tool|function)[\s\w:-]{0,20}(?:call|use|code|invoke|request)",  # a tag
+    r"<function\s*=", r"<invoke\b", r"\[(?:tool_calls|tool_request|args|call_id)\]", r"✿\s*function\s*✿",
+    r"to=functions\.", r"functools\[", r"```[ \t]*(?:tool|function)",  # harmony; phi; gemma's tool_code block
+    r">>>[ \t]*[\w.-]+[ \t]*\n?[ \t]*\{",  # functionary: >>>name then its JSON arguments
+    r"action[ _\t]*input[ \t]*:", r"action[ \t]*\d*[ \t]*:[ \t]*[\w.-]+[ \t]*\["))  # ReAct: Action Input, Action: x[
+# A name key and an arguments key, quoted either way (escaped or not), in one object of a dict written as Python or
+# JSON: found by their positions (_named_arguments), as one pattern would read ahead from every name key
+_NAME_KEY = re.compile(r"""(['"])(?:tool_?|function_?)?name\\*\1\s*:""")
+_ARGUMENTS_KEY = re.compile(r"""(['"])(?:arguments|parameters|args|input|kwargs)\\*\1\s*:""")
+_KEYS_APART = 2000   # at most this many characters, and no brace, between the two keys
+_MAY_HOLD_CALL = re.compile(r"[{\[<✿:`>]")  # a character every mark above, JSON and a pythonic list holds
+_PYTHONIC = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")  # Llama's pythonic calls: [transfer(to="eve"), ...]
 _LENIENT = json.JSONDecoder(strict=False)   # to find where a JSON value written in text ends; then read strictly
 _SCAN_BUDGET = 100_000   # characters a text may cost the JSON decoder beyond 4 times its length (see _written_json)
 _ATTEMPT_COST = 256   # what one attempt at decoding is charged at least: many failed starts deny before they are slow
-_OBJECT_START = re.compile(r'\{\s*["}]')   # where a JSON object may start: `{` then a key or `}`
+_OBJECT_START = re.compile(r'\{\s*["}]|"(?=\s*\{)')  # where a JSON object may start, or a JSON string holding one
 
 
 def _wrapped_calls(text: str, where: str) -> tuple[list[ToolCall], list[tuple[int, int]]]:
@@ -410,12 +425,42 @@ def _wrapped_calls(text: str, where: str) -> tuple[list[ToolCall], list[tuple[in
         spans.append((mark.start(), end))
     outside = " ".join(text[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(text)]))
     lower = outside.lower()
-    other = next((m for m in (pattern.search(lower) for pattern in _TEXT_CALLS) if m), None)
-    if other:
-        _bad_call(where, f"text with {other.group()[:30]!r}, a mark of a tool call written as text in a format not "
+    found = next((m.group() for m in (pattern.search(lower) for pattern in _TEXT_CALLS) if m), _named_arguments(lower))
+    if found:
+        _bad_call(where, f"text with {found[:30]!r}, a mark of a tool call written as text in a format not "
                   f"read here (read: {', '.join(_WRAPPERS)}): a runtime that parses it runs a call the policy does "
                   "not see")
     return calls, spans
+
+
+def _named_arguments(text: str) -> str:
+    """The text from a name key to an arguments key of the same dict (no brace between them, at most _KEYS_APART
+    characters apart), '' for none: a call written as a Python dict (`{'name': 'x', 'arguments': {...}}`)."""
+    names = [m.start() for m in _NAME_KEY.finditer(text)]
+    arguments = [m.end() for m in _ARGUMENTS_KEY.finditer(text)]
+    braces = [m.start() for m in re.finditer(r"[{}]", text)]
+    for start in names:
+        after = bisect.bisect_left(arguments, start)
+        if after < len(arguments) and arguments[after] - start <= _KEYS_APART:
+            between = bisect.bisect_left(braces, start)
+            if between == len(braces) or braces[between] >= arguments[after]:
+                return text[start:arguments[after]]
+    return ""
+
+
+def _refuse_pythonic(text: str, where: str) -> None:
+    """A text that is a list of Python calls, as Llama 3.2 and later write tool calls (`[transfer(to="eve")]`, vLLM's
+    pythonic parser), denies: it is a call written in a format not read here."""
+    written = text.strip()
+    if not (written.endswith("]") and _PYTHONIC.match(written)) or len(written) > _MAX_JSON_TEXT:
+        return
+    try:
+        tree = ast.parse(written, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    if isinstance(tree.body, ast.List) and tree.body.elts and all(isinstance(e, ast.Call) for e in tree.body.elts):
+        _bad_call(where, "a list of Python calls, the pythonic tool-call format of Llama models: a runtime that "
+                  "parses it runs calls the policy does not see")
 
 
 def _written_value(text: str, start: int, where: str) -> tuple[Any, int]:
@@ -477,8 +522,9 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None) -> Any:
     whole = _as_json(text, where)
     if whole is not None:
         return whole
-    if "{" not in text and "[" not in text and "<" not in text and "✿" not in text and ":" not in text:
+    if not _MAY_HOLD_CALL.search(text):
         return None  # no mark of a call can be written in it
+    _refuse_pythonic(text, where)
     calls, spans = _wrapped_calls(text, where)
     if calls and found is None:
         _bad_call(calls[0].where, f"a tool call ({calls[0].name!r}) written as text inside another call's arguments")
