@@ -34,6 +34,13 @@ def read_regular_file_and_mode(path: str | Path, limit: int | None = MAX_BYTES, 
                                follow_links: bool = True) -> tuple[bytes, int]:
     """The bytes of the regular file at `path` and its mode, read once from one descriptor (`follow_links` false:
     a symbolic link is refused, not followed); FileRefused otherwise."""
+    data, st = read_regular_file_and_stat(path, limit, follow_links=follow_links)
+    return data, st.st_mode
+
+
+def read_regular_file_and_stat(path: str | Path, limit: int | None = MAX_BYTES, *,
+                               follow_links: bool = True) -> tuple[bytes, os.stat_result]:
+    """read_regular_file_and_mode, with the whole fstat of the descriptor the bytes were read from."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags if follow_links else flags | os.O_NOFOLLOW)
@@ -42,7 +49,8 @@ def read_regular_file_and_mode(path: str | Path, limit: int | None = MAX_BYTES, 
             raise FileRefused("a symbolic link: not followed", "name the file itself", "link", e.strerror) from None
         raise _unreadable(e) from None
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         data = _read(fd, None if limit is None else limit + 1) if stat.S_ISREG(mode) else b""
     except OSError as e:   # a regular file that cannot be read: /proc/self/mem, a failing disk
         raise _unreadable(e) from None
@@ -54,7 +62,27 @@ def read_regular_file_and_mode(path: str | Path, limit: int | None = MAX_BYTES, 
     if limit is not None and len(data) > limit:
         raise FileRefused(f"larger than {limit:,} bytes: not read", f"keep the file to at most {limit // 2**20} MiB",
                           "large")
-    return data, mode
+    return data, st
+
+
+def writable_from_outside(st: os.stat_result) -> str:
+    """Why the file whose fstat is `st` can be changed by whoever cannot write the folder that holds it ('' when it
+    cannot): a second name (a hard link: the other name, perhaps outside the folder, writes the same bytes, at any
+    later time), or write permission for every user."""
+    if st.st_nlink > 1:
+        return (f"it has {st.st_nlink} names (hard links): whoever can write another of them changes these bytes, "
+                "from outside this folder")
+    if st.st_mode & 0o002:
+        return f"every user may write it (mode {stat.S_IMODE(st.st_mode):o})"
+    return ""
+
+
+def folder_open_to_all(st: os.stat_result) -> str:
+    """Why every user may replace the entries of the folder whose stat is `st` ('' when they may not): o+w without
+    the sticky bit lets anyone rename a file away and put another in its place."""
+    if st.st_mode & 0o002 and not st.st_mode & stat.S_ISVTX:
+        return f"every user may replace what it holds (mode {stat.S_IMODE(st.st_mode):o}, no sticky bit)"
+    return ""
 
 
 def _unreadable(e: OSError) -> FileRefused:

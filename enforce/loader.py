@@ -37,7 +37,8 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                approval_problem, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
 import veriguard.contracts.strict_json as strict_json
-from veriguard.contracts.regular_file import FileRefused, read_regular_file
+from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, read_regular_file_and_stat,
+                                              writable_from_outside)
 
 if TYPE_CHECKING:  # enforce.keys is imported where keys are used: most loads (a hook's, each tool call) use none
     from veriguard.enforce.keys import VerifyKey
@@ -125,7 +126,11 @@ class FrozenPolicy:
             raise ArgumentError(e.argument, e.reason) from None
         except self.module.PolicyMismatch as e:
             raise PolicyMismatch(str(e)) from None
-        return Decision(d.allowed is True, tuple(d.violations), tuple(d.denied))
+        violations = tuple(d.violations)
+        if len(set(violations)) != len(violations):   # the gates compare rules as sets: a repeat was never tested
+            raise PolicyMismatch(f"the policy reported a rule more than once ({', '.join(map(str, violations))[:200]}): "
+                                 "a decision names each violated rule once")
+        return Decision(d.allowed is True, violations, tuple(d.denied))
 
     @property
     def rules(self) -> dict[str, str]:
@@ -145,7 +150,8 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted
     the certificate's, a file the certificate does not cover, a signature that is malformed, made by
     an untrusted key or does not verify, an unsigned build when `require_signed`, a certificate
     that is not fully proved unless `accept_unproved` is set, a build whose folder is not named after
-    its policy (synth writes DIR/<name>: another policy's build was put in its place), and, with
+    its policy, as given or once links are resolved (synth writes DIR/<name>: another policy's build was put in its
+    place), a build file with a second name (a hard link) or that every user may write, and, with
     `expect_sha256`, a policy.py whose sha256 is not that one. `trusted_keys` and `require_signed`
     default to VERIGUARD_TRUSTED_KEYS and VERIGUARD_REQUIRE_SIGNED (see the module's docstring).
     """
@@ -178,7 +184,10 @@ def check_expected(d: Path, name: str, digest: str, expect_sha256: str | None, b
     """PolicyLoadError unless the build in `d` is the one expected there: its folder named after its policy (as
     synth writes it) and, when `expect_sha256` pins one, its certificate.json's sha256 (`build_sha256`: the whole
     build) or its policy.py's (`digest`: the policy alone, whatever extractors come with it) that one."""
-    folder = Path(os.path.abspath(d)).name
+    # the name as given and the name of the folder the files are read from: `DIR/mini/sub/..` names `mini`, but
+    # reads the folder `sub` leads above; `DIR/payments`, a link to a folder `mini`, reads mini's build
+    names = dict.fromkeys((Path(os.path.abspath(d)).name, Path(os.path.realpath(d)).name))
+    folder = next((n for n in names if n != name), name)
     if folder != name:
         raise PolicyLoadError("load.foreign", f"{d} holds a build of the policy {name!r}, not of {folder!r}: synth "
                               "writes DIR/<name>, so this build was copied or moved here from elsewhere",
@@ -277,11 +286,36 @@ def _read_bytes(path: Path, code: str) -> bytes:
     """The bytes of a build file no hash covers (the certificate, its signature): a regular file, read once from one
     descriptor without waiting (a FIFO put in its place would hang every load)."""
     try:
-        return read_regular_file(path)
+        data, st = read_regular_file_and_stat(path)
     except FileRefused as e:
         why = "is not a regular file (a pipe, a device or a socket)" if e.kind == "special" else \
             f"cannot be read: {e.why}"
         raise PolicyLoadError(code, f"{path} {why}", _RESYNTH) from None
+    _not_shared(path, st)
+    return data
+
+
+def _not_shared(path: Path, st: os.stat_result) -> None:
+    """PolicyLoadError when the build file `path` (whose fstat is `st`, from the descriptor its bytes were read from)
+    can be changed by someone who cannot write the build: a hard link or o+w (contracts.regular_file)."""
+    problem = writable_from_outside(st)
+    if problem:
+        raise PolicyLoadError("load.shared", f"{path}: {problem}; a build must hold its own files, writable only "
+                              "by whoever may write the build", "copy the build as plain files (cp -r, or rsync "
+                              "without --link-dest), writable by its owner only (chmod -R o-w), or re-run synth")
+
+
+def _folders_closed(d: Path, files: Mapping[str, str]) -> None:
+    """PolicyLoadError when a folder of the build (d, or one on the way to a certified file) lets every user replace
+    what it holds: anyone could then swap a file of the build for their own."""
+    for folder in sorted({d / parent for rel in files for parent in PurePosixPath(rel).parents}):
+        try:
+            problem = folder_open_to_all(os.stat(folder))
+        except OSError as e:
+            raise PolicyLoadError("load.tampered", f"cannot read {folder}: {e.strerror}", _RESYNTH) from None
+        if problem:
+            raise PolicyLoadError("load.shared", f"{folder}: {problem}: anyone could swap a file of the build for "
+                                  "their own", f"chmod o-w {folder} (a build is writable by its owner only)")
 
 
 def _read_json(path: Path, code: str, data: bytes | None = None) -> Any:
@@ -362,6 +396,7 @@ def check_certificate(cert: Any, path: Path) -> tuple[str, bool, dict[str, str],
 def certified_contents(d: Path, files: Mapping[str, str]) -> dict[str, bytes]:
     """The bytes of every certified file of the build in `d` (path in the build -> bytes), each matching its
     sha256; PolicyLoadError for a changed or missing file, or one the certificate does not cover."""
+    _folders_closed(d, files)
     contents = {rel: _certified_bytes(d, rel, digest) for rel, digest in files.items()}
     _nothing_else(d / "spec", {rel.removeprefix("spec/") for rel in files if rel.startswith("spec/")})
     _no_stray_files(d, files)
@@ -374,7 +409,7 @@ def _certified_bytes(d: Path, rel: str, digest: str) -> bytes:
     path = d / rel
     try:
         inside = path.resolve().is_relative_to(d.resolve())
-        data = read_regular_file(path, None) if inside else b""
+        data, st = read_regular_file_and_stat(path, None) if inside else (b"", None)
     except (OSError, RuntimeError) as e:
         raise PolicyLoadError("load.tampered", f"{path} cannot be read ({e}): the build is incomplete",
                               "restore the build or re-run synth") from None
@@ -385,8 +420,9 @@ def _certified_bytes(d: Path, rel: str, digest: str) -> bytes:
                                   "restore the build's file, or re-run synth") from None
         raise PolicyLoadError("load.tampered", f"{path} cannot be read ({e.strerror}): the build is incomplete",
                               "restore the build or re-run synth") from None
-    if not inside:
+    if not inside or st is None:
         raise PolicyLoadError("load.tampered", f"{path} leads out of the build directory", _RESYNTH)
+    _not_shared(path, st)
     actual = hashlib.sha256(data).hexdigest()
     if actual != digest:
         raise PolicyLoadError("load.tampered", f"{path} does not match its certificate (sha256 {actual[:16]}…, "

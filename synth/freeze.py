@@ -238,6 +238,10 @@ def _write(root: Path, rel: str, data: bytes) -> str:
     target = root / rel
     if ".." in Path(rel).parts or Path(rel).is_absolute() or not target.resolve().is_relative_to(root.resolve()):
         raise SpecError("freeze.path", f"{rel!r} would be written outside the build directory {root}", fix=PATH_FIX)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
+    # modes given, whatever the umask: the loader refuses a build file or folder that every user may write
+    for folder in reversed(Path(rel).parents[:-1]):
+        (root / folder).mkdir(mode=0o755, exist_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
     return sha256(data)

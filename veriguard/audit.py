@@ -4,7 +4,9 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   certificate      the certificate passes the loader's schema and says PROVED
   signature        signature.json verifies with a trusted key (--public-key or VERIGUARD_TRUSTED_KEYS);
                    an unsigned build, or one audited with no key, is NOT_CHECKED: it does not pass
-  files            every certified file is a regular file matching its sha256, and nothing else is in the build
+  files            every certified file is a regular file matching its sha256, and nothing else is in the build;
+                   no file of it (the certificate and signature too) has a second name (a hard link) or is writable
+                   by every user, and no folder of it lets every user replace what it holds (the loader's rule)
   tools            Nagini, z3 and Python here are the versions the certificate records
   compiled source  the spec, compiled again, gives policy_verified.py byte for byte; run whatever the certificate's
                    `path` says (a claim the audit cannot re-derive: a compile-path build re-signed as `"llm"` skipped
@@ -26,6 +28,9 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
                    NOT_CHECKED when its figures agree, unless the policy has no more mutants than it counts (PASSED);
                    without --mutation `claims` checks only that the figures agree
                    with each other, with the mutation gate and with the limit
+  mutation (count) with count_mutants (and not --mutation): the mutants made again with the recorded limit, and
+                   counted against `total`, none run (under a second); NOT_CHECKED for a certificate without a limit
+                   unless the policy has no more sites than it counts
 Every file is read once, at the start, without following a symbolic link or waiting on a FIFO (anything but
 a regular file is refused), into a private copy: the hashes, the signature, the spec (whose sha256 and tables
 must be the ones the certificate binds), the regeneration, the examples and the proof all use those bytes. Nothing from the build runs in this process: the examples run in verify.testing's child, and
@@ -54,7 +59,8 @@ from typing import Any, Callable, Mapping
 
 from veriguard.contracts.build_format import POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES, unheld_gates
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
-from veriguard.contracts.regular_file import FileRefused, read_regular_file
+from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, read_regular_file_and_stat,
+                                              writable_from_outside)
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts import strict_json
 from veriguard.enforce.decision_log import Head
@@ -69,6 +75,7 @@ BUNDLE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
 AUDIT_CHECKS = ("certificate", "signature", "files", "tools", "claims", "compiled source", "frozen module", "bytecode",
                 "extraction", "contract (z3)", "examples", "proof (Nagini)")
 MUTATION_CHECK = "mutation (re-run)"
+COUNT_CHECK = "mutation (count)"
 COMPARED_TOOLS = ("nagini", "z3-solver", "python")
 
 
@@ -120,6 +127,7 @@ class _Build:
     certified: dict[str, str] = field(default_factory=dict)   # path in the build -> sha256, once the schema holds
     files: dict[str, bytes] = field(default_factory=dict)     # every certified file as read
     unreadable: dict[str, str] = field(default_factory=dict)  # path in the build -> why it was not read
+    exposed: dict[str, str] = field(default_factory=dict)     # path in the build -> how others could change it
     signature_problem: str = ""
     certificate: dict[str, Any] = field(default_factory=dict)
     name: str = "build"          # the policy's name once the certificate passes the schema
@@ -135,14 +143,17 @@ class _Build:
 def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] | None,
                 log: str | Path | None = None, log_key: VerifyKey | None = None, log_expected: Head | None = None,
                 progress: Progress = lambda _m: None, prover: Prover | None = None, mutation: bool = False,
-                mutation_worker: Callable[[], Any] | None = None) -> AuditResult:
+                mutation_worker: Callable[[], Any] | None = None, count_mutants: bool = False) -> AuditResult:
     """Every check on the build in `directory`. `trusted_keys` (see `trusted_keys_for`) verify its signature;
     `log`, a decision log, is verified (with `log_key` when given, and against `log_expected`, a checkpoint of its
     head kept elsewhere, when given) and summarized. `prover` is `prove_fresh` (Nagini) unless a test replaces it.
     `mutation`: the mutation score is re-run (`mutation_again`; survivors of the tests go to a Nagini worker made by
-    `mutation_worker`, verify.nagini.NaginiWorker unless a test replaces it) and compared with the certificate's."""
+    `mutation_worker`, verify.nagini.NaginiWorker unless a test replaces it) and compared with the certificate's.
+    `count_mutants` (without `mutation`): only the mutants are made again, with the recorded limit, and counted
+    (`mutation_count`: well under a second, where the re-run takes tens of seconds)."""
     d = Path(directory)
-    names = AUDIT_CHECKS + ((MUTATION_CHECK,) if mutation else ())
+    count_mutants = count_mutants and not mutation   # the re-run counts them too
+    names = AUDIT_CHECKS + ((MUTATION_CHECK,) if mutation else ()) + ((COUNT_CHECK,) if count_mutants else ())
     with tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
         b = _read(d, Path(tmp) / "build")
         checks = [_certificate(b), _signature(b, trusted_keys), _files(b), _tools(b)]
@@ -151,6 +162,10 @@ def audit_build(directory: str | Path, *, trusted_keys: Mapping[str, VerifyKey] 
         else:
             checks += _from_the_spec(b, b.spec, progress, prover or prove_fresh,
                                      (mutation_worker or _nagini_worker(progress)) if mutation else None)
+            if count_mutants:
+                verified = b.files.get("policy_verified.py", b"").decode("utf-8", errors="replace")
+                checks.append(_timed(COUNT_CHECK, lambda: mutation_count(b.spec, verified,
+                                                                          b.certificate.get("mutation"))))
     build_sha256 = hashlib.sha256(b.certificate_bytes).hexdigest()
     summary = log_summary(log, log_key, b.policy_sha256, expected=log_expected, build_sha256=build_sha256) \
         if log else None
@@ -195,9 +210,14 @@ def trusted_keys_for(public_keys: list[str] | None) -> Mapping[str, VerifyKey] |
 def read_regular(path: Path, code: str) -> bytes:
     """The bytes of `path` when it is a regular file, opened without following a symbolic link and without
     waiting (a FIFO, a device or a socket is refused, never read); VeriguardError(`code`) otherwise."""
+    return read_regular_and_stat(path, code)[0]
+
+
+def read_regular_and_stat(path: Path, code: str) -> tuple[bytes, os.stat_result]:
+    """read_regular, with the fstat of the descriptor the bytes were read from."""
     fix = "restore the build (re-run `veriguard synth`): a build holds regular files only"
     try:
-        return read_regular_file(path, None, follow_links=False)
+        return read_regular_file_and_stat(path, None, follow_links=False)
     except FileRefused as e:
         if e.kind == "special":
             raise VeriguardError(code, f"{path} is not a regular file (a FIFO, a device or a socket): not read",
@@ -210,11 +230,12 @@ def _read(d: Path, copy: Path) -> _Build:
     if not (d / "certificate.json").is_file():
         raise VeriguardError("audit.input", f"{d} is not a policy build (it has no certificate.json)", file=str(d),
                              fix="pass a build directory made by `veriguard synth`, e.g. build/payments")
-    b = _Build(d, copy, read_regular(d / "certificate.json", "audit.input"))
+    exposed: dict[str, str] = {}
+    b = _Build(d, copy, _exposed(d, "certificate.json", exposed), exposed=exposed)
     _keep(copy, "certificate.json", b.certificate_bytes)
     if os.path.lexists(d / SIGNATURE_NAME):
         try:
-            b.signature_bytes = _keep(copy, SIGNATURE_NAME, read_regular(d / SIGNATURE_NAME, "audit.input"))
+            b.signature_bytes = _keep(copy, SIGNATURE_NAME, _exposed(d, SIGNATURE_NAME, exposed))
         except VeriguardError as e:
             b.signature_problem = e.message
     for rel in ("run.json", "report.md"):
@@ -231,9 +252,14 @@ def _read(d: Path, copy: Path) -> _Build:
     b.policy_sha256 = b.certified["policy.py"]
     for rel in b.certified:
         try:
-            b.files[rel] = _keep(copy, rel, _certified_read(d, rel))
+            b.files[rel] = _keep(copy, rel, _certified_read(d, rel, exposed))
         except VeriguardError as e:
             b.unreadable[rel] = e.message
+    for folder in sorted({str(Path(rel).parent) for rel in b.certified}):
+        with contextlib.suppress(OSError):   # a folder that cannot be read leaves its files unreadable, said above
+            problem = folder_open_to_all(os.stat(d / folder))
+            if problem:
+                exposed[folder] = problem + ": anyone could swap a file of the build for their own"
     b.spec, b.spec_error = _spec(b, spec_file)
     return b
 
@@ -246,7 +272,17 @@ def _keep(copy: Path, rel: str, data: bytes) -> bytes:
     return data
 
 
-def _certified_read(d: Path, rel: str) -> bytes:
+def _exposed(d: Path, rel: str, exposed: dict[str, str]) -> bytes:
+    """The bytes of d/rel (read_regular); when someone who cannot write the build could change them (a hard link,
+    o+w: contracts.regular_file.writable_from_outside), why, in `exposed` under `rel`."""
+    data, st = read_regular_and_stat(d / rel, "audit.input")
+    problem = writable_from_outside(st)
+    if problem:
+        exposed[rel] = problem
+    return data
+
+
+def _certified_read(d: Path, rel: str, exposed: dict[str, str]) -> bytes:
     path = d / rel
     try:
         inside = path.parent.resolve().is_relative_to(d.resolve())
@@ -257,7 +293,7 @@ def _certified_read(d: Path, rel: str) -> bytes:
     if not inside:
         raise VeriguardError("audit.input", f"{path} cannot be read: {problem}", file=str(path),
                              fix="restore the build (re-run `veriguard synth`)")
-    return read_regular(path, "audit.input")
+    return _exposed(d, rel, exposed)
 
 
 def _spec(b: _Build, spec_file: str) -> tuple[SpecFile | None, str]:
@@ -341,6 +377,8 @@ def _files(b: _Build) -> Gate:
                      f"certificate says {b.certified[rel][:16]}…)" for rel, data in b.files.items()
                      if sha256(data) != b.certified[rel]]
         problems += _uncertified(b.directory, b.certified)
+        problems += [f"{b.directory / rel}: {why} (a build holds its own files, writable only by whoever may write "
+                     "the build; the loader refuses it: load.shared)" for rel, why in sorted(b.exposed.items())]
         if problems:
             return Verdict.REFUTED, "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)"
                                                                if len(problems) > 5 else "")
@@ -504,6 +542,41 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
                                      "so whether synth made more mutants than it counts cannot be told; re-run "
                                      "`veriguard synth` to record it")
     return Verdict.PASSED, f"re-run with mutant limit {limit}: {figures}, as the certificate says"
+
+
+def mutation_count(spec: SpecFile | None, verified: str, recorded: Any) -> tuple[Verdict, str]:
+    """Whether the mutant limit the certificate records makes as many mutants of `verified` as it counts (`total`),
+    without running them: a certificate counting 20 of 20 killed where its limit makes 30 hides 10 from the score.
+    REFUTED when the counts differ; a certificate without `mutation.limit` (older builds) is PASSED only when the
+    policy has no more sites to mutate than it counts, else NOT_CHECKED. Whether each mutant is killed is the
+    re-run's (`audit --mutation`)."""
+    from veriguard.synth.pipeline import cached_mutants
+    from veriguard.verify.mutation import site_count
+    from veriguard.verify.runnable import contract_functions
+
+    assert spec is not None and spec.contract is not None
+    said = _object(recorded)
+    total, limit = said.get("total"), said.get("limit")
+    if not (type(total) is int and 0 < total <= MAX_MUTANTS):
+        return Verdict.REFUTED, f"the certificate records no mutation run to count (total {str(total)[:40]!r})"
+    contract_only = contract_functions(spec.contract)
+    if "limit" not in said:
+        sites = site_count(verified, skip_functions=contract_only)
+        if sites == total:
+            return Verdict.PASSED, (f"no mutant limit recorded (an older build), but the policy has {sites} sites to "
+                                    f"mutate, as many as the certificate counts")
+        return Verdict.NOT_CHECKED, (f"the certificate records no mutant limit (a build from before synth recorded "
+                                     f"`mutation.limit`) and counts {total} mutants of a policy with {sites} sites: "
+                                     "re-run `veriguard synth` to record it")
+    if not (type(limit) is int and total <= limit):
+        return Verdict.REFUTED, f"the certificate's mutant limit {str(limit)[:40]!r} is not a whole number at least " \
+                                f"its total {total}"
+    made = len(cached_mutants(verified, contract_only, limit, None))
+    if made != total:
+        return Verdict.REFUTED, (f"the recorded mutant limit {limit} makes {made} mutants of policy_verified.py, but "
+                                 f"the certificate counts {total}: its score is not over the mutants synth made")
+    return Verdict.PASSED, (f"the recorded mutant limit {limit} makes {made} mutants, as many as the certificate "
+                            "counts (whether each is killed is checked by `audit --mutation`)")
 
 
 def _recorded_mutants(verified: str, contract_only: tuple[str, ...], total: int,
