@@ -5,6 +5,7 @@ import difflib
 import hashlib
 import json
 import re
+import unicodedata
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -40,6 +41,22 @@ MAX_TOML_NESTING = 32
 MAX_DECLARATIONS = 256
 ENFORCEMENT_KEYS = ("strategy", "mode", "halt_after", "fail_closed")
 PATH_FIX = "put the file in the spec's folder (or a folder inside it) and give its path relative to the spec"
+
+
+def _reading(text: str) -> str:
+    """`text` as a person reads it: NFKC (composed and decomposed accents, full-width and compatibility forms alike),
+    without format characters (zero-width spaces and joiners, direction marks)."""
+    return "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+
+
+def _alike(values: list[str]) -> tuple[str, str] | None:
+    """The first two of `values` that differ but read the same (_reading), or None."""
+    seen: dict[str, str] = {}
+    for v in values:
+        first = seen.setdefault(_reading(v), v)
+        if first != v:
+            return first, v
+    return None
 
 
 @dataclass(frozen=True)
@@ -168,6 +185,12 @@ class _Loader:
                 if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values) \
                         or len(set(values)) != len(values):
                     raise self.fail("spec.enum", f"enum {name} needs a non-empty list of distinct strings", key)
+                alike = _alike(values)
+                if alike:
+                    raise self.fail("spec.enum", f"enum {name} has the values {ascii(alike[0])} and {ascii(alike[1])}, which "
+                                    "read the same (they differ only in Unicode normal form, width or invisible "
+                                    "characters): a request spelt one way would not match a rule written the other",
+                                    key, "keep one spelling of each value (NFC, without invisible characters)")
                 long = next((v for v in values if len(v) > MAX_ENUM_VALUE), None)
                 if long is not None:  # compile and z3 time grow with it: 20,000 characters took 64 s before any proof
                     raise self.fail("spec.enum", f"enum {name} has a value of {len(long):,} characters "
