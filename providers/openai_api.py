@@ -227,7 +227,11 @@ def _tool_arguments(message: dict[str, Any], request: CompletionRequest, raw: Ra
     if competing:
         raise several_answers(request, competing, raw)
     arguments = _function(calls[0]).get("arguments")
-    return arguments if isinstance(arguments, str) else canonical_json(arguments)
+    if not isinstance(arguments, str):  # the API sends the model's JSON text; an object is the server's own reading
+        raise fail("provider.malformed", f"the {TOOL_NAME!r} call's arguments are a {type(arguments).__name__}, not "
+                   f"the JSON text an OpenAI-compatible server sends ({str(arguments)[:120]!r}); none is taken: check "
+                   "that the server speaks the chat-completions API", raw)
+    return arguments
 
 
 def _function(call: Any) -> dict[str, Any]:

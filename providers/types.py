@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -61,6 +62,21 @@ def model_name(reported: Any, requested: str) -> str:
     if len(reported) > MAX_MODEL_NAME or not reported.isprintable():
         return f"{requested} (the server named another model in {len(reported)} characters, not printable or too long)"
     return reported
+
+
+# a dated snapshot an alias resolves to: claude-haiku-4-5-20251001, gpt-4o-2024-08-06
+_SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})")
+
+
+def other_model(reported: Any, requested: str) -> str:
+    """What is wrong with the model a server says answered, for an answer asked of `requested` ("" when it is that
+    model: the same name, or the name of a dated snapshot of it). No name, or another one (another family, another
+    case, a trailing space), is not the answer of the model asked for, whatever it says."""
+    if not isinstance(reported, str) or not reported:
+        return "the server named no model"
+    if reported == requested or (reported.startswith(requested) and _SNAPSHOT.fullmatch(reported[len(requested):])):
+        return ""
+    return f"the server says model {reported[:MAX_MODEL_NAME]!r} answered, not {requested!r}"
 
 
 @dataclass(frozen=True)
