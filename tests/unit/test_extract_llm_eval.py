@@ -37,18 +37,20 @@ def run(m2w, tmp_path, *flags: str) -> int:
 
 def test_eval_with_the_model_alone_reports_calls_tokens_and_cost(m2w, tmp_path, openai_server, capsys):  # noqa: F811
     script(openai_server, chat(answer(flight=True)), chat(answer()))  # the second flight task is a cache hit
-    flags = ("--extractor", "llm", "--provider", "openai", "--base-url", f"{openai_server}/v1", "--model", "qwen")
+    # the model the scripted server names (chat()): another name's answers are refused (extract.llm.pin)
+    flags = ("--extractor", "llm", "--provider", "openai", "--base-url", f"{openai_server}/v1", "--model",
+             "qwen2.5-7b-instruct")
     assert run(m2w, tmp_path, *flags, "--json") == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["n"], out["LPA"], out["EA"]) == (3, 100.0, 100.0)
     usage = out["llm"]["task"]
-    assert (usage["mode"], usage["provider"], usage["model"]) == ("llm", "openai", "qwen")
+    assert (usage["mode"], usage["provider"], usage["model"]) == ("llm", "openai", "qwen2.5-7b-instruct")
     assert (usage["extractions"], usage["model_calls"], usage["cache_hits"]) == (3, 2, 1)
     assert (usage["input_tokens"], usage["output_tokens"], usage["cost_usd"]) == (600, 40, 0.0)
     assert len(received(openai_server)) == 2
     script(openai_server, chat(answer(flight=True)), chat(answer()))
     assert run(m2w, tmp_path, *flags) == 0
-    assert "task: llm with openai qwen: 2 model calls for 3 extractions" in capsys.readouterr().out
+    assert "task: llm with openai qwen2.5-7b-instruct: 2 model calls for 3 extractions" in capsys.readouterr().out
 
 
 def test_eval_cascade_calls_the_model_only_where_the_classifier_abstains(m2w, tmp_path, openai_server,  # noqa: F811

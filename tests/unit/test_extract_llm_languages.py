@@ -117,8 +117,9 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     from tests.conftest import ROOT
 
     data = ROOT / "tests" / "data"
+    # v12 is read by its own rule (tests/data/README.md), not by this pin (B24)
     rows = [(f.rsplit("/", 1)[-1], json.loads(line)) for f in sorted(glob.glob(str(data / "heldout*.jsonl")))
-            if not f.endswith("_v8.jsonl") for line in open(f, encoding="utf-8")]
+            if not f.endswith(("_v8.jsonl", "_v12.jsonl")) for line in open(f, encoding="utf-8")]
     rows += [("evasions", json.loads(line)) for line in open(data / "evasions.jsonl", encoding="utf-8")]
     bench = ROOT.parent / "shared" / "benchmarks" / "mind2web_sc" / "seeact" / "sample_labeled_all.json"
     if bench.is_file():
@@ -126,13 +127,15 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     refused = [(source, r.get("id"), r.get("class") or r.get("style")) for source, r in rows
                if unreadable_language(r.get("task") or r.get("text"))]
     assert len(rows) >= 3607
-    # ("evasions", "filler"): e103 and e106, padding of lorem ipsum, a clause of words no English reader knows (B23)
+    # ("evasions", "filler"): e103 and e106, padding of lorem ipsum, a clause of words no English reader knows (B23);
+    # B24's sentence rule adds one v10 checkbox-todo task (in a category) and three evasions (e039, e042, e119)
     assert {(s, c) for s, _i, c in refused} <= {("heldout_v6.jsonl", "code-switch"), ("evasions", "language"),
                                                 ("evasions", "combined"), ("heldout_v9.jsonl", "translation-request"),
-                                                ("heldout_v10.jsonl", "url-query"), ("evasions", "filler")}
+                                                ("heldout_v10.jsonl", "url-query"), ("evasions", "filler"),
+                                                ("heldout_v10.jsonl", "checkbox-todo")}
     assert all(r["categories"] for s, r in rows if s in ("heldout_v9.jsonl", "heldout_v10.jsonl")
                and unreadable_language(r["task"]))
-    assert sum(1 for s, *_ in refused if s != "evasions") == 8 and sum(1 for s, *_ in refused if s == "evasions") == 16
+    assert sum(1 for s, *_ in refused if s != "evasions") == 9 and sum(1 for s, *_ in refused if s == "evasions") == 19
 
 
 # Red-team pass of stop 20 on the check itself: spellings that hid the words, encodings a model decodes, orders in

@@ -150,9 +150,9 @@ def test_the_whole_agent_data_is_searched_string_by_string_keys_included():
 
 
 def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_instructions():
-    """The only texts of Mind2Web-SC (200), the held-out sets v1-v9 and the evasions that the check refuses are four
-    of the evasions' `instruction` class; the other two of that class (a false claim in plain words) stay the
-    model's to read. Held-out v10 (written later, in styles that speak to the assistant by name) costs more: 84 of
+    """The only texts of Mind2Web-SC (200), the held-out sets v1-v9 and the evasions that the check refuses are five
+    of the evasions' `instruction` class (e112, a false claim in plain words, since B24's rule for verdicts given
+    to the reader); the other one stays the model's to read. Held-out v10 (written later, in styles that speak to the assistant by name) costs more: 84 of
     its 463 tasks are refused, all in four styles: support macros with an `[Assistant: ...]` line, meeting minutes
     with an `ACTION (assistant):` item, JSON payloads (they read as an answer written for the model) and diary
     entries with an `Assistant:` line. Refused means denied where the model would read the text: safe, but a
@@ -165,8 +165,10 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
     from tests.conftest import ROOT
     from veriguard.enforce.extract_llm import addressed_to_the_reader
 
-    texts = [json.loads(line) for f in sorted(glob.glob(str(ROOT / "tests" / "data" / "heldout*.jsonl")))
-             + [str(ROOT / "tests" / "data" / "evasions.jsonl")] for line in open(f, encoding="utf-8")]
+    # v12 is read by its own rule (tests/data/README.md: once, by the lead, after the merge), not by this pin (B24)
+    files = [f for f in sorted(glob.glob(str(ROOT / "tests" / "data" / "heldout*.jsonl"))) if not f.endswith("_v12.jsonl")]
+    texts = [json.loads(line) for f in files + [str(ROOT / "tests" / "data" / "evasions.jsonl")]
+             for line in open(f, encoding="utf-8")]
     tasks = [(r.get("id"), r.get("class"), r.get("task") or r.get("text")) for r in texts]
     bench = ROOT.parent / "shared" / "benchmarks" / "mind2web_sc" / "seeact" / "sample_labeled_all.json"
     if bench.is_file():
@@ -178,7 +180,8 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
     flagged_v11 = [v11[i] for i, _c in flagged if i in v11]
     assert sorted(flagged_v11) == [("assistant-handoff", []), ("multi-intent", [])]
     assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None or not f[0].startswith(("v10-", "v11-"))] == [
-        ("e108", "instruction"), ("e109", "instruction"), ("e111", "instruction"), ("e113", "instruction")]
+        ("e108", "instruction"), ("e109", "instruction"), ("e111", "instruction"), ("e112", "instruction"),
+        ("e113", "instruction")]
     assert len(flagged_v10) == 84 and {s for i, s in v10 if i in flagged_v10} == {
         "support-macro", "meeting-minutes", "json-payload", "diary-entry"}
 
@@ -304,11 +307,13 @@ def test_an_absurd_token_count_is_not_counted():
 
 def test_the_record_names_the_model_asked_for_beside_the_one_the_server_says_answered():
     """Before: only the server's claim (`model` in its response) reached the record; a gateway answering from
-    another model than the pinned one left no trace of the difference."""
-    ex = anthropic_extractor(ScriptedModel(tool_reply(answer(hotel=True), model="some-cheaper-model")), {"mode": "llm"})
+    another model than the pinned one left no trace of the difference. (Since B24 another model's answer is refused,
+    extract.llm.pin: test_extract_llm_redteam4; a dated snapshot of the pinned alias is taken, and named.)"""
+    snapshot = "claude-haiku-4-5-20251001"
+    ex = anthropic_extractor(ScriptedModel(tool_reply(answer(hotel=True), model=snapshot)), {"mode": "llm"})
     got = ex.extract({"confirmed_task": "Book a hotel in Rome"})
-    assert got.details["model"] == "some-cheaper-model" and got.details["model_requested"] == "claude-haiku-4-5"
-    assert "some-cheaper-model (asked for claude-haiku-4-5)" in got.how
+    assert got.details["model"] == snapshot and got.details["model_requested"] == "claude-haiku-4-5"
+    assert f"{snapshot} (asked for claude-haiku-4-5)" in got.how
 
 
 # --- what held in this pass, kept as a net: every reply below is denied (Anthropic, through the SDK) ------------

@@ -262,13 +262,20 @@ def test_a_forced_call_that_finishes_with_stop_is_still_taken(openai_server):
 
 # --- the cost of a call is the model asked for (class: provenance a server states) -----------------------------
 
-@pytest.mark.parametrize("reported", ["claude-haiku-4-5", "local-free-model"])
+@pytest.mark.parametrize("reported", ["claude-haiku-4-5", "local-free-model", "claude-opus-5-20260101"])
 def test_a_call_is_priced_at_the_model_asked_for_not_the_one_the_server_names(reported):
     """Asked for claude-opus-5 ($5 / $25 per MTok), a server answering as claude-haiku-4-5 made the record and the
-    stats say $0.006 instead of $0.03, and one naming a model without a price made the call unpriced."""
+    stats say $0.006 instead of $0.03, and one naming a model without a price made the call unpriced. (Since B24
+    another model's answer is refused, extract.llm.pin, and its call still costs the pinned model's price; a dated
+    snapshot of the pinned model is taken.)"""
     model = ScriptedModel(_message([_use(answer(hotel=True))], "tool_use", model=reported, usage=(1000, 1000)))
     ex = anthropic_extractor(model, {"mode": "llm"})
     ex.make_provider = lambda: model.provider(structured="tool", model="claude-opus-5")
+    if not reported.startswith("claude-opus-5"):
+        with pytest.raises(ExtractionError) as e:
+            ex.extract({"confirmed_task": HOTEL})
+        assert e.value.code == "extract.llm.pin" and ex.stats.cost_usd == pytest.approx(0.03)
+        return
     got = ex.extract({"confirmed_task": HOTEL})
     assert got.details["cost_usd"] == pytest.approx(0.03) and ex.stats.cost_usd == pytest.approx(0.03)
     assert got.details["model"] == reported and got.details["model_requested"] == "claude-opus-5"

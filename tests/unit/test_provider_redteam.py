@@ -82,10 +82,11 @@ def test_a_body_that_trickles_for_ever_is_abandoned_at_the_provider_s_timeout():
                                       "claude\u202eevil"])
 def test_a_model_name_no_model_has_is_not_recorded_as_given(reported):
     """Before: the server's `model` went into the record and the `how` people read as it was: a megabyte per
-    decision, a line break and a forged line, a terminal escape. Now the pinned model is recorded, with a note."""
+    decision, a line break and a forged line, a terminal escape. Now such an answer is not the pinned model's and is
+    refused (since B24, extract.llm.pin), and the reason people read holds the name escaped and cut short."""
     from tests.llm_fakes import tool_reply
 
-    got = anthropic_extractor(ScriptedModel(tool_reply(answer(hotel=True), model=reported)), {"mode": "llm"}).extract(
-        {"confirmed_task": "Book a hotel"})
-    assert got.value["hotel"] is True and len(got.how) < 400 and got.how.isprintable()
-    assert got.details["model"].startswith("claude-haiku-4-5 (the server named another model")
+    ex = anthropic_extractor(ScriptedModel(tool_reply(answer(hotel=True), model=reported)), {"mode": "llm"})
+    with pytest.raises(ExtractionError) as e:
+        ex.extract({"confirmed_task": "Book a hotel"})
+    assert e.value.code == "extract.llm.pin" and len(e.value.message) < 600 and e.value.message.isprintable()
