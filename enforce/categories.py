@@ -491,7 +491,8 @@ _INFO = (r"(?:phone|number|numbers|address|addresses|hours|check-?in|check-?out|
          r"wi-?fi|limits?|cut-?off|penalty|refund|baggage|luggage|dimensions|capacity|score|temperature|recipe|"
          r"exchange rate|articles?|reports?|guides?|news|headlines|statistics|stats|blog|essay|analysis|stud(?:y|ies)|"
          r"tips|advice|reviews?|summary|biography|facts?|explanation|tracking|delivery date|order status|"
-         r"confirmation number|age limit|minimum age|documents?|visa|insurance|warranty|range|mileage|specs|overview)")
+         r"confirmation number|age limit|minimum age|documents?|visa|insurance|warranty|range|mileage|specs|overview|"
+         r"answers?|thread)")
 _QINFO = r"(?:" + _INFO + r"|time|times|cost|costs|price|prices|fare|fares|rates?|confirmation|receipt|invoice)"
 # words between an ask for information and its attribute: no preposition ("a hotel with free wifi" asks for a hotel)
 _BETWEEN = r"(?:(?!(?:with|for|in|near|under|from|to|at|on|that|which|who|and|or|by|around|close)\b)[\w&.'-]+\s+){0,3}?"
@@ -537,11 +538,17 @@ NO_ASK_FORMS = {
                                     r"reset|change (?:my|the) (?:password|email|e-?mail address|pin)|unsubscribe|"
                                     r"sign out|log out|check on|follow up on|chase)\b",
     # an act taken back or refused: "forget the rental car", "no hotel needed", "don't add anything to the cart"
-    "an act taken back": _LEAD + r"(?:(?:forget|scratch|skip|drop|never ?mind|nvm|ignore|hold off on|no need for|don'?t|"
+    "an act taken back": _LEAD + r"(?:(?:forget|scratch|scrap|skip|drop|never ?mind|nvm|ignore|hold off on|no need for|"
+                         r"on second thought|(?:i'?ve )?changed my mind|don'?t|"
                          r"do not|dont|never)\b|(?:no|not)\s+(?:(?:yet|now|today|actually)\s+)?(?:booking|buying|renting|"
                          r"ordering|applying|reserving|streaming|watching|hiring|leasing|purchasing|flying)\b|no\s+"
                          r"(?:[\w-]+\s+){0,2}?(?:needed|necessary|required|please|thanks|thank you|today|for now|yet|"
                          r"for me)\b)",
+    # a text to write, translate or check, whatever it is about ("Write me a poem about a hotel lobby", "Translate '...'
+    # into French", "fix the grammar of this review"); an act beside it still asks ("draft an email and book the room")
+    "a text to write": _LEAD + r"(?:(?:write|compose|draft|pen|translate|proofread|rewrite|reword|paraphrase|edit|polish|"
+                       r"spell-?check|fix the (?:grammar|spelling|typos?|tone)(?: (?:of|in))?|type|paste|google)\b|how do (?:you|i|we) "
+                       r"say\b)",
     # a ticket's or a note's field name alone: "Summary", "Steps", "Reminders" (its value is a clause of its own)
     "a field's name": r"^\W*(?:summary|steps|details|description|subject|re|note|notes|task|todo|to-do|reminders?|"
                       r"context|background|ticket|priority|goal|title|fyi|ps|p\.s)\W*$",
@@ -550,9 +557,19 @@ NO_ASK_FORMS = {
                    r"\s*[:#]?\s*[\w-]*\d[\w-]*\W*$",
     # a past act reported: "I booked the Hilton last week", "my late husband worked for Delta"
     "a past act reported": _LEAD + r"(?:i|we|he|she|they|my [\w-]+(?: [\w-]+){0,3}?|our [\w-]+(?: [\w-]+){0,3}?)\s+(?:(?:already|just|recently|"
-                           r"finally|also|have|'ve|had|'d)\s+)*(?:booked|bought|ordered|rented|applied|reserved|stayed|flew|"
+                           r"finally|also|have|'ve|had|'d|been)\s+)*(?:booked|bought|ordered|rented|applied|reserved|stayed|flew|hired|"
                            r"got|had|was|were|worked|watched|went|left|lost|received|paid|purchased|cancell?ed|picked|"
                            r"returned|saw|used|tried|moved|visited|came|arrived|landed|finished|started|loved|liked)\b",
+    # an act told as done, its thing the subject ("the hotel in Cancun is booked", "our flights are already sorted", "the
+    # flights to Athens went through") or the act without one ("already booked the hotel"); not one still to be done
+    # ("is to be booked", "needs booking": no participle right after the verb) nor a condition ("once it is booked": an
+    # ask, read first)
+    "an act reported done": _LEAD + r"(?:(?:already|just)\s+(?:booked|bought|ordered|rented|reserved|purchased|paid for|"
+                            r"applied|hired|leased)\b|(?:the|my|our|his|her|their|this|that|these|those|both)\s+"
+                            r"(?:[\w'&.-]+\s+){0,6}?(?:is|are|was|were|'s|'re|has been|have been|had been|got|went|came)\s+"
+                            r"(?:(?:already|all|now|just|finally|also|both|been)\s+)*(?:booked|bought|purchased|ordered|rented|"
+                            r"hired|leased|reserved|paid(?: for)?|confirmed|sorted(?: out)?|done|handled|taken care of|covered|"
+                            r"arranged|settled|secured|locked in|through|placed)\b)",
     # a reason or a time given for an act asked elsewhere: "since my flight lands late", "so I can start the new job"
     "a reason": _LEAD + r"(?:since|because|cause|cos|as|so that|so (?:i|we|he|she|they|you|the kids|my)|now that|"
                 r"once|after|while|for (?:my|our|his|her|their|the)|in case)\b",
@@ -561,9 +578,9 @@ NO_ASK_FORMS = {
                             r"sincerely|good (?:morning|afternoon|evening))\b[\w\s,.'-]*|(?:go to|open|visit|head to|"
                             r"navigate to|log ?in(?:to| to)?|sign ?in(?:to| to)?|on)\s+(?:the\s+)?(?:[\w.-]+\.(?:com|co\.uk|"
                             r"org|net|io|ca|com\.au)(?:\s+(?:site|website|app|page))?|(?:[\w&'.-]+\s+){1,6}?(?:site|"
-                            r"website|app|page|pages|homepage|portal)))\W*$",
+                            r"website|app|page|pages|homepage|portal))|on\s+(?-i:[A-Z])[\w&'.+-]*(?:\s+(?-i:[A-Z])[\w&'.+-]*)?)\W*$",
 }
-HEADED = frozenset({"an ask for information", "an act undone or followed up"})
+HEADED = frozenset({"an ask for information", "an act undone or followed up", "an act taken back"})
 # where or when one of a category's things is: "Where's a hotel near LAX?", "What time is a flight to Reno?" (a search)
 _FIND_ONE = re.compile(_LEAD + r"(?:where|when|what time)\b[^.;!?\n]*?\b(?:a|an|any|some)\s+(?:[\w-]+\s+){0,2}?(?:hotels?|"
                        r"motels?|rooms?|flights?|cars?|suvs?|vans?|trucks?|jobs?|positions?|roles?|films?|movies?|songs?|"
@@ -644,12 +661,100 @@ def asking_clauses(text: str) -> list[str]:
     return [c for c in act_clauses(text) if not asks_no_act(c) and not a_name_alone(c)]
 
 
+# A bare retraction of what was just asked, at a clause's start: "Book the Hilton — no wait, ...", "Rent me a car, oh,
+# never mind, ...", "Apply for it — actually don't, ...", "User: actually hold off". Not one with an object of its own
+# after it ("never mind the GPS" is no bare retraction only when an object follows: it is read as usual).
+_RETRACTION = re.compile(r"(?:^|[.;!?\n]\s*|,\s*|\s[-–—]+\s*|:\s*)(?:(?:oh|hmm+|um+|uh+|ah|ok|okay|well|sorry|user|me)\W+)*"
+                         r"(?:no\W+(?:wait|hold on|hold off|scratch that|scrap that|forget (?:it|that)|never ?mind|sorry|cancel that)\b|"
+                         r"(?:(?:yikes|wow|whoa|ugh|nah|nope)\W+)?no(?=\s*(?:[.!;]|$))|(?:nah|nope)(?=\s*(?:[,;.!]|$))|stop(?=\s*[,;.!])|"
+                         r"scratch that\b|scrap that\b|(?:never ?mind|nvm)(?=\s*(?:[,;:.!?—–-]|$))|hold on(?=\s*[,;:.!?—–-])|hold off(?=\s*(?:[,;:.!?—–-]|$))|"
+                         r"wait(?=\s*[,;:!—–-])|forget (?:it|that|about it)(?=\s*(?:[,;:.!?—–-]|$))|"
+                         r"actually,?\s+(?:no|don'?t|do not|not|never ?mind|hold off|forget it|scratch that)(?=\s*(?:[,;:.!?—–-]|$))|"
+                         r"on second thought\b|cancel that\b|(?:i'?ve )?changed my mind\b)", re.IGNORECASE)
+
+
+# A passage in quotation marks of three words or more: what someone wrote or said, or a text to translate or post
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")   # quotes paired left to right
+
+
+def unquoted(text: str) -> str:
+    """`text` with its quoted passages blanked when the frame outside them asks nothing but what it asks about them: a
+    quoted ask is then a mention ('Translate "book a room" into French', 'Ad: "Fly to Cancun from $89!" Is that round
+    trip?', 'My friend wrote "..."; find the help page'). Every clause of the frame must ask no act, tell or be a fragment,
+    and one must ask no act; a frame that may ask ("Do both", "Reserve it", "Text from my son: ...") leaves the quote an
+    ask, as does a text that is one quotation."""
+    blank = _QUOTED.sub(lambda m: " " * len(m.group(0)) if len(m.group(0).split()) >= 3 else m.group(0), text)
+    if blank == text:
+        return text
+    frame = [c for c in act_clauses(blank) if c.strip(" \t'\"“”‘’:,.-")]
+    kinds = [asks_no_act(c) or ("told" if _STATEMENT.match(c) and not _ACT_WORD.search(c) else "")
+             or ("brief" if len(c.split()) <= 3 and not _ACT_WORD.search(c) and not ask_unnamed(c)[0] else "")
+             for c in frame]
+    return blank if frame and all(kinds) and any(k not in ("told", "brief") for k in kinds) else text
+
+
+_ADDITION = re.compile(r"\W*(?:[\w'-]+\W+){0,3}?(?:also|as well|plus|another|in addition|additionally|on top|"
+                       r"too(?=\s*(?:[.,;!?]|$)))\b", re.IGNORECASE)
+
+
+def taken_back(text: str) -> str:
+    """`text` without what a bare retraction takes back: its sentence before the retraction or, when that holds no act
+    (the retraction opens a sentence or follows "too much,"), the sentences back to the last one holding an act (an
+    earlier turn of a transcript). What follows the retraction is read as usual ("— no wait, the Marriott" asks)."""
+    for m in reversed(list(_RETRACTION.finditer(text))):
+        if _ADDITION.match(text[m.end():]):
+            continue   # "No wait, also a car": an ask added, not one taken back
+        before = text[:m.start()]
+        ends = [e.end() for e in _SENTENCE_END.finditer(before)]
+        start = ends[-1] if ends else 0
+        if not _ACT_WORD.search(before[start:]):
+            sentences = [(a, b) for a, b in zip([0, *ends], [*ends, len(before)]) if before[a:b].strip()][:-1]
+            acts = [a for a, b in sentences if _ACT_WORD.search(before[a:b])]
+            if not acts:
+                continue
+            start = acts[-1]
+        text = text[:start] + " " * (m.start() - start) + text[m.start():]
+    return text
+
+
+# A statement: a subject, then a verb that tells (be, have, a modal, a verb of saying or seeming), not an order
+_STATEMENT = re.compile(_LEAD + r"(?:(?:what|which|who|whose|how|where|when|why)\b|(?:oh|hmm+|um+|uh+|ah+|wow|yikes|ugh|"
+                        r"whoa|well|sorry|no|nah|nope|wait|too much|anyway)\W*$|(?:(?:i|we|you|he|she|they|it|there|this|that|"
+                        r"everyone|nobody|someone)|(?:my|our|his|her|their|the|this|that|these|those)\s+(?:[\w'&.-]+\s+){0,4}?"
+                        r"[\w'&.-]+|(?-i:[A-Z])[\w'&.-]*(?:\s+(?-i:[A-Z])[\w'&.-]*)?)(?:'m|'re|'s|'ve|'ll|'d|\s+(?:am|is|are|"
+                        r"was|were|have|has|had|will|would|can|could|do|does|did|don'?t|doesn'?t|didn'?t|won'?t|can'?t|isn'?t|"
+                        r"aren'?t|wasn'?t|keeps?|kept|went|got|gets|seems?|looks?|feels?|thinks?|thought|knows?|knew|says?|said|"
+                        r"told|tells|sounds?|wrote|writes|texted|emailed|e-mailed|forwarded|posted|replied|messaged|asked|sent|"
+                        r"works?|worked|lives?|lived|already|just|still|never|also|only|really))\b)", re.IGNORECASE)
+
+
+def a_statement(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
+    """A statement, a question of fact or an interjection with no act, no request, no ask on an object elsewhere and no
+    topic ("the meeting went virtual", "I'm not sure yet", "what's a good board game for six?", "hmm"): it says why or
+    how things stand, or asks about a fact, and asks no act by itself."""
+    return (_STATEMENT.match(clause) is not None and not _ACT_WORD.search(clause) and not _REQUEST.search(clause)
+            and not ask_unnamed(clause)[0] and not clause_topics(names, cues, clause))
+
+
+def a_fragment(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
+    """Three words or fewer in lower case and without digits, with no act, no ask on an object elsewhere and no topic
+    ("paid for", "no", "gracias"; not "Lenovo charger", "size 9", which may be what an order names)."""
+    return (len(clause.split()) <= 3 and not re.search(r"\d|\b(?-i:[A-Z])", clause[1:]) and not _ACT_WORD.search(clause)
+            and not ask_unnamed(clause)[0] and not clause_topics(names, cues, clause))
+
+
 def unasked(names: tuple[str, ...], cues: Cues, text: str, asked: Container[str]) -> tuple[frozenset[str], list[str]]:
     """The categories (beside those asked on their objects) that no clause of `text` may ask by their topic: every
     clause that may ask names another category's topic and not theirs (all of them when no clause may ask); and the
     clauses that may ask, which the caller reads alone to see whether they ask these categories in other words.
-    (empty, []) when a clause that may ask names no topic: its object may be any category's."""
-    asking = asking_clauses(text)
+    (empty, []) when a clause that may ask names no topic: its object may be any category's. A statement beside other
+    clauses, or a fragment beside a clause that may ask, is no such clause; alone, they are."""
+    clauses = act_clauses(text)
+    asking = [c for c in clauses if not asks_no_act(c) and not a_name_alone(c)]
+    said = [c for c in asking if not a_statement(c, names, cues)]
+    if len(clauses) - len(asking) + len(said) > 0:   # statements beside other clauses (all statements: a hint may ask)
+        asking = said
+    asking = [c for c in asking if not a_fragment(c, names, cues)] or asking
     topics = [clause_topics(names, cues, c) for c in asking]
     if not all(topics):
         return frozenset(), []
@@ -999,16 +1104,18 @@ class CategoryClassifier:
         checked = [0] if whole else list(range(len(pieces)))
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
         view = reading(text)   # negations negated, an act by its gerund, lists and tables as sentences
-        asked = {**self.asked(view), **self.asked(text)}
+        kept = taken_back(unquoted(text))   # what a bare retraction takes back, and what is quoted, ask nothing
+        kept_view = taken_back(unquoted(view))
+        asked = {**self.asked(kept_view), **self.asked(kept)}
         if norm.routes and not asked:
             doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")
-        quiet = self.unasked(text, asked, frozenset().union(*(r.labels | r.uncertain for r in results)))
+        quiet = self.unasked(kept, asked, frozenset().union(*(r.labels | r.uncertain for r in results)))
         if quiet:   # read from a topic that no clause asks an act on
             results = [dataclasses.replace(r, labels=r.labels - quiet, uncertain=r.uncertain - quiet) for r in results]
         found = asked or any(r.labels for r in results)
-        form, ask, words = ask_unnamed(text)
-        if not ask and view != text:
-            form, ask, words = ask_unnamed(view)
+        form, ask, words = ask_unnamed(kept)
+        if not ask and kept_view != kept:
+            form, ask, words = ask_unnamed(kept_view)
         read = frozenset().union(*(r.labels for r in results))
         named_too: frozenset[str] = frozenset()
         # a category the regression read from no topic the text names, weakly (a name's fragments: "The Peabody Memphis"
@@ -1023,7 +1130,7 @@ class CategoryClassifier:
             doubts.append(f"an ask whose object is not named, {ask}: what it asks for cannot be read")
         elif ask:   # the act may be on any category the text names
             named_too = self.topics(text)
-        unknown = "" if found or ask else unknown_object(text, self.known)
+        unknown = "" if found or ask else unknown_object(kept, self.known)
         if unknown:
             doubts.append(f"an ask whose object is a word it does not know, {unknown}: what it asks for cannot be read")
         def topical(words: str) -> bool:
@@ -1031,11 +1138,11 @@ class CategoryClassifier:
             # guess, a name counts by its form alone ("One-way rental ... with Enterprise", read as car, stays read)
             return not found and bool(self.topics(words))
         named = "" if ask or unknown or found and not guessed else \
-            named_object(text, topical) or (named_object(view, topical) if view != text else "")
+            named_object(kept, topical) or (named_object(kept_view, topical) if kept_view != kept else "")
         if named:
             doubts.append(f"an ask on a name, {named}: what it asks for cannot be read")
         if found and not doubts:
-            unread, why = self.names_beside(text, read | frozenset(asked))
+            unread, why = self.names_beside(kept, read | frozenset(asked))
             doubts += why if not unread else []
             if unread:
                 named_too, ask = named_too | unread, "; ".join(filter(None, (ask, why[0])))
