@@ -28,7 +28,8 @@ from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, 
 from veriguard.enforce.shell_table import _fold as _fold_comps
 from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, leaves, mount_points, project_links,
                                             project_names)
-from veriguard.enforce.shell_git import SENDS, NO_CHANGE, Repository, Unresolved, link_targets, static_effect, written
+from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved, link_targets, prints_content,
+                                        resolved, static_effect, written)
 from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
@@ -485,15 +486,20 @@ class _Walk:
 
 def through_git(a: Analysis, zones: Zones, *, ask_git: bool) -> Analysis:
     """`a` with the files its git commands that rewrite their work tree (checkout, merge, stash pop...) would
-    write, as the repository says now (enforce/shell_git.py); where it cannot say, the whole work tree."""
+    write, or that send or print committed files (push, archive, log -p, format-patch, bundle...) would read, as the
+    repository says now (enforce/shell_git.py); where it cannot say, the whole work tree. A log or diff is asked
+    about only where the command sends data out and it may print a file's content."""
     touched, notes = dict.fromkeys(a.touched), []
     for r in a.rewrites:
         label = "git " + " ".join(w if w is not None else "…" for w in (r.sub, *r.args))
         if None not in r.args and static_effect(r.sub, [w for w in r.args if w is not None]) == NO_CHANGE:
             notes.append(f"`{label[:80]}` leaves the work tree's files as they are")
             continue
-        found, note = _rewritten(r, zones, label, ask_git=ask_git)
-        touched.update(dict.fromkeys((acc, z) for acc in (("read",) if r.sub in SENDS else _GIT_WRITES) for z in found))
+        if r.sub in PRINTS and (a.kind != SENDING_KIND or not prints_content(r.sub, r.args)):
+            continue      # what it prints stays on this machine (its files matter only to a command that sends data),
+            #               or it prints no file's content (names, counts, messages)
+        found, note, sends = _rewritten(r, zones, label, ask_git=ask_git)
+        touched.update(dict.fromkeys((acc, z) for acc in (("read",) if sends else _GIT_WRITES) for z in found))
         notes.append(note)
     return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
 
@@ -502,16 +508,17 @@ _GIT_WRITES = ("write", "delete")
 _SHOWN = 8                     # files of a protected zone named in the account
 
 
-def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[list[str], str]:
-    """The zones the rewrite `r` may write files of, and how that was found; ExtractionError when nothing can say."""
+def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[list[str], str, bool]:
+    """The zones the rewrite `r` may write files of (or send: the third value, true for a push, an archive, a log or
+    patch, and for an alias of one), and how that was found; ExtractionError when nothing can say."""
     def refuse(why: str, fix: str = "run it as a command of its own, in a known folder, with words known before "
                "it runs") -> ExtractionError:
         return ExtractionError("extract.shell.git", f"`{label[:120]}` may rewrite any file of its repository's work "
                                f"tree, and {why}; {fix}")
-    def sends_any(why: str) -> tuple[list[str], str]:    # whatever the work tree holds may be committed and sent
+    def sends_any(why: str) -> tuple[list[str], str, bool]:    # whatever the work tree holds may be committed and sent
         assert r.cwd is not None
         found = _zones_of(zones, r.cwd, recursive=True)
-        return found, f"`{label[:80]}` may send any file under {r.cwd}, as {why}: {', '.join(found)}"
+        return found, f"`{label[:80]}` may send any file under {r.cwd}, as {why}: {', '.join(found)}", True
     if not ask_git and r.sub in SENDS and r.cwd is not None:
         return sends_any("this monitor does not ask the repository which")
     if not ask_git:
@@ -525,31 +532,32 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
     if repo is None:
         if r.alone:
             raise refuse(f"no repository holds {r.cwd} now, while {r.alone}")
-        return [], f"`{label[:80]}`: no repository holds {r.cwd}, so git refuses it"
+        return [], f"`{label[:80]}`: no repository holds {r.cwd}, so git refuses it", r.sub in SENDS
     if isinstance(repo, Unresolved):
         raise refuse(f"the repository cannot be asked: {repo.reason}")
 
     base = _zones_of(zones, r.cwd)
     beyond = zones.beyond(base, repo.top)     # a repository names thousands of files: the fast test first
     why = r.alone or (None in r.args and "a word of it is not known before it runs") or ""
-    paths = written(repo, r.sub, [w for w in r.args if w is not None],
-                    lambda p: beyond(os.path.normpath(p))) if not why else Unresolved(why)
-    verb = "send" if r.sub in SENDS else "write"
+    run = resolved(repo, r.sub, [w for w in r.args if w is not None]) if not why else Unresolved(why)
+    sends = r.sub in SENDS or (not isinstance(run, Unresolved) and run[0] in SENDS)
+    paths = run if isinstance(run, Unresolved) else written(repo, *run, lambda p: beyond(os.path.normpath(p)))
+    verb = "send" if sends else "write"
     if isinstance(paths, Unresolved):
         found = _zones_of(zones, repo.top, recursive=True)
         return found, (f"`{label[:80]}` may {verb} any file under {repo.top}, as {paths.reason}: "
-                       f"{', '.join(found)}")
+                       f"{', '.join(found)}"), sends
     full = {p: os.path.normpath(repo.top + "/" + p) for p in sorted(paths)}
     protected = {p: _zones_of(zones, f, recursive=p.endswith("/")) for p, f in full.items() if p.endswith("/") or beyond(f)}
     for p, reached in _linked(zones, repo, paths).items():
         protected[p] = list(dict.fromkeys([*protected.get(p, []), *reached]))
-    if r.sub in SENDS:   # a committed file no zone names (the repository above the project) is no file on this disk
+    if sends:   # a committed file no zone names (the repository above the project) is no file on this disk
         protected = {p: [x for x in z if x != zones.unmatched] for p, z in protected.items()}
     protected = {p: z for p, z in protected.items() if not set(z) <= set(base)}
     shown = ", ".join(f"{p} ({', '.join(z)})" for p, z in list(protected.items())[:_SHOWN])
     return (list(dict.fromkeys([*base, *(z for zs in protected.values() for z in zs)])) if paths else [],
             f"`{label[:80]}` may {verb} {len(paths)} file(s) of {repo.top}, the repository says"
-            + (f"; outside {', '.join(base)}: {shown}" if protected else ""))
+            + (f"; outside {', '.join(base)}: {shown}" if protected else ""), sends)
 
 
 def _linked(zones: Zones, repo: Repository, paths: set[str]) -> dict[str, list[str]]:

@@ -22,12 +22,22 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-__all__ = ["NO_CHANGE", "REWRITES", "Repository", "Unresolved", "static_effect", "written"]
+__all__ = ["NO_CHANGE", "PRINTS", "prints_content", "REWRITES", "SENDING_KIND", "SENDS", "Repository", "Unresolved", "resolved", "static_effect", "written"]
 
 REWRITES = frozenset({"checkout", "switch", "restore", "reset", "merge", "rebase", "cherry-pick", "revert", "stash",
                       "clean", "rm", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree", "submodule",
-                      "push", "archive"})
-SENDS = frozenset({"push", "archive"})   # of REWRITES, those that send the files of commits (read them) instead of writing them
+                      "push", "archive", "log", "whatchanged", "show", "diff", "diff-tree", "diff-index",
+                      "diff-files", "range-diff", "format-patch", "fast-export", "cat-file", "pack-objects", "blame",
+                      "annotate", "grep", "bundle"})
+# of REWRITES, those that print or pack committed files' content (a patch, a log, a bundle: `git log -p | curl`): what
+# they may print is every file of the repository's history and index, asked only where the command sends data out
+PRINTS = frozenset({"log", "whatchanged", "show", "diff", "diff-tree", "diff-index", "diff-files", "range-diff",
+                    "format-patch", "fast-export", "cat-file", "pack-objects", "blame", "annotate", "grep", "bundle"})
+# of REWRITES, those that send the files of commits (read them) instead of writing them
+SENDS = frozenset({"push", "archive", *PRINTS})
+# The class whose reads of the project's secrets the contract asks about (shell_agent.toml's project_secrets_stay_local):
+# what a log, patch or bundle prints is read for those commands only (it costs a walk of the history)
+SENDING_KIND = "network"
 NO_CHANGE: tuple[str, ...] = ()
 MAX_ALIASES = 8             # git's aliases may name other aliases
 MAX_COMMITS = 500            # a cherry-pick of more commits is not read commit by commit
@@ -156,6 +166,20 @@ class Repository:
         if len(found) > MAX_COMMITS:
             raise _Fail(f"more than {MAX_COMMITS} commits")
         return found
+
+    def history(self, revs: Sequence[str], *, since: Sequence[str] = ()) -> set[str]:
+        """Every file any commit reachable from `revs` (rev-list's words: `--all`, `--reflog`), and not from `since`
+        (`--remotes=origin/*`), changed, and the files of the trees at `revs`: a file committed and deleted later
+        is in its history. No cap on commits but the deadline: a history too long to read in time is Unresolved."""
+        if any(r.startswith("-") and not r.startswith(("--all", "--reflog", "--branches", "--tags")) for r in revs):
+            raise _Fail(f"{[r for r in revs if r.startswith('-')][0]!r} is not a revision")
+        found = self.git("rev-list", *revs, *(["--not", *since] if since else [])).decode().split()
+        if not found:
+            return set()
+        self.sources.extend(found)
+        out = self.git("diff-tree", "--stdin", "--no-commit-id", "-r", "-z", "--name-only", "--no-renames", "-m",
+                       "--root", stdin="".join(c + "\n" for c in found).encode())
+        return _names(out)
 
     def changed_by(self, commits: Sequence[str]) -> set[str]:
         """Every file any of `commits` changes (against each parent of a merge; a root commit's files)."""
@@ -395,19 +419,52 @@ def static_effect(sub: str, args: Sequence[str]) -> tuple[str, ...] | None:
     return None
 
 
-def written(repo: Repository, sub: str, args: Sequence[str], relevant: Callable[[str], bool]) -> set[str] | Unresolved:
-    """The files (relative to `repo.top`) `git SUB ARGS` may write, complete for the `relevant` ones."""
+_PATCH_LONG = ("--patch", "--cc", "--dd", "--remerge-diff", "--diff-merges", "--unified", "--word-diff", "--color-words",
+               "--binary", "--function-context", "--full-index", "--output")
+_NO_CONTENT = ("--stat", "--numstat", "--shortstat", "--name-only", "--name-status", "--no-patch", "--quiet", "--summary",
+               "--dirstat", "--raw", "--compact-summary", "--oneline", "-s")
+
+
+def prints_content(sub: str, args: Sequence[str | None]) -> bool:
+    """Whether `git SUB ARGS` (SUB in PRINTS) may print a committed file's content: a log only with a patch option (a
+    word not known before it runs, or a short option holding p, u, c, m, W or L, counts as one); a show or cat-file of
+    `REV:PATH` words only prints those files (read as PATH already); a diff or show unless it asks for names or counts
+    only and for no patch."""
+    words = [w for w in args if w is not None and w != "--"]
+    patch = None in args or any(w.startswith(_PATCH_LONG) or (w.startswith("-") and not w.startswith("--") and
+                                                              bool(set(w[1:]) & set("pucmWL"))) for w in words)
+    if sub in ("log", "whatchanged"):
+        return patch
+    named = [w for w in words if not w.startswith("-") and w not in ("blob", "tree", "commit", "tag")]
+    if sub in ("show", "cat-file") and None not in args and named and all(":" in w for w in named):
+        return False     # `git show REV:PATH`: the blobs it names, which the command's reads of PATH hold already
+    if sub in ("show", "diff", "diff-tree", "diff-index", "diff-files"):
+        return patch or not any(w.startswith(_NO_CONTENT) for w in words)
+    return True
+
+
+def resolved(repo: Repository, sub: str, args: Sequence[str]) -> tuple[str, list[str]] | Unresolved:
+    """The git subcommand and words `git SUB ARGS` runs once its aliases are expanded (`git pu` may be `push`)."""
     try:
         for _ in range(MAX_ALIASES):
-            if sub in _NEVER:
-                return Unresolved(_NEVER[sub])
-            if sub in _HOW:
-                return _HOW[sub](repo, list(args), relevant)
+            if sub in REWRITES:
+                return sub, list(args)
             expansion = repo.alias(sub)
             if expansion is None:
-                return set()           # a program git-SUB: the command's class (unknown) asks a human
+                return sub, list(args)     # a program git-SUB: the command's class (unknown) asks a human
             sub, args = expansion[0], [*expansion[1:], *args]
         raise _Fail(f"more than {MAX_ALIASES} aliases in a row")
+    except _Fail as e:
+        return Unresolved(str(e))
+
+
+def written(repo: Repository, sub: str, args: Sequence[str], relevant: Callable[[str], bool]) -> set[str] | Unresolved:
+    """The files (relative to `repo.top`) `git SUB ARGS` (SUB: no alias, see `resolved`) may write, or send where SUB
+    is in SENDS, complete for the `relevant` ones."""
+    try:
+        if sub in _NEVER:
+            return Unresolved(_NEVER[sub])
+        return _HOW[sub](repo, list(args), relevant) if sub in _HOW else set()
     except _Fail as e:
         return Unresolved(str(e))
 
@@ -590,13 +647,36 @@ def _push(repo: Repository, args: list[str], relevant: Callable[[str], bool]) ->
         revs += repo.git("for-each-ref", "--format=%(objectname)", "refs/heads", "refs/tags").decode().split()
     if not revs:
         revs = ["HEAD"]
-    files: set[str] = set()
+    tips = []
     for rev in dict.fromkeys(r for r in revs if r):
         commit = repo.maybe_commit(rev)
         if commit is None:
             raise _Fail(f"git push names {rev!r}, which names no commit here")
-        files |= {p for p in repo.tree_files(commit) if relevant(p)}
-    return files
+        tips.append(commit)
+    # every file the pushed commits changed, not only their trees': a secret committed and deleted later is pushed
+    # with its commit, unless the remote has it already (its remote-tracking branches hold it)
+    remote = _push_remote(repo, words[0] if words else None)
+    since = [f"--remotes={remote}/*"] if remote else []
+    files = set(repo.history(tips, since=since))
+    for commit in tips:
+        files |= repo.tree_files(commit)
+    return {p for p in files if relevant(p)}
+
+
+def _push_remote(repo: Repository, word: str | None) -> str | None:
+    """The configured remote a push goes to (None: an address, whose commits this repository cannot know)."""
+    if word is None:
+        upstream = repo.git("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{push}", ok_codes=(0, 128))
+        word = upstream.decode("utf-8", "surrogateescape").strip().partition("/")[0] or "origin"
+    known = repo.git("remote").decode("utf-8", "surrogateescape").split()
+    return word if word in known else None
+
+
+def _prints(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
+    """What a log, patch, diff, blame, bundle or object dump may print: any file of the repository's history (every
+    ref, the reflog), of its index and of its stashes. A superset of what the words name, which it does not read."""
+    files = repo.history(["--all", "--reflog"]) | _names(repo.git("ls-files", "-z", "--full-name", "--cached"))
+    return {p for p in files if relevant(p)}
 
 
 _ARCHIVE_VALUED = {"-o", "--output", "--format", "--prefix", "--remote", "--exec", "--add-file", "--add-virtual-file",
@@ -640,7 +720,7 @@ def _rm(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> s
 _HOW: dict[str, Callable[[Repository, list[str], Callable[[str], bool]], set[str]]] = {
     "checkout": _checkout, "switch": _switch, "restore": _restore, "reset": _reset, "merge": _merge, "rebase": _rebase,
     "cherry-pick": _pick, "revert": _pick, "stash": _stash, "clean": _clean, "rm": _rm, "submodule": _submodule,
-    "push": _push, "archive": _archive}
+    "push": _push, "archive": _archive, **dict.fromkeys(PRINTS, _prints)}
 _NEVER = {
     "pull": "git pull merges commits it has not fetched yet: run `git fetch`, then `git merge` or `git rebase` what "
             "it fetched, each on its own",

@@ -15,6 +15,7 @@ import posixpath
 import re
 from collections import deque
 
+from veriguard.enforce.shell_git import PRINTS, SENDING_KIND
 from veriguard.enforce.shell_table import Mounts, literal_head, normalise
 from veriguard.enforce.shell_walk import Analysis, within
 
@@ -41,10 +42,11 @@ def leaves(a: Analysis, project: tuple[str, ...]) -> bool:
 
 
 def changes(a: Analysis) -> bool:
-    """Whether `a` writes or deletes anything, brings names into a folder or rewrites a work tree, wherever it is."""
+    """Whether `a` writes or deletes anything, brings names into a folder, rewrites a work tree or sends its files,
+    wherever it is (a log or a diff in a command that sends nothing out only prints them here)."""
     return (any({"write", "delete"} & set(acc) for acc, _, _ in a.paths)
             or any({"write", "delete"} & set(acc) for acc, _, _ in a.patterns)
-            or bool(a.brought) or bool(a.rewrites))
+            or bool(a.brought) or any(r.sub not in PRINTS or a.kind == SENDING_KIND for r in a.rewrites))
 
 
 def project_links(project: tuple[str, ...], limit: int | None = None) -> tuple[Mounts, bool]:
