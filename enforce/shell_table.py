@@ -656,8 +656,34 @@ def glob_match(pattern: str, name: str, *, dot_rule: bool, loose: bool = False) 
         return _component_regex(pattern, dot_rule=dot_rule, loose=loose).fullmatch(name) is not None
     if dot_rule and pattern[:1] in ("*", "?") and name[:1] == ".":
         return False  # only a literal dot matches a leading dot
-    tokens = _glob_tokens(pattern, loose=loose)
-    return _match_tokens(tokens, name) if "/" in name else _match_greedy(tokens, name)
+    if "/" in name:
+        return _match_tokens(_glob_tokens(pattern, loose=loose), name)
+    pieces = _star_pieces(pattern)
+    return _match_pieces(pieces, name) if pieces is not None else _match_greedy(_glob_tokens(pattern, loose=loose), name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _star_pieces(pattern: str) -> tuple[str, ...] | None:
+    """The literal texts between the `*` of a glob made of `*` and literal characters only (`*.key.*`: "", ".key.",
+    ""), or None for one with `?`, a class or an escape."""
+    if any(c in pattern for c in "?[\\"):
+        return None
+    return tuple(pattern.split("*"))
+
+
+def _match_pieces(pieces: tuple[str, ...], name: str) -> bool:
+    """Whether `name` matches the glob `*`.join(pieces): its first piece begins the name, its last ends it, and the
+    others occur in order between them (the leftmost occurrence of each is as good as any): linear in the name."""
+    first, last = pieces[0], pieces[-1]
+    if len(name) < len(first) + len(last) or not name.startswith(first) or not name.endswith(last):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for piece in pieces[1:-1]:
+        found = name.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
 
 
 @functools.lru_cache(maxsize=4096)
@@ -846,6 +872,17 @@ def _intersect(t: tuple[Comp, ...], z: tuple[Comp, ...], *, dot_rule: bool) -> b
             return len(t) == len(z) and all(_meet(a, b, dot_rule=dot_rule) for a, b in zip(t, z))
         if z[-1].star2 and not any(c.star2 for c in z[:-1]):
             return len(t) >= len(z) - 1 and all(_meet(a, b, dot_rule=dot_rule) for a, b in zip(t, z[:-1]))
+    if t and z and not t[-1].star2 and not z[-1].star2 and not _meet(t[-1], z[-1], dot_rule=dot_rule):
+        return False     # a path both match ends in a name both last components match: the cheap test first
+    if _folder(t):       # a folder touched whole (X/**): `z` matches a path under X, step by step, in one pass
+        for i, a in enumerate(t[:-1]):
+            if i == len(z):
+                return False
+            if z[i].star2:
+                return True
+            if not _meet(a, z[i], dot_rule=dot_rule):
+                return False
+        return True
     memo: dict[tuple[int, int], bool] = {}
 
     def go(i: int, j: int) -> bool:
@@ -1199,9 +1236,15 @@ class Zones:
 
     def _of(self, target: tuple[Comp, ...], zones: Any, *, dot_rule: bool) -> list[str]:
         found: list[str] = []
-        for zone, patterns in zones:
+        last = target[-1] if target else None
+        named = last is not None and not last.glob and not last.star2
+        index = self._by_last_name(zones) if named else None
+        for k, (zone, patterns) in enumerate(zones):
             if self._excepted(zone, target):
                 continue
+            if index is not None and last is not None:   # a pattern ending in another literal name cannot meet it
+                by_name, others = index[k]
+                patterns = (*by_name.get(last.text, ()), *others)
             for z in patterns:
                 if _intersect(target, z, dot_rule=dot_rule):
                     if zone not in found:
@@ -1211,6 +1254,28 @@ class Zones:
         if self.unmatched not in found:
             found.append(self.unmatched)
         return found
+
+    def _by_last_name(self, zones: Any) -> list[tuple[dict[str, list[tuple[Comp, ...]]], list[tuple[Comp, ...]]]]:
+        """Per zone of `zones` (self.zones or self.folded): its patterns that end in a literal name, by that name, and
+        the others (ending in a glob or `**`), each in map order; built once per zone list."""
+        cache = self._indexes
+        if id(zones) not in cache:
+            out = []
+            for _, patterns in zones:
+                by_name: dict[str, list[tuple[Comp, ...]]] = {}
+                others = []
+                for z in patterns:
+                    if z and not z[-1].glob and not z[-1].star2:
+                        by_name.setdefault(z[-1].text, []).append(z)
+                    else:
+                        others.append(z)
+                out.append((by_name, others))
+            cache[id(zones)] = out
+        return cache[id(zones)]
+
+    @functools.cached_property
+    def _indexes(self) -> dict[int, list[tuple[dict[str, list[tuple[Comp, ...]]], list[tuple[Comp, ...]]]]]:
+        return {}
 
     def _excepted(self, zone: str, target: tuple[Comp, ...]) -> bool:
         """Whether every path matching `target` is an exception of `zone` (only a path named whole can be: a folder
@@ -1255,14 +1320,15 @@ def load_zones(file: Path, zone_names: set[str] | None = None, *, data: bytes | 
 def _load_zones(source: _Source) -> ZoneMap:
     file = Path(source.file_name)
     raw = _toml(file, source.data)
-    allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested", "approval", "except"}
+    allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested", "approval", "except",
+               "copies"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
     table = raw.get("zones")
     if not isinstance(table, Mapping) or not table:
         raise _fail(file, "[zones]", "expected a table of zone = [patterns], most specific first")
-    zones = _zone_patterns(table, file, "zones")
+    zones = _with_copies(_zone_patterns(table, file, "zones"), _per_zone(raw, "copies", "suffixes", table, file), file)
     no_data = _strings(raw.get("no_data", []), file, "no_data")
     links = _strings(raw.get("links", []), file, "links")
     approval = _strings(raw.get("approval", []), file, "approval")
@@ -1279,6 +1345,21 @@ def _load_zones(source: _Source) -> ZoneMap:
         if not getattr(zmap, k):
             raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")
     return zmap
+
+
+def _with_copies(zones: list[tuple[str, tuple[str, ...]]], copies: Mapping[str, Any],
+                 file: Path) -> list[tuple[str, tuple[str, ...]]]:
+    """[zones] with each pattern of a zone in [copies] also under each of its suffixes (`*.key` and `*.key.*`, `*.key~`):
+    a backup or an encrypted copy of a secret is the secret. A pattern ending in `/**` names a folder and is left."""
+    out = []
+    for zone, patterns in zones:
+        suffixes = _strings(copies.get(zone, []), file, f"copies.{zone}")
+        for x in suffixes:
+            if not x or "/" in x or "{" in x:
+                raise _fail(file, f"copies.{zone}", f"{x!r}: a suffix is text added to a file's name, without `/` or "
+                            "a placeholder (`.*`, `~`)")
+        out.append((zone, patterns + tuple(p + x for p in patterns if not p.endswith("/**") for x in suffixes)))
+    return out
 
 
 def _per_zone(raw: Mapping[str, Any], key: str, what: str, zones: Mapping[str, Any], file: Path) -> Mapping[str, Any]:
