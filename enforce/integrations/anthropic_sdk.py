@@ -109,19 +109,21 @@ def added_tools(body: Any) -> list[Any]:
     is the model's data, not a request field, and is not read."""
     found: list[Any] = []
     stack = [body.get("messages")] if isinstance(body, Mapping) else []
-    while stack:
+    while stack:   # a JSON body holds dicts and lists only; the strings and numbers (most of it) are not walked
         node = stack.pop()
         if isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, Mapping):
-            if node.get("type") == "tool_addition":
+            stack.extend(v for v in node if isinstance(v, (list, dict)))
+        elif isinstance(node, dict):
+            kind = node.get("type")
+            if kind == "tool_addition":
                 tool = node.get("tool")
-                kind = tool.get("type") if isinstance(tool, Mapping) else None
-                if kind == "tool_definition" and isinstance(tool, Mapping):
+                tool_kind = tool.get("type") if isinstance(tool, dict) else None
+                if tool_kind == "tool_definition" and isinstance(tool, dict):
                     found.append(tool.get("definition"))
-                elif kind != "tool_reference":
-                    found.append(tool if isinstance(tool, Mapping) and kind is not None else {"type": "?"})
-            stack.extend(v for k, v in node.items() if not (k == "input" and "tool_use" in str(node.get("type"))))
+                elif tool_kind != "tool_reference":
+                    found.append(tool if isinstance(tool, dict) and tool_kind is not None else {"type": "?"})
+            said = type(kind) is str and "tool_use" in kind   # its input is the model's data
+            stack.extend(v for k, v in node.items() if isinstance(v, (list, dict)) and not (said and k == "input"))
     return found
 
 
