@@ -174,6 +174,7 @@ CATALOGUE: dict[str, Entry] = {
     "load.extraction": Entry(O, "the build's extraction.json is malformed"),
     "load.foreign": Entry(O, "the build's folder is not named after its certificate's policy: another policy's build"),
     "load.missing": Entry(O, "the directory is not a build, or a build file is missing"),
+    "load.shared": Entry(O, "a build file has a second name (a hard link) or every user may write it or its folder"),
     "load.signature": Entry(O, "the build's signature file is malformed or does not verify"),
     "load.signature_key": Entry(O, "the build is signed by a key that is not trusted"),
     "load.tampered": Entry(O, "a build file does not match the certificate's hash"),

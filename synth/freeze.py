@@ -241,7 +241,6 @@ def _write(root: Path, rel: str, data: bytes) -> str:
     # modes given, whatever the umask: the loader refuses a build file or folder that every user may write
     for folder in reversed(Path(rel).parents[:-1]):
         (root / folder).mkdir(mode=0o755, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
+    target.write_bytes(data)
+    os.chmod(target, 0o644)   # inside the build's private (0700) temporary folder until it is renamed into place
     return sha256(data)
