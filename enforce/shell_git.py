@@ -427,12 +427,12 @@ _NO_CONTENT = ("--stat", "--numstat", "--shortstat", "--name-only", "--name-stat
 
 def prints_content(sub: str, args: Sequence[str | None]) -> bool:
     """Whether `git SUB ARGS` (SUB in PRINTS) may print a committed file's content: a log only with a patch option (a
-    word not known before it runs, or a short option holding p, u, c, m, W or L, counts as one); a show or cat-file of
+    word not known before it runs, or a short option holding p, u, c, m, W, L or U, counts as one); a show or cat-file of
     `REV:PATH` words only prints those files (read as PATH already); a diff or show unless it asks for names or counts
     only and for no patch."""
     words = [w for w in args if w is not None and w != "--"]
     patch = None in args or any(w.startswith(_PATCH_LONG) or (w.startswith("-") and not w.startswith("--") and
-                                                              bool(set(w[1:]) & set("pucmWL"))) for w in words)
+                                                              bool(set(w[1:]) & set("pucmWLU"))) for w in words)
     if sub in ("log", "whatchanged"):
         return patch
     named = [w for w in words if not w.startswith("-") and w not in ("blob", "tree", "commit", "tag")]
