@@ -718,7 +718,8 @@ def taken_back(text: str) -> str:
 
 
 # A statement: a subject, then a verb that tells (be, have, a modal, a verb of saying or seeming), not an order
-_STATEMENT = re.compile(_LEAD + r"(?:(?:what|which|who|whose|how|where|when|why)\b|(?:oh|hmm+|um+|uh+|ah+|wow|yikes|ugh|"
+_STATEMENT = re.compile(_LEAD + r"(?:(?:what|which|who|whose|how|where|when|why)\b(?![^.;!?]*\b(?:costs?|prices?|priced|"
+                        r"fares?|rates?|much|cheap\w*|expensive|availab\w*|in stock|left|trims?|models?)\b)|(?:oh|hmm+|um+|uh+|ah+|wow|yikes|ugh|"
                         r"whoa|well|sorry|no|nah|nope|wait|too much|anyway)\W*$|(?:(?:i|we|you|he|she|they|it|there|this|that|"
                         r"everyone|nobody|someone)|(?:my|our|his|her|their|the|this|that|these|those)\s+(?:[\w'&.-]+\s+){0,4}?"
                         r"[\w'&.-]+|(?-i:[A-Z])[\w'&.-]*(?:\s+(?-i:[A-Z])[\w'&.-]*)?)(?:'m|'re|'s|'ve|'ll|'d|\s+(?:am|is|are|"
@@ -731,7 +732,8 @@ _STATEMENT = re.compile(_LEAD + r"(?:(?:what|which|who|whose|how|where|when|why)
 def a_statement(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
     """A statement, a question of fact or an interjection with no act, no request, no ask on an object elsewhere and no
     topic ("the meeting went virtual", "I'm not sure yet", "what's a good board game for six?", "hmm"): it says why or
-    how things stand, or asks about a fact, and asks no act by itself."""
+    how things stand, or asks about a fact, and asks no act by itself. A question of price or availability ("and what
+    does each one cost?") may search a category's things named elsewhere: it is no statement."""
     return (_STATEMENT.match(clause) is not None and not _ACT_WORD.search(clause) and not _REQUEST.search(clause)
             and not ask_unnamed(clause)[0] and not clause_topics(names, cues, clause))
 

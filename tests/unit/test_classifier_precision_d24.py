@@ -41,6 +41,8 @@ ASKS = [
     ("hotel", "A room at the Hyatt is to be booked for Friday."),
     # quotes paired left to right: a one-word quote does not open a quote that swallows the asks after it
     ("hotel", 'Type "Lisbon" in the Kayak search, book it, then book "The Lumiares Hotel Lisbon" for May 2-5.'),
+    # a question of price beside a question naming a model: a search of the category's things
+    ("car", "Which trims is the 2025 Subaru Forester sold in, and what does each cost?"),
 ]
 
 
