@@ -173,13 +173,7 @@ class Repository:
         is in its history. No cap on commits but the deadline: a history too long to read in time is Unresolved."""
         if any(r.startswith("-") and not r.startswith(("--all", "--reflog", "--branches", "--tags")) for r in revs):
             raise _Fail(f"{[r for r in revs if r.startswith('-')][0]!r} is not a revision")
-        found = self.git("rev-list", *revs, *(["--not", *since] if since else [])).decode().split()
-        if not found:
-            return set()
-        self.sources.extend(found)
-        out = self.git("diff-tree", "--stdin", "--no-commit-id", "-r", "-z", "--name-only", "--no-renames", "-m",
-                       "--root", stdin="".join(c + "\n" for c in found).encode())
-        return _names(out)
+        return self.changed_by(self.git("rev-list", *revs, *(["--not", *since] if since else [])).decode().split())
 
     def changed_by(self, commits: Sequence[str]) -> set[str]:
         """Every file any of `commits` changes (against each parent of a merge; a root commit's files)."""
