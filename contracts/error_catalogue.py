@@ -126,6 +126,7 @@ CATALOGUE: dict[str, Entry] = {
     "extract.llm.unavailable": Entry(E, "the LLM provider's package is not installed"),
     "extract.llm.unexpected": Entry(E, "the model provider failed unexpectedly"),
     "extract.log.cell": Entry(A, "a cell of the agent log spans a section separator"),
+    "extract.log.code_block": Entry(A, "a message of the agent log holds a code block the agent's runtime would run"),
     "extract.log.empty": Entry(A, "the agent log is empty"),
     "extract.log.format": Entry(A, "the text is not an EHRAgent log"),
     "extract.log.no_code": Entry(A, "the agent log holds no generated code"),
