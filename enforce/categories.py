@@ -999,7 +999,7 @@ class CategoryClassifier:
         checked = [0] if whole else list(range(len(pieces)))
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
         view = reading(text)   # negations negated, an act by its gerund, lists and tables as sentences
-        asked = {**self.asked(view), **self.asked(text)}
+        asked = self.asked(text) if view == text else {**self.asked(view), **self.asked(text)}  # most texts read as is
         if norm.routes and not asked:
             doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")
         quiet = self.unasked(text, asked, frozenset().union(*(r.labels | r.uncertain for r in results)))
