@@ -300,7 +300,8 @@ def dist_info(package: str) -> Path | None:
     want = _normalised(package)
     for entry in sys.path:
         folder = entry or "."
-        if os.path.isfile(folder):
+        base = os.path.basename(os.path.normpath(folder)).lower()
+        if os.path.isfile(folder) or base.endswith(".egg") and _normalised(base.partition("-")[0]) == want:
             return None
         try:
             children = os.listdir(folder)

@@ -70,6 +70,12 @@ def test_a_wheel_is_read_as_importlib_metadata_reads_it_and_anything_else_is_lef
     assert embedder.installed_sha256("fake-model-pkg", "fake/model.onnx") == hashlib.sha256(b"weights").hexdigest()
     assert embedder.dist_info("egg-only") is None  # an .egg-info: importlib.metadata reads it
     assert embedder.dist_info("not-installed-anywhere") is None
+    legacy = tmp_path / "legacy" / "Fake_Model_pkg-0.9-py3.12.egg"  # an egg folder on the path, before the wheels
+    (legacy / "EGG-INFO").mkdir(parents=True)
+    (legacy / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: fake-model-pkg\nVersion: 0.9\n")
+    monkeypatch.setattr(sys, "path", [str(legacy), *sys.path])
+    assert embedder.dist_info("fake-model-pkg") is None
+    assert embedder.package_version("fake-model-pkg") == importlib.metadata.version("fake-model-pkg") == "0.9"
     with pytest.raises(importlib.metadata.PackageNotFoundError):
         embedder.package_version("not-installed-anywhere")
 
