@@ -17,14 +17,16 @@ onnxruntime) refuses to classify."""
 from __future__ import annotations
 
 import base64
+import csv
 import hashlib
 import json
 import os
+import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -104,6 +106,7 @@ class Embedder:
         self.tokenizer.enable_truncation(self.encoder.max_tokens)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.outputs = [self.encoder.output] if self.encoder.output else None
+        self._overflowing: dict[str, bool] = {}  # the last run's texts: whether each was longer than the model reads
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Texts of similar length are run together, BATCH at a time: one batch is padded to its longest text."""
@@ -118,6 +121,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32), []
         encs = self.tokenizer.encode_batch(list(texts))
+        self._overflowing = {t: bool(e.overflowing) for t, e in zip(texts, encs)}
         order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
         out = np.zeros((len(encs), DIM), dtype=np.float32)
         states: list[np.ndarray] = [np.zeros((0, DIM), np.float32)] * len(encs) if keep_states else []
@@ -144,7 +148,11 @@ class Embedder:
         return self.session.run(self.outputs, feeds)[0], mask
 
     def truncated(self, texts: Sequence[str]) -> list[bool]:
-        """Whether each text is longer than the model reads (its embedding ignores the rest)."""
+        """Whether each text is longer than the model reads (its embedding ignores the rest). The texts of the last
+        run are not tokenised again (a classify asks this of the pieces it has just embedded)."""
+        last = self._overflowing
+        if all(t in last for t in texts):
+            return [last[t] for t in texts]
         return [bool(e.overflowing) for e in self.tokenizer.encode_batch(list(texts))]
 
     def embed_one(self, text: str) -> np.ndarray:
@@ -193,10 +201,10 @@ def identity_of(encoder: Encoder, runtime: Path) -> dict[str, Any]:
     """Package, version, the sha256 its install record gives the model file (the file itself is hashed when
     the runtime copy is made from it), the tokenizer's sha256, and the runtime copy's: onnxruntime's
     version and the sha256 of the optimised graph and of its weights."""
-    return {"encoder": encoder.name, "package": encoder.package, "version": metadata.version(encoder.package),
+    return {"encoder": encoder.name, "package": encoder.package, "version": package_version(encoder.package),
             "model_sha256": source_sha256(encoder), "tokenizer_sha256": file_sha256(TOKENIZER), "dim": DIM,
             "max_tokens": encoder.max_tokens, "pooling": "mean, L2-normalised",
-            "runtime": {"onnxruntime": metadata.version("onnxruntime"), "format": RUNTIME_FORMAT,
+            "runtime": {"onnxruntime": package_version("onnxruntime"), "format": RUNTIME_FORMAT,
                         "graph_sha256": file_sha256(runtime / RUNTIME_GRAPH),
                         "weights_sha256": file_sha256(runtime / RUNTIME_WEIGHTS)}}
 
@@ -210,7 +218,7 @@ def runtime_copy(encoder: Encoder) -> tuple[Path, tempfile.TemporaryDirectory[st
     """The folder of the encoder's optimised copy for the installed onnxruntime, made on first use (about
     1 s), and a scratch directory to clean up when the cache cannot be written (the copy is then made
     afresh each time, in it)."""
-    key = hashlib.sha256(json.dumps([RUNTIME_FORMAT, source_sha256(encoder), metadata.version("onnxruntime")])
+    key = hashlib.sha256(json.dumps([RUNTIME_FORMAT, source_sha256(encoder), package_version("onnxruntime")])
                          .encode()).hexdigest()[:24]
     try:
         folder = cache_dir() / "encoders" / f"{encoder.name}-{key}"
@@ -268,18 +276,78 @@ def optimise(encoder: Encoder, out: Path) -> None:
 
 def installed_sha256(package: str, rel: str) -> str | None:
     """The sha256 (hex) the distribution's RECORD lists for one of its files; None when it lists none."""
-    for f in metadata.distribution(package).files or ():
-        if f.as_posix() == rel and f.hash is not None and f.hash.mode == "sha256":
-            return base64.urlsafe_b64decode(f.hash.value + "=" * (-len(f.hash.value) % 4)).hex()
+    info = dist_info(package)
+    if info is None:
+        from importlib import metadata
+
+        records = [(f.as_posix(), f"{f.hash.mode}={f.hash.value}" if f.hash else "")
+                   for f in metadata.distribution(package).files or ()]
+    else:
+        with open(info / "RECORD", encoding="utf-8", newline="") as f:
+            records = [(row[0], row[1] if len(row) > 1 else "") for row in csv.reader(f) if row]
+    for path, spec in records:
+        mode, _, value = spec.partition("=")
+        if path == rel and mode == "sha256" and value:
+            return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).hex()
     return None
 
 
+def dist_info(package: str) -> Path | None:
+    """The .dist-info folder (a wheel's install) importlib.metadata would read for `package`: the first on sys.path
+    whose name normalises to the package's. None when the first match is anything else (an .egg-info, a zip on the
+    path, an unreadable RECORD or METADATA): importlib.metadata is then asked, which costs its import (about 40 ms
+    with the email parser it pulls in) at every start of a monitor."""
+    want = _normalised(package)
+    for entry in sys.path:
+        folder = entry or "."
+        base = os.path.basename(os.path.normpath(folder)).lower()
+        if os.path.isfile(folder) or base.endswith(".egg") and _normalised(base.partition("-")[0]) == want:
+            return None
+        try:
+            children = os.listdir(folder)
+        except OSError:
+            continue
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")) and _normalised(low.rpartition(".")[0].partition("-")[0]) == want:
+                info = Path(folder) / child
+                ok = low.endswith(".dist-info") and (info / "RECORD").is_file() and (info / "METADATA").is_file()
+                return info if ok else None
+    return None
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def package_version(package: str) -> str:
+    """importlib.metadata.version(package), read from the wheel's METADATA when there is one."""
+    info = dist_info(package)
+    if info is not None:
+        with open(info / "METADATA", encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                if key == "Version":
+                    return value.strip()
+    from importlib import metadata
+
+    return metadata.version(package)
+
+
 def model_file(encoder: Encoder) -> Path:
-    try:
-        path = Path(str(metadata.distribution(encoder.package).locate_file(encoder.model)))
-    except metadata.PackageNotFoundError:
-        raise EmbedderUnavailable(f"{encoder.package} is not installed; fix: pip install 'veriguard[classifier]' "
-                                  "(or re-run scripts/bootstrap.sh)") from None
+    info = dist_info(encoder.package)
+    if info is not None:
+        path = info.parent / encoder.model
+    else:
+        from importlib import metadata
+
+        try:
+            path = Path(str(metadata.distribution(encoder.package).locate_file(encoder.model)))
+        except metadata.PackageNotFoundError:
+            raise EmbedderUnavailable(f"{encoder.package} is not installed; fix: pip install "
+                                      "'veriguard[classifier]' (or re-run scripts/bootstrap.sh)") from None
     if not path.is_file() or path.stat().st_size < 1_000_000:
         raise EmbedderUnavailable(f"{path} is missing or truncated; reinstall {encoder.package}")
     return path

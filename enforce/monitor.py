@@ -118,8 +118,11 @@ class Monitor:
             log = DecisionLog(log, key=log_key, checkpoint=log_checkpoint)
         elif log_key is not None or log_checkpoint is not None:
             raise ValueError("log_key and log_checkpoint go with a log given as a path; a DecisionLog brings its own")
+        # only the shell extractor reads the protected places: a monitor without one does not import the shell tables
+        shell = any(isinstance(c, Mapping) and c.get("from") == "shell" for c in extraction.values())
         extractors = build_extractors(extraction, [(n, t) for n, t in policy.module.ARGUMENTS], base,
-                                      places=protected(given, log, log_key, secrets), files=policy.spec_files)
+                                      places=protected(given, log, log_key, secrets) if shell else (),
+                                      files=policy.spec_files)
         return cls(policy, extractors, strategy or enforcement.get("strategy", "block"), log, **kw)
 
     def check(self, observation: Mapping[str, Any], *, action_id: str = "", integration: str = "", tool: str = "",
