@@ -24,7 +24,8 @@ from veriguard.verify.verdicts import ProofResult, Verdict
 def fake_result(spec, *, passed=True):
     """A result as if every gate had run (PASSED, Nagini PROVED) or had failed (REFUTED); no gate runs. It records each
     gate synthesis records (synth.freeze.CERTIFIED_GATES), so that a certificate missing one means something; the
-    mutation figures are made up (one mutant, killed; `audit --mutation` re-derives them)."""
+    mutation figures are made up (one mutant, killed, under a limit of one, so that the count `audit` makes again
+    agrees; `audit --mutation` re-derives them)."""
     compiled = compile_policy(spec)
     runnable = runnable_policy(spec.contract, compiled.source)
     verdict = Verdict.PASSED if passed else Verdict.REFUTED
@@ -33,7 +34,7 @@ def fake_result(spec, *, passed=True):
     gates = [Gate(name, proved if name in ("contract (z3)", "proof (Nagini)") else verdict, "fake gate",
                   details=figures if name == "mutation" else {}) for name in CERTIFIED_GATES]
     mutation = {**figures, "threshold": spec.settings.mutation_threshold, "by_tests": 1, "by_proof": 0,
-                "survivors": [], "proofs_run": 0, "limit": 30}
+                "survivors": [], "proofs_run": 0, "limit": 1}
     return SynthResult(spec, compiled.source, runnable, frozen_module(spec, runnable), gates, ProofResult(proved), None,
                        None, mutation)
 
