@@ -106,7 +106,7 @@ def test_the_whole_agent_data_is_checked_string_by_string_for_another_language()
 
 
 def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_language():
-    """Over Mind2Web-SC's 200 tasks, held-out v1-v7, v9 and v10 and the 119 evasions (4,270 texts): the English
+    """Over Mind2Web-SC's 200 tasks, held-out v1-v7 and v9-v12 and the 119 evasions (4,270 texts): the English
     tasks pass; what is refused is v6's code-switched tasks, two of v9's translation requests and three of v10's
     url-query tasks (a long query string; all five in a category, so the refusal denies what the labels deny) and the
     evasions written in another language (their `language` class, and one `combined`). Counts and ids only: held-out
@@ -117,9 +117,8 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     from tests.conftest import ROOT
 
     data = ROOT / "tests" / "data"
-    # v12 is read by its own rule (tests/data/README.md), not by this pin (B24)
     rows = [(f.rsplit("/", 1)[-1], json.loads(line)) for f in sorted(glob.glob(str(data / "heldout*.jsonl")))
-            if not f.endswith(("_v8.jsonl", "_v12.jsonl")) for line in open(f, encoding="utf-8")]
+            if not f.endswith("_v8.jsonl") for line in open(f, encoding="utf-8")]
     rows += [("evasions", json.loads(line)) for line in open(data / "evasions.jsonl", encoding="utf-8")]
     bench = ROOT.parent / "shared" / "benchmarks" / "mind2web_sc" / "seeact" / "sample_labeled_all.json"
     if bench.is_file():
