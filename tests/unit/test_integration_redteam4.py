@@ -12,7 +12,7 @@ failed on ce800b3:
 - an OpenAI Agents SandboxAgent's shell (a capability tool the agent's own list does not show) ran a command behind
   policy_hooks, undecided;
 - Guard.check took `run=` objects by their str(), so one whose __str__ changes escaped its run's halt.
-Real SDK code paths, the model behind httpx2.MockTransport (Anthropic) or a Model subclass (Agents)."""
+Real SDK code paths, the model behind httpx2.MockTransport (Anthropic; the Agents SDK's chat-completions model)."""
 import asyncio
 import json
 
@@ -23,6 +23,8 @@ from veriguard.enforce.decision_log import DecisionLog
 from tests.llm_fakes import ScriptedModel
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard, tool_use
 from tests.unit.test_integration_anthropic import payments_tool, tool_use_reply
+from tests.unit.test_integration_unguarded import Script, calls
+from tests.unit.test_integration_unguarded import model as agents_model
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
@@ -311,31 +313,6 @@ def test_a_plain_beta_tool_records_what_the_sdk_refuses_under_a_hooked_client(pa
 
 
 # --- OpenAI Agents: tools the agent's list does not show --------------------------------------------------------------
-def scripted_model(first_call=None):
-    """An Agents Model that asks for `first_call` (name, arguments) once, then answers "done"; it counts its turns."""
-    from agents import Model, ModelResponse, Usage
-    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
-
-    class Scripted(Model):
-        turns = 0
-
-        async def get_response(self, *args, **kw):
-            Scripted.turns += 1
-            if first_call and Scripted.turns == 1:
-                name, arguments = first_call
-                return ModelResponse(output=[ResponseFunctionToolCall(
-                    type="function_call", call_id=f"c-{name}", name=name, id=f"f-{name}", status="completed",
-                    arguments=json.dumps(arguments))], usage=Usage(), response_id=None)
-            return ModelResponse(output=[ResponseOutputMessage(
-                id="m", type="message", role="assistant", status="completed",
-                content=[ResponseOutputText(type="output_text", text="done", annotations=[])])], usage=Usage(),
-                response_id=None)
-
-        def stream_response(self, *args, **kw):
-            raise NotImplementedError
-    return Scripted()
-
-
 @pytest.mark.parametrize("nested", [False, True], ids=["the-agent", "an-agent-called-as-a-tool"])
 def test_a_sandbox_agents_shell_is_refused_before_the_model_is_asked(payments_build, tmp_path, nested):
     """A SandboxAgent's capabilities (files, a shell) add tools at run time that the agent's `tools` never shows: the
@@ -354,16 +331,16 @@ def test_a_sandbox_agents_shell_is_refused_before_the_model_is_asked(payments_bu
     async def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str:
         """Send a payment."""
         return "sent"
-    shell = scripted_model(("exec_command", {"cmd": f"touch {marker}"}))
-    sandboxed = SandboxAgent(name="treasury", model=shell,
+    shell = Script(calls(("exec_command", {"cmd": f"touch {marker}"})))
+    sandboxed = SandboxAgent(name="treasury", model=agents_model(shell),
                              tools=[function_tool(send_payment, tool_input_guardrails=[policy_guardrail(g)])])
-    agent = Agent(name="outer", model=scripted_model(("ask", {"input": "go"})),
+    agent = Agent(name="outer", model=agents_model(Script(calls(("ask", {"input": "go"})))),
                   tools=[sandboxed.as_tool(tool_name="ask", tool_description="d")]) if nested else sandboxed
     with pytest.raises(UnguardedTools, match="the sandbox capabilities \\['Filesystem', 'Shell'\\] of agent 'treasury'"):
         asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g, unguarded=["ask"]),
                                run_config=RunConfig(tracing_disabled=True,
                                                     sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))))
-    assert not marker.exists() and type(shell).turns == 0
+    assert not marker.exists() and shell.bodies == []   # the sandboxed agent's model was never asked
     assert [(allowed, "sandbox capabilities" in why) for allowed, why in records(log)] == [(False, True)]
 
 
