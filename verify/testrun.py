@@ -20,7 +20,7 @@ import sys
 import time
 import types
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
 from veriguard.contracts.schema import argument_schema
@@ -101,9 +101,15 @@ def _key(x: Any) -> Any:
     return tuple(x) if isinstance(x, list) else x
 
 
+def _named_twice(violations: Sequence[str]) -> list[str]:
+    """A rule a decision reports more than once (compared as sets, the decision would pass; the monitor refuses it)."""
+    twice = sorted({v for v in violations if list(violations).count(v) > 1})
+    return [f"violations={list(violations)} names {', '.join(twice)} more than once"] if twice else []
+
+
 def _differences(got: Observed, spec: tuple[bool, list[str], list[Any]]) -> list[str]:
     allowed, violations, denied = spec
-    out = []
+    out = _named_twice(got[1])
     if got[0] != allowed:
         out.append(f"allowed={got[0]} but the rules say allowed={allowed}")
     if set(got[1]) != set(violations):
@@ -157,7 +163,7 @@ def run_example(ex: Example, schema: Schema, checker: RuntimeChecker, policy: Sh
         return {**out, "verdict": Verdict.REFUTED.value, "error": f"the policy raised {type(e).__name__}: {e}"}
     got = observed(decision)
     spec = checker.spec_decision(**flat)
-    problems = []
+    problems = _named_twice(got[1])
     if got[0] != ex.allowed:
         problems.append(f"allowed={got[0]}, expected {ex.allowed}")
     if ex.violations is not None and set(got[1]) != set(ex.violations):

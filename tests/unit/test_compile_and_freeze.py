@@ -1,4 +1,5 @@
 import ast
+import dataclasses
 import json
 import subprocess
 import sys
@@ -330,3 +331,21 @@ def test_freeze_writes_only_the_module_the_gates_tested(tmp_path):
     with pytest.raises(GeneratedCodeError, match="differs from the one the gates tested"):
         write_build(result, tmp_path / "out", run_info={})
     assert not (tmp_path / "out" / "mini").exists()
+
+
+def test_a_decision_that_reports_a_rule_twice_fails_the_gates(mini, monkeypatch):
+    """The examples and the property tests compared a decision's rules as sets, so a policy that named a rule twice
+    passed synth (the monitor refuses such a decision at run time: load.PolicyMismatch)."""
+    from veriguard.verify import testrun
+
+    spec, runnable, frozen = mini
+    old = "tuple(rule_ids[k] for k in numbers)"
+    assert frozen.count(old) == 1
+    broken = frozen.replace(old, f"{old} * 2")
+    monkeypatch.setattr(testrun, "frozen_module", lambda spec, runnable: broken)
+    minor = dataclasses.replace(spec.examples[0], name="minor", args={**spec.examples[0].args, "age": 17},
+                                allowed=False, violations=("adult",))
+    out = testrun.run(testrun.TestRequest(spec, (*spec.examples, minor), runnable, broken, (), 30))
+    assert [(e["name"], e["verdict"], "more than once" in e["error"]) for e in out["examples"]] == [
+        ("adult admin", "PASSED", False), ("minor", "REFUTED", True)]
+    assert out["hypothesis"]["verdict"] == "REFUTED" and "more than once" in out["hypothesis"]["failure"]["problem"]
