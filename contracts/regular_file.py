@@ -85,6 +85,21 @@ def folder_open_to_all(st: os.stat_result) -> str:
     return ""
 
 
+def open_folder_above(folder: Path) -> tuple[Path, str] | None:
+    """The first folder above `folder` (on its absolute path as given, then on the path once links are resolved) that
+    lets every user replace what it holds, and why; None when there is none. Whoever may rename entries there may put
+    a whole folder of their own in the build's place, whatever the build's own modes say."""
+    for path in (Path(os.path.abspath(folder)), folder.resolve()):
+        for parent in path.parents:
+            try:
+                problem = folder_open_to_all(os.stat(parent))
+            except OSError:   # a folder that cannot be read cannot be checked; the build's own reads fail there
+                continue
+            if problem:
+                return parent, problem
+    return None
+
+
 def _unreadable(e: OSError) -> FileRefused:
     return FileRefused(f"cannot read it: {e.strerror or e}", "check the path", "unreadable", e.strerror or str(e))
 

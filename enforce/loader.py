@@ -37,8 +37,8 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                approval_problem, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
 import veriguard.contracts.strict_json as strict_json
-from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, read_regular_file_and_stat,
-                                              writable_from_outside)
+from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, open_folder_above,
+                                              read_regular_file_and_stat, writable_from_outside)
 
 if TYPE_CHECKING:  # enforce.keys is imported where keys are used: most loads (a hook's, each tool call) use none
     from veriguard.enforce.keys import VerifyKey
@@ -307,7 +307,12 @@ def _not_shared(path: Path, st: os.stat_result) -> None:
 
 def _folders_closed(d: Path, files: Mapping[str, str]) -> None:
     """PolicyLoadError when a folder of the build (d, or one on the way to a certified file) lets every user replace
-    what it holds: anyone could then swap a file of the build for their own."""
+    what it holds, or a folder above it does: anyone could then swap a file of the build, or the build, for their own."""
+    above = open_folder_above(d)
+    if above:
+        raise PolicyLoadError("load.shared", f"{above[0]}, a folder above the build {d}: {above[1]}: anyone could "
+                              "put a build of their own in its place", f"chmod o-w {above[0]} (or chmod +t), or "
+                              "keep the build under folders only their owners may write")
     for folder in sorted({d / parent for rel in files for parent in PurePosixPath(rel).parents}):
         try:
             problem = folder_open_to_all(os.stat(folder))

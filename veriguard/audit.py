@@ -59,8 +59,8 @@ from typing import Any, Callable, Mapping
 
 from veriguard.contracts.build_format import POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES, unheld_gates
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
-from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, read_regular_file_and_stat,
-                                              writable_from_outside)
+from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, open_folder_above,
+                                              read_regular_file_and_stat, writable_from_outside)
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts import strict_json
 from veriguard.enforce.decision_log import Head
@@ -260,6 +260,9 @@ def _read(d: Path, copy: Path) -> _Build:
             problem = folder_open_to_all(os.stat(d / folder))
             if problem:
                 exposed[folder] = problem + ": anyone could swap a file of the build for their own"
+    above = open_folder_above(d)
+    if above:
+        exposed[str(above[0])] = f"a folder above the build: {above[1]}: anyone could put a build in its place"
     b.spec, b.spec_error = _spec(b, spec_file)
     return b
 

@@ -80,6 +80,23 @@ def test_a_build_folder_every_user_may_replace_files_in_is_refused(build, key, f
         os.chmod(build / folder, 0o755)
 
 
+def test_a_folder_above_the_build_that_every_user_may_replace_entries_in_is_refused(build, key, tmp_path):
+    """A folder above the build that is o+w without the sticky bit lets anyone rename the build's folder away and put
+    a build of their own in its place, whatever the build's own modes say: before, such a build loaded."""
+    above = build.parent
+    os.chmod(above, 0o777)
+    try:
+        assert "a folder above the build" in refused(build, "load.shared").message
+        assert verdicts(run(build, key))["files"] is Verdict.REFUTED
+    finally:
+        os.chmod(above, 0o755)
+    os.chmod(above, 0o1777)   # sticky, as /tmp: no one may rename another's folder
+    try:
+        assert load_policy(build).name == "mini"
+    finally:
+        os.chmod(above, 0o755)
+
+
 def test_a_build_read_through_a_link_and_dot_dot_is_named_by_the_folder_it_reads(build, key, tmp_path):
     other = tmp_path / "x" / "other"
     shutil.move(build, other)                      # mini's build, in a folder named `other`
