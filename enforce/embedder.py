@@ -296,9 +296,15 @@ def dist_info(package: str) -> Path | None:
     """The .dist-info folder (a wheel's install) importlib.metadata would read for `package`: the first on sys.path
     whose name normalises to the package's. None when the first match is anything else (an .egg-info, a zip on the
     path, an unreadable RECORD or METADATA): importlib.metadata is then asked, which costs its import (about 40 ms
-    with the email parser it pulls in) at every start of a monitor."""
+    with the email parser it pulls in) at every start of a monitor. Looked up once per package and sys.path: a start
+    asks it for the same packages several times (versions, the model's record, the runtime copy's key)."""
+    return _dist_info(package, tuple(sys.path))
+
+
+@lru_cache(maxsize=64)
+def _dist_info(package: str, path: tuple[str, ...]) -> Path | None:
     want = _normalised(package)
-    for entry in sys.path:
+    for entry in path:
         folder = entry or "."
         base = os.path.basename(os.path.normpath(folder)).lower()
         if os.path.isfile(folder) or base.endswith(".egg") and _normalised(base.partition("-")[0]) == want:
