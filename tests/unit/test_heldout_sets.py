@@ -1,8 +1,9 @@
-"""The held-out sets v5-v12 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v12.jsonl, each
-hand-written in ten styles no earlier set used; their README sections in tests/data/README.md state what each holds):
-well formed, the size, decoy share and coverage each states, sharing no run of six words with the bank, the earlier
-held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between two of its own
-tasks. Nothing here runs the classifier; a failure names only the set's ids and the shared run, never another text."""
+"""The held-out sets v5-v13 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v13.jsonl, each
+hand-written in ten or more styles no earlier set used; their README sections in tests/data/README.md state what each
+holds): well formed, the size, decoy share and coverage each states, sharing no run of six words with the bank, the
+earlier held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between two of its
+own tasks. Nothing here runs the classifier; a failure names only the set's ids and the shared run, never another
+text."""
 import functools
 import json
 from dataclasses import dataclass
@@ -69,6 +70,10 @@ SETS = (
     HeldOut(12, frozenset({"cart-checkout", "account-management", "price-watch", "gift-errand", "travel-disruption",
                            "relocation", "event-planning", "returns-exchanges", "profile-inline", "deadline-rush"}), 460,
             per_category=55, per_style=40, two=35, three=10, elsewhere=55, plain=15, lengths=True),
+    HeldOut(13, frozenset({"spreadsheet-row", "travel-policy", "dictation-misheard", "l1-transfer", "declarative-need",
+                           "unrelated-preamble", "postscript", "retry-after-error", "hedged-softener", "tldr",
+                           "ocr-garbled"}), 540,
+            per_category=60, per_style=45, two=55, three=10, elsewhere=70, plain=30, lengths=True),
 )
 each_set = pytest.mark.parametrize("s", SETS, ids=[f"v{s.n}" for s in SETS])
 
