@@ -26,7 +26,11 @@ plain `@beta_tool` beside the guarded ones, a guarded tool swapped for a plain o
 runner.add_tools gave it, a guarded function under another name than the policy sees (fail closed by default: name a
 tool in require_guarded(unguarded=...) to let it run undecided). They also make each guarded tool of the table record
 the calls the SDK refuses before the function runs (an unknown or missing key, an input that is not an object, NaN or
-1e400 for an int): nothing runs, and the model is told the policy's refusal. `require_guarded(guard, tools)` refuses
+1e400 for an int): nothing runs, and the model is told the policy's refusal. The runner they find is also made to check
+each tool as it is about to run (watch_runner, on that runner object only), so a tool put in its table after the
+request (add_tools in the loop body, while a reply streams) stops the run, recorded, before it runs. The managed-agents
+SessionToolRunner (`client.beta.sessions.events.tool_runner`), which runs a session's tool calls in tasks of its own,
+is read and watched the same way; its refusal reaches the caller inside the runner's BaseExceptionGroup. `require_guarded(guard, tools)` refuses
 a list in which one would run undecided before the runner is made, recorded, and returns copies that record those
 refusals; the client's request hook `refuse_undecided_tools(guard)` (in place of refuse_provider_tools) also refuses,
 recorded, to offer the model a tool it did not check. A client with no hook and a plain `@beta_tool` not passed
@@ -42,10 +46,11 @@ import re
 import sys
 import weakref
 from collections import Counter
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import FrameType
-from typing import Annotated, Any, Callable, Iterable, Mapping, TypeVar
+from typing import Annotated, Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from anthropic.lib.tools import BetaAsyncFunctionTool, BetaFunctionTool, ToolError
 from pydantic import ValidationError, ValidatorFunctionWrapHandler, WrapValidator
@@ -60,6 +65,8 @@ CHECKED: "weakref.WeakKeyDictionary[Guard, set[str]]" = weakref.WeakKeyDictionar
 LET_THROUGH: "weakref.WeakKeyDictionary[Any, weakref.WeakSet[Guard]]" = weakref.WeakKeyDictionary()
 UNREADABLE = ("a content block that is neither a dict nor an Anthropic SDK model cannot be read, so it is refused: "
               "pass the message as the SDK returned it, or its model_dump()")
+ENDED = ("the message ended with stop_reason {!r}, not 'tool_use': its tool_use blocks are not to be run (the SDK's "
+         "tool runner runs none), and after max_tokens the last one's input may be cut short (45000999 read as 4)")
 UNFINISHED = ("the message is not finished (its stop_reason is null: a snapshot of a stream still running), so this "
               "tool_use's input may be cut short (45000 read as 4); decide the finished message "
               "(stream.get_final_message())")
@@ -84,6 +91,7 @@ class UnguardedTools(ValueError):
 class ProviderToolsRefused(BaseException):
     """A Messages request enables tools that run on the provider's side, which no guard here can decide. A
     BaseException, like RunTerminated, so that the SDK does not take it for a connection error and retry."""
+    recorded = False   # a guard has recorded it already
 
 
 def provider_side_tools(body: Any) -> list[str]:
@@ -133,8 +141,9 @@ def refuse_provider_tools(request: Any) -> None:
     under their own paths) that enables tools run on the provider's side; a JSON body that cannot be read is refused
     too, since what it enables is unknown. Requests of other content types (file uploads) pass. A request a tool runner
     sends is refused, recorded, when the runner would run a tool no guard decides (refuse_undecided_runner)."""
-    refuse_provider_side(_json_body(request))
-    refuse_undecided_runner(None)
+    with refusing(None):
+        refuse_provider_side(_json_body(request))
+        refuse_undecided_runner(None)
 
 
 def refuse_provider_side(body: Any) -> None:
@@ -164,7 +173,11 @@ def _json_body(request: Any) -> Any:
         if said_json:
             raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
         return None
-    if not said_json and content.lstrip()[:1] not in (b"{", b"["):
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):   # the SDK sends none; the server would decode it and read what is unread here
+        raise ProviderToolsRefused(f"a request body under content-encoding {encoding[:40]!r} cannot be read here: what "
+                                   "it enables is unknown")
+    if not said_json and content.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()[:1] not in (b"{", b"["):
         return None
     try:   # strictly: a duplicate key ({"tools": [server tool], "tools": []}) may be read otherwise by the server
         return strict_json.loads(content)
@@ -201,42 +214,72 @@ def refuse_undecided_tools(guard: Guard) -> Callable[[Any], None]:
 
         client = Anthropic(http_client=httpx2.Client(event_hooks={"request": [refuse_undecided_tools(guard)]}))"""
     def hook(request: Any) -> None:
-        body = _json_body(request)
-        try:
+        with refusing(guard):
+            body = _json_body(request)
             refuse_provider_side(body)
-        except ProviderToolsRefused as e:
-            guard.refuse_run(str(e), integration="anthropic_sdk")
-            raise
-        found = undecided_offers(body, frozenset(CHECKED.get(guard, ())))
-        if found:
-            why = (f"refused to send a request offering the model tools that policy {guard.policy_name} does not decide: "
-                   f"{'; '.join(found[:5])}")
-            guard.refuse_run(why, integration="anthropic_sdk")
-            raise ProviderToolsRefused(f"{why}; pass every tool through require_guarded(guard, ...) before the runner "
-                                       "gets it")
-        refuse_undecided_runner(guard)
+            found = undecided_offers(body, frozenset(CHECKED.get(guard, ())))
+            if found:
+                raise ProviderToolsRefused(f"refused to send a request offering the model tools that policy "
+                                           f"{guard.policy_name} does not decide: {'; '.join(found[:5])}; pass every "
+                                           "tool through require_guarded(guard, ...) before the runner gets it")
+            refuse_undecided_runner(guard)
     return hook
 
 
+@contextmanager
+def refusing(guard: Guard | None) -> Iterator[None]:
+    """Inside a request hook: a ProviderToolsRefused not recorded yet is recorded by `guard`, and any other failure (a
+    body of an unexpected shape, `{"tools": 5}`) refuses the request the same way, recorded, instead of raising an
+    error the SDK takes for a connection error and retries."""
+    try:
+        yield
+    except ProviderToolsRefused as e:
+        if guard is not None and not e.recorded:
+            guard.refuse_run(str(e), integration="anthropic_sdk")
+        raise
+    except Exception as e:
+        why = f"the request could not be checked ({type(e).__name__}: {e}"[:300] + "): what it enables is unknown"
+        if guard is not None:
+            guard.refuse_run(why, integration="anthropic_sdk")
+        raise ProviderToolsRefused(why) from None
+
+
+# The SDK's loops that run tools, and the method each runs one tool with (what watch_runner checks): the Messages tool
+# runner (sync, async, streamed, eager), and the managed-agents session runner, which runs the tools of a session's
+# agent.tool_use / agent.custom_tool_use events in tasks of its own and sends its requests from them.
+RUNNERS = {"BaseToolRunner": ("_run_tool", "_run_toolset_member"), "SessionToolRunner": ("_call_tool",)}
+WATCH_ATTRIBUTE = "veriguard_watch"   # set on the per-runner wrapper of a method of RUNNERS
+
+
 def runner_on_stack() -> Any:
-    """The Anthropic tool runner sending the request a hook is reading, or None (a request sent outside a runner). A
-    request hook runs inside the runner's loop (sync or async: an awaiting coroutine's frame is the awaited one's
-    caller), so the runner is the `self` of a frame above it."""
+    """The Anthropic tool runner (RUNNERS) sending the request a hook is reading, or None (a request sent outside a
+    runner). A request hook runs inside the runner's loop (sync or async: an awaiting coroutine's frame is the awaited
+    one's caller; the session runner's requests leave from its own tasks, whose coroutines are its methods), so the
+    runner is the `self` of a frame above it."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         owner = frame.f_locals.get("self") if "self" in frame.f_code.co_varnames else None
-        if owner is not None and any(c.__name__ == "BaseToolRunner" for c in type(owner).__mro__):
+        if owner is not None and runner_kind(owner):
             return owner
         frame = frame.f_back
     return None
+
+
+def runner_kind(owner: Any) -> str:
+    """Which of RUNNERS `owner` is ("" when none)."""
+    return next((c.__name__ for c in type(owner).__mro__ if c.__name__ in RUNNERS), "")
 
 
 def runner_table(runner: Any) -> dict[str, Any]:
     """What the runner runs, by name (its toolsets as "toolset <family>"); ProviderToolsRefused when that cannot be
     read (an SDK whose runner keeps them elsewhere): then what would run is unknown."""
     try:
-        tools = dict(runner._runnable_tools())
-        toolsets = dict(getattr(runner, "_toolsets_by_family", None) or {})
+        if runner_kind(runner) == "SessionToolRunner":   # its registry, made from `tools` when it starts
+            tools = {**{str(t.name): t for t in runner.tools}, **(getattr(runner, "_tools_by_name", None) or {})}
+            toolsets = {}
+        else:
+            tools = dict(runner._runnable_tools())
+            toolsets = dict(getattr(runner, "_toolsets_by_family", None) or {})
     except Exception as e:
         raise ProviderToolsRefused(f"the tool runner's tools cannot be read ({type(e).__name__}: {e}), so what it "
                                    "would run undecided is unknown") from None
@@ -290,14 +333,64 @@ def refuse_undecided_runner(guard: Guard | None) -> None:
     if runner is None:
         return
     found, guards = undecided_in_runner(runner_table(runner), guard)
-    if not found:
-        return
-    why = f"refused to send the tool runner's request: it would run tools no guard decides: {'; '.join(found[:5])}"
-    for owner in [guard] if guard is not None else guards:
+    watch_runner(runner, guard, guards)
+    if found:
+        refuse_runner("refused to send the tool runner's request", found, [guard] if guard is not None else guards)
+
+
+def refuse_runner(what: str, found: list[str], owners: Iterable[Guard]) -> None:
+    """Record (by each of `owners`) and raise the refusal of a runner holding tools no guard decides."""
+    why = f"{what}: it would run tools no guard decides: {'; '.join(found[:5])}"
+    for owner in owners:
         owner.refuse_run(why, integration="anthropic_sdk")
-    raise ProviderToolsRefused(f"{why}; decorate each tool function with @guarded(guard) under @beta_tool (under the "
-                               "same name), and pass the list through require_guarded(guard, ..., unguarded=[...]) to "
-                               "let a tool run undecided on purpose")
+    refused = ProviderToolsRefused(f"{why}; decorate each tool function with @guarded(guard) under @beta_tool (under "
+                                   "the same name), and pass the list through require_guarded(guard, ..., "
+                                   "unguarded=[...]) to let a tool run undecided on purpose")
+    refused.recorded = True
+    raise refused
+
+
+def watch_runner(runner: Any, guard: Guard | None, guards: list[Guard]) -> None:
+    """Make this runner (this object only; the SDK's classes are left alone) check each tool as it is about to run,
+    under the name it runs it by: a tool put in its table after the request was checked (runner.add_tools or a swap in
+    the loop body, while a reply streams, between a reply and generate_tool_call_response) would otherwise run
+    undecided before the next request shows it. Such a tool stops the run (ProviderToolsRefused, recorded by `guard`,
+    else by the guards of the runner's guarded tools). A runner whose method cannot be found is refused."""
+    for method in RUNNERS[runner_kind(runner)]:
+        bound = getattr(runner, method, None)
+        if getattr(bound, WATCH_ATTRIBUTE, False):
+            continue
+        if not callable(bound):
+            raise ProviderToolsRefused(f"the tool runner has no {method}() to watch (another SDK version?), so what it "
+                                       "would run undecided is unknown")
+        setattr(runner, method, _watched(runner, bound, method, guard, guards))
+
+
+def _watched(runner: Any, bound: Callable[..., Any], method: str, guard: Guard | None,
+             guards: list[Guard]) -> Callable[..., Any]:
+    def check(args: tuple[Any, ...]) -> None:
+        if method == "_run_toolset_member":   # (tool_use): a toolset runs it
+            entries = {k: v for k, v in runner_table(runner).items() if k.startswith("toolset ")}
+        else:   # _run_tool(tool, tool_use) or _call_tool(tool, event, input): the tool, and the name it runs by
+            entries = {str(getattr(args[1], "name", "")): args[0]}
+        found, now = undecided_in_runner(entries, guard)
+        if found:
+            owners = [guard] if guard is not None else list(dict.fromkeys([*guards, *now,
+                                                                           *undecided_in_runner(runner_table(runner), None)[1]]))
+            refuse_runner(f"refused to run a tool of the tool runner ({method})", found, owners)
+
+    if inspect.iscoroutinefunction(bound):
+        async def watched_async(*args: Any) -> Any:
+            check(args)
+            return await bound(*args)
+        setattr(watched_async, WATCH_ATTRIBUTE, True)
+        return watched_async
+
+    def watched(*args: Any) -> Any:
+        check(args)
+        return bound(*args)
+    setattr(watched, WATCH_ATTRIBUTE, True)
+    return watched
 
 
 def _weak(tool: Any) -> bool:
@@ -539,7 +632,9 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     tool_use block gets its record (those allowed, or after the one that stopped the run, as refused). A call the
     provider ran itself (server_tool_use, mcp_tool_use) is recorded as a refusal (it ran undecided) and counts like
     one: under terminate it raises RunTerminated, under a halt the message's calls are refused. A message whose
-    stop_reason is null (a stream's snapshot) is not finished: its tool_use blocks are refused, recorded. Content that
+    stop_reason is null (a stream's snapshot) is not finished: its tool_use blocks are refused, recorded, and so are
+    those of a message that ended with another stop_reason than tool_use (max_tokens may have cut the last input; the
+    SDK's runner runs none of them). Content that
     is a string holds no tool use; a block that is neither a dict nor an SDK model cannot be read, so
     it is refused (fail closed) with the reason."""
     content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
@@ -547,8 +642,10 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     refused: list[dict[str, Any]] = []
     terminated: GuardOutcome | None = None
     stopped = False        # a block of this message was refused by a halt or a terminate
-    unfinished = (message.get("stop_reason", "") if isinstance(message, dict)
-                  else getattr(message, "stop_reason", "")) is None
+    stop = message.get("stop_reason", "") if isinstance(message, dict) else getattr(message, "stop_reason", "")
+    # a snapshot of a stream still running (null), or a turn that ended without asking for tools (max_tokens: the last
+    # input may be cut); a message without the field (a dict of blocks) is read as finished
+    unfinished = UNFINISHED if stop is None else "" if stop in ("", "tool_use") else ENDED.format(str(stop)[:40])
     guard.finished(run)   # a new reply: the calls of the last one have run (the loop sent their results)
     if isinstance(content, str):
         return [], refused
@@ -577,7 +674,7 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
                                    tool=str(b.get("name")))
         elif unfinished:
             call_id = str(b.get("id", ""))
-            outcome = guard.refuse(UNFINISHED, action_id=call_id, run=run, integration="anthropic_sdk",
+            outcome = guard.refuse(unfinished, action_id=call_id, run=run, integration="anthropic_sdk",
                                    tool=str(b.get("name")))
         else:
             call_id = str(b.get("id", ""))
