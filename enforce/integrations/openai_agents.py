@@ -17,7 +17,10 @@ guard, or is a handoff that passes the model's arguments to its on_handoff (`inp
 They check each tool again as it is about to run (on_tool_start, called for function, shell, patch, computer and local
 shell tools alike), so a tool the run added that the agent's list did not show stops the run there. A SandboxAgent's
 capabilities (files, a shell) add such tools, in this agent or in one called as a tool (a nested run, without the
-hooks): the check before the model call refuses them unless `unguarded` names "sandbox". Such a refusal is recorded in the guard's log (Guard.refuse_run: a denial that counts in no run).
+hooks): the check before the model call refuses them unless `unguarded` names "sandbox". An agent called as a tool
+runs in a nested run that gets no hooks unless it was made with `policy_agent_tool(agent, guard, ...)` (as_tool with
+the hooks): there a tool added at run time (by a tool, by the agent's own hooks) ran undecided, so the hooks refuse
+an agent tool made otherwise unless `unguarded` names "nested_runs". Such a refusal is recorded in the guard's log (Guard.refuse_run: a denial that counts in no run).
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ GUARD_ATTRIBUTE = "veriguard_guard"   # set on the guardrail's function: which g
 # exclusively (one allowed call at a time when the policy reads facts a call may change, such as a ledger).
 RELEASED: "weakref.WeakSet[Guard]" = weakref.WeakSet()
 SANDBOX = "sandbox"   # named in unguarded: a SandboxAgent's capability tools may run undecided
+NESTED = "nested_runs"   # named in unguarded: an agent called as a tool may run without policy hooks
+HOOKS_ATTRIBUTE = "veriguard_hooks"   # set on a policy_agent_tool: the guard whose hooks its nested run has
 
 
 class UnguardedTools(UserError):
@@ -119,6 +124,9 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
                 found.append(f"{type(tool).__name__} {name!r} of agent {label!r}")
             inner = getattr(tool, "_agent_instance", None)
             if inner is not None:   # an agent called as a tool runs in a nested run, without these hooks
+                if unhooked_nested(tool, guard, unguarded):
+                    found.append(f"{NESTED_RUN.format(name, label, getattr(inner, 'name', '?'))} (make it with "
+                                 f"policy_agent_tool(agent, guard, ...), or name \"{NESTED}\" in unguarded)")
                 nested(inner)
         capabilities = sandbox_capabilities(owner)
         if capabilities and SANDBOX not in unguarded:
@@ -149,6 +157,17 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
     return found
 
 
+NESTED_RUN = ("agent tool {!r} of agent {!r}, which runs agent {!r} in a nested run without policy_hooks: a tool that run "
+              "adds to its agents at run time (by a tool, an agent's hooks) would run undecided")
+
+
+def unhooked_nested(tool: Any, guard: Guard, unguarded: frozenset[str]) -> bool:
+    """Whether `tool` is an agent called as a tool whose nested run has no hooks of `guard` (it was not made with
+    policy_agent_tool), and unguarded does not name "nested_runs"."""
+    return getattr(tool, "_agent_instance", None) is not None and getattr(tool, HOOKS_ATTRIBUTE, None) is not guard \
+        and NESTED not in unguarded
+
+
 class PolicyHooks(RunHooks[Any]):
     """Run hooks that refuse, before each model call, a run in which the model could call a tool no guardrail of
     `guard` decides (see unguarded_tools); `unguarded` names tools (or "mcp_servers") allowed to run undecided.
@@ -169,11 +188,13 @@ class PolicyHooks(RunHooks[Any]):
         mcp = getattr(tool, "_mcp_tool_binding", None) is not None and "mcp_servers" in self.unguarded
         sandbox = SANDBOX in self.unguarded and bool(sandbox_capabilities(agent)) and \
             not any(t is tool for t in getattr(agent, "tools", None) or ())   # a tool the capabilities added
-        if guarded_by(tool, self.guard) or name in self.unguarded or mcp or sandbox:
+        unhooked = unhooked_nested(tool, self.guard, self.unguarded)
+        if (guarded_by(tool, self.guard) or name in self.unguarded or mcp or sandbox) and not unhooked:
             return
-        why = (f"refused to run {type(tool).__name__} {name!r} of agent {getattr(agent, 'name', '?')!r}: policy "
-               f"{self.guard.policy_name} does not decide it (no guardrail of this guard is attached), and it was about "
-               "to run")
+        why = (f"refused to run {type(tool).__name__} {name!r} of agent {getattr(agent, 'name', '?')!r}: " + (
+            NESTED_RUN.format(name, getattr(agent, "name", "?"), getattr(tool._agent_instance, "name", "?"))
+            if unhooked else f"policy {self.guard.policy_name} does not decide it (no guardrail of this guard is "
+            "attached), and it was about to run"))
         self.guard.refuse_run(why, integration="openai_agents", tool=name)
         raise UnguardedTools(f"{why}. Attach policy_guardrail(guard) to it, remove it, or name it in "
                              "policy_hooks(unguarded=...) to let it run undecided")
@@ -198,3 +219,14 @@ def policy_hooks(guard: Guard, *, unguarded: Iterable[str] = (), run: str = "") 
     """Hooks for `Runner.run(..., hooks=policy_hooks(guard))` (see PolicyHooks); `run` is the run the guardrails
     count calls in (their `run=`, default one run)."""
     return PolicyHooks(guard, unguarded, run)
+
+
+def policy_agent_tool(agent: Any, guard: Guard, *, unguarded: Iterable[str] = (), run: str = "",
+                      **as_tool: Any) -> Any:
+    """`agent.as_tool(**as_tool)` whose nested run has policy_hooks(guard, unguarded=..., run=...): each tool is
+    checked as it is about to run there too, so a tool added at run time stops the nested run, recorded. The hooks of
+    the outer run refuse an agent called as a tool made otherwise (its nested run has none), unless unguarded names
+    "nested_runs"."""
+    tool = agent.as_tool(**as_tool, hooks=policy_hooks(guard, unguarded=unguarded, run=run))
+    setattr(tool, HOOKS_ATTRIBUTE, guard)
+    return tool
