@@ -264,7 +264,7 @@ def test_policy_hooks_let_a_guarded_graph_run_and_what_unguarded_names(payments_
     agents_fixture()
     from agents import Agent, function_tool
 
-    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+    from veriguard.enforce.integrations.openai_agents import policy_agent_tool, policy_guardrail
 
     log = tmp_path / "log.jsonl"
     g, ran, looked = guard(payments_build, log=log), [], []
@@ -279,7 +279,8 @@ def test_policy_hooks_let_a_guarded_graph_run_and_what_unguarded_names(payments_
     script = Script(calls(("transfer_to_payer", {})), calls(("lookup_invoice", {"number": "7"})),
                     calls(("send_payment", PAYMENT)))
     payer = Agent(name="payer", model=model(script), tools=[pay, lookup_invoice])
-    front = Agent(name="front", model=model(script), tools=[pay, payer.as_tool("payer2", "Pays.")], handoffs=[payer])
+    front = Agent(name="front", model=model(script), tools=[pay, policy_agent_tool(
+        payer, g, unguarded=["lookup_invoice"], tool_name="payer2", tool_description="Pays.")], handoffs=[payer])
     run_agent(front, g, unguarded=["lookup_invoice", "payer2"])   # payer2 runs undecided, its own tools decided
     assert ran == [45000] and looked == ["7"] and [r[0] for r in records(log)] == [True]
 
