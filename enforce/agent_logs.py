@@ -54,6 +54,10 @@ STABLE_ERRORS = re.compile(r"unexpected character after line continuation charac
                            r"you forgot a comma\?")
 TEMPLATE_PREFIX = re.compile(r"(?<![\w'\"])(?:[tT][rR]?|[rR][tT])['\"]")
 CUT_OPEN, CUT_CLOSE = ': "', '", '          # where execute_function cuts arguments that are not JSON
+# A program that reads no database explains its output only by a NameError it makes itself; any other output may
+# come from a function call beside the message's text, which EHRAgent does not log (_explains)
+DATA_TOOLS = frozenset({"LoadDB", "SQLInterpreter"})
+NAME_ERROR = re.compile(r"""Error: NameError\(["']name '([A-Za-z_][A-Za-z0-9_]*)' is not defined["']\)\.?""")
 CODE_FENCE = "```"  # autogen's code blocks: three backticks, a language or none, then the code
 MAX_SECTIONS = 64
 MAX_LOG_CHARS = 500_000
@@ -70,6 +74,7 @@ class AgentOutput:
     code: tuple[str, ...]  # every program the agent may have run, each to be analysed on its own
     answer: str
     question: str
+    hidden: str = ""  # why a program not in the log ran (an output no logged program made); it may read anything
 
     def guard_input(self) -> str:
         """The text GuardAgent hands its guard (with every program), for comparison with LLM guards."""
@@ -138,13 +143,14 @@ def parse_agent_log(text: str) -> AgentOutput:
     messages = _messages(sections)
     _refuse_code_blocks(messages)
     parser = _Parser()
-    candidates = [cell.code for cell in _cells(messages, parser)] + _cuts(messages)
+    cells, hidden = _cells(messages, parser)
+    candidates = [cell.code for cell in cells] + _cuts(messages)
     code = tuple(program for program in dict.fromkeys(candidates)
                  if program.strip() and parser.parses(program) and not _is_value(program))
     if not code:
         raise ExtractionError("extract.log.no_code", "the log holds no generated code")
     return AgentOutput(knowledge=knowledge, code=code, answer=sections[len(messages) - 1],
-                       question=asked.split("\n", 1)[0].strip())
+                       question=asked.split("\n", 1)[0].strip(), hidden=hidden)
 
 
 def _messages(sections: list[str]) -> list[str]:
@@ -176,13 +182,15 @@ def _refuse_code_blocks(sections: list[str]) -> None:
                                   "are not read")
 
 
-def _cells(sections: list[str], parser: _Parser) -> list[_Cell]:
-    """Every cell object before TERMINATE, checked against where it stands and what follows it."""
+def _cells(sections: list[str], parser: _Parser) -> tuple[list[_Cell], str]:
+    """Every cell object before TERMINATE, checked against where it stands and what follows it; and why a program the
+    log does not show ran ('' when every output is explained by the program before it: _explains)."""
     bounds, position = [], 0
     for section in sections:
         bounds.append((position, position + len(section)))
         position += len(section) + len(SECTION_SEPARATOR)
     found = list(_cell_objects(SECTION_SEPARATOR.join(sections)))
+    unexplained = 0  # the first message whose program cannot have made the output after it
     for number, (start, end) in enumerate(bounds):
         section, inside = sections[number], [c for c in found if start <= c.start < end]
         if any(cell.end > end for cell in inside):
@@ -205,7 +213,58 @@ def _cells(sections: list[str], parser: _Parser) -> list[_Cell]:
             raise ExtractionError("extract.log.structure", f"section {number + 2} is output, but section "
                                   f"{number + 1} is neither a call nor code: what ran is not in the log (a message "
                                   "with text and a function call is logged as its text)")
-    return found
+        else:
+            ran = section
+        if not unexplained and output.strip() and parser.parses(ran) and not _explains(ran, output):
+            unexplained = number + 1
+    hidden = (f"section {unexplained + 1} is output that the program of section {unexplained} cannot have made: it "
+              f"reads no database (no {' or '.join(sorted(DATA_TOOLS))}), answers no constant that is the output, and "
+              "makes no NameError the output shows; the output may come from a function call the log does not show "
+              "(EHRAgent logs a message's text, not its call) [extract.log.hidden_call]") if unexplained else ""
+    return found, hidden
+
+
+def _explains(program: str, output: str) -> bool:
+    """Whether `program` can be what made `output`: it calls a tool that reads the database, it assigns `answer` a
+    constant whose text is the output (up to a separator it prints), or the output is the NameError of a name the
+    program reads and binds nowhere (an attempt that failed before reading anything)."""
+    tree = ast.parse(program)
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    if called & DATA_TOOLS or output.strip() in _answered_constants(tree):
+        return True
+    report = NAME_ERROR.fullmatch(output.strip().split("\n", 1)[0])
+    return report is not None and _read_unbound(tree, report.group(1))
+
+
+def _read_unbound(tree: ast.Module, name: str) -> bool:
+    """Whether a top-level statement may read `name` before any statement binds it (an assignment's value is read
+    before its targets are bound: `x = float(x)`)."""
+    for statement in tree.body:
+        first = statement.value if isinstance(statement, ast.Assign) else statement
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(first)):
+            return True
+        if name in _bound_in(statement):
+            return False
+    return False
+
+
+def _bound_in(statement: ast.stmt) -> set[str]:
+    """Every name a statement may bind, at any depth (targets, defs, parameters, imports, `except ... as`)."""
+    bound = set()
+    for n in ast.walk(statement):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            bound.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(n.name)
+        elif isinstance(n, ast.alias):
+            bound.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            bound.add(n.name)
+    return bound
 
 
 def _cell_objects(text: str) -> Iterator[_Cell]:
@@ -281,6 +340,20 @@ def _decodes_to(literal: str, expected: str) -> bool:
         return json.loads(literal, strict=False) == expected
     except ValueError:
         return False
+
+
+def _answered_constants(tree: ast.Module) -> set[str]:
+    """The texts of the constants the program assigns to `answer` (as run_code returns them: str(answer)), each cut at
+    the first section separator it holds."""
+    texts = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "answer" for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            texts.add(str(value).split(SECTION_SEPARATOR)[0].strip())
+    return texts
 
 
 def _is_value(code: str) -> bool:

@@ -198,11 +198,14 @@ class CodeExtractor:
         text = _path(observation, self.source)
         if not isinstance(text, str):
             raise ExtractionError("extract.type", f"{self.source!r} must be text")
-        code = parse_agent_log(text).code if self.source == "log" else text
-        access = extract_accesses(code, self.schema, complete=self.complete, language=self.language,
-                                  pipe_free_values=self.pipe_free_values)
+        log = parse_agent_log(text) if self.source == "log" else None
+        access = extract_accesses(text if log is None else log.code, self.schema, complete=self.complete,
+                                  language=self.language, pipe_free_values=self.pipe_free_values)
         pairs = [list(p) for p in access.pairs]
         how = "code: " + "; ".join(access.provenance) if access.provenance else "code: reads no column"
+        if log is not None and log.hidden:  # a program the log does not show ran: it may have read any column
+            every = sorted(set(access.pairs) | {(str(db), str(c)) for db, cs in self.schema.items() for c in cs})
+            return Extracted([list(p) for p in every], f"{how}; every column: {log.hidden}", 0.5, self.kind)
         return Extracted(pairs, how, access.confidence, self.kind)
 
 
