@@ -254,9 +254,12 @@ def test_raw_lines_from_the_host(setup):
 def test_a_failing_server_denies_and_the_proxy_says_why(setup):
     async def main() -> dict[str, types.CallToolResult]:
         async with proxied(setup) as s:
-            return {who: await s.call_tool("send_payment", {**PAYMENT, "recipient": who})
-                    for who in ("globex-logistics", "initech-payroll", "umbrella-insurance", "city-utilities",
-                                "acme-supplies")}
+            got = {}
+            for who in ("globex-logistics", "initech-payroll", "umbrella-insurance", "city-utilities", "acme-supplies"):
+                got[who] = await s.call_tool("send_payment", {**PAYMENT, "recipient": who})
+                if "did not answer within" in text(got[who]):   # the server may still be at it: the run's one running
+                    await anyio.sleep(1.2)                        # call for --timeout more (M25)
+            return got
 
     got = anyio.run(main)
     expected = {"globex-logistics": "did not answer within 1 s",
