@@ -40,9 +40,14 @@ the proxy adds little over calling the child directly. Request ids are renumbere
 Both sides use the initialize handshake (2024-11-05 to 2025-11-25; the stateless 2026-07-28 envelope
 and server/discover are not offered), each negotiating its own version with the proxy.
 
+A tools/call the host cancelled, or that timed out, may still be running in the child (a server is free to finish
+what it can no longer stop): it counts as running, holding the run's one running call (Guard.finished), until the
+child answers it or --timeout more has passed.
+
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
 sampling, elicitation; its requests are answered "method not found"), the host's notifications but
-cancellation, resource subscriptions, logging/setLevel.
+cancellation, resource subscriptions, logging/setLevel. The child's stderr goes to the proxy's, each line marked as
+the server's and its control characters escaped, so that none passes for a line of the proxy's own.
 """
 from __future__ import annotations
 
@@ -67,7 +72,7 @@ from veriguard.contracts.errors import OperatorError, VeriguardError
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.enforce.guard import MODES, Context, Guard, GuardOutcome
 from veriguard.enforce.loader import PolicyLoadError
-from veriguard.contracts.strict_json import StrictJSONError, loads as strict_loads
+from veriguard.contracts.strict_json import StrictJSONError, loads_passing_surrogates as strict_loads
 
 RUN = "mcp"                    # one host session per proxy process
 DEFAULT_TIMEOUT_S = 30.0
@@ -143,8 +148,8 @@ def calls_a_tool(method: Any) -> bool:
     such a request is never forwarded, and is recorded as a refused call."""
     if type(method) is not str:
         return False
-    folded = unicodedata.normalize("NFKC", method).casefold()
-    return "".join(c for c in folded if c.isalnum()) == "toolscall"
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", method).casefold())
+    return "".join(c for c in folded if c.isalnum()) == "toolscall"   # NFKD: combining marks apart, dropped ("ća")
 
 
 def batch_items(batch: list[Any]) -> Iterator[dict[str, Any]]:
@@ -232,6 +237,7 @@ class Proxy:
         self.cancelled_early: set[int] = set()   # tokens the host cancelled while they were decided
         self.abandoned = 0         # decisions past their deadline whose thread still runs
         self.tokens = itertools.count(1)
+        self.unfinished: dict[int, asyncio.TimerHandle] = {}   # given-up tools/calls the child may still be running
 
     # --- the host's side -----------------------------------------------------------------------
     def from_host(self, line: bytes) -> None:
@@ -463,10 +469,24 @@ class Proxy:
 
     def settle(self) -> None:
         """When no allowed tools/call awaits the child's answer any more, the next may be allowed (Guard.finished:
-        a policy that reads facts beside the call decides one running call at a time). A call cancelled by the host
-        or timed out counts as finished, though the child may still be at it."""
-        if not self.deciding and not any(p.method == "tools/call" for p in self.pending.values()):
+        a policy that reads facts beside the call decides one running call at a time). A call the host cancelled or
+        that timed out still counts as running until the child answers it or --timeout more has passed (`linger`)."""
+        if not self.deciding and not self.unfinished and not any(p.method == "tools/call"
+                                                                 for p in self.pending.values()):
             self.guard.finished(RUN)   # (a decision on a thread may have allowed a call not forwarded yet)
+
+    def linger(self, child_id: int) -> None:
+        """A tools/call given up before the child answered it (cancelled by the host, timed out) may still be running
+        there, a server being free to finish what it cannot stop: it holds the run's one running call until the
+        child's answer to it comes (dropped) or timeout_s passes, so that the next call is not decided on facts the
+        first may still change (a payment cancelled and sent again ran twice on the same ledger)."""
+        self.unfinished[child_id] = asyncio.get_running_loop().call_later(self.timeout_s, self.release, child_id)
+
+    def release(self, child_id: int) -> None:
+        timer = self.unfinished.pop(child_id, None)
+        if timer is not None:
+            timer.cancel()
+            self.settle()
 
     def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
         pending = Pending(host_id, method, tool)
@@ -495,6 +515,8 @@ class Proxy:
                 del self.pending[child_id]
                 if pending.timer is not None:
                     pending.timer.cancel()
+                if pending.method == "tools/call":
+                    self.linger(child_id)
                 self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
                     "requestId": child_id, **({"reason": params["reason"]} if "reason" in params else {})}})
         self.settle()
@@ -552,7 +574,9 @@ class Proxy:
             return
         child_id = message.get("id")
         pending = self.pending.pop(child_id, None) if type(child_id) is int else None
-        if pending is None:         # late (after a timeout or a cancellation), or not ours
+        if pending is None:         # late (after a timeout or a cancellation: that call is over now), or not ours
+            if type(child_id) is int:
+                self.release(child_id)
             return
         if pending.timer is not None:
             pending.timer.cancel()
@@ -580,6 +604,8 @@ class Proxy:
         pending = self.pending.pop(child_id, None)
         if pending is None:
             return
+        if pending.method == "tools/call":
+            self.linger(child_id)
         self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled",
                        "params": {"requestId": child_id, "reason": "timed out in the veriguard proxy"}})
         stray = f"; it wrote a line that is not MCP: {self.stray}" if self.stray else ""
@@ -591,6 +617,9 @@ class Proxy:
             return
         self.gone = why
         say(why)
+        for timer in self.unfinished.values():
+            timer.cancel()
+        self.unfinished.clear()
         for child_id in list(self.pending):
             pending = self.pending.pop(child_id)
             if pending.timer is not None:
@@ -623,10 +652,13 @@ async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
     """The child started and initialized (ProxyStartError when it will not run or not speak MCP)."""
     try:
         child = await asyncio.create_subprocess_exec(command, *args, stdin=asyncio.subprocess.PIPE,
-                                                     stdout=asyncio.subprocess.PIPE, cwd=cwd, limit=MAX_LINE)
+                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                     cwd=cwd, limit=MAX_LINE)
     except OSError as e:
         raise ProxyStartError(f"cannot start the MCP server {command!r}: {e.strerror or e}") from None
-    assert child.stdin is not None and child.stdout is not None
+    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+    STDERR_RELAYS.add(task := asyncio.create_task(relay_stderr(child.stderr)))
+    task.add_done_callback(STDERR_RELAYS.discard)
     child.stdin.write(encode({"jsonrpc": "2.0", "id": INIT_ID, "method": "initialize", "params": {
         "protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
         "clientInfo": {"name": "veriguard-mcp-proxy", "version": "1"}}}))
@@ -665,6 +697,32 @@ async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
         raise ProxyStartError(f"{failed}: {describe(e) if isinstance(e, ValidationError) else e}") from None
     child.stdin.write(encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))
     return child, init
+
+
+STDERR_RELAYS: set[asyncio.Task[None]] = set()   # held here: the loop keeps only weak references to tasks
+STDERR_LINE = 16 * 1024        # a longer line of the child's stderr is relayed in parts
+
+
+def server_says(line: bytes) -> str:
+    """A line of the child's stderr as the proxy relays it: marked as the server's, its control characters escaped,
+    so that it can neither pass for a line of the proxy's own ("veriguard mcp-proxy: shadow ... allowed") nor
+    rewrite one on a terminal (a carriage return)."""
+    text = line.decode("utf-8", "backslashreplace").rstrip("\r\n")
+    shown = "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in text)
+    return f"the MCP server's stderr: {shown}"
+
+
+async def relay_stderr(stream: asyncio.StreamReader) -> None:
+    """The child's stderr to the proxy's, each line marked as the server's (server_says), until the child closes it."""
+    part = b""
+    while chunk := await stream.read(STDERR_LINE):
+        *lines, part = (part + chunk).split(b"\n")
+        if len(part) >= STDERR_LINE:
+            lines, part = [*lines, part], b""
+        for line in lines:
+            say(server_says(line))
+    if part:
+        say(server_says(part))
 
 
 async def stop_child(child: asyncio.subprocess.Process) -> None:
