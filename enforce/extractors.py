@@ -41,11 +41,16 @@ JSON text inside JSON text too), any other for the JSON objects written in it (`
 `{` onwards; a call in a recognised shape there is a call, a call-like one an error; a text costlier to read than
 about 4 times its length is an error). A framework that runs calls of another shape needs its
 own extractor.
+A tool_call extractor for one tool also denies any text (a call's own arguments included; JSON text is read as its
+data, the calls in read wrappers as calls) that writes a call of that tool in a call position (_named_call: a bare
+`transfer(to=...)`, ChatGLM's name line over JSON, a YAML key, `name: transfer`, `<name>transfer</name>`, `<transfer>`,
+harmony's `to=transfer`); one for any tool (`*`), a line that is a Python call with keyword or dict arguments.
 """
 from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import json
 import re
 import tempfile
@@ -258,8 +263,8 @@ def _tool_name(x: Mapping[str, Any], where: str) -> str:
 def _call_arguments(value: Any, where: str, *, json_text: bool) -> dict[str, Any]:
     """A call's arguments as an object; `json_text`: OpenAI's JSON text is parsed strictly (no duplicate keys)."""
     if json_text and type(value) is str:
-        try:
-            value = strict_json.loads(value)
+        try:   # a lone surrogate is refused where a value is read (_coerce: extract.type, naming the argument)
+            value = strict_json.loads_passing_surrogates(value)
         except strict_json.StrictJSONError as e:
             _bad_call(where, f"the arguments are not strict JSON ({e})")
     if not isinstance(value, Mapping) or not all(type(k) is str for k in value):
@@ -363,8 +368,8 @@ def _as_json(value: Any, where: str) -> Any:
         if len(value) > _MAX_JSON_TEXT:
             _bad_call(where, f"a string of {len(value):,} characters that may be JSON holding a tool call; more "
                       f"than the {_MAX_JSON_TEXT:,} read")
-        try:
-            value = strict_json.loads(value)
+        try:   # a lone surrogate is refused where the value is read (_coerce), not taken here for text that is no JSON
+            value = strict_json.loads_passing_surrogates(value)
         except (strict_json.StrictJSONError, RecursionError):
             return None
         if type(value) is not str:
@@ -381,7 +386,10 @@ _WRAPPERS = {"<tool_call>": ("hermes <tool_call>", "arguments"), "[TOOL_CALLS]":
 _WRAPPER = re.compile("|".join(re.escape(w) for w in _WRAPPERS))
 # Other marks of open models' text calls, searched in lower case; each begins with a character, so that it is fast
 _TEXT_CALLS = tuple(re.compile(p) for p in (
-    r"<[|｜][^|｜>\n]{0,40}(?:tool|python|function|call|action|plugin|invoke|recipient)[^|｜>\n]{0,40}[|｜]>",  # token
+    r"<[|｜][^|｜>\n]{0,40}(?:tool|python|function|call|action|plugin|invoke|recipient|assistant|observation|channel"
+    r"|constrain|message)[^|｜>\n]{0,40}[|｜]>",  # a template token (harmony's channel, ChatGLM's observation: raw turns)
+    r"<\s*/?\s*(?:tool|function|call|invoke)s?(?:[\s:=/][^>\n]{0,80})?>",  # <tool>, <call>, <function name="x">
+    r"\A\s*[\w.-]{1,128}[ \t]*\n[ \t]*\{",  # ChatGLM: the tool's name alone on the first line, its JSON below
     r"</?\s*[\w:-]{0,20}(?:tool|function)[\s\w:-]{0,20}(?:call|use|code|invoke|request)",  # a tag
     r"<function\s*=", r"<invoke\b", r"\[(?:tool_calls|tool_request|args|call_id)\]", r"✿\s*function\s*✿",
     r"to=functions\.", r"functools\[", r"```[ \t]*(?:tool|function)",  # harmony; phi; gemma's tool_code block
@@ -389,8 +397,11 @@ _TEXT_CALLS = tuple(re.compile(p) for p in (
     r"action[ _\t]*input[ \t]*:", r"action[ \t]*\d*[ \t]*:[ \t]*[\w.-]+[ \t]*\["))  # ReAct: Action Input, Action: x[
 # A name key and an arguments key, quoted either way (escaped or not), in one object of a dict written as Python or
 # JSON: found by their positions (_named_arguments), as one pattern would read ahead from every name key
-_NAME_KEY = re.compile(r"""(['"])(?:tool_?|function_?)?name\\*\1\s*:""")
-_ARGUMENTS_KEY = re.compile(r"""(['"])(?:arguments|parameters|args|input|kwargs)\\*\1\s*:""")
+# or unquoted, first on a line or after `{` or `,` (YAML, JSON5: `tool: transfer` then `arguments:` below)
+_NAME_KEY = re.compile(r"""(['"])(?:tool_?|function_?)?name\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*-?[ \t]*"""
+                       r"""(?:(?:tool|function)_?)?(?:name|tool|function|func|action)[ \t]*:""", re.MULTILINE)
+_ARGUMENTS_KEY = re.compile(r"""(['"])(?:arguments|parameters|args|input|kwargs)\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*"""
+                            r"""(?:arguments|parameters|args|kwargs|action_input|tool_input)[ \t]*:""", re.MULTILINE)
 _KEYS_APART = 2000   # at most this many characters, and no brace, between the two keys
 _MAY_HOLD_CALL = re.compile(r"[{\[<✿:`>]")  # a character every mark above, JSON and a pythonic list holds
 _PYTHONIC = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")  # Llama's pythonic calls: [transfer(to="eve"), ...]
@@ -585,6 +596,69 @@ def tool_calls(observation: Mapping[str, Any]) -> list[ToolCall]:
     return found
 
 
+@functools.lru_cache(maxsize=256)
+def _named_call(tool: str) -> re.Pattern[str]:
+    """Where a text names `tool` as a call in any format: the name right before `(` or `[` (or blanks and then `(`
+    with a keyword, `**`, a dict or a string), before a JSON object (on the next line too: ChatGLM), as a YAML key over
+    indented keys, after a caller key (`name: `, `tool=`, `Action: `, `<function=`, harmony's `to=`),
+    as the text of an XML element so named (`<name>x</name>`, not `<b>x</b>`) or as a tag of its own (`<x>`)."""
+    name = r"(?<![\w-])" + re.escape(tool) + r"(?![\w-])"
+    quotes = r"""[\\"'`]*"""
+    return re.compile("|".join((
+        name + r"[(\[]", name + r"""[ \t]+\((?=\s*(?:[A-Za-z_]\w*\s*=[^=]|\*\*|[{"']))""",
+        name + quotes + r"[ \t]*(?:\n\s*)?\{", name + r"[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:",
+        r"\b(?:\w{0,24}(?:name|tool|function|func|action|operation|method|call|recipient|command)|to)" + quotes
+        + r"[ \t]*[:=]\s*" + quotes + r"(?:functions\.)?" + name,
+        r"<\s*\w{0,24}(?:name|tool|function|func|action|call|invoke|method)\s*>\s*" + name + r"\s*<", r"<\s*" + name)),
+        re.IGNORECASE)
+
+
+_CALL_LINE = re.compile(r"^[ \t`]*[A-Za-z_][\w.]{0,127}[ \t]*\((?=[^\n]*[={])[^\n]*\)[ \t`;]*$", re.MULTILINE)
+
+
+def _call_line(text: str) -> str:
+    """A line that is one Python call given keyword or dict arguments (`transfer(to="eve")`, `f(**{...})`, `f({...})`):
+    a tool call in the pythonic format of Gemma, Llama 3.2 or a ```tool_code block, whatever the tool; '' for none."""
+    for line in _CALL_LINE.finditer(text):
+        try:
+            tree = ast.parse(line.group().strip(" \t`;"), mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        call = tree.body
+        if isinstance(call, ast.Call) and (call.keywords or any(isinstance(a, ast.Dict) for a in call.args)):
+            return line.group().strip()
+    return ""
+
+
+def _refuse_named_in_text(observation: Any, tool: str) -> None:
+    """A text anywhere in the agent data (a call's own arguments included) that writes a call of `tool` in a format not
+    read as a call (a bare `tool(...)`, YAML, XML, ChatGLM, JSON5, ...) denies: a runtime that parses it runs it. For
+    any tool (`*`), whose name is not known, a line that is a Python call with keyword or dict arguments denies."""
+    pattern = None if tool == ANY_TOOL else _named_call(tool)
+    stack: list[tuple[Any, int]] = [(observation, 0)]
+    while stack:
+        x, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            _bad_call("", f"the agent data nests deeper than {_MAX_DEPTH} levels")
+        if type(x) is str:
+            held = _as_json(x, "")
+            if held is not None:  # JSON text: its strings are read, its keys and values as data (a call read as one)
+                stack.append((held, depth + 1))
+                continue
+            if _WRAPPER.search(x):  # the calls in open models' wrappers are read as calls: the text around them is read
+                spans = _wrapped_calls(x, "")[1]
+                x = " ".join(x[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(x)]))
+            match = pattern.search(x) if pattern is not None else None
+            found = match.group() if match is not None else _call_line(x) if pattern is None else ""
+            if found:
+                _bad_call("", f"text with {found[:40]!r} writes a call of {tool!r} in a format not read as a "
+                          "call here: a runtime that parses the model's text may run it, unchecked")
+        elif isinstance(x, Mapping):
+            stack.extend((v, depth + 1) for item in x.items() for v in item)
+        elif isinstance(x, (list, tuple)):
+            stack.extend((v, depth + 1) for v in x)
+
+
 ANY_TOOL = "*"            # a tool_call extractor's `tool`: the one call in the action, whatever its tool
 TOOL_NAME = "$name"       # in a tool_call extractor's `fields`: the called tool's name, not an argument
 
@@ -611,6 +685,7 @@ class ToolCallExtractor:
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         calls = tool_calls(observation)
+        _refuse_named_in_text(observation, self.tool)
         alike = [c for c in calls if c.name != self.tool and _folded(c.name) == _folded(self.tool)]
         if alike:
             raise ExtractionError("extract.tool_call", f"{alike[0].where}: a call of {alike[0].name!r}, a name that "
