@@ -12,7 +12,7 @@ from veriguard.providers.errors import fail, status_error
 from veriguard.providers.http import BodyRefused, cap_bodies, environment_client, not_json
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
 from veriguard.providers.types import (
-    TOOL_NAME, Completion, CompletionRequest, Raw, canonical_json, model_name, token_count,
+    TOOL_NAME, Completion, CompletionRequest, Raw, canonical_json, model_name, token_count, tokens_reported,
 )
 
 StructuredMode = Literal["auto", "json_schema", "json_object", "tools"]
@@ -98,6 +98,7 @@ class OpenAICompatibleProvider:
             stop_reason=stop_reason,
             raw_request=body,
             raw_response=payload,
+            tokens_reported=tokens_reported(usage, "prompt_tokens", "completion_tokens"),
         )
 
     def _choice(self, status: int, headers: httpx2.Headers, payload: Any, problem: str,
@@ -128,6 +129,12 @@ class OpenAICompatibleProvider:
         if not isinstance(message, dict):
             raise fail("provider.malformed", f"{where} with a choice that has no message ({str(choice)[:120]!r}); "
                        f"{fix}", raw)
+        # only an assistant's message in a chat completion is an answer (a user, system or tool message echoed back,
+        # or a stream's chunk, is not one), as the Anthropic provider takes only an assistant's message
+        kind = payload.get("object", "chat.completion")
+        if message.get("role") != "assistant" or kind != "chat.completion":
+            raise fail("provider.malformed", f"{where} with a message of role {str(message.get('role'))[:40]!r} in "
+                       f"an object {str(kind)[:40]!r}, not an assistant's message in a 'chat.completion'; {fix}", raw)
         return message, choice.get("finish_reason")
 
     def _body(self, request: CompletionRequest, mode: str) -> dict[str, Any]:

@@ -49,6 +49,14 @@ def token_count(usage: Any, *keys: str) -> int:
     return 0
 
 
+def tokens_reported(usage: Any, input_key: str, output_key: str) -> bool:
+    """Whether a response's `usage` holds both counts as token_count takes them: a server that leaves them out, or
+    writes them as strings, floats, negatives or absurd numbers, said nothing of what the call cost (priced as 0
+    tokens, the call read as free)."""
+    return isinstance(usage, Mapping) and all(
+        type(usage.get(key)) is int and 0 <= usage[key] <= MAX_TOKENS_COUNTED for key in (input_key, output_key))
+
+
 MAX_MODEL_NAME = 200   # characters of a model name a server reports; longer is not a name
 
 
@@ -112,6 +120,8 @@ class Completion:
     stop_reason: str | None
     raw_request: dict[str, Any] = field(repr=False)
     raw_response: dict[str, Any] = field(repr=False)
+    tokens_reported: bool = True
+    """False when the server's `usage` did not give both counts (types.tokens_reported): the cost is unknown."""
 
 
 class Provider(Protocol):
