@@ -154,6 +154,7 @@ CATALOGUE: dict[str, Entry] = {
     "extract.type": Entry(A, "an extracted value has the wrong type"),
     # freezing a build (synth/freeze.py)
     "freeze.approval": Entry(O, "the approval given to freeze does not fit the build"),
+    "freeze.certificate": Entry(S, "the certificate would not read back as strict JSON (a lone surrogate in a model's text)"),
     "freeze.changed": Entry(S, "the spec or a file it names changed during synthesis"),
     "freeze.file": Entry(S, "a file of the spec that the build copies cannot be read"),
     "freeze.path": Entry(S, "a file would be written outside the build directory"),

@@ -64,7 +64,7 @@ from typing import Any, BinaryIO, Iterator, Mapping
 
 from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.keys import SigningKey, VerifyKey, load_signing_key, write_atomic
-from veriguard.contracts.strict_json import StrictJSONError, loads
+from veriguard.contracts.strict_json import StrictJSONError, loads, loads_passing_surrogates
 
 GENESIS = "0" * 64
 HEAD_FORMAT = "veriguard-log-head/2"      # names the log (log_id); every record of it carries that id as `log`
@@ -261,8 +261,8 @@ class _Chain:
 
 
 def _record(line: bytes, n: int) -> dict[str, Any]:
-    try:
-        rec = loads(line[:-1])
+    try:   # a record keeps what it was given (a lone surrogate an agent sent, written as its escape, ASCII)
+        rec = loads_passing_surrogates(line[:-1])
     except StrictJSONError as e:
         raise _Broken(f"line {n} is not JSON ({e})", n) from None
     if type(rec) is not dict:
@@ -581,7 +581,7 @@ class DecisionLog:
         with os.fdopen(fd, "rb") as f:
             for n, line in enumerate(f, start=1):
                 try:
-                    yield loads(line)
+                    yield loads_passing_surrogates(line)
                 except StrictJSONError as e:
                     raise DecisionLogError("log.broken", f"line {n} is not JSON ({e})", file=str(self.path),
                                            fix=_VERIFY_FIX) from None

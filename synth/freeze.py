@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from veriguard.contracts import strict_json
 from veriguard.contracts.errors import GeneratedCodeError, SpecError, VeriguardError
 from veriguard.contracts.generated import check_generated
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
@@ -180,22 +181,33 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
         files[POLICY_CODE] = _write(tmp, POLICY_CODE, policy_code(policy_py))
         cert = certificate(result, policy_py, synthesized_at=stamp, path=path, files=files, approval=approval)
         cert_bytes = (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode("utf-8")
+        _reads_back(cert_bytes)
         _write(tmp, "certificate.json", cert_bytes)
         if signer is not None:
             _write(tmp, SIGNATURE_NAME, signer(cert_bytes))
         _write(tmp, "run.json", (json.dumps(run_info, indent=2, sort_keys=True) + "\n").encode("utf-8"))
         _write(tmp, "report.md", render_report(cert, run_info, json.loads(extraction)["extraction"]).encode("utf-8"))
-        old = out_dir / f".{spec.name}.old"
-        if old.exists():
-            shutil.rmtree(old)
-        if final.exists():
-            os.replace(final, old)
+        # the previous build goes to a fresh name, never a fixed one: `.NAME.old` left as a link or a file by
+        # anyone who can write DIR made every later synth fail after the proof (rmtree refuses a link)
+        old = Path(tempfile.mkdtemp(prefix=f".{spec.name}.old-", dir=out_dir))
+        if final.is_symlink() or final.exists():
+            os.replace(final, old / spec.name)
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final, cert
+
+
+def _reads_back(cert_bytes: bytes) -> None:
+    """VeriguardError (freeze.certificate) for a certificate the loader would refuse as not strict JSON: a lone
+    surrogate in a model's text (the transcript), which json.dumps writes as its escape; nothing is written."""
+    try:
+        strict_json.loads(cert_bytes)
+    except strict_json.StrictJSONError as e:
+        raise SpecError("freeze.certificate", f"the certificate would not read back as strict JSON ({e}); "
+                        "nothing was written", fix="re-run synth (with --llm: the model's text held it)") from None
 
 
 def extraction_json(spec: SpecFile, extraction: dict[str, Any]) -> str:
