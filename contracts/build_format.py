@@ -30,6 +30,12 @@ HEX64 = re.compile(r"[0-9a-f]{64}")
 # of them once, holding (freeze writes it so; the loader refuses one that does not; `veriguard audit` checks it).
 CERTIFIED_GATES = ("contract (z3)", "proof (Nagini)", "examples", "properties (Hypothesis)", "mutation")
 HOLDING_VERDICTS = ("PROVED", "PASSED")
+# the keys a gate's record may have (synth.pipeline.Gate.to_dict without timings: its details; any gate may have come
+# from the proof cache): a gate or a key synthesis never writes is a claim no one checked ("security review: PASSED")
+GATE_KEYS = {"contract (z3)": ("bound", "findings"), "proof (Nagini)": (), "examples": ("passed", "total", "results"),
+             "properties (Hypothesis)": ("examples_run", "systematic", "rejected", "failure"),
+             "mutation": ("score", "killed", "total")}
+_COMMON_GATE_KEYS = ("name", "verdict", "summary", "cache")
 
 
 def missing_gates(names: list[Any]) -> list[str]:
@@ -39,12 +45,19 @@ def missing_gates(names: list[Any]) -> list[str]:
 
 def unheld_gates(gates: Any) -> list[str]:
     """What a PROVED certificate's `gates` lacks: each gate of CERTIFIED_GATES missing or listed twice, and each gate
-    whose verdict does not hold (by name, or by place when it is not an object)."""
+    whose verdict does not hold, that synthesis does not record or that has a key it does not write (by name, or by
+    place when it is not an object)."""
     listed = gates if isinstance(gates, list) else [gates]
     wrong = [f"gates[{i}] ({str(g.get('name'))[:40] if isinstance(g, dict) else g!r})" for i, g in enumerate(listed)
-             if not (isinstance(g, dict) and g.get("verdict") in HOLDING_VERDICTS)]
+             if not (isinstance(g, dict) and g.get("verdict") in HOLDING_VERDICTS and _known_gate(g))]
     return wrong + [f"gates ({name!r} not recorded once)" for name in
                     missing_gates([g.get("name") if isinstance(g, dict) else None for g in listed])]
+
+
+def _known_gate(gate: dict[str, Any]) -> bool:
+    """A gate synthesis records, with only the keys it writes for that gate."""
+    name = gate.get("name")
+    return isinstance(name, str) and name in GATE_KEYS and set(gate) <= {*_COMMON_GATE_KEYS, *GATE_KEYS[name]}
 
 
 def referenced_files(extraction: Mapping[str, Any]) -> list[str]:
