@@ -47,19 +47,24 @@ def _float(text: str) -> float:
 # after a successful parse every backslash is inside a string: `\\` pairs are skipped as one token, so an escape is
 # read where the parser read it; a high half followed by a low half is one character (the parser joins them)
 _ESCAPES = re.compile(r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_CANDIDATE = re.compile(r"\\u[dD][89a-fA-F]")   # no escape of a surrogate at all: the common case, one scan
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _lone_surrogate(text: str) -> StrictJSONError | None:
-    """The first lone surrogate in `text` (JSON that parsed): escaped, or a raw one in a str (bytes decoded with
-    surrogateescape, e.g. a command-line argument that was not UTF-8)."""
-    raw = _SURROGATE.search(text)
+def _lone_surrogate(text: str, *, decoded: bool) -> StrictJSONError | None:
+    """The first lone surrogate in `text` (JSON that parsed): escaped, or, unless `text` was decoded from UTF-8 here
+    (which holds none), a raw one (a str decoded with surrogateescape, e.g. a command-line argument that was not UTF-8)."""
+    raw = None if decoded else _SURROGATE.search(text)
     if raw:
         return _at(text, raw.start(), f"a lone surrogate U+{ord(raw.group()):04X} (not a character; bytes that were not "
                    "UTF-8?)")
-    if "\\u" not in text:
+    candidate = _CANDIDATE.search(text)
+    if candidate is None:
         return None
-    for m in _ESCAPES.finditer(text):
+    start = candidate.start()
+    while start and text[start - 1] == "\\":   # from the start of its run of backslashes, whose pairs are skipped
+        start -= 1
+    for m in _ESCAPES.finditer(text, start):
         if len(m.group()) == 6:
             return _at(text, m.start(), f"a lone surrogate escape {m.group()!r} (half of a UTF-16 pair, no character; "
                        "readers disagree on it)")
@@ -81,6 +86,7 @@ def loads_passing_surrogates(data: str | bytes) -> Any:
 def loads(data: str | bytes, *, lone_surrogates: bool = False) -> Any:
     """Parse `data` (bytes must be UTF-8); raises StrictJSONError and nothing else. `lone_surrogates`: keep them
     (see loads_passing_surrogates), else each is an error with its place."""
+    decoded = isinstance(data, bytes)
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
@@ -94,7 +100,7 @@ def loads(data: str | bytes, *, lone_surrogates: bool = False) -> Any:
         raise StrictJSONError("nested too deeply") from None
     except ValueError as e:  # a duplicate key, NaN / Infinity, an integer over the digit limit
         raise StrictJSONError(str(e).split(";")[0]) from None
-    lone = None if lone_surrogates else _lone_surrogate(data)
+    lone = None if lone_surrogates else _lone_surrogate(data, decoded=decoded)
     if lone:
         raise lone
     return value

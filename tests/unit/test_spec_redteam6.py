@@ -13,6 +13,7 @@ import json
 import os
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from veriguard.cli import main
 from veriguard.contracts.errors import SpecError
@@ -116,3 +117,26 @@ def test_a_link_in_the_build_s_place_is_replaced_and_its_target_kept(tmp_path):
     (out / "mini").symlink_to(tmp_path / "nowhere")   # dangling: os.replace of a folder over it failed
     final, _ = write_build(result, out, run_info={})
     assert final.is_dir() and not final.is_symlink() and (final / "policy.py").is_file()
+
+
+
+PIECES = ["a", "\\", '"', "u", "d8", "\ud800", "\udc00", "\U0001F600", "\\ud800", "\\udc00", "é", "\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.recursive(st.lists(st.sampled_from(PIECES), max_size=6).map("".join),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                    max_leaves=6), st.booleans())
+def test_refused_exactly_when_a_string_holds_a_lone_surrogate(value, ascii_only):
+    """Any value, written by json.dumps escaped or raw: refused iff what a reader gets holds a surrogate that is not
+    half of a pair (a high and a low half written next to each other as escapes are one character); read back as
+    json reads it otherwise."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    expected = json.loads(text)
+    lone = any(0xD800 <= ord(c) <= 0xDFFF for c in (json.dumps(expected, ensure_ascii=False) + text))
+    if lone:
+        with pytest.raises(StrictJSONError):
+            loads(text)
+    else:
+        assert loads(text) == expected and loads(text.encode("utf-8")) == expected
+    assert loads_passing_surrogates(text) == expected
