@@ -106,12 +106,18 @@ def file_in_folder(folder: Path, rel: object) -> Path:
     return folder / rel
 
 
+def _merged(rel: str) -> str:
+    """`rel` as a case-insensitive, normalising filesystem (APFS, HFS+, NTFS) compares names."""
+    return unicodedata.normalize("NFD", rel).casefold()
+
+
 class _Loader:
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
         self.file = str(path)
         self.text = text
         self.positions, self.values, self.ambiguous = scan_keys(text)
+        self.spellings = {_merged(path.name): path.name}   # the spec's files, as a macOS filesystem names them
 
     def pos(self, *key: object) -> Pos:
         while key:
@@ -141,7 +147,12 @@ class _Loader:
         try:
             if rel == self.path.name:
                 raise ValueError("is the spec itself")
-            return file_in_folder(self.path.parent, rel)
+            file = file_in_folder(self.path.parent, rel)
+            other = self.spellings.setdefault(_merged(str(rel)), str(rel))
+            if other != rel:   # on macOS one file: the build would certify two, and no copy there would load
+                raise ValueError(f"and {other!r} are one file where names are compared without case or Unicode "
+                                 "normalisation (macOS, Windows): give them names that differ otherwise")
+            return file
         except ValueError as e:
             raise self.fail("spec.path", f"{what} {rel!r} {e}", key, PATH_FIX,
                             self.inline_pos(key, str(rel)) if isinstance(rel, str) else None) from None

@@ -140,3 +140,52 @@ def test_refused_exactly_when_a_string_holds_a_lone_surrogate(value, ascii_only)
     else:
         assert loads(text) == expected and loads(text.encode("utf-8")) == expected
     assert loads_passing_surrogates(text) == expected
+
+
+MERGED = [("Ok.json", "ok.json"), ("caf\u00e9.json", "cafe\u0301.json"), ("T/ok.json", "t/ok.json"),
+          ("stra\u00dfe.json", "STRASSE.json")]
+
+
+@pytest.mark.parametrize("first,second", MERGED, ids=ascii)
+def test_two_spec_files_a_macos_filesystem_would_merge_are_a_spec_error(tmp_path, first, second):
+    """On Linux two files; on APFS / HFS+ / NTFS one: the build certified both, and no copy of it there loaded."""
+    for rel, table in ((first, '{"x": true}'), (second, '{"y": true}')):
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text(table, encoding="utf-8")
+    (tmp_path / "m.toml").write_text(TWO_TABLES.format(first=first, second=second), encoding="utf-8")
+    with pytest.raises(SpecError) as e:
+        load_spec(tmp_path / "m.toml")
+    assert e.value.code == "spec.path" and "one file" in e.value.message and repr(first) in e.value.message
+
+
+def test_one_file_named_once_for_two_tables_and_distinct_names_still_load(tmp_path):
+    for rel in ("a.json", "b.json"):
+        (tmp_path / rel).write_text('{"x": true}', encoding="utf-8")
+    (tmp_path / "m.toml").write_text(TWO_TABLES.format(first="a.json", second="a.json"), encoding="utf-8")
+    assert [f for f, _ in load_spec(tmp_path / "m.toml").files] == ["a.json", "a.json"]
+    (tmp_path / "m.toml").write_text(TWO_TABLES.format(first="a.json", second="b.json"), encoding="utf-8")
+    assert [f for f, _ in load_spec(tmp_path / "m.toml").files] == ["a.json", "b.json"]
+
+
+TWO_TABLES = '''name = "m"
+request = "x"
+[arguments]
+a = "str"
+b = "str"
+[tables.t1]
+file = "{first}"
+signature = "(str) -> bool"
+[tables.t2]
+file = "{second}"
+signature = "(str) -> bool"
+[contract]
+rules = """
+rule r1 "a": t1(a)
+rule r2 "b": t2(b)
+"""
+[[examples]]
+name = "e"
+args = {{ a = "x", b = "y" }}
+allowed = true
+violations = []
+'''
