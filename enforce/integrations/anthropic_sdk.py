@@ -368,7 +368,17 @@ def watch_runner(runner: Any, guard: Guard | None, guards: list[Guard]) -> None:
 
 def _watched(runner: Any, bound: Callable[..., Any], method: str, guard: Guard | None,
              guards: list[Guard]) -> Callable[..., Any]:
+    # the runner's own method through a weak reference: a wrapper holding the bound method would keep the runner (and
+    # its client) alive in a reference cycle until the garbage collector finds it
+    own = getattr(bound, "__func__", None) if getattr(bound, "__self__", None) is runner else None
+    other = bound if own is None else None   # a method set on the object before: kept as it is
+    ref = weakref.ref(runner)
+
+    def call(args: tuple[Any, ...]) -> Any:
+        return own(ref(), *args) if own is not None else other(*args)  # type: ignore[misc]
+
     def check(args: tuple[Any, ...]) -> None:
+        runner = ref()
         if method == "_run_toolset_member":   # (tool_use): a toolset runs it
             entries = {k: v for k, v in runner_table(runner).items() if k.startswith("toolset ")}
         else:   # _run_tool(tool, tool_use) or _call_tool(tool, event, input): the tool, and the name it runs by
@@ -382,13 +392,13 @@ def _watched(runner: Any, bound: Callable[..., Any], method: str, guard: Guard |
     if inspect.iscoroutinefunction(bound):
         async def watched_async(*args: Any) -> Any:
             check(args)
-            return await bound(*args)
+            return await call(args)
         setattr(watched_async, WATCH_ATTRIBUTE, True)
         return watched_async
 
     def watched(*args: Any) -> Any:
         check(args)
-        return bound(*args)
+        return call(args)
     setattr(watched, WATCH_ATTRIBUTE, True)
     return watched
 

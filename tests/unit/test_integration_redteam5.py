@@ -190,15 +190,35 @@ def generated(g, ran, model):
         break
 
 
-@pytest.mark.parametrize("loop", [sync_loop, async_loop, eager_stream, generated],
-                         ids=["sync", "async", "eager-stream", "generate_tool_call_response"])
+def swapped_by_name(g, ran, model):   # the guarded tool removed and a plain one added under its name
+    from tests.unit.test_integration_redteam4 import plain_payment
+
+    runner = hooked(model).beta.messages.tool_runner(model="c", max_tokens=10, messages=USER, tools=[payments_tool(g, ran)])
+    for message in runner:
+        if message.stop_reason == "tool_use":
+            runner.remove_tools("send_payment")
+            runner.add_tools(plain_payment(ran))
+
+
+def call_replaced(g, ran, model):   # the guarded tool's call replaced on the object the runner holds
+    runner = hooked(model).beta.messages.tool_runner(model="c", max_tokens=10, messages=USER, tools=[payments_tool(g, ran)])
+    for message in runner:
+        if message.stop_reason == "tool_use":
+            for tool in runner._runnable_tools().values():
+                tool.call = lambda given: ran.append(("undecided", given.get("amount_cents"))) or "sent"
+
+
+@pytest.mark.parametrize("loop", [sync_loop, async_loop, eager_stream, generated, swapped_by_name, call_replaced],
+                         ids=["sync", "async", "eager-stream", "generate_tool_call_response", "swapped-by-name",
+                              "call-replaced"])
 def test_a_tool_added_in_the_loop_body_is_refused_before_it_runs(payments_build, tmp_path, loop):
     from veriguard.enforce.integrations.anthropic_sdk import ProviderToolsRefused
 
     log = tmp_path / "log.jsonl"
     g, ran = guard(payments_build, log=log), []
-    first = streamed([("t1", "refund", json.dumps(EVIL))]) if loop is eager_stream else reply([use("refund", EVIL)])
-    with pytest.raises(ProviderToolsRefused, match="refused to run a tool of the tool runner .*'refund'"):
+    name, given = ("send_payment", OVER_LIMIT) if loop in (swapped_by_name, call_replaced) else ("refund", EVIL)
+    first = streamed([("t1", name, json.dumps(given))]) if loop is eager_stream else reply([use(name, given)])
+    with pytest.raises(ProviderToolsRefused, match=f"refused to run a tool of the tool runner .*'{name}'"):
         loop(g, ran, ScriptedModel(first, "Done."))
     assert ran == []
     assert [(allowed, why.startswith("refused to run a tool")) for allowed, why in records(log)] == [(False, True)]
@@ -241,7 +261,7 @@ def test_the_tool_uses_of_a_reply_cut_at_max_tokens_are_refused(payments_build, 
 
 
 @pytest.mark.parametrize("stop", ["end_turn", "refusal", "pause_turn", "model_context_window_exceeded",
-                                  "stop_sequence", "some_new_reason"])
+                                  "stop_sequence", "some_new_reason", "TOOL_USE", 5])
 def test_tool_uses_of_a_turn_that_did_not_end_with_tool_use_are_refused(payments_build, tmp_path, stop):
     from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
 
