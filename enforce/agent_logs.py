@@ -215,7 +215,7 @@ def _cells(sections: list[str], parser: _Parser) -> tuple[list[_Cell], str]:
                                   "with text and a function call is logged as its text)")
         else:
             ran = section
-        if not unexplained and output.strip() and parser.parses(ran) and not _explains(ran, output):
+        if not unexplained and output.strip() and not _explains(ran, output):
             unexplained = number + 1
     hidden = (f"section {unexplained + 1} is output that the program of section {unexplained} cannot have made: it "
               f"reads no database (no {' or '.join(sorted(DATA_TOOLS))}), answers no constant that is the output, and "
@@ -227,8 +227,14 @@ def _cells(sections: list[str], parser: _Parser) -> tuple[list[_Cell], str]:
 def _explains(program: str, output: str) -> bool:
     """Whether `program` can be what made `output`: it calls a tool that reads the database, it assigns `answer` a
     constant whose text is the output (up to a separator it prints), or the output is the NameError of a name the
-    program reads and binds nowhere (an attempt that failed before reading anything)."""
-    tree = ast.parse(program)
+    program reads and binds nowhere (an attempt that failed before reading anything). A program that does not parse
+    is judged by _cells' own rules (its output must report the error)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     if called & DATA_TOOLS or output.strip() in _answered_constants(tree):
         return True

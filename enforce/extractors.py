@@ -596,21 +596,50 @@ def tool_calls(observation: Mapping[str, Any]) -> list[ToolCall]:
     return found
 
 
+class _NamedCall(NamedTuple):
+    call: re.Pattern[str]     # the tool's name and what may follow it as a call (a token: checked by _names_a_call)
+    keyed: re.Pattern[str]    # the name right after `:`, `=`, `<`, `>` or `.` (quotes and blanks between)
+    before: re.Pattern[str]   # a caller key or tag that may stand before it (searched in a window ending there)
+    element: re.Pattern[str]  # an element so named before it (`<name>`), then `<` after it
+
+
+_WINDOW = 64  # characters before a name that a caller key or tag may take
+
+
 @functools.lru_cache(maxsize=256)
-def _named_call(tool: str) -> re.Pattern[str]:
+def _named_call(tool: str) -> _NamedCall:
     """Where a text names `tool` as a call in any format: the name right before `(` or `[` (or blanks and then `(`
     with a keyword, `**`, a dict or a string), before a JSON object (on the next line too: ChatGLM), as a YAML key over
-    indented keys, after a caller key (`name: `, `tool=`, `Action: `, `<function=`, harmony's `to=`),
-    as the text of an XML element so named (`<name>x</name>`, not `<b>x</b>`) or as a tag of its own (`<x>`)."""
-    name = r"(?<![\w-])" + re.escape(tool) + r"(?![\w-])"
+    indented keys, after a caller key (`name: `, `tool=`, `Action: `, `<function=`, harmony's `to=`), as the text of
+    an XML element so named (`<name>x</name>`, not `<b>x</b>`) or as a tag of its own (`<x>`). Two searches in C; only
+    a name right after `:`, `=`, `<`, `>` or `.` is looked at again."""
     quotes = r"""[\\"'`]*"""
-    return re.compile("|".join((
-        name + r"[(\[]", name + r"""[ \t]+\((?=\s*(?:[A-Za-z_]\w*\s*=[^=]|\*\*|[{"']))""",
-        name + quotes + r"[ \t]*(?:\n\s*)?\{", name + r"[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:",
-        r"\b(?:\w{0,24}(?:name|tool|function|func|action|operation|method|call|recipient|command)|to)" + quotes
-        + r"[ \t]*[:=]\s*" + quotes + r"(?:functions\.)?" + name,
-        r"<\s*\w{0,24}(?:name|tool|function|func|action|call|invoke|method)\s*>\s*" + name + r"\s*<", r"<\s*" + name)),
-        re.IGNORECASE)
+    callers = r"(?:name|tool|function|func|action|operation|method|call|recipient|command)"
+    name = re.escape(tool.lower()) + r"(?![\w-])"   # searched in the lower-cased text: a literal, found fast
+    return _NamedCall(
+        re.compile(name + r"""(?:[(\[]|[ \t]+\((?=\s*(?:[A-Za-z_]\w*\s*=[^=]|\*\*|[{"']))|"""
+                   + quotes + r"[ \t]*(?:\n\s*)?\{|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:)"),
+        re.compile(r"""[:=<>.][ \t\r\n\\"'`]{0,16}""" + name),
+        re.compile(r"(?:\b(?:\w{0,24}" + callers + r"|to)" + quotes + r"[ \t]*[:=]\s*" + quotes
+                   + r"(?:functions\.)?|<\s*)\Z"),
+        re.compile(r"<\s*\w{0,24}" + callers + r"\s*>\s*\Z"))
+
+
+def _names_a_call(text: str, tool: str) -> str:
+    """The text around the first place `text` names `tool` as a call (_named_call); '' for none."""
+    pattern = _named_call(tool)
+    text = text.lower()
+    if tool.lower() not in text:
+        return ""
+    for found in pattern.call.finditer(text):  # the name as a token: no letter, digit, `_` or `-` before it
+        if not found.start() or not (text[found.start() - 1].isalnum() or text[found.start() - 1] in "_-"):
+            return found.group()
+    for keyed in pattern.keyed.finditer(text):
+        start, end = keyed.end() - len(tool), keyed.end()
+        window = text[max(0, start - _WINDOW):start]
+        if pattern.before.search(window) or (pattern.element.search(window) and re.match(r"\s*<", text[end:end + 9])):
+            return text[max(0, start - 20):end]
+    return ""
 
 
 _CALL_LINE = re.compile(r"^[ \t`]*[A-Za-z_][\w.]{0,127}[ \t]*\((?=[^\n]*[={])[^\n]*\)[ \t`;]*$", re.MULTILINE)
@@ -634,13 +663,15 @@ def _refuse_named_in_text(observation: Any, tool: str) -> None:
     """A text anywhere in the agent data (a call's own arguments included) that writes a call of `tool` in a format not
     read as a call (a bare `tool(...)`, YAML, XML, ChatGLM, JSON5, ...) denies: a runtime that parses it runs it. For
     any tool (`*`), whose name is not known, a line that is a Python call with keyword or dict arguments denies."""
-    pattern = None if tool == ANY_TOOL else _named_call(tool)
+    named, lower = tool != ANY_TOOL, tool.lower()
     stack: list[tuple[Any, int]] = [(observation, 0)]
     while stack:
         x, depth = stack.pop()
         if depth > _MAX_DEPTH:
             _bad_call("", f"the agent data nests deeper than {_MAX_DEPTH} levels")
         if type(x) is str:
+            if named and "\\" not in x and lower not in x.lower():
+                continue  # the name is not written there, not even as JSON escapes
             held = _as_json(x, "")
             if held is not None:  # JSON text: its strings are read, its keys and values as data (a call read as one)
                 stack.append((held, depth + 1))
@@ -648,8 +679,7 @@ def _refuse_named_in_text(observation: Any, tool: str) -> None:
             if _WRAPPER.search(x):  # the calls in open models' wrappers are read as calls: the text around them is read
                 spans = _wrapped_calls(x, "")[1]
                 x = " ".join(x[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(x)]))
-            match = pattern.search(x) if pattern is not None else None
-            found = match.group() if match is not None else _call_line(x) if pattern is None else ""
+            found = _names_a_call(x, tool) if named else _call_line(x)
             if found:
                 _bad_call("", f"text with {found[:40]!r} writes a call of {tool!r} in a format not read as a "
                           "call here: a runtime that parses the model's text may run it, unchecked")
