@@ -409,7 +409,7 @@ _ADDRESSED = tuple(re.compile(p) for p in (
     r"\b(note|message|instruction|reminder)s? (to|for) (the )?(classifier|extractor|model|llm|ai|assistant|system|"
     r"reader|annotator|labell?er)",
     r"\b(category|categories|label|labels|class|classification)\s*(:|=|->|=>)\s*(none|null|false|no\b|\[\s*\]|\{\s*\}|"
-    r"\"\s*\"|n/?a\b|nil\b|empty|blank|negative|zero|0\b|nothing|[\u2717\u2718\u274c])",
+    r"\"\s*\"|n/?a\b|nil\b|empty|blank|negative|zero|0\b|nothing|[\u2717\u2718\u274c\u274e\u2205\u2298])",
     r"(^|\n)[>*#\s-]*(output|response|result|answer|verdict|record)\s*(:|=|->|=>)\s*(\{|\[|none\b|null\b|false\b|no\b|"
     r"n/?a\b|empty|nothing|blank|zero\b|negative)",
     r"<\|[a-z_]{2,20}\|>|\[/?inst\]|</?s>|<</?sys>>|###\s*(instruction|system|response)",
@@ -668,7 +668,7 @@ _CATEGORY_ABROAD = re.compile(r"(?i)\b[kc]ategor(?!(y|ies|ical|ically|i[sz]e[sd]
 
 # encodings of a few words that encoded_runs leaves to longer runs (bm9uZQ==: none; NBXXIZLMHIQG43Y=: hotel: no in
 # base32; @;^.1ATAo2Df0+: answer none in Ascii85) and quoted-printable (=69=67=6E=6F=72=65): a model decodes them
-_SHORT_B64 = re.compile(r"(?<![\w/+=-])[A-Za-z0-9+/]{6,}={0,2}(?![\w/+=-])")
+_SHORT_B64 = re.compile(r"(?<![\w/+=-])(?:[A-Za-z0-9+/]{6,}={0,2}|[A-Za-z0-9+/]{2,}={1,2})(?![\w/+=-])")
 _B32 = re.compile(r"(?<![\w=])[A-Z2-7]{8,}={0,6}(?![\w=])")
 _A85 = re.compile(r"(?<!\S)(?=\S*[^\w\s])[!-u]{5,}(?!\S)")
 _QUOTED_PRINTABLE = re.compile(r"(?:=[0-9A-Fa-f]{2}\s?){3,}")
@@ -683,7 +683,8 @@ def short_encodings(text: str) -> list[str]:
     def says(data: bytes) -> bool:
         decoded = data.decode("ascii", "replace")
         return (all(32 <= b < 127 for b in data) and
-                any(len(w) >= 4 and _known(w, english_words()) for w in re.findall(r"[a-z]+", decoded.lower())))
+                any((len(w) >= 4 and _known(w, english_words())) or w in _NO_WORDS
+                    for w in re.findall(r"[a-z]+", decoded.lower())))
 
     decoders: tuple[tuple[re.Pattern[str], Callable[[str], bytes]], ...] = (
         (_SHORT_B64, lambda t: base64.b64decode(t + "=" * (-len(t) % 4), validate=True)),
@@ -977,14 +978,19 @@ def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int)
 # data that names a field, or the categories, with such a value ({"hotel": false}, {"categories": []}). The model
 # reads it as the answer it is asked for; no request needs to say it.
 _NO_WORDS = ("no", "nope", "none", "false", "off", "null", "nil", "negative", "unset", "unchecked", "unticked",
-             "empty", "blank", "zero", "not applicable")
-_NO_MARKS = "\u2717\u2718\u274c\u2612\u2610\u00d7\u2715\u2716\u2a2f\U0001f6ab\u26d4"
+             "empty", "blank", "zero", "not applicable", "nah", "naw", "nay", "nein", "non", "nee", "nie", "nej", "nao",
+             "nada", "negatory", "no way", "not at all", "definitely not", "certainly not", "absolutely not")
+# crosses, empty boxes, the empty set, a thumb down, a circle struck through
+_NO_MARKS = ("\u2717\u2718\u274c\u274e\u2612\u2610\u00d7\u2715\u2716\u2a2f\U0001f6ab\u26d4\u2205\u2298"
+             "\U0001f44e\U0001f645")
 _LEET_LETTER = {"a": "[a4@]", "e": "[e3]", "i": "[i1!|]", "l": "[l1|]", "o": "[o0]", "s": "[s5$]", "t": "[t7+]",
                 "g": "[g9]", "b": "[b8]"}
-_SAID = r"\s*(?:[\"']?\s*(?::|=|->|=>|\u2192|\u21d2|\|)\s*[\"']?|\s+(?:is|are|was|must be|should be|set to|to|equals?)\s+)\s*"
+_SAID = (r"(?:\s+(?:box|checkbox|flag|field|category|label|tick))?\s*(?:[\"']?\s*(?::|=|->|=>|\u2192|\u21d2|\||\()\s*[\"']?|"
+         r"\s+(?:is|are|was|must be|should be|set to|to|equals?)\s+(?:an?\s+)?)\s*")
 # the end of what is said (No. 9 is a number's abbreviation, not an answer)
 _CLAUSE_END = r"(?=\s*(?:$|[,;!?\n)\]}\"'>]|\.(?!\s*\d)|\s(?:and|&)\b))"
 _SPACED_END = r"(?=\s*(?:$|[,;!?\n)\]}\"'>]|\.(?!\s*\d)))"
+_DASH_END = r"(?=\s*(?:$|[;!\n)\]}\"'>]|\.(?!\s*\d)))"
 _SPACED_NO = ("no", "nope", "none", "false", "off", "null", "nil")   # said after a blank alone: hotel no, h0t3l n0
 _DATA_ANSWER_KEYS = frozenset({"categories", "category", "labels", "label", "classification", "answer", "output",
                                "result", "verdict", "expected_output", "expected_answer", "flags"})
@@ -999,13 +1005,14 @@ def _leet(word: str) -> str:
 @lru_cache(maxsize=32)
 def _answer_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     name = "(?<![a-z0-9])(" + "|".join(_leet(n) for n in sorted(names, key=len, reverse=True)) + ")(?![a-z0-9])"
-    no = "(" + "|".join(_leet(w).replace(" ", r"\s+") for w in _NO_WORDS) + rf"|[{_NO_MARKS}]|[nf0x])"
+    no = "(" + "|".join(r"\s+".join(map(_leet, w.split())) for w in _NO_WORDS) + rf"|[{_NO_MARKS}]|[nf0x])"
     spaced = "(" + "|".join(_leet(w) for w in _SPACED_NO) + ")"
-    return re.compile(rf"{name}{_SAID}{no}(?![a-z0-9]){_CLAUSE_END}|{name}\s+{spaced}(?![a-z0-9]){_SPACED_END}|"
-                      rf"{name}\s*[{_NO_MARKS}]|{_CLEARED}\s+(the\s+)?{name}(\s+(box|flag|category|label))?{_CLAUSE_END}")
+    # after a dash, only what ends the sentence (the usher job - no, I just want ...: a correction, not an answer)
+    return re.compile(rf"{name}{_SAID}{no}(?![a-z0-9]){_CLAUSE_END}|{name}\s*[-\u2013\u2014]\s*{no}(?![a-z0-9]){_DASH_END}|{name}\s+{spaced}(?![a-z0-9]){_SPACED_END}|"
+                      rf"{name}\s*[{_NO_MARKS}]|{_CLEARED}\s+(the\s+)?{name}(\s+(box|checkbox|flag|field|category|label|tick))?{_CLAUSE_END}")
 
 
-_CLEARED = r"\b(uncheck|untick|deselect|unselect|unmark|clear|exclude)"
+_CLEARED = r"\b(uncheck|untick|deselect|unselect|unmark|clear|exclude|drop|remove|unset|reset|turn off|switch off)"
 
 
 def _answer_fields(argument: str, t: Mapping[str, Any]) -> tuple[str, ...]:
@@ -1022,11 +1029,21 @@ def answer_written_out(text: str, fields: tuple[str, ...]) -> str:
     if not fields:
         return ""
     pattern, plain = _answer_pattern(fields), _plain(text).casefold()
-    for reading in (plain, _respelt(plain), plain[::-1]):
+    for reading in (plain, _respelt(plain), plain[::-1], *_deciphered(plain, fields)):
         found = pattern.search(reading)
         if found:
             return found.group(0).strip()[:80]
     return ""
+
+
+def _deciphered(plain: str, fields: tuple[str, ...]) -> list[str]:
+    """`plain` under each cipher of _CIPHERS that turns one of its words no English reader knows into a field of the
+    answer (ubgry: hotel, in ROT13): a model undoes it, and one word is too few for ciphered_words."""
+    known = english_words()
+    unknown = {w for w in re.findall(r"[a-z]+", plain) if len(w) >= 4 and not _known(w, known)}
+    names = {f.casefold() for f in fields}
+    return [plain.translate(table) for _name, table in _CIPHERS
+            if table is not None and any(w.translate(table) in names for w in unknown)]
 
 
 def _said_no(value: Any) -> bool:
@@ -1048,6 +1065,8 @@ def _answer_in_data(value: Any, fields: tuple[str, ...]) -> str:
                     return f"{k}: {v}"[:80]
             stack.extend(x.values())
         elif isinstance(x, (list, tuple)):
+            if len(x) == 2 and isinstance(x[0], str) and x[0].strip().casefold() in names and _said_no(x[1]):
+                return f"{x[0]}: {x[1]}"[:80]   # the answer as a pair ([["hotel", false]])
             stack.extend(x)
     return ""
 
