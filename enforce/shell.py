@@ -28,8 +28,8 @@ from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, 
 from veriguard.enforce.shell_table import _fold as _fold_comps
 from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, leaves, mount_points, project_links,
                                             project_names)
-from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved, link_targets, prints_content,
-                                        resolved, static_effect, written)
+from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved, link_targets,
+                                        prints_content, prints_stash, resolved, static_effect, written)
 from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
@@ -85,6 +85,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_leading_globs(a, commands)
     if content and zones.approval:
         a = through_approval(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), commands)
+    if content and zones.code_keys:
+        a = through_settings_code(a, zones, command, commands)
     return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
 
 
@@ -102,6 +104,24 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
                    account=a.account + (f"unknown (changes {named[0]}, which runs later outside any command: "
                                         "a human approves it)",))
+
+
+def through_settings_code(a: Analysis, zmap: ZoneMap, command: str, table: CommandTable) -> Analysis:
+    """`a` unknown where it changes a file whose settings may be code a tool runs on its own ([settings_code]:
+    pyproject.toml, setup.cfg...) and its text holds one of those settings' keys (pylint's init-hook): a human
+    approves it, as a change of .pylintrc. Where the text only lies elsewhere (`cp /tmp/x pyproject.toml`) it is
+    not seen."""
+    keys = zmap.code_settings(command)
+    if not keys:
+        return a
+    named = [path for accesses, path, _ in a.paths if {"write", "delete"} & set(accesses) and zmap.holds_code_settings(path)]
+    named += ["/".join(c.text for c in comps) for accesses, comps, _ in a.patterns
+              if {"write", "delete"} & set(accesses) and comps and zmap.holds_code_settings(comps[-1].text)]
+    if not named:
+        return a
+    return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
+                   account=a.account + (f"unknown (changes {named[0]} with {keys[0]}, a setting whose code a tool "
+                                        "runs later outside any command: a human approves it)",))
 
 
 def real_spellings(folders: Mapping[str, str]) -> Places:
@@ -492,7 +512,10 @@ def through_git(a: Analysis, zones: Zones, *, ask_git: bool) -> Analysis:
     touched, notes = dict.fromkeys(a.touched), []
     for r in a.rewrites:
         label = "git " + " ".join(w if w is not None else "…" for w in (r.sub, *r.args))
-        if None not in r.args and static_effect(r.sub, [w for w in r.args if w is not None]) == NO_CHANGE:
+        stash_sent = prints_stash(r.sub, r.args) and a.kind == SENDING_KIND    # `git stash show -p | nc`
+        if prints_stash(r.sub, r.args) and not stash_sent:
+            continue
+        if not stash_sent and None not in r.args and static_effect(r.sub, [w for w in r.args if w is not None]) == NO_CHANGE:
             notes.append(f"`{label[:80]}` leaves the work tree's files as they are")
             continue
         if r.sub in PRINTS and (a.kind != SENDING_KIND or not prints_content(r.sub, r.args)):
@@ -519,7 +542,8 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
         assert r.cwd is not None
         found = _zones_of(zones, r.cwd, recursive=True)
         return found, f"`{label[:80]}` may send any file under {r.cwd}, as {why}: {', '.join(found)}", True
-    if not ask_git and r.sub in SENDS and r.cwd is not None:
+    sending = r.sub in SENDS or prints_stash(r.sub, r.args)
+    if not ask_git and sending and r.cwd is not None:
         return sends_any("this monitor does not ask the repository which")
     if not ask_git:
         raise refuse("this monitor does not ask the repository which", "set ask_git = true on the spec's shell "
@@ -527,12 +551,12 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
     if r.cwd is None:
         raise refuse("its working directory is not known")
     repo = Repository.find(r.cwd) if os.path.isdir(r.cwd) else None
-    if r.sub in SENDS and (isinstance(repo, Unresolved) or (repo is None and r.alone)):
+    if sending and (isinstance(repo, Unresolved) or (repo is None and r.alone)):
         return sends_any(repo.reason if isinstance(repo, Unresolved) else f"no repository holds it now, while {r.alone}")
     if repo is None:
         if r.alone:
             raise refuse(f"no repository holds {r.cwd} now, while {r.alone}")
-        return [], f"`{label[:80]}`: no repository holds {r.cwd}, so git refuses it", r.sub in SENDS
+        return [], f"`{label[:80]}`: no repository holds {r.cwd}, so git refuses it", sending
     if isinstance(repo, Unresolved):
         raise refuse(f"the repository cannot be asked: {repo.reason}")
 
@@ -540,7 +564,8 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
     beyond = zones.beyond(base, repo.top)     # a repository names thousands of files: the fast test first
     why = r.alone or (None in r.args and "a word of it is not known before it runs") or ""
     run = resolved(repo, r.sub, [w for w in r.args if w is not None]) if not why else Unresolved(why)
-    sends = r.sub in SENDS or (not isinstance(run, Unresolved) and run[0] in SENDS)
+    sends = sending or (not isinstance(run, Unresolved) and (
+        run[0] in SENDS or prints_stash(*run)))
     paths = run if isinstance(run, Unresolved) else written(repo, *run, lambda p: beyond(os.path.normpath(p)))
     verb = "send" if sends else "write"
     if isinstance(paths, Unresolved):

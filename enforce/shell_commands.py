@@ -277,6 +277,8 @@ class Commands:
                 # -p names an ignore file): written as a path, it is read
                 self.touch(("read",), value, inv, recursive=False)
             self.value_role("+".join(effective), value, inv, roles, "", recursive=recursive)
+        if script_from == "file" and script_value is not None:
+            self.script_command(script_value, [v for v, _ in assigned if v is not script_value])
         if spec.interpreter == "code" and (script_from == "value" or (
                 script_from == "file" and script_value is not None and script_value.text in ("-", *STDIN_PATHS))):
             data = [v for v, _ in assigned if v is not script_value]
@@ -378,6 +380,16 @@ class Commands:
             elif value.text in ("-", *STDIN_PATHS):
                 self.interpret_stdin(None, inv)
             accesses = accesses or ("read",)
+        if "url_glob" in parts and value.text is not None and _CURL_GLOB.search(value.text):
+            # curl's own globbing (`-T '{.env,a}'`, `-T 'f[1-3]'`): the folder before the first glob, all in it; where
+            # a glob holds a `/` (`{/home/u/.ssh/id_rsa,x}`), any path
+            glob = _CURL_GLOB.search(value.text)
+            assert glob is not None
+            head, rest = value.text[:glob.start()], value.text[glob.start():]
+            folder = Value.unknown("a curl glob's alternatives name folders") if "/" in rest.split("}")[0] or \
+                "/" in rest.split("]")[0] else Value.of(posixpath.dirname(head) or ".")
+            self.touch(accesses or ("read",), folder, inv, recursive=True)
+            return
         if accesses:
             if "execute" in accesses:
                 self.executes_written(value, inv)
@@ -392,9 +404,9 @@ class Commands:
             if value.text is None:
                 self.touch(("read",), value, inv, recursive=False)
             else:  # curl's @FILE, <FILE, name=@FILE and name@FILE (--data-urlencode): any of them may read a file
-                m = re.search(r"[@<]([^;]*)", value.text)
-                if m and m.group(1) not in ("-", ""):
-                    self.touch(("read",), Value.of(m.group(1)), inv, recursive=False)
+                name = _at_file(value.text)
+                if name not in (None, "-", ""):
+                    self.touch(("read",), Value.of(name), inv, recursive=False)
         if "typed" in parts:   # TYPE:PATH or TYPE=PATH (--cov-report html:DIR, --emit=link=FILE): written at PATH
             typed = re.match(r"[\w-]+[:=](.+)", value.text) if value.text is not None else None
             if value.text is None or typed is not None:
@@ -1302,10 +1314,45 @@ class Commands:
                 self.mentions(self.source, f"the command that writes {posixpath.basename(p)} and builds", inv)
                 return
 
+    def script_command(self, script: Value, after: list[Value]) -> None:
+        """The class of running a script the table knows by name with the words after it (`python3 setup.py install`
+        installs into the interpreter's site-packages, as `pip install .` does; `setup.py upload` sends): a word not
+        known before the command runs may be any of them."""
+        words = self.table.script_commands.get(posixpath.basename(script.text or ""))
+        if not words:
+            return
+        for value in after:
+            if value.text is None:
+                self.unknown(f"{script.text} run with a word not known before the command runs")
+            elif value.text in words:
+                self.classify(words[value.text], f"{script.text} {value.text}")
+
     def executes_written(self, value: Value, inv: Invocation) -> None:
         if value.static and any(p in self.written for p in self.paths(value, inv.cwds) if p is not None):
             self.unknown(f"runs {value.text}, which the command itself wrote (downloaded or generated)")
             self.mentions(self.source, f"the command that writes and runs {value.text}", inv)
+
+
+_CURL_GLOB = re.compile(r"[{\[]")
+
+
+def _at_file(text: str) -> str | None:
+    """The file of curl's `@FILE`, `<FILE`, `name=@FILE;type=...`, also quoted (`-F 'f=@"a;b.txt"'`, with `\\"` and
+    `\\\\` escaped in it); None when the word names none."""
+    m = re.search(r"[@<]", text)
+    if m is None:
+        return None
+    rest = text[m.end():]
+    if not rest.startswith('"'):
+        return rest.split(";", 1)[0]
+    out: list[str] = []
+    i = 1
+    while i < len(rest) and rest[i] != '"':
+        if rest[i] == "\\" and i + 1 < len(rest):
+            i += 1
+        out.append(rest[i])
+        i += 1
+    return "".join(out)
 
 
 _SET_FLAGS = "euxvfCBEHhTnmbkpP"

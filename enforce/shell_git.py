@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-__all__ = ["NO_CHANGE", "PRINTS", "prints_content", "REWRITES", "SENDING_KIND", "SENDS", "Repository", "Unresolved", "resolved", "static_effect", "written"]
+__all__ = ["NO_CHANGE", "PRINTS", "prints_content", "prints_stash", "REWRITES", "SENDING_KIND", "SENDS", "Repository", "Unresolved", "resolved", "static_effect", "written"]
 
 REWRITES = frozenset({"checkout", "switch", "restore", "reset", "merge", "rebase", "cherry-pick", "revert", "stash",
                       "clean", "rm", "pull", "bisect", "sparse-checkout", "checkout-index", "read-tree", "submodule",
@@ -437,6 +437,12 @@ def prints_content(sub: str, args: Sequence[str | None]) -> bool:
     return True
 
 
+def prints_stash(sub: str | None, args: Sequence[str | None]) -> bool:
+    """Whether `git SUB ARGS` is a `git stash show` that may print a stashed file's content (a patch: `-p`, or
+    stash.showPatch in the configuration, unless it asks for names or counts only)."""
+    return sub == "stash" and bool(args) and args[0] == "show" and prints_content("show", args[1:])
+
+
 def resolved(repo: Repository, sub: str, args: Sequence[str]) -> tuple[str, list[str]] | Unresolved:
     """The git subcommand and words `git SUB ARGS` runs once its aliases are expanded (`git pu` may be `push`)."""
     try:
@@ -576,7 +582,12 @@ def _pick(repo: Repository, args: list[str], relevant: Callable[[str], bool]) ->
 
 def _stash(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
     sub, rest = (args[0], args[1:]) if args and not args[0].startswith("-") else ("push", args)
-    if sub in ("list", "show", "drop", "clear", "create", "store"):
+    if sub == "show":      # reached only where the command sends what it prints (shell.through_git): what it holds
+        ops = [w for w in rest if not w.startswith("-")]
+        if len(ops) > 1:
+            raise _Fail("git stash show takes one stash")
+        return _stashed(repo, ops[0] if ops else "stash@{0}")
+    if sub in ("list", "drop", "clear", "create", "store"):
         return set()
     if sub in ("push", "save"):
         w = _read(rest, _QUIET | {"-k", "--keep-index", "--no-keep-index", "-p", "--patch", "-S", "--staged"},
@@ -588,14 +599,20 @@ def _stash(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -
         ops = w.operands[1:] if sub == "branch" else w.operands
         if sub == "branch" and not w.operands or len(ops) > 1:
             raise _Fail(f"git stash {sub} takes {'a branch and ' if sub == 'branch' else ''}one stash")
-        stash = repo.commit(ops[0] if ops else "stash@{0}")
-        base = repo.commit(stash + "^1")
-        out = repo.between(base, stash)
-        index, untracked = repo.maybe_commit(stash + "^2"), repo.maybe_commit(stash + "^3")
-        out |= repo.between(base, index) if index else set()
-        out |= repo.tree_files(untracked) if untracked else set()
-        return out | repo.between("HEAD", base) if sub == "branch" else out
+        out = _stashed(repo, ops[0] if ops else "stash@{0}")
+        return out | repo.between("HEAD", repo.commit(repo.commit(ops[0] if ops else "stash@{0}") + "^1")) \
+            if sub == "branch" else out
     raise _Fail(f"git stash {sub} is not one this reading knows")
+
+
+def _stashed(repo: Repository, name: str) -> set[str]:
+    """The files a stash holds: its work-tree and index changes against its base, and its untracked files."""
+    stash = repo.commit(name)
+    base = repo.commit(stash + "^1")
+    out = repo.between(base, stash)
+    index, untracked = repo.maybe_commit(stash + "^2"), repo.maybe_commit(stash + "^3")
+    out |= repo.between(base, index) if index else set()
+    return out | (repo.tree_files(untracked) if untracked else set())
 
 
 def _submodule(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:

@@ -25,13 +25,14 @@ ACCESSES = ("read", "write", "delete", "execute")
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
          "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
          "query", "path_list", "at_list", "into", "compressed", "prefix", "mount", "guest", "typed", "glob_name", "define",
-         "unpack", "keeps_url", "mount_options", "versioned", "revision")
+         "unpack", "keeps_url", "mount_options", "versioned", "revision", "url_glob")
 # kinds that combine with accesses: "into" (a folder the sources are put in, each under its own name: cp, ln,
 # scp), "compressed" (the file under its name with a compression suffix added or taken off), "prefix" (files
 # whose names start with the value: split's pieces); "mount" (a container's bind mount: its host folder); "guest" (a
 # path inside a container, not on this machine); "query" (an expression that may also be a file: yq reads a lone
 # operand as its file), "at_file" (a word whose @FILE part is a file: gh api's -F name=@FILE, a body file otherwise),
 # "glob_name" (an output name in which `#N` stands for what the URL's Nth glob matched: curl -o '#1' 'https://h/{a,b}');
+# "url_glob" (a file name curl expands as it expands a URL: `-T '{.env,a}'` uploads .env; any {...} or [...] in it);
 # "define" (NAME=VALUE, a build property: a VALUE written as a path is a folder the build may read and write);
 # "mount_options" (mount's -o list, `KEY=VALUE,...`: a VALUE written as a path, or a `:` list of them, is a folder the
 # mount shows elsewhere: `-o lowerdir=~:/tmp/a,upperdir=/tmp/u`);
@@ -40,7 +41,7 @@ KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "w
 # command keeps in its repository's configuration, where later commands use it: git remote add, push -u); "versioned"
 # (a package named with a version, fetched from the network and run: `go run example.com/x@latest`); "revision" (git's
 # REV:PATH, :PATH, :N:PATH: the file PATH as a commit or the index holds it, `git show HEAD:.env`)
-_COMBINE = {"url", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name", "unpack",
+_COMBINE = {"url", "url_glob", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name", "unpack",
             "keeps_url", "versioned", "revision"}
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
@@ -162,6 +163,8 @@ class CommandTable:
     environ: str = ""                     # the path reading them (or the whole environment) counts as
     opaque: tuple[str, ...] = ()          # classes whose text is scanned for protected names ([mentions]) besides unknown
     build_files: tuple[str, ...] = ()     # names (globs) of the files a build tool runs from the folder it builds
+    # a script's name -> a word after it -> the class of running it so (`python3 setup.py install`: package_install)
+    script_commands: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def secret(self, name: str | None) -> bool:
         """Whether expanding or printing `name` reads a credential (None or "*": every variable)."""
@@ -514,7 +517,8 @@ def _load_commands(source: _Source) -> CommandTable:
             if alias in entries:
                 raise _fail(file, f"[commands.{key}]", f"{alias!r} is declared twice")
             entries[alias] = (str(key), spec)
-    programs = reader.keys(raw.get("programs") or {}, "[programs]", {"system", "project", "files", "build_files"})
+    programs = reader.keys(raw.get("programs") or {}, "[programs]", {"system", "project", "files", "build_files",
+                                                                      "script_commands"})
     env = raw.get("environment") or {}
     files = reader.cls(programs["files"], "programs.files") if "files" in programs else ""
     return CommandTable(file, order, unknown, Commands(reader, entries),
@@ -525,7 +529,22 @@ def _load_commands(source: _Source) -> CommandTable:
                         files, _loops(reader, raw["loops"]) if "loops" in raw else None,
                         _settings(reader, raw.get("settings") or {}), _env_runs(reader, env.get("runs") or {}),
                         _strings(env.get("secrets", []), file, "environment.secrets"), _environ(env, file),
-                        tuple(opaque), _strings(programs.get("build_files", []), file, "programs.build_files"))
+                        tuple(opaque), _strings(programs.get("build_files", []), file, "programs.build_files"),
+                        _script_commands(reader, programs.get("script_commands", {}), file))
+
+
+def _script_commands(reader: "_Reader", raw: Any, file: Path) -> dict[str, dict[str, str]]:
+    """[programs] script_commands: `{ "setup.py" = { "install|develop" = "package_install" } }`."""
+    where = "programs.script_commands"
+    if not isinstance(raw, Mapping):
+        raise _fail(file, where, f"expected a table of script name = {{ word = class }}, got {raw!r}")
+    out: dict[str, dict[str, str]] = {}
+    for script, words in raw.items():
+        if not isinstance(words, Mapping) or not words:
+            raise _fail(file, f"{where}.{script}", f"expected a table of word = class, got {words!r}")
+        out[str(script)] = {w: reader.cls(cls, f"{where}.{script}.{key}") for key, cls in words.items()
+                            for w in str(key).split("|")}
+    return out
 
 
 class Commands(Mapping[str, CommandSpec]):
@@ -956,6 +975,14 @@ def _contains(z: tuple[Comp, ...], t: tuple[Comp, ...]) -> bool:
     return False
 
 
+_TOML_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
+
+
+def _unescaped(m: re.Match[str]) -> str:
+    code = int(m.group(1) or m.group(2), 16)
+    return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else m.group(0)
+
+
 @dataclass(frozen=True, eq=False)
 class ZoneMap:
     path: Path
@@ -974,6 +1001,10 @@ class ZoneMap:
     # [except]: zone -> patterns of paths a command names that are not in that zone though its patterns match them
     # (a project's `.env.example` is no secret): such a path falls to the next zone that matches it
     excepted: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # [settings_code]: names of files whose settings may be code a tool runs on its own, and those settings' keys
+    # (case-folded): a command that changes such a file and whose text holds a key needs approval
+    code_files: tuple[str, ...] = ()
+    code_keys: tuple[str, ...] = ()
 
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
@@ -988,6 +1019,18 @@ class ZoneMap:
         also in the zones of its spelling under `link` (`/tmp/x/.envrc` is `sub/.envrc` when the project holds
         `sub -> /tmp/x`): Zones.linked."""
         return _compile(self, workspace, home, tmp, places, aliases, mounts)
+
+    def code_settings(self, text: str) -> list[str]:
+        """The [settings_code] keys `text` holds (ignoring case), also spelled with TOML's escapes in a quoted key
+        (`"init\\u002dhook"`)."""
+        if not self.code_keys:
+            return []
+        folded = (_TOML_ESCAPE.sub(_unescaped, text) if "\\" in text else text).casefold()
+        return [k for k in self.code_keys if k in folded]
+
+    def holds_code_settings(self, path: str) -> bool:
+        """Whether the file at `path` is one whose settings may be code ([settings_code] files, by name)."""
+        return path.rstrip("/").rsplit("/", 1)[-1].casefold() in self.code_files
 
     def uses_workspace(self) -> bool:
         """Whether a zone is defined by the {workspace} placeholder (which the agent may then change at will)."""
@@ -1321,7 +1364,7 @@ def _load_zones(source: _Source) -> ZoneMap:
     file = Path(source.file_name)
     raw = _toml(file, source.data)
     allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested", "approval", "except",
-               "copies"}
+               "copies", "settings_code"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
@@ -1340,11 +1383,23 @@ def _load_zones(source: _Source) -> ZoneMap:
     zmap = ZoneMap(file, tuple(zones), str(raw.get("unmatched", "")), str(raw.get("unresolved", "")), no_data,
                    links, tuple((str(z), _strings(n, file, f"mentions.{z}")) for z, n in mentions.items()),
                    tuple(_zone_patterns(nested, file, "nested")), approval,
-                   tuple(_zone_patterns(excepted, file, "except")))
+                   tuple(_zone_patterns(excepted, file, "except")), *_settings_code(raw, file))
     for k in ("unmatched", "unresolved"):
         if not getattr(zmap, k):
             raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")
     return zmap
+
+
+def _settings_code(raw: Mapping[str, Any], file: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """[settings_code]'s file names and keys, case-folded; both or neither."""
+    table = raw.get("settings_code", {})
+    if not isinstance(table, Mapping) or set(table) - {"files", "keys"}:
+        raise _fail(file, "[settings_code]", "expected a table with `files` (file names) and `keys` (settings)")
+    files = _strings(table.get("files", []), file, "settings_code.files")
+    keys = _strings(table.get("keys", []), file, "settings_code.keys")
+    if bool(files) != bool(keys) or any(not x.strip() or "/" in x for x in files) or any(not k.strip() for k in keys):
+        raise _fail(file, "[settings_code]", "name both files (names without a folder) and keys, none empty")
+    return tuple(f.casefold() for f in files), tuple(k.casefold() for k in keys)
 
 
 def _with_copies(zones: list[tuple[str, tuple[str, ...]]], copies: Mapping[str, Any],

@@ -366,6 +366,7 @@ def _decide(raw: bytes, opts: Options) -> Answer:
                       f"{tool[:80]} to let it through undecided")
     command = equivalent_command(tool, call["tool_input"], call["cwd"])
     monitor = load_monitor(opts)
+    command = with_settings_code(command, tool, call["tool_input"], monitor)
     observation = observe(monitor, command, call["cwd"], opts)
     action_id = call.get("tool_use_id", "")
     record = monitor.check(observation, action_id=action_id, integration=INTEGRATION, tool=tool)
@@ -439,6 +440,32 @@ def equivalent_command(tool: str, tool_input: Mapping[str, Any], cwd: str) -> st
     bases = glob_bases(tool_input.get("pattern"), base) if tool == "Glob" else [base]
     verb = "grep -r -e x" if tool == "Grep" else "ls -R"
     return " && ".join(f"{verb} -- {shlex.quote(p)}" for b in bases for p in _and_real(b))
+
+
+def with_settings_code(command: str, tool: str, tool_input: Mapping[str, Any], monitor: Any) -> str:
+    """A Write or Edit tool's command with the settings its text holds that a tool runs as code (the zone map's
+    [settings_code]: pylint's init-hook written into pyproject.toml), as a comment: the analysis reads them in the
+    command's text, as in `printf 'init-hook=...' >> pyproject.toml`; the file's text itself may be larger than a
+    command may be."""
+    if tool not in WRITE + EDIT:
+        return command
+    from veriguard.enforce.shell import ShellExtractor
+
+    texts = "\n".join(_strings_in(tool_input))
+    keys = sorted({k for x in monitor.extractors.values() if isinstance(x, ShellExtractor)
+                   for k in x.zones.code_settings(texts)})
+    return f"{command} # {' '.join(keys)}" if keys else command
+
+
+def _strings_in(value: Any) -> list[str]:
+    """Every string in a JSON value (the new text of a Write, an Edit, each edit of a MultiEdit, a notebook cell)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings_in(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings_in(v)]
+    return []
 
 
 def _and_real(path: str) -> list[str]:
