@@ -100,4 +100,4 @@ def test_a_build_handed_a_host_file_or_a_secret_variable_reads_it(command: str, 
     # secret variable were ignored options: the Dockerfile (project code) could copy the key into the image or its log
     assert ("read", zone) in analysed(command).touched, analysed(command).touched
     assert {z for _, z in analysed("docker build -t app --secret id=npm,src=.npmrc.ci .").touched} == {
-        "workspace", "project_secrets"}     # the build context is the project, its .env among it
+        "workspace", "project_secrets", "agent_config"}     # the build context is the project whole, its .env among it
