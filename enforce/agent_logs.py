@@ -57,6 +57,11 @@ CUT_OPEN, CUT_CLOSE = ': "', '", '          # where execute_function cuts argume
 # A program that reads no database explains its output only by a NameError it makes itself; any other output may
 # come from a function call beside the message's text, which EHRAgent does not log (_explains)
 DATA_TOOLS = frozenset({"LoadDB", "SQLInterpreter"})
+# EHRAgent's run_code returns str(answer) only when the last line of code (no blank or comment line) names `answer`;
+# otherwise, after running the program to its end, this sentence
+ANSWER_NAME = "answer"
+ERROR_OUTPUT = re.compile(r"(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b")  # "Error: ...", "TypeError: ...": it raised
+SAVE_ANSWER = "Please save the answer to the question in the variable 'answer'."
 NAME_ERROR = re.compile(r"""Error: NameError\(["']name '([A-Za-z_][A-Za-z0-9_]*)' is not defined["']\)\.?""")
 CODE_FENCE = "```"  # autogen's code blocks: three backticks, a language or none, then the code
 MAX_SECTIONS = 64
@@ -225,21 +230,33 @@ def _cells(sections: list[str], parser: _Parser) -> tuple[list[_Cell], str]:
 
 
 def _explains(program: str, output: str) -> bool:
-    """Whether `program` can be what made `output`: it calls a tool that reads the database, it assigns `answer` a
-    constant whose text is the output (up to a separator it prints), or the output is the NameError of a name the
-    program reads and binds nowhere (an attempt that failed before reading anything). A program that does not parse
-    is judged by _cells' own rules (its output must report the error)."""
+    """Whether `program` can be what made `output`: it assigns `answer` a constant whose text is the output (up to a
+    separator it prints); the output is run_code's SAVE_ANSWER and no answer line ends the program; it calls a tool
+    that reads the database and ends with an answer line (or the output reports an error); or the output is the
+    NameError of a name the program reads and binds nowhere (an attempt that failed before reading anything). A
+    program that does not parse is judged by _cells' own rules (its output must report the error)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
-    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    if called & DATA_TOOLS or output.strip() in _answered_constants(tree):
+    said = output.strip()
+    if said in _answered_constants(tree):
         return True
-    report = NAME_ERROR.fullmatch(output.strip().split("\n", 1)[0])
+    answers = ANSWER_NAME in _code_lines(program)[-1:][0] if _code_lines(program) else False
+    if said == SAVE_ANSWER:  # what run_code returns for a program that ran to its end without an answer line
+        return not answers
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    if called & DATA_TOOLS and (answers or ERROR_OUTPUT.match(said)):
+        return True  # a value it computed from the database, or an error it raised on the way
+    report = NAME_ERROR.fullmatch(said.split("\n", 1)[0])
     return report is not None and _read_unbound(tree, report.group(1))
+
+
+def _code_lines(program: str) -> list[str]:
+    """The lines run_code looks at for an answer: blank lines and comment lines dropped."""
+    return [line for line in program.split("\n") if line.strip() and not line.strip().startswith("#")]
 
 
 def _read_unbound(tree: ast.Module, name: str) -> bool:

@@ -137,3 +137,28 @@ def test_the_monitor_denies_a_hidden_call_for_every_role(tmp_path):
     for role in ("physician", "nursing", "general administration"):
         assert not monitor.check({"identity": role, "log": log("Done", SECRET)}).allowed
         assert monitor.check({"identity": role, "log": log(cell(READS), "42")}).allowed
+
+
+# run_code returns str(answer) only when the last code line names `answer`; else SAVE_ANSWER, or the error it raised
+SAVE = "Please save the answer to the question in the variable 'answer'."
+NO_ANSWER_LINE = {
+    "a_bare_load": "LoadDB('patient')",
+    "a_dead_load": "if False:\n    LoadDB('patient')",
+    "sql_without_answer": "SQLInterpreter('select uniquepid from patient')",
+    "answer_then_more": "answer = GetValue(LoadDB('patient'), 'uniquepid')\nx = 1",
+}
+
+
+@pytest.mark.parametrize("text", NO_ANSWER_LINE.values(), ids=list(NO_ANSWER_LINE))
+def test_a_program_without_an_answer_line_cannot_have_printed_a_value(text):
+    refusal(log(text, SECRET))
+    refusal(log(cell(text), SECRET))
+
+
+def test_the_reply_to_a_program_without_an_answer_line_is_explained():
+    loop = READS + "\nfor i in range(2):\n    if i:\n        break"
+    assert loop in parse_agent_log(log(cell(loop), SAVE, cell(READS), "1")).code
+    assert not parse_agent_log(log(cell(loop), SAVE, cell(READS), "1")).hidden
+    typed = "TypeError: string indices must be integers. The error messages occur in the code line \"break\"."
+    assert not parse_agent_log(log(cell(loop), typed, cell(READS), "1")).hidden  # it raised on the way
+    refusal(log(cell(READS), SAVE))  # an answer line: run_code returns the answer, not the reminder
