@@ -248,8 +248,10 @@ def _explains(program: str, output: str) -> bool:
     if said == SAVE_ANSWER:  # what run_code returns for a program that ran to its end without an answer line
         return not answers
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    if called & DATA_TOOLS and (answers or ERROR_OUTPUT.match(said)):
-        return True  # a value it computed from the database, or an error it raised on the way
+    if ERROR_OUTPUT.match(said) and called & DATA_TOOLS:
+        return True  # an error it raised on the way
+    if answers and called & DATA_TOOLS:  # a value it computed from the database, if it ever sets `answer` (else 0)
+        return ANSWER_NAME in _bound_in(tree) or said == "0"
     report = NAME_ERROR.fullmatch(said.split("\n", 1)[0])
     return report is not None and _read_unbound(tree, report.group(1))
 
@@ -271,7 +273,7 @@ def _read_unbound(tree: ast.Module, name: str) -> bool:
     return False
 
 
-def _bound_in(statement: ast.stmt) -> set[str]:
+def _bound_in(statement: ast.AST) -> set[str]:
     """Every name a statement may bind, at any depth (targets, defs, parameters, imports, `except ... as`)."""
     bound = set()
     for n in ast.walk(statement):

@@ -146,6 +146,7 @@ NO_ANSWER_LINE = {
     "a_dead_load": "if False:\n    LoadDB('patient')",
     "sql_without_answer": "SQLInterpreter('select uniquepid from patient')",
     "answer_then_more": "answer = GetValue(LoadDB('patient'), 'uniquepid')\nx = 1",
+    "answer_only_in_a_string": "LoadDB('patient')\nprint('answer')",  # the last line names it; answer stays 0
 }
 
 
