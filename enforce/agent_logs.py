@@ -26,7 +26,12 @@ a call that does not compile while its output does not report the error, or whos
 make (STABLE_ERRORS: the program's own output can read "Error: ..." where a newer Python ran it).
 Limit: when a message has both text and a function call, EHRAgent logs only the text; the code that ran is then
 not in the log. Its output is refused unless that text is itself Python in full, which cannot be told apart from a
-call logged as its bare cell: then the text is read as the program.
+call logged as its bare cell: then the text is read as the program, and must explain its output (_explains, as
+run_code makes it: str(answer) when the last code line names `answer`, else the SAVE_ANSWER reminder, or the error
+raised). A program that reads no database and answers no constant equal to its output, one without an answer line
+followed by a value, one that never sets `answer` followed by anything but 0, cannot have made that output: the log
+says so (AgentOutput.hidden) and the code extractor counts every column as read. Still open: text that is itself a
+program reading the database and setting `answer`, beside a call that reads more.
 """
 from __future__ import annotations
 
