@@ -45,6 +45,8 @@ What counts as reading a column:
 * A table handed to code not modelled here (printed, formatted into text, returned as the answer,
   passed to a function, a callback or a whole-table method, stored where it is not tracked) counts as
   read whole, and confidence drops to 0.5.
+* A log with an output that no program in it can have made (EHRAgent logs a message's text, not its function call:
+  agent_logs.AgentOutput.hidden) reads every column of every database, with confidence 0.5.
 * len(), isinstance(), `is`, `'c' in row`, truth tests and .empty/.shape/.columns reveal no value.
 * Both branches of an `if` count, dead or not. Function bodies are read where they are defined, with
   unknown parameters; a table passed to one counts as read whole.
