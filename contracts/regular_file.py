@@ -65,15 +65,32 @@ def read_regular_file_and_stat(path: str | Path, limit: int | None = MAX_BYTES, 
     return data, st
 
 
-def writable_from_outside(st: os.stat_result) -> str:
+def writable_from_outside(st: os.stat_result, folder: os.stat_result | None = None) -> str:
     """Why the file whose fstat is `st` can be changed by whoever cannot write the folder that holds it ('' when it
     cannot): a second name (a hard link: the other name, perhaps outside the folder, writes the same bytes, at any
-    later time), or write permission for every user."""
+    later time), or write permission for every user; with `folder` (the stat of that folder), an owner other than
+    root and the folder's owner (who may write the file whatever its mode), or write permission for a group that may
+    not write the folder."""
     if st.st_nlink > 1:
         return (f"it has {st.st_nlink} names (hard links): whoever can write another of them changes these bytes, "
                 "from outside this folder")
     if st.st_mode & 0o002:
         return f"every user may write it (mode {stat.S_IMODE(st.st_mode):o})"
+    return "" if folder is None else other_writers(st, folder)
+
+
+def other_writers(st: os.stat_result, folder: os.stat_result) -> str:
+    """Why a file or folder whose stat is `st` may be written by someone who may not write the folder holding it,
+    whose stat is `folder` ('' when no one may): an owner other than root and the folder's owner (an owner may
+    rewrite it whatever its mode), or a group that may not write the folder (a sticky folder's group may only add
+    entries, which the build's checks refuse)."""
+    if st.st_uid not in (0, folder.st_uid):
+        return (f"it is owned by user {st.st_uid}, who may rewrite it (chmod it back too), and the folder holding it "
+                f"by user {folder.st_uid}")
+    sticky = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX   # its group may add entries, not replace them
+    if st.st_mode & 0o020 and not sticky and not (folder.st_mode & 0o020 and folder.st_gid == st.st_gid):
+        return (f"its group {st.st_gid} may write it (mode {stat.S_IMODE(st.st_mode):o}), and may not write the folder "
+                "holding it")
     return ""
 
 

@@ -37,7 +37,7 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                approval_problem, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
 import veriguard.contracts.strict_json as strict_json
-from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, open_folder_above,
+from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, open_folder_above, other_writers,
                                               read_regular_file_and_stat, writable_from_outside)
 
 if TYPE_CHECKING:  # enforce.keys is imported where keys are used: most loads (a hook's, each tool call) use none
@@ -297,12 +297,18 @@ def _read_bytes(path: Path, code: str) -> bytes:
 
 def _not_shared(path: Path, st: os.stat_result) -> None:
     """PolicyLoadError when the build file `path` (whose fstat is `st`, from the descriptor its bytes were read from)
-    can be changed by someone who cannot write the build: a hard link or o+w (contracts.regular_file)."""
-    problem = writable_from_outside(st)
+    can be changed by someone who cannot write the build: a hard link, o+w, another owner than root or its folder's,
+    g+w for a group that may not write its folder (contracts.regular_file)."""
+    try:
+        folder = os.stat(path.parent)
+    except OSError as e:
+        raise PolicyLoadError("load.tampered", f"cannot read {path.parent}: {e.strerror}", _RESYNTH) from None
+    problem = writable_from_outside(st, folder)
     if problem:
         raise PolicyLoadError("load.shared", f"{path}: {problem}; a build must hold its own files, writable only "
                               "by whoever may write the build", "copy the build as plain files (cp -r, or rsync "
-                              "without --link-dest), writable by its owner only (chmod -R o-w), or re-run synth")
+                              "without --link-dest), owned by the build folder's owner and writable by it only "
+                              "(chown -R, chmod -R go-w), or re-run synth")
 
 
 def _folders_closed(d: Path, files: Mapping[str, str]) -> None:
@@ -314,8 +320,9 @@ def _folders_closed(d: Path, files: Mapping[str, str]) -> None:
                               "put a build of their own in its place", f"chmod o-w {above[0]} (or chmod +t), or "
                               "keep the build under folders only their owners may write")
     for folder in sorted({d / parent for rel in files for parent in PurePosixPath(rel).parents}):
-        try:
-            problem = folder_open_to_all(os.stat(folder))
+        try:   # and a folder inside the build (spec/) that someone who may not write the build may write
+            st = os.stat(folder)
+            problem = folder_open_to_all(st) or ("" if folder == d else other_writers(st, os.stat(folder.parent)))
         except OSError as e:
             raise PolicyLoadError("load.tampered", f"cannot read {folder}: {e.strerror}", _RESYNTH) from None
         if problem:

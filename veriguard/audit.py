@@ -59,7 +59,7 @@ from typing import Any, Callable, Mapping
 
 from veriguard.contracts.build_format import POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES, unheld_gates
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
-from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, open_folder_above,
+from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, open_folder_above, other_writers,
                                               read_regular_file_and_stat, writable_from_outside)
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts import strict_json
@@ -257,9 +257,13 @@ def _read(d: Path, copy: Path) -> _Build:
             b.unreadable[rel] = e.message
     for folder in sorted({str(Path(rel).parent) for rel in b.certified}):
         with contextlib.suppress(OSError):   # a folder that cannot be read leaves its files unreadable, said above
-            problem = folder_open_to_all(os.stat(d / folder))
+            st = os.stat(d / folder)
+            problem = folder_open_to_all(st)
             if problem:
                 exposed[folder] = problem + ": anyone could swap a file of the build for their own"
+            inside = "" if problem or folder == "." else other_writers(st, os.stat((d / folder).parent))
+            if inside:   # spec/ of another owner than the build's: they could swap a file of it
+                exposed[folder] = inside
     above = open_folder_above(d)
     if above:
         exposed[str(above[0])] = f"a folder above the build: {above[1]}: anyone could put a build in its place"
@@ -277,9 +281,14 @@ def _keep(copy: Path, rel: str, data: bytes) -> bytes:
 
 def _exposed(d: Path, rel: str, exposed: dict[str, str]) -> bytes:
     """The bytes of d/rel (read_regular); when someone who cannot write the build could change them (a hard link,
-    o+w: contracts.regular_file.writable_from_outside), why, in `exposed` under `rel`."""
+    o+w, another owner, a group that may not write its folder: contracts.regular_file.writable_from_outside), why, in
+    `exposed` under `rel`."""
     data, st = read_regular_and_stat(d / rel, "audit.input")
-    problem = writable_from_outside(st)
+    try:
+        folder: os.stat_result | None = os.stat((d / rel).parent)
+    except OSError:   # its bytes were just read from there; a folder that cannot be listed now is checked as before
+        folder = None
+    problem = writable_from_outside(st, folder)
     if problem:
         exposed[rel] = problem
     return data

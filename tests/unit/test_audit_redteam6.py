@@ -10,6 +10,7 @@
    and so does the audit's certificate check (exit 1).
 """
 import base64
+import os
 import json
 
 import pytest
@@ -94,3 +95,50 @@ def test_audit_json_says_why_for_a_forged_gate(build, key, keys, capsys, monkeyp
     first = out["checks"][0]
     assert out["ok"] is False and first["name"] == "certificate" and first["verdict"] in ("REFUTED", "ERROR")
     assert "security review" in first["summary"]
+
+
+# 3. A build file (or spec/) that someone who may not write the build may write: owned by another user than root and
+#    the folder's owner (an owner rewrites a file whatever its mode), or writable by a group that may not write the
+#    folder. Only hard links and o+w were refused: a policy.py owned by user 12345, or g+w under a folder that is not,
+#    loaded, and the audit's files check passed.
+
+def _as(path, uid=None, mode=None):
+    if uid is not None:
+        os.chown(path, uid, -1)
+    if mode is not None:
+        os.chmod(path, mode)
+
+
+@pytest.mark.parametrize("rel", ["policy.py", "certificate.json", "signature.json", "spec/ok.json", "policy.code"])
+def test_a_build_file_its_group_may_write_but_not_its_folder_is_refused(build, key, rel):
+    _as(build / rel, mode=0o664)
+    assert "group" in refused(build, "load.shared").message
+    assert verdicts(run(build, key))["files"] is Verdict.REFUTED
+
+
+def test_a_group_that_may_write_the_folder_too_may_write_its_files(build, key):
+    for folder in (build, build / "spec"):
+        _as(folder, mode=0o775)
+    for rel in ("policy.py", "spec/ok.json"):
+        _as(build / rel, mode=0o664)
+    assert load_policy(build).name == "mini"
+    assert verdicts(run(build, key))["files"] is Verdict.PASSED
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+
+
+@needs_root
+@pytest.mark.parametrize("rel", ["policy.py", "certificate.json", "spec/ok.json", "spec"])
+def test_a_build_file_or_folder_of_another_owner_is_refused(build, key, rel):
+    _as(build / rel, uid=12345)
+    assert "owned by user 12345" in refused(build, "load.shared").message
+    assert verdicts(run(build, key))["files"] is Verdict.REFUTED
+
+
+@needs_root
+def test_a_build_its_owner_copied_whole_loads(build, key):
+    for path in [build, *build.rglob("*")]:
+        _as(path, uid=12345)
+    assert load_policy(build).name == "mini"   # the folder's owner may write its files: nothing is exposed
+    assert verdicts(run(build, key))["files"] is Verdict.PASSED
