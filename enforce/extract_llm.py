@@ -1023,6 +1023,40 @@ def _answer_fields(argument: str, t: Mapping[str, Any]) -> tuple[str, ...]:
     return (argument, *(str(f) for f, _ft in t["fields"]))
 
 
+Choices = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def _enum_choices(argument: str, t: Mapping[str, Any]) -> Choices:
+    """(name, its values) for an enum argument, or each enum field of a record: the words of an answer that picks one."""
+    if t.get("kind") == "enum":
+        return ((argument, tuple(map(str, t.get("values", ())))),)
+    if t.get("kind") == "record":
+        return tuple((str(f), tuple(map(str, ft.get("values", ())))) for f, ft in t.get("fields", [])
+                     if ft.get("kind") == "enum")
+    return ()
+
+
+@lru_cache(maxsize=32)
+def _choice_pattern(choices: Choices) -> re.Pattern[str]:
+    alternatives = [rf"(?<![a-z0-9])({_leet(name)})(?![a-z0-9]){_SAID}("
+                    + "|".join(_leet(v) for v in sorted(values, key=len, reverse=True)) + rf")(?![a-z0-9]){_CLAUSE_END}"
+                    for name, values in choices if values]
+    return re.compile("|".join(alternatives) or r"(?!)")
+
+
+def choice_written_out(text: str, choices: Choices) -> str:
+    """The first passage of `text` that names an enum argument (or field) with one of its values ("" when none
+    does: access: read), read as _plain, respelt and spelt backwards: the answer written out for the model."""
+    if not choices:
+        return ""
+    pattern, plain = _choice_pattern(choices), _plain(text).casefold()
+    for reading in (plain, _respelt(plain), plain[::-1]):
+        found = pattern.search(reading)
+        if found:
+            return found.group(0).strip()[:80]
+    return ""
+
+
 def answer_written_out(text: str, fields: tuple[str, ...]) -> str:
     """The first passage of `text` that writes out an answer in the answer's own words ("" when none does): read as
     _plain, respelt and spelt backwards."""
@@ -1075,13 +1109,14 @@ def _refuse_answer_written(observation: Mapping[str, Any], texts: list[str], pat
                            t: Mapping[str, Any]) -> None:
     """ExtractionError (extract.llm.injection) when the text the model reads writes out the answer in the answer's
     own words (answer_written_out; with no `text`, the agent data's keys too: _answer_in_data), in every mode."""
-    fields = _answer_fields(argument, t)
-    if not fields:
+    fields, choices = _answer_fields(argument, t), _enum_choices(argument, t)
+    found = next(filter(None, (choice_written_out(text, choices) for text in texts)), "")
+    if not fields and not found:
         return
-    found = "" if path else _answer_in_data(observation, fields)
+    found = found or ("" if path or not fields else _answer_in_data(observation, fields))
     words = re.compile("(?i)(" + "|".join(_leet(f) for f in fields) + r"|\b(" + "|".join(_NO_WORDS) + r")\b|" + _CLEARED + ")")
     # one piece a line: each piece ends what it says (deselect / hotel / confirmed_task)
-    for text in texts + ([] if path else [_split_reading(observation, words, "\n")]):
+    for text in texts + ([] if path or not fields else [_split_reading(observation, words, "\n")]):
         found = found or answer_written_out(text, fields)
     if found:
         raise ExtractionError("extract.llm.injection", f"the agent's text writes out the answer the model is asked "
