@@ -451,9 +451,13 @@ def with_settings_code(command: str, tool: str, tool_input: Mapping[str, Any], m
         return command
     from veriguard.enforce.shell import ShellExtractor
 
+    maps = [x.zones for x in monitor.extractors.values() if isinstance(x, ShellExtractor)]
+    paths = [p for k in PATH_KEYS if isinstance(tool_input.get(k), str) for p in _and_real(tool_input[k])]
+    maps = [z for z in maps if any(z.holds_code_settings(p) for p in paths)]   # the text of other files is not read
+    if not maps:
+        return command
     texts = "\n".join(_strings_in(tool_input))
-    keys = sorted({k for x in monitor.extractors.values() if isinstance(x, ShellExtractor)
-                   for k in x.zones.code_settings(texts)})
+    keys = sorted({k for z in maps for k in z.code_settings(texts)})
     return f"{command} # {' '.join(keys)}" if keys else command
 
 
