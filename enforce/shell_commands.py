@@ -385,10 +385,10 @@ class Commands:
             # a glob holds a `/` (`{/home/u/.ssh/id_rsa,x}`), any path
             glob = _CURL_GLOB.search(value.text)
             assert glob is not None
-            head, rest = value.text[:glob.start()], value.text[glob.start():]
-            folder = Value.unknown("a curl glob's alternatives name folders") if "/" in rest.split("}")[0] or \
-                "/" in rest.split("]")[0] else Value.of(posixpath.dirname(head) or ".")
-            self.touch(accesses or ("read",), folder, inv, recursive=True)
+            before, rest = value.text[:glob.start()], value.text[glob.start():]
+            globbed = Value.unknown("a curl glob's alternatives name folders") if "/" in rest.split("}")[0] or \
+                "/" in rest.split("]")[0] else Value.of(posixpath.dirname(before) or ".")
+            self.touch(accesses or ("read",), globbed, inv, recursive=True)
             return
         if accesses:
             if "execute" in accesses:
