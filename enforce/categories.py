@@ -656,9 +656,10 @@ def clause_topics(names: tuple[str, ...], cues: Cues, clause: str) -> frozenset[
     return frozenset(n for n in names if any(p.search(clause) for p in (*cues.topic[n], *cues.ask[n])))
 
 
-def asking_clauses(text: str) -> list[str]:
-    """The clauses of `text` that may ask an act."""
-    return [c for c in act_clauses(text) if not asks_no_act(c) and not a_name_alone(c)]
+def clause_reading(text: str) -> tuple[list[str], list[str]]:
+    """The clauses of `text` for the act's reading, and those of them that may ask an act."""
+    clauses = act_clauses(text)
+    return clauses, [c for c in clauses if not asks_no_act(c) and not a_name_alone(c)]
 
 
 # A bare retraction of what was just asked, at a clause's start: "Book the Hilton — no wait, ...", "Rent me a car, oh,
@@ -745,14 +746,15 @@ def a_fragment(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
             and not ask_unnamed(clause)[0] and not clause_topics(names, cues, clause))
 
 
-def unasked(names: tuple[str, ...], cues: Cues, text: str, asked: Container[str]) -> tuple[frozenset[str], list[str]]:
+def unasked(names: tuple[str, ...], cues: Cues, text: str, asked: Container[str],
+            reading: tuple[list[str], list[str]] | None = None) -> tuple[frozenset[str], list[str]]:
     """The categories (beside those asked on their objects) that no clause of `text` may ask by their topic: every
     clause that may ask names another category's topic and not theirs (all of them when no clause may ask); and the
     clauses that may ask, which the caller reads alone to see whether they ask these categories in other words.
     (empty, []) when a clause that may ask names no topic: its object may be any category's. A statement beside other
-    clauses, or a fragment beside a clause that may ask, is no such clause; alone, they are."""
-    clauses = act_clauses(text)
-    asking = [c for c in clauses if not asks_no_act(c) and not a_name_alone(c)]
+    clauses, or a fragment beside a clause that may ask, is no such clause; alone, they are. `reading`: the text's
+    clause_reading when the caller has it."""
+    clauses, asking = reading or clause_reading(text)
     said = [c for c in asking if not a_statement(c, names, cues)]
     if len(clauses) - len(asking) + len(said) > 0:   # statements beside other clauses (all statements: a hint may ask)
         asking = said
@@ -1111,7 +1113,8 @@ class CategoryClassifier:
         asked = self.asked(kept) if kept_view == kept else {**self.asked(kept_view), **self.asked(kept)}  # most read as is
         if norm.routes and not asked:
             doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")
-        quiet = self.unasked(kept, asked, frozenset().union(*(r.labels | r.uncertain for r in results)))
+        clauses = clause_reading(kept)   # read once: unasked and names_beside both need it
+        quiet = self.unasked(kept, asked, frozenset().union(*(r.labels | r.uncertain for r in results)), clauses)
         if quiet:   # read from a topic that no clause asks an act on
             results = [dataclasses.replace(r, labels=r.labels - quiet, uncertain=r.uncertain - quiet) for r in results]
         found = asked or any(r.labels for r in results)
@@ -1144,7 +1147,7 @@ class CategoryClassifier:
         if named:
             doubts.append(f"an ask on a name, {named}: what it asks for cannot be read")
         if found and not doubts:
-            unread, why = self.names_beside(kept, read | frozenset(asked))
+            unread, why = self.names_beside(kept, read | frozenset(asked), clauses[1])
             doubts += why if not unread else []
             if unread:
                 named_too, ask = named_too | unread, "; ".join(filter(None, (ask, why[0])))
@@ -1155,7 +1158,7 @@ class CategoryClassifier:
         blank = without_names(text)
         return blank != text and not read & self.read_pieces([blank])[0].labels
 
-    def names_beside(self, text: str, found: frozenset[str]) -> tuple[frozenset[str], list[str]]:
+    def names_beside(self, text: str, found: frozenset[str], asking: list[str]) -> tuple[frozenset[str], list[str]]:
         """Beside the categories found, a name whose category is not read: a second object of the act after "and"
         ("... and the Bellagio for the same dates"), an act on a name in a clause that names no category ("Cancel the
         pizza order, then put on The Office"), an ask read on a name's word ("the Fujifilm XT50 from Adorama" read as a
@@ -1169,7 +1172,7 @@ class CategoryClassifier:
             unread |= topics - found
         if unread:
             return frozenset(unread), [f"a second object of the act names {', '.join(sorted(unread))}"]
-        for clause in asking_clauses(text):
+        for clause in asking:
             m = _NAMED.search(clause)
             if m and not clause_topics(self.names, self.model.cues, clause):
                 alone = self.read_pieces([clause])[0]    # the clause read on its own words
@@ -1188,10 +1191,11 @@ class CategoryClassifier:
                                              "anything"]
         return frozenset(), []
 
-    def unasked(self, text: str, asked: Container[str], read: frozenset[str]) -> frozenset[str]:
+    def unasked(self, text: str, asked: Container[str], read: frozenset[str],
+                reading: tuple[list[str], list[str]]) -> frozenset[str]:
         """The categories read that no clause of `text` asks an act on: no clause that may ask names their topic, and
         none read alone (the regression on its own words) reads them, even as uncertain."""
-        quiet, asking = unasked(self.names, self.model.cues, text, asked)
+        quiet, asking = unasked(self.names, self.model.cues, text, asked, reading)
         quiet &= read
         if not quiet or not asking:
             return quiet
