@@ -129,7 +129,6 @@ CATALOGUE: dict[str, Entry] = {
     "extract.log.code_block": Entry(A, "a message of the agent log holds a code block the agent's runtime would run"),
     "extract.log.empty": Entry(A, "the agent log is empty"),
     "extract.log.format": Entry(A, "the text is not an EHRAgent log"),
-    "extract.log.hidden_call": Entry(A, "an output of the agent log that the program logged before it cannot have made"),
     "extract.log.no_code": Entry(A, "the agent log holds no generated code"),
     "extract.log.structure": Entry(A, "the agent log's sections are not in the expected order or size"),
     "extract.log.truncated": Entry(A, "the agent log ends early"),

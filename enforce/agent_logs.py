@@ -230,7 +230,7 @@ def _cells(sections: list[str], parser: _Parser) -> tuple[list[_Cell], str]:
     hidden = (f"section {unexplained + 1} is output that the program of section {unexplained} cannot have made: it "
               f"reads no database (no {' or '.join(sorted(DATA_TOOLS))}), answers no constant that is the output, and "
               "makes no NameError the output shows; the output may come from a function call the log does not show "
-              "(EHRAgent logs a message's text, not its call) [extract.log.hidden_call]") if unexplained else ""
+              "(EHRAgent logs a message's text, not its call)") if unexplained else ""
     return found, hidden
 
 

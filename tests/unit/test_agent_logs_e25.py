@@ -37,7 +37,7 @@ def refusal(text: str) -> str:
     """The log's note on the hidden program; the extractor then reads every column (diagnosis and cost included), or
     refuses the programs it reads (a cut of the text may be no program at all)."""
     hidden = parse_agent_log(text).hidden
-    assert "[extract.log.hidden_call]" in hidden
+    assert "cannot have made" in hidden
     try:
         extracted = EXTRACTOR.extract({"log": text})
     except ExtractionError:
