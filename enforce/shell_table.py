@@ -42,7 +42,7 @@ KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "w
 # (a package named with a version, fetched from the network and run: `go run example.com/x@latest`); "revision" (git's
 # REV:PATH, :PATH, :N:PATH: the file PATH as a commit or the index holds it, `git show HEAD:.env`)
 _COMBINE = {"url", "url_glob", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name", "unpack",
-            "keeps_url", "versioned", "revision"}
+            "keeps_url", "versioned", "revision", "mount_options"}   # write+mount_options: docker build -o PATH|dest=PATH
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
 STYLES = ("gnu", "single")
 INTERPRETERS = ("shell", "code")

@@ -39,6 +39,7 @@ NAMED_BY_THE_SOURCE = [
     "csplit payload 1 -f .envr", "split --prefix=.envr payload",
     # an output named by an option the table did not declare, or right after sed's w command
     "iconv -f utf8 -t ascii -o .envrc x", "tsc --outFile .envrc x.ts", "docker build -o .claude .",
+    "docker build -o type=local,dest=.claude .", "docker buildx build --output=type=tar,dest=.claude/x.tar .",
     "npm pack --pack-destination .claude", "sed -n w.envrc x", "sed 's/a/b/w.mcp.json' x",
     # files that make the user's tools run programs later: mise's configuration
     "touch .mise.toml", "cp /tmp/x .mise.local.toml", "mkdir -p .config/mise"]
