@@ -404,9 +404,9 @@ class Commands:
             if value.text is None:
                 self.touch(("read",), value, inv, recursive=False)
             else:  # curl's @FILE, <FILE, name=@FILE and name@FILE (--data-urlencode): any of them may read a file
-                name = _at_file(value.text)
-                if name not in (None, "-", ""):
-                    self.touch(("read",), Value.of(name), inv, recursive=False)
+                at_name = _at_file(value.text)
+                if at_name is not None and at_name not in ("-", ""):
+                    self.touch(("read",), Value.of(at_name), inv, recursive=False)
         if "typed" in parts:   # TYPE:PATH or TYPE=PATH (--cov-report html:DIR, --emit=link=FILE): written at PATH
             typed = re.match(r"[\w-]+[:=](.+)", value.text) if value.text is not None else None
             if value.text is None or typed is not None:
