@@ -18,7 +18,6 @@ through the hook as Claude Code calls it:
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,14 +26,10 @@ from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.shell_table import load_commands, load_zones
 from tests.conftest import ROOT
 from tests.unit.test_hook_project_links import decide
+from tests.unit.test_hook_ninth_pass import _git, bash
 from tests.unit.test_hook_seventh_pass import build, outside_tmp  # noqa: F401 (fixtures)
 
 pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
-
-
-def _git(project: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(project), "-c", "user.email=a@b", "-c", "user.name=a", *args], check=True,
-                   capture_output=True)
 
 
 @pytest.fixture
@@ -55,10 +50,6 @@ def machine(outside_tmp: Path) -> dict[str, Path]:  # noqa: F811
     (project / ".env").write_text("SECRET=2\n")
     _git(project, "stash", "-q")
     return {"home": home, "project": project}
-
-
-def bash(build: Path, m: dict[str, Path], command: str) -> str:  # noqa: F811
-    return decide(build, m, "Bash", command=command.format(**{k: str(v) for k, v in m.items()}))
 
 
 def tool(build: Path, m: dict[str, Path], name: str, tool_input: str) -> str:  # noqa: F811
