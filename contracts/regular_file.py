@@ -106,14 +106,14 @@ def open_folder_above(folder: Path) -> tuple[Path, str] | None:
     """The first folder above `folder` (on its absolute path as given, then on the path once links are resolved) that
     lets every user replace what it holds, and why; None when there is none. Whoever may rename entries there may put
     a whole folder of their own in the build's place, whatever the build's own modes say."""
-    for path in (Path(os.path.abspath(folder)), folder.resolve()):
-        for parent in path.parents:
-            try:
-                problem = folder_open_to_all(os.stat(parent))
-            except OSError:   # a folder that cannot be read cannot be checked; the build's own reads fail there
-                continue
-            if problem:
-                return parent, problem
+    given, resolved = Path(os.path.abspath(folder)), folder.resolve()
+    for parent in dict.fromkeys([*given.parents, *resolved.parents]):   # each folder stat'ed once
+        try:
+            problem = folder_open_to_all(os.stat(parent))
+        except OSError:   # a folder that cannot be read cannot be checked; the build's own reads fail there
+            continue
+        if problem:
+            return parent, problem
     return None
 
 

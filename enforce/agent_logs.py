@@ -249,7 +249,8 @@ def _explains(program: str, output: str) -> bool:
     said = output.strip()
     if said in _answered_constants(tree):
         return True
-    answers = ANSWER_NAME in _code_lines(program)[-1:][0] if _code_lines(program) else False
+    lines = _code_lines(program)
+    answers = ANSWER_NAME in lines[-1] if lines else False
     if said == SAVE_ANSWER:  # what run_code returns for a program that ran to its end without an answer line
         return not answers
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}

@@ -1109,7 +1109,7 @@ class CategoryClassifier:
         doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
         view = reading(text)   # negations negated, an act by its gerund, lists and tables as sentences
         kept = taken_back(unquoted(text))   # what a bare retraction takes back, and what is quoted, ask nothing
-        kept_view = taken_back(unquoted(view))
+        kept_view = kept if view == text else taken_back(unquoted(view))
         asked = self.asked(kept) if kept_view == kept else {**self.asked(kept_view), **self.asked(kept)}  # most read as is
         if norm.routes and not asked:
             doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")

@@ -641,7 +641,7 @@ def unreadable_language(text: str) -> str:
                       if unicodedata.category(ch).startswith("L") and not unicodedata.name(ch, "").startswith("LATIN")})
     if scripts:
         return f"letters of another script ({', '.join(scripts[:3])})"
-    from veriguard.enforce.textnorm import encoded_runs, foreign_words, strip_marks
+    from veriguard.enforce.textnorm import encoded_runs, foreign_words
 
     encoded = encoded_runs(plain) + _SYMBOL_CODE.findall(plain) + [m.group(0) for m in _SPELLED.finditer(plain)]
     encoded += numeric_codes(plain) + short_encodings(plain)
@@ -650,14 +650,14 @@ def unreadable_language(text: str) -> str:
     ciphered = ciphered_words(plain)
     if ciphered:
         return ciphered
-    for clause in _CLAUSES.split(strip_marks(plain)):
+    for clause in _CLAUSES.split(plain):   # _plain has no marks left
         why = foreign_words(clause, _NoUnknownWords()) or unknown_words(clause)
         if why:
             return f"a clause in another language ({why})"
     why = foreign_sentences(_SENTENCES.split(_marked(text)))
     if why:
         return f"sentences in another language ({why})"
-    abroad = _CATEGORY_ABROAD.search(strip_marks(plain))
+    abroad = _CATEGORY_ABROAD.search(plain)
     return f"the word for the answer's categories in another language ({abroad.group(0)[:24]!r})" if abroad else ""
 
 

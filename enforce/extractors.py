@@ -436,7 +436,7 @@ def _wrapped_calls(text: str, where: str) -> tuple[list[ToolCall], list[tuple[in
         spans.append((mark.start(), end))
     outside = " ".join(text[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(text)]))
     lower = outside.lower()
-    found = next((m.group() for m in (pattern.search(lower) for pattern in _TEXT_CALLS) if m), _named_arguments(lower))
+    found = next((m.group() for m in (pattern.search(lower) for pattern in _TEXT_CALLS) if m), "") or _named_arguments(lower)
     if found:
         _bad_call(where, f"text with {found[:30]!r}, a mark of a tool call written as text in a format not "
                   f"read here (read: {', '.join(_WRAPPERS)}): a runtime that parses it runs a call the policy does "

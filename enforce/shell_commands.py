@@ -380,11 +380,9 @@ class Commands:
             elif value.text in ("-", *STDIN_PATHS):
                 self.interpret_stdin(None, inv)
             accesses = accesses or ("read",)
-        if "url_glob" in parts and value.text is not None and _CURL_GLOB.search(value.text):
+        if "url_glob" in parts and value.text is not None and (glob := _CURL_GLOB.search(value.text)):
             # curl's own globbing (`-T '{.env,a}'`, `-T 'f[1-3]'`): the folder before the first glob, all in it; where
             # a glob holds a `/` (`{/home/u/.ssh/id_rsa,x}`), any path
-            glob = _CURL_GLOB.search(value.text)
-            assert glob is not None
             before, rest = value.text[:glob.start()], value.text[glob.start():]
             globbed = Value.unknown("a curl glob's alternatives name folders") if "/" in rest.split("}")[0] or \
                 "/" in rest.split("]")[0] else Value.of(posixpath.dirname(before) or ".")

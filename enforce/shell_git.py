@@ -168,11 +168,9 @@ class Repository:
         return found
 
     def history(self, revs: Sequence[str], *, since: Sequence[str] = ()) -> set[str]:
-        """Every file any commit reachable from `revs` (rev-list's words: `--all`, `--reflog`), and not from `since`
-        (`--remotes=origin/*`), changed, and the files of the trees at `revs`: a file committed and deleted later
-        is in its history. No cap on commits but the deadline: a history too long to read in time is Unresolved."""
-        if any(r.startswith("-") and not r.startswith(("--all", "--reflog", "--branches", "--tags")) for r in revs):
-            raise _Fail(f"{[r for r in revs if r.startswith('-')][0]!r} is not a revision")
+        """Every file any commit reachable from `revs` (commits, or rev-list's words `--all`, `--reflog`), and not
+        from `since` (`--remotes=origin/*`), changed: a file committed and deleted later is in its history. No cap on
+        commits but the deadline: a history too long to read in time is Unresolved."""
         return self.changed_by(self.git("rev-list", *revs, *(["--not", *since] if since else [])).decode().split())
 
     def changed_by(self, commits: Sequence[str]) -> set[str]:

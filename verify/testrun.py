@@ -11,6 +11,7 @@ Usage (by verify.testing): python -m veriguard.verify.testrun REQUEST.pickle  ->
 """
 from __future__ import annotations
 
+from collections import Counter
 import itertools
 import json
 import pickle
@@ -103,7 +104,7 @@ def _key(x: Any) -> Any:
 
 def _named_twice(violations: Sequence[str]) -> list[str]:
     """A rule a decision reports more than once (compared as sets, the decision would pass; the monitor refuses it)."""
-    twice = sorted({v for v in violations if list(violations).count(v) > 1})
+    twice = sorted(v for v, n in Counter(violations).items() if n > 1)
     return [f"violations={list(violations)} names {', '.join(twice)} more than once"] if twice else []
 
 

@@ -94,13 +94,15 @@ class ProviderToolsRefused(BaseException):
     recorded = False   # a guard has recorded it already
 
 
-def provider_side_tools(body: Any) -> list[str]:
+def provider_side_tools(body: Any, added: list[Any] | None = None) -> list[str]:
     """What in a Messages request body (or a batch's `requests`) runs on the provider's side: each tool whose type is
     not a client tool, and each MCP server, wherever the request defines it (`tools`, a `tool_addition` block in any
-    message or compaction block, a batch's params). An unknown tool type counts as provider-side."""
+    message or compaction block, a batch's params). An unknown tool type counts as provider-side. `added`: the body's
+    added_tools, where the caller has them already (the walk covers the whole history)."""
     if not isinstance(body, Mapping):
         return []
-    found = [f"{t.get('type')} ({t.get('name', '?')})" for t in [*(body.get("tools") or ()), *added_tools(body)]
+    added = added_tools(body) if added is None else added
+    found = [f"{t.get('type')} ({t.get('name', '?')})" for t in [*(body.get("tools") or ()), *added]
              if isinstance(t, Mapping) and t.get("type") is not None
              and not (type(t["type"]) is str and CLIENT_TOOL.fullmatch(t["type"]))]
     found += [f"mcp_servers ({s.get('name', '?') if isinstance(s, Mapping) else '?'})" for s in body.get("mcp_servers") or ()]
@@ -146,9 +148,9 @@ def refuse_provider_tools(request: Any) -> None:
         refuse_undecided_runner(None)
 
 
-def refuse_provider_side(body: Any) -> None:
+def refuse_provider_side(body: Any, added: list[Any] | None = None) -> None:
     """Raise ProviderToolsRefused when the request body enables tools run on the provider's side."""
-    found = provider_side_tools(body)
+    found = provider_side_tools(body, added)
     if found:
         raise ProviderToolsRefused(f"refused to send a Messages request that enables tools run on Anthropic's side, "
                                    f"which no guard in this process can decide: {', '.join(found[:5])}; give the model "
@@ -185,24 +187,25 @@ def _json_body(request: Any) -> Any:
         raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
 
 
-def offered_tools(body: Any) -> tuple[list[str], list[str]]:
+def offered_tools(body: Any, added: list[Any] | None = None) -> tuple[list[str], list[str]]:
     """The names of the tools a Messages request body offers the model: those of its `tools`, and those its
     `tool_addition` blocks add (added_tools; the tool runner's add_tools sends them)."""
     if not isinstance(body, Mapping):
         return [], []
     listed = [str(t.get("name")) for t in body.get("tools") or () if isinstance(t, Mapping)]
-    return listed, [str(t.get("name")) if isinstance(t, Mapping) else "?" for t in added_tools(body)]
+    added = added_tools(body) if added is None else added
+    return listed, [str(t.get("name")) if isinstance(t, Mapping) else "?" for t in added]
 
 
-def undecided_offers(body: Any, decided: frozenset[str]) -> list[str]:
+def undecided_offers(body: Any, decided: frozenset[str], added: list[Any] | None = None) -> list[str]:
     """Why the tools a request offers may run undecided: a name require_guarded did not let through for the guard (a
     tool added to its list, or by the runner's add_tools, after the check), a name listed twice, or a tool added under
     the name of one the request lists (add_tools puts the new tool in the place of the checked one)."""
-    listed, added = offered_tools(body)
-    found = [f"{n!r} (not among the tools require_guarded checked)" for n in dict.fromkeys(listed + added)
+    listed, added_names = offered_tools(body, added)
+    found = [f"{n!r} (not among the tools require_guarded checked)" for n in dict.fromkeys(listed + added_names)
              if n not in decided]
     found += [f"{n!r} (listed {listed.count(n)} times)" for n in dict.fromkeys(listed) if listed.count(n) > 1]
-    found += [f"{n!r} (added in the place of the tool of that name)" for n in dict.fromkeys(added) if n in listed]
+    found += [f"{n!r} (added in the place of the tool of that name)" for n in dict.fromkeys(added_names) if n in listed]
     return found
 
 
@@ -216,8 +219,9 @@ def refuse_undecided_tools(guard: Guard) -> Callable[[Any], None]:
     def hook(request: Any) -> None:
         with refusing(guard):
             body = _json_body(request)
-            refuse_provider_side(body)
-            found = undecided_offers(body, frozenset(CHECKED.get(guard, ())))
+            added = added_tools(body)   # one walk of the history for both checks
+            refuse_provider_side(body, added)
+            found = undecided_offers(body, frozenset(CHECKED.get(guard, ())), added)
             if found:
                 raise ProviderToolsRefused(f"refused to send a request offering the model tools that policy "
                                            f"{guard.policy_name} does not decide: {'; '.join(found[:5])}; pass every "
