@@ -43,6 +43,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from veriguard.enforce.code_subset import node_name
 from veriguard.enforce.extract_errors import ExtractionError
 
 SECTION_SEPARATOR = "\n" + "-" * 58 + "\n"
@@ -99,16 +100,18 @@ class _Cell:
 
 
 class _Parser:
-    """ast.parse under a budget per log: a log built to be costly to read is refused, not waited on."""
+    """ast.parse under a budget per log, each distinct text parsed once: a log built to be costly to read is refused,
+    not waited on, and every reading of a program (whether it parses, is a literal, explains its output) shares it."""
 
     def __init__(self) -> None:
         self.left = PARSE_BUDGET
+        self.parsed: dict[str, ast.Module | str] = {}
 
-    def parses(self, code: str) -> bool:
-        return self.error(code) is None
-
-    def error(self, code: str) -> str | None:
-        """The message of the SyntaxError Python raises on `code`; None when it parses."""
+    def tree(self, code: str) -> ast.Module | str:
+        """The module `code` parses to, or the message of the SyntaxError Python raises on it."""
+        known = self.parsed.get(code)
+        if known is not None:
+            return known
         self.left -= len(code)
         if self.left < 0:
             raise ExtractionError("extract.log.structure", f"reading every program of this log would parse more "
@@ -116,18 +119,28 @@ class _Parser:
         try:
             with warnings.catch_warnings():  # invalid escapes in strings warn; they do not stop the code
                 warnings.simplefilter("ignore")
-                ast.parse(code)
+                result: ast.Module | str = ast.parse(code)
         except SyntaxError as e:
-            return str(e.msg)
+            result = str(e.msg)
         except (ValueError, RecursionError, MemoryError) as e:  # null bytes, nesting: cannot tell, so refuse
             raise ExtractionError("extract.code.unanalysable", f"unanalysable code: Python cannot parse it "
                                   f"({type(e).__name__})") from None
-        return None
+        self.parsed[code] = result
+        return result
+
+    def parses(self, code: str) -> bool:
+        return isinstance(self.tree(code), ast.Module)
+
+    def program(self, code: str) -> bool:
+        """Whether `code` parses and is more than a literal value ('42', "['a', 1]": printed output that reads nothing
+        even if it ran)."""
+        tree = self.tree(code)
+        return isinstance(tree, ast.Module) and not _is_value(tree)
 
     def never_runs(self, code: str) -> bool:
         """Whether no Python, this one or a later one, parses `code` (see STABLE_ERRORS)."""
-        error = self.error(code)
-        return error is not None and bool(STABLE_ERRORS.match(error)) and not TEMPLATE_PREFIX.search(code)
+        error = self.tree(code)
+        return isinstance(error, str) and bool(STABLE_ERRORS.match(error)) and not TEMPLATE_PREFIX.search(code)
 
 
 def parse_agent_log(text: str) -> AgentOutput:
@@ -155,8 +168,7 @@ def parse_agent_log(text: str) -> AgentOutput:
     parser = _Parser()
     cells, hidden = _cells(messages, parser)
     candidates = [cell.code for cell in cells] + _cuts(messages)
-    code = tuple(program for program in dict.fromkeys(candidates)
-                 if program.strip() and parser.parses(program) and not _is_value(program))
+    code = tuple(program for program in dict.fromkeys(candidates) if program.strip() and parser.program(program))
     if not code:
         raise ExtractionError("extract.log.no_code", "the log holds no generated code")
     return AgentOutput(knowledge=knowledge, code=code, answer=sections[len(messages) - 1],
@@ -219,13 +231,14 @@ def _cells(sections: list[str], parser: _Parser) -> tuple[list[_Cell], str]:
                 raise ExtractionError("extract.code.syntax", f"the call in section {number + 1} is not valid "
                                       "Python here, yet its output does not report the error, or a later Python may "
                                       "run it (its error is not one every version makes): cannot tell what ran")
-        elif output.strip() and (not parser.parses(section) or _is_value(section)):
+        elif output.strip() and not parser.program(section):
             raise ExtractionError("extract.log.structure", f"section {number + 2} is output, but section "
                                   f"{number + 1} is neither a call nor code: what ran is not in the log (a message "
                                   "with text and a function call is logged as its text)")
         else:
             ran = section
-        if not unexplained and output.strip() and not _explains(ran, output):
+        tree = parser.tree(ran) if not unexplained and output.strip() else None
+        if isinstance(tree, ast.Module) and not _explains(tree, ran, output):
             unexplained = number + 1
     hidden = (f"section {unexplained + 1} is output that the program of section {unexplained} cannot have made: it "
               f"reads no database (no {' or '.join(sorted(DATA_TOOLS))}), answers no constant that is the output, and "
@@ -234,18 +247,13 @@ def _cells(sections: list[str], parser: _Parser) -> tuple[list[_Cell], str]:
     return found, hidden
 
 
-def _explains(program: str, output: str) -> bool:
+def _explains(tree: ast.Module, program: str, output: str) -> bool:
     """Whether `program` can be what made `output`: it assigns `answer` a constant whose text is the output (up to a
     separator it prints); the output is run_code's SAVE_ANSWER and no answer line ends the program; it calls a tool
     that reads the database and ends with an answer line (or the output reports an error); or the output is the
-    NameError of a name the program reads and binds nowhere (an attempt that failed before reading anything). A
-    program that does not parse is judged by _cells' own rules (its output must report the error)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(program)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True
+    NameError of a name the program reads and binds nowhere (an attempt that failed before reading anything).
+    `tree` is the program parsed (one that does not parse is judged by _cells' own rules: its output must report the
+    error)."""
     said = output.strip()
     if said in _answered_constants(tree):
         return True
@@ -281,21 +289,7 @@ def _read_unbound(tree: ast.Module, name: str) -> bool:
 
 def _bound_in(statement: ast.AST) -> set[str]:
     """Every name a statement may bind, at any depth (targets, defs, parameters, imports, `except ... as`)."""
-    bound = set()
-    for n in ast.walk(statement):
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            bound.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(n.name)
-        elif isinstance(n, ast.alias):
-            bound.add((n.asname or n.name).split(".")[0])
-        elif isinstance(n, ast.arg):
-            bound.add(n.arg)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            bound.add(n.name)
-        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
-            bound.add(n.name)
-    return bound
+    return {named[0] for n in ast.walk(statement) if (named := node_name(n)) is not None and named[1]}
 
 
 def _cell_objects(text: str) -> Iterator[_Cell]:
@@ -387,10 +381,12 @@ def _answered_constants(tree: ast.Module) -> set[str]:
     return texts
 
 
-def _is_value(code: str) -> bool:
+def _is_value(tree: ast.Module) -> bool:
     """A plain literal ('42', "['a', 1]"): printed output that reads nothing even if it ran."""
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return False
     try:
-        ast.literal_eval(code.strip())
+        ast.literal_eval(tree.body[0].value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True

@@ -17,7 +17,7 @@ from veriguard.enforce.code_subset import (BUILTINS, CONSUMERS, CONTAINER_METHOD
                                            LIBRARY, NO_REVEAL, RAISES_ON_TABLE, SAFE_TABLE_ATTRS, STR_METHODS,
                                            TABLE_METHODS, VALUE_ATTRS, VALUE_FUNCTIONS, VALUE_METHODS,
                                            WHOLE_TABLE_ATTRS, check_constructs, construct_name,
-                                           may_be_builtin)
+                                           may_be_builtin, node_name)
 from veriguard.enforce.code_values import (DATUM, EMPTY, HOLE, NOTHING, OTHER, STORED, Val, at, container, fail, is_text,
                                            join, join_all, may_split, single_text, snippet, unanalysable, widen)
 
@@ -990,15 +990,7 @@ def _load_of(statement: ast.stmt, name: str) -> ast.Call | None:
 
 def _mentions(tree: ast.AST, name: str) -> int:
     """How many times the identifier appears in the tree, as a name read or bound in any scope."""
-    count = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.alias):
-            count += (node.asname or node.name.split(".")[0]) == name
-        elif isinstance(node, (ast.FunctionDef, ast.ExceptHandler)):
-            count += node.name == name
-        elif isinstance(node, (ast.Name, ast.arg)):
-            count += (node.id if isinstance(node, ast.Name) else node.arg) == name
-    return count
+    return sum(1 for node in ast.walk(tree) if (named := node_name(node)) is not None and named[0] == name)
 
 
 def _module_names(tree: ast.Module) -> tuple[dict[str, Val], frozenset[str]]:

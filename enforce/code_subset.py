@@ -117,23 +117,25 @@ def check_constructs(tree: ast.Module) -> None:
         elif isinstance(node, ast.Name) and node.id.startswith("__"):
             unanalysable(node, f"the name `{node.id}` (interpreter internals)")
         else:
-            bound = _bound_name(node)
-            if bound is not None and bound.startswith("__"):
-                unanalysable(node, f"the name `{bound}` bound (interpreter internals)")
+            named = node_name(node)
+            if named is not None and named[1] and named[0].startswith("__"):
+                unanalysable(node, f"the name `{named[0]}` bound (interpreter internals)")
 
 
-def _bound_name(node: ast.AST) -> str | None:
-    """The name a node binds without an ast.Name: an import's alias, a def, a parameter, an `except ... as`.
+def node_name(node: ast.AST) -> tuple[str, bool] | None:
+    """The identifier a node reads or binds, and whether it binds it; None for a node that names none. Binding: a name
+    stored or deleted, an import's alias, a def or class, a parameter, `except ... as`, a match capture.
 
     A dunder bound so is no plain variable: a function defined after `import statistics as __builtins__` takes
     statistics' names (sys, random) as its builtins, so `sys` there is no NameError."""
+    if isinstance(node, ast.Name):
+        return node.id, not isinstance(node.ctx, ast.Load)
     if isinstance(node, ast.alias):
-        return node.asname or node.name.split(".")[0]
-    if isinstance(node, ast.FunctionDef):
-        return node.name
+        return node.asname or node.name.split(".")[0], True
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name, True
     if isinstance(node, ast.arg):
-        return node.arg
-    if isinstance(node, ast.ExceptHandler):
-        return node.name
+        return node.arg, True
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+        return node.name, True
     return None
-
