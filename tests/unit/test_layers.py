@@ -19,7 +19,9 @@ MAY_IMPORT = {
     # synth/classifier_build trains the classifier the monitor will run, with the monitor's own code, and
     # freezes it into the build (so synth imports those two online modules; enforce never imports synth)
     # and reads a shell spec's command and zone tables with the monitor's reader, to refuse them at synth
-    "synth": {"contracts", "verify", "providers", "synth", "enforce.categories", "enforce.embedder", "enforce.shell_table"},
+    # and reads enum values as the classifier reads text (textnorm.strip_invisible: stdlib only), to refuse look-alikes
+    "synth": {"contracts", "verify", "providers", "synth", "enforce.categories", "enforce.embedder", "enforce.shell_table",
+              "enforce.textnorm"},
     # the online side: only its own modules, the stdlib-only support it shares with frozen builds, and the
     # providers (imported lazily, by the `llm` extractor only)
     "enforce": {"enforce", "contracts.errors", "contracts.build_format", "contracts.cache_dir", "contracts.strict_json",
