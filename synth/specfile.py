@@ -23,6 +23,7 @@ from veriguard.contracts.signature import Argument, Signature, Table
 from veriguard.contracts.spec import Example, Spec
 from veriguard.contracts.types import BoolT, EnumT, IntT, RecordT, TupleT, Type, is_scalar
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
+from veriguard.enforce.textnorm import strip_invisible
 from veriguard.providers.extraction import EntryProblem, llm_entry_problem
 from veriguard.synth.tables import load_table
 from veriguard.synth.tomlpos import escape_in_basic_string, scan_keys, string_offsets, too_deep
@@ -45,8 +46,36 @@ PATH_FIX = "put the file in the spec's folder (or a folder inside it) and give i
 
 def _reading(text: str) -> str:
     """`text` as a person reads it: NFKC (composed and decomposed accents, full-width and compatibility forms alike),
-    without format characters (zero-width spaces and joiners, direction marks)."""
-    return "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    without invisible characters (the classifier's reading, enforce.textnorm: format characters such as zero-width
+    spaces and direction marks, and the default-ignorable ones that are not, such as variation selectors and Hangul
+    fillers: `admin` and `admin` + U+FE0F were two enum values that read the same)."""
+    return strip_invisible(unicodedata.normalize("NFKC", text))
+
+
+def _continued_comment(text: str, pos: Pos) -> Pos | None:
+    """Where a line of the multi-line basic string whose value starts at `pos` (at its opening quotes) ends with a
+    backslash after a comment (`#` outside the contract's double-quoted strings), or None. TOML joins the next line to
+    such a line, so the file shows on that next line what the contract reads as part of the comment. The string's
+    escapes were refused before (tomlpos.escape_in_basic_string), so every other backslash is a line continuation."""
+    lines = text.split("\n")
+    row, col = pos.line - 1, pos.col - 1
+    if not 0 <= row < len(lines) or not lines[row][col:].startswith('"""'):
+        return None
+    col += 3
+    while row < len(lines):
+        line = lines[row].removesuffix("\r")
+        end = line.find('"""', col)
+        body = line[col:] if end < 0 else line[col:end]
+        quoted = False
+        for i, ch in enumerate(body):
+            quoted = quoted != (ch == '"')
+            if ch == "#" and not quoted:
+                stripped = body.rstrip(" \t")
+                return Pos(row + 1, col + len(stripped)) if end < 0 and stripped.endswith("\\") else None
+        if end >= 0:
+            return None
+        row, col = row + 1, 0
+    return None
 
 
 def _alike(values: list[str]) -> tuple[str, str] | None:
@@ -322,9 +351,11 @@ class _Loader:
 
     def no_escapes(self, key: tuple[object, ...], *, given: bool) -> None:
         """The contract's text is what the spec shows: a TOML escape in it (u0023 is `#`, u000a a line break) made
-        the rules mean something else than the file reads (`x > 0 \\u0023 and x < 100` compiled to `x > 0`). Text
-        that is `given` but cannot be found in the file, or is found at two places, is refused the same way: its
-        escapes cannot be looked for (before, `contract = { rules = "..." }` was never looked at)."""
+        the rules mean something else than the file reads (`x > 0 \\u0023 and x < 100` compiled to `x > 0`), and so
+        did a backslash ending a comment (TOML joins the next line to it: a whole rule the file shows on that line was
+        part of the comment; a continuation elsewhere joins what reads as joined, and stays). Text that is `given` but
+        cannot be found in the file, or is found at two places, is refused the same way: its escapes cannot be looked
+        for (before, `contract = { rules = "..." }` was never looked at)."""
         if given and (key not in self.values or key in self.ambiguous):
             raise self.fail("spec.contract_escape", f"cannot tell where [{'.'.join(map(str, key))}] is written in the "
                             "file, so whether it uses a TOML escape cannot be checked", key,
@@ -335,6 +366,12 @@ class _Loader:
             raise self.fail("spec.contract_escape", f"[{'.'.join(map(str, key))}] uses a TOML escape ({shown!r}...): "
                             "the contract would read otherwise than the file shows", key,
                             "write the character itself, or put the text in a literal string '''...''' (no escapes)", at)
+        hidden = _continued_comment(self.text, self.values[key]) if key in self.values else None
+        if hidden is not None:
+            raise self.fail("spec.contract_escape", f"[{'.'.join(map(str, key))}] ends a comment with a backslash: "
+                            "TOML joins the next line to it, so what the file shows on that line is part of the "
+                            "comment, not of the contract", key, "remove the backslash after the comment, or put the "
+                            "text in a literal string '''...''' (no escapes, no line continuations)", hidden)
 
     def contract(self, sig: Signature, rules: str, properties: str) -> Contract:
         decls: list[Decl] = []
