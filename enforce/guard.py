@@ -145,10 +145,12 @@ class Guard:
         why = f"{reason}; and {problem}" if problem else reason
         return self._outcome(lambda _: (self._refusal(why, meta), f"fail closed: {why}"), name, meta)
 
-    def refuse_run(self, reason: str, *, integration: str = "", tool: str = "") -> DecisionRecord | None:
-        """Record a run refused before it started (the tools the model would be offered include one no guard decides):
-        a logged denial that counts in no run, since no call of one was decided. None when even that failed."""
-        return self._refusal(reason, {"action_id": "", "integration": str(integration), "tool": str(tool)})
+    def refuse_run(self, reason: str, *, integration: str = "", tool: str = "",
+                   action_id: str = "") -> DecisionRecord | None:
+        """Record a run refused before it started (the tools the model would be offered include one no guard decides),
+        or a call refused outside any run's count (the SDK would not run it: a tool the runner does not have, an input
+        the stream cut): a logged denial that counts in no run. None when even that failed."""
+        return self._refusal(reason, {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)})
 
     def _outcome(self, decide: Callable[[Veto], tuple[DecisionRecord | None, str]], run: str,
                  meta: dict[str, str], *, exclusive: bool = False, given_up: Sequence[str] = ()) -> GuardOutcome:

@@ -28,7 +28,9 @@ tool in require_guarded(unguarded=...) to let it run undecided). They also make 
 the calls the SDK refuses before the function runs (an unknown or missing key, an input that is not an object, NaN or
 1e400 for an int): nothing runs, and the model is told the policy's refusal. The runner they find is also made to check
 each tool as it is about to run (watch_runner, on that runner object only), so a tool put in its table after the
-request (add_tools in the loop body, while a reply streams) stops the run, recorded, before it runs. The managed-agents
+request (add_tools in the loop body, while a reply streams) stops the run, recorded, before it runs. The watched runner
+also refuses, recorded, a streamed tool_use whose JSON input is not one complete object (the stream was cut: 45000999
+read as 4), and records each call it answers "not found" (a tool it does not have); a check that fails there refuses. The managed-agents
 SessionToolRunner (`client.beta.sessions.events.tool_runner`), which runs a session's tool calls in tasks of its own,
 is read and watched the same way; its refusal reaches the caller inside the runner's BaseExceptionGroup. `require_guarded(guard, tools)` refuses
 a list in which one would run undecided before the runner is made, recorded, and returns copies that record those
@@ -74,6 +76,7 @@ UNFINISHED = ("the message is not finished (its stop_reason is null: a snapshot 
 # runs: bash, text editor, computer use, memory); every other tool type runs on the provider's side.
 CLIENT_TOOL = re.compile(r"custom|(bash|text_editor|computer|memory)_\d{8}")
 PROVIDER_CALL = re.compile(r".+_tool_use")   # server_tool_use, mcp_tool_use: a call the provider ran itself
+PROVIDER_RESULT = re.compile(r".+_tool_result")   # its result (web_search_tool_result, mcp_tool_result...)
 
 
 GUARD_ATTRIBUTE = "veriguard_guard"          # set on a guarded() function: which guard decides its calls
@@ -251,8 +254,32 @@ def refusing(guard: Guard | None) -> Iterator[None]:
 # The SDK's loops that run tools, and the method each runs one tool with (what watch_runner checks): the Messages tool
 # runner (sync, async, streamed, eager), and the managed-agents session runner, which runs the tools of a session's
 # agent.tool_use / agent.custom_tool_use events in tasks of its own and sends its requests from them.
-RUNNERS = {"BaseToolRunner": ("_run_tool", "_run_toolset_member"), "SessionToolRunner": ("_call_tool",)}
+# The Messages runner also makes each reply's tool results in one method, which is watched to record the calls it
+# answers "not found" (a tool it does not have, or that remove_tools took away): no tool runs, and no guard saw them.
+RUNNERS = {"BaseToolRunner": ("_run_tool", "_run_toolset_member", "_generate_tool_call_response"),
+           "SessionToolRunner": ("_call_tool",)}
 WATCH_ATTRIBUTE = "veriguard_watch"   # set on the per-runner wrapper of a method of RUNNERS
+# The SDK's private names this module reads, what it reads them for; where one is missing (an SDK that renamed it),
+# what the tools would run undecided on is unknown, so the request or the tool is refused, recorded (SdkChanged):
+#   BaseToolRunner: _runnable_tools(), _toolsets_by_family, _run_tool, _run_toolset_member,
+#     _generate_tool_call_response, _get_last_assistant_message_content(), _available_tool_names(), _last_message;
+#   SessionToolRunner: _tools_by_name, _call_tool; BetaFunctionTool: _func_with_validate;
+#   the message streams (BetaMessageStream, MessageStream and their async twins): __json_bufs (name-mangled);
+#   CPython's sys._getframe (runner_on_stack).
+SDK_VERSION_READ = "anthropic 2.14"
+
+
+class SdkChanged(ProviderToolsRefused):
+    """The Anthropic SDK no longer has a private name this module reads (SDK_VERSION_READ was the one read)."""
+
+
+def private(owner: Any, name: str, what: str) -> Any:
+    """`owner.<name>`, or SdkChanged saying what cannot be seen without it."""
+    try:
+        return getattr(owner, name)
+    except AttributeError:
+        raise SdkChanged(f"the Anthropic SDK's {type(owner).__name__} has no {name} ({SDK_VERSION_READ} had it), which "
+                         f"veriguard reads to see {what}: refused, since that is unknown now; update veriguard") from None
 
 
 def runner_on_stack() -> Any:
@@ -279,11 +306,14 @@ def runner_table(runner: Any) -> dict[str, Any]:
     read (an SDK whose runner keeps them elsewhere): then what would run is unknown."""
     try:
         if runner_kind(runner) == "SessionToolRunner":   # its registry, made from `tools` when it starts
-            tools = {**{str(t.name): t for t in runner.tools}, **(getattr(runner, "_tools_by_name", None) or {})}
+            tools = {**{str(t.name): t for t in runner.tools},
+                     **private(runner, "_tools_by_name", "the tools the session runner runs")}
             toolsets = {}
         else:
-            tools = dict(runner._runnable_tools())
-            toolsets = dict(getattr(runner, "_toolsets_by_family", None) or {})
+            tools = dict(private(runner, "_runnable_tools", "the tools the runner runs")())
+            toolsets = dict(private(runner, "_toolsets_by_family", "the toolsets the runner runs") or {})
+    except SdkChanged:
+        raise
     except Exception as e:
         raise ProviderToolsRefused(f"the tool runner's tools cannot be read ({type(e).__name__}: {e}), so what it "
                                    "would run undecided is unknown") from None
@@ -324,7 +354,7 @@ def runs_its_func(tool: Any) -> bool:
     `call`, would show the check a guarded function and run another."""
     if type(tool) not in RECORDING and type(tool) not in RECORDING.values() or "call" in vars(tool):
         return False
-    validated = getattr(tool, "_func_with_validate", None)
+    validated = private(tool, "_func_with_validate", "the function a guarded tool runs")
     return getattr(validated, "__wrapped__", None) is getattr(tool, "func", None)
 
 
@@ -381,30 +411,147 @@ def _watched(runner: Any, bound: Callable[..., Any], method: str, guard: Guard |
     def call(args: tuple[Any, ...]) -> Any:
         return own(ref(), *args) if own is not None else other(*args)  # type: ignore[misc]
 
-    def check(args: tuple[Any, ...]) -> None:
+    def owners(now: Iterable[Guard] = ()) -> list[Guard]:
+        if guard is not None:
+            return [guard]
+        try:
+            theirs = undecided_in_runner(runner_table(ref()), None)[1]
+        except (Exception, ProviderToolsRefused):   # a table that cannot be read: the guards seen before record
+            theirs = []
+        return list(dict.fromkeys([*guards, *now, *theirs]))
+
+    def check(args: tuple[Any, ...]) -> dict[str, Any] | None:
+        """None to run the call; else the refusal's tool_result, recorded, which the runner sends in its place."""
         runner = ref()
+        tool_use = args[0] if method == "_run_toolset_member" else args[1]
         if method == "_run_toolset_member":   # (tool_use): a toolset runs it
             entries = {k: v for k, v in runner_table(runner).items() if k.startswith("toolset ")}
         else:   # _run_tool(tool, tool_use) or _call_tool(tool, event, input): the tool, and the name it runs by
-            entries = {str(getattr(args[1], "name", "")): args[0]}
+            entries = {str(getattr(tool_use, "name", "")): args[0]}
         found, now = undecided_in_runner(entries, guard)
         if found:
-            owners = [guard] if guard is not None else list(dict.fromkeys([*guards, *now,
-                                                                           *undecided_in_runner(runner_table(runner), None)[1]]))
-            refuse_runner(f"refused to run a tool of the tool runner ({method})", found, owners)
+            refuse_runner(f"refused to run a tool of the tool runner ({method})", found, owners(now))
+        why = cut_input(runner, tool_use) if method != "_call_tool" else ""   # a session's events come whole
+        if not why:
+            return None
+        name, call_id = str(getattr(tool_use, "name", "")), str(getattr(tool_use, "id", ""))
+        for owner in owners(now):
+            owner.refuse_run(why, integration="anthropic_sdk", tool=name, action_id=call_id)
+        return tool_error(call_id, why)
+
+    def failing_closed(step: Callable[..., Any], *args: Any) -> Any:
+        """`step(*args)`; a failure in it refuses the call, recorded (a check that raised decided nothing)."""
+        try:
+            return step(*args)
+        except ProviderToolsRefused as e:
+            if not e.recorded:
+                for owner in owners():
+                    owner.refuse_run(str(e), integration="anthropic_sdk")
+                e.recorded = True
+            raise
+        except Exception as e:
+            refused = ProviderToolsRefused(f"refused to run a tool of the tool runner ({method}): the check failed "
+                                           f"({type(e).__name__}: {e}"[:400] + "), so what would run is unknown")
+            for owner in owners():
+                owner.refuse_run(str(refused), integration="anthropic_sdk")
+            refused.recorded = True
+            raise refused from None
+
+    def content() -> Any:
+        return private(ref(), "_get_last_assistant_message_content", "the reply whose tool calls it runs")()
+
+    if method == "_generate_tool_call_response":
+        if inspect.iscoroutinefunction(bound):
+            async def answered_async(*args: Any) -> Any:
+                failing_closed(record_unknown_calls, ref(), await failing_closed(content), owners)
+                return await call(args)
+            setattr(answered_async, WATCH_ATTRIBUTE, True)
+            return answered_async
+
+        def answered(*args: Any) -> Any:
+            failing_closed(record_unknown_calls, ref(), failing_closed(content), owners)
+            return call(args)
+        setattr(answered, WATCH_ATTRIBUTE, True)
+        return answered
 
     if inspect.iscoroutinefunction(bound):
         async def watched_async(*args: Any) -> Any:
-            check(args)
-            return await call(args)
+            refused = failing_closed(check, args)
+            return refused if refused is not None else await call(args)
         setattr(watched_async, WATCH_ATTRIBUTE, True)
         return watched_async
 
     def watched(*args: Any) -> Any:
-        check(args)
-        return call(args)
+        refused = failing_closed(check, args)
+        return refused if refused is not None else call(args)
     setattr(watched, WATCH_ATTRIBUTE, True)
     return watched
+
+
+def record_unknown_calls(runner: Any, content: Any, owners: Callable[[], list[Guard]]) -> None:
+    """Record, by `owners()`, each tool_use of the reply that the runner answers "not found" without running anything:
+    a tool it does not have (the model named one it was never given, or one remove_tools took away, which stays a
+    hint to the model), a toolset it does not have, a toolset named without its toolset_name."""
+    table = runner_table(runner)
+    available = private(runner, "_available_tool_names", "the tools the runner still offers")()
+    for block in content or ():
+        if getattr(block, "type", None) != "tool_use":
+            continue
+        name, family = str(getattr(block, "name", "")), getattr(block, "toolset_name", None)
+        if (f"toolset {family}" in table) if family is not None else (name in table and name in available):
+            continue
+        why = (f"the model called {name!r}{f' of toolset {family!r}' if family is not None else ''}, which the tool "
+               "runner does not have (never given to it, or taken away by remove_tools): the runner answers that it "
+               "was not found, and nothing runs")
+        for owner in owners():
+            owner.refuse_run(why, integration="anthropic_sdk", tool=name, action_id=str(getattr(block, "id", "")))
+
+
+CUT = ("the streamed input of this tool_use is not one complete JSON object ({}): the stream was cut (the connection "
+       "dropped, or the block ended early), so the part read (45000999 read as 4) is not what the model sent; not run")
+
+
+def cut_input(runner: Any, tool_use: Any) -> str:
+    """Why the runner's streamed reply cut `tool_use`'s input ("" when it did not, or the reply was not streamed: a
+    JSON body is read whole or not at all)."""
+    last = private(runner, "_last_message", "the reply whose tool calls it runs")
+    if not callable(last):   # the reply itself: not streamed
+        return ""
+    message, cut = stream_cuts(getattr(last, "__self__", last))   # a stream's get_final_message
+    index = next((i for i, block in enumerate(getattr(message, "content", None) or ()) if block is tool_use), None)
+    return cut.get(index, "") if index is not None else ""
+
+
+def is_stream(value: Any) -> bool:
+    """Whether `value` is one of the SDK's message streams (MessageStream, BetaMessageStream, their async twins)."""
+    return any(c.__name__ in STREAMS for c in type(value).__mro__)
+
+
+STREAMS = ("MessageStream", "BetaMessageStream", "AsyncMessageStream", "BetaAsyncMessageStream")
+
+
+def stream_cuts(stream: Any) -> tuple[Any, dict[int, str]]:
+    """The message a stream made, and why the streamed JSON input of each of its blocks that is not one complete JSON
+    object is cut, by the block's index. SdkChanged when the stream's buffers cannot be read."""
+    buffers = next((b for c in type(stream).__mro__ if isinstance(
+        b := getattr(stream, "__dict__", {}).get(f"_{c.__name__.lstrip('_')}__json_bufs"), dict)), None)
+    if buffers is None or not is_stream(stream):
+        raise SdkChanged(f"the Anthropic SDK's {type(stream).__name__} keeps no __json_bufs ({SDK_VERSION_READ}'s "
+                         "message streams kept each streamed tool input's JSON text there), which veriguard reads to "
+                         "see whether a streamed input was cut: refused, since that is unknown now; update veriguard")
+    cut = {}
+    for index, text in buffers.items():
+        try:
+            value = strict_json.loads(text)
+            problem = "" if isinstance(value, dict) else f"a {type(value).__name__}, not an object"
+        except Exception as e:
+            problem = " ".join(str(e).split())[:120]
+        if problem:
+            cut[index] = CUT.format(problem)
+    try:
+        return stream.current_message_snapshot, cut
+    except AssertionError:
+        raise TypeError("the stream has no message yet: read it to its end before its tool calls are decided") from None
 
 
 def _weak(tool: Any) -> bool:
@@ -650,7 +797,15 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     those of a message that ended with another stop_reason than tool_use (max_tokens may have cut the last input; the
     SDK's runner runs none of them). Content that
     is a string holds no tool use; a block that is neither a dict nor an SDK model cannot be read, so
-    it is refused (fail closed) with the reason."""
+    it is refused (fail closed) with the reason. A provider-side result block whose call block is not in the message
+    (web_search_tool_result, bash_code_execution_tool_result, mcp_tool_result...) is recorded like that call.
+
+    `message` may be the stream itself (`client.messages.stream(...)`, read to its end): then a tool_use whose
+    streamed JSON input is not one complete object (the connection dropped, or the block ended early: 45000999 read as
+    4) is refused, recorded; the stream's final message alone cannot show that."""
+    cut: dict[int, str] = {}
+    if is_stream(message):
+        message, cut = stream_cuts(message)
     content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
     to_run: list[tuple[str, str, Any]] = []      # (id, tool, block) of each call allowed
     refused: list[dict[str, Any]] = []
@@ -668,9 +823,12 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
                         f"{type(content).__name__}")
     blocks = [(block, block_fields(block)) for block in content or ()]
     uses = Counter(str(b.get("id", "")) for _, b in blocks if b is not None and b.get("type") == "tool_use")
-    for block, b in blocks:
+    provider_calls = {str(b.get("id", "")) for _, b in blocks if b is not None and type(b.get("type")) is str
+                      and PROVIDER_CALL.fullmatch(b["type"])}
+    for index, (block, b) in enumerate(blocks):
         kind = b.get("type") if b is not None else None
         ambiguous = ambiguous_id(str(b.get("id", "")), uses) if b is not None and kind == "tool_use" else ""
+        ambiguous = ambiguous or (cut.get(index, "") if kind == "tool_use" else "")
         if b is None:
             call_id = str(getattr(block, "id", ""))
             outcome = guard.refuse(f"{UNREADABLE} (a {type(block).__name__})", action_id=call_id, run=run,
@@ -680,6 +838,12 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
             outcome = guard.refuse(f"a {kind} block: {name!r} ran on Anthropic's side, undecided; enable no server "
                                    "tools or MCP servers in the request (anthropic_sdk.refuse_provider_tools)",
                                    action_id=call_id, run=run, integration="anthropic_sdk", tool=name)
+        elif type(kind) is str and PROVIDER_RESULT.fullmatch(kind) and str(b.get("tool_use_id")) not in provider_calls:
+            call_id = str(b.get("tool_use_id", ""))
+            outcome = guard.refuse(f"a {kind} block without its call: a tool ran on Anthropic's side, undecided; "
+                                   "enable no server tools or MCP servers in the request "
+                                   "(anthropic_sdk.refuse_provider_tools)", action_id=call_id, run=run,
+                                   integration="anthropic_sdk", tool=kind)
         elif kind != "tool_use":
             continue
         elif ambiguous:   # refused in shadow mode too: which input would run under that id is the loop's guess

@@ -27,8 +27,9 @@ from __future__ import annotations
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from agents import Agent, FunctionTool, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail, \
+from agents import Agent, FunctionTool, Handoff, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail, \
     ToolInputGuardrailData, UserError
+from agents.tool import ToolOriginType, get_function_tool_origin
 
 from veriguard.enforce.guard import Guard
 
@@ -40,6 +41,10 @@ RELEASED: "weakref.WeakSet[Guard]" = weakref.WeakSet()
 SANDBOX = "sandbox"   # named in unguarded: a SandboxAgent's capability tools may run undecided
 NESTED = "nested_runs"   # named in unguarded: an agent called as a tool may run without policy hooks
 HOOKS_ATTRIBUTE = "veriguard_hooks"   # set on a policy_agent_tool: the guard whose hooks its nested run has
+# The SDK's private names read here (openai-agents 0.24): an agent tool's `_agent_instance` (the agent its nested run
+# runs; an agent tool is also known by `_is_agent_tool` and by its public tool origin, so one without the agent is
+# refused), a Handoff's `_agent_ref` (without it the handoff's agent cannot be seen: refused), an MCP tool's
+# `_mcp_tool_binding` (without it an MCP tool is not let through by "mcp_servers": refused).
 
 
 class UnguardedTools(UserError):
@@ -108,6 +113,20 @@ def sandbox_capabilities(agent: Any) -> list[str]:
     return named
 
 
+def agent_tool(tool: Any) -> tuple[bool, Any]:
+    """(whether `tool` is an agent called as a tool, the agent its nested run runs: None when it cannot be seen)."""
+    inner = getattr(tool, "_agent_instance", None)
+    if inner is not None:
+        return True, inner
+    try:
+        origin = get_function_tool_origin(tool) if isinstance(tool, FunctionTool) else None
+    except Exception:   # an SDK that changed the origin's fields: read as an agent tool whose agent is unseen
+        return True, None
+    is_agent = getattr(tool, "_is_agent_tool", False) is True or getattr(origin, "type", None) == \
+        ToolOriginType.AGENT_AS_TOOL
+    return is_agent, None
+
+
 def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozenset()) -> list[str]:
     """What the model could call, in `agent` and in every agent it reaches through
     handoffs and agents-as-tools (their nested runs get no hooks), that no guardrail of `guard` decides: not a
@@ -122,8 +141,11 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
             name = str(getattr(tool, "name", type(tool).__name__))
             if name not in unguarded and not guarded_by(tool, guard):
                 found.append(f"{type(tool).__name__} {name!r} of agent {label!r}")
-            inner = getattr(tool, "_agent_instance", None)
-            if inner is not None:   # an agent called as a tool runs in a nested run, without these hooks
+            is_agent, inner = agent_tool(tool)
+            if is_agent and inner is None:
+                found.append(f"agent tool {name!r} of agent {label!r}, whose agent cannot be seen (the SDK keeps it "
+                             "no longer as _agent_instance), so the tools of its nested run are unknown")
+            elif inner is not None:   # an agent called as a tool runs in a nested run, without these hooks
                 if unhooked_nested(tool, guard, unguarded):
                     found.append(f"{NESTED_RUN.format(name, label, getattr(inner, 'name', '?'))} (make it with "
                                  f"policy_agent_tool(agent, guard, ...), or name \"{NESTED}\" in unguarded)")
@@ -164,8 +186,7 @@ NESTED_RUN = ("agent tool {!r} of agent {!r}, which runs agent {!r} in a nested 
 def unhooked_nested(tool: Any, guard: Guard, unguarded: frozenset[str]) -> bool:
     """Whether `tool` is an agent called as a tool whose nested run has no hooks of `guard` (it was not made with
     policy_agent_tool), and unguarded does not name "nested_runs"."""
-    return getattr(tool, "_agent_instance", None) is not None and getattr(tool, HOOKS_ATTRIBUTE, None) is not guard \
-        and NESTED not in unguarded
+    return agent_tool(tool)[0] and getattr(tool, HOOKS_ATTRIBUTE, None) is not guard and NESTED not in unguarded
 
 
 class PolicyHooks(RunHooks[Any]):
@@ -184,6 +205,9 @@ class PolicyHooks(RunHooks[Any]):
         """The tool about to run, as the SDK holds it: one no guardrail of the guard decides stops the run here, recorded,
         though the check before the model call did not see it (a tool a SandboxAgent's capabilities add at run time:
         a shell, a patch tool; any tool the agent's own list did not show)."""
+        self._failing_closed("refused to run a tool", lambda: self._tool_start(agent, tool))
+
+    def _tool_start(self, agent: Any, tool: Any) -> None:
         name = str(getattr(tool, "name", type(tool).__name__))
         mcp = getattr(tool, "_mcp_tool_binding", None) is not None and "mcp_servers" in self.unguarded
         sandbox = SANDBOX in self.unguarded and bool(sandbox_capabilities(agent)) and \
@@ -192,7 +216,7 @@ class PolicyHooks(RunHooks[Any]):
         if (guarded_by(tool, self.guard) or name in self.unguarded or mcp or sandbox) and not unhooked:
             return
         why = (f"refused to run {type(tool).__name__} {name!r} of agent {getattr(agent, 'name', '?')!r}: " + (
-            NESTED_RUN.format(name, getattr(agent, "name", "?"), getattr(tool._agent_instance, "name", "?"))
+            NESTED_RUN.format(name, getattr(agent, "name", "?"), getattr(agent_tool(tool)[1], "name", "?"))
             if unhooked else f"policy {self.guard.policy_name} does not decide it (no guardrail of this guard is "
             "attached), and it was about to run"))
         self.guard.refuse_run(why, integration="openai_agents", tool=name)
@@ -204,6 +228,9 @@ class PolicyHooks(RunHooks[Any]):
 
     async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
         self.guard.finished(self.run)   # the model is asked again: the calls of its last answer have ended
+        self._failing_closed("refused to ask the model", lambda: self._llm_start(agent))
+
+    def _llm_start(self, agent: Any) -> None:
         found = unguarded_tools(agent, self.guard, self.unguarded)
         if found:
             why = (f"refused to ask the model: it could call tools that policy {self.guard.policy_name} does not decide: "
@@ -213,6 +240,39 @@ class PolicyHooks(RunHooks[Any]):
                                  "(tool_input_guardrails=[...]); hosted, shell, patch and computer tools take no "
                                  "guardrail: remove them, or name them in policy_hooks(unguarded=...) to let them run "
                                  "undecided")
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        """Record each function call of the answer that names no tool or handoff of the agent: the SDK stops the run
+        there (ModelBehaviorError, "Tool ... not found") and nothing runs, but no guardrail saw the call."""
+        try:
+            tools = await agent.get_all_tools(context)
+        except Exception:   # what the agent offers cannot be listed: every call is read against its own list
+            tools = getattr(agent, "tools", None) or []
+        self._failing_closed("refused the model's answer", lambda: self._unknown_calls(agent, tools, response))
+
+    def _unknown_calls(self, agent: Any, tools: Iterable[Any], response: Any) -> None:
+        known = {str(getattr(t, "name", "")) for t in tools} | {
+            str(h.tool_name) if isinstance(h, Handoff) else Handoff.default_tool_name(h)
+            for h in getattr(agent, "handoffs", None) or ()}
+        for item in getattr(response, "output", None) or ():
+            name = getattr(item, "name", None)
+            if getattr(item, "type", None) == "function_call" and str(name) not in known:
+                self.guard.refuse_run(f"the model called {name!r}, which agent {getattr(agent, 'name', '?')!r} has "
+                                      "no tool or handoff of (never given, or not enabled): the run stops there and "
+                                      "nothing runs", integration="openai_agents", tool=str(name),
+                                      action_id=str(getattr(item, "call_id", "")))
+
+    def _failing_closed(self, what: str, step: Callable[[], None]) -> None:
+        """`step()`; a failure in it (a tool whose name cannot be read, a handoff whose schema raises) stops the run,
+        recorded, since what the model could call is then unknown."""
+        try:
+            step()
+        except UnguardedTools:
+            raise
+        except Exception as e:
+            why = f"{what}: the policy hooks' check failed ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+            self.guard.refuse_run(why, integration="openai_agents")
+            raise UnguardedTools(f"{why}, so what could run undecided is unknown") from None
 
 
 def policy_hooks(guard: Guard, *, unguarded: Iterable[str] = (), run: str = "") -> PolicyHooks:
