@@ -13,6 +13,7 @@ import functools
 import os
 import posixpath
 import stat
+import time
 import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,11 +29,12 @@ from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, 
 from veriguard.enforce.shell_table import _fold as _fold_comps
 from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, leaves, mount_points, project_links,
                                             project_names)
-from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved, link_targets,
+from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, TIMEOUT_S, Repository, Unresolved,
+                                        link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
 from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
 
-__all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor"]
+__all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor", "small_text"]
 
 
 def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
@@ -87,6 +89,9 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_approval(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), commands)
     if content and zones.code_keys:
         a = through_settings_code(a, zones, command, commands)
+    if content and zones.carried:
+        a = through_carried(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), zones.carried,
+                            commands)
     return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
 
 
@@ -106,22 +111,95 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
                                         "a human approves it)",))
 
 
+def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: CommandTable) -> Analysis:
+    """`a` unknown where it reads a file of a `carried` zone by name (`.env`) and writes a file of another zone (`cp
+    .env /tmp/e`, `grep KEY .env > notes.txt`): the copy is no secret by name, and the command that sends it later
+    is judged on its own, so a human approves the copy. A folder read whole (`grep -r x . > /tmp/o`) is not counted
+    for what it holds: every recursive read of the project meets the secrets in it."""
+    read = next(((path, z) for accesses, path, _ in a.paths if "read" in accesses for z in _zones_of(zones, path)
+                 if z in carried), None)
+    if read is None:
+        return a
+    # the zone of the name written (a secret moved whole keeps its name's zone: `mv .env .env.old`)
+    written = [(path, z) for accesses, path, _ in a.paths if "write" in accesses for z in _zones_of(zones, path)
+               if z not in carried]
+    written += [("/".join(c.text for c in comps), z) for accesses, comps, _ in a.patterns if "write" in accesses
+                for z in zones.of(comps, dot_rule=True) if z not in carried]
+    if not written:
+        return a
+    return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
+                   account=a.account + (f"unknown (reads {read[0]} ({read[1]}) and writes {written[0][0]} "
+                                        f"({written[0][1]}): a copy no later command can tell is one: a human "
+                                        "approves it)",))
+
+
 def through_settings_code(a: Analysis, zmap: ZoneMap, command: str, table: CommandTable) -> Analysis:
     """`a` unknown where it changes a file whose settings may be code a tool runs on its own ([settings_code]:
-    pyproject.toml, setup.cfg...) and its text holds one of those settings' keys (pylint's init-hook): a human
-    approves it, as a change of .pylintrc. Where the text only lies elsewhere (`cp /tmp/x pyproject.toml`) it is
-    not seen."""
-    keys = zmap.code_settings(command)
-    if not keys:
-        return a
+    pyproject.toml, setup.cfg...) and its new text may hold one of those settings' keys (pylint's init-hook): a human
+    approves it, as a change of .pylintrc. The new text comes from the command's text (also with its quotes taken
+    out: `init-ho""ok`), from the files the command reads, each and all of them joined (`cp /tmp/x pyproject.toml`,
+    `paste a b > setup.cfg`), from the file as it is (a change of a file that holds such a setting already), or from
+    what the analysis cannot read: a file an earlier step of the command writes, a glob's matches, the network."""
     named = [path for accesses, path, _ in a.paths if {"write", "delete"} & set(accesses) and zmap.holds_code_settings(path)]
     named += ["/".join(c.text for c in comps) for accesses, comps, _ in a.patterns
               if {"write", "delete"} & set(accesses) and comps and zmap.holds_code_settings(comps[-1].text)]
     if not named:
         return a
+    why = _code_source(a, zmap, command, named)
+    if why is None:
+        return a
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
-                   account=a.account + (f"unknown (changes {named[0]} with {keys[0]}, a setting whose code a tool "
+                   account=a.account + (f"unknown (changes {named[0]} with {why}, a setting whose code a tool "
                                         "runs later outside any command: a human approves it)",))
+
+
+_CODE_TEXT_LIMIT = 1 << 20        # bytes of a file read for code settings; a larger one counts as holding one
+_QUOTING = str.maketrans("", "", "\"'\\")
+
+
+def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str]) -> str | None:
+    """How the new text of the settings files `named` may hold a code setting's key, or None."""
+    keys = zmap.code_settings(command) or zmap.code_settings(command.translate(_QUOTING))
+    if keys:
+        return keys[0]
+    if a.kind == SENDING_KIND:
+        return "text the command may fetch from the network"
+    written = {path for accesses, path, _ in a.paths if {"write", "delete"} & set(accesses)}
+    reads = [path for accesses, path, _ in a.paths if "read" in accesses]     # a folder's text is none
+    if any(p in written and not zmap.holds_code_settings(p) for p in reads):
+        return "the text of a file an earlier step of the command writes"
+    if any("read" in accesses for accesses, _, _ in a.patterns):
+        return "the text of a glob's matches"
+    texts = []
+    for path in dict.fromkeys([*named, *reads]):
+        text = small_text(path)
+        if text is None:
+            return f"the text of {path}, which cannot be read in full"
+        found = zmap.code_settings(text)
+        if found:
+            return f"{found[0]} (in {path})"
+        texts.append(text)
+    found = zmap.code_settings("".join(texts))
+    return f"{found[0]} (the files it reads joined)" if found else None
+
+
+def small_text(path: str) -> str | None:
+    """The text of the regular file at `path` ("" where none is there), None where it is too large or unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # a FIFO opened blocking would wait for a writer
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):     # a folder, a FIFO, a device: no text of its own
+            os.close(fd)
+            return ""
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(_CODE_TEXT_LIMIT + 1)
+    except OSError:
+        return None
+    return None if len(data) > _CODE_TEXT_LIMIT else data.decode("utf-8", "replace")
 
 
 def real_spellings(folders: Mapping[str, str]) -> Places:
@@ -510,18 +588,19 @@ def through_git(a: Analysis, zones: Zones, *, ask_git: bool) -> Analysis:
     repository says now (enforce/shell_git.py); where it cannot say, the whole work tree. A log or diff is asked
     about only where the command sends data out and it may print a file's content."""
     touched, notes = dict.fromkeys(a.touched), []
+    repos: dict[str, Repository | Unresolved | None] = {}    # by working directory: each asked once a command
     for r in a.rewrites:
         label = "git " + " ".join(w if w is not None else "…" for w in (r.sub, *r.args))
-        stash_sent = prints_stash(r.sub, r.args) and a.kind == SENDING_KIND    # `git stash show -p | nc`
-        if prints_stash(r.sub, r.args) and not stash_sent:
-            continue
-        if not stash_sent and None not in r.args and static_effect(r.sub, [w for w in r.args if w is not None]) == NO_CHANGE:
+        stash_shown = prints_stash(r.sub, r.args)
+        if stash_shown and a.kind != SENDING_KIND:
+            continue      # `git stash show -p` whose patch stays on this machine (`| nc` sends it: read below)
+        if not stash_shown and None not in r.args and static_effect(r.sub, [w for w in r.args if w is not None]) == NO_CHANGE:
             notes.append(f"`{label[:80]}` leaves the work tree's files as they are")
             continue
         if r.sub in PRINTS and (a.kind != SENDING_KIND or not prints_content(r.sub, r.args)):
             continue      # what it prints stays on this machine (its files matter only to a command that sends data),
             #               or it prints no file's content (names, counts, messages)
-        found, note, sends = _rewritten(r, zones, label, ask_git=ask_git)
+        found, note, sends = _rewritten(r, zones, label, ask_git=ask_git, stash_shown=stash_shown, repos=repos)
         touched.update(dict.fromkeys((acc, z) for acc in (("read",) if sends else _GIT_WRITES) for z in found))
         notes.append(note)
     return replace(a, touched=ordered(touched), account=a.account + tuple(notes))
@@ -531,9 +610,11 @@ _GIT_WRITES = ("write", "delete")
 _SHOWN = 8                     # files of a protected zone named in the account
 
 
-def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[list[str], str, bool]:
+def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool, stash_shown: bool,
+               repos: dict[str, Repository | Unresolved | None]) -> tuple[list[str], str, bool]:
     """The zones the rewrite `r` may write files of (or send: the third value, true for a push, an archive, a log or
-    patch, and for an alias of one), and how that was found; ExtractionError when nothing can say."""
+    patch, a stash shown (`stash_shown`), and for an alias of one), and how that was found; ExtractionError when
+    nothing can say. `repos`: the repositories the command's earlier git steps found, by working directory."""
     def refuse(why: str, fix: str = "run it as a command of its own, in a known folder, with words known before "
                "it runs") -> ExtractionError:
         return ExtractionError("extract.shell.git", f"`{label[:120]}` may rewrite any file of its repository's work "
@@ -542,7 +623,7 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
         assert r.cwd is not None
         found = _zones_of(zones, r.cwd, recursive=True)
         return found, f"`{label[:80]}` may send any file under {r.cwd}, as {why}: {', '.join(found)}", True
-    sending = r.sub in SENDS or prints_stash(r.sub, r.args)
+    sending = r.sub in SENDS or stash_shown
     if not ask_git and sending and r.cwd is not None:
         return sends_any("this monitor does not ask the repository which")
     if not ask_git:
@@ -550,7 +631,7 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
                      "extractors (the monitor must run on the machine the agent's commands run on)")
     if r.cwd is None:
         raise refuse("its working directory is not known")
-    repo = Repository.find(r.cwd) if os.path.isdir(r.cwd) else None
+    repo = _repository(repos, r.cwd)
     if sending and (isinstance(repo, Unresolved) or (repo is None and r.alone)):
         return sends_any(repo.reason if isinstance(repo, Unresolved) else f"no repository holds it now, while {r.alone}")
     if repo is None:
@@ -583,6 +664,15 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool) -> tuple[
     return (list(dict.fromkeys([*base, *(z for zs in protected.values() for z in zs)])) if paths else [],
             f"`{label[:80]}` may {verb} {len(paths)} file(s) of {repo.top}, the repository says"
             + (f"; outside {', '.join(base)}: {shown}" if protected else ""), sends)
+
+
+def _repository(repos: dict[str, Repository | Unresolved | None], cwd: str) -> Repository | Unresolved | None:
+    """The repository of `cwd`, asked of git once a command: a later step gets its own list of sources and time
+    limit, and shares what the earlier steps walked (Repository.walked)."""
+    if cwd not in repos:
+        repos[cwd] = Repository.find(cwd) if os.path.isdir(cwd) else None
+    repo = repos[cwd]
+    return replace(repo, sources=[], deadline=time.monotonic() + TIMEOUT_S) if isinstance(repo, Repository) else repo
 
 
 def _linked(zones: Zones, repo: Repository, paths: set[str]) -> dict[str, list[str]]:

@@ -278,7 +278,7 @@ class Commands:
                 self.touch(("read",), value, inv, recursive=False)
             self.value_role("+".join(effective), value, inv, roles, "", recursive=recursive)
         if script_from == "file" and script_value is not None:
-            self.script_command(script_value, [v for v, _ in assigned if v is not script_value])
+            self.script_command(script_value, [v for v, _ in assigned if v is not script_value], inv)
         if spec.interpreter == "code" and (script_from == "value" or (
                 script_from == "file" and script_value is not None and script_value.text in ("-", *STDIN_PATHS))):
             data = [v for v, _ in assigned if v is not script_value]
@@ -1312,18 +1312,35 @@ class Commands:
                 self.mentions(self.source, f"the command that writes {posixpath.basename(p)} and builds", inv)
                 return
 
-    def script_command(self, script: Value, after: list[Value]) -> None:
+    def script_command(self, script: Value, after: list[Value], inv: Invocation) -> None:
         """The class of running a script the table knows by name with the words after it (`python3 setup.py install`
         installs into the interpreter's site-packages, as `pip install .` does; `setup.py upload` sends): a word not
-        known before the command runs may be any of them."""
-        words = self.table.script_commands.get(posixpath.basename(script.text or ""))
-        if not words:
-            return
-        for value in after:
+        known before the command runs may be any of them. The folders its options install into are written whole
+        (`--user`: ~/.local; `--prefix DIR`, `--home=DIR`: DIR, where a leading ~ is the home, as distutils reads it)."""
+        name = posixpath.basename(script.text or "")
+        words, places = self.table.script_commands.get(name), self.table.script_writes.get(name, {})
+        for i, value in enumerate(after):
             if value.text is None:
-                self.unknown(f"{script.text} run with a word not known before the command runs")
-            elif value.text in words:
+                if words or places:
+                    self.unknown(f"{script.text} run with a word not known before the command runs")
+                continue
+            if words and value.text in words:
                 self.classify(words[value.text], f"{script.text} {value.text}")
+            option, eq, given = value.text.partition("=")
+            attached = option[:2] if not eq and option[:2] in places and not option.startswith("--") else None
+            option, given = (attached, option[2:]) if attached and len(option) > 2 else (option, given)
+            if option not in places:
+                continue
+            targets = [Value.of(t.replace("{home}", self.home)) for t in places[option]]
+            if not places[option]:
+                target = Value.of(given) if eq or attached else after[i + 1] if i + 1 < len(after) else None
+                if target is None:
+                    self.unknown(f"{script.text} {option} without a folder")
+                    continue
+                targets = [Value.of(self.home + target.text[1:]) if target.text and target.text.startswith("~") and
+                           target.text[1:2] in ("", "/") else target]
+            for t in targets:
+                self.touch(("write",), t, inv, recursive=True)
 
     def executes_written(self, value: Value, inv: Invocation) -> None:
         if value.static and any(p in self.written for p in self.paths(value, inv.cwds) if p is not None):

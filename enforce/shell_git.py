@@ -67,6 +67,8 @@ class Repository:
     object_format: str
     deadline: float
     sources: list[str] = field(default_factory=list)   # the trees (INDEX: the index) the files it names come from
+    # what one command's git steps found already: the files a printer may print (`_prints`), walked once a command
+    walked: dict[str, set[str]] = field(default_factory=dict)
 
     @staticmethod
     def find(cwd: str, timeout: float = TIMEOUT_S) -> "Repository | Unresolved | None":
@@ -584,7 +586,7 @@ def _stash(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -
         ops = [w for w in rest if not w.startswith("-")]
         if len(ops) > 1:
             raise _Fail("git stash show takes one stash")
-        return _stashed(repo, ops[0] if ops else "stash@{0}")
+        return _stashed(repo, ops[0] if ops else "stash@{0}")[0]
     if sub in ("list", "drop", "clear", "create", "store"):
         return set()
     if sub in ("push", "save"):
@@ -597,20 +599,20 @@ def _stash(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -
         ops = w.operands[1:] if sub == "branch" else w.operands
         if sub == "branch" and not w.operands or len(ops) > 1:
             raise _Fail(f"git stash {sub} takes {'a branch and ' if sub == 'branch' else ''}one stash")
-        out = _stashed(repo, ops[0] if ops else "stash@{0}")
-        return out | repo.between("HEAD", repo.commit(repo.commit(ops[0] if ops else "stash@{0}") + "^1")) \
-            if sub == "branch" else out
+        out, base = _stashed(repo, ops[0] if ops else "stash@{0}")
+        return out | repo.between("HEAD", base) if sub == "branch" else out     # the branch starts at the base
     raise _Fail(f"git stash {sub} is not one this reading knows")
 
 
-def _stashed(repo: Repository, name: str) -> set[str]:
-    """The files a stash holds: its work-tree and index changes against its base, and its untracked files."""
+def _stashed(repo: Repository, name: str) -> tuple[set[str], str]:
+    """The files a stash holds (its work-tree and index changes against its base, and its untracked files), and its
+    base commit."""
     stash = repo.commit(name)
     base = repo.commit(stash + "^1")
     out = repo.between(base, stash)
     index, untracked = repo.maybe_commit(stash + "^2"), repo.maybe_commit(stash + "^3")
     out |= repo.between(base, index) if index else set()
-    return out | (repo.tree_files(untracked) if untracked else set())
+    return out | (repo.tree_files(untracked) if untracked else set()), base
 
 
 def _submodule(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
@@ -684,8 +686,10 @@ def _push_remote(repo: Repository, word: str | None) -> str | None:
 def _prints(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
     """What a log, patch, diff, blame, bundle or object dump may print: any file of the repository's history (every
     ref, the reflog), of its index and of its stashes. A superset of what the words name, which it does not read."""
-    files = repo.history(["--all", "--reflog"]) | _names(repo.git("ls-files", "-z", "--full-name", "--cached"))
-    return {p for p in files if relevant(p)}
+    if "prints" not in repo.walked:
+        repo.walked["prints"] = repo.history(["--all", "--reflog"]) | _names(repo.git("ls-files", "-z", "--full-name",
+                                                                                          "--cached"))
+    return {p for p in repo.walked["prints"] if relevant(p)}
 
 
 _ARCHIVE_VALUED = {"-o", "--output", "--format", "--prefix", "--remote", "--exec", "--add-file", "--add-virtual-file",

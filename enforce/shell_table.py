@@ -165,6 +165,9 @@ class CommandTable:
     build_files: tuple[str, ...] = ()     # names (globs) of the files a build tool runs from the folder it builds
     # a script's name -> a word after it -> the class of running it so (`python3 setup.py install`: package_install)
     script_commands: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # a script's name -> an option of it -> the folders it installs into (empty: the option's value), written whole
+    # (`python3 setup.py install --user` writes ~/.local, as `pip install --user` does)
+    script_writes: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def secret(self, name: str | None) -> bool:
         """Whether expanding or printing `name` reads a credential (None or "*": every variable)."""
@@ -518,7 +521,7 @@ def _load_commands(source: _Source) -> CommandTable:
                 raise _fail(file, f"[commands.{key}]", f"{alias!r} is declared twice")
             entries[alias] = (str(key), spec)
     programs = reader.keys(raw.get("programs") or {}, "[programs]", {"system", "project", "files", "build_files",
-                                                                      "script_commands"})
+                                                                      "script_commands", "script_writes"})
     env = raw.get("environment") or {}
     files = reader.cls(programs["files"], "programs.files") if "files" in programs else ""
     return CommandTable(file, order, unknown, Commands(reader, entries),
@@ -530,7 +533,8 @@ def _load_commands(source: _Source) -> CommandTable:
                         _settings(reader, raw.get("settings") or {}), _env_runs(reader, env.get("runs") or {}),
                         _strings(env.get("secrets", []), file, "environment.secrets"), _environ(env, file),
                         tuple(opaque), _strings(programs.get("build_files", []), file, "programs.build_files"),
-                        _script_commands(reader, programs.get("script_commands", {}), file))
+                        _script_commands(reader, programs.get("script_commands", {}), file),
+                        _script_writes(programs.get("script_writes", {}), file))
 
 
 def _script_commands(reader: "_Reader", raw: Any, file: Path) -> dict[str, dict[str, str]]:
@@ -544,6 +548,24 @@ def _script_commands(reader: "_Reader", raw: Any, file: Path) -> dict[str, dict[
             raise _fail(file, f"{where}.{script}", f"expected a table of word = class, got {words!r}")
         out[str(script)] = {w: reader.cls(cls, f"{where}.{script}.{key}") for key, cls in words.items()
                             for w in str(key).split("|")}
+    return out
+
+
+def _script_writes(raw: Any, file: Path) -> dict[str, dict[str, tuple[str, ...]]]:
+    """[programs] script_writes: `{ "setup.py" = { "--user" = ["{home}/.local"], "--prefix|--root" = [] } }`."""
+    where = "programs.script_writes"
+    if not isinstance(raw, Mapping):
+        raise _fail(file, where, f"expected a table of script name = {{ option = [folder, ...] }}, got {raw!r}")
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for script, options in raw.items():
+        if not isinstance(options, Mapping) or not options:
+            raise _fail(file, f"{where}.{script}", f"expected a table of option = [folder, ...], got {options!r}")
+        for key, places in options.items():
+            names = str(key).split("|")
+            if not all(n.startswith("-") and len(n) > 1 for n in names):
+                raise _fail(file, f"{where}.{script}.{key}", "expected options (words starting with -)")
+            folders = _strings(places, file, f"{where}.{script}.{key}")
+            out.setdefault(str(script), {}).update(dict.fromkeys(names, folders))
     return out
 
 
@@ -1005,6 +1027,9 @@ class ZoneMap:
     # (case-folded): a command that changes such a file and whose text holds a key needs approval
     code_files: tuple[str, ...] = ()
     code_keys: tuple[str, ...] = ()
+    # carried: zones whose files' text stays theirs wherever a command copies it: a command that reads one by name and
+    # writes a file of another zone needs approval (the next command may send the copy, and is judged on its own)
+    carried: tuple[str, ...] = ()
 
     def names(self) -> set[str]:
         return {z for z, _ in self.zones} | {self.unmatched, self.unresolved}
@@ -1364,7 +1389,7 @@ def _load_zones(source: _Source) -> ZoneMap:
     file = Path(source.file_name)
     raw = _toml(file, source.data)
     allowed = {"unmatched", "unresolved", "no_data", "links", "zones", "mentions", "nested", "approval", "except",
-               "copies", "settings_code"}
+               "copies", "settings_code", "carried"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise _fail(file, "top level", f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
@@ -1383,7 +1408,10 @@ def _load_zones(source: _Source) -> ZoneMap:
     zmap = ZoneMap(file, tuple(zones), str(raw.get("unmatched", "")), str(raw.get("unresolved", "")), no_data,
                    links, tuple((str(z), _strings(n, file, f"mentions.{z}")) for z, n in mentions.items()),
                    tuple(_zone_patterns(nested, file, "nested")), approval,
-                   tuple(_zone_patterns(excepted, file, "except")), *_settings_code(raw, file))
+                   tuple(_zone_patterns(excepted, file, "except")), *_settings_code(raw, file),
+                   _strings(raw.get("carried", []), file, "carried"))
+    if set(zmap.carried) - set(table):
+        raise _fail(file, "carried", f"zone(s) {sorted(set(zmap.carried) - set(table))} are not in [zones]")
     for k in ("unmatched", "unresolved"):
         if not getattr(zmap, k):
             raise _fail(file, k, "name the zone of a path no pattern matches / the analysis cannot resolve")

@@ -456,9 +456,26 @@ def with_settings_code(command: str, tool: str, tool_input: Mapping[str, Any], m
     maps = [z for z in maps if any(z.holds_code_settings(p) for p in paths)]   # the text of other files is not read
     if not maps:
         return command
-    texts = "\n".join(_strings_in(tool_input))
+    texts = "\n".join([*_strings_in(tool_input), *(_edited(tool, tool_input, p) for p in paths)])
     keys = sorted({k for z in maps for k in z.code_settings(texts)})
     return f"{command} # {' '.join(keys)}" if keys else command
+
+
+def _edited(tool: str, tool_input: Mapping[str, Any], path: str) -> str:
+    """The text an Edit or MultiEdit leaves in the file at `path` (its replacements applied to the file as it is: `hoo`
+    made `hook` after `init-` builds a key no string of the call holds); "" for other tools, or where the file cannot
+    be read in full (the file's own text is then read by the analysis)."""
+    from veriguard.enforce.shell import small_text
+
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input] if tool == "Edit" else None
+    text = small_text(path) if isinstance(edits, list) else None
+    if not isinstance(edits, list) or not text:
+        return ""
+    for e in edits:
+        old, new = (e.get("old_string"), e.get("new_string")) if isinstance(e, Mapping) else (None, None)
+        if isinstance(old, str) and isinstance(new, str) and old:
+            text = text.replace(old, new) if e.get("replace_all") is True else text.replace(old, new, 1)
+    return text
 
 
 def _strings_in(value: Any) -> list[str]:
