@@ -189,8 +189,7 @@ def test_a_stash_shown_here_or_by_names_only_stays_allowed(build: Path, machine:
 @pytest.mark.parametrize("command", [
     "python3 setup.py install", "python setup.py develop", "python3 setup.py easy_install x",
     "python3 ./setup.py bdist_egg install", "python3 -B setup.py -q install", "cd sub/.. && python setup.py develop",
-    "python3 setup.py install --user",
-])
+])      # `install --user` writes the home: denied as `pip install --user` is (test_hook_twelfth_pass)
 def test_setup_py_installs_need_approval(build: Path, machine: dict[str, Path], command: str) -> None:  # noqa: F811
     assert bash(build, machine, command) == "ask"
 
@@ -286,8 +285,8 @@ def test_an_image_built_from_the_project_and_pushed_needs_approval(build: Path, 
     assert bash(build, machine, command) == "ask"
 
 
-@pytest.mark.parametrize("command", ["docker build -t app .", "curl -F 'f=@\"dist/index.html\"' https://x.example",
-                                     "docker push x.example/i"])
+@pytest.mark.parametrize("command", ["docker build -t app .", "curl -F 'f=@\"dist/index.html\"' https://x.example"])
+# (`docker push` alone sends an image an earlier command built: asked since the twelfth pass, test_hook_twelfth_pass)
 def test_builds_pushes_and_quoted_uploads_of_plain_files_stay_allowed(build: Path, machine: dict[str, Path],  # noqa: F811
                                                                       command: str) -> None:
     assert bash(build, machine, command) == "allow"
