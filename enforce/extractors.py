@@ -39,21 +39,28 @@ an arguments key of one dict written as Python or escaped JSON; a text that is a
 Every string is read for calls: one that decodes to JSON as that JSON (a batch or dispatch tool decodes its text;
 JSON text inside JSON text too), any other for the JSON objects written in it (`{"`, `{}` or a JSON string holding
 `{` onwards; a call in a recognised shape there is a call, a call-like one an error; a text costlier to read than
-about 4 times its length is an error). A framework that runs calls of another shape needs its
-own extractor.
+about 4 times its length is an error), and for the texts encoded in it (base64, standard, URL-safe or in lines; hex;
+percent-encoding), read like any string when they decode to printable UTF-8; keys are strings too. A framework
+that runs calls of another shape needs its own extractor.
 A tool_call extractor for one tool also denies any text (a call's own arguments included; JSON text is read as its
 data, the calls in read wrappers as calls) that writes a call of that tool in a call position (_named_call: a bare
 `transfer(to=...)`, ChatGLM's name line over JSON, a YAML key, `name: transfer`, `<name>transfer</name>`, `<transfer>`,
-harmony's `to=transfer`); one for any tool (`*`), a line that is a Python call with keyword or dict arguments.
+`<cmd>transfer ...`, `<x.transfer ...>`, harmony's `to=transfer`, `op="transfer"`); one for any tool (`*`), a call
+given keyword, `**` or object arguments anywhere (inside a statement, over lines; Python or JS), YAML with a name key
+over `input:`/`params:`, TOML's `name = "x"` over its arguments, and an XML element HTML does not have that holds an
+element or JSON, has attributes or closes on itself, or whose tag names a call (`<cmd>`, `<execute>`). The agent data
+is walked once for both (tool_calls with the extractor's tool).
 """
 from __future__ import annotations
 
 import ast
+import base64
 import bisect
 import functools
 import json
 import re
 import tempfile
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -235,6 +242,7 @@ _HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "O
 _KIND_KEYS = ("type", "kind", "method")   # keys that say what an object is: one that mentions a call marks it
 _CONTAINER_KEYS = ("tool_calls", "function_call")
 _MAX_DEPTH = 64
+_WORD = re.compile(r"[\w.-]{0,15}")   # a key that can write no call, JSON or encoded text
 _SHAPES = ('{"type": "tool_use" | "server_tool_use" | "mcp_tool_use", "name", "input": {...}}, '
            '{"type": "function", "function": {"name", "arguments"}}, {"type": "function_call", "name", "arguments"}, '
            '{"function_call": {"name", "arguments"}}, {"method": "tools/call", "params": {"name", "arguments": {...}}}')
@@ -348,6 +356,8 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
             x = held
         if isinstance(x, Mapping):
             children = [(v, f"{at}.{k if type(k) is str else _show(k)}".lstrip(".")) for k, v in visit(x, at)]
+            if text is not None:  # a key is a string too: a call written there is read, or denies (a word cannot)
+                children += [(k, f"{at}[key {_show(k)}]") for k in x if type(k) is str and not _WORD.fullmatch(k)]
         elif isinstance(x, (list, tuple)):
             children = [(v, f"{at}[{i}]") for i, v in enumerate(x)]
         else:
@@ -398,10 +408,17 @@ _TEXT_CALLS = tuple(re.compile(p) for p in (
 # A name key and an arguments key, quoted either way (escaped or not), in one object of a dict written as Python or
 # JSON: found by their positions (_named_arguments), as one pattern would read ahead from every name key
 # or unquoted, first on a line or after `{` or `,` (YAML, JSON5: `tool: transfer` then `arguments:` below)
-_NAME_KEY = re.compile(r"""(['"])(?:tool_?|function_?)?name\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*-?[ \t]*"""
-                       r"""(?:(?:tool|function)_?)?(?:name|tool|function|func|action)[ \t]*:""", re.MULTILINE)
-_ARGUMENTS_KEY = re.compile(r"""(['"])(?:arguments|parameters|args|input|kwargs)\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*"""
+_NAME_WORDS = r"(?:(?:tool|function)_?)?(?:name|tool|function|func|action)"
+_ARGUMENT_WORDS_QUOTED = r"(?:(?:action|tool)_)?(?:arguments|argument|args|inputs|input|parameters|parameter|params|kwargs)"
+_NAME_KEY = re.compile(r"""(['"])""" + _NAME_WORDS + r"""\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*-?[ \t]*""" + _NAME_WORDS
+                       + r"[ \t]*:", re.MULTILINE)
+_ARGUMENTS_KEY = re.compile(r"""(['"])""" + _ARGUMENT_WORDS_QUOTED + r"""\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*"""
                             r"""(?:arguments|parameters|args|kwargs|action_input|tool_input)[ \t]*:""", re.MULTILINE)
+# For any tool (`*`) also `input:`, `inputs:`, `params:` under a name key (YAML), and TOML's `name = "x"` over its
+# arguments (`arguments = {...}`, `[tool.arguments]`): the cost, a YAML or TOML file with such keys, falls on `*` only
+_ANY_NAME_KEY = re.compile(r"^[ \t]*-?[ \t]*" + _NAME_WORDS + r"""[ \t]*(?::|=[ \t]*["'])""", re.MULTILINE)
+_ANY_ARGUMENTS_KEY = re.compile(r"^[ \t]*(?:" + _ARGUMENT_WORDS_QUOTED + r"[ \t]*(?::|=(?=[ \t]*\{))|\[[\w.-]*"
+                                r"(?:arguments|args|input|params|parameters)\])", re.MULTILINE)
 _KEYS_APART = 2000   # at most this many characters, and no brace, between the two keys
 _MAY_HOLD_CALL = re.compile(r"[{\[<✿:`>]")  # a character every mark above, JSON and a pythonic list holds
 _PYTHONIC = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")  # Llama's pythonic calls: [transfer(to="eve"), ...]
@@ -411,9 +428,10 @@ _ATTEMPT_COST = 256   # what one attempt at decoding is charged at least: many f
 _OBJECT_START = re.compile(r'\{\s*["}]|"(?=\s*\{)')  # where a JSON object may start, or a JSON string holding one
 
 
-def _wrapped_calls(text: str, where: str) -> tuple[list[ToolCall], list[tuple[int, int]]]:
-    """The calls written in `text` in a wrapper of _WRAPPERS, and the spans they take; ExtractionError for a wrapper
-    that does not hold exactly such calls, or for any other mark of a call format (_TEXT_CALLS) outside them."""
+def _wrapped_calls(text: str, where: str) -> tuple[list[ToolCall], list[tuple[int, int]], str]:
+    """The calls written in `text` in a wrapper of _WRAPPERS, the spans they take and the text outside them;
+    ExtractionError for a wrapper that does not hold exactly such calls, or for any other mark of a call format
+    (_TEXT_CALLS) outside them."""
     calls: list[ToolCall] = []
     spans: list[tuple[int, int]] = []
     for number, mark in enumerate(_WRAPPER.finditer(text)):
@@ -441,14 +459,15 @@ def _wrapped_calls(text: str, where: str) -> tuple[list[ToolCall], list[tuple[in
         _bad_call(where, f"text with {found[:30]!r}, a mark of a tool call written as text in a format not "
                   f"read here (read: {', '.join(_WRAPPERS)}): a runtime that parses it runs a call the policy does "
                   "not see")
-    return calls, spans
+    return calls, spans, outside
 
 
-def _named_arguments(text: str) -> str:
+def _named_arguments(text: str, name_key: re.Pattern[str] = _NAME_KEY,
+                     arguments_key: re.Pattern[str] = _ARGUMENTS_KEY) -> str:
     """The text from a name key to an arguments key of the same dict (no brace between them, at most _KEYS_APART
     characters apart), '' for none: a call written as a Python dict (`{'name': 'x', 'arguments': {...}}`)."""
-    names = [m.start() for m in _NAME_KEY.finditer(text)]
-    arguments = [m.end() for m in _ARGUMENTS_KEY.finditer(text)]
+    names = [m.start() for m in name_key.finditer(text)]
+    arguments = [m.end() for m in arguments_key.finditer(text)]
     braces = [m.start() for m in re.finditer(r"[{}]", text)]
     for start in names:
         after = bisect.bisect_left(arguments, start)
@@ -526,25 +545,70 @@ def _object_at(text: str, start: int, where: str) -> tuple[Any, int | None, int]
         window *= 8
 
 
-def _text_data(text: str, where: str, found: list[ToolCall] | None) -> Any:
+def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | None) -> Any:
     """What a string holds for the tool-call reader: the data it is as JSON text (_as_json), or the JSON objects
-    written in it, and the calls in open models' wrappers, appended to `found`; inside a call's arguments (`found`
-    None) such a call denies."""
+    written in it and the texts encoded in it (_encoded), and the calls in open models' wrappers, appended to `found`;
+    inside a call's arguments (`found` None) such a call denies. With `tool`, a call of it (of any tool: "*") written
+    in a format not read as a call denies (_refuse_written_call)."""
     whole = _as_json(text, where)
     if whole is not None:
         return whole
-    if not _MAY_HOLD_CALL.search(text):
-        return None  # no mark of a call can be written in it
+    encoded = _encoded(text)
+    if not _MAY_HOLD_CALL.search(text):  # no mark of a call read or refused below can be written in it
+        if tool is not None:
+            _refuse_written_call(text, where, tool)
+        return encoded or None
     _refuse_pythonic(text, where)
-    calls, spans = _wrapped_calls(text, where)
+    calls, spans, outside = _wrapped_calls(text, where)
+    if tool is not None:  # the calls in open models' wrappers are read as calls: the text around them is read
+        _refuse_written_call(outside, where, tool)
     if calls and found is None:
         _bad_call(calls[0].where, f"a tool call ({calls[0].name!r}) written as text inside another call's arguments")
     for call in calls:
-        _accept(call, found if found is not None else [])
-    return _written_json(text, where, spans)
+        _accept(call, found if found is not None else [], tool)
+    return _written_json(text, where, spans) + encoded
 
 
-def _accept(call: ToolCall, found: list[ToolCall]) -> None:
+# Text encoded in a string, which a tool or runtime may decode and read: base64 (standard or URL-safe, wrapped in lines
+# or not), hex, percent-encoding. Each decoded text that is printable UTF-8 is read like any string (a call there is a
+# call, or denies), so `eyJuYW1lIjog...` hides no call.
+_ENCODED_MIN = 16   # characters: a shorter run encodes no call (`f(x=1)` is 8 base64 characters, a call in JSON 40)
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}")
+_HEX = re.compile(r"[0-9A-Fa-f]{16,}")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _encoded(text: str) -> list[str]:
+    """The texts encoded in `text` (base64, hex, percent-encoding) that decode to printable UTF-8 other than itself."""
+    if len(text) < _ENCODED_MIN and "%" not in text:
+        return []
+    decoded: list[str] = []
+    for run in _BASE64.finditer(text):
+        packed = re.sub(r"\s", "", run.group()).rstrip("=")
+        if len(packed) % 4 == 1:
+            continue
+        padded = packed + "=" * (-len(packed) % 4)
+        raw = base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
+        decoded.append(_printable(raw))
+    for run in _HEX.finditer(text):
+        decoded.append(_printable(bytes.fromhex(run.group()[:len(run.group()) // 2 * 2])))
+    if _PERCENT.search(text):
+        decoded.append(urllib.parse.unquote(text, errors="strict") if text.isascii() else "")
+    return [d for d in decoded if d and d != text]
+
+
+def _printable(raw: bytes) -> str:
+    """The UTF-8 text `raw` holds, '' when it is no printable text (binary data: an image, a hash, a word by chance)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    return "" if _UNPRINTABLE.search(text) or not text.isprintable() and not text.replace("\n", "").replace(
+        "\t", "").replace("\r", "").isprintable() else text
+
+
+def _accept(call: ToolCall, found: list[ToolCall], tool: str | None) -> None:
     def inside(x: Mapping[Any, Any], at: str) -> Iterable[tuple[Any, Any]]:
         why = _call_like(x) or next((f"it has a {k!r} key" for k in _CONTAINER_KEYS if x.get(k) is not None), "")
         if why:
@@ -553,22 +617,24 @@ def _accept(call: ToolCall, found: list[ToolCall]) -> None:
         return x.items()
 
     def text(value: str, at: str) -> Any:  # a call written as JSON text, whole or inside the text, is a call
-        return _text_data(value, at, None)
+        return _text_data(value, at, None, tool)
 
     _walk(call.arguments, f"{call.where}.arguments", inside, text=text)
     found.append(call)
 
 
-def tool_calls(observation: Mapping[str, Any]) -> list[ToolCall]:
+def tool_calls(observation: Mapping[str, Any], tool: str | None = None) -> list[ToolCall]:
     """Every tool call in the agent data, in document order; ExtractionError for anything call-like
-    that is not exactly one of the recognised shapes (see the module docstring)."""
+    that is not exactly one of the recognised shapes (see the module docstring), and, with `tool`, for a text that
+    writes a call of it (of any tool: "*") in a format not read as a call (_refuse_written_call). One walk reads every
+    string and key once."""
     found: list[ToolCall] = []
 
     def visit(x: Mapping[Any, Any], at: str) -> Iterable[tuple[Any, Any]]:
         call = _call_at(x, at)
         if call is not None:
-            _accept(call, found)
-            return ()
+            _accept(call, found, tool)
+            return [(k, v) for k, v in x.items() if type(v) is str and k not in ("input", "arguments")]
         why = _call_like(x)
         if why:
             _bad_call(at, f"this looks like a tool call ({why}) but is not in a recognised shape; recognised: "
@@ -585,14 +651,14 @@ def tool_calls(observation: Mapping[str, Any]) -> list[ToolCall]:
                     if call is None or call.format != "openai function call":
                         _bad_call(f"{at}.tool_calls[{i}]", 'not an OpenAI tool call {"type": "function", "function": '
                                   '{"name", "arguments"}}')
-                    _accept(call, found)
+                    _accept(call, found, tool)
             elif k == "function_call":
-                _accept(_function(v, f"{at}.function_call", "openai function_call (legacy)"), found)
+                _accept(_function(v, f"{at}.function_call", "openai function_call (legacy)"), found, tool)
             else:
                 rest.append((k, v))
         return rest
 
-    _walk(observation, "", visit, text=lambda value, at: _text_data(value, at, found))
+    _walk(observation, "", visit, text=lambda value, at: _text_data(value, at, found, tool))
     return found
 
 
@@ -601,6 +667,7 @@ class _NamedCall(NamedTuple):
     keyed: re.Pattern[str]    # the name right after `:`, `=`, `<`, `>` or `.` (quotes and blanks between)
     before: re.Pattern[str]   # a caller key or tag that may stand before it (searched in a window ending there)
     element: re.Pattern[str]  # an element so named before it (`<name>`), then `<` after it
+    command: re.Pattern[str]  # an element that runs what it holds before it (`<cmd>`, `<exec>`): anything after it
 
 
 _WINDOW = 64  # characters before a name that a caller key or tag may take
@@ -614,15 +681,17 @@ def _named_call(tool: str) -> _NamedCall:
     an XML element so named (`<name>x</name>`, not `<b>x</b>`) or as a tag of its own (`<x>`). Two searches in C; only
     a name right after `:`, `=`, `<`, `>` or `.` is looked at again."""
     quotes = r"""[\\"'`]*"""
-    callers = r"(?:name|tool|function|func|action|operation|method|call|recipient|command)"
+    callers = r"(?:name|tool|function|func|action|operation|method|call|recipient|command|cmd|op|exec|run|invoke)"
     name = re.escape(tool.lower()) + r"(?![\w-])"   # searched in the lower-cased text: a literal, found fast
     return _NamedCall(
         re.compile(name + r"""(?:[(\[]|[ \t]+\((?=\s*(?:[A-Za-z_]\w*\s*=[^=]|\*\*|[{"']))|"""
                    + quotes + r"[ \t]*(?:\n\s*)?\{|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:)"),
         re.compile(r"""[:=<>.][ \t\r\n\\"'`]{0,16}""" + name),
         re.compile(r"(?:\b(?:\w{0,24}" + callers + r"|to)" + quotes + r"[ \t]*[:=]\s*" + quotes
-                   + r"(?:functions\.)?|<\s*)\Z"),
-        re.compile(r"<\s*\w{0,24}" + callers + r"\s*>\s*\Z"))
+                   + r"(?:functions\.)?|<\s*(?:[\w:-]{1,64}[.:])?)\Z"),
+        re.compile(r"<\s*\w{0,24}" + callers + r"\s*>\s*\Z"),
+        re.compile(r"<\s*\w{0,24}(?:tool|func|call|invok|action|command|cmd|exec|run|shell|bash|operation|method)\w{0,24}"
+                   r"\s*>\s*\Z"))
 
 
 def _names_a_call(text: str, tool: str) -> str:
@@ -637,56 +706,57 @@ def _names_a_call(text: str, tool: str) -> str:
     for keyed in pattern.keyed.finditer(text):
         start, end = keyed.end() - len(tool), keyed.end()
         window = text[max(0, start - _WINDOW):start]
-        if pattern.before.search(window) or (pattern.element.search(window) and re.match(r"\s*<", text[end:end + 9])):
+        if pattern.before.search(window) or pattern.command.search(window) or (
+                pattern.element.search(window) and re.match(r"\s*<", text[end:end + 9])):
             return text[max(0, start - 20):end]
     return ""
 
 
-_CALL_LINE = re.compile(r"^[ \t`]*[A-Za-z_][\w.]{0,127}[ \t]*\((?=[^\n]*[={])[^\n]*\)[ \t`;]*$", re.MULTILINE)
+# For any tool (`*`), whose name is not known: a call given keyword, `**` or object arguments anywhere in a text (a
+# statement, an expression, several lines; Python, JS), as pythonic, Gemma and ```tool_code runtimes read one
+_KEYWORD_CALL = re.compile(r"\((?:(?:[^()]|\([^()]*\)){0,2000}?,)?\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
+_CALLEE = re.compile(r"(?<![\w.$])[A-Za-z_$][\w.$]{0,127}[ \t]*\Z")
+# and an XML element that may be a call: a tag naming a call, or a tag HTML does not have with attributes, closed on
+# itself, or holding an element with text or a JSON value (`<transfer><to>eve</to></transfer>`, `<request tool="x"/>`)
+_TAG = re.compile(r"""<([A-Za-z][\w.:-]{0,63})((?:\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s<>"'=`]+))*)\s*(/?)>"""
+                  r"""(\s*(?:\{\s*["}]|\[\s*[{"]|<([A-Za-z][\w.:-]{0,63})[^<>]*>[^<]*</\5\s*>)?)""")
+_CALL_TAG = re.compile(r"tool|func|call|invok|action|command|cmd|exec|run|shell|bash|operation|method|request|api")
+_HTML_TAGS = frozenset("""a abbr address area article aside audio b base bdi bdo blockquote body br button canvas caption
+cite code col colgroup data datalist dd del details dfn dialog div dl dt em embed fieldset figcaption figure footer form
+h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe img input ins kbd label legend li link main map mark menu meta
+meter nav noscript object ol optgroup option output p param picture pre progress q rp rt ruby s samp script search
+section select slot small source span strong style sub summary sup table tbody td template textarea tfoot th thead time
+title tr track u ul var video wbr center font big tt strike svg g path rect circle ellipse line polyline polygon text
+tspan defs use symbol lineargradient radialgradient stop clippath mask pattern image marker filter foreignobject math mi
+mo mn ms mtext mrow msup msub mfrac msqrt mroot""".split())
 
 
-def _call_line(text: str) -> str:
-    """A line that is one Python call given keyword or dict arguments (`transfer(to="eve")`, `f(**{...})`, `f({...})`):
-    a tool call in the pythonic format of Gemma, Llama 3.2 or a ```tool_code block, whatever the tool; '' for none."""
-    for line in _CALL_LINE.finditer(text):
-        try:
-            tree = ast.parse(line.group().strip(" \t`;"), mode="eval")
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        call = tree.body
-        if isinstance(call, ast.Call) and (call.keywords or any(isinstance(a, ast.Dict) for a in call.args)):
-            return line.group().strip()
+def _any_call(text: str) -> str:
+    """The text of a call of an unknown tool written in `text` (_KEYWORD_CALL, _TAG); '' for none."""
+    for call in _KEYWORD_CALL.finditer(text) if "(" in text else ():
+        callee = _CALLEE.search(text, max(0, call.start() - 160), call.start())
+        if callee is not None:
+            return text[callee.start():call.end()]
+    keys = _named_arguments(text.lower(), _ANY_NAME_KEY, _ANY_ARGUMENTS_KEY) if ":" in text or "=" in text else ""
+    if keys:
+        return keys
+    if "<" in text:
+        for tag in _TAG.finditer(text):
+            name = tag.group(1).lower()
+            if _CALL_TAG.search(name) or name not in _HTML_TAGS and any(tag.group(i).strip() for i in (2, 3, 4)):
+                return tag.group()
     return ""
 
 
-def _refuse_named_in_text(observation: Any, tool: str) -> None:
-    """A text anywhere in the agent data (a call's own arguments included) that writes a call of `tool` in a format not
-    read as a call (a bare `tool(...)`, YAML, XML, ChatGLM, JSON5, ...) denies: a runtime that parses it runs it. For
-    any tool (`*`), whose name is not known, a line that is a Python call with keyword or dict arguments denies."""
-    named, lower = tool != ANY_TOOL, tool.lower()
-    stack: list[tuple[Any, int]] = [(observation, 0)]
-    while stack:
-        x, depth = stack.pop()
-        if depth > _MAX_DEPTH:
-            _bad_call("", f"the agent data nests deeper than {_MAX_DEPTH} levels")
-        if type(x) is str:
-            if named and "\\" not in x and lower not in x.lower():
-                continue  # the name is not written there, not even as JSON escapes
-            held = _as_json(x, "")
-            if held is not None:  # JSON text: its strings are read, its keys and values as data (a call read as one)
-                stack.append((held, depth + 1))
-                continue
-            if _WRAPPER.search(x):  # the calls in open models' wrappers are read as calls: the text around them is read
-                spans = _wrapped_calls(x, "")[1]
-                x = " ".join(x[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(x)]))
-            found = _names_a_call(x, tool) if named else _call_line(x)
-            if found:
-                _bad_call("", f"text with {found[:40]!r} writes a call of {tool!r} in a format not read as a "
-                          "call here: a runtime that parses the model's text may run it, unchecked")
-        elif isinstance(x, Mapping):
-            stack.extend((v, depth + 1) for item in x.items() for v in item)
-        elif isinstance(x, (list, tuple)):
-            stack.extend((v, depth + 1) for v in x)
+def _refuse_written_call(text: str, where: str, tool: str) -> None:
+    """A text (a call's own arguments included) that writes a call of `tool` in a format not read as a call (a bare
+    `tool(...)`, YAML, XML, ChatGLM, JSON5, ...; _names_a_call) denies: a runtime that parses it runs it. For any tool
+    (`*`), whose name is not known, a call given keyword or object arguments, or an XML element that may be a call
+    (_any_call), denies."""
+    found = _any_call(text) if tool == ANY_TOOL else _names_a_call(text, tool)
+    if found:
+        _bad_call(where, f"text with {found[:40]!r} writes a call of {tool!r} in a format not read as a call here: a "
+                  "runtime that parses the model's text may run it, unchecked")
 
 
 ANY_TOOL = "*"            # a tool_call extractor's `tool`: the one call in the action, whatever its tool
@@ -714,8 +784,7 @@ class ToolCallExtractor:
     kind: str = "tool_call"
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
-        calls = tool_calls(observation)
-        _refuse_named_in_text(observation, self.tool)
+        calls = tool_calls(observation, self.tool)
         alike = [c for c in calls if c.name != self.tool and _folded(c.name) == _folded(self.tool)]
         if alike:
             raise ExtractionError("extract.tool_call", f"{alike[0].where}: a call of {alike[0].name!r}, a name that "
