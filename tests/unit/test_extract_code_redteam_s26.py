@@ -1,0 +1,406 @@
+"""Red-team pass s26 on the code extractor: Python the analysis may not follow, pandas calls, SQL dialect corners.
+
+Each program reads diagnosis or cost data, or which rows a filter keeps. None was let through at c915136 nor after: these
+are regressions. Python (run-time annotations, `__class_getitem__`, typing, dataclasses, functools.partial,
+operator.itemgetter, getattr, map/filter with lambdas, eval reached through `__builtins__`, importlib, globals(),
+sys.modules, pickle, format_map, vars(), 100+ pandas methods and attributes on a LoadDB result) must report a diagnosis
+column or be refused. SQL (window functions and named windows, GLOB, LIKE ... ESCAPE, a UNION under a column alias,
+views, ATTACH, triggers, nested CTEs of one name, quoted identifiers holding dots) is also run in SQLite with an
+authorizer: every column SQLite reads must be among the pairs reported, unless the query is refused.
+"""
+import json
+import sqlite3
+
+import pytest
+
+from veriguard.enforce.extract_code import extract_accesses
+from veriguard.enforce.extract_errors import ExtractionError
+from tests.conftest import SHIPPED
+
+SCHEMA = json.loads((next(p for p in SHIPPED if p.stem == "eicu_ac").parent / "eicu_ac" / "schema.json")
+                    .read_text(encoding="utf-8"))["databases"]
+PROTECTED = ("diagnosis", "cost")
+D = "t = LoadDB('diagnosis')\n"
+
+PROGRAMS = {
+    'P01': "def f(x: LoadDB('diagnosis')['diagnosisname'] = 1):\n    pass\nanswer = 1",
+    'P02': "x: print(LoadDB('diagnosis')['diagnosisname']) = 1\nanswer = 1",
+    'P03': "answer = list[LoadDB('diagnosis')['diagnosisname']]",
+    'P04': "import typing\nanswer = typing.cast(int, LoadDB('diagnosis'))",
+    'P05': "import dataclasses\nanswer = dataclasses.make_dataclass('A', [('x', int, dataclasses.field(default=LoadDB('diagnosis')))])",
+    'P06': "import functools\nanswer = functools.partial(GetValue, LoadDB('diagnosis'))('diagnosisname')",
+    'P07': "import operator\nanswer = operator.itemgetter('diagnosisname')(LoadDB('diagnosis'))",
+    'P08': "answer = getattr(LoadDB('diagnosis'), 'diagnosisname')",
+    'P09': "answer = list(map(lambda r: r, LoadDB('diagnosis')['diagnosisname']))",
+    'P10': D + "answer = list(filter(lambda r: r['diagnosisname'] > 'm', t))",
+    'P11': 'e = __builtins__.__dict__[\'ev\' + \'al\']\nanswer = e("LoadDB(\'diagnosis\')")',
+    'P12': 'answer = [].__class__.__base__.__subclasses__()',
+    'P13': "import importlib\nanswer = importlib.import_module('builtins')",
+    'P14': "globals()['answer'] = LoadDB('diagnosis')",
+    'P15': 'import sys\nanswer = sys.modules',
+    'P16': "import pickle\nanswer = pickle.loads(b'')",
+    'P17a': D + "answer = '{0[diagnosisname]}'.format_map({'0': t})",
+    'P17b': D + "answer = '{d}'.format_map({'d': t['diagnosisname']})",
+    'P18': D + 'answer = vars(t)',
+    'P19': D + 'answer = type(t)',
+    'P20': D + "answer = max(t['diagnosisname'], key=len)",
+    'P21': D + "answer = sorted(t, key=lambda r: r['diagnosisname'])[0]['patientunitstayid']",
+    'P22': "f = lambda x=LoadDB('diagnosis')['diagnosisname']: x\nanswer = f()",
+    'P23': "def f(x=LoadDB('diagnosis')):\n    return x['diagnosisname']\nanswer = f()",
+    'P24': D + "answer = '%(diagnosisname)s' % t",
+    'P25': D + "answer = f'{t!r:>10}'",
+    'P26': D + "answer = str.format('{}', t)",
+    'P27': D + "answer = ''.join(t['diagnosisname'])",
+    'P28': D + "answer = dict(zip(t['patientunitstayid'], t['diagnosisname']))",
+    'P29': D + 'answer = t[min(t.columns)]',
+    'P30': D + 'for c in t.columns:\n    answer = t[c]',
+    'P31': D + 'answer = t[t.columns[3]]',
+    'P32a': D + 'answer = t.T',
+    'P32b': D + "answer = t.to_dict('records')",
+    'P34': "answer = GetValue(LoadDB('diagnosis'), 'diagnosisname, count')",
+    'P35': "answer = len(FilterDB(LoadDB('diagnosis'), 'diagnosisname=S*'))",
+    'P36': D + "try:\n    raise ValueError(t['diagnosisname'])\nexcept ValueError as e:\n    answer = str(e)",
+    'P37': D + "try:\n    assert False, t['diagnosisname']\nexcept AssertionError as e:\n    answer = str(e)",
+    'P38': D + "answer = 0\nfor r in t:\n    if r['diagnosisname'] > 'm':\n        answer = 1\n        break",
+    'P39': D + "answer = any(r['diagnosisname'] > 'm' for r in t)",
+    'P40a': D + 'answer = {**t}',
+    'P40b': D + 'answer = dict(t)',
+    'P40c': D + 'answer = list(t)',
+    'P40d': D + 'answer = set(t)',
+    'P41': D + "answer = len(t[t.diagnosisname == 'x'])",
+    'P42': D + "answer = t.sort_values('diagnosisname').head(1)['patientunitstayid']",
+    'P43': D + "answer = t.isin(['x']).any()",
+    'P47': D + 'answer = t.count()',
+    'P48': D + "x = t.get('diagnosisname')\nanswer = x",
+    'P49': D + 'answer = t.items()',
+    'P50': D + 'answer = t.keys()',
+    'P51': D + 'answer = t.iloc[:, 3]',
+    'P52': D + "answer = t.loc[:, 'diagnosisname']",
+    'P53': D + "answer = t.at[0, 'diagnosisname']",
+    'P54': D + 'answer = t.values[0][3]',
+    'P55': D + 'answer = t.index',
+    'P57': D + 'answer = t.head(1)',
+    'P58': D + 'answer = t.unique()',
+    'P59': D + 'answer = t.reset_index()',
+    'P60': D + 'answer = t.drop_duplicates()',
+    'P61': D + "answer = t.copy()['diagnosisname']",
+    'P62': D + 'c = t.copy()\nanswer = c.head()',
+    'P63': D + 'answer = [r for r in t.head()]',
+    'P64': D + 'answer = t.tolist()',
+    'P67': D + "answer = sum(1 for r in t if r['diagnosisname'] > 'm')",
+    'P68': D + 'answer = t.value_counts()',
+    'P69': D + 'answer = t.nunique()',
+    'P70': D + 'answer = t.mean()',
+    'P71': D + 'x = t.to_list()\nanswer = x',
+    'P72': D + 'answer = t.dropna()',
+    'P73': D + 'd = {}\nd.update(t)\nanswer = d',
+    'P74': D + 'l = []\nl.extend(t)\nanswer = l',
+    'P75': D + 'l = [0]\nl[0:1] = t\nanswer = l',
+    'P78': D + "answer = t == 'x'",
+    'P80': D + 'answer = str(t)',
+    'P81': D + 'answer = repr(t)',
+    'P90_query': D + "answer = t.query('diagnosisname')",
+    'P91_query': D + "answer = t['diagnosisname'].query()",
+    'P90_filter': D + "answer = t.filter('diagnosisname')",
+    'P91_filter': D + "answer = t['diagnosisname'].filter()",
+    'P90_groupby': D + "answer = t.groupby('diagnosisname')",
+    'P91_groupby': D + "answer = t['diagnosisname'].groupby()",
+    'P90_apply': D + "answer = t.apply('diagnosisname')",
+    'P91_apply': D + "answer = t['diagnosisname'].apply()",
+    'P90_agg': D + "answer = t.agg('diagnosisname')",
+    'P91_agg': D + "answer = t['diagnosisname'].agg()",
+    'P90_describe': D + "answer = t.describe('diagnosisname')",
+    'P91_describe': D + "answer = t['diagnosisname'].describe()",
+    'P90_sample': D + "answer = t.sample('diagnosisname')",
+    'P91_sample': D + "answer = t['diagnosisname'].sample()",
+    'P90_nlargest': D + "answer = t.nlargest('diagnosisname')",
+    'P91_nlargest': D + "answer = t['diagnosisname'].nlargest()",
+    'P90_pivot_table': D + "answer = t.pivot_table('diagnosisname')",
+    'P91_pivot_table': D + "answer = t['diagnosisname'].pivot_table()",
+    'P90_to_csv': D + "answer = t.to_csv('diagnosisname')",
+    'P91_to_csv': D + "answer = t['diagnosisname'].to_csv()",
+    'P90_to_json': D + "answer = t.to_json('diagnosisname')",
+    'P91_to_json': D + "answer = t['diagnosisname'].to_json()",
+    'P90_set_index': D + "answer = t.set_index('diagnosisname')",
+    'P91_set_index': D + "answer = t['diagnosisname'].set_index()",
+    'P90_rename': D + "answer = t.rename('diagnosisname')",
+    'P91_rename': D + "answer = t['diagnosisname'].rename()",
+    'P90_pop': D + "answer = t.pop('diagnosisname')",
+    'P91_pop': D + "answer = t['diagnosisname'].pop()",
+    'P90_eval': D + "answer = t.eval('diagnosisname')",
+    'P91_eval': D + "answer = t['diagnosisname'].eval()",
+    'P90_melt': D + "answer = t.melt('diagnosisname')",
+    'P91_melt': D + "answer = t['diagnosisname'].melt()",
+    'P90_merge': D + "answer = t.merge('diagnosisname')",
+    'P91_merge': D + "answer = t['diagnosisname'].merge()",
+    'P90_where': D + "answer = t.where('diagnosisname')",
+    'P91_where': D + "answer = t['diagnosisname'].where()",
+    'P90_mask': D + "answer = t.mask('diagnosisname')",
+    'P91_mask': D + "answer = t['diagnosisname'].mask()",
+    'P90_itertuples': D + "answer = t.itertuples('diagnosisname')",
+    'P91_itertuples': D + "answer = t['diagnosisname'].itertuples()",
+    'P90_squeeze': D + "answer = t.squeeze('diagnosisname')",
+    'P91_squeeze': D + "answer = t['diagnosisname'].squeeze()",
+    'P90_xs': D + "answer = t.xs('diagnosisname')",
+    'P91_xs': D + "answer = t['diagnosisname'].xs()",
+    'P90_iterrows': D + "answer = t.iterrows('diagnosisname')",
+    'P91_iterrows': D + "answer = t['diagnosisname'].iterrows()",
+    'P90_to_numpy': D + "answer = t.to_numpy('diagnosisname')",
+    'P91_to_numpy': D + "answer = t['diagnosisname'].to_numpy()",
+    'P90_to_string': D + "answer = t.to_string('diagnosisname')",
+    'P91_to_string': D + "answer = t['diagnosisname'].to_string()",
+    'P90_transpose': D + "answer = t.transpose('diagnosisname')",
+    'P91_transpose': D + "answer = t['diagnosisname'].transpose()",
+    'P90_explode': D + "answer = t.explode('diagnosisname')",
+    'P91_explode': D + "answer = t['diagnosisname'].explode()",
+    'P90_stack': D + "answer = t.stack('diagnosisname')",
+    'P91_stack': D + "answer = t['diagnosisname'].stack()",
+    'P90_any': D + "answer = t.any('diagnosisname')",
+    'P91_any': D + "answer = t['diagnosisname'].any()",
+    'P90_all': D + "answer = t.all('diagnosisname')",
+    'P91_all': D + "answer = t['diagnosisname'].all()",
+    'P90_idxmax': D + "answer = t.idxmax('diagnosisname')",
+    'P91_idxmax': D + "answer = t['diagnosisname'].idxmax()",
+    'P90_cumsum': D + "answer = t.cumsum('diagnosisname')",
+    'P91_cumsum': D + "answer = t['diagnosisname'].cumsum()",
+    'P90_rank': D + "answer = t.rank('diagnosisname')",
+    'P91_rank': D + "answer = t['diagnosisname'].rank()",
+    'P90_diff': D + "answer = t.diff('diagnosisname')",
+    'P91_diff': D + "answer = t['diagnosisname'].diff()",
+    'P90_shift': D + "answer = t.shift('diagnosisname')",
+    'P91_shift': D + "answer = t['diagnosisname'].shift()",
+    'P90_round': D + "answer = t.round('diagnosisname')",
+    'P91_round': D + "answer = t['diagnosisname'].round()",
+    'P90_abs': D + "answer = t.abs('diagnosisname')",
+    'P91_abs': D + "answer = t['diagnosisname'].abs()",
+    'P90_astype': D + "answer = t.astype('diagnosisname')",
+    'P91_astype': D + "answer = t['diagnosisname'].astype()",
+    'P90_fillna': D + "answer = t.fillna('diagnosisname')",
+    'P91_fillna': D + "answer = t['diagnosisname'].fillna()",
+    'P90_replace': D + "answer = t.replace('diagnosisname')",
+    'P91_replace': D + "answer = t['diagnosisname'].replace()",
+    'P90_clip': D + "answer = t.clip('diagnosisname')",
+    'P91_clip': D + "answer = t['diagnosisname'].clip()",
+    'P90_between': D + "answer = t.between('diagnosisname')",
+    'P91_between': D + "answer = t['diagnosisname'].between()",
+    'P90_str': D + "answer = t.str('diagnosisname')",
+    'P91_str': D + "answer = t['diagnosisname'].str()",
+    'P90_dt': D + "answer = t.dt('diagnosisname')",
+    'P91_dt': D + "answer = t['diagnosisname'].dt()",
+    'P90_get': D + "answer = t.get('diagnosisname')",
+    'P91_get': D + "answer = t['diagnosisname'].get()",
+    'P90_sort_index': D + "answer = t.sort_index('diagnosisname')",
+    'P91_sort_index': D + "answer = t['diagnosisname'].sort_index()",
+    'P90_info': D + "answer = t.info('diagnosisname')",
+    'P91_info': D + "answer = t['diagnosisname'].info()",
+    'P90_memory_usage': D + "answer = t.memory_usage('diagnosisname')",
+    'P91_memory_usage': D + "answer = t['diagnosisname'].memory_usage()",
+    'P90_take': D + "answer = t.take('diagnosisname')",
+    'P91_take': D + "answer = t['diagnosisname'].take()",
+    'P90_truncate': D + "answer = t.truncate('diagnosisname')",
+    'P91_truncate': D + "answer = t['diagnosisname'].truncate()",
+    'P90_add': D + "answer = t.add('diagnosisname')",
+    'P91_add': D + "answer = t['diagnosisname'].add()",
+    'P90_corr': D + "answer = t.corr('diagnosisname')",
+    'P91_corr': D + "answer = t['diagnosisname'].corr()",
+    'P90_cov': D + "answer = t.cov('diagnosisname')",
+    'P91_cov': D + "answer = t['diagnosisname'].cov()",
+    'P90_median': D + "answer = t.median('diagnosisname')",
+    'P91_median': D + "answer = t['diagnosisname'].median()",
+    'P90_std': D + "answer = t.std('diagnosisname')",
+    'P91_std': D + "answer = t['diagnosisname'].std()",
+    'P90_var': D + "answer = t.var('diagnosisname')",
+    'P91_var': D + "answer = t['diagnosisname'].var()",
+    'P90_prod': D + "answer = t.prod('diagnosisname')",
+    'P91_prod': D + "answer = t['diagnosisname'].prod()",
+    'P90_product': D + "answer = t.product('diagnosisname')",
+    'P91_product': D + "answer = t['diagnosisname'].product()",
+    'P90_quantile': D + "answer = t.quantile('diagnosisname')",
+    'P91_quantile': D + "answer = t['diagnosisname'].quantile()",
+    'P90_mode': D + "answer = t.mode('diagnosisname')",
+    'P91_mode': D + "answer = t['diagnosisname'].mode()",
+    'P90_first': D + "answer = t.first('diagnosisname')",
+    'P91_first': D + "answer = t['diagnosisname'].first()",
+    'P90_last': D + "answer = t.last('diagnosisname')",
+    'P91_last': D + "answer = t['diagnosisname'].last()",
+    'P90_sum': D + "answer = t.sum('diagnosisname')",
+    'P91_sum': D + "answer = t['diagnosisname'].sum()",
+    'P90_min': D + "answer = t.min('diagnosisname')",
+    'P91_min': D + "answer = t['diagnosisname'].min()",
+    'P90_max': D + "answer = t.max('diagnosisname')",
+    'P91_max': D + "answer = t['diagnosisname'].max()",
+    'P90_duplicated': D + "answer = t.duplicated('diagnosisname')",
+    'P91_duplicated': D + "answer = t['diagnosisname'].duplicated()",
+    'P90_isna': D + "answer = t.isna('diagnosisname')",
+    'P91_isna': D + "answer = t['diagnosisname'].isna()",
+    'P90_notna': D + "answer = t.notna('diagnosisname')",
+    'P91_notna': D + "answer = t['diagnosisname'].notna()",
+    'P90_join': D + "answer = t.join('diagnosisname')",
+    'P91_join': D + "answer = t['diagnosisname'].join()",
+    'P90_update': D + "answer = t.update('diagnosisname')",
+    'P91_update': D + "answer = t['diagnosisname'].update()",
+    'P90_combine': D + "answer = t.combine('diagnosisname')",
+    'P91_combine': D + "answer = t['diagnosisname'].combine()",
+    'P90_assign': D + "answer = t.assign('diagnosisname')",
+    'P91_assign': D + "answer = t['diagnosisname'].assign()",
+    'P90_pipe': D + "answer = t.pipe('diagnosisname')",
+    'P91_pipe': D + "answer = t['diagnosisname'].pipe()",
+    'P90_aggregate': D + "answer = t.aggregate('diagnosisname')",
+    'P91_aggregate': D + "answer = t['diagnosisname'].aggregate()",
+    'P90_transform': D + "answer = t.transform('diagnosisname')",
+    'P91_transform': D + "answer = t['diagnosisname'].transform()",
+    'P90_applymap': D + "answer = t.applymap('diagnosisname')",
+    'P91_applymap': D + "answer = t['diagnosisname'].applymap()",
+    'P90_map': D + "answer = t.map('diagnosisname')",
+    'P91_map': D + "answer = t['diagnosisname'].map()",
+    'P90_select_dtypes': D + "answer = t.select_dtypes('diagnosisname')",
+    'P91_select_dtypes': D + "answer = t['diagnosisname'].select_dtypes()",
+    'P90_insert': D + "answer = t.insert('diagnosisname')",
+    'P91_insert': D + "answer = t['diagnosisname'].insert()",
+    'P90_reindex': D + "answer = t.reindex('diagnosisname')",
+    'P91_reindex': D + "answer = t['diagnosisname'].reindex()",
+    'P90_align': D + "answer = t.align('diagnosisname')",
+    'P91_align': D + "answer = t['diagnosisname'].align()",
+    'P90_droplevel': D + "answer = t.droplevel('diagnosisname')",
+    'P91_droplevel': D + "answer = t['diagnosisname'].droplevel()",
+    'P90_swapaxes': D + "answer = t.swapaxes('diagnosisname')",
+    'P91_swapaxes': D + "answer = t['diagnosisname'].swapaxes()",
+    'P90_to_records': D + "answer = t.to_records('diagnosisname')",
+    'P91_to_records': D + "answer = t['diagnosisname'].to_records()",
+    'P90_to_dict': D + "answer = t.to_dict('diagnosisname')",
+    'P91_to_dict': D + "answer = t['diagnosisname'].to_dict()",
+    'P90_iteritems': D + "answer = t.iteritems('diagnosisname')",
+    'P91_iteritems': D + "answer = t['diagnosisname'].iteritems()",
+    'P90_lookup': D + "answer = t.lookup('diagnosisname')",
+    'P91_lookup': D + "answer = t['diagnosisname'].lookup()",
+    'P90_resample': D + "answer = t.resample('diagnosisname')",
+    'P91_resample': D + "answer = t['diagnosisname'].resample()",
+}
+
+QUERIES = {
+    'S01': 'select uniquepid, first_value(diagnosisname) over () from patient, diagnosis',
+    'S02': 'select count(*) over (partition by diagnosisname) from diagnosis',
+    'S03': 'select count(*) over w from diagnosis window w as (partition by diagnosisname)',
+    'S04': 'select count(*) over (order by uniquepid rows between (select count(*) from diagnosis) preceding and current row) from patient',
+    'S05': 'select lag(diagnosisname, 1) over (order by 1) from diagnosis',
+    'S06': "select count(*) from diagnosis where diagnosisname glob 'S*'",
+    'S07': "select count(*) from diagnosis where diagnosisname like 'a\\%' escape '\\'",
+    'S08': "select count(*) from patient where uniquepid like 'x' escape (select substr(diagnosisname,1,1) from diagnosis)",
+    'S09': 'select x from (select uniquepid as x from patient union select diagnosisname from diagnosis)',
+    'S10': 'select uniquepid as diagnosisname from patient union select diagnosisname from diagnosis order by 1',
+    'S11': 'create view v as select diagnosisname from diagnosis; select * from v',
+    'S12': 'create temp view v as select diagnosisname from diagnosis',
+    'S13': "attach database ':memory:' as aux; select * from aux.diagnosis",
+    'S14': 'create temp trigger tr after insert on patient begin select diagnosisname from diagnosis; end',
+    'S15': 'with a as (select diagnosisname as x from diagnosis) select x from (with a as (select uniquepid as x from patient) select x from a) union select x from a',
+    'S16': 'with a as (select uniquepid x from patient) select x from (with a as (select diagnosisname x from diagnosis) select x from a)',
+    'S17': 'with a as (with a as (select diagnosisname x from diagnosis) select x from a) select x from a',
+    'S17b': 'with a as (select diagnosisname x from diagnosis), b as (with a as (select uniquepid x from patient) select x from a) select x from b union select x from a',
+    'S17c': 'with recursive a(x) as (select diagnosisname from diagnosis) select x from (with a(x) as (select uniquepid from patient) select x from a) union all select x from a',
+    'S18': 'select "diagnosis.diagnosisname" from diagnosis',
+    'S18b': 'select "patient.uniquepid" from patient, diagnosis where diagnosisname = \'x\'',
+    'S19': 'select "diagnosis"."diagnosisname" from diagnosis',
+    'S20': 'select [diagnosis.diagnosisname] from diagnosis',
+    'S20b': 'select `diagnosis.diagnosisname` from diagnosis',
+    'S21': 'select * from "main.diagnosis"',
+    'S21b': 'select * from [main].[diagnosis]',
+    'S22': 'select x."diagnosisname" from diagnosis as "x"',
+    'S22b': 'select "a.b".diagnosisname from diagnosis as "a.b"',
+    'S22c': 'select "a.b"."diagnosisname" from diagnosis "a.b"',
+    'S22d': 'select uniquepid from patient as "diagnosis.x", diagnosis where diagnosis.diagnosisname = \'y\'',
+    'S23': "select uniquepid as diagnosisname from patient, diagnosis where diagnosisname = 'x'",
+    'S24': 'select uniquepid as u, count(*) from patient, diagnosis group by diagnosisname',
+    'S25': 'update patient set uniquepid = (select diagnosisname from diagnosis) returning uniquepid',
+    'S26': "select * from pragma_table_xinfo('diagnosis')",
+    'S26b': 'select sql from sqlite_schema',
+    'S27': "select count(*) from diagnosis where rowid in (select rowid from diagnosis where diagnosisname > 'm')",
+    'S28': 'select total(cost) from cost',
+    'S28b': 'select sum("cost") from \'cost\'',
+    'S29': 'select cost from cost as "cost.cost"',
+    'S30': "select count(*) filter (where diagnosisname > 'm') from diagnosis",
+    'S31': 'select uniquepid from patient order by (select diagnosisname from diagnosis) collate nocase',
+    'S32': 'select * from diagnosis natural join (select 1)',
+    'S33': 'values((select cost from cost))',
+    'S35': 'select "patientunitstayid" from diagnosis',
+    'S36': 'select diagnosisname from diagnosis',
+    'S37': 'select count(*) from patient where uniquepid in (select diagnosisname from diagnosis window w as ())',
+    'S38': 'select nth_value(diagnosisname, 1) over (partition by patientunitstayid rows unbounded preceding) from diagnosis',
+    'S39': 'select cume_dist() over (order by diagnosisname) from diagnosis',
+    'S40': "select count(*) from diagnosis group by 1 having max(diagnosisname) > 'm'",
+    'S41': 'select percent_rank() over win from diagnosis window win as (order by diagnosisname), win2 as (win)',
+    'S42': "select count(*) from patient p where exists (select 1 from diagnosis d where d.diagnosisname glob '*sep*' and d.patientunitstayid = p.patientunitstayid)",
+    'S43': 'select uniquepid from patient union select diagnosisname as uniquepid from diagnosis',
+    'S44': 'select x.y from (select diagnosisname as y from diagnosis) as x',
+    'S45': 'select "x.y" from (select diagnosisname as "x.y" from diagnosis)',
+    'S46': 'select t."x.y" from (select diagnosisname as "x.y" from diagnosis) t',
+    'S47': 'select "diagnosisname" from (select uniquepid as "diagnosisname" from patient), diagnosis',
+    'S48': "select count(*) from diagnosis where diagnosisname regexp 'x'",
+    'S49': "select count(*) from diagnosis where diagnosisname not like '%x%' escape 'x'",
+    'S50': "with recursive r(n) as (select 1 union all select n+1 from r where n < (select count(*) from diagnosis where diagnosisname > 'm')) select count(*) from r",
+    'S51': 'select * from (select * from diagnosis) natural join (select * from patient)',
+    'S52': 'select json_group_array(diagnosisname) over () from diagnosis',
+    'S53': 'select uniquepid from patient where uniquepid = any (select diagnosisname from diagnosis)',
+    'S54': 'select 1 from patient join diagnosis on true where diagnosis.diagnosisname is not null',
+    'S55': "select case (select diagnosisname from diagnosis limit 1) when 'x' then 1 end",
+    'S56': 'select max(cost) over (rows between 1 preceding and 1 following) from cost',
+    'S57': "select count(*) from cost where eventtype glob 'med*'",
+}
+
+
+def reads_protected_or_refused(code: str) -> frozenset[tuple[str, str]] | None:
+    """The pairs reported, None when refused."""
+    try:
+        return frozenset(extract_accesses(code, SCHEMA, complete=True, pipe_free_values=True).pairs)
+    except ExtractionError:
+        return None
+
+
+@pytest.mark.parametrize("code", PROGRAMS.values(), ids=list(PROGRAMS))
+def test_a_program_reading_protected_data_reports_it_or_is_refused(code):
+    pairs = reads_protected_or_refused(code)
+    assert pairs is None or any(db in PROTECTED for db, _ in pairs), pairs
+
+
+def sqlite_reads(sql: str) -> set[tuple[str, str]] | None:
+    """The columns SQLite reads running `sql` on empty tables of the schema; None when SQLite refuses it."""
+    con = sqlite3.connect(":memory:")
+    for table, columns in SCHEMA.items():
+        con.execute(f"create table {table} ({', '.join(columns)})")
+    seen: set[tuple[str, str]] = set()
+
+    def authorize(action, first, second, *_):
+        if action == sqlite3.SQLITE_READ and first and second:
+            seen.add((first, second))
+        return sqlite3.SQLITE_OK
+
+    con.set_authorizer(authorize)
+    try:
+        con.executescript(sql) if ";" in sql else con.execute(sql).fetchall()
+    except sqlite3.Error:
+        return None
+    finally:
+        con.close()
+    return seen
+
+
+@pytest.mark.parametrize("sql", QUERIES.values(), ids=list(QUERIES))
+def test_every_column_sqlite_reads_is_reported_or_the_query_refused(sql):
+    pairs = reads_protected_or_refused(f"answer = SQLInterpreter({sql!r})")
+    truth = sqlite_reads(sql)  # None: SQLite refuses it and reads nothing (pairs reported then only deny more)
+    assert pairs is None or any(db in PROTECTED for db, _ in pairs), pairs
+    assert pairs is None or truth is None or truth <= pairs, sorted(truth - pairs)
+
+
+BENIGN = {
+    "getvalue": "answer = GetValue(LoadDB('patient'), 'uniquepid')",
+    "filter": "p = LoadDB('patient')\nf = FilterDB(p, 'uniquepid=007-1')\nanswer = GetValue(f, 'age')",
+    "sql_window": "answer = SQLInterpreter('select uniquepid, row_number() over (order by age) from patient')",
+    "sql_cte": "answer = SQLInterpreter('with a as (select uniquepid x from patient) select x from a')",
+    "sql_glob": "answer = SQLInterpreter(\"select count(*) from patient where uniquepid glob '007*'\")",
+}
+
+
+@pytest.mark.parametrize("code", BENIGN.values(), ids=list(BENIGN))
+def test_plain_reads_of_permitted_data_still_read_only_that(code):
+    pairs = extract_accesses(code, SCHEMA, complete=True, pipe_free_values=True).pairs
+    assert pairs and {db for db, _ in pairs} == {"patient"}
