@@ -517,9 +517,10 @@ def cut_input(runner: Any, tool_use: Any) -> str:
     last = private(runner, "_last_message", "the reply whose tool calls it runs")
     if not callable(last):   # the reply itself: not streamed
         return ""
-    message, cut = stream_cuts(getattr(last, "__self__", last))   # a stream's get_final_message
+    stream = getattr(last, "__self__", last)   # a stream's get_final_message
+    buffers, message = stream_buffers(stream), stream_message(stream)
     index = next((i for i, block in enumerate(getattr(message, "content", None) or ()) if block is tool_use), None)
-    return cut.get(index, "") if index is not None else ""
+    return cut_why(buffers[index]) if index in buffers else ""
 
 
 def is_stream(value: Any) -> bool:
@@ -533,25 +534,37 @@ STREAMS = ("MessageStream", "BetaMessageStream", "AsyncMessageStream", "BetaAsyn
 def stream_cuts(stream: Any) -> tuple[Any, dict[int, str]]:
     """The message a stream made, and why the streamed JSON input of each of its blocks that is not one complete JSON
     object is cut, by the block's index. SdkChanged when the stream's buffers cannot be read."""
+    buffers = stream_buffers(stream)
+    cut = {index: cut_why(text) for index, text in buffers.items()}
+    return stream_message(stream), {index: why for index, why in cut.items() if why}
+
+
+def stream_buffers(stream: Any) -> dict[int, bytes]:
+    """The JSON text the stream read for each tool_use block, by index; SdkChanged when the SDK keeps it elsewhere."""
     buffers = next((b for c in type(stream).__mro__ if isinstance(
         b := getattr(stream, "__dict__", {}).get(f"_{c.__name__.lstrip('_')}__json_bufs"), dict)), None)
     if buffers is None or not is_stream(stream):
         raise SdkChanged(f"the Anthropic SDK's {type(stream).__name__} keeps no __json_bufs ({SDK_VERSION_READ}'s "
                          "message streams kept each streamed tool input's JSON text there), which veriguard reads to "
                          "see whether a streamed input was cut: refused, since that is unknown now; update veriguard")
-    cut = {}
-    for index, text in buffers.items():
-        try:
-            value = strict_json.loads(text)
-            problem = "" if isinstance(value, dict) else f"a {type(value).__name__}, not an object"
-        except Exception as e:
-            problem = " ".join(str(e).split())[:120]
-        if problem:
-            cut[index] = CUT.format(problem)
+    return buffers
+
+
+def stream_message(stream: Any) -> Any:
     try:
-        return stream.current_message_snapshot, cut
+        return stream.current_message_snapshot
     except AssertionError:
         raise TypeError("the stream has no message yet: read it to its end before its tool calls are decided") from None
+
+
+def cut_why(text: bytes) -> str:
+    """Why a streamed tool input's JSON text is cut ("" when it is one complete JSON object)."""
+    try:
+        value = strict_json.loads(text)
+        problem = "" if isinstance(value, dict) else f"a {type(value).__name__}, not an object"
+    except Exception as e:
+        problem = " ".join(str(e).split())[:120]
+    return CUT.format(problem) if problem else ""
 
 
 def _weak(tool: Any) -> bool:
