@@ -715,7 +715,10 @@ def _names_a_call(text: str, tool: str) -> str:
 # For any tool (`*`), whose name is not known: a call given keyword, `**` or object arguments anywhere in a text (a
 # statement, an expression, several lines; Python, JS), as pythonic, Gemma and ```tool_code runtimes read one
 _KEYWORD_CALL = re.compile(r"\((?:(?:[^()]|\([^()]*\)){0,2000}?,)?\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
-_CALLEE = re.compile(r"(?<![\w.$])[A-Za-z_$][\w.$]{0,127}[ \t]*\Z")
+# The same at any depth of brackets, strings skipped (`transfer(f(g(1)), to=...)`, `transfer(")", to=...)`): the
+# brackets, commas and strings of the text in order, each `(` remembered as a call's or not
+_CALL_TOKENS = re.compile(r'"""[\s\S]*?"""|' + r"'''[\s\S]*?'''|" + r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[(),]""")
+_ARGUMENT_START = re.compile(r"\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
 # and an XML element that may be a call: a tag naming a call, or a tag HTML does not have with attributes, closed on
 # itself, or holding an element with text or a JSON value (`<transfer><to>eve</to></transfer>`, `<request tool="x"/>`)
 _TAG = re.compile(r"""<([A-Za-z][\w.:-]{0,63})((?:\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s<>"'=`]+))*)\s*(/?)>"""
@@ -733,10 +736,14 @@ mo mn ms mtext mrow msup msub mfrac msqrt mroot""".split())
 
 def _any_call(text: str) -> str:
     """The text of a call of an unknown tool written in `text` (_KEYWORD_CALL, _TAG); '' for none."""
-    for call in _KEYWORD_CALL.finditer(text) if "(" in text else ():
-        callee = _CALLEE.search(text, max(0, call.start() - 160), call.start())
-        if callee is not None:
-            return text[callee.start():call.end()]
+    if "(" in text:
+        for call in _KEYWORD_CALL.finditer(text):
+            callee = _after_callee(text, call.start())
+            if callee >= 0:
+                return text[callee:call.end()]
+        nested = _nested_keyword_call(text)
+        if nested:
+            return nested
     keys = _named_arguments(text.lower(), _ANY_NAME_KEY, _ANY_ARGUMENTS_KEY) if ":" in text or "=" in text else ""
     if keys:
         return keys
@@ -745,6 +752,38 @@ def _any_call(text: str) -> str:
             name = tag.group(1).lower()
             if _CALL_TAG.search(name) or name not in _HTML_TAGS and any(tag.group(i).strip() for i in (2, 3, 4)):
                 return tag.group()
+    return ""
+
+
+def _after_callee(text: str, at: int) -> int:
+    """Where the callee of a bracket at `at` starts (a name, or a call's or an index's end, blanks between); -1 for
+    none. Read backwards from the bracket, so that it costs the name's length, not a window's."""
+    end = at
+    while end > 0 and text[end - 1] in " \t" and at - end < 16:
+        end -= 1
+    if end and text[end - 1] in ")]":
+        return end - 1
+    start = end
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.$") and end - start < 128:
+        start -= 1
+    return start if start < end and not text[start].isdigit() else -1
+
+
+def _nested_keyword_call(text: str) -> str:
+    """A keyword, `**` or object argument of a call at any depth of brackets, strings skipped; '' for none."""
+    calls: list[bool] = []   # the open brackets: whether each is a call's
+    for token in _CALL_TOKENS.finditer(text):
+        mark = token.group()
+        if mark == "(":
+            calls.append(_after_callee(text, token.start()) >= 0)
+        elif mark == ")":
+            if calls:
+                calls.pop()
+            continue
+        elif mark != ",":
+            continue
+        if calls and calls[-1] and _ARGUMENT_START.match(text, token.end()):
+            return text[max(0, token.start() - 40):token.end() + 40]
     return ""
 
 

@@ -91,6 +91,12 @@ ANY_TOOL_CALLS = {
     "xml_execute": LT + "execute>" + LT + "transfer to='eve'/>" + LT + "/execute>",
     "xml_step_attribute": LT + 'step op="transfer">' + EJ + LT + "/step>",
     "xml_json_body": LT + 'transfer>\n  {"to": "eve"}\n' + LT + "/transfer>",
+    "two_levels_before_the_keyword": 'transfer(f(g(1)), to="eve")',
+    "bracket_in_a_string": 'transfer(")", to="eve")',
+    "long_positional_argument": 'transfer("' + "x" * 3000 + '", to="eve")',
+    "bracket_in_a_triple_quoted_string": 'transfer("""\n)\n""", to="eve")',
+    "bracket_in_an_index": 'transfer(x[")"], to="eve")',
+    "called_parenthesised_name": 'r = (transfer)(to="eve")',
 }
 
 ENCODED = {
@@ -151,6 +157,9 @@ PLAIN = {
     "thinking_tag": LT + "thinking>I should pay bob." + LT + "/thinking>",
     "comparison_call": "if f(x == y): pass",
     "arrow_function": "items.map(x => x.id)",
+    "positional_calls": "total = f(a, b) + g(h(c), d)",
+    "tuples": "x = (1, 2)\nd = {'a': (1, 2)}",
+    "bracket_in_prose_quotes": "it's done (finally), isn't it? f(a, 'b)')",
 }
 
 
