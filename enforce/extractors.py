@@ -719,6 +719,7 @@ _KEYWORD_CALL = re.compile(r"\((?:(?:[^()]|\([^()]*\)){0,2000}?,)?\s*(?:[A-Za-z_
 # brackets, commas and strings of the text in order, each `(` remembered as a call's or not
 _CALL_TOKENS = re.compile(r'"""[\s\S]*?"""|' + r"'''[\s\S]*?'''|" + r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[(),]""")
 _ARGUMENT_START = re.compile(r"\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
+_ARGUMENT_AFTER = re.compile(r"[(,]" + _ARGUMENT_START.pattern)   # none in the text: no bracket needs reading
 # and an XML element that may be a call: a tag naming a call, or a tag HTML does not have with attributes, closed on
 # itself, or holding an element with text or a JSON value (`<transfer><to>eve</to></transfer>`, `<request tool="x"/>`)
 _TAG = re.compile(r"""<([A-Za-z][\w.:-]{0,63})((?:\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s<>"'=`]+))*)\s*(/?)>"""
@@ -741,7 +742,7 @@ def _any_call(text: str) -> str:
             callee = _after_callee(text, call.start())
             if callee >= 0:
                 return text[callee:call.end()]
-        nested = _nested_keyword_call(text)
+        nested = _nested_keyword_call(text) if _ARGUMENT_AFTER.search(text) else ""
         if nested:
             return nested
     keys = _named_arguments(text.lower(), _ANY_NAME_KEY, _ANY_ARGUMENTS_KEY) if ":" in text or "=" in text else ""
