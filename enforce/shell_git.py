@@ -67,8 +67,6 @@ class Repository:
     object_format: str
     deadline: float
     sources: list[str] = field(default_factory=list)   # the trees (INDEX: the index) the files it names come from
-    # what one command's git steps found already: the files a printer may print (`_prints`), walked once a command
-    walked: dict[str, set[str]] = field(default_factory=dict)
 
     @staticmethod
     def find(cwd: str, timeout: float = TIMEOUT_S) -> "Repository | Unresolved | None":
@@ -172,8 +170,21 @@ class Repository:
     def history(self, revs: Sequence[str], *, since: Sequence[str] = ()) -> set[str]:
         """Every file any commit reachable from `revs` (commits, or rev-list's words `--all`, `--reflog`), and not
         from `since` (`--remotes=origin/*`), changed: a file committed and deleted later is in its history. No cap on
-        commits but the deadline: a history too long to read in time is Unresolved."""
-        return self.changed_by(self.git("rev-list", *revs, *(["--not", *since] if since else [])).decode().split())
+        commits but the deadline: a history too long to read in time is Unresolved. Walked once while the refs stay as
+        they are (a command is analysed again for its approval, and each part of the policy's arguments): the walk
+        depends on nothing else, and a reflog only shrinks without a ref's change (then the set is a superset)."""
+        refs = self.git("show-ref", "--head", ok_codes=(0, 1))
+        key = (self.top, tuple(revs), tuple(since), hashlib.sha256(refs).hexdigest())
+        if key in _WALKS:
+            commits, files = _WALKS[key]
+            self.sources.extend(commits)
+            return set(files)
+        commits = tuple(self.git("rev-list", *revs, *(["--not", *since] if since else [])).decode().split())
+        found = self.changed_by(commits)
+        _WALKS[key] = (commits, frozenset(found))
+        while len(_WALKS) > MAX_WALKS:
+            _WALKS.pop(next(iter(_WALKS)))
+        return found
 
     def changed_by(self, commits: Sequence[str]) -> set[str]:
         """Every file any of `commits` changes (against each parent of a merge; a root commit's files)."""
@@ -207,6 +218,9 @@ class Repository:
 
 
 INDEX = ""
+MAX_WALKS = 16
+# Repository.history's walks: (top, revs, since, the refs' digest) -> (commits, files)
+_WALKS: dict[tuple[str, tuple[str, ...], tuple[str, ...], str], tuple[tuple[str, ...], frozenset[str]]] = {}
 
 
 def link_targets(repo: Repository, paths: set[str]) -> list[tuple[str, str]] | Unresolved:
@@ -686,10 +700,8 @@ def _push_remote(repo: Repository, word: str | None) -> str | None:
 def _prints(repo: Repository, args: list[str], relevant: Callable[[str], bool]) -> set[str]:
     """What a log, patch, diff, blame, bundle or object dump may print: any file of the repository's history (every
     ref, the reflog), of its index and of its stashes. A superset of what the words name, which it does not read."""
-    if "prints" not in repo.walked:
-        repo.walked["prints"] = repo.history(["--all", "--reflog"]) | _names(repo.git("ls-files", "-z", "--full-name",
-                                                                                          "--cached"))
-    return {p for p in repo.walked["prints"] if relevant(p)}
+    files = repo.history(["--all", "--reflog"]) | _names(repo.git("ls-files", "-z", "--full-name", "--cached"))
+    return {p for p in files if relevant(p)}
 
 
 _ARCHIVE_VALUED = {"-o", "--output", "--format", "--prefix", "--remote", "--exec", "--add-file", "--add-virtual-file",
