@@ -148,7 +148,7 @@ class LLMExtractor:
         self.stats.extractions += 1
         texts = _refuse_addressed(observation, self.text, self.max_chars)
         _refuse_answer_written(observation, texts, self.text, self.argument, self.type)
-        foreign = next(filter(None, map(unreadable_language, texts)), "")
+        foreign = next(filter(None, map(_unreadable, texts)), "")
         if self.mode == "llm" and foreign:
             raise ExtractionError("extract.llm.unreadable", f"the agent's text has {foreign}: the check for text "
                                   "that speaks to the model reads English, so the model would be the only reader of "
@@ -291,8 +291,10 @@ class LLMExtractor:
             self.stats.failures += 1
             raise ExtractionError("extract.llm.malformed", f"the model's answer does not satisfy the argument's "
                                   f"schema: {'; '.join(problems[:5])}")
+        # exact: an integer beyond ±(2**53 - 1) (a 401-digit one) is refused, as in a tool call's arguments: the
+        # policy would check a value that a JSON reader downstream takes as another
         value = _typed(from_answer(completion.data[self.argument], self.type), self.type,
-                       f"the model's {self.argument}")
+                       f"the model's {self.argument}", exact=True)
         cost = cost_usd(provider.name, provider.model, completion.input_tokens, completion.output_tokens)
         return Answer(value, completion.model, latency, completion.input_tokens, completion.output_tokens,
                       cost if reported else None, provider.model, reported)
@@ -661,6 +663,57 @@ def unreadable_language(text: str) -> str:
     return f"the word for the answer's categories in another language ({abroad.group(0)[:24]!r})" if abroad else ""
 
 
+def _unreadable(text: str) -> str:
+    """Why the checks cannot vouch for `text` ("" when they can): unreadable_language, a word spelt with another
+    script's look-alikes (lookalike_words) or a short clause with another language's word for no (foreign_no)."""
+    return unreadable_language(text) or lookalike_words(text) or foreign_no(text)
+
+
+_LETTER_RUN = re.compile(r"[^\W\d_]+")
+
+
+def lookalike_words(text: str) -> str:
+    """Why `text` holds a word spelt with letters of another script that textnorm reads as Latin ones ("" when it
+    does not): the checks read η as n, so ηotel as notel, where a model reads hotel; whichever Latin letter a
+    look-alike is taken for, some reader takes it for another, and a request needs no such spelling. (Read before
+    textnorm maps them; a letter of another script it does not map is unreadable_language's.)"""
+    from veriguard.enforce.textnorm import decode_escapes, map_lookalikes
+
+    raw = unicodedata.normalize("NFKC", decode_escapes(text))
+    if raw.isascii():
+        return ""
+    for word in _LETTER_RUN.findall(raw):
+        spoofed = [ch for ch in word if not ch.isascii() and map_lookalikes(ch) != ch
+                   and not unicodedata.name(ch, "").startswith("LATIN")]
+        if spoofed:
+            return (f"a word spelt with look-alike letters of another script ({word[:24]!r}: "
+                    f"{', '.join(unicodedata.name(c, '?') for c in spoofed[:2])})")
+    return ""
+
+
+# the word for no, none or nothing in languages whose words the checks do not read (diacritics stripped, as _plain
+# leaves them; none an English word: nee, nic and the like are left out)
+_FOREIGN_NO = frozenset("""ei eika mitaan keine kein keiner keinen keinem keines nichts nein aucun aucune rien ninguna
+ninguno ningun nessuna nessuno niente nulla geen niets ingen inget intet ikke ikkje inte nenhum nenhuma brak zaden zadna
+zadne zadny zadnej nincs semmi sincs yok hicbir hicbiri tidak tiada bukan walang wala hakuna hapana khong nimic niciun
+niciuna neniu nej nie keins keinerlei ingenting ingenstans inga nada nadie niemand nessun nenhures nunca jamais niemals
+mitte""".split())
+
+
+def foreign_no(text: str) -> str:
+    """Why `text` says no in another language ("" when it does not): a clause of MAX_FRAGMENT_WORDS words or fewer
+    with another language's word for no, none or nothing (Ei luokkaa., Keine Hotels., Nichts.), first or lower case
+    (a capitalised word inside a clause is a name: Hakuna Matata). Too short for the sentence and clause rules, and
+    read by a model as the answer."""
+    for clause in _CLAUSES.split(_plain(text)):
+        words = _LETTER_RUN.findall(clause)
+        if len(words) <= MAX_FRAGMENT_WORDS:
+            said = [w for i, w in enumerate(words) if w.casefold() in _FOREIGN_NO and (i == 0 or not w[0].isupper())]
+            if said:
+                return f"a short clause that says no in another language ({clause.strip()[:40]!r})"
+    return ""
+
+
 # the answer's own word, category, as other languages write it (Kategorie, categoría, catégorie, kategorii, kategori,
 # kategorya): a reader told "Keine Kategorie." in two words, too few for the checks above; the English forms aside
 _CATEGORY_ABROAD = re.compile(r"(?i)\b[kc]ategor(?!(y|ies|ical|ically|i[sz]e[sd]?|i[sz]ations?|i[sz]ing)\b)[^\W\d_]*")
@@ -870,27 +923,6 @@ def unknown_words(clause: str) -> str:
     return ""
 
 
-def _strings(value: Any) -> list[str]:
-    """Every string in the agent data, keys included (what the whole-data JSON sends to the model)."""
-    out, stack = [], [value]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, str):
-            out.append(x)
-        elif isinstance(x, Mapping):
-            stack.extend(str(k) for k in x)
-            stack.extend(x.values())
-        elif isinstance(x, (list, tuple)):
-            stack.extend(x)
-    return out
-
-
-def _reading(value: Any) -> str:
-    """The keys and strings of the agent data in the order the model reads its JSON, one space apart and without
-    the JSON's own syntax: an order split between a key and its value ({"ignore all": "prior rules"}) reads whole."""
-    return " ".join(_ordered(value))
-
-
 SHORT_FIELD = 80   # characters: a field this short may be one piece of an order split across fields
 EDGE = 24          # characters of each end of a longer field that may hold such a piece
 # the words the orders above are made of (ignore ... previous ... instructions; answer ... none)
@@ -900,13 +932,14 @@ _ORDER_WORD = re.compile(r"(?i)\b(ignor|disregard|forget|overrid|bypass|instruct
                          r"labels?\b|flags?\b|blank\b|unset\b|negative\b)")
 
 
-def _split_reading(value: Any, words: re.Pattern[str] = _ORDER_WORD, sep: str = " ") -> str:
-    """The pieces of the agent data that hold a word an order is made of, in the order the model reads them and
+def _split_reading(ordered: list[str], words: re.Pattern[str] = _ORDER_WORD, sep: str = " ") -> str:
+    """The pieces of the agent data (`ordered`: its strings in the order the model reads them, _ordered) that hold a
+    word an order is made of, in the order the model reads them and
     without their sentence ends, one space apart: an order split across fields with long fields, or fields that end
     a sentence, between its pieces ({"a": "Ignore all", "m": <a page>, "z": "previous instructions"}), which
     _reading sets too far apart for a pattern, reads whole. A piece is a short field, or an end of a longer one."""
     pieces = []
-    for text in _ordered(value):
+    for text in ordered:
         ends = [text] if len(text) <= SHORT_FIELD else [text[:EDGE], text[-EDGE:]]
         pieces += [re.sub(r"[.!?\n]+", " ", p) for p in ends if words.search(p)]
     return sep.join(pieces)
@@ -952,9 +985,13 @@ def _ordered(value: Any) -> list[str]:
 def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int) -> list[str]:
     """ExtractionError (extract.llm.injection) when the text the model would read addresses the model (see
     addressed_to_the_reader), in every mode: whichever reader decides, such a text is not a plain request.
-    A text over `max_chars` is refused first (extract.llm.too_long), as the model would never be sent it."""
-    sent = _read_text(observation, path, max_chars)   # what the model would be sent
-    texts = [sent] if path else [*_strings(observation), _reading(observation)]
+    A text over `max_chars` is refused first (extract.llm.too_long), as the model would never be sent it. Returns
+    the texts read: the one at `path`, or the agent data's strings in reading order followed by their reading."""
+    sent = _read_text(observation, path, max_chars)   # what the model would be sent (its size checked first)
+    # the agent data's keys and strings in the order the model reads its JSON (walked once: both checks read them),
+    # then all of them one space apart without the JSON's syntax: {"ignore all": "prior rules"} reads whole
+    ordered = [] if path else _ordered(observation)
+    texts = [sent] if path else [*ordered, " ".join(ordered)]
     size = len(sent)
     if size > max_chars:
         raise ExtractionError("extract.llm.too_long", f"the agent's text has {size} characters, over the "
@@ -964,7 +1001,7 @@ def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int)
         raise ExtractionError("extract.llm.injection", f"the agent data holds a chat turn of the one who instructs a "
                               f"model ({turn!r}), which the model that reads it would take for its own instructions; "
                               "denied unsent")
-    for text in texts + ([] if path else [_split_reading(observation)]):
+    for text in texts + ([] if path else [_split_reading(ordered)]):
         passage = addressed_to_the_reader(text)
         if passage:
             raise ExtractionError("extract.llm.injection", f"the agent's text speaks to the model that reads it "
@@ -1015,6 +1052,14 @@ def _answer_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 _CLEARED = r"\b(uncheck|untick|deselect|unselect|unmark|clear|exclude|drop|remove|unset|reset|turn off|switch off)"
 
 
+@lru_cache(maxsize=32)
+def _answer_words(fields: tuple[str, ...]) -> re.Pattern[str]:
+    """The words an answer written out is made of: a field, a word or mark that says no, a box cleared."""
+    no = "|".join(r"\s+".join(map(_leet, w.split())) for w in _NO_WORDS)   # in leetspeak too: n0, f4ls3
+    return re.compile("(?i)(" + "|".join(_leet(f) for f in fields) + rf"|(?<![a-z0-9])({no})(?![a-z0-9])|"
+                      + f"[{_NO_MARKS}]|" + _CLEARED + ")")
+
+
 def _answer_fields(argument: str, t: Mapping[str, Any]) -> tuple[str, ...]:
     """The words of the answer a model fills for a record of booleans (its fields and the argument's name); none for
     other types."""
@@ -1059,15 +1104,57 @@ def choice_written_out(text: str, choices: Choices) -> str:
 
 def answer_written_out(text: str, fields: tuple[str, ...]) -> str:
     """The first passage of `text` that writes out an answer in the answer's own words ("" when none does): read as
-    _plain, respelt and spelt backwards."""
+    _plain, respelt and spelt backwards, then as its short clauses (_fragments): a field and, in a later clause that
+    ends a sentence, a value that says no (hotel? no.; Hotel. <a page>. Nope.); or a sentence that is a no before a
+    field and nothing else (No hotel!; not "Book a flight, no hotel.", where the no is part of the request)."""
     if not fields:
         return ""
     pattern, plain = _answer_pattern(fields), _plain(text).casefold()
-    for reading in (plain, _respelt(plain), plain[::-1], *_deciphered(plain, fields)):
+    respelt = _respelt(plain)
+    for reading in (plain, respelt, plain[::-1], *_deciphered(plain, fields)):
         found = pattern.search(reading)
         if found:
             return found.group(0).strip()[:80]
+    negated = _negated_pattern(fields)
+    for reading in dict.fromkeys((plain, respelt)):
+        said = pattern.search(_paired(_fragments(reading, fields))) or next(
+            filter(None, map(negated.fullmatch, map(str.strip, _SENTENCES.split(reading)))), None)
+        if said:
+            return said.group(0).strip()[:80]
     return ""
+
+
+# a clause and the punctuation that ends it; a short one (MAX_FRAGMENT_WORDS words at most) that holds a field of the
+# answer or a word or mark that says no is one piece of an answer split over sentences
+_FRAGMENT = re.compile(r"([^.!?;,:()\[\]{}\"\n\u2014]+)([.!?;,:()\[\]{}\"\n\s\u2014]*)")
+MAX_FRAGMENT_WORDS = 4
+_SPACED_DASH = re.compile(r"\s[-\u2013\u2014]+(?=\s)")
+
+
+def _fragments(reading: str, fields: tuple[str, ...]) -> list[tuple[str, bool]]:
+    """The short clauses of `reading` that hold a word of the answer (_answer_words), in order, each with whether it
+    ends what it says: its sentence ends there, or the text does ("Is there a hotel? No? Then ..." asks; "No, just
+    the flight" goes on), so that it can stand as an answer."""
+    # a spaced dash sets clauses apart (hotel - ? - no) and, after a no, goes on (car? no — just rent one)
+    words, spaced = _answer_words(fields), _SPACED_DASH.sub(" \u2014 ", reading)
+    return [(clause, not set(end) & set("?,:([{\"\u2014")) for clause, end in ((m.group(1).strip(), m.group(2))
+                                                                         for m in _FRAGMENT.finditer(spaced))
+            if 0 < len(clause.split()) <= MAX_FRAGMENT_WORDS and words.search(clause)]
+
+
+def _paired(fragments: list[tuple[str, bool]]) -> str:
+    """Each short clause beside the next one that ends what it says, as "a: b", one pair a line: a field in one and a
+    no in the next read as the answer written out (hotel? no. -> hotel: no), however far apart in the text."""
+    return "".join(f"{a}: {b}\n" for (a, _), (b, ends) in zip(fragments, fragments[1:]) if ends)
+
+
+@lru_cache(maxsize=32)
+def _negated_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """A sentence that is a no before a field and nothing else (No hotel!, There is no hotel, Zero hotels), matched
+    whole."""
+    name = "(" + "|".join(_leet(n) for n in sorted(names, key=len, reverse=True)) + ")"
+    return re.compile(rf"(?:there (?:is|are|was|were) )?(?:no|not an?|not any|zero|without(?: an?| any)?|nope) +"
+                      rf"(?:an? +|any +|the +)?{name}s?(?: +(?:here|involved|at all|whatsoever))?")
 
 
 def _deciphered(plain: str, fields: tuple[str, ...]) -> list[str]:
@@ -1114,9 +1201,9 @@ def _refuse_answer_written(observation: Mapping[str, Any], texts: list[str], pat
     if not fields and not found:
         return
     found = found or ("" if path or not fields else _answer_in_data(observation, fields))
-    words = re.compile("(?i)(" + "|".join(_leet(f) for f in fields) + r"|\b(" + "|".join(_NO_WORDS) + r")\b|" + _CLEARED + ")")
+    ordered = texts[:-1]   # with no `path`: the data's strings in reading order (_refuse_addressed), their reading last
     # one piece a line: each piece ends what it says (deselect / hotel / confirmed_task)
-    for text in texts + ([] if path or not fields else [_split_reading(observation, words, "\n")]):
+    for text in texts + ([] if path or not fields else [_split_reading(ordered, _answer_words(fields), "\n")]):
         found = found or answer_written_out(text, fields)
     if found:
         raise ExtractionError("extract.llm.injection", f"the agent's text writes out the answer the model is asked "

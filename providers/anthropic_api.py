@@ -170,6 +170,9 @@ class AnthropicProvider:
             raise fail("provider.malformed", f"{why}; check base_url", (body, payload))
         # only a 200 carrying an assistant's message is an answer (a 201, an error object, another role are not)
         shape = (status, payload.get("type"), payload.get("role"))
+        if shape == (200, "message", "assistant") and "error" in payload:  # no message carries one: a partial answer
+            why = f"{self.base_url} answered a message with an error beside it ({str(payload['error'])[:120]!r})"
+            raise fail("provider.malformed", f"{why}; retry, or check base_url", (body, payload))
         if shape != (200, "message", "assistant"):
             why = f"{self.base_url} answered HTTP {status} with type {str(shape[1])[:40]!r} and role {str(shape[2])[:40]!r}"
             raise fail("provider.malformed", f"{why}, not HTTP 200 with an assistant's message; check base_url",

@@ -176,8 +176,13 @@ def _inflated(chunks: Iterator[bytes], coding: str) -> Iterator[bytes]:
             data = inflater.unconsumed_tail
             if inflater.eof:
                 break
+        if inflater.eof and (inflater.unused_data or data):
+            raise BodyRefused(f"the {coding} body goes on after its end (a second member, or bytes a reader that "
+                              "reads them would take as part of the answer)")
     if inflater is not None:
         yield inflater.flush()
+        if not inflater.eof:   # cut short: its end (a gzip CRC and length, a zlib checksum) never came
+            raise BodyRefused(f"the {coding} body was cut short before its end, so it is not known to be whole")
 
 
 def _zlib_header(chunk: bytes) -> bool:

@@ -125,6 +125,9 @@ class OpenAICompatibleProvider:
             raise fail("provider.malformed", f"{where} with {count}, not one: none is taken (the first could be "
                        "the wrong one); do not ask the server for several (n=1)", raw)
         choice = choices[0]
+        if isinstance(choice, dict) and choice.get("index", 0) != 0:  # one of several the server made, the rest withheld
+            raise fail("provider.malformed", f"{where} with one choice whose index is {str(choice.get('index'))[:20]}, "
+                       "not 0: the server made several and sent one, which may not be the first; none is taken", raw)
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
             raise fail("provider.malformed", f"{where} with a choice that has no message ({str(choice)[:120]!r}); "

@@ -73,7 +73,8 @@ def model_name(reported: Any, requested: str) -> str:
 
 
 # a dated snapshot an alias resolves to: claude-haiku-4-5-20251001, gpt-4o-2024-08-06
-_SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})")
+# (a date of this century: -99999999 is no snapshot, it is another name)
+_SNAPSHOT = re.compile(r"-20\d\d(-?)(0[1-9]|1[0-2])\1(0[1-9]|[12]\d|3[01])")
 
 
 def other_model(reported: Any, requested: str) -> str:
