@@ -56,6 +56,7 @@ from __future__ import annotations
 import ast
 import base64
 import bisect
+import codecs
 import functools
 import json
 import re
@@ -580,22 +581,36 @@ _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _encoded(text: str) -> list[str]:
-    """The texts encoded in `text` (base64, hex, percent-encoding) that decode to printable UTF-8 other than itself."""
+    """The texts encoded in `text` (base64, hex, percent-encoding) that decode to printable UTF-8 other than itself.
+    Hex is read as a whole base64 run (its letters are theirs): a tool decodes a whole argument or token."""
     if len(text) < _ENCODED_MIN and "%" not in text:
         return []
     decoded: list[str] = []
     for run in _BASE64.finditer(text):
-        packed = re.sub(r"\s", "", run.group()).rstrip("=")
-        if len(packed) % 4 == 1:
-            continue
-        padded = packed + "=" * (-len(packed) % 4)
-        raw = base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
-        decoded.append(_printable(raw))
-    for run in _HEX.finditer(text):
-        decoded.append(_printable(bytes.fromhex(run.group()[:len(run.group()) // 2 * 2])))
+        token = run.group()
+        packed = (re.sub(r"\s", "", token) if "\n" in token else token).rstrip("=")
+        if len(packed) % 4 != 1 and _text_start(_from_base64(packed[:256])):  # binary data shows at once
+            decoded.append(_printable(_from_base64(packed)))
+        if _HEX.fullmatch(packed):
+            decoded.append(_printable(bytes.fromhex(packed[:len(packed) // 2 * 2])))
     if _PERCENT.search(text):
         decoded.append(urllib.parse.unquote(text, errors="strict") if text.isascii() else "")
     return [d for d in decoded if d and d != text]
+
+
+def _from_base64(packed: str) -> bytes:
+    """Base64 without its padding, standard or URL-safe, decoded (a run of 4k+1 characters decodes its first 4k)."""
+    usable = packed[:len(packed) - len(packed) % 4 if len(packed) % 4 == 1 else len(packed)]
+    return base64.urlsafe_b64decode(usable.replace("+", "-").replace("/", "_") + "=" * (-len(usable) % 4))
+
+
+def _text_start(raw: bytes) -> bool:
+    """Whether `raw` may begin a printable UTF-8 text (a character cut at its end is no error)."""
+    try:
+        start = codecs.getincrementaldecoder("utf-8")().decode(raw, final=False)
+    except UnicodeDecodeError:
+        return False
+    return not _UNPRINTABLE.search(start)
 
 
 def _printable(raw: bytes) -> str:
