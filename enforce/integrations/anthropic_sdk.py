@@ -99,9 +99,10 @@ class ProviderToolsRefused(BaseException):
 
 def provider_side_tools(body: Any, added: list[Any] | None = None) -> list[str]:
     """What in a Messages request body (or a batch's `requests`) runs on the provider's side: each tool whose type is
-    not a client tool, and each MCP server, wherever the request defines it (`tools`, a `tool_addition` block in any
-    message or compaction block, a batch's params). An unknown tool type counts as provider-side. `added`: the body's
-    added_tools, where the caller has them already (the walk covers the whole history)."""
+    not a client tool, each MCP server, and each skill of the `container`, wherever the request defines it (`tools`, a
+    `tool_addition` block in any message or compaction block, a batch's params). An unknown tool type counts as
+    provider-side. `added`: the body's added_tools, where the caller has them already (the walk covers the whole
+    history)."""
     if not isinstance(body, Mapping):
         return []
     added = added_tools(body) if added is None else added
@@ -109,6 +110,9 @@ def provider_side_tools(body: Any, added: list[Any] | None = None) -> list[str]:
              if isinstance(t, Mapping) and t.get("type") is not None
              and not (type(t["type"]) is str and CLIENT_TOOL.fullmatch(t["type"]))]
     found += [f"mcp_servers ({s.get('name', '?') if isinstance(s, Mapping) else '?'})" for s in body.get("mcp_servers") or ()]
+    container = body.get("container")   # skills run in Anthropic's code-execution container
+    found += [f"container skills ({s.get('skill_id', '?') if isinstance(s, Mapping) else '?'})"
+              for s in (container.get("skills") or () if isinstance(container, Mapping) else ())]
     for item in body.get("requests") or ():   # a message batch
         found += provider_side_tools(item.get("params") if isinstance(item, Mapping) else None)
     return found

@@ -436,3 +436,19 @@ def test_an_agent_tool_whose_agent_cannot_be_seen_is_refused(payments_build, tmp
     with pytest.raises(UnguardedTools, match="agent tool 'ask' of agent 'outer', whose agent cannot be seen"):
         run_agent(outer, g, unguarded=["ask", "nested_runs"])
     assert ran == [] and [allowed for allowed, _ in records(log)] == [False]
+
+
+def test_a_request_loading_container_skills_is_refused(payments_build, tmp_path):
+    """Skills run in Anthropic's code-execution container, which no guard here decides; the request went out."""
+    from veriguard.enforce.integrations.anthropic_sdk import ProviderToolsRefused, refuse_undecided_tools
+
+    log = tmp_path / "log.jsonl"
+    g = guard(payments_build, log=log)
+    model = ScriptedModel(reply([{"type": "text", "text": "ok"}], stop="end_turn"))
+    with pytest.raises(ProviderToolsRefused, match=r"container skills \(xlsx\)"):
+        hooked(model, refuse_undecided_tools(g)).beta.messages.create(
+            model="c", max_tokens=10, messages=USER, container={"skills": [{"type": "anthropic", "skill_id": "xlsx"}]})
+    assert model.bodies == [] and [allowed for allowed, _ in records(log)] == [False]
+    hooked(model, refuse_undecided_tools(g)).beta.messages.create(model="c", max_tokens=10, messages=USER,
+                                                                    container="container_1")   # a container id: passes
+    assert len(model.bodies) == 1
