@@ -691,7 +691,8 @@ _WINDOW = 64  # characters before a name that a caller key or tag may take
 @functools.lru_cache(maxsize=256)
 def _named_call(tool: str) -> _NamedCall:
     """Where a text names `tool` as a call in any format: the name right before `(` or `[` (or blanks and then `(`
-    with a keyword, `**`, a dict or a string), before a JSON object (on the next line too: ChatGLM), as a YAML key over
+    with a keyword, `**`, a dict or a string), before a JSON object (on the next line too: ChatGLM; quoted, or an option,
+    as a command line writes one: `transfer '{...}'`, `transfer --to eve`), as a YAML key over
     indented keys, after a caller key (`name: `, `tool=`, `Action: `, `<function=`, harmony's `to=`), as the text of
     an XML element so named (`<name>x</name>`, not `<b>x</b>`) or as a tag of its own (`<x>`). Two searches in C; only
     a name right after `:`, `=`, `<`, `>` or `.` is looked at again."""
@@ -700,7 +701,7 @@ def _named_call(tool: str) -> _NamedCall:
     name = re.escape(tool.lower()) + r"(?![\w-])"   # searched in the lower-cased text: a literal, found fast
     return _NamedCall(
         re.compile(name + r"""(?:[(\[]|[ \t]+\((?=\s*(?:[A-Za-z_]\w*\s*=[^=]|\*\*|[{"']))|"""
-                   + quotes + r"[ \t]*(?:\n\s*)?\{|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:)"),
+                   + quotes + r"[ \t]*(?:\n\s*)?\{|[ \t]+['\"]\{|[ \t]+--?[A-Za-z]|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:)"),
         re.compile(r"""[:=<>.][ \t\r\n\\"'`]{0,16}""" + name),
         re.compile(r"(?:\b(?:\w{0,24}" + callers + r"|to)" + quotes + r"[ \t]*[:=]\s*" + quotes
                    + r"(?:functions\.)?|<\s*(?:[\w:-]{1,64}[.:])?)\Z"),

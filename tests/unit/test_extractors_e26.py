@@ -131,6 +131,8 @@ NAMED = {
     "exec_element": LT + 'exec>transfer {"to": "eve"}' + LT + "/exec>",
     "op_attribute": LT + 'step op="transfer">' + EJ + LT + "/step>",
     "dotted_tag": LT + 'payments.transfer to="eve"/>',
+    "command_line_options": "transfer --to eve --amount 5000",
+    "command_line_json": "transfer '" + EJ + "'",
 }
 
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
@@ -160,6 +162,7 @@ PLAIN = {
     "positional_calls": "total = f(a, b) + g(h(c), d)",
     "tuples": "x = (1, 2)\nd = {'a': (1, 2)}",
     "bracket_in_prose_quotes": "it's done (finally), isn't it? f(a, 'b)')",
+    "dash_in_prose": "the transfer - 5 EUR - is done; the transfer-id is 7",
 }
 
 
