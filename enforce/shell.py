@@ -165,11 +165,15 @@ def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str]) -> 
     if a.kind == SENDING_KIND:
         return "text the command may fetch from the network"
     written = {path for accesses, path, _ in a.paths if {"write", "delete"} & set(accesses)}
-    reads = [path for accesses, path, _ in a.paths if "read" in accesses]     # a folder's text is none
+    reads = [path for accesses, path, _ in a.paths if "read" in accesses]
     if any(p in written and not zmap.holds_code_settings(p) for p in reads):
         return "the text of a file an earlier step of the command writes"
     if any("read" in accesses for accesses, _, _ in a.patterns):
         return "the text of a glob's matches"
+    whole = next((path for accesses, path, recursive in a.paths if "read" in accesses and recursive and
+                  os.path.isdir(path)), None)
+    if whole is not None:       # `find . -exec cp {} pyproject.toml \;`: any file under it
+        return f"the text of any file under {whole}"
     texts = []
     for path in dict.fromkeys([*named, *reads]):
         text = small_text(path)

