@@ -9,8 +9,9 @@ filesystem server exposes) are not offered to the host unless `--unchecked GROUP
 they are forwarded unchecked, as the operator chose. A refusal is a CallToolResult with isError and the reason as text, never a JSON-RPC
 error, so the model reads it and can re-plan; a tools/call that is not valid MCP (arguments that are
 not an object, a name that is not a string, params the proxy would not forward) is refused the same
-way, and so is a tools/call whose id a request still awaiting the child's answer has (another request
-with such an id gets a JSON-RPC error); a tools/call that cannot be answered (a notification, an id that is
+way, and so is a tools/call whose id a request still awaiting the child's answer has, spelt either way (1 and "1",
+which a lenient client matches alike and the log records alike; another request with such an id gets a JSON-RPC
+error); a tools/call that cannot be answered (a notification, an id that is
 null, a boolean or a fraction, an item of a batch) is never forwarded and is recorded as refused; a
 notifications/cancelled that is not {requestId, reason?: string} is dropped. When the policy, the extractor or the child fails (a crash, no answer within the timeout, an
 answer that is not MCP), the call is refused and the result says why.
@@ -22,8 +23,10 @@ decisions run at once, in time or late (Python cannot stop a thread): a call bey
 a burst of calls on a slow policy leaves at most 8 threads behind. The refusal at the deadline counts as a denial of
 the run (towards --halt-after under replan_halt; terminate halts): a call the policy cannot decide in time is refused
 like any call it cannot read, failing closed; its late record does not count a second time. Host lines that are refused before any call can be read from them (not
-strict JSON, a method that is not a string or that reads as tools/call to a lenient reader: "TOOLS/CALL",
-"tools/call ") are recorded as refused calls, since they may have been one.
+strict JSON, a method that is not a string or that reads as tools/call to a lenient reader or to the eye: "TOOLS/CALL",
+"tools/call ", Cyrillic "tооls/call", "t00ls/call"; a method MCP does not have whose params hold a name and arguments)
+are recorded as refused calls, since they may have been one. A tools/call no child can take (it exited, or is being
+started again) is refused undecided, recorded as not run (counting in no run's denials).
 
 The observation the policy reads is the call in MCP shape, {"method": "tools/call", "params":
 {"name", "arguments"}}, beside the facts of the context file (a JSON object in a regular file, read again for
@@ -42,7 +45,11 @@ and server/discover are not offered), each negotiating its own version with the 
 
 A tools/call the host cancelled, or that timed out, may still be running in the child (a server is free to finish
 what it can no longer stop): it counts as running, holding the run's one running call (Guard.finished), until the
-child answers it or --timeout more has passed.
+child answers it; a child that has not answered it --timeout later is stopped (its process group killed, so that a
+helper process it started dies too) and started again, so that the call cannot finish behind a later one.
+
+SIGTERM and SIGINT stop the proxy: the tool calls running in the child are cancelled there and refused, those still
+decided are refused as not run, each recorded; the child is stopped and the proxy exits 128 + the signal's number.
 
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
 sampling, elicitation; its requests are answered "method not found"), the host's notifications but
@@ -57,14 +64,16 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import sys
 import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, Mapping, Sequence
+from typing import IO, Any, Awaitable, Callable, Iterator, Mapping, Sequence
 
 import mcp_types as types
+from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
@@ -92,6 +101,9 @@ FORWARDED = {                  # child capability -> the host's requests forward
 CALL_PARAMS = ("name", "arguments", "_meta")   # _meta is read by nobody and not forwarded
 INIT_ID = "veriguard-proxy-initialize"
 GONE = "the MCP server is gone (it exited or closed its output)"
+TOOLS_CALL = "toolscall"       # tools/call's letters: a method whose letters read as these may have been a call
+AS_L = str.maketrans("I|", "ll")   # ASCII that reads as l ("tools/caIl"); digits and other scripts are any letter
+MCP_METHODS = frozenset(SPEC_CLIENT_METHODS) | frozenset(SPEC_CLIENT_NOTIFICATION_METHODS)   # what a host may send
 
 
 class ProxyStartError(OperatorError):
@@ -143,13 +155,19 @@ def malformed_call(params: Any) -> str:
     return ""
 
 
-def calls_a_tool(method: Any) -> bool:
-    """Whether `method` names tools/call, or would to a lenient reader (case, width, spaces, NUL, other separators):
-    such a request is never forwarded, and is recorded as a refused call."""
+def calls_a_tool(method: Any, params: Any = None) -> bool:
+    """Whether `method` names tools/call, or would to a lenient reader (case, width, spaces, NUL, other separators) or
+    to the eye (a letter of another script or a digit in a letter's place: Cyrillic "tооls/call", "t00ls/call"), or
+    is no MCP method and `params` hold a tool call (a string name and arguments): such a request is never forwarded,
+    and is recorded as a refused call."""
     if type(method) is not str:
         return False
-    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", method).casefold())
-    return "".join(c for c in folded if c.isalnum()) == "toolscall"   # NFKD: combining marks apart, dropped ("ća")
+    if method not in MCP_METHODS and isinstance(params, dict) and type(params.get("name")) is str \
+            and "arguments" in params:
+        return True
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", method.translate(AS_L)).casefold())
+    kept = [c for c in folded if c.isalnum()]   # NFKD: combining marks apart, dropped ("ća")
+    return len(kept) == len(TOOLS_CALL) and all(c == t or not ("a" <= c <= "z") for c, t in zip(kept, TOOLS_CALL))
 
 
 def batch_items(batch: list[Any]) -> Iterator[dict[str, Any]]:
@@ -173,6 +191,20 @@ def malformed_cancellation(params: Any) -> str:
     if "reason" in params and type(params["reason"]) is not str:
         return f"reason must be a string, got {_show(params['reason'])}"
     return ""
+
+
+Starter = Callable[[], Awaitable[tuple[asyncio.subprocess.Process, types.InitializeResult]]]
+
+
+def kill_tree(child: Any) -> None:
+    """SIGKILL the child and the processes it started: start_child makes it lead a process group of its own."""
+    try:
+        if isinstance(child, asyncio.subprocess.Process) and os.getpgid(child.pid) == child.pid:
+            os.killpg(child.pid, signal.SIGKILL)
+        else:
+            child.kill()
+    except ProcessLookupError:
+        pass
 
 
 @dataclass
@@ -214,9 +246,10 @@ class Proxy:
 
     def __init__(self, guard: Guard, child: asyncio.subprocess.Process, init: types.InitializeResult,
                  context: Context, timeout_s: float, host_out: IO[bytes], unchecked: frozenset[str] = frozenset(),
-                 decision_timeout_s: float | None = None) -> None:
+                 decision_timeout_s: float | None = None, start: Starter | None = None) -> None:
         """`decision_timeout_s`: each call is decided on a thread of its own, and refused (recorded) when the policy has
-        not decided within it, so a slow policy holds neither the event loop nor the host; None decides on the loop."""
+        not decided within it, so a slow policy holds neither the event loop nor the host; None decides on the loop.
+        `start` starts the child again (start_child): a child that does not finish a call given up on is replaced."""
         self.guard, self.child, self.context, self.timeout_s, self.host_out = guard, child, context, timeout_s, host_out
         has = {c for c in FORWARDED if c == "tools" or getattr(init.capabilities, c, None) is not None}
         offered = {c for c in has if c == "tools" or c in unchecked}
@@ -238,6 +271,9 @@ class Proxy:
         self.abandoned = 0         # decisions past their deadline whose thread still runs
         self.tokens = itertools.count(1)
         self.unfinished: dict[int, asyncio.TimerHandle] = {}   # given-up tools/calls the child may still be running
+        self.start = start
+        self.replacing = ""        # why the child is being stopped and started again ("" while it is not)
+        self.tasks: set[asyncio.Task[None]] = set()   # the child's readers and restarts (the loop keeps weak references)
 
     # --- the host's side -----------------------------------------------------------------------
     def from_host(self, line: bytes) -> None:
@@ -251,7 +287,7 @@ class Proxy:
             return
         if isinstance(message, list):   # a batch (MCP has none since 2025-06-18): answered as one invalid request
             for item in batch_items(message):
-                if calls_a_tool(item.get("method")):
+                if calls_a_tool(item.get("method"), item.get("params")):
                     self.unanswerable(item.get("params"), "a tools/call in a JSON-RPC batch, which the proxy does "
                                       "not take")
         if isinstance(message, dict) and not isinstance(message.get("method", ""), str):
@@ -267,12 +303,12 @@ class Proxy:
         if "id" not in message:
             if method == "notifications/cancelled":
                 self.cancelled(params)
-            elif calls_a_tool(method):   # never run, since it can have no answer; recorded like any refused call
+            elif calls_a_tool(method, params):   # never run, since it can have no answer; recorded like any refused call
                 self.unanswerable(params, "a tools/call sent as a notification (without an id) cannot be answered")
             return
         host_id = message["id"]
         if type(host_id) not in (int, str):
-            if calls_a_tool(method):
+            if calls_a_tool(method, params):
                 self.unanswerable(params, f"a tools/call whose id is {_show(host_id)}, not a string or an integer")
             self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST,
                                                                   "message": "a request id must be a string or an integer"}})
@@ -322,17 +358,18 @@ class Proxy:
                 f"decides tool calls only, so the server's {group} are withheld; start the proxy with --unchecked "
                 f"{group} to forward them unchecked"}})
         else:
-            if calls_a_tool(method):   # "TOOLS/CALL", "tools/call ": not forwarded, and recorded as a refused call
+            if calls_a_tool(method, params):   # "TOOLS/CALL", "tооls/call": not forwarded, recorded as a refused call
                 self.unanswerable(params, f"a request for method {method!r}, which is not tools/call but reads as it "
-                                  "to a lenient reader")
+                                  "to a lenient reader or to the eye, or carries a tool call")
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {
                 "code": types.METHOD_NOT_FOUND, "message": f"Method not found: the veriguard proxy does not offer {method!r}"}})
 
     def reused_id(self, host_id: Any) -> str:
-        """Why the host may not use `host_id` now ('' when it may): a request of its with that id still awaits
-        the child's answer, and two answers with one id could not be told apart."""
+        """Why the host may not use `host_id` now ('' when it may): a request of its with that id, or with the same id
+        spelt as a string or as an integer (1 and "1", which a lenient client matches alike and the log records alike),
+        still awaits the child's answer or its decision, and two answers with one id could not be told apart."""
         waiting = [p.host_id for p in self.pending.values()] + list(self.deciding.values())
-        if not any(h == host_id and type(h) is type(host_id) for h in waiting):
+        if not any(str(h) == str(host_id) for h in waiting):
             return ""
         return (f"the request id {host_id!r} is still in use by a request the MCP server has not answered yet; "
                 "give each request an id that no pending request has")
@@ -343,6 +380,9 @@ class Proxy:
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
         arguments = (params.get("arguments") or {}) if not problem else {}
+        if not problem and (self.gone or self.replacing):   # nothing could run it: refused undecided, recorded
+            self.not_run(host_id, name, self.gone or self.replacing)
+            return
         if problem:   # refused in shadow mode too: there is no call to forward
             reason = problem
             outcome = self.guard.refuse(reason, action_id=call_id, run=RUN, integration="mcp_proxy", tool=name)
@@ -443,15 +483,23 @@ class Proxy:
                               "(--decision-timeout)")
         self.settle()
 
+    def not_run(self, host_id: Any, name: str, why: str, *, allowed: bool = False) -> None:
+        """Refuse a tools/call that no child could take (gone, or being started again), with a record that counts in no
+        run's denials (the policy did not refuse it); `allowed`: the policy had allowed it."""
+        self.guard.refuse_run(f"{'allowed by the policy, but ' if allowed else ''}not run: {why}", integration="mcp_proxy",
+                              tool=name, action_id=str(host_id))
+        say(f"refused tools/call {name!r} (id {host_id!r}): {why}")
+        self.to_host({"jsonrpc": "2.0", "id": host_id, "result": refusal(f"Not run: {why}.")})
+
     def refuse_undecided(self, host_id: Any, name: str, why: str) -> None:
         """Refuse a call the policy did not decide (in shadow mode too: nothing decided it), with a record."""
         outcome = self.guard.refuse(why, action_id=str(host_id), run=RUN, integration="mcp_proxy", tool=name)
         message = outcome.message if not outcome.allowed else f"fail closed: {why}"
         self.carry_out(host_id, name, {}, outcome, message, refused=True)
 
-    def halt_in_flight(self) -> None:
-        """The run was halted: the tool calls still running in the child are cancelled there (the child may have
-        done part of the work already), refused to the host, and recorded as refused by the halt."""
+    def halt_in_flight(self, why: str = "the run was halted") -> None:
+        """The run was halted (or the proxy stopped: `why`): the tool calls still running in the child are cancelled
+        there (the child may have done part of the work already), refused to the host, and recorded as refused."""
         for child_id, pending in list(self.pending.items()):
             if pending.method != "tools/call":
                 continue
@@ -459,19 +507,27 @@ class Proxy:
             if pending.timer is not None:
                 pending.timer.cancel()
             self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                           "params": {"requestId": child_id, "reason": "tool execution was halted by the policy"}})
-            outcome = self.guard.refuse("its run was halted while it ran; it was cancelled", action_id=str(pending.host_id),
+                           "params": {"requestId": child_id, "reason": f"tool execution was stopped: {why}"}})
+            outcome = self.guard.refuse(f"{why} while it ran; it was cancelled", action_id=str(pending.host_id),
                                         run=RUN, integration="mcp_proxy", tool=pending.tool)
-            say(f"cancelled tools/call {pending.tool!r} (id {pending.host_id!r}): the run was halted while it ran")
+            say(f"cancelled tools/call {pending.tool!r} (id {pending.host_id!r}): {why} while it ran")
+            message = outcome.message if not outcome.allowed else f"fail closed: {why} while it ran"
             self.to_host({"jsonrpc": "2.0", "id": pending.host_id, "result": refusal(
-                f"{outcome.message} The call was still running and was cancelled: it may have done part of its work.")})
+                f"{message} The call was still running and was cancelled: it may have done part of its work.")})
         self.settle()
+
+    def shut_down(self, why: str) -> None:
+        """The proxy is told to stop (a signal): the tool calls running in the child are cancelled there and refused,
+        recorded; its other requests fail; nothing more goes to the child, so a call still being decided, or read
+        from the host after this, is refused with a record that it was not run."""
+        self.halt_in_flight(why)
+        self.child_gone(f"{why}, so no later call goes to the MCP server")
 
     def settle(self) -> None:
         """When no allowed tools/call awaits the child's answer any more, the next may be allowed (Guard.finished:
         a policy that reads facts beside the call decides one running call at a time). A call the host cancelled or
         that timed out still counts as running until the child answers it or --timeout more has passed (`linger`)."""
-        if not self.deciding and not self.unfinished and not any(p.method == "tools/call"
+        if not self.deciding and not self.unfinished and not self.replacing and not any(p.method == "tools/call"
                                                                  for p in self.pending.values()):
             self.guard.finished(RUN)   # (a decision on a thread may have allowed a call not forwarded yet)
 
@@ -480,7 +536,55 @@ class Proxy:
         there, a server being free to finish what it cannot stop: it holds the run's one running call until the
         child's answer to it comes (dropped) or timeout_s passes, so that the next call is not decided on facts the
         first may still change (a payment cancelled and sent again ran twice on the same ledger)."""
-        self.unfinished[child_id] = asyncio.get_running_loop().call_later(self.timeout_s, self.release, child_id)
+        self.unfinished[child_id] = asyncio.get_running_loop().call_later(self.timeout_s, self.overdue, child_id)
+
+    def overdue(self, child_id: int) -> None:
+        """A given-up tools/call the child has not answered --timeout after: it may still be running, and may finish
+        behind a later call's back (a payment made after the next was decided on the ledger without it). The child is
+        stopped (its process group killed: a helper it started dies too) so that the call cannot finish, and started
+        again; until then the call holds the run's one running call. A child that cannot be started again is gone."""
+        if child_id not in self.unfinished or self.replacing or self.gone:
+            return
+        why = (f"the MCP server did not finish a tools/call within {self.timeout_s:g} s after it was cancelled or timed "
+               "out, and was stopped so that the call cannot finish behind a later call")
+        self.replacing = why
+        task = asyncio.get_running_loop().create_task(self.replace_child(why))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def replace_child(self, why: str) -> None:
+        say(why + (": starting it again" if self.start is not None else ""))
+        old = self.child
+        kill_tree(old)
+        try:
+            await asyncio.wait_for(old.wait(), STOP_TIMEOUT_S)
+        except TimeoutError:
+            pass
+        for timer in self.unfinished.values():
+            timer.cancel()
+        self.unfinished.clear()
+        for child_id in list(self.pending):   # whatever else the stopped child had under way is refused
+            pending = self.pending.pop(child_id)
+            if pending.timer is not None:
+                pending.timer.cancel()
+            self.fail(pending, why)
+        try:
+            if self.start is None:
+                raise ProxyStartError("the proxy cannot start it again")
+            self.child, _ = await self.start()
+        except ProxyStartError as e:
+            self.replacing = ""
+            self.child_gone(f"{why}; it could not be started again ({e.message}), so no later call goes to it")
+            return
+        self.replacing = ""
+        self.read_in_background()
+        say("the MCP server was started again")
+        self.settle()
+
+    def read_in_background(self) -> None:
+        task = asyncio.get_running_loop().create_task(self.read_child())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     def release(self, child_id: int) -> None:
         timer = self.unfinished.pop(child_id, None)
@@ -490,8 +594,11 @@ class Proxy:
 
     def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
         pending = Pending(host_id, method, tool)
-        if self.gone:
-            self.fail(pending, self.gone)
+        if self.gone or self.replacing:
+            if method == "tools/call":   # decided before the child went: recorded as not run
+                self.not_run(host_id, tool, self.gone or self.replacing, allowed=True)
+            else:
+                self.fail(pending, self.gone or self.replacing)
             self.settle()
             return
         child_id = next(self.ids)
@@ -532,13 +639,16 @@ class Proxy:
 
     # --- the child's side ----------------------------------------------------------------------
     async def read_child(self) -> None:
-        assert self.child.stdout is not None
+        child = self.child
+        assert child.stdout is not None
         while True:
             try:
-                line = await self.child.stdout.readline()
+                line = await child.stdout.readline()
             except ValueError:
                 self.child_gone(f"the MCP server wrote a line longer than {MAX_LINE} bytes")
                 self.kill_child()
+                return
+            if child is not self.child or self.replacing:   # stopped to be replaced: its last words are dropped
                 return
             if not line:
                 self.child_gone(GONE)
@@ -552,10 +662,7 @@ class Proxy:
                 return
 
     def kill_child(self) -> None:
-        try:
-            self.child.kill()
-        except ProcessLookupError:
-            pass
+        kill_tree(self.child)
 
     def from_child(self, line: bytes) -> None:
         try:
@@ -639,7 +746,7 @@ class Proxy:
 
     def to_child(self, message: Mapping[str, Any]) -> None:
         stdin = self.child.stdin
-        if self.gone or stdin is None:
+        if self.gone or self.replacing or stdin is None:
             return
         try:
             stdin.write(encode(message))
@@ -653,7 +760,7 @@ async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
     try:
         child = await asyncio.create_subprocess_exec(command, *args, stdin=asyncio.subprocess.PIPE,
                                                      stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                                                     cwd=cwd, limit=MAX_LINE)
+                                                     cwd=cwd, limit=MAX_LINE, start_new_session=True)
     except OSError as e:
         raise ProxyStartError(f"cannot start the MCP server {command!r}: {e.strerror or e}") from None
     assert child.stdin is not None and child.stdout is not None and child.stderr is not None
@@ -762,27 +869,45 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
                 timeout_s: float = DEFAULT_TIMEOUT_S, start_timeout_s: float = START_TIMEOUT_S,
                 cwd: str | Path | None = None, host_in: IO[bytes] | None = None,
                 host_out: IO[bytes] | None = None, unchecked: frozenset[str] = frozenset(),
-                decision_timeout_s: float = DEFAULT_DECISION_TIMEOUT_S) -> None:
-    """Start the child, then serve the host (this process's stdin and stdout) until it hangs up; `unchecked`
-    names the capabilities (UNCHECKED) forwarded without a decision."""
+                decision_timeout_s: float = DEFAULT_DECISION_TIMEOUT_S) -> int:
+    """Start the child, then serve the host (this process's stdin and stdout) until it hangs up or SIGTERM or SIGINT
+    stops the proxy (then that signal's number is returned, else 0); `unchecked` names the capabilities (UNCHECKED)
+    forwarded without a decision."""
     if shutil.which(command) is None:
         raise ProxyStartError(f"cannot start the MCP server: no executable {command!r} (give a path or a command "
                               "on PATH)")
     child, init = await start_child(command, args, start_timeout_s, cwd)
-    proxy = Proxy(guard, child, init, context, timeout_s, host_out or sys.stdout.buffer, unchecked, decision_timeout_s)
+    proxy = Proxy(guard, child, init, context, timeout_s, host_out or sys.stdout.buffer, unchecked, decision_timeout_s,
+                  start=lambda: start_child(command, args, start_timeout_s, cwd))
     lines: asyncio.Queue[bytes | None] = asyncio.Queue()
-    threading.Thread(target=_pump, args=(host_in or sys.stdin.buffer, asyncio.get_running_loop(), lines),
-                     daemon=True).start()
-    reader = asyncio.create_task(proxy.read_child())
+    # stdin read through a reader of its own: a signal leaves the pump blocked in it, and the interpreter's exit must
+    # not wait for the lock of sys.stdin's reader (a fatal error at shutdown)
+    source = host_in or open(os.dup(sys.stdin.fileno()), "rb")
+    threading.Thread(target=_pump, args=(source, asyncio.get_running_loop(), lines), daemon=True).start()
+    proxy.read_in_background()
+    loop, stopped_by = asyncio.get_running_loop(), list[signal.Signals]()
+
+    def stop(signum: signal.Signals) -> None:   # calls in flight refused and recorded, no traceback
+        if not stopped_by:
+            stopped_by.append(signum)
+            proxy.shut_down(f"the proxy was stopped by {signum.name}")
+            lines.put_nowait(None)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(signum) is not signal.SIG_IGN:   # ignored when started so (nohup, a background job)
+            loop.add_signal_handler(signum, stop, signum)
     try:
         while not proxy.host_gone and (line := await lines.get()) is not None:
             if line.strip():
                 proxy.from_host(line)
-        while proxy.deciding:   # the host is done: the calls it sent are decided (each within its deadline) first
+        while proxy.deciding or proxy.replacing:   # the host is done: the calls it sent are decided first
             await asyncio.sleep(0.01)
     finally:
-        await stop_child(child)
-        reader.cancel()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        await stop_child(proxy.child)
+        for task in list(proxy.tasks):
+            task.cancel()
+    return int(stopped_by[0]) if stopped_by else 0
 
 
 def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: Context = None,
@@ -791,17 +916,17 @@ def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: 
               start_timeout_s: float = START_TIMEOUT_S, accept_unproved: bool = False,
               unchecked: frozenset[str] = frozenset(), expect_sha256: str | None = None,
               log_checkpoint: str | Path | None = None,
-              decision_timeout_s: float = DEFAULT_DECISION_TIMEOUT_S) -> None:
-    """Load the build and serve until the host hangs up (raises PolicyLoadError, GuardConfigError, a
-    KeyFileError or ProxyStartError when it cannot start)."""
+              decision_timeout_s: float = DEFAULT_DECISION_TIMEOUT_S) -> int:
+    """Load the build and serve until the host hangs up (0) or a signal stops the proxy (its number); raises
+    PolicyLoadError, GuardConfigError, a KeyFileError or ProxyStartError when it cannot start."""
     guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
                              log_checkpoint=log_checkpoint, accept_unproved=accept_unproved,
                              expect_sha256=expect_sha256)
     # The loop's thread waits for the GIL after each system call while decisions run on threads: at Python's 5 ms it
     # answered a ping 20 s late behind 8 slow decisions (each refusal it logged took 0.5 s); this process is the proxy.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s, start_timeout_s=start_timeout_s,
-                      unchecked=unchecked, decision_timeout_s=decision_timeout_s))
+    return asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s,
+                             start_timeout_s=start_timeout_s, unchecked=unchecked, decision_timeout_s=decision_timeout_s))
 
 
 def context_file(path: Path) -> Callable[[], Mapping[str, Any]]:
@@ -910,17 +1035,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     command, *args = argv[cut + 1:]
     try:
-        run_proxy(opts.build, command, args, context=context_file(opts.context) if opts.context else None,
-                  strategy=opts.strategy, mode=opts.mode, halt_after=opts.halt_after, log=opts.log,
-                  log_key=opts.log_key, timeout_s=opts.timeout, start_timeout_s=opts.start_timeout,
-                  accept_unproved=opts.accept_unproved, unchecked=frozenset(opts.unchecked),
-                  expect_sha256=opts.expect_sha256, log_checkpoint=opts.log_checkpoint,
-                  decision_timeout_s=opts.decision_timeout)
+        stopped_by = run_proxy(opts.build, command, args, context=context_file(opts.context) if opts.context else None,
+                               strategy=opts.strategy, mode=opts.mode, halt_after=opts.halt_after, log=opts.log,
+                               log_key=opts.log_key, timeout_s=opts.timeout, start_timeout_s=opts.start_timeout,
+                               accept_unproved=opts.accept_unproved, unchecked=frozenset(opts.unchecked),
+                               expect_sha256=opts.expect_sha256, log_checkpoint=opts.log_checkpoint,
+                               decision_timeout_s=opts.decision_timeout)
     except (PolicyLoadError, ProxyStartError, VeriguardError, ValueError) as e:
         # ValueError: a bad guard setting, or Monitor.from_build's unknown strategy; VeriguardError: a bad log key
         say(str(e) if isinstance(e, VeriguardError) else f"error: {e}")
         return 2
-    return 0
+    except KeyboardInterrupt:   # SIGINT before the proxy served (loading the build, starting the server): nothing ran
+        return 128 + signal.SIGINT
+    return 128 + stopped_by if stopped_by else 0   # a signal's usual exit status
 
 
 if __name__ == "__main__":
