@@ -254,11 +254,13 @@ def test_raw_lines_from_the_host(setup):
 def test_a_failing_server_denies_and_the_proxy_says_why(setup):
     async def main() -> dict[str, types.CallToolResult]:
         async with proxied(setup) as s:
-            got = {}
+            got, stderr = {}, setup["tmp"] / "proxy.stderr"
             for who in ("globex-logistics", "initech-payroll", "umbrella-insurance", "city-utilities", "acme-supplies"):
                 got[who] = await s.call_tool("send_payment", {**PAYMENT, "recipient": who})
-                if "did not answer within" in text(got[who]):   # the server may still be at it: the run's one running
-                    await anyio.sleep(1.2)                        # call for --timeout more (M25)
+                with anyio.fail_after(30):   # M26: a server still at a call --timeout after it timed out is restarted
+                    while "did not answer within" in text(got[who]) and stderr.read_text().count(
+                            "was started again") < sum("did not answer within" in text(x) for x in got.values()):
+                        await anyio.sleep(0.05)
             return got
 
     got = anyio.run(main)
@@ -269,7 +271,7 @@ def test_a_failing_server_denies_and_the_proxy_says_why(setup):
                 "acme-supplies": "the MCP server is gone"}
     for who, says in expected.items():
         assert got[who].is_error and says in text(got[who]), (who, text(got[who]))
-        assert "allowed by the policy but did not complete" in text(got[who])
+        assert ("allowed by the policy but did not complete" in text(got[who])) is (who != "acme-supplies")   # M26
     assert len(reached_child(setup)) == 4
     assert "the MCP server is gone" in (setup["tmp"] / "proxy.stderr").read_text()
 
@@ -406,17 +408,18 @@ def test_a_request_that_reuses_the_id_of_a_pending_one_is_refused_and_the_first_
                                                                                  "arguments": PAYMENT}}),
         ("host", {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": over}),
         ("host", {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}),
-        ("host", {"jsonrpc": "2.0", "id": "7", "method": "tools/list"}),   # another id: "7" is not 7
+        ("host", {"jsonrpc": "2.0", "id": "7", "method": "tools/list"}),   # "7" is 7 to a lenient client (M26)
         ("child", {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "paid"}]}}),
         ("host", {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": over}),   # free again: decided
     ])
-    assert [(m.get("id"), m.get("method")) for m in to_child] == [(1, "tools/call"), (2, "tools/list")]
-    reused, listed, paid, denied = to_host
+    assert [(m.get("id"), m.get("method")) for m in to_child] == [(1, "tools/call")]
+    reused, listed, listed_too, paid, denied = to_host
+    assert listed_too["id"] == "7" and "still in use" in listed_too["error"]["message"]
     assert reused["id"] == 7 and reused["result"]["isError"] and "still in use" in reused["result"]["content"][0]["text"]
     assert listed["id"] == 7 and listed["error"]["code"] == types.INVALID_REQUEST and "still in use" in listed["error"]["message"]
     assert paid == {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "paid"}]}}
     assert denied["result"]["isError"] and "still in use" not in denied["result"]["content"][0]["text"]
-    assert list(proxy.pending) == [2]
+    assert list(proxy.pending) == []
 
 
 @pytest.mark.parametrize("params", [{"requestId": 7, "reason": {"x": 1}}, {"requestId": 7, "reason": None},
