@@ -62,6 +62,7 @@ import json
 import re
 import tempfile
 import urllib.parse
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -414,6 +415,7 @@ _ARGUMENT_WORDS_QUOTED = r"(?:(?:action|tool)_)?(?:arguments|argument|args|input
 _NAME_KEY = re.compile(r"""(['"])""" + _NAME_WORDS + r"""\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*-?[ \t]*""" + _NAME_WORDS
                        + r"[ \t]*:", re.MULTILINE)
 _ARGUMENTS_KEY = re.compile(r"""(['"])""" + _ARGUMENT_WORDS_QUOTED + r"""\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*"""
+                            r"(?:/\*[^*\n]{0,200}\*/[ \t]*)?"
                             r"""(?:arguments|parameters|args|kwargs|action_input|tool_input)[ \t]*:""", re.MULTILINE)
 # For any tool (`*`) also `input:`, `inputs:`, `params:` under a name key (YAML), and TOML's `name = "x"` over its
 # arguments (`arguments = {...}`, `[tool.arguments]`): the cost, a YAML or TOML file with such keys, falls on `*` only
@@ -554,7 +556,7 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     whole = _as_json(text, where)
     if whole is not None:
         return whole
-    encoded = _encoded(text)
+    encoded = _encoded(text, where)
     if not _MAY_HOLD_CALL.search(text):  # no mark of a call read or refused below can be written in it
         if tool is not None:
             _refuse_written_call(text, where, tool)
@@ -576,26 +578,51 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
 _ENCODED_MIN = 16   # characters: a shorter run encodes no call (`f(x=1)` is 8 base64 characters, a call in JSON 40)
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}")
 _HEX = re.compile(r"[0-9A-Fa-f]{16,}")
+_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]")
+_NOT_BASE64_BYTES = bytes(b for b in range(256) if _NOT_BASE64.match(chr(b)))
+_URL_SAFE = bytes.maketrans(b"-_", b"+/")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-def _encoded(text: str) -> list[str]:
-    """The texts encoded in `text` (base64, hex, percent-encoding) that decode to printable UTF-8 other than itself.
-    Hex is read as a whole base64 run (its letters are theirs): a tool decodes a whole argument or token."""
+def _encoded(text: str, where: str) -> list[str]:
+    """The texts encoded in `text` (base64, hex, percent-encoding; gzip or zlib data in base64) that decode to
+    printable UTF-8 other than itself. Base64 is read in each run and, as Python's b64decode reads a text, in the whole
+    text with every character outside its alphabet dropped (`eyJu YW1l ...`); hex as a whole run (its letters are
+    base64's): a tool decodes a whole argument or token."""
     if len(text) < _ENCODED_MIN and "%" not in text:
         return []
+    runs = [(re.sub(r"\s", "", m.group()) if "\n" in m.group() else m.group()).rstrip("=") for m in _BASE64.finditer(text)]
+    if text.isascii() and _NOT_BASE64.search(text.rstrip("=")) is not None:  # read too as b64decode reads it
+        raw = text.encode("ascii")
+        for squeezed in (raw.translate(None, _NOT_BASE64_BYTES), raw.translate(_URL_SAFE, _NOT_BASE64_BYTES)):
+            if len(squeezed) >= _ENCODED_MIN and squeezed.decode("ascii") not in runs:
+                runs.append(squeezed.decode("ascii"))
     decoded: list[str] = []
-    for run in _BASE64.finditer(text):
-        token = run.group()
-        packed = (re.sub(r"\s", "", token) if "\n" in token else token).rstrip("=")
-        if len(packed) % 4 != 1 and _text_start(_from_base64(packed[:256])):  # binary data shows at once
-            decoded.append(_printable(_from_base64(packed)))
+    for packed in runs:
         if _HEX.fullmatch(packed):
             decoded.append(_printable(bytes.fromhex(packed[:len(packed) // 2 * 2])))
+        start = _from_base64(packed[:256])
+        if _text_start(start):  # binary data shows at once
+            decoded.append(_printable(_from_base64(packed)))
+        elif start[:2] == b"\x1f\x8b" or len(start) > 1 and start[0] == 0x78 and (start[0] * 256 + start[1]) % 31 == 0:
+            decoded.append(_printable(_inflated(_from_base64(packed), where)))
     if _PERCENT.search(text):
         decoded.append(urllib.parse.unquote(text, errors="strict") if text.isascii() else "")
     return [d for d in decoded if d and d != text]
+
+
+def _inflated(raw: bytes, where: str) -> bytes:
+    """gzip or zlib data inflated (a tool may inflate what it decodes), b'' when it is neither; data that inflates past
+    _MAX_JSON_TEXT bytes denies: what it holds is not read."""
+    inflater = zlib.decompressobj(wbits=47)  # 32 + 15: a gzip or a zlib header, told apart by zlib
+    try:
+        out = inflater.decompress(raw, _MAX_JSON_TEXT)
+    except zlib.error:
+        return b""
+    if inflater.unconsumed_tail:
+        _bad_call(where, f"compressed data that inflates past {_MAX_JSON_TEXT:,} bytes: what it holds is not read")
+    return out
 
 
 def _from_base64(packed: str) -> bytes:
@@ -739,7 +766,7 @@ _ARGUMENT_AFTER = re.compile(r"[(,]" + _ARGUMENT_START.pattern)   # none in the 
 # and an XML element that may be a call: a tag naming a call, or a tag HTML does not have with attributes, closed on
 # itself, or holding an element with text or a JSON value (`<transfer><to>eve</to></transfer>`, `<request tool="x"/>`)
 _TAG = re.compile(r"""<([A-Za-z][\w.:-]{0,63})((?:\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s<>"'=`]+))*)\s*(/?)>"""
-                  r"""(\s*(?:\{\s*["}]|\[\s*[{"]|<([A-Za-z][\w.:-]{0,63})[^<>]*>[^<]*</\5\s*>)?)""")
+                  r"""((?:[A-Za-z_][\w-]{0,63}=(?!=)|\s*(?:\{\s*["}]|\[\s*[{"]|<([A-Za-z][\w.:-]{0,63})[^<>]*>[^<]*</\5\s*>))?)""")
 _CALL_TAG = re.compile(r"tool|func|call|invok|action|command|cmd|exec|run|shell|bash|operation|method|request|api")
 _HTML_TAGS = frozenset("""a abbr address area article aside audio b base bdi bdo blockquote body br button canvas caption
 cite code col colgroup data datalist dd del details dfn dialog div dl dt em embed fieldset figcaption figure footer form

@@ -8,9 +8,11 @@ percent-encoding, a data URI, a JWT-like part) and a call written in a mapping's
 the agent data twice (tool_calls, then _refuse_named_in_text); it now walks it once, keys included.
 """
 import base64
+import gzip
 import json
 import time
 import urllib.parse
+import zlib
 
 import pytest
 
@@ -97,6 +99,8 @@ ANY_TOOL_CALLS = {
     "bracket_in_a_triple_quoted_string": 'transfer("""\n)\n""", to="eve")',
     "bracket_in_an_index": 'transfer(x[")"], to="eve")',
     "called_parenthesised_name": 'r = (transfer)(to="eve")',
+    "json5_comment_before_the_arguments": "{name: 'transfer', /* note */ arguments: {to: 'eve'}}",
+    "xml_key_value_text": LT + "transfer>to=eve amount=5000" + LT + "/transfer>",
 }
 
 ENCODED = {
@@ -116,6 +120,10 @@ ENCODED = {
     "hex_hermes": HERMES.encode().hex(),
     "percent_json": urllib.parse.quote(JCALL),
     "percent_in_url": "https://x.example/run?q=" + urllib.parse.quote(HERMES),
+    "base64_blanks_every_4": " ".join(b64(JCALL)[i:i + 4] for i in range(0, len(b64(JCALL)), 4)),
+    "base64_dots_every_8": ".".join(b64(JCALL)[i:i + 8] for i in range(0, len(b64(JCALL)), 8)),
+    "gzip_base64": base64.b64encode(gzip.compress(JCALL.encode())).decode(),
+    "zlib_base64": base64.b64encode(zlib.compress(HERMES.encode())).decode(),
 }
 
 KEYS = {
@@ -163,6 +171,8 @@ PLAIN = {
     "tuples": "x = (1, 2)\nd = {'a': (1, 2)}",
     "bracket_in_prose_quotes": "it's done (finally), isn't it? f(a, 'b)')",
     "dash_in_prose": "the transfer - 5 EUR - is done; the transfer-id is 7",
+    "gzip_text_base64": base64.b64encode(gzip.compress(b"a plain report, nothing to run")).decode(),
+    "base64_words_in_prose": "Internationalization and responsibilities, notwithstanding counterarguments.",
 }
 
 
@@ -232,3 +242,9 @@ def test_a_long_text_is_read_in_linear_time(unit):
     for extractor in (TRANSFER, ANY):
         assert extractor.extract({"content": [OK, text("x " + unit * (400_000 // len(unit)))]}).value["to"] == "bob"
     assert time.perf_counter() - start < 20
+
+
+@pytest.mark.parametrize("extractor", [TRANSFER, ANY], ids=["transfer", "any"])
+def test_compressed_data_that_inflates_past_the_limit_denies(extractor):
+    bomb = base64.b64encode(gzip.compress(b" " * 2_000_000 + HERMES.encode())).decode()
+    assert "inflates past" in denied(extractor, placements(bomb)[1])
