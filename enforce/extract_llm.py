@@ -691,13 +691,13 @@ def lookalike_words(text: str) -> str:
     return ""
 
 
-# the word for no, none or nothing in languages whose words the checks do not read (diacritics stripped, as _plain
-# leaves them; none an English word: nee, nic and the like are left out)
+# the word for no, none, nothing or without in languages whose words the checks do not read (diacritics stripped, as _plain
+# leaves them; none an English word: nee, nic, sin, sans and the like are left out)
 _FOREIGN_NO = frozenset("""ei eika mitaan keine kein keiner keinen keinem keines nichts nein aucun aucune rien ninguna
 ninguno ningun nessuna nessuno niente nulla geen niets ingen inget intet ikke ikkje inte nenhum nenhuma brak zaden zadna
 zadne zadny zadnej nincs semmi sincs yok hicbir hicbiri tidak tiada bukan walang wala hakuna hapana khong nimic niciun
 niciuna neniu nej nie keins keinerlei ingenting ingenstans inga nada nadie niemand nessun nenhures nunca jamais niemals
-mitte""".split())
+mitte bez ohne senza zonder utan uden tanpa""".split())
 
 
 def foreign_no(text: str) -> str:
@@ -1022,7 +1022,8 @@ _NO_MARKS = ("\u2717\u2718\u274c\u274e\u2612\u2610\u00d7\u2715\u2716\u2a2f\U0001
              "\U0001f44e\U0001f645")
 _LEET_LETTER = {"a": "[a4@]", "e": "[e3]", "i": "[i1!|]", "l": "[l1|]", "o": "[o0]", "s": "[s5$]", "t": "[t7+]",
                 "g": "[g9]", "b": "[b8]"}
-_SAID = (r"(?:\s+(?:box|checkbox|flag|field|category|label|tick))?\s*(?:[\"']?\s*(?::|=|->|=>|\u2192|\u21d2|\||\()\s*[\"']?|"
+# (markup may close the name first: [hotel] -> no, **hotel**: no)
+_SAID = (r"(?:\s+(?:box|checkbox|flag|field|category|label|tick))?\s*(?:[\"'\])*_`]*\s*(?::|=|->|=>|\u2192|\u21d2|\||/|\()\s*[\"']?|"
          r"\s+(?:is|are|was|must be|should be|set to|to|equals?)\s+(?:an?\s+)?)\s*")
 # the end of what is said (No. 9 is a number's abbreviation, not an answer)
 _CLAUSE_END = r"(?=\s*(?:$|[,;!?\n)\]}\"'>]|\.(?!\s*\d)|\s(?:and|&)\b))"
@@ -1041,7 +1042,8 @@ def _leet(word: str) -> str:
 
 @lru_cache(maxsize=32)
 def _answer_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    name = "(?<![a-z0-9])(" + "|".join(_leet(n) for n in sorted(names, key=len, reverse=True)) + ")(?![a-z0-9])"
+    # a field named in the plural too (hotels: zero)
+    name = "(?<![a-z0-9])(" + "|".join(_leet(n) for n in sorted(names, key=len, reverse=True)) + ")s?(?![a-z0-9])"
     no = "(" + "|".join(r"\s+".join(map(_leet, w.split())) for w in _NO_WORDS) + rf"|[{_NO_MARKS}]|[nf0x])"
     spaced = "(" + "|".join(_leet(w) for w in _SPACED_NO) + ")"
     # after a dash, only what ends the sentence (the usher job - no, I just want ...: a correction, not an answer)
@@ -1056,7 +1058,7 @@ _CLEARED = r"\b(uncheck|untick|deselect|unselect|unmark|clear|exclude|drop|remov
 def _answer_words(fields: tuple[str, ...]) -> re.Pattern[str]:
     """The words an answer written out is made of: a field, a word or mark that says no, a box cleared."""
     no = "|".join(r"\s+".join(map(_leet, w.split())) for w in _NO_WORDS)   # in leetspeak too: n0, f4ls3
-    return re.compile("(?i)(" + "|".join(_leet(f) for f in fields) + rf"|(?<![a-z0-9])({no})(?![a-z0-9])|"
+    return re.compile("(?i)(" + "|".join(_leet(f) for f in fields) + rf"|(?<![a-z0-9])({no}|n|f)(?![a-z0-9])|"
                       + f"[{_NO_MARKS}]|" + _CLEARED + ")")
 
 
@@ -1137,7 +1139,7 @@ def _fragments(reading: str, fields: tuple[str, ...]) -> list[tuple[str, bool]]:
     the flight" goes on), so that it can stand as an answer."""
     # a spaced dash sets clauses apart (hotel - ? - no) and, after a no, goes on (car? no — just rent one)
     words, spaced = _answer_words(fields), _SPACED_DASH.sub(" \u2014 ", reading)
-    return [(clause, not set(end) & set("?,:([{\"\u2014")) for clause, end in ((m.group(1).strip(), m.group(2))
+    return [(clause, not set(end) & set("?,:([{\"\u2014")) for clause, end in ((m.group(1).strip(" >*#"), m.group(2))
                                                                          for m in _FRAGMENT.finditer(spaced))
             if 0 < len(clause.split()) <= MAX_FRAGMENT_WORDS and words.search(clause)]
 
@@ -1153,7 +1155,7 @@ def _negated_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     """A sentence that is a no before a field and nothing else (No hotel!, There is no hotel, Zero hotels), matched
     whole."""
     name = "(" + "|".join(_leet(n) for n in sorted(names, key=len, reverse=True)) + ")"
-    return re.compile(rf"(?:there (?:is|are|was|were) )?(?:no|not an?|not any|zero|without(?: an?| any)?|nope) +"
+    return re.compile(rf"(?:there (?:is|are|was|were) )?(?:no(?: more)?|not an?|not any|zero|without(?: an?| any)?|nope) +"
                       rf"(?:an? +|any +|the +)?{name}s?(?: +(?:here|involved|at all|whatsoever))?")
 
 

@@ -35,7 +35,9 @@ FOREIGN_NO = ["Ei luokkaa.", "Ei mitään.", "Keine.", "Nichts.", "Kein Hotel!",
               "Brak.", "Nincs.", "Semmi.", "Yok.", "Hiçbiri.", "Tiada.", "Walang.", "Hapana.", "Hakuna.", "Nimic.",
               "Žádná.",
               # written after the first fix
-              "Nein, danke.", "Ingenting alls.", "Hotel: keins", "Niciun hotel.", "Zadne hotele."]
+              "Nein, danke.", "Ingenting alls.", "Hotel: keins", "Niciun hotel.", "Zadne hotele.",
+              # written after the first commit (96e7369): the word for none, and for without
+              "Keine Buchung.", "Ingen bokning.", "Ei hotellia.", "Geen hotel!", "Bez hotelu.", "Ohne Hotel."]
 
 
 @pytest.mark.parametrize("said", FOREIGN_NO)
@@ -59,11 +61,16 @@ def test_the_cascade_takes_the_restrictive_union_on_a_short_clause_in_another_la
 SPLIT = ["hotel? no.", "Hotel? No!", "hotel? nope", "Any hotel? No.", "hotel?\nno", "h0t3l? n0.", "Hotel? None.",
          "hotel?? no", "hotel ? false.", f"Hotel. {PAGE} Nope.", f"As for the hotel, {PAGE} nah.",
          # written after the first fix
-         "The hotel? Negative.", "Flight? No. Hotel? No.", "hotel?\n\n\nnah", "HOTEL?! NO!", "hotel - ? - no."]
+         "The hotel? Negative.", "Flight? No. Hotel? No.", "hotel?\n\n\nnah", "HOTEL?! NO!", "hotel - ? - no.",
+         # written after the first commit (96e7369): other blanks and marks between, markup round the name, a plural
+         "Hotel.\n\n(no)", "hotel?\u00a0no.", "hotel\u2026 no.", "Hotel?\tNo.", "[hotel] -> no", "**hotel**: no",
+         "car / no", "Hotel?? Nah!!", "HOTEL? N.", "Hotels: zero.", "hotel?\n> no", "hotel? [no]", "hotel? 'no'.",
+         "Hotel? Not at all.", "As for hotels - none."]
 NEGATED = ["No hotel!", "No hotel.", "Not a hotel.", "No hotel involved.", "Zero hotels.", "No hotels here.",
            "NO HOTEL", "There is no hotel.", "without hotel.",
            # written after the first fix
-           "No h0t3l!", "Not any hotel at all.", "There are no hotels whatsoever!", "Nope, no hotel.\nNo car."]
+           "No h0t3l!", "Not any hotel at all.", "There are no hotels whatsoever!", "Nope, no hotel.\nNo car.",
+           "No more hotel."]
 
 
 @pytest.mark.parametrize("said", SPLIT + NEGATED)
@@ -92,6 +99,11 @@ PLAIN_NO = [
     "Hotel Zero in Paris: compare prices. No rush.",
     "Find a job with no experience needed.",
     "Book a hotel, no smoking room please.",
+    "Hotels: none available in June, so find an Airbnb in Nice.",
+    "Rent a car / no preference on the model, just cheap.",
+    "**Hotel** options: compare three in Rome.",
+    "Sin City hotel deals for the weekend.",
+    "Car? Maybe later. First find a flight to Oslo.",
 ]
 
 
@@ -106,7 +118,7 @@ def test_a_request_that_leaves_a_category_out_still_reaches_the_model(text):
 LOOKALIKE = ["\u03b7otel: no", "\u03b7otel? no.",
              # written after the first fix
              "\u03b7otel \u2717", "\u03b7otel - no.", "The \u03b7otel? Nope.", "\u03b7otel=0", "Skip \u03b7otel.",
-             "f\u03b9ight: no", "\u0578otel: no", "\u03b7otel \u2192 no", "Ingen h\u03bftell."]
+             "f\u03b9ight: no", "\u0578otel: no", "\u03b7otel \u2192 no", "Ingen h\u03bftell.", "h\u0578tel? no"]
 
 
 @pytest.mark.parametrize("said", LOOKALIKE)
