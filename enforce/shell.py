@@ -10,6 +10,8 @@ folder. One analysis serves both arguments (cached by command text and paths).
 from __future__ import annotations
 
 import functools
+import glob
+import itertools
 import os
 import posixpath
 import stat
@@ -116,8 +118,10 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
     .env /tmp/e`, `grep KEY .env > notes.txt`): the copy is no secret by name, and the command that sends it later
     is judged on its own, so a human approves the copy. A folder read whole (`grep -r x . > /tmp/o`) is not counted
     for what it holds: every recursive read of the project meets the secrets in it."""
-    read = next(((path, z) for accesses, path, _ in a.paths if "read" in accesses for z in _zones_of(zones, path)
-                 if z in carried), None)
+    reads = [(path, _zones_of(zones, path)) for accesses, path, _ in a.paths if "read" in accesses]
+    reads += [(m, _zones_of(zones, m)) for accesses, comps, _ in a.patterns if "read" in accesses
+              for m in _matches(comps)]      # a glob's matches on disk (`cp .en? /tmp/e`, `cp *.json /tmp/`)
+    read = next(((path, z) for path, found in reads for z in found if z in carried), None)
     if read is None:
         return a
     # the zone of the name written (a secret moved whole keeps its name's zone: `mv .env .env.old`)
@@ -131,6 +135,17 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
                    account=a.account + (f"unknown (reads {read[0]} ({read[1]}) and writes {written[0][0]} "
                                         f"({written[0][1]}): a copy no later command can tell is one: a human "
                                         "approves it)",))
+
+
+MAX_MATCHES = 2000      # a glob's matches read on disk; past them, its text stands for them all
+
+
+def _matches(comps: tuple[Comp, ...]) -> list[str]:
+    """The paths a glob read by a command matches on disk now, as bash expands it (a leading dot matched only by a
+    leading dot); past MAX_MATCHES, the glob's own text (matched against the zone map as a name)."""
+    text = "/" + "/".join(c.text for c in comps)
+    found = list(itertools.islice(glob.iglob(text), MAX_MATCHES + 1))
+    return found if len(found) <= MAX_MATCHES else [text]
 
 
 def through_settings_code(a: Analysis, zmap: ZoneMap, command: str, table: CommandTable) -> Analysis:

@@ -36,7 +36,7 @@ def machine(outside_tmp: Path) -> dict[str, Path]:  # noqa: F811
     project = home / "proj"
     for folder in (project / "src", project / "sub", home / ".ssh"):
         folder.mkdir(parents=True)
-    for name, text in {".env": "SECRET=1\n", "src/a.py": "print(1)\n", "pyproject.toml": "[project]\nname='x'\n",
+    for name, text in {".env": "SECRET=1\n", "credentials.json": "{}\n", "src/a.py": "print(1)\n", "pyproject.toml": "[project]\nname='x'\n",
                        "setup.cfg": "[metadata]\nname=x\n", "tox.ini": "[tox]\n", "notes.txt": "n\n",
                        "setup.py": "from setuptools import setup\nsetup()\n",
                        "evil.toml": "[tool.pylint.main]\ninit-hook = \"import os; os.system('id')\"\n",
@@ -134,6 +134,8 @@ def test_a_settings_file_that_is_a_fifo_is_not_waited_on(build: Path, machine: d
     "cp .env /tmp/e", "cat .env > /tmp/e2", "cat .env > notes.txt", "cp .env .env.example", "mv .env /tmp/e",
     "ln .env /tmp/hl", "grep KEY .env | wc -l > /tmp/n", "cp .env src/", "cp -r .env /tmp/x", "tee /tmp/t < .env",
     "dd if=.env of=/tmp/d", "cat .env; echo x > /tmp/y",
+    "cp .en? /tmp/e", "cp .[e]nv /tmp/e", "cp .env* /tmp/", "cat .e* > /tmp/x",        # a glob's matches on disk
+    "cp *.json /tmp/",                                                                  # credentials.json
 ])
 def test_a_project_secret_copied_out_of_its_name_needs_approval(build: Path, machine: dict[str, Path],  # noqa: F811
                                                                  command: str) -> None:
@@ -143,7 +145,7 @@ def test_a_project_secret_copied_out_of_its_name_needs_approval(build: Path, mac
 @pytest.mark.parametrize("command", [
     "cat .env", "cp .env .env.bak", "mv .env .env.old", "sed -i s/1/2/ .env", "cat .env >> .env.local",
     "cat .env > /dev/null", "grep -r x . > /tmp/o", "cp -r src /tmp/s", "python3 src/a.py > /tmp/log",
-    "echo SECRET=3 > .env",
+    "echo SECRET=3 > .env", "cp src/*.py /tmp/x", "cat src/*.py > /tmp/all", "grep x src/*.py > /tmp/o",
 ])
 def test_secrets_kept_under_secret_names_and_recursive_reads_stay_allowed(build: Path,  # noqa: F811
                                                                           machine: dict[str, Path], command: str) -> None:
