@@ -757,7 +757,7 @@ def _names_a_call(text: str, tool: str) -> str:
 
 # For any tool (`*`), whose name is not known: a call given keyword, `**` or object arguments anywhere in a text (a
 # statement, an expression, several lines; Python, JS), as pythonic, Gemma and ```tool_code runtimes read one
-_KEYWORD_CALL = re.compile(r"\((?:(?:[^()]|\([^()]*\)){0,2000}?,)?\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
+_KEYWORD_CALL = re.compile(r"\(((?:[^()]|\([^()]*\)){0,2000}?,)?\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
 # The same at any depth of brackets, strings skipped (`transfer(f(g(1)), to=...)`, `transfer(")", to=...)`): the
 # brackets, commas and strings of the text in order, each `(` remembered as a call's or not
 _CALL_TOKENS = re.compile(r'"""[\s\S]*?"""|' + r"'''[\s\S]*?'''|" + r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[(),]""")
@@ -782,7 +782,8 @@ def _any_call(text: str) -> str:
     """The text of a call of an unknown tool written in `text` (_KEYWORD_CALL, _TAG); '' for none."""
     if "(" in text:
         for call in _KEYWORD_CALL.finditer(text):
-            callee = _after_callee(text, call.start())
+            direct = call.group(1) is None or _ARGUMENT_START.match(text, call.start() + 1) is not None
+            callee = _after_callee(text, call.start(), blanks=direct)
             if callee >= 0:
                 return text[callee:call.end()]
         nested = _nested_keyword_call(text) if _ARGUMENT_AFTER.search(text) else ""
@@ -794,16 +795,19 @@ def _any_call(text: str) -> str:
     if "<" in text:
         for tag in _TAG.finditer(text):
             name = tag.group(1).lower()
-            if _CALL_TAG.search(name) or name not in _HTML_TAGS and any(tag.group(i).strip() for i in (2, 3, 4)):
+            custom = "-" in name  # an HTML custom element (`<text-list id=13>`): a web page's, as HTML's own
+            if _CALL_TAG.search(name) or not custom and name not in _HTML_TAGS and any(
+                    tag.group(i).strip() for i in (2, 3, 4)):
                 return tag.group()
     return ""
 
 
-def _after_callee(text: str, at: int) -> int:
-    """Where the callee of a bracket at `at` starts (a name, or a call's or an index's end, blanks between); -1 for
-    none. Read backwards from the bracket, so that it costs the name's length, not a window's."""
+def _after_callee(text: str, at: int, *, blanks: bool = False) -> int:
+    """Where the callee of a bracket at `at` starts (a name, or a call's or an index's end; with `blanks`, blanks
+    between: `transfer (to=...)`, not prose's `string (e.g., "a, B=1")`); -1 for none. Read backwards from the
+    bracket, so that it costs the name's length, not a window's."""
     end = at
-    while end > 0 and text[end - 1] in " \t" and at - end < 16:
+    while blanks and end > 0 and text[end - 1] in " \t" and at - end < 16:
         end -= 1
     if end and text[end - 1] in ")]":
         return end - 1

@@ -173,6 +173,8 @@ PLAIN = {
     "dash_in_prose": "the transfer - 5 EUR - is done; the transfer-id is 7",
     "gzip_text_base64": base64.b64encode(gzip.compress(b"a plain report, nothing to run")).decode(),
     "base64_words_in_prose": "Internationalization and responsibilities, notwithstanding counterarguments.",
+    "prose_parenthesis_after_a_word": 'a string (e.g., "admissions, SUBJECT_ID=10006")',
+    "html_custom_elements": LT + "text-list id=13>" + LT + "ppc-content id=2>a" + LT + "/ppc-content>" + LT + "/text-list>",
 }
 
 
