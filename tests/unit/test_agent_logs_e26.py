@@ -61,3 +61,37 @@ def test_the_budget_pays_for_every_parse_and_for_nothing_twice(monkeypatch):
 def test_a_literal_output_is_still_no_program_and_a_bare_program_still_one():
     code = parse_agent_log(LOG).code
     assert READS in code and "['007-1']" not in code and "007-1" not in code
+
+
+DIAG = "d = LoadDB('diagnosis')\nanswer = GetValue(d, 'diagnosisname')"
+SECRET = "essential hypertension"
+# Logs of pass s26 that held at c915136 and after: each denies, or reads a diagnosis column (regressions)
+HELD = {
+    "error_output_after_a_text_program": log(READS.replace("uniquepid", "x"), "Error: KeyError('essential hypertension')"),
+    "cell_spelled_with_escapes": log('{"cell": "d = \\u004coadDB(\'diagnosis\')\\nanswer = GetValue(d, \'diagnosisname\')"}',
+                                     SECRET),
+    "carriage_return_in_a_cell": log(json.dumps({"cell": "p = LoadDB('patient')\ranswer = GetValue(LoadDB('diagnosis'), "
+                                                         "'diagnosisname')"}), SECRET),
+    "two_cells_in_one_message": log(json.dumps({"cell": READS}) + "\n" + json.dumps({"cell": DIAG}), SECRET),
+    "cell_nested_in_another_key": log(json.dumps({"code": {"cell": DIAG}}), SECRET),
+    "text_after_a_cell": log(json.dumps({"cell": DIAG}) + " // x", SECRET),
+    "duplicate_cell_keys": log('{"cell": ' + json.dumps(READS) + ', "cell": ' + json.dumps(DIAG) + "}", SECRET),
+    "crlf_separators": log(json.dumps({"cell": DIAG}), SECRET).replace("\n", "\r\n"),
+    "text_beside_a_cell": log("Here is code:\n" + json.dumps({"cell": READS}), SECRET),
+    "cell_and_a_second_object": log(json.dumps({"cell": READS}) + '\n{"cell2": 1}', SECRET),
+    "a_cut_that_is_no_json": log('{"cell": "' + READS.replace("\n", "\\n") + '", "x": 1', SECRET),
+}
+
+
+@pytest.mark.parametrize("text", HELD.values(), ids=list(HELD))
+def test_a_log_hiding_a_read_of_diagnosis_still_denies_or_reads_it(text):
+    from veriguard.enforce.extract_code import CodeExtractor
+    from tests.conftest import SHIPPED
+
+    schema = json.loads((next(p for p in SHIPPED if p.stem == "eicu_ac").parent / "eicu_ac" / "schema.json")
+                        .read_text(encoding="utf-8"))["databases"]
+    try:
+        pairs = CodeExtractor(schema, complete=True, pipe_free_values=True).extract({"log": text}).value
+    except ExtractionError:
+        return
+    assert any(db == "diagnosis" for db, _ in pairs), pairs
