@@ -411,7 +411,8 @@ _TEXT_CALLS = tuple(re.compile(p) for p in (
 # JSON: found by their positions (_named_arguments), as one pattern would read ahead from every name key
 # or unquoted, first on a line or after `{` or `,` (YAML, JSON5: `tool: transfer` then `arguments:` below)
 _NAME_WORDS = r"(?:(?:tool|function)_?)?(?:name|tool|function|func|action)"
-_ARGUMENT_WORDS_QUOTED = r"(?:(?:action|tool)_)?(?:arguments|argument|args|inputs|input|parameters|parameter|params|kwargs)"
+_ARGUMENT_WORDS_QUOTED = (r"(?:(?:action|tool)_)?"
+                          r"(?:arguments|argument|args|inputs|input|parameters|parameter|params|kwargs)")
 _NAME_KEY = re.compile(r"""(['"])""" + _NAME_WORDS + r"""\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*-?[ \t]*""" + _NAME_WORDS
                        + r"[ \t]*:", re.MULTILINE)
 _ARGUMENTS_KEY = re.compile(r"""(['"])""" + _ARGUMENT_WORDS_QUOTED + r"""\\*\1\s*:|(?:^|(?<=[{,]))[ \t]*"""
@@ -592,7 +593,8 @@ def _encoded(text: str, where: str) -> list[str]:
     base64's): a tool decodes a whole argument or token."""
     if len(text) < _ENCODED_MIN and "%" not in text:
         return []
-    runs = [(re.sub(r"\s", "", m.group()) if "\n" in m.group() else m.group()).rstrip("=") for m in _BASE64.finditer(text)]
+    runs = [(re.sub(r"\s", "", run) if "\n" in run else run).rstrip("=")
+            for run in (m.group() for m in _BASE64.finditer(text))]
     if text.isascii() and _NOT_BASE64.search(text.rstrip("=")) is not None:  # read too as b64decode reads it
         raw = text.encode("ascii")
         for squeezed in (raw.translate(None, _NOT_BASE64_BYTES), raw.translate(_URL_SAFE, _NOT_BASE64_BYTES)):
@@ -718,8 +720,8 @@ _WINDOW = 64  # characters before a name that a caller key or tag may take
 @functools.lru_cache(maxsize=256)
 def _named_call(tool: str) -> _NamedCall:
     """Where a text names `tool` as a call in any format: the name right before `(` or `[` (or blanks and then `(`
-    with a keyword, `**`, a dict or a string), before a JSON object (on the next line too: ChatGLM; quoted, or an option,
-    as a command line writes one: `transfer '{...}'`, `transfer --to eve`), as a YAML key over
+    with a keyword, `**`, a dict or a string), before a JSON object (on the next line too: ChatGLM; quoted, or an
+    option, as a command line writes one: `transfer '{...}'`, `transfer --to eve`), as a YAML key over
     indented keys, after a caller key (`name: `, `tool=`, `Action: `, `<function=`, harmony's `to=`), as the text of
     an XML element so named (`<name>x</name>`, not `<b>x</b>`) or as a tag of its own (`<x>`). Two searches in C; only
     a name right after `:`, `=`, `<`, `>` or `.` is looked at again."""
@@ -728,13 +730,14 @@ def _named_call(tool: str) -> _NamedCall:
     name = re.escape(tool.lower()) + r"(?![\w-])"   # searched in the lower-cased text: a literal, found fast
     return _NamedCall(
         re.compile(name + r"""(?:[(\[]|[ \t]+\((?=\s*(?:[A-Za-z_]\w*\s*=[^=]|\*\*|[{"']))|"""
-                   + quotes + r"[ \t]*(?:\n\s*)?\{|[ \t]+['\"]\{|[ \t]+--?[A-Za-z]|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:)"),
+                   + quotes + r"[ \t]*(?:\n\s*)?\{|[ \t]+['\"]\{|[ \t]+--?[A-Za-z]"
+                   r"|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:)"),
         re.compile(r"""[:=<>.][ \t\r\n\\"'`]{0,16}""" + name),
         re.compile(r"(?:\b(?:\w{0,24}" + callers + r"|to)" + quotes + r"[ \t]*[:=]\s*" + quotes
                    + r"(?:functions\.)?|<\s*(?:[\w:-]{1,64}[.:])?)\Z"),
         re.compile(r"<\s*\w{0,24}" + callers + r"\s*>\s*\Z"),
-        re.compile(r"<\s*\w{0,24}(?:tool|func|call|invok|action|command|cmd|exec|run|shell|bash|operation|method)\w{0,24}"
-                   r"\s*>\s*\Z"))
+        re.compile(r"<\s*\w{0,24}(?:tool|func|call|invok|action|command|cmd|exec|run|shell|bash|operation"
+                   r"|method)\w{0,24}\s*>\s*\Z"))
 
 
 def _names_a_call(text: str, tool: str) -> str:
@@ -760,13 +763,15 @@ def _names_a_call(text: str, tool: str) -> str:
 _KEYWORD_CALL = re.compile(r"\(((?:[^()]|\([^()]*\)){0,2000}?,)?\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
 # The same at any depth of brackets, strings skipped (`transfer(f(g(1)), to=...)`, `transfer(")", to=...)`): the
 # brackets, commas and strings of the text in order, each `(` remembered as a call's or not
-_CALL_TOKENS = re.compile(r'"""[\s\S]*?"""|' + r"'''[\s\S]*?'''|" + r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[(),]""")
+_CALL_TOKENS = re.compile(r'"""[\s\S]*?"""|' + r"'''[\s\S]*?'''|"
+                          + r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[(),]""")
 _ARGUMENT_START = re.compile(r"\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
 _ARGUMENT_AFTER = re.compile(r"[(,]" + _ARGUMENT_START.pattern)   # none in the text: no bracket needs reading
 # and an XML element that may be a call: a tag naming a call, or a tag HTML does not have with attributes, closed on
 # itself, or holding an element with text or a JSON value (`<transfer><to>eve</to></transfer>`, `<request tool="x"/>`)
 _TAG = re.compile(r"""<([A-Za-z][\w.:-]{0,63})((?:\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s<>"'=`]+))*)\s*(/?)>"""
-                  r"""((?:[A-Za-z_][\w-]{0,63}=(?!=)|\s*(?:\{\s*["}]|\[\s*[{"]|<([A-Za-z][\w.:-]{0,63})[^<>]*>[^<]*</\5\s*>))?)""")
+                  r"""((?:[A-Za-z_][\w-]{0,63}=(?!=)|\s*(?:\{\s*["}]|\[\s*[{"]"""
+                  r"""|<([A-Za-z][\w.:-]{0,63})[^<>]*>[^<]*</\5\s*>))?)""")
 _CALL_TAG = re.compile(r"tool|func|call|invok|action|command|cmd|exec|run|shell|bash|operation|method|request|api")
 _HTML_TAGS = frozenset("""a abbr address area article aside audio b base bdi bdo blockquote body br button canvas caption
 cite code col colgroup data datalist dd del details dfn dialog div dl dt em embed fieldset figcaption figure footer form
