@@ -58,7 +58,7 @@ import os
 import re
 import stat
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Mapping
 
@@ -227,6 +227,8 @@ class _Chain:
     last: str = GENESIS
     kept: list[dict[str, Any]] | None = None    # when a list, every record added, as checked
     log_id: str = ""                            # every record must name it ("": a log begun before log ids)
+    time: dt.datetime | None = None             # the last record's `time`, when it has one
+    earlier: list[int] = field(default_factory=list)   # lines dated before the record above them
 
     @classmethod
     def at(cls, head: Head) -> "_Chain":
@@ -256,8 +258,21 @@ class _Chain:
                           f"one is {self.log_id!r}): a record, or the whole log, was taken from another log", n)
         self.first = rec["hash"] if self.records == 0 else self.first
         self.records, self.size, self.last = n, self.size + len(line), rec["hash"]
+        when = _dated(rec.get("time"))
+        if when is not None and self.time is not None and when < self.time:
+            self.earlier.append(n)
+        self.time = when if when is not None else self.time
         if self.kept is not None:
             self.kept.append(rec)
+
+
+def _dated(value: Any) -> dt.datetime | None:
+    """A record's `time` (the monitor's, when it decided) as a time with its offset, or None."""
+    try:
+        when = dt.datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+    return when if when is not None and when.tzinfo is not None else None
 
 
 def _record(line: bytes, n: int) -> dict[str, Any]:
@@ -702,7 +717,8 @@ def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain, expected: He
         except _Broken as e:
             return LogCheck(False, chain.records, e.problem, e.line)
     return LogCheck(True, chain.records, anchored=key is not None, after_anchor=chain.records - head.records,
-                    note=_note(head, key, chain.records - head.records, torn=torn, expected=expected),
+                    note=_note(head, key, chain.records - head.records, torn=torn, expected=expected,
+                               earlier=chain.earlier),
                     log_id=head.log_id, expected=expected.records if expected is not None else -1)
 
 
@@ -721,7 +737,8 @@ def _at_expected(chain: _Chain, f: BinaryIO, key: VerifyKey | None, head: Head, 
                       expected.records)
 
 
-def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool, expected: Head | None = None) -> str:
+def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool, expected: Head | None = None,
+          earlier: list[int] | None = None) -> str:
     if key is not None and expected is not None:
         notes = [f"anchored: the head is signed by key {head.key_id[:16]}… ({head.time}), and the log is the expected "
                  f"log at or after the expected head ({expected.records} records, {expected.time}); a rollback to a "
@@ -744,4 +761,8 @@ def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool, expected
                      "finding")
     if torn:
         notes.append("an incomplete last line after the last anchor (an interrupted write; the next append drops it)")
+    if earlier:   # said, never a finding: concurrent writers do it in normal use
+        notes.append(f"{len(earlier)} record(s) dated before the record above them (first at line {earlier[0]}): "
+                     "writers append in the order they take the log's lock, not of their decisions' times, so "
+                     "concurrent writers do this; so does a clock set back, or a record whose time was made up")
     return "; ".join(notes)
