@@ -760,7 +760,7 @@ async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
     try:
         child = await asyncio.create_subprocess_exec(command, *args, stdin=asyncio.subprocess.PIPE,
                                                      stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                                                     cwd=cwd, limit=MAX_LINE, start_new_session=True)
+                                                     cwd=cwd, limit=MAX_LINE, process_group=0)
     except OSError as e:
         raise ProxyStartError(f"cannot start the MCP server {command!r}: {e.strerror or e}") from None
     assert child.stdin is not None and child.stdout is not None and child.stderr is not None
