@@ -48,7 +48,7 @@ what it can no longer stop): it counts as running, holding the run's one running
 child answers it; a child that has not answered it --timeout later is stopped (its process group killed, so that a
 helper process it started dies too) and started again, so that the call cannot finish behind a later one.
 
-SIGTERM and SIGINT stop the proxy: the tool calls running in the child are cancelled there and refused, those still
+SIGTERM, SIGINT and SIGHUP stop the proxy: the tool calls running in the child are cancelled there and refused, those still
 decided are refused as not run, each recorded; the child is stopped and the proxy exits 128 + the signal's number.
 
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
@@ -89,6 +89,7 @@ DEFAULT_DECISION_TIMEOUT_S = 10.0   # the policy's time to decide one call (cont
 SWITCH_INTERVAL_S = 0.0005     # the GIL's switch interval in the proxy process (Python's default: 0.005)
 MAX_DECIDING = 8               # decisions on threads (in time or past their deadline), beyond which calls are refused unread
 START_TIMEOUT_S = 60.0         # starting the child and its handshake (an interpreter with the SDK takes seconds)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)   # each stops the proxy as described above
 STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is killed
 MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
 UNCHECKED = ("resources", "prompts", "completions")   # capabilities the policy does not decide: off by default
@@ -892,7 +893,7 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
             stopped_by.append(signum)
             proxy.shut_down(f"the proxy was stopped by {signum.name}")
             lines.put_nowait(None)
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in STOP_SIGNALS:
         if signal.getsignal(signum) is not signal.SIG_IGN:   # ignored when started so (nohup, a background job)
             loop.add_signal_handler(signum, stop, signum)
     try:
@@ -902,7 +903,7 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
         while proxy.deciding or proxy.replacing:   # the host is done: the calls it sent are decided first
             await asyncio.sleep(0.01)
     finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
         await stop_child(proxy.child)
         for task in list(proxy.tasks):

@@ -8,8 +8,8 @@ lines through M25's session (tests/unit/test_mcp_proxy_m25.py). Each test but th
   method carrying a tool call's name and arguments, was answered "method not found" with no decision record;
 - ids 1 and "1" (and 10**30 and its string) were used at once, for two requests the log records alike;
 - a call made after the server exited was recorded as allowed, though it was never sent anywhere;
-- SIGTERM or SIGINT while a call ran or was decided: no answer and no record of the refusal (a decision under way
-  left no record at all); SIGINT ended in a traceback and "Fatal Python error" (exit -6)."""
+- SIGTERM, SIGINT or SIGHUP while a call ran or was decided: no answer and no record of the refusal (a decision under
+  way left no record at all); SIGINT ended in a traceback and "Fatal Python error" (exit -6)."""
 import json
 import os
 import signal
@@ -179,7 +179,7 @@ def test_calls_after_the_server_exited_are_recorded_as_not_run(session):
 
 
 # --- 5. SIGTERM and SIGINT: the calls under way are refused and recorded, and the proxy exits quietly ----------------
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 @pytest.mark.parametrize("when", ["running", "deciding"])
 def test_a_signal_refuses_and_records_the_calls_under_way(session, signum, when):
     """Before: SIGTERM ended the proxy with no answer and no record of the call's end (none at all for one being
