@@ -889,15 +889,15 @@ def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
     clauses that hold an aside and no act of any category. An act in the clause always keeps the topic,
     so adding an aside ("and its phone number") to a request cannot turn the request aside; so does an act
     in a clause that names no topic ("Hertz's number for a car, then rent it")."""
-    ends = [m.end() for m in CLAUSE.finditer(text) if m.end() < len(text)]
+    from veriguard.enforce.textnorm import folded, literal_index   # here: the module's imports are another helper's
 
-    found: dict[re.Pattern[str], set[int]] = {}  # the shared asides recur in every category
+    ends = [m.end() for m in CLAUSE.finditer(text) if m.end() < len(text)]
+    # most cues cannot match: only those whose literals the text holds are searched
+    index = literal_index([kind[n] for kind in (cues.topic, cues.act, cues.aside) for n in names])
+    found = {p: {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)} for p in index.candidates(folded(text))}
 
     def clauses(patterns: tuple[re.Pattern[str], ...]) -> set[int]:
-        for p in patterns:
-            if p not in found:
-                found[p] = {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)}
-        return set().union(*(found[p] for p in patterns))
+        return set().union(*(found[p] for p in patterns if p in found))
 
     free, aside, asides, acts = [], [], set(), set()
     named = set().union(*(clauses(cues.topic[n]) for n in names))

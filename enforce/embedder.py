@@ -25,6 +25,8 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -55,7 +57,9 @@ ENCODERS = {e.name: e for e in (
 )}
 DEFAULT_ENCODER = "minilm-l6-int8"
 MAX_TOKENS = ENCODERS[DEFAULT_ENCODER].max_tokens
-BATCH = 32  # texts per run of the model
+BATCH = 32  # texts per run of the model, at most
+RUN_TOKENS = 12  # a run costs about as much as 12 tokens more (it reads the weights once): what `runs` weighs padding by
+RECENT = 64  # texts whose vectors and states are kept after they were embedded
 RUNTIME_FORMAT = "onnxruntime extended optimisation, external weights/1"
 RUNTIME_GRAPH, RUNTIME_WEIGHTS = "model.onnx", "weights.bin"
 
@@ -107,32 +111,51 @@ class Embedder:
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.outputs = [self.encoder.output] if self.encoder.output else None
         self._overflowing: dict[str, bool] = {}  # the last run's texts: whether each was longer than the model reads
+        # the RECENT texts last embedded: vector, token states (None when not asked for), longer than the model reads
+        self._recent: OrderedDict[str, tuple[np.ndarray, np.ndarray | None, bool]] = OrderedDict()
+        self._lock = threading.Lock()   # for _recent: one Embedder serves every thread of the process
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Texts of similar length are run together, BATCH at a time: one batch is padded to its longest text."""
+        """Texts of similar length are run together (see `runs`): one run is padded to its longest text."""
         return self._run(texts, keep_states=False)[0]
 
     def embed_states(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
         """embed(texts) and, from the same run of the model, each text's token states (its tokens x DIM, float32,
-        [CLS] and [SEP] included): what attention pooling reads."""
+        [CLS] and [SEP] included, read-only): what attention pooling reads."""
         return self._run(texts, keep_states=True)
 
     def _run(self, texts: Sequence[str], *, keep_states: bool) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Each distinct text not among the RECENT texts last embedded is run once. A text's vector and states do not
+        depend on the texts run beside it nor on the padding (checked bit for bit: tests/unit/test_classifier_speed_s26.py),
+        so a text read again (a classify reads some of its pieces again, alone) is not run again."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32), []
-        encs = self.tokenizer.encode_batch(list(texts))
-        self._overflowing = {t: bool(e.overflowing) for t, e in zip(texts, encs)}
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
-        out = np.zeros((len(encs), DIM), dtype=np.float32)
-        states: list[np.ndarray] = [np.zeros((0, DIM), np.float32)] * len(encs) if keep_states else []
-        for start in range(0, len(order), BATCH):
-            rows = order[start:start + BATCH]
-            hidden, mask = self._hidden([encs[i] for i in rows])
-            out[rows] = mean_pooled(hidden, mask)
-            if keep_states:
+        distinct = list(dict.fromkeys(texts))
+        with self._lock:
+            got = {t: self._recent[t] for t in distinct
+                   if t in self._recent and (self._recent[t][1] is not None or not keep_states)}
+        new = [t for t in distinct if t not in got]
+        if new:
+            encs = self.tokenizer.encode_batch(new)
+            lengths = [len(e.ids) for e in encs]
+            for rows in runs(lengths):
+                hidden, mask = self._hidden([encs[i] for i in rows])
+                vectors = mean_pooled(hidden, mask)
                 for j, i in enumerate(rows):
-                    states[i] = np.array(hidden[j, :len(encs[i].ids)], dtype=np.float32)
-        return out, states
+                    states = None
+                    if keep_states:
+                        states = np.array(hidden[j, :lengths[i]], dtype=np.float32)
+                        states.setflags(write=False)
+                    got[new[i]] = (vectors[j], states, bool(encs[i].overflowing))
+        with self._lock:
+            for t in distinct:
+                self._recent[t] = got[t]
+                self._recent.move_to_end(t)
+            while len(self._recent) > RECENT:
+                self._recent.popitem(last=False)
+        self._overflowing = {t: got[t][2] for t in distinct}
+        kept = [got[t] for t in texts]
+        return np.stack([k[0] for k in kept]), [k[1] for k in kept if k[1] is not None] if keep_states else []
 
     def _hidden(self, encs: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         """The model's last hidden state for a batch padded to its longest text, and the padding mask."""
@@ -168,6 +191,24 @@ class Embedder:
         if "runtime" in pinned:
             return self.identity()
         return {**{k: v for k, v in self._identity.items() if k != "runtime"}, "model_sha256": file_sha256(self.model)}
+
+
+def runs(lengths: Sequence[int]) -> list[list[int]]:
+    """The texts (indices into `lengths`, their token counts) grouped into runs of the model, each padded to its
+    longest: texts sorted by length and cut where the padding saved outweighs the cost of one more run (RUN_TOKENS),
+    at most BATCH a run; the grouping that costs least (dynamic programming over the sorted lengths)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    n = len(order)
+    best = [0] * (n + 1)   # best[k]: the least cost of the first k sorted texts
+    cut = [0] * (n + 1)
+    for k in range(1, n + 1):
+        width = lengths[order[k - 1]]
+        best[k], cut[k] = min((best[j] + RUN_TOKENS + (k - j) * width, j) for j in range(max(0, k - BATCH), k))
+    out: list[list[int]] = []
+    while n:
+        out.append(order[cut[n]:n])
+        n = cut[n]
+    return out[::-1]
 
 
 def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

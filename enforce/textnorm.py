@@ -19,12 +19,14 @@ from __future__ import annotations
 import base64
 import binascii
 import html
+import importlib
 import re
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
-from typing import Container
+from typing import Any, Container, Sequence
 
 # Default-ignorable code points that are not format controls (category Cf is removed as a whole).
 _IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
@@ -70,6 +72,10 @@ _PICTOGRAPHS = ((0x2300, 0x23FF), (0x25A0, 0x25FF), (0x2600, 0x27BF), (0x2B00, 0
                 (0x1F300, 0x1F6FF), (0x1F780, 0x1F7FF), (0x1F900, 0x1F9FF), (0x1FA70, 0x1FAFF))
 _ARROWS = ((0x2190, 0x21FF), (0x27F0, 0x27FF), (0x2900, 0x297F), (0x1F800, 0x1F8FF))
 _ARROW_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _ARROWS)
+_NAMED_CLASS = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _ARROWS + _PICTOGRAPHS) + "]")
+# what `readable` may refuse: any character but printable ASCII, tab and line ends
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_MAYBE_UNREADABLE = re.compile(r"[^\t\n\r\x20-\x7e]")
 # Pictographs that express a mood or a mark (faces, hands, hearts, stars, checks): no category's object. Any
 # other (🏨, 🚗, ✈) is reported in `pictographs`, since the classifier learnt no text written with them.
 _EXPRESSIVE = ((0x1F600, 0x1F64F),)
@@ -108,13 +114,17 @@ def is_invisible(ch: str) -> bool:
 
 
 def strip_invisible(text: str) -> str:
-    return "".join(ch for ch in text if not is_invisible(ch))
+    if text.isascii():   # no ASCII character is a format control or default-ignorable: only the others are read
+        return text
+    return _NON_ASCII.sub(lambda m: "" if is_invisible(m.group()) else m.group(), text)
 
 
 def strip_marks(text: str) -> str:
     """Diacritics and every other combining mark removed (é -> e; stacked 'zalgo' marks vanish)."""
-    return unicodedata.normalize("NFC", "".join(ch for ch in unicodedata.normalize("NFKD", text)
-                                                if not unicodedata.category(ch).startswith("M")))
+    if text.isascii():   # ASCII has no mark and is its own NFKD and NFC
+        return text
+    return unicodedata.normalize("NFC", _NON_ASCII.sub(lambda m: "" if unicodedata.category(m.group()).startswith("M")
+                                                       else m.group(), unicodedata.normalize("NFKD", text)))
 
 
 def map_lookalikes(text: str) -> str:
@@ -145,6 +155,8 @@ def name_pictographs(text: str) -> tuple[str, list[str]]:
     dropped (they qualify the pictograph before them). Also the pictographs that are not `expressive`."""
     out: list[str] = []
     objects: list[str] = []
+    if not _NAMED_CLASS.search(text):
+        return text, objects
     for ch in text:
         cp = ord(ch)
         name: str = unicodedata.name(ch, "")
@@ -357,7 +369,7 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
     out = note("a negation negated read as none", out, unnegate(out))
     if decoded:
         changes.append("words decoded: " + ", ".join(decoded[:5]))
-    unreadable = tuple(dict.fromkeys(ch for ch in out if not readable(ch)))
+    unreadable = tuple(dict.fromkeys(ch for ch in _MAYBE_UNREADABLE.findall(out) if not readable(ch)))
     if unreadable:
         out = "".join(ch if readable(ch) else " " for ch in out)
     return Normalised(out, unreadable, tuple(dict.fromkeys(residue)), tuple(changes),
@@ -442,3 +454,93 @@ def encoded_runs(text: str) -> list[str]:
 def describe(chars: tuple[str, ...], limit: int = 5) -> str:
     shown = ", ".join(f"{c!r} (U+{ord(c):04X})" for c in chars[:limit])
     return shown + (f" and {len(chars) - limit} more" if len(chars) > limit else "")
+
+
+# Literal prefilter: a pattern that needs one of some strings of plain characters cannot match a text without them, and a
+# test for a substring is 20-50 times cheaper than a search. The classifier tries its hundreds of cue patterns on each
+# text, and few of them match. `folded` maps every character that re.IGNORECASE matches to an ASCII letter to that
+# letter in lower case (A-Z, and the four others Unicode folds to one: tests/unit/test_classifier_speed_s26.py checks
+# every code point), so that a pattern that matches a text has its literals in the folded text, with or without
+# IGNORECASE.
+_sre: Any = importlib.import_module("re._constants")   # re's own parser and opcodes: the tree re compiles from
+_sre_parse: Any = importlib.import_module("re._parser")
+_FOLD = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)} | {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+_PLAIN = frozenset(map(ord, "abcdefghijklmnopqrstuvwxyz0123456789 '-,.&/:;!?\"$#@%+=<>_~"))
+_REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT)
+
+
+def folded(text: str) -> str:
+    return text.translate(_FOLD)
+
+
+class LiteralIndex:
+    """Patterns by the literals they need: `candidates(folded(text))` are those that may match the text, the others
+    cannot (each literal is looked for once, however many patterns need it)."""
+
+    def __init__(self, patterns: tuple[re.Pattern[str], ...]) -> None:
+        self.always: set[re.Pattern[str]] = set()
+        needing: dict[str, list[re.Pattern[str]]] = {}
+        for p in dict.fromkeys(patterns):
+            needed = required_literals(p)
+            if needed is None:
+                self.always.add(p)
+            for s in needed or ():
+                needing.setdefault(s, []).append(p)
+        self.needing = list(needing.items())
+
+    def candidates(self, folded_text: str) -> set[re.Pattern[str]]:
+        out = set(self.always)
+        out.update(*[patterns for s, patterns in self.needing if s in folded_text])
+        return out
+
+
+_INDEXES: dict[tuple[int, ...], tuple[tuple[tuple[re.Pattern[str], ...], ...], LiteralIndex]] = {}
+MAX_INDEXES = 32
+
+
+def literal_index(groups: Sequence[tuple[re.Pattern[str], ...]]) -> LiteralIndex:
+    """The LiteralIndex of the patterns of `groups` (tuples of patterns), made once for the same tuples: keyed by their
+    identities, which the cache keeps alive (a tuple cannot change, and its id is not reused while it is held)."""
+    key = tuple(map(id, groups))
+    held = _INDEXES.get(key)
+    if held is None:
+        if len(_INDEXES) >= MAX_INDEXES:
+            _INDEXES.pop(next(iter(_INDEXES), key), None)
+        held = _INDEXES[key] = (tuple(groups), LiteralIndex(tuple(p for g in groups for p in g)))
+    return held[1]
+
+
+@lru_cache(maxsize=4096)
+def required_literals(pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """Strings (lower case) of which every match of `pattern` holds one; None when none is known."""
+    try:
+        return _needed(_sre_parse.parse(pattern.pattern, pattern.flags))
+    except Exception:  # the parser is re's own, not a public API: a pattern it reads otherwise is simply not filtered
+        return None
+
+
+def _needed(items: Any) -> frozenset[str] | None:
+    """Of a sequence of parsed items: the best of the requirements its parts give (runs of plain literals, groups,
+    alternations whose every branch has one, repeats of at least one), by their shortest string."""
+    found: list[frozenset[str]] = []
+    run: list[str] = []
+    for op, av in [*items, (None, None)]:
+        if op is _sre.LITERAL and (av + 32 if ord("A") <= av <= ord("Z") else av) in _PLAIN:
+            run.append(chr(av).lower())
+            continue
+        if op is _sre.AT:   # zero-width (\b, ^, $): the literals on both sides stay next to each other
+            continue
+        if run:
+            found.append(frozenset({"".join(run)}))
+            run = []
+        part: frozenset[str] | None = None
+        if op is _sre.SUBPATTERN:
+            part = _needed(av[3])
+        elif op is _sre.BRANCH:
+            branches = [_needed(b) for b in av[1]]
+            part = frozenset().union(*branches) if all(branches) else None  # type: ignore[arg-type]
+        elif op in _REPEATS and av[0] >= 1:
+            part = _needed(av[2])
+        if part:
+            found.append(part)
+    return max(found, key=lambda s: (min(map(len, s)), -len(s))) if found else None
