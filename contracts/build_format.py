@@ -5,6 +5,7 @@ Stdlib only, no I/O: the online side imports it.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from typing import Any, Mapping
 
@@ -100,3 +101,9 @@ def _iso_datetime(value: Any) -> bool:
 # the enforcement strategies (enforce.monitor.STRATEGIES) and modes (enforce.guard.MODES) a spec may name
 STRATEGY_NAMES = ("terminate", "block", "tool_halt", "replan", "replan_halt")
 MODE_NAMES = ("enforce", "shadow")
+
+
+def certificate_bytes(cert: Mapping[str, Any]) -> bytes:
+    """certificate.json's bytes as synth writes them (indented, keys sorted, ASCII, a final newline): one spelling per
+    certificate, so that its sha256 (a build's pin, the `build_sha256` of every decision record) names its content."""
+    return (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode("utf-8")

@@ -7,7 +7,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import Iterable
 
 MAX_BYTES = 64 * 2**20  # no spec, table, approval or argument file is near this
 
@@ -102,19 +103,89 @@ def folder_open_to_all(st: os.stat_result) -> str:
     return ""
 
 
-def open_folder_above(folder: Path) -> tuple[Path, str] | None:
-    """The first folder above `folder` (on its absolute path as given, then on the path once links are resolved) that
-    lets every user replace what it holds, and why; None when there is none. Whoever may rename entries there may put
-    a whole folder of their own in the build's place, whatever the build's own modes say."""
-    given, resolved = Path(os.path.abspath(folder)), folder.resolve()
-    for parent in dict.fromkeys([*given.parents, *resolved.parents]):   # each folder stat'ed once
+def replaceable_above(folder: Path, st: os.stat_result | None = None) -> tuple[Path, str] | None:
+    """The first folder above `folder` (on its absolute path as given, then once links are resolved), or link on the
+    way, through which someone who may not write `folder` (its owner, root, and its group when that group may write
+    it; `st` is its stat) may put another folder in its place, and why; None when there is none. Such a folder lets
+    every user rename its entries (o+w without the sticky bit), is owned by another user (who may do so whatever its
+    mode), or lets a group rename them (g+w without the sticky bit) that may not write `folder`; such a link sits in
+    a sticky folder (/tmp) and is owned by another user, who may point it elsewhere. A folder that cannot be read
+    cannot be checked, and is said so."""
+    given = Path(os.path.abspath(folder))
+    try:
+        own = os.stat(given) if st is None else st
+    except OSError as e:
+        return given, f"it cannot be read ({e.strerror})"
+    for path in dict.fromkeys([*given.parents, *folder.resolve().parents]):   # each folder stat'ed once
         try:
-            problem = folder_open_to_all(os.stat(parent))
-        except OSError:   # a folder that cannot be read cannot be checked; the build's own reads fail there
-            continue
+            problem = _replaces_entries(os.stat(path), own)
+        except OSError as e:
+            problem = f"it cannot be read ({e.strerror})"
         if problem:
-            return parent, problem
+            return path, problem
+    for path in (given, *given.parents):   # links on the path as given: a sticky folder's link is its owner's
+        try:
+            link = os.lstat(path)
+            sticky = stat.S_ISLNK(link.st_mode) and os.stat(path.parent).st_mode & stat.S_ISVTX
+        except OSError:
+            continue   # each folder on the way was stat'ed above
+        if sticky and link.st_uid not in (0, own.st_uid):
+            return path, (f"it is a symbolic link owned by user {link.st_uid} in a sticky folder: they may point it "
+                          "elsewhere")
     return None
+
+
+def _replaces_entries(st: os.stat_result, own: os.stat_result) -> str:
+    """Why someone who may not write the folder whose stat is `own` may rename the entries of the folder above it whose
+    stat is `st` ('' when no one may)."""
+    if folder_open_to_all(st):
+        return folder_open_to_all(st)
+    if st.st_uid not in (0, own.st_uid):
+        return f"it is owned by user {st.st_uid}, who may rename what it holds, and the folder below by user {own.st_uid}"
+    group_writes = st.st_mode & 0o020 and not st.st_mode & stat.S_ISVTX
+    if group_writes and not (own.st_mode & 0o020 and own.st_gid == st.st_gid) and not _private_group(st):
+        return (f"its group {st.st_gid} may rename what it holds (mode {stat.S_IMODE(st.st_mode):o}, no sticky bit), and "
+                "may not write the folder below")
+    return ""
+
+
+def _private_group(st: os.stat_result) -> bool:
+    """Whether the group of the file whose stat is `st` is its owner's own (a user private group, as `useradd` makes
+    under USERGROUPS_ENAB: named as the user, no other member listed), so that g+w adds no one: umask 002 makes every
+    folder a user creates g+w, and `synth --out build` under it left build/ writable by alice's group, which is alice."""
+    import grp
+    import pwd
+
+    try:
+        owner, group = pwd.getpwuid(st.st_uid).pw_name, grp.getgrgid(st.st_gid)
+    except KeyError:   # an owner or group this machine does not name: nothing tells who is in it
+        return False
+    return group.gr_name == owner and set(group.gr_mem) <= {owner}
+
+
+def build_folders_exposed(d: Path, files: Iterable[str]) -> list[tuple[Path, str]]:
+    """Each folder through which someone who may not write the build in `d` could swap a file of it, or the build, for
+    their own, and why: a folder above it (replaceable_above), or a folder of it (d, or one on the way to a certified
+    file, `files` naming them by path in the build) that every user may replace entries in, or, inside d, one owned
+    or group-writable by who may not write the folder holding it. The loader and the audit's files check both ask
+    this (the audit checked only the folders holding files, not those between, nor a folder above owned by another)."""
+    out: list[tuple[Path, str]] = []
+    try:
+        own = os.stat(d)
+    except OSError as e:
+        return [(d, f"it cannot be read ({e.strerror})")]
+    above = replaceable_above(d, own)
+    if above:
+        out.append((above[0], f"a folder above the build: {above[1]}"))
+    for folder in sorted({d / parent for rel in files for parent in PurePosixPath(rel).parents}):
+        try:
+            st = own if folder == d else os.stat(folder)
+            problem = folder_open_to_all(st) or ("" if folder == d else other_writers(st, os.stat(folder.parent)))
+        except OSError as e:
+            problem = f"it cannot be read ({e.strerror})"
+        if problem:
+            out.append((folder, problem))
+    return out
 
 
 def _unreadable(e: OSError) -> FileRefused:

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Sequence
 
 from veriguard.contracts.build_format import SIGNATURE_ALGORITHM, SIGNATURE_FORMAT
 from veriguard.contracts.errors import OperatorError
-from veriguard.contracts.regular_file import FileRefused, read_regular_file_and_mode
+from veriguard.contracts.regular_file import (FileRefused, read_regular_file_and_stat,
+                                              replaceable_above, writable_from_outside)
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -75,11 +76,11 @@ def _key_id(public: "Ed25519PublicKey") -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _read(path: Path, what: str) -> tuple[bytes, int]:
-    """The bytes and the permission bits of a key file (never through a symlink; a FIFO is refused, not waited on)."""
+def _read(path: Path, what: str) -> tuple[bytes, os.stat_result]:
+    """The bytes and the fstat of a key file (never through a symlink; a FIFO is refused, not waited on)."""
     fix = "pass the file written by `veriguard keys new --out DIR`"
     try:
-        data, mode = read_regular_file_and_mode(path, _MAX_KEY_FILE, follow_links=False)
+        data, st = read_regular_file_and_stat(path, _MAX_KEY_FILE, follow_links=False)
     except FileRefused as e:
         if e.kind == "special":
             raise KeyFileError("key.unreadable", f"the {what} is not a regular file", file=str(path),
@@ -87,7 +88,7 @@ def _read(path: Path, what: str) -> tuple[bytes, int]:
         if e.kind == "large":
             raise KeyFileError("key.format", f"the {what} is larger than any key file", file=str(path)) from None
         raise KeyFileError("key.unreadable", f"cannot read the {what}: {e.strerror}", file=str(path), fix=fix) from None
-    return data, stat.S_IMODE(mode)
+    return data, st
 
 
 def load_signing_key(path: str | Path) -> SigningKey:
@@ -96,7 +97,8 @@ def load_signing_key(path: str | Path) -> SigningKey:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     path = Path(path)
-    data, mode = _read(path, "private key")
+    data, st = _read(path, "private key")
+    mode = stat.S_IMODE(st.st_mode)
     if b"PRIVATE KEY" not in data:
         raise KeyFileError("key.format", "not a private key", file=str(path),
                            fix=f"pass {PRIVATE_NAME} from `veriguard keys new --out DIR` ({PUBLIC_NAME} is for verifiers)")
@@ -116,42 +118,53 @@ def load_signing_key(path: str | Path) -> SigningKey:
 
 
 def load_verify_key(path: str | Path) -> VerifyKey:
-    """The public key a verifier trusts (verify-log --public-key, audit --log-public-key): refused when every user
-    may write it, or replace it in its folder (o+w without the sticky bit): whoever rewrote the log and signed it with
-    a key of their own would put their public key there, and the verdict would read "intact, anchored"."""
+    """The public key a verifier trusts (verify-log --public-key, audit --log-public-key): refused when someone who may
+    not write its folder could change it, or put another in its place (_anchor_problem): whoever rewrote the log and
+    signed it with a key of their own would put their public key there, and the verdict would read "intact, anchored"."""
     path = Path(path)
-    key, mode = _verify_key_and_mode(path)
-    problem = _writable_by_all(path, mode, "public key file") or _replaceable_above(path, "public key file")
+    key, st = _verify_key_and_stat(path)
+    problem = _anchor_problem(path, st, "public key file")
     if problem is not None:
         raise problem
     return key
 
 
-def _replaceable_above(path: Path, what: str) -> KeyFileError | None:
-    """A folder above `path` (as named, and once links are resolved) in which every user may rename entries (o+w
-    without the sticky bit): anyone could move the folder that holds the trust anchor away and put their own in its
-    place (`mv keys old && mkdir keys && cp mine.pub keys/`), whatever the modes further down."""
-    for top in dict.fromkeys((Path(os.path.abspath(path)), Path(os.path.realpath(path)))):
-        for folder in top.parents:
-            try:
-                mode = folder.stat().st_mode
-            except OSError as e:
-                return KeyFileError("key.unreadable", f"cannot read a folder above the {what}: {e.strerror}",
-                                    file=str(folder))
-            if mode & 0o002 and not mode & stat.S_ISVTX:
-                return KeyFileError("key.permissions", f"every user may rename what {folder} holds (mode "
-                                    f"{stat.S_IMODE(mode):o}, no sticky bit), and so replace the {what} below it",
-                                    file=str(path), fix=f"chmod o-w {folder} (or keep the key elsewhere)")
+def _anchor_problem(path: Path, st: os.stat_result, what: str) -> KeyFileError | None:
+    """A trust anchor (`path`, a key file or a folder of them, whose stat is `st`) that someone who may not write it
+    could change or replace, as a build's files and folders are judged (contracts.regular_file): a folder or file every
+    user may write (sticky or not: a sticky folder still takes a new key), a file with a second name (a hard link),
+    owned by another user than root and its folder's owner or writable by a group that may not write its folder, in a
+    folder every user may replace entries in, or below a folder or link through which someone who may not write it
+    could put another in its place (`mv keys old && mkdir keys && cp mine.pub keys/`)."""
+    folder = path if stat.S_ISDIR(st.st_mode) else Path(os.path.abspath(path)).parent
+    try:
+        held = st if folder is path else os.stat(folder)
+    except OSError as e:
+        return KeyFileError("key.unreadable", f"cannot read the folder holding the {what}: {e.strerror}", file=str(path))
+    if st.st_mode & 0o002:
+        return KeyFileError("key.permissions", f"the {what} can be written by every user (mode "
+                            f"{stat.S_IMODE(st.st_mode):o}): anyone could add or replace a trusted key", file=str(path),
+                            fix=f"chmod o-w {path}")
+    problem = "" if folder is path else writable_from_outside(st, held)
+    if problem:
+        return KeyFileError("key.permissions", f"the {what}: {problem}; anyone who may write it could replace the key",
+                            file=str(path), fix=f"keep the key in a folder of its owner, as a plain file (no hard "
+                            f"link) writable by that owner only (chmod go-w {path})")
+    above = replaceable_above(path, st)   # for a file, from the folder holding it up
+    if above:
+        return KeyFileError("key.permissions", f"{above[0]}, above the {what}: {above[1]}; so the {what} can be "
+                            "replaced below it", file=str(path), fix=f"chmod o-w,g-w {above[0]} (or chown it to the "
+                            "key's owner), or keep the key elsewhere")
     return None
 
 
-def _verify_key_and_mode(path: Path) -> tuple[VerifyKey, int]:
-    """The public key in `path` and the file's permission bits (read from the same descriptor)."""
+def _verify_key_and_stat(path: Path) -> tuple[VerifyKey, os.stat_result]:
+    """The public key in `path` and the file's fstat (from the descriptor it was read from)."""
     from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    data, mode = _read(path, "public key")
+    data, st = _read(path, "public key")
     if b"PRIVATE KEY" in data:
         raise KeyFileError("key.format", "this is a private key; verifiers get the public key", file=str(path),
                            fix=f"pass {PUBLIC_NAME}, and keep {PRIVATE_NAME} with the writer only")
@@ -162,15 +175,7 @@ def _verify_key_and_mode(path: Path) -> tuple[VerifyKey, int]:
                            fix=f"pass DIR/{PUBLIC_NAME} from `veriguard keys new --out DIR`") from None
     if not isinstance(key, Ed25519PublicKey):
         raise KeyFileError("key.format", f"a {type(key).__name__}, not an Ed25519 key", file=str(path))
-    return VerifyKey(key, _key_id(key)), mode
-
-
-def _writable_by_all(path: Path, mode: int, what: str) -> KeyFileError | None:
-    """A trust anchor every local user may change (o+w, sticky or not: a sticky folder still takes a new key)."""
-    if not mode & 0o002:
-        return None
-    return KeyFileError("key.permissions", f"the {what} can be written by every user (mode {stat.S_IMODE(mode):o}): "
-                        "anyone could add or replace a trusted key", file=str(path), fix=f"chmod o-w {path}")
+    return VerifyKey(key, _key_id(key)), st
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int = 0o644, overwrite: bool = True) -> None:
@@ -241,9 +246,9 @@ def load_trusted_keys(source: str | Path | Sequence[str | Path]) -> dict[str, Ve
     for item in items:
         path = Path(item).expanduser()
         try:
-            folder = path.is_dir()
-            problem = (_writable_by_all(path, path.stat().st_mode, "directory of trusted keys") if folder else None) \
-                or _replaceable_above(path, "directory of trusted keys" if folder else "trusted key file")
+            held = path.stat()
+            folder = stat.S_ISDIR(held.st_mode)
+            problem = _anchor_problem(path, held, "directory of trusted keys") if folder else None
             files = sorted(p for p in path.iterdir() if p.suffix == ".pub") if folder else [path]
         except OSError as e:
             raise KeyFileError("key.unreadable", f"cannot list the directory of trusted keys: {e.strerror}",
@@ -254,8 +259,8 @@ def load_trusted_keys(source: str | Path | Sequence[str | Path]) -> dict[str, Ve
             raise KeyFileError("key.trust", "the directory of trusted keys holds no .pub file", file=str(path),
                                fix=f"copy the signer's {PUBLIC_NAME} (from `veriguard keys new`) into it")
         for f in files:
-            key, mode = _verify_key_and_mode(f)
-            problem = _writable_by_all(f, mode, "trusted key file")
+            key, st = _verify_key_and_stat(f)
+            problem = _anchor_problem(f, st, "trusted key file")
             if problem:
                 raise problem
             keys[key.key_id] = key

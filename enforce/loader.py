@@ -37,8 +37,8 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                approval_problem, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
 import veriguard.contracts.strict_json as strict_json
-from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, open_folder_above, other_writers,
-                                              read_regular_file_and_stat, writable_from_outside)
+from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
+                                              writable_from_outside)
 
 if TYPE_CHECKING:  # enforce.keys is imported where keys are used: most loads (a hook's, each tool call) use none
     from veriguard.enforce.keys import VerifyKey
@@ -312,22 +312,15 @@ def _not_shared(path: Path, st: os.stat_result) -> None:
 
 
 def _folders_closed(d: Path, files: Mapping[str, str]) -> None:
-    """PolicyLoadError when a folder of the build (d, or one on the way to a certified file) lets every user replace
-    what it holds, or a folder above it does: anyone could then swap a file of the build, or the build, for their own."""
-    above = open_folder_above(d)
-    if above:
-        raise PolicyLoadError("load.shared", f"{above[0]}, a folder above the build {d}: {above[1]}: anyone could "
-                              "put a build of their own in its place", f"chmod o-w {above[0]} (or chmod +t), or "
-                              "keep the build under folders only their owners may write")
-    for folder in sorted({d / parent for rel in files for parent in PurePosixPath(rel).parents}):
-        try:   # and a folder inside the build (spec/) that someone who may not write the build may write
-            st = os.stat(folder)
-            problem = folder_open_to_all(st) or ("" if folder == d else other_writers(st, os.stat(folder.parent)))
-        except OSError as e:
-            raise PolicyLoadError("load.tampered", f"cannot read {folder}: {e.strerror}", _RESYNTH) from None
-        if problem:
-            raise PolicyLoadError("load.shared", f"{folder}: {problem}: anyone could swap a file of the build for "
-                                  "their own", f"chmod o-w {folder} (a build is writable by its owner only)")
+    """PolicyLoadError when a folder of the build, or above it, lets someone who may not write the build swap a file of
+    it, or the whole build, for their own (contracts.regular_file.build_folders_exposed, as the audit asks)."""
+    exposed = build_folders_exposed(d, files)
+    if exposed:
+        folder, why = exposed[0]
+        raise PolicyLoadError("load.shared", f"{folder}: {why}: anyone who may write it could put files of their own "
+                              f"in the build {d}, or a build of their own in its place", f"chmod o-w,g-w {folder} (or "
+                              "chown it to the build's owner), or keep the build under folders only the build's owner "
+                              "and root may write")
 
 
 def _read_json(path: Path, code: str, data: bytes | None = None) -> Any:

@@ -37,7 +37,7 @@ from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.schema import argument_schema
 from veriguard.synth.specfile import PATH_FIX, SpecFile, file_in_folder
 from veriguard.contracts.build_format import (CERT_FORMAT, POLICY_CODE, SIGNATURE_NAME, approval_problem,
-                                              missing_gates, referenced_files)
+                                              certificate_bytes, missing_gates, referenced_files)
 from veriguard.synth.pipeline import SynthResult
 from veriguard.providers.extraction import pin_extraction
 from veriguard.synth.classifier_build import frozen_extraction
@@ -180,7 +180,7 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
             files[f"spec/{rel}"] = _write(tmp, f"spec/{rel}", data)
         files[POLICY_CODE] = _write(tmp, POLICY_CODE, policy_code(policy_py))
         cert = certificate(result, policy_py, synthesized_at=stamp, path=path, files=files, approval=approval)
-        cert_bytes = (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode("utf-8")
+        cert_bytes = certificate_bytes(cert)
         _reads_back(cert_bytes)
         _write(tmp, "certificate.json", cert_bytes)
         if signer is not None:

@@ -57,10 +57,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from veriguard.contracts.build_format import POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES, unheld_gates
+from veriguard.contracts.build_format import (POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES, certificate_bytes,
+                                               unheld_gates)
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
-from veriguard.contracts.regular_file import (FileRefused, folder_open_to_all, open_folder_above, other_writers,
-                                              read_regular_file_and_stat, writable_from_outside)
+from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
+                                              writable_from_outside)
 from veriguard.synth.specfile import SpecFile
 from veriguard.contracts import strict_json
 from veriguard.enforce.decision_log import Head
@@ -255,18 +256,8 @@ def _read(d: Path, copy: Path) -> _Build:
             b.files[rel] = _keep(copy, rel, _certified_read(d, rel, exposed))
         except VeriguardError as e:
             b.unreadable[rel] = e.message
-    for folder in sorted({str(Path(rel).parent) for rel in b.certified}):
-        with contextlib.suppress(OSError):   # a folder that cannot be read leaves its files unreadable, said above
-            st = os.stat(d / folder)
-            problem = folder_open_to_all(st)
-            if problem:
-                exposed[folder] = problem + ": anyone could swap a file of the build for their own"
-            inside = "" if problem or folder == "." else other_writers(st, os.stat((d / folder).parent))
-            if inside:   # spec/ of another owner than the build's: they could swap a file of it
-                exposed[folder] = inside
-    above = open_folder_above(d)
-    if above:
-        exposed[str(above[0])] = f"a folder above the build: {above[1]}: anyone could put a build in its place"
+    for folder, why in build_folders_exposed(d, b.certified):   # the loader's rule (load.shared)
+        exposed[str(folder)] = why
     b.spec, b.spec_error = _spec(b, spec_file)
     return b
 
@@ -355,6 +346,10 @@ def _certificate(b: _Build) -> Gate:
             return Verdict.ERROR, e.message
         if not proved:
             return Verdict.REFUTED, f"the certificate of {name} says {b.certificate['status']}: not every gate passed"
+        if certificate_bytes(b.certificate) != b.certificate_bytes:   # re-spelt: another build hash, the same claims
+            return Verdict.REFUTED, ("certificate.json is not written as synth writes it (indented, keys sorted, ASCII "
+                                     "escapes, one final newline): its sha256, which pins the build and names it in "
+                                     "every decision record, would not be the one of its content")
         try:   # the loader's rule: a build of `name` anywhere but DIR/<name> was moved there, and is refused there
             check_expected(b.directory, name, files["policy.py"], None)
         except PolicyLoadError as e:
@@ -504,24 +499,16 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
     than that (every site's mutant was counted, whatever limit synth used); else NOT_CHECKED (the audit fails), since
     whether synth made more mutants than the certificate counts cannot be told."""
     from veriguard.synth.pipeline import cached_mutants, mutation_gate
-    from veriguard.verify.mutation import site_count
-    from veriguard.verify.runnable import contract_functions
     from veriguard.verify.testing import run_tests
 
-    assert spec.contract is not None
-    said = _object(recorded)
-    total = said.get("total")
-    if not (type(total) is int and 0 < total <= MAX_MUTANTS):
-        return Verdict.REFUTED, f"the certificate records no mutation run to re-derive (total {total!r})"
-    limit = said.get("limit")
-    if "limit" in said and not (type(limit) is int and limit >= total):
-        # any larger limit is cheap: making mutants stops at the policy's last site
-        return Verdict.REFUTED, f"the certificate's mutant limit {limit!r} is not a whole number at least its total {total}"
-    contract_only = contract_functions(spec.contract)
-    made = (cached_mutants(verified, contract_only, limit, None) if isinstance(limit, int)
-            else _recorded_mutants(verified, contract_only, total, cached_mutants))
+    run = _recorded_run(spec, recorded)
+    if not isinstance(run, _RecordedRun):
+        return run
+    said, limit = _object(recorded), run.limit
+    made = (cached_mutants(verified, run.contract_only, limit, None) if limit is not None
+            else _recorded_mutants(verified, run.contract_only, run.total, cached_mutants))
     progress(f"re-running the mutation score: {len(made)} mutants against the spec's tests" +
-             (f" (mutant limit {limit})" if isinstance(limit, int) else " (the certificate records no mutant limit)"))
+             (f" (mutant limit {limit})" if limit is not None else " (the certificate records no mutant limit)"))
     tests = run_tests(spec, spec.examples, runnable, frozen, mutants=[(m.id, r) for m, r in made],
                       hypothesis_examples=spec.settings.hypothesis_examples)
     if tests.error:
@@ -532,8 +519,7 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
                  f"{spec.settings.mutants_per_nagini})")
     with (worker() if survivors and spec.settings.mutants_per_nagini > 0 else contextlib.nullcontext(None)) as w, \
             tempfile.TemporaryDirectory(prefix="veriguard-audit-") as tmp:
-        _gate_here, here = mutation_gate(spec, w, tests, [m for m, _ in made], Path(tmp), progress,
-                                         limit=limit if isinstance(limit, int) else None)
+        _gate_here, here = mutation_gate(spec, w, tests, [m for m, _ in made], Path(tmp), progress, limit=limit)
     differ = [f"{k} {said.get(k)!r} in the certificate, {here.get(k)!r} here" for k in MUTATION_FIGURES
               if _canonical(said.get(k)) != _canonical(here.get(k))]
     ids = sorted(str(r["id"]) for r in here["survivors"])
@@ -544,15 +530,8 @@ def mutation_again(spec: SpecFile, verified: str, runnable: str, frozen: str, re
         return Verdict.REFUTED, "the mutation run does not give the certificate's figures: " + "; ".join(differ[:4])
     figures = (f"{here['killed']}/{here['total']} mutants killed ({here['by_tests']} by the tests, {here['by_proof']} "
                f"by Nagini), score {here['score']}")
-    if not isinstance(limit, int) and site_count(verified, skip_functions=contract_only) == total:
-        return Verdict.PASSED, (f"{figures}, as the certificate says; it records no mutant limit (a build from before "
-                                f"synth recorded `mutation.limit`), but the policy has no more than {total} "
-                                "sites to mutate, so no limit made more")
-    if not isinstance(limit, int):
-        return Verdict.NOT_CHECKED, (f"the first {total} mutants give the certificate's figures ({figures}), but it "
-                                     "records no mutant limit (a build from before synth recorded `mutation.limit`), "
-                                     "so whether synth made more mutants than it counts cannot be told; re-run "
-                                     "`veriguard synth` to record it")
+    if limit is None:
+        return run.without_limit(verified, f"the first {run.total} mutants give the certificate's figures ({figures})")
     return Verdict.PASSED, f"re-run with mutant limit {limit}: {figures}, as the certificate says"
 
 
@@ -563,32 +542,60 @@ def mutation_count(spec: SpecFile | None, verified: str, recorded: Any) -> tuple
     policy has no more sites to mutate than it counts, else NOT_CHECKED. Whether each mutant is killed is the
     re-run's (`audit --mutation`)."""
     from veriguard.synth.pipeline import cached_mutants
-    from veriguard.verify.mutation import site_count
+
+    assert spec is not None
+    run = _recorded_run(spec, recorded)
+    if not isinstance(run, _RecordedRun):
+        return run
+    if run.limit is None:
+        return run.without_limit(verified, f"it counts {run.total} mutants")
+    made = len(cached_mutants(verified, run.contract_only, run.limit, None))
+    if made != run.total:
+        return Verdict.REFUTED, (f"the recorded mutant limit {run.limit} makes {made} mutants of policy_verified.py, "
+                                 f"but the certificate counts {run.total}: its score is not over the mutants synth made")
+    return Verdict.PASSED, (f"the recorded mutant limit {run.limit} makes {made} mutants, as many as the certificate "
+                            "counts (whether each is killed is checked by `audit --mutation`)")
+
+
+@dataclass(frozen=True)
+class _RecordedRun:
+    """The mutation run a certificate records, as far as it can be made again: how many mutants it counts, the mutant
+    limit it was made with (None: a certificate from before synth recorded it), and the functions never mutated."""
+
+    total: int
+    limit: int | None
+    contract_only: tuple[str, ...]
+
+    def without_limit(self, verified: str, done: str) -> tuple[Verdict, str]:
+        """The verdict on a certificate without a mutant limit, once `done` (what agreed) was checked: PASSED when the
+        policy has no more sites to mutate than it counts (no limit made more), else NOT_CHECKED."""
+        from veriguard.verify.mutation import site_count
+
+        sites = site_count(verified, skip_functions=self.contract_only)
+        if sites == self.total:
+            return Verdict.PASSED, (f"{done}; it records no mutant limit (a build from before synth recorded "
+                                    f"`mutation.limit`), but the policy has no more than {sites} sites to mutate, as "
+                                    "many as it counts, so no limit made more")
+        return Verdict.NOT_CHECKED, (f"{done}, but it records no mutant limit (a build from before synth recorded "
+                                     f"`mutation.limit`) and the policy has {sites} sites to mutate, so whether synth "
+                                     "made more mutants than it counts cannot be told; re-run `veriguard synth` to "
+                                     "record it")
+
+
+def _recorded_run(spec: SpecFile, recorded: Any) -> _RecordedRun | tuple[Verdict, str]:
+    """The run the certificate's `mutation` (`recorded`) describes, or REFUTED and why when it describes none that can
+    be made again (no total, or a limit below it: any larger limit is cheap, as making mutants stops at the last site)."""
     from veriguard.verify.runnable import contract_functions
 
-    assert spec is not None and spec.contract is not None
+    assert spec.contract is not None
     said = _object(recorded)
     total, limit = said.get("total"), said.get("limit")
     if not (type(total) is int and 0 < total <= MAX_MUTANTS):
-        return Verdict.REFUTED, f"the certificate records no mutation run to count (total {str(total)[:40]!r})"
-    contract_only = contract_functions(spec.contract)
-    if "limit" not in said:
-        sites = site_count(verified, skip_functions=contract_only)
-        if sites == total:
-            return Verdict.PASSED, (f"no mutant limit recorded (an older build), but the policy has {sites} sites to "
-                                    f"mutate, as many as the certificate counts")
-        return Verdict.NOT_CHECKED, (f"the certificate records no mutant limit (a build from before synth recorded "
-                                     f"`mutation.limit`) and counts {total} mutants of a policy with {sites} sites: "
-                                     "re-run `veriguard synth` to record it")
-    if not (type(limit) is int and total <= limit):
-        return Verdict.REFUTED, f"the certificate's mutant limit {str(limit)[:40]!r} is not a whole number at least " \
-                                f"its total {total}"
-    made = len(cached_mutants(verified, contract_only, limit, None))
-    if made != total:
-        return Verdict.REFUTED, (f"the recorded mutant limit {limit} makes {made} mutants of policy_verified.py, but "
-                                 f"the certificate counts {total}: its score is not over the mutants synth made")
-    return Verdict.PASSED, (f"the recorded mutant limit {limit} makes {made} mutants, as many as the certificate "
-                            "counts (whether each is killed is checked by `audit --mutation`)")
+        return Verdict.REFUTED, f"the certificate records no mutation run to re-derive (total {str(total)[:40]!r})"
+    if "limit" in said and not (type(limit) is int and limit >= total):
+        return Verdict.REFUTED, (f"the certificate's mutant limit {str(limit)[:40]!r} is not a whole number at least "
+                                 f"its total {total}")
+    return _RecordedRun(total, limit if type(limit) is int else None, contract_functions(spec.contract))
 
 
 def _recorded_mutants(verified: str, contract_only: tuple[str, ...], total: int,
@@ -757,8 +764,13 @@ def _unproved_claims(cert: Mapping[str, Any]) -> list[str]:
     if not isinstance(mutation, dict) or any(gate.get(k) != mutation.get(k) for k in ("killed", "total", "score")) \
             or not _mutation_adds_up(mutation):
         wrong.append("mutation")
-    if not (isinstance(cert.get("synthesized_at"), str) and _dated(cert["synthesized_at"])):
+    if not _stamped(cert.get("synthesized_at")):
         wrong.append("synthesized_at")
+    approval = cert.get("approval")
+    if approval is not None and not (cert.get("path") == "compile" and isinstance(approval, dict) and
+                                     _stamped(approval.get("approved_at")) and
+                                     approval["approved_at"] <= str(cert.get("synthesized_at"))):
+        wrong.append("approval (only a compile-path update is approved, before it is written)")
     if cert.get("path") == "compile" and (cert.get("transcript") is not None or cert.get("assumptions") != []):
         wrong.append("transcript or assumptions (a compile-path build has none)")
     return wrong
@@ -788,11 +800,19 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _dated(value: str) -> bool:
+CLOCK_SKEW_S = 300   # how far ahead of this machine's clock another machine's may have stamped a build
+
+
+def _stamped(value: Any) -> bool:
+    """Whether `value` is a time as synth stamps it (UTC, to the second, `+00:00`: one spelling, so that times compare
+    as text) and not after now: a build stamped in 2999, or at +14:00, claimed a time it was not made at."""
     try:
-        return dt.datetime.fromisoformat(value).tzinfo is not None
+        when = dt.datetime.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
         return False
+    now = dt.datetime.now(dt.timezone.utc)
+    return when is not None and when.tzinfo is not None and value == when.astimezone(dt.timezone.utc).isoformat() \
+        and when.microsecond == 0 and when <= now + dt.timedelta(seconds=CLOCK_SKEW_S)
 
 
 def _compiled_again(spec: SpecFile, verified: str, path: object) -> tuple[Verdict, str]:
