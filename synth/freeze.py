@@ -192,6 +192,7 @@ def write_build(result: SynthResult, out_dir: Path, *, run_info: dict[str, Any],
         old = Path(tempfile.mkdtemp(prefix=f".{spec.name}.old-", dir=out_dir))
         if final.is_symlink() or final.exists():
             os.replace(final, old / spec.name)
+        os.chmod(tmp, 0o755)   # mkdtemp's 0700 kept a monitor of another user from reading the build it was given
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
     except BaseException:
@@ -252,7 +253,8 @@ def _write(root: Path, rel: str, data: bytes) -> str:
         raise SpecError("freeze.path", f"{rel!r} would be written outside the build directory {root}", fix=PATH_FIX)
     # modes given, whatever the umask: the loader refuses a build file or folder that every user may write
     for folder in reversed(Path(rel).parents[:-1]):
-        (root / folder).mkdir(mode=0o755, exist_ok=True)
+        (root / folder).mkdir(exist_ok=True)
+        os.chmod(root / folder, 0o755)   # mkdir's mode is masked by the umask: 0700 under umask 077
     target.write_bytes(data)
     os.chmod(target, 0o644)   # inside the build's private (0700) temporary folder until it is renamed into place
     return sha256(data)

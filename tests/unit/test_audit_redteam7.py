@@ -292,3 +292,17 @@ def test_a_folder_above_writable_by_its_owners_private_group_passes(build, key, 
     assert verdicts(run(target, key))["files"] is Verdict.PASSED
     os.chown(tmp_path / "home", 1, OTHER)    # the control: a group that is not the owner's own
     exposed(target, key, f"its group {OTHER} may rename")
+
+
+def test_synth_writes_the_build_folder_0755_whatever_the_umask(tmp_path):
+    """The build folder kept mkdtemp's 0700 (its files and spec/ were 0644 and 0755, as the README says): a monitor
+    running as another user could not read the build it was given."""
+    path = write_spec(tmp_path, MINIMAL)
+    old = os.umask(0o077)
+    try:
+        build, _ = write_build(fake_result(load_spec(path)), tmp_path / "out", run_info={})
+    finally:
+        os.umask(old)
+    assert os.stat(build).st_mode & 0o7777 == 0o755
+    assert {os.stat(p).st_mode & 0o7777 for p in build.rglob("*")} <= {0o644, 0o755}
+    assert load_policy(build).name == "mini"
