@@ -15,7 +15,6 @@ import itertools
 import os
 import posixpath
 import stat
-import time
 import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,7 +30,7 @@ from veriguard.enforce.shell_table import (ACCESSES, STAR2, CommandTable, Comp, 
 from veriguard.enforce.shell_table import _fold as _fold_comps
 from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, leaves, mount_points, project_links,
                                             project_names)
-from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, TIMEOUT_S, Repository, Unresolved,
+from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved,
                                         link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
 from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
@@ -89,11 +88,12 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_leading_globs(a, commands)
     if content and zones.approval:
         a = through_approval(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), commands)
+    globs: dict[str, list[str] | None] = {}     # a glob's matches on disk, read once for both steps below
     if content and zones.code_keys:
-        a = through_settings_code(a, zones, command, commands)
+        a = through_settings_code(a, zones, command, commands, globs)
     if content and zones.carried:
         a = through_carried(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), zones.carried,
-                            commands)
+                            commands, globs)
     return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
 
 
@@ -113,23 +113,29 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
                                         "a human approves it)",))
 
 
-def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: CommandTable) -> Analysis:
+def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: CommandTable,
+                    globs: dict[str, list[str] | None]) -> Analysis:
     """`a` unknown where it reads a file of a `carried` zone by name (`.env`) and writes a file of another zone (`cp
     .env /tmp/e`, `grep KEY .env > notes.txt`): the copy is no secret by name, and the command that sends it later
     is judged on its own, so a human approves the copy. A folder read whole (`grep -r x . > /tmp/o`) is not counted
-    for what it holds: every recursive read of the project meets the secrets in it."""
-    reads = [(path, _zones_of(zones, path)) for accesses, path, _ in a.paths if "read" in accesses]
-    reads += [(m, _zones_of(zones, m)) for accesses, comps, _ in a.patterns if "read" in accesses
-              for m in _matches(comps)]      # a glob's matches on disk (`cp .en? /tmp/e`, `cp *.json /tmp/`)
-    read = next(((path, z) for path, found in reads for z in found if z in carried), None)
-    if read is None:
-        return a
-    # the zone of the name written (a secret moved whole keeps its name's zone: `mv .env .env.old`)
+    for what it holds: every recursive read of the project meets the secrets in it. `globs`: the analysis's glob
+    matches read so far (_matches)."""
+    # the zone of the name written (a secret moved whole keeps its name's zone: `mv .env .env.old`); no disk read
     written = [(path, z) for accesses, path, _ in a.paths if "write" in accesses for z in _zones_of(zones, path)
                if z not in carried]
     written += [("/".join(c.text for c in comps), z) for accesses, comps, _ in a.patterns if "write" in accesses
                 for z in zones.of(comps, dot_rule=True) if z not in carried]
     if not written:
+        return a
+
+    def named(comps: tuple[Comp, ...]) -> list[str]:   # a glob's matches on disk (`cp .en? /tmp/e`, `cp *.json
+        found = _matches(comps, globs)                  # /tmp/`); past MAX_MATCHES, its text stands for them all
+        return [_glob_text(comps)] if found is None else found
+    reads = itertools.chain(((path, _zones_of(zones, path)) for accesses, path, _ in a.paths if "read" in accesses),
+                            ((m, _zones_of(zones, m)) for accesses, comps, _ in a.patterns if "read" in accesses
+                             for m in named(comps)))
+    read = next(((path, z) for path, found in reads for z in found if z in carried), None)
+    if read is None:
         return a
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
                    account=a.account + (f"unknown (reads {read[0]} ({read[1]}) and writes {written[0][0]} "
@@ -140,27 +146,35 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
 MAX_MATCHES = 2000      # a glob's matches read on disk; past them, its text stands for them all
 
 
-def _matches(comps: tuple[Comp, ...]) -> list[str]:
+def _glob_text(comps: tuple[Comp, ...]) -> str:
+    return "/" + "/".join(c.text for c in comps)
+
+
+def _matches(comps: tuple[Comp, ...], globs: dict[str, list[str] | None]) -> list[str] | None:
     """The paths a glob read by a command matches on disk now, as bash expands it (a leading dot matched only by a
-    leading dot); past MAX_MATCHES, the glob's own text (matched against the zone map as a name)."""
-    text = "/" + "/".join(c.text for c in comps)
-    found = list(itertools.islice(glob.iglob(text), MAX_MATCHES + 1))
-    return found if len(found) <= MAX_MATCHES else [text]
+    leading dot); None past MAX_MATCHES. Read once an analysis: `globs` holds them by the glob's text."""
+    text = _glob_text(comps)
+    if text not in globs:
+        found = list(itertools.islice(glob.iglob(text), MAX_MATCHES + 1))
+        globs[text] = found if len(found) <= MAX_MATCHES else None
+    return globs[text]
 
 
-def through_settings_code(a: Analysis, zmap: ZoneMap, command: str, table: CommandTable) -> Analysis:
+def through_settings_code(a: Analysis, zmap: ZoneMap, command: str, table: CommandTable,
+                          globs: dict[str, list[str] | None]) -> Analysis:
     """`a` unknown where it changes a file whose settings may be code a tool runs on its own ([settings_code]:
     pyproject.toml, setup.cfg...) and its new text may hold one of those settings' keys (pylint's init-hook): a human
     approves it, as a change of .pylintrc. The new text comes from the command's text (also with its quotes taken
     out: `init-ho""ok`), from the files the command reads, each and all of them joined (`cp /tmp/x pyproject.toml`,
     `paste a b > setup.cfg`), from the file as it is (a change of a file that holds such a setting already), or from
-    what the analysis cannot read: a file an earlier step of the command writes, a glob's matches, the network."""
+    what the analysis cannot read: a file an earlier step of the command writes, a glob's matches, the network.
+    `globs`: the analysis's glob matches read so far (_matches)."""
     named = [path for accesses, path, _ in a.paths if {"write", "delete"} & set(accesses) and zmap.holds_code_settings(path)]
     named += ["/".join(c.text for c in comps) for accesses, comps, _ in a.patterns
               if {"write", "delete"} & set(accesses) and comps and zmap.holds_code_settings(comps[-1].text)]
     if not named:
         return a
-    why = _code_source(a, zmap, command, named)
+    why = _code_source(a, zmap, command, named, globs)
     if why is None:
         return a
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
@@ -172,7 +186,8 @@ _CODE_TEXT_LIMIT = 1 << 20        # bytes of a file read for code settings; a la
 _QUOTING = str.maketrans("", "", "\"'\\")
 
 
-def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str]) -> str | None:
+def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str],
+                 globs: dict[str, list[str] | None]) -> str | None:
     """How the new text of the settings files `named` may hold a code setting's key, or None."""
     keys = zmap.code_settings(command) or zmap.code_settings(command.translate(_QUOTING))
     if keys:
@@ -185,9 +200,11 @@ def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str]) -> 
         return "the text of a file an earlier step of the command writes"
     for accesses, comps, _ in a.patterns:
         if "read" in accesses:
-            matched = _matches(comps)
-            if any(glob.has_magic(m) for m in matched) or any(m in written for m in matched):
+            matched = _matches(comps, globs)
+            if matched is None or any(m in written for m in matched):
                 return "the text of a glob's matches"     # past MAX_MATCHES, or written by the command first
+            if any(glob.has_magic(m) for m in matched):
+                return "the text of a glob's matches"     # a match whose own name holds * ? [ (asked, as before)
             reads += matched
     whole = next((path for accesses, path, recursive in a.paths if "read" in accesses and recursive and
                   os.path.isdir(path)), None)
@@ -690,12 +707,12 @@ def _rewritten(r: Rewrite, zones: Zones, label: str, *, ask_git: bool, stash_sho
 
 
 def _repository(repos: dict[str, Repository | Unresolved | None], cwd: str) -> Repository | Unresolved | None:
-    """The repository of `cwd`, asked of git once a command: a later step gets its own list of sources and time
-    limit, and shares what the earlier steps walked (Repository.walked)."""
+    """The repository of `cwd`, asked of git once a command (`repos`): each step gets its own list of sources and
+    time limit (Repository.again)."""
     if cwd not in repos:
         repos[cwd] = Repository.find(cwd) if os.path.isdir(cwd) else None
     repo = repos[cwd]
-    return replace(repo, sources=[], deadline=time.monotonic() + TIMEOUT_S) if isinstance(repo, Repository) else repo
+    return repo.again() if isinstance(repo, Repository) else repo
 
 
 def _linked(zones: Zones, repo: Repository, paths: set[str]) -> dict[str, list[str]]:

@@ -19,7 +19,7 @@ import shlex
 import stat
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
 
 __all__ = ["NO_CHANGE", "PRINTS", "prints_content", "prints_stash", "REWRITES", "SENDING_KIND", "SENDS", "Repository", "Unresolved", "resolved", "static_effect", "written"]
@@ -83,6 +83,11 @@ class Repository:
         except ValueError:
             return Unresolved("git's answer could not be read")
         return Repository(cwd, top, fmt, probe.deadline)
+
+    def again(self, timeout: float = TIMEOUT_S) -> "Repository":
+        """This repository for another git step of the same command: a list of sources of its own and a time limit
+        of its own (what an earlier step walked is shared through _WALKS)."""
+        return replace(self, sources=[], deadline=time.monotonic() + timeout)
 
     def git(self, *args: str, ok_codes: tuple[int, ...] = (0,), stdin: bytes | None = None) -> bytes:
         env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
