@@ -146,7 +146,7 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
                 found.append(f"agent tool {name!r} of agent {label!r}, whose agent cannot be seen (the SDK keeps it "
                              "no longer as _agent_instance), so the tools of its nested run are unknown")
             elif inner is not None:   # an agent called as a tool runs in a nested run, without these hooks
-                if unhooked_nested(tool, guard, unguarded):
+                if unhooked_nested(tool, guard, unguarded, is_agent=is_agent):
                     found.append(f"{NESTED_RUN.format(name, label, getattr(inner, 'name', '?'))} (make it with "
                                  f"policy_agent_tool(agent, guard, ...), or name \"{NESTED}\" in unguarded)")
                 nested(inner)
@@ -183,10 +183,10 @@ NESTED_RUN = ("agent tool {!r} of agent {!r}, which runs agent {!r} in a nested 
               "adds to its agents at run time (by a tool, an agent's hooks) would run undecided")
 
 
-def unhooked_nested(tool: Any, guard: Guard, unguarded: frozenset[str]) -> bool:
-    """Whether `tool` is an agent called as a tool whose nested run has no hooks of `guard` (it was not made with
-    policy_agent_tool), and unguarded does not name "nested_runs"."""
-    return agent_tool(tool)[0] and getattr(tool, HOOKS_ATTRIBUTE, None) is not guard and NESTED not in unguarded
+def unhooked_nested(tool: Any, guard: Guard, unguarded: frozenset[str], *, is_agent: bool) -> bool:
+    """Whether `tool`, an agent called as a tool when `is_agent` (agent_tool(tool)[0]), has a nested run with no hooks
+    of `guard` (it was not made with policy_agent_tool), and unguarded does not name "nested_runs"."""
+    return is_agent and getattr(tool, HOOKS_ATTRIBUTE, None) is not guard and NESTED not in unguarded
 
 
 class PolicyHooks(RunHooks[Any]):
@@ -212,11 +212,12 @@ class PolicyHooks(RunHooks[Any]):
         mcp = getattr(tool, "_mcp_tool_binding", None) is not None and "mcp_servers" in self.unguarded
         sandbox = SANDBOX in self.unguarded and bool(sandbox_capabilities(agent)) and \
             not any(t is tool for t in getattr(agent, "tools", None) or ())   # a tool the capabilities added
-        unhooked = unhooked_nested(tool, self.guard, self.unguarded)
+        is_agent, inner = agent_tool(tool)
+        unhooked = unhooked_nested(tool, self.guard, self.unguarded, is_agent=is_agent)
         if (guarded_by(tool, self.guard) or name in self.unguarded or mcp or sandbox) and not unhooked:
             return
         why = (f"refused to run {type(tool).__name__} {name!r} of agent {getattr(agent, 'name', '?')!r}: " + (
-            NESTED_RUN.format(name, getattr(agent, "name", "?"), getattr(agent_tool(tool)[1], "name", "?"))
+            NESTED_RUN.format(name, getattr(agent, "name", "?"), getattr(inner, "name", "?"))
             if unhooked else f"policy {self.guard.policy_name} does not decide it (no guardrail of this guard is "
             "attached), and it was about to run"))
         self.guard.refuse_run(why, integration="openai_agents", tool=name)
@@ -244,6 +245,13 @@ class PolicyHooks(RunHooks[Any]):
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
         """Record each function call of the answer that names no tool or handoff of the agent: the SDK stops the run
         there (ModelBehaviorError, "Tool ... not found") and nothing runs, but no guardrail saw the call."""
+        try:
+            calls = any(getattr(item, "type", None) == "function_call" for item in getattr(response, "output", None)
+                        or ())
+        except Exception:   # an answer that cannot be read here: _unknown_calls reads it again and fails closed
+            calls = True
+        if not calls:   # nothing to read against what the agent offers: get_all_tools (a list_tools per MCP server,
+            return      # every is_enabled run again) is not asked
         try:
             tools = await agent.get_all_tools(context)
         except Exception:   # what the agent offers cannot be listed: every call is read against its own list
