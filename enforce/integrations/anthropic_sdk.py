@@ -282,8 +282,13 @@ def private(owner: Any, name: str, what: str) -> Any:
     try:
         return getattr(owner, name)
     except AttributeError:
-        raise SdkChanged(f"the Anthropic SDK's {type(owner).__name__} has no {name} ({SDK_VERSION_READ} had it), which "
-                         f"veriguard reads to see {what}: refused, since that is unknown now; update veriguard") from None
+        raise sdk_changed(owner, f"has no {name} ({SDK_VERSION_READ} had it)", what) from None
+
+
+def sdk_changed(owner: Any, lacks: str, what: str) -> SdkChanged:
+    """SdkChanged saying that `owner`'s type `lacks` what veriguard reads to see `what`."""
+    return SdkChanged(f"the Anthropic SDK's {type(owner).__name__} {lacks}, which veriguard reads to see {what}: "
+                      "refused, since that is unknown now; update veriguard")
 
 
 def runner_on_stack() -> Any:
@@ -447,18 +452,16 @@ def _watched(runner: Any, bound: Callable[..., Any], method: str, guard: Guard |
         """`step(*args)`; a failure in it refuses the call, recorded (a check that raised decided nothing)."""
         try:
             return step(*args)
-        except ProviderToolsRefused as e:
-            if not e.recorded:
+        except (ProviderToolsRefused, Exception) as e:
+            refused = e if isinstance(e, ProviderToolsRefused) else ProviderToolsRefused(
+                f"refused to run a tool of the tool runner ({method}): the check failed "
+                f"({type(e).__name__}: {e}"[:400] + "), so what would run is unknown")
+            if not refused.recorded:
                 for owner in owners():
-                    owner.refuse_run(str(e), integration="anthropic_sdk")
-                e.recorded = True
-            raise
-        except Exception as e:
-            refused = ProviderToolsRefused(f"refused to run a tool of the tool runner ({method}): the check failed "
-                                           f"({type(e).__name__}: {e}"[:400] + "), so what would run is unknown")
-            for owner in owners():
-                owner.refuse_run(str(refused), integration="anthropic_sdk")
-            refused.recorded = True
+                    owner.refuse_run(str(refused), integration="anthropic_sdk")
+                refused.recorded = True
+            if refused is e:
+                raise
             raise refused from None
 
     def content() -> Any:
@@ -498,6 +501,7 @@ def record_unknown_calls(runner: Any, content: Any, owners: Callable[[], list[Gu
     hint to the model), a toolset it does not have, a toolset named without its toolset_name."""
     table = runner_table(runner)
     available = private(runner, "_available_tool_names", "the tools the runner still offers")()
+    recorders: list[Guard] | None = None   # owners(), read at the first unknown call (its table is read once)
     for block in content or ():
         if getattr(block, "type", None) != "tool_use":
             continue
@@ -507,7 +511,9 @@ def record_unknown_calls(runner: Any, content: Any, owners: Callable[[], list[Gu
         why = (f"the model called {name!r}{f' of toolset {family!r}' if family is not None else ''}, which the tool "
                "runner does not have (never given to it, or taken away by remove_tools): the runner answers that it "
                "was not found, and nothing runs")
-        for owner in owners():
+        if recorders is None:
+            recorders = owners()
+        for owner in recorders:
             owner.refuse_run(why, integration="anthropic_sdk", tool=name, action_id=str(getattr(block, "id", "")))
 
 
@@ -546,11 +552,11 @@ def stream_cuts(stream: Any) -> tuple[Any, dict[int, str]]:
 def stream_buffers(stream: Any) -> dict[int, bytes]:
     """The JSON text the stream read for each tool_use block, by index; SdkChanged when the SDK keeps it elsewhere."""
     buffers = next((b for c in type(stream).__mro__ if isinstance(
-        b := getattr(stream, "__dict__", {}).get(f"_{c.__name__.lstrip('_')}__json_bufs"), dict)), None)
-    if buffers is None or not is_stream(stream):
-        raise SdkChanged(f"the Anthropic SDK's {type(stream).__name__} keeps no __json_bufs ({SDK_VERSION_READ}'s "
-                         "message streams kept each streamed tool input's JSON text there), which veriguard reads to "
-                         "see whether a streamed input was cut: refused, since that is unknown now; update veriguard")
+        b := getattr(stream, "__dict__", {}).get(f"_{c.__name__.lstrip('_')}__json_bufs"), dict)), None) \
+        if is_stream(stream) else None
+    if buffers is None:
+        raise sdk_changed(stream, f"keeps no __json_bufs ({SDK_VERSION_READ}'s message streams kept each streamed tool "
+                          "input's JSON text there)", "whether a streamed input was cut")
     return buffers
 
 
