@@ -70,7 +70,7 @@ import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import IO, Any, Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 
 import mcp_types as types
 from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS
@@ -276,6 +276,11 @@ class Proxy:
         self.replacing = ""        # why the child is being stopped and started again ("" while it is not)
         self.tasks: set[asyncio.Task[None]] = set()   # the child's readers and restarts (the loop keeps weak references)
 
+    @property
+    def unavailable(self) -> str:
+        """Why nothing can go to the child now: it is gone or being started again ("" while it can answer)."""
+        return self.gone or self.replacing
+
     # --- the host's side -----------------------------------------------------------------------
     def from_host(self, line: bytes) -> None:
         try:
@@ -381,8 +386,8 @@ class Proxy:
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
         arguments = (params.get("arguments") or {}) if not problem else {}
-        if not problem and (self.gone or self.replacing):   # nothing could run it: refused undecided, recorded
-            self.not_run(host_id, name, self.gone or self.replacing)
+        if not problem and self.unavailable:   # nothing could run it: refused undecided, recorded
+            self.not_run(host_id, name, self.unavailable)
             return
         if problem:   # refused in shadow mode too: there is no call to forward
             reason = problem
@@ -544,31 +549,22 @@ class Proxy:
         behind a later call's back (a payment made after the next was decided on the ledger without it). The child is
         stopped (its process group killed: a helper it started dies too) so that the call cannot finish, and started
         again; until then the call holds the run's one running call. A child that cannot be started again is gone."""
-        if child_id not in self.unfinished or self.replacing or self.gone:
+        if child_id not in self.unfinished or self.unavailable:
             return
         why = (f"the MCP server did not finish a tools/call within {self.timeout_s:g} s after it was cancelled or timed "
                "out, and was stopped so that the call cannot finish behind a later call")
         self.replacing = why
-        task = asyncio.get_running_loop().create_task(self.replace_child(why))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        self.spawn(self.replace_child(why))
 
     async def replace_child(self, why: str) -> None:
         say(why + (": starting it again" if self.start is not None else ""))
         old = self.child
-        kill_tree(old)
+        self.kill_child()
         try:
             await asyncio.wait_for(old.wait(), STOP_TIMEOUT_S)
         except TimeoutError:
             pass
-        for timer in self.unfinished.values():
-            timer.cancel()
-        self.unfinished.clear()
-        for child_id in list(self.pending):   # whatever else the stopped child had under way is refused
-            pending = self.pending.pop(child_id)
-            if pending.timer is not None:
-                pending.timer.cancel()
-            self.fail(pending, why)
+        self.drop_child_work(why)   # whatever else the stopped child had under way is refused
         try:
             if self.start is None:
                 raise ProxyStartError("the proxy cannot start it again")
@@ -583,7 +579,11 @@ class Proxy:
         self.settle()
 
     def read_in_background(self) -> None:
-        task = asyncio.get_running_loop().create_task(self.read_child())
+        self.spawn(self.read_child())
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """A task on the running loop, held in self.tasks until it is done (the loop keeps weak references)."""
+        task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
@@ -595,11 +595,11 @@ class Proxy:
 
     def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
         pending = Pending(host_id, method, tool)
-        if self.gone or self.replacing:
+        if self.unavailable:
             if method == "tools/call":   # decided before the child went: recorded as not run
-                self.not_run(host_id, tool, self.gone or self.replacing, allowed=True)
+                self.not_run(host_id, tool, self.unavailable, allowed=True)
             else:
-                self.fail(pending, self.gone or self.replacing)
+                self.fail(pending, self.unavailable)
             self.settle()
             return
         child_id = next(self.ids)
@@ -725,6 +725,12 @@ class Proxy:
             return
         self.gone = why
         say(why)
+        self.drop_child_work(why)
+        self.settle()
+
+    def drop_child_work(self, why: str) -> None:
+        """What the child had under way ends: the given-up calls' timers are cancelled and forgotten, and every
+        request still awaiting its answer is refused (a tools/call) or failed (any other) with `why`."""
         for timer in self.unfinished.values():
             timer.cancel()
         self.unfinished.clear()
@@ -733,7 +739,6 @@ class Proxy:
             if pending.timer is not None:
                 pending.timer.cancel()
             self.fail(pending, why)
-        self.settle()
 
     def fail(self, pending: Pending, reason: str) -> None:
         """The host's request could not be completed: a refusal for a tools/call, a JSON-RPC error otherwise."""
@@ -747,7 +752,7 @@ class Proxy:
 
     def to_child(self, message: Mapping[str, Any]) -> None:
         stdin = self.child.stdin
-        if self.gone or self.replacing or stdin is None:
+        if self.unavailable or stdin is None:
             return
         try:
             stdin.write(encode(message))
