@@ -581,7 +581,6 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}")
 _HEX = re.compile(r"[0-9A-Fa-f]{16,}")
 _NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]")
 _NOT_BASE64_BYTES = bytes(b for b in range(256) if _NOT_BASE64.match(chr(b)))
-_URL_SAFE = bytes.maketrans(b"-_", b"+/")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -597,9 +596,9 @@ def _encoded(text: str, where: str) -> list[str]:
             for run in (m.group() for m in _BASE64.finditer(text))]
     if text.isascii() and _NOT_BASE64.search(text.rstrip("=")) is not None:  # read too as b64decode reads it
         raw = text.encode("ascii")
-        for squeezed in (raw.translate(None, _NOT_BASE64_BYTES), raw.translate(_URL_SAFE, _NOT_BASE64_BYTES)):
-            if len(squeezed) >= _ENCODED_MIN and squeezed.decode("ascii") not in runs:
-                runs.append(squeezed.decode("ascii"))
+        squeezed = raw.translate(None, _NOT_BASE64_BYTES)   # `-` and `_` dropped too, as b64decode drops them
+        if len(squeezed) >= _ENCODED_MIN and squeezed.decode("ascii") not in runs:
+            runs.append(squeezed.decode("ascii"))
     decoded: list[str] = []
     for packed in runs:
         if _HEX.fullmatch(packed):
@@ -717,6 +716,10 @@ class _NamedCall(NamedTuple):
 _WINDOW = 64  # characters before a name that a caller key or tag may take
 
 
+# the words of a tag that names a call (`<cmd>`, `<tool_call>`, `<run>`); _CALL_TAG adds `request` and `api`
+_CALL_WORDS = "tool|func|call|invok|action|command|cmd|exec|run|shell|bash|operation|method"
+
+
 @functools.lru_cache(maxsize=256)
 def _named_call(tool: str) -> _NamedCall:
     """Where a text names `tool` as a call in any format: the name right before `(` or `[` (or blanks and then `(`
@@ -736,8 +739,7 @@ def _named_call(tool: str) -> _NamedCall:
         re.compile(r"(?:\b(?:\w{0,24}" + callers + r"|to)" + quotes + r"[ \t]*[:=]\s*" + quotes
                    + r"(?:functions\.)?|<\s*(?:[\w:-]{1,64}[.:])?)\Z"),
         re.compile(r"<\s*\w{0,24}" + callers + r"\s*>\s*\Z"),
-        re.compile(r"<\s*\w{0,24}(?:tool|func|call|invok|action|command|cmd|exec|run|shell|bash|operation"
-                   r"|method)\w{0,24}\s*>\s*\Z"))
+        re.compile(r"<\s*\w{0,24}(?:" + _CALL_WORDS + r")\w{0,24}\s*>\s*\Z"))
 
 
 def _names_a_call(text: str, tool: str) -> str:
@@ -760,19 +762,19 @@ def _names_a_call(text: str, tool: str) -> str:
 
 # For any tool (`*`), whose name is not known: a call given keyword, `**` or object arguments anywhere in a text (a
 # statement, an expression, several lines; Python, JS), as pythonic, Gemma and ```tool_code runtimes read one
-_KEYWORD_CALL = re.compile(r"\(((?:[^()]|\([^()]*\)){0,2000}?,)?\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
+_ARGUMENT_START = re.compile(r"\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
+_KEYWORD_CALL = re.compile(r"\(((?:[^()]|\([^()]*\)){0,2000}?,)?" + _ARGUMENT_START.pattern)
 # The same at any depth of brackets, strings skipped (`transfer(f(g(1)), to=...)`, `transfer(")", to=...)`): the
 # brackets, commas and strings of the text in order, each `(` remembered as a call's or not
 _CALL_TOKENS = re.compile(r'"""[\s\S]*?"""|' + r"'''[\s\S]*?'''|"
                           + r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[(),]""")
-_ARGUMENT_START = re.compile(r"\s*(?:[A-Za-z_]\w*[ \t]*=(?![=>])|\*\*|\{)")
 _ARGUMENT_AFTER = re.compile(r"[(,]" + _ARGUMENT_START.pattern)   # none in the text: no bracket needs reading
 # and an XML element that may be a call: a tag naming a call, or a tag HTML does not have with attributes, closed on
 # itself, or holding an element with text or a JSON value (`<transfer><to>eve</to></transfer>`, `<request tool="x"/>`)
 _TAG = re.compile(r"""<([A-Za-z][\w.:-]{0,63})((?:\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s<>"'=`]+))*)\s*(/?)>"""
                   r"""((?:[A-Za-z_][\w-]{0,63}=(?!=)|\s*(?:\{\s*["}]|\[\s*[{"]"""
                   r"""|<([A-Za-z][\w.:-]{0,63})[^<>]*>[^<]*</\5\s*>))?)""")
-_CALL_TAG = re.compile(r"tool|func|call|invok|action|command|cmd|exec|run|shell|bash|operation|method|request|api")
+_CALL_TAG = re.compile(_CALL_WORDS + "|request|api")
 _HTML_TAGS = frozenset("""a abbr address area article aside audio b base bdi bdo blockquote body br button canvas caption
 cite code col colgroup data datalist dd del details dfn dialog div dl dt em embed fieldset figcaption figure footer form
 h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe img input ins kbd label legend li link main map mark menu meta
