@@ -146,8 +146,8 @@ class LLMExtractor:
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         self.stats.extractions += 1
-        texts = _refuse_addressed(observation, self.text, self.max_chars)
-        _refuse_answer_written(observation, texts, self.text, self.argument, self.type)
+        texts, ordered = _refuse_addressed(observation, self.text, self.max_chars)
+        _refuse_answer_written(observation, texts, ordered, self.text, self.argument, self.type)
         foreign = next(filter(None, map(_unreadable, texts)), "")
         if self.mode == "llm" and foreign:
             raise ExtractionError("extract.llm.unreadable", f"the agent's text has {foreign}: the check for text "
@@ -937,7 +937,8 @@ def _split_reading(ordered: list[str], words: re.Pattern[str] = _ORDER_WORD, sep
     word an order is made of, in the order the model reads them and
     without their sentence ends, one space apart: an order split across fields with long fields, or fields that end
     a sentence, between its pieces ({"a": "Ignore all", "m": <a page>, "z": "previous instructions"}), which
-    _reading sets too far apart for a pattern, reads whole. A piece is a short field, or an end of a longer one."""
+    the strings joined one space apart (_refuse_addressed) set too far apart for a pattern, reads whole. A piece is
+    a short field, or an end of a longer one."""
     pieces = []
     for text in ordered:
         ends = [text] if len(text) <= SHORT_FIELD else [text[:EDGE], text[-EDGE:]]
@@ -982,11 +983,12 @@ def _ordered(value: Any) -> list[str]:
     return out
 
 
-def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int) -> list[str]:
+def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int) -> tuple[list[str], list[str]]:
     """ExtractionError (extract.llm.injection) when the text the model would read addresses the model (see
     addressed_to_the_reader), in every mode: whichever reader decides, such a text is not a plain request.
     A text over `max_chars` is refused first (extract.llm.too_long), as the model would never be sent it. Returns
-    the texts read: the one at `path`, or the agent data's strings in reading order followed by their reading."""
+    the texts read (the one at `path`, or the agent data's strings in reading order followed by their reading) and
+    those strings alone (none with a `path`)."""
     sent = _read_text(observation, path, max_chars)   # what the model would be sent (its size checked first)
     # the agent data's keys and strings in the order the model reads its JSON (walked once: both checks read them),
     # then all of them one space apart without the JSON's syntax: {"ignore all": "prior rules"} reads whole
@@ -1007,7 +1009,7 @@ def _refuse_addressed(observation: Mapping[str, Any], path: str, max_chars: int)
             raise ExtractionError("extract.llm.injection", f"the agent's text speaks to the model that reads it "
                                   f"({passage!r}: an instruction, a role or template marker, or an answer written "
                                   "out), so no reader's answer on it can be trusted; denied unsent")
-    return texts
+    return texts, ordered
 
 
 # The answer written out in the answer's own words: a field of the record the model fills (hotel) beside a value
@@ -1040,11 +1042,20 @@ def _leet(word: str) -> str:
     return r"[^\w\n]?".join(_LEET_LETTER.get(c, re.escape(c)) if c != "_" else "[_ -]?" for c in word.casefold())
 
 
+# the words that say no (_NO_WORDS), in leetspeak too (n0, f4ls3), one pattern
+_NO_ALTERNATION = "|".join(r"\s+".join(map(_leet, w.split())) for w in _NO_WORDS)
+
+
+def _names_alternation(names: tuple[str, ...]) -> str:
+    """A pattern for any of `names` in leetspeak too (_leet), the longest first."""
+    return "|".join(_leet(n) for n in sorted(names, key=len, reverse=True))
+
+
 @lru_cache(maxsize=32)
 def _answer_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     # a field named in the plural too (hotels: zero)
-    name = "(?<![a-z0-9])(" + "|".join(_leet(n) for n in sorted(names, key=len, reverse=True)) + ")s?(?![a-z0-9])"
-    no = "(" + "|".join(r"\s+".join(map(_leet, w.split())) for w in _NO_WORDS) + rf"|[{_NO_MARKS}]|[nf0x])"
+    name = "(?<![a-z0-9])(" + _names_alternation(names) + ")s?(?![a-z0-9])"
+    no = "(" + _NO_ALTERNATION + rf"|[{_NO_MARKS}]|[nf0x])"
     spaced = "(" + "|".join(_leet(w) for w in _SPACED_NO) + ")"
     # after a dash, only what ends the sentence (the usher job - no, I just want ...: a correction, not an answer)
     return re.compile(rf"{name}{_SAID}{no}(?![a-z0-9]){_CLAUSE_END}|{name}\s*[-\u2013\u2014]\s*{no}(?![a-z0-9]){_DASH_END}|{name}\s+{spaced}(?![a-z0-9]){_SPACED_END}|"
@@ -1057,9 +1068,8 @@ _CLEARED = r"\b(uncheck|untick|deselect|unselect|unmark|clear|exclude|drop|remov
 @lru_cache(maxsize=32)
 def _answer_words(fields: tuple[str, ...]) -> re.Pattern[str]:
     """The words an answer written out is made of: a field, a word or mark that says no, a box cleared."""
-    no = "|".join(r"\s+".join(map(_leet, w.split())) for w in _NO_WORDS)   # in leetspeak too: n0, f4ls3
-    return re.compile("(?i)(" + "|".join(_leet(f) for f in fields) + rf"|(?<![a-z0-9])({no}|n|f)(?![a-z0-9])|"
-                      + f"[{_NO_MARKS}]|" + _CLEARED + ")")
+    return re.compile("(?i)(" + "|".join(_leet(f) for f in fields)
+                      + rf"|(?<![a-z0-9])({_NO_ALTERNATION}|n|f)(?![a-z0-9])|[{_NO_MARKS}]|" + _CLEARED + ")")
 
 
 def _answer_fields(argument: str, t: Mapping[str, Any]) -> tuple[str, ...]:
@@ -1154,7 +1164,7 @@ def _paired(fragments: list[tuple[str, bool]]) -> str:
 def _negated_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     """A sentence that is a no before a field and nothing else (No hotel!, There is no hotel, Zero hotels), matched
     whole."""
-    name = "(" + "|".join(_leet(n) for n in sorted(names, key=len, reverse=True)) + ")"
+    name = "(" + _names_alternation(names) + ")"
     return re.compile(rf"(?:there (?:is|are|was|were) )?(?:no(?: more)?|not an?|not any|zero|without(?: an?| any)?|nope) +"
                       rf"(?:an? +|any +|the +)?{name}s?(?: +(?:here|involved|at all|whatsoever))?")
 
@@ -1194,16 +1204,16 @@ def _answer_in_data(value: Any, fields: tuple[str, ...]) -> str:
     return ""
 
 
-def _refuse_answer_written(observation: Mapping[str, Any], texts: list[str], path: str, argument: str,
-                           t: Mapping[str, Any]) -> None:
+def _refuse_answer_written(observation: Mapping[str, Any], texts: list[str], ordered: list[str], path: str,
+                           argument: str, t: Mapping[str, Any]) -> None:
     """ExtractionError (extract.llm.injection) when the text the model reads writes out the answer in the answer's
-    own words (answer_written_out; with no `text`, the agent data's keys too: _answer_in_data), in every mode."""
+    own words (answer_written_out; with no `text`, the agent data's keys too: _answer_in_data), in every mode.
+    `texts` and `ordered` are what _refuse_addressed returns."""
     fields, choices = _answer_fields(argument, t), _enum_choices(argument, t)
     found = next(filter(None, (choice_written_out(text, choices) for text in texts)), "")
     if not fields and not found:
         return
     found = found or ("" if path or not fields else _answer_in_data(observation, fields))
-    ordered = texts[:-1]   # with no `path`: the data's strings in reading order (_refuse_addressed), their reading last
     # one piece a line: each piece ends what it says (deselect / hotel / confirmed_task)
     for text in texts + ([] if path or not fields else [_split_reading(ordered, _answer_words(fields), "\n")]):
         found = found or answer_written_out(text, fields)
