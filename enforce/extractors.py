@@ -581,6 +581,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}")
 _HEX = re.compile(r"[0-9A-Fa-f]{16,}")
 _NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]")
 _NOT_BASE64_BYTES = bytes(b for b in range(256) if _NOT_BASE64.match(chr(b)))
+_NOT_URL_SAFE_BYTES = _NOT_BASE64_BYTES.translate(None, b"-_")   # the URL-safe alphabet keeps `-` and `_`
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -596,9 +597,11 @@ def _encoded(text: str, where: str) -> list[str]:
             for run in (m.group() for m in _BASE64.finditer(text))]
     if text.isascii() and _NOT_BASE64.search(text.rstrip("=")) is not None:  # read too as b64decode reads it
         raw = text.encode("ascii")
-        squeezed = raw.translate(None, _NOT_BASE64_BYTES)   # `-` and `_` dropped too, as b64decode drops them
-        if len(squeezed) >= _ENCODED_MIN and squeezed.decode("ascii") not in runs:
-            runs.append(squeezed.decode("ascii"))
+        # as b64decode drops `-` and `_`, and as urlsafe_b64decode keeps them (`-` or `_` in the text only)
+        for dropped in (_NOT_BASE64_BYTES, _NOT_URL_SAFE_BYTES) if b"-" in raw or b"_" in raw else (_NOT_BASE64_BYTES,):
+            squeezed = raw.translate(None, dropped).decode("ascii")
+            if len(squeezed) >= _ENCODED_MIN and squeezed not in runs:
+                runs.append(squeezed)
     decoded: list[str] = []
     for packed in runs:
         if _HEX.fullmatch(packed):
