@@ -26,7 +26,7 @@ from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referen
 from veriguard.enforce.textnorm import strip_invisible
 from veriguard.providers.extraction import EntryProblem, llm_entry_problem
 from veriguard.synth.tables import load_table
-from veriguard.synth.tomlpos import escape_in_basic_string, scan_keys, string_offsets, too_deep
+from veriguard.synth.tomlpos import basic_string_escapes, scan_keys, string_offsets, too_deep
 
 TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contract", "examples",
             "extraction", "enforcement", "clarifications", "verify")
@@ -50,32 +50,6 @@ def _reading(text: str) -> str:
     spaces and direction marks, and the default-ignorable ones that are not, such as variation selectors and Hangul
     fillers: `admin` and `admin` + U+FE0F were two enum values that read the same)."""
     return strip_invisible(unicodedata.normalize("NFKC", text))
-
-
-def _continued_comment(text: str, pos: Pos) -> Pos | None:
-    """Where a line of the multi-line basic string whose value starts at `pos` (at its opening quotes) ends with a
-    backslash after a comment (`#` outside the contract's double-quoted strings), or None. TOML joins the next line to
-    such a line, so the file shows on that next line what the contract reads as part of the comment. The string's
-    escapes were refused before (tomlpos.escape_in_basic_string), so every other backslash is a line continuation."""
-    lines = text.split("\n")
-    row, col = pos.line - 1, pos.col - 1
-    if not 0 <= row < len(lines) or not lines[row][col:].startswith('"""'):
-        return None
-    col += 3
-    while row < len(lines):
-        line = lines[row].removesuffix("\r")
-        end = line.find('"""', col)
-        body = line[col:] if end < 0 else line[col:end]
-        quoted = False
-        for i, ch in enumerate(body):
-            quoted = quoted != (ch == '"')
-            if ch == "#" and not quoted:
-                stripped = body.rstrip(" \t")
-                return Pos(row + 1, col + len(stripped)) if end < 0 and stripped.endswith("\\") else None
-        if end >= 0:
-            return None
-        row, col = row + 1, 0
-    return None
 
 
 def _alike(values: list[str]) -> tuple[str, str] | None:
@@ -360,13 +334,12 @@ class _Loader:
             raise self.fail("spec.contract_escape", f"cannot tell where [{'.'.join(map(str, key))}] is written in the "
                             "file, so whether it uses a TOML escape cannot be checked", key,
                             f"write it under a [{key[0]}] header as {key[-1]} = \'\'\'...\'\'\' (a literal string)")
-        at = escape_in_basic_string(self.text, self.values[key]) if key in self.values else None
+        at, hidden = basic_string_escapes(self.text, self.values[key]) if key in self.values else (None, None)
         if at is not None:
             shown = self.text.split("\n")[at.line - 1][at.col - 1:at.col + 5]
             raise self.fail("spec.contract_escape", f"[{'.'.join(map(str, key))}] uses a TOML escape ({shown!r}...): "
                             "the contract would read otherwise than the file shows", key,
                             "write the character itself, or put the text in a literal string '''...''' (no escapes)", at)
-        hidden = _continued_comment(self.text, self.values[key]) if key in self.values else None
         if hidden is not None:
             raise self.fail("spec.contract_escape", f"[{'.'.join(map(str, key))}] ends a comment with a backslash: "
                             "TOML joins the next line to it, so what the file shows on that line is part of the "

@@ -208,26 +208,51 @@ def string_offsets(text: str, pos: Pos) -> tuple[int, int]:
 def escape_in_basic_string(text: str, pos: Pos) -> Pos | None:
     """Where the first escape of the basic string (quoted with one or three double quotes) whose value starts at
     `pos` is, or None; a backslash that ends a line (TOML's line continuation) is not one. A literal string has none."""
+    return basic_string_escapes(text, pos)[0]
+
+
+def basic_string_escapes(text: str, pos: Pos) -> tuple[Pos | None, Pos | None]:
+    """escape_in_basic_string; and, from the same walk of a multi-line basic string without escapes, where a line
+    ends with a backslash after a comment (`#` outside the contract's double-quoted strings), or None. TOML joins the
+    next line to such a line, so the file shows on that next line what the contract reads as part of the comment.
+    The first line of the string holding such a `#` decides: a comment there without the backslash is None."""
     lines = _lines(text)
     row, col = pos.line - 1, pos.col - 1
     if not 0 <= row < len(lines):
-        return None
+        return None, None
     rest = lines[row][col:]
     quote = '"' * 3 if rest.startswith('"' * 3) else '"' if rest.startswith('"') else ""
     if not quote:
-        return None
+        return None, None
     col += len(quote)
+    comment: Pos | None = None
+    decided = quote == '"'   # a one-line string ends at a line break: it has no continuation
     while row < len(lines):
         line = lines[row]
         end = line.find(quote, col)
         slash = line.find("\\", col)
         if slash >= 0 and (end < 0 or slash < end):
             if line[slash + 1:].strip(" \t") or quote == '"':
-                return Pos(row + 1, slash + 1)
+                return Pos(row + 1, slash + 1), None
+        if not decided:
+            decided, comment = _comment_continued(line, row, col, end)
         if end >= 0 and (slash < 0 or end < slash):
-            return None
+            return None, comment
         row, col = row + 1, 0
-    return None
+    return None, comment
+
+
+def _comment_continued(line: str, row: int, col: int, end: int) -> tuple[bool, Pos | None]:
+    """Whether `line` (the string's part from `col`, up to `end` where it closes) holds a comment; and if it does,
+    where the backslash that ends it is (the line continuation), or None."""
+    body = line[col:] if end < 0 else line[col:end]
+    quoted = False
+    for ch in body:
+        quoted = quoted != (ch == '"')
+        if ch == "#" and not quoted:
+            stripped = body.rstrip(" \t")
+            return True, Pos(row + 1, col + len(stripped)) if end < 0 and stripped.endswith("\\") else None
+    return end >= 0, None
 
 
 def _lines(text: str) -> list[str]:
