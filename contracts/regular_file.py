@@ -28,20 +28,13 @@ class FileRefused(Exception):
 
 def read_regular_file(path: str | Path, limit: int | None = MAX_BYTES, *, follow_links: bool = True) -> bytes:
     """The bytes of the regular file at `path`, of at most `limit` bytes (None: any size); FileRefused otherwise."""
-    return read_regular_file_and_mode(path, limit, follow_links=follow_links)[0]
-
-
-def read_regular_file_and_mode(path: str | Path, limit: int | None = MAX_BYTES, *,
-                               follow_links: bool = True) -> tuple[bytes, int]:
-    """The bytes of the regular file at `path` and its mode, read once from one descriptor (`follow_links` false:
-    a symbolic link is refused, not followed); FileRefused otherwise."""
-    data, st = read_regular_file_and_stat(path, limit, follow_links=follow_links)
-    return data, st.st_mode
+    return read_regular_file_and_stat(path, limit, follow_links=follow_links)[0]
 
 
 def read_regular_file_and_stat(path: str | Path, limit: int | None = MAX_BYTES, *,
                                follow_links: bool = True) -> tuple[bytes, os.stat_result]:
-    """read_regular_file_and_mode, with the whole fstat of the descriptor the bytes were read from."""
+    """The bytes of the regular file at `path` and the fstat of the one descriptor they were read from (`follow_links`
+    false: a symbolic link is refused, not followed); FileRefused otherwise."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags if follow_links else flags | os.O_NOFOLLOW)
@@ -116,13 +109,16 @@ def replaceable_above(folder: Path, st: os.stat_result | None = None) -> tuple[P
         own = os.stat(given) if st is None else st
     except OSError as e:
         return given, f"it cannot be read ({e.strerror})"
-    for path in dict.fromkeys([*given.parents, *folder.resolve().parents]):   # each folder stat'ed once
+    resolved = folder.resolve()
+    for path in dict.fromkeys([*given.parents, *resolved.parents]):   # each folder stat'ed once
         try:
             problem = _replaces_entries(os.stat(path), own)
         except OSError as e:
             problem = f"it cannot be read ({e.strerror})"
         if problem:
             return path, problem
+    if resolved == given:   # no part of the path is a link (own was stat'ed, so it resolved whole)
+        return None
     for path in (given, *given.parents):   # links on the path as given: a sticky folder's link is its owner's
         try:
             link = os.lstat(path)
@@ -138,8 +134,8 @@ def replaceable_above(folder: Path, st: os.stat_result | None = None) -> tuple[P
 def _replaces_entries(st: os.stat_result, own: os.stat_result) -> str:
     """Why someone who may not write the folder whose stat is `own` may rename the entries of the folder above it whose
     stat is `st` ('' when no one may)."""
-    if folder_open_to_all(st):
-        return folder_open_to_all(st)
+    if open_to_all := folder_open_to_all(st):
+        return open_to_all
     if st.st_uid not in (0, own.st_uid):
         return f"it is owned by user {st.st_uid}, who may rename what it holds, and the folder below by user {own.st_uid}"
     group_writes = st.st_mode & 0o020 and not st.st_mode & stat.S_ISVTX
