@@ -91,12 +91,18 @@ def approval_problem(approval: Any) -> str:
 
 
 def _iso_datetime(value: Any) -> bool:
-    if not isinstance(value, str) or "T" not in value:
-        return False
+    return isinstance(value, str) and "T" in value and offset_datetime(value) is not None
+
+
+def offset_datetime(value: Any) -> dt.datetime | None:
+    """`value` as an ISO-8601 time with its UTC offset (datetime.fromisoformat's reading), or None: not a string, not
+    such a time, or one without an offset. approval.approved_at (with a "T"), the audit's stamps (one spelling, not
+    in the future) and a decision record's `time` are each read with it."""
     try:
-        return dt.datetime.fromisoformat(value).tzinfo is not None
+        when = dt.datetime.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
-        return False
+        return None
+    return when if when is not None and when.tzinfo is not None else None
 
 # the enforcement strategies (enforce.monitor.STRATEGIES) and modes (enforce.guard.MODES) a spec may name
 STRATEGY_NAMES = ("terminate", "block", "tool_halt", "replan", "replan_halt")

@@ -58,10 +58,11 @@ import os
 import re
 import stat
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Mapping
 
+from veriguard.contracts.build_format import offset_datetime
 from veriguard.contracts.errors import OperatorError
 from veriguard.enforce.keys import SigningKey, VerifyKey, load_signing_key, write_atomic
 from veriguard.contracts.strict_json import StrictJSONError, loads, loads_passing_surrogates
@@ -228,7 +229,8 @@ class _Chain:
     kept: list[dict[str, Any]] | None = None    # when a list, every record added, as checked
     log_id: str = ""                            # every record must name it ("": a log begun before log ids)
     time: dt.datetime | None = None             # the last record's `time`, when it has one
-    earlier: list[int] = field(default_factory=list)   # lines dated before the record above them
+    earlier: int = 0                            # how many lines are dated before the record above them
+    first_earlier: int = 0                      # the first such line
 
     @classmethod
     def at(cls, head: Head) -> "_Chain":
@@ -258,21 +260,13 @@ class _Chain:
                           f"one is {self.log_id!r}): a record, or the whole log, was taken from another log", n)
         self.first = rec["hash"] if self.records == 0 else self.first
         self.records, self.size, self.last = n, self.size + len(line), rec["hash"]
-        when = _dated(rec.get("time"))
+        when = offset_datetime(rec.get("time"))   # the monitor's time, when it decided
         if when is not None and self.time is not None and when < self.time:
-            self.earlier.append(n)
+            self.first_earlier = self.first_earlier or n
+            self.earlier += 1
         self.time = when if when is not None else self.time
         if self.kept is not None:
             self.kept.append(rec)
-
-
-def _dated(value: Any) -> dt.datetime | None:
-    """A record's `time` (the monitor's, when it decided) as a time with its offset, or None."""
-    try:
-        when = dt.datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
-    return when if when is not None and when.tzinfo is not None else None
 
 
 def _record(line: bytes, n: int) -> dict[str, Any]:
@@ -718,7 +712,7 @@ def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain, expected: He
             return LogCheck(False, chain.records, e.problem, e.line)
     return LogCheck(True, chain.records, anchored=key is not None, after_anchor=chain.records - head.records,
                     note=_note(head, key, chain.records - head.records, torn=torn, expected=expected,
-                               earlier=chain.earlier),
+                               earlier=(chain.earlier, chain.first_earlier)),
                     log_id=head.log_id, expected=expected.records if expected is not None else -1)
 
 
@@ -738,7 +732,7 @@ def _at_expected(chain: _Chain, f: BinaryIO, key: VerifyKey | None, head: Head, 
 
 
 def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool, expected: Head | None = None,
-          earlier: list[int] | None = None) -> str:
+          earlier: tuple[int, int] = (0, 0)) -> str:
     if key is not None and expected is not None:
         notes = [f"anchored: the head is signed by key {head.key_id[:16]}… ({head.time}), and the log is the expected "
                  f"log at or after the expected head ({expected.records} records, {expected.time}); a rollback to a "
@@ -761,8 +755,8 @@ def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool, expected
                      "finding")
     if torn:
         notes.append("an incomplete last line after the last anchor (an interrupted write; the next append drops it)")
-    if earlier:   # said, never a finding: concurrent writers do it in normal use
-        notes.append(f"{len(earlier)} record(s) dated before the record above them (first at line {earlier[0]}): "
+    if earlier[0]:   # said, never a finding: concurrent writers do it in normal use (how many, and the first line)
+        notes.append(f"{earlier[0]} record(s) dated before the record above them (first at line {earlier[1]}): "
                      "writers append in the order they take the log's lock, not of their decisions' times, so "
                      "concurrent writers do this; so does a clock set back, or a record whose time was made up")
     return "; ".join(notes)

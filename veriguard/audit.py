@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from veriguard.contracts.build_format import (POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES, certificate_bytes,
-                                               unheld_gates)
+                                               offset_datetime, unheld_gates)
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
 from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
                                               writable_from_outside)
@@ -806,12 +806,9 @@ CLOCK_SKEW_S = 300   # how far ahead of this machine's clock another machine's m
 def _stamped(value: Any) -> bool:
     """Whether `value` is a time as synth stamps it (UTC, to the second, `+00:00`: one spelling, so that times compare
     as text) and not after now: a build stamped in 2999, or at +14:00, claimed a time it was not made at."""
-    try:
-        when = dt.datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        return False
+    when = offset_datetime(value)
     now = dt.datetime.now(dt.timezone.utc)
-    return when is not None and when.tzinfo is not None and value == when.astimezone(dt.timezone.utc).isoformat() \
+    return when is not None and value == when.astimezone(dt.timezone.utc).isoformat() \
         and when.microsecond == 0 and when <= now + dt.timedelta(seconds=CLOCK_SKEW_S)
 
 
