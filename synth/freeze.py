@@ -253,8 +253,15 @@ def _write(root: Path, rel: str, data: bytes) -> str:
         raise SpecError("freeze.path", f"{rel!r} would be written outside the build directory {root}", fix=PATH_FIX)
     # modes given, whatever the umask: the loader refuses a build file or folder that every user may write
     for folder in reversed(Path(rel).parents[:-1]):
-        (root / folder).mkdir(exist_ok=True)
-        os.chmod(root / folder, 0o755)   # mkdir's mode is masked by the umask: 0700 under umask 077
+        try:
+            (root / folder).mkdir()
+        except FileNotFoundError:
+            raise
+        except OSError:   # as mkdir(exist_ok=True): a folder there already is one an earlier file made, and set
+            if not (root / folder).is_dir():
+                raise
+        else:
+            os.chmod(root / folder, 0o755)   # mkdir's mode is masked by the umask: 0700 under umask 077
     target.write_bytes(data)
     os.chmod(target, 0o644)   # inside the build's private (0700) temporary folder until it is renamed into place
     return sha256(data)
