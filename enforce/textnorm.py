@@ -458,10 +458,10 @@ def describe(chars: tuple[str, ...], limit: int = 5) -> str:
 
 # Literal prefilter: a pattern that needs one of some strings of plain characters cannot match a text without them, and a
 # test for a substring costs far less than a search. The classifier tries its hundreds of cue patterns on each text,
-# and few of them match (on v6, 4% of the pattern and text pairs hold the literals: cue_vector 0.90 -> 0.19 ms a task). `folded` maps every character that re.IGNORECASE matches to an ASCII letter to that
-# letter in lower case (A-Z, and the four others Unicode folds to one: tests/unit/test_classifier_speed_s26.py checks
-# every code point), so that a pattern that matches a text has its literals in the folded text, with or without
-# IGNORECASE.
+# and few of them match (on v6, 4% of the pattern and text pairs hold the literals: cue_vector 0.90 -> 0.19 ms a task).
+# `folded` maps every character that re.IGNORECASE matches to an ASCII letter to that letter in lower case (A-Z, and
+# the four others Unicode folds to one: tests/unit/test_classifier_speed_s26.py checks every code point), so that a
+# pattern that matches a text has its literals in the folded text, with or without IGNORECASE.
 _sre: Any = importlib.import_module("re._constants")   # re's own parser and opcodes: the tree re compiles from
 _sre_parse: Any = importlib.import_module("re._parser")
 _FOLD = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)} | {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
