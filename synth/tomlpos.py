@@ -215,7 +215,7 @@ def basic_string_escapes(text: str, pos: Pos) -> tuple[Pos | None, Pos | None]:
     """escape_in_basic_string; and, from the same walk of a multi-line basic string without escapes, where a line
     ends with a backslash after a comment (`#` outside the contract's double-quoted strings), or None. TOML joins the
     next line to such a line, so the file shows on that next line what the contract reads as part of the comment.
-    The first line of the string holding such a `#` decides: a comment there without the backslash is None."""
+    Every line is read: a comment without the backslash on an earlier line hides nothing."""
     lines = _lines(text)
     row, col = pos.line - 1, pos.col - 1
     if not 0 <= row < len(lines):
@@ -226,7 +226,6 @@ def basic_string_escapes(text: str, pos: Pos) -> tuple[Pos | None, Pos | None]:
         return None, None
     col += len(quote)
     comment: Pos | None = None
-    decided = quote == '"'   # a one-line string ends at a line break: it has no continuation
     while row < len(lines):
         line = lines[row]
         end = line.find(quote, col)
@@ -234,25 +233,25 @@ def basic_string_escapes(text: str, pos: Pos) -> tuple[Pos | None, Pos | None]:
         if slash >= 0 and (end < 0 or slash < end):
             if line[slash + 1:].strip(" \t") or quote == '"':
                 return Pos(row + 1, slash + 1), None
-        if not decided:
-            decided, comment = _comment_continued(line, row, col, end)
+        if comment is None and quote != '"':   # a one-line string ends at a line break: it has no continuation
+            comment = _comment_continued(line, row, col, end)
         if end >= 0 and (slash < 0 or end < slash):
             return None, comment
         row, col = row + 1, 0
     return None, comment
 
 
-def _comment_continued(line: str, row: int, col: int, end: int) -> tuple[bool, Pos | None]:
-    """Whether `line` (the string's part from `col`, up to `end` where it closes) holds a comment; and if it does,
-    where the backslash that ends it is (the line continuation), or None."""
+def _comment_continued(line: str, row: int, col: int, end: int) -> Pos | None:
+    """Where the backslash is that ends a comment on `line` (the string's part from `col`, up to `end` where it
+    closes): the line continuation; None when the line holds no comment or its comment does not end so."""
     body = line[col:] if end < 0 else line[col:end]
     quoted = False
     for ch in body:
         quoted = quoted != (ch == '"')
         if ch == "#" and not quoted:
             stripped = body.rstrip(" \t")
-            return True, Pos(row + 1, col + len(stripped)) if end < 0 and stripped.endswith("\\") else None
-    return end >= 0, None
+            return Pos(row + 1, col + len(stripped)) if end < 0 and stripped.endswith("\\") else None
+    return None
 
 
 def _lines(text: str) -> list[str]:

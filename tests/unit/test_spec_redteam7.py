@@ -65,6 +65,14 @@ def test_a_line_continuation_in_the_contract_is_refused(tmp_path, tail):
     assert e.pos.line == 11
 
 
+@pytest.mark.parametrize("first", ["# the rules of payments", 'rule seen "A rule" : age >= 0   # checked first'])
+def test_a_continuation_after_an_earlier_comment_is_refused(tmp_path, first):
+    """Every line of the contract is read: a comment without a backslash before it does not hide the one with it."""
+    text = cap("   # see the wiki \\").replace('rules = """\n', 'rules = """\n' + first + "\n", 1)
+    e = refused(tmp_path, text, "spec.contract_escape")
+    assert e.pos.line == 12
+
+
 def test_the_hidden_rule_names_the_line_with_the_backslash(tmp_path):
     e = refused(tmp_path, CAP.format(quote='"""', tail="   # see the wiki \\"), "spec.contract_escape")
     assert (e.pos.line, e.pos.col) == (11, 63)
