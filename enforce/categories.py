@@ -681,16 +681,16 @@ _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")   # quotes paired left to 
 def unquoted(text: str) -> str:
     """`text` with its quoted passages blanked when the frame outside them asks nothing but what it asks about them: a
     quoted ask is then a mention ('Translate "book a room" into French', 'Ad: "Fly to Cancun from $89!" Is that round
-    trip?', 'My friend wrote "..."; find the help page'). Every clause of the frame must ask no act, tell or be a fragment,
-    and one must ask no act; a frame that may ask ("Do both", "Reserve it", "Text from my son: ...") leaves the quote an
-    ask, as does a text that is one quotation."""
+    trip?', 'My friend wrote "..."; find the help page'). Every clause of the frame must ask no act, tell (`a_statement`,
+    whatever topic it names) or be short (`a_short_clause`: "Email from Airbnb"), and one must ask no act; a frame that
+    may ask ("Do both", "Reserve it", "Text from my son: ...") leaves the quote an ask, as does a text that is one
+    quotation."""
     blank = _QUOTED.sub(lambda m: " " * len(m.group(0)) if len(m.group(0).split()) >= 3 else m.group(0), text)
     if blank == text:
         return text
     frame = [c for c in act_clauses(blank) if c.strip(" \t'\"“”‘’:,.-")]
-    kinds = [asks_no_act(c) or ("told" if _STATEMENT.match(c) and not _ACT_WORD.search(c) else "")
-             or ("brief" if len(c.split()) <= 3 and not _ACT_WORD.search(c) and not ask_unnamed(c)[0] else "")
-             for c in frame]
+    kinds = [asks_no_act(c) or ("told" if a_statement(c, (), _NO_CUES) else "")
+             or ("brief" if a_short_clause(c) else "") for c in frame]
     return blank if frame and all(kinds) and any(k not in ("told", "brief") for k in kinds) else text
 
 
@@ -742,8 +742,14 @@ def a_statement(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
 def a_fragment(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
     """Three words or fewer in lower case and without digits, with no act, no ask on an object elsewhere and no topic
     ("paid for", "no", "gracias"; not "Lenovo charger", "size 9", which may be what an order names)."""
-    return (len(clause.split()) <= 3 and not re.search(r"\d|\b(?-i:[A-Z])", clause[1:]) and not _ACT_WORD.search(clause)
-            and not ask_unnamed(clause)[0] and not clause_topics(names, cues, clause))
+    return (a_short_clause(clause) and not re.search(r"\d|\b(?-i:[A-Z])", clause[1:])
+            and not clause_topics(names, cues, clause))
+
+
+def a_short_clause(clause: str) -> bool:
+    """Three words or fewer with no act and no ask on an object elsewhere: a fragment, or a label that may name a thing
+    ("Row 7", "Email from Airbnb")."""
+    return len(clause.split()) <= 3 and not _ACT_WORD.search(clause) and not ask_unnamed(clause)[0]
 
 
 def unasked(names: tuple[str, ...], cues: Cues, text: str, asked: Container[str],
@@ -795,6 +801,9 @@ class Cues:
 
     def kinds(self) -> tuple[Patterns, Patterns, Patterns, Patterns]:
         return self.topic, self.act, self.aside, self.ask
+
+
+_NO_CUES = Cues({}, {}, {}, {})   # no category's words: `unquoted` reads a frame's form, not its topics
 
 
 @dataclass(frozen=True)
