@@ -427,6 +427,28 @@ def reading(text: str) -> str:
     return ". ".join([listed] * bool(listed) + table)
 
 
+# A piece of a word between its symbols that is a word of its own when the lexicon does not know it: an acronym ("TL",
+# "MSP") or a name ("Catania")
+_WORD_PIECE = re.compile(r"[A-Z]{2,5}|[A-Z][a-z]{2,}")
+# Names joined by a dash: a route ("Toronto–Halifax"), which says nothing of what travels it
+_DASHED = re.compile(r"[A-Z][A-Za-z]+(?:\s*[-–—]\s*[A-Z][A-Za-z]+)+")
+
+
+def run_together(word: str, known: Container[str]) -> bool:
+    """Whether a word with a symbol between letters that decodes to no known word (the normaliser's residue) is words
+    written without a space ("TL;DR", "economy,PLEASE", "Chicago–Phoenix"), not one word disguised: it holds no digit,
+    every piece between its symbols is a known word, an acronym or a name, and no run of pieces spells a known word
+    (ho;tel, REN-TAL-CAR stay residue; so do codes and models with digits, CX-5s, WH-1000XM5: what they name is
+    unread)."""
+    if re.search(r"\d", word):
+        return False
+    pieces = [p for p in re.split(r"[^A-Za-z]+", word) if p]
+    if len(pieces) < 2 or not all(p.lower() in known or _WORD_PIECE.fullmatch(p) for p in pieces):
+        return False
+    runs = ["".join(pieces[i:j]).lower() for i in range(len(pieces)) for j in range(i + 2, len(pieces) + 1)]
+    return not any(r in known for r in runs)
+
+
 def reversed_words(text: str, known: Container[str], targets: Container[str]) -> list[str]:
     """Words unknown read forwards that spell a category's word or act backwards (letoh, rac, koob)."""
     return [w for w in re.findall(r"[A-Za-z]{4,}", text) if w.lower() not in known and w.lower()[::-1] in targets]
@@ -1120,8 +1142,9 @@ class CategoryClassifier:
         kept = taken_back(unquoted(text))   # what a bare retraction takes back, and what is quoted, ask nothing
         kept_view = kept if view == text else taken_back(unquoted(view))
         asked = self.asked(kept) if kept_view == kept else {**self.asked(kept_view), **self.asked(kept)}  # most read as is
-        if norm.routes and not asked:
-            doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")
+        routes = [*norm.routes, *(w for w in norm.residue if _DASHED.fullmatch(w) and run_together(w, self.known))]
+        if routes and not asked:
+            doubts.append(f"words joined by an arrow or a dash that no ask reads: {', '.join(routes[:5])}")
         clauses = clause_reading(kept)   # read once: unasked and names_beside both need it
         quiet = self.unasked(kept, asked, frozenset().union(*(r.labels | r.uncertain for r in results)), clauses)
         if quiet:   # read from a topic that no clause asks an act on
@@ -1244,8 +1267,9 @@ class CategoryClassifier:
         backwards = reversed_words(norm.text, self.known, self.joinable | REVERSIBLE)
         if backwards:
             out.append(f"words spelt backwards: {', '.join(backwards[:5])}")
-        if norm.residue:
-            out.append(f"words with digits or symbols that spell no known word: {', '.join(norm.residue[:5])}")
+        residue = [w for w in norm.residue if not run_together(w, self.known)]
+        if residue:
+            out.append(f"words with digits or symbols that spell no known word: {', '.join(residue[:5])}")
         if norm.pictographs:
             out.append(f"pictographs read only by their names: {describe(norm.pictographs)}")
         foreign = next(filter(None, (foreign_words(p, self.known) for p in pieces)), "")
