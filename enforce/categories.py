@@ -779,18 +779,38 @@ def unasked(names: tuple[str, ...], cues: Cues, text: str, asked: Container[str]
     """The categories (beside those asked on their objects) that no clause of `text` may ask by their topic: every
     clause that may ask names another category's topic and not theirs (all of them when no clause may ask); and the
     clauses that may ask, which the caller reads alone to see whether they ask these categories in other words.
-    (empty, []) when a clause that may ask names no topic: its object may be any category's. A statement beside other
-    clauses, or a fragment beside a clause that may ask, is no such clause; alone, they are. `reading`: the text's
-    clause_reading when the caller has it."""
+    (empty, []) when a clause that may ask names no topic and may stand on an object named elsewhere (`own_object`): its
+    object may be any category's; beside one with an object of its own, only the categories named in a clause that
+    asks nothing may be quiet ("Water the ferns. Separately, is the Hilton ... pet friendly?"). A statement beside
+    other clauses, or a fragment beside a clause that may ask, is no such clause; alone, they are. `reading`: the
+    text's clause_reading when the caller has it."""
     clauses, asking = reading or clause_reading(text)
     said = [c for c in asking if not a_statement(c, names, cues)]
     if len(clauses) - len(asking) + len(said) > 0:   # statements beside other clauses (all statements: a hint may ask)
         asking = said
     asking = [c for c in asking if not a_fragment(c, names, cues)] or asking
     topics = [clause_topics(names, cues, c) for c in asking]
-    if not all(topics):
+    if not all(t or own_object(c) for c, t in zip(asking, topics)):
         return frozenset(), []
-    return frozenset(n for n in names if n not in asked and all(n not in t for t in topics)), asking
+    quiet = frozenset(n for n in names if n not in asked and all(n not in t for t in topics))
+    if not all(topics):   # beside a clause with an object of its own: only a category named where nothing is asked
+        quiet &= frozenset().union(*(clause_topics(names, cues, c) for c in clauses if c not in asking))
+    return quiet, asking
+
+
+# What an act may stand on when its object is named elsewhere: a pronoun, an indefinite, "the same", "the rest"
+# ("this week's emails", "all the photos": determiners, not pronouns)
+_ELSEWHERE = re.compile(r"\b(?:it|its|them|they|the same|the rest|everything|something|somewhere|anything|anywhere|someplace|"
+                        r"whichever|whatever|either)\b|\b(?:this|that|these|those|one|ones|both|all|there|others?)(?=\s*(?:$|"
+                        r"[.,;:!?)]|(?:for|on|at|to|in|now|please|again|too|and|then|with|from|by|tomorrow|today|tonight|"
+                        r"asap|up|out|of|instead|as well)\b))", re.IGNORECASE)
+
+
+def own_object(clause: str) -> bool:
+    """Whether a clause that may ask and names no category's topic names what it asks for itself, with no pronoun or
+    indefinite its act may stand on ("Set up the group chat for the reunion"; not "book it", "get us something near the
+    Louvre", "do the same for May"): it asks no category named elsewhere, and is read alone for what it asks."""
+    return not _ELSEWHERE.search(clause) and not ask_unnamed(clause)[0]
 
 _ARRAYS = {"weights": "<f8", "vectors": "<f2",  # the bank's vectors only measure distance: half precision is plenty
            "queries": "<f4", "centre": "<f4", "scale": "<f4"}
