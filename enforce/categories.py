@@ -523,7 +523,11 @@ _SEARCH = re.compile(r"\b(?:is there|are there|any|availab\w*|for sale|in stock|
                      r"left|free|do you have|you got|got any|there (?:is|are|'s))\b|\b(?:have|has|got)\s+(?:any\s+)?(?:\w+\s+){0,2}?(?:rooms?|"
                      r"cars?|suvs?|vans?|seats?|flights?|tickets?|openings?|jobs?|positions?|roles?|spots?|trucks?)\b",
                      re.IGNORECASE)
-_HOW_TO = re.compile(r"\bhow (?:do|can|could|should|would|does|did|to|is|are)\b(?:\s+(?:i|we|you|one|people|someone|they|"
+# a wish to know, read as a question: "I need to know if Zipcar members can drive into Canada" ("I'd like" is a request)
+_NEED_TO_KNOW = (r"(?:i|we)\s+(?:just\s+|really\s+|only\s+|still\s+)?(?:need|want|wanna|have)\s+to\s+(?:know|find out|"
+                 r"understand|learn|figure out|work out)\s+(?:what|when|where|which|who|whether|if|how|why)\b")
+_HOW_TO = re.compile(r"\b" + _NEED_TO_KNOW + "|"
+                     r"\bhow (?:do|can|could|should|would|does|did|to|is|are)\b(?:\s+(?:i|we|you|one|people|someone|they|"
                      r"he|she))?(?:\s+(?:go about|best))?\s+(?:" + _CORE + r")\b|\bhow to\b|\b(?:best|cheapest|easiest|"
                      r"fastest|right) way to (?:" + _CORE + r")\b|\bwhat do (?:i|we) need to (?:" + _CORE + r")\b|\b(?:cost|costs|price|"
                      r"fee|fees|charge|much|long|rules?|policy) (?:to|for) (?:" + _CORE + r")\b|\b(?:do|does|will|would) "
@@ -553,7 +557,7 @@ NO_ASK_FORMS = {
                               r"(?:on\s+)?(?:(?:the|a|an|their|its|his|her|my|our|your|some|two|three|[\w-]+'s)\s+)?" + _BETWEEN
                               + _INFO + r"\b|(?:find out|check|tell me|tell us|let me know|ask|see|figure out|"
                               r"work out|explain|look up|confirm|check on|double-check|verify|find)\s+(?:(?:to me|for me)\s+)?"
-                              r"(?:what|when|where|which|who|whether|if|how|why)\b|explain\b)",
+                              r"(?:what|when|where|which|who|whether|if|how|why)\b|explain\b|" + _NEED_TO_KNOW + ")",
     # an act done or to be undone: cancel, track, return, refund, dispute, review, reset a password (tracking a flight
     # is the flight category: the bank's ruling)
     "an act undone or followed up": _LEAD + r"(?:start (?:a|the) (?:return|refund|claim|dispute)|cancel|track(?! down)(?![^.;!?\n]*\bflights?\b)|(?:return|refund|dispute|review|rate|report|remove|delete)\s+(?=(?:the|my|our|a|an|this|that|these|those|it|them|his|her|their|[\w-]+'s)\b)|complain|"
