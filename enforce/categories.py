@@ -427,6 +427,28 @@ def reading(text: str) -> str:
     return ". ".join([listed] * bool(listed) + table)
 
 
+# A piece of a word between its symbols that is a word of its own when the lexicon does not know it: an acronym ("TL",
+# "MSP") or a name ("Catania")
+_WORD_PIECE = re.compile(r"[A-Z]{2,5}|[A-Z][a-z]{2,}")
+# Names joined by a dash: a route ("Toronto–Halifax"), which says nothing of what travels it
+_DASHED = re.compile(r"[A-Z][A-Za-z]+(?:\s*[-–—]\s*[A-Z][A-Za-z]+)+")
+
+
+def run_together(word: str, known: Container[str]) -> bool:
+    """Whether a word with a symbol between letters that decodes to no known word (the normaliser's residue) is words
+    written without a space ("TL;DR", "economy,PLEASE", "Chicago–Phoenix"), not one word disguised: it holds no digit,
+    every piece between its symbols is a known word, an acronym or a name, and no run of pieces spells a known word
+    (ho;tel, REN-TAL-CAR stay residue; so do codes and models with digits, CX-5s, WH-1000XM5: what they name is
+    unread)."""
+    if re.search(r"\d", word):
+        return False
+    pieces = [p for p in re.split(r"[^A-Za-z]+", word) if p]
+    if len(pieces) < 2 or not all(p.lower() in known or _WORD_PIECE.fullmatch(p) for p in pieces):
+        return False
+    runs = ["".join(pieces[i:j]).lower() for i in range(len(pieces)) for j in range(i + 2, len(pieces) + 1)]
+    return not any(r in known for r in runs)
+
+
 def reversed_words(text: str, known: Container[str], targets: Container[str]) -> list[str]:
     """Words unknown read forwards that spell a category's word or act backwards (letoh, rac, koob)."""
     return [w for w in re.findall(r"[A-Za-z]{4,}", text) if w.lower() not in known and w.lower()[::-1] in targets]
@@ -501,7 +523,11 @@ _SEARCH = re.compile(r"\b(?:is there|are there|any|availab\w*|for sale|in stock|
                      r"left|free|do you have|you got|got any|there (?:is|are|'s))\b|\b(?:have|has|got)\s+(?:any\s+)?(?:\w+\s+){0,2}?(?:rooms?|"
                      r"cars?|suvs?|vans?|seats?|flights?|tickets?|openings?|jobs?|positions?|roles?|spots?|trucks?)\b",
                      re.IGNORECASE)
-_HOW_TO = re.compile(r"\bhow (?:do|can|could|should|would|does|did|to|is|are)\b(?:\s+(?:i|we|you|one|people|someone|they|"
+# a wish to know, read as a question: "I need to know if Zipcar members can drive into Canada" ("I'd like" is a request)
+_NEED_TO_KNOW = (r"(?:i|we)\s+(?:just\s+|really\s+|only\s+|still\s+)?(?:need|want|wanna|have)\s+to\s+(?:know|find out|"
+                 r"understand|learn|figure out|work out)\s+(?:what|when|where|which|who|whether|if|how|why)\b")
+_HOW_TO = re.compile(r"\b" + _NEED_TO_KNOW + "|"
+                     r"\bhow (?:do|can|could|should|would|does|did|to|is|are)\b(?:\s+(?:i|we|you|one|people|someone|they|"
                      r"he|she))?(?:\s+(?:go about|best))?\s+(?:" + _CORE + r")\b|\bhow to\b|\b(?:best|cheapest|easiest|"
                      r"fastest|right) way to (?:" + _CORE + r")\b|\bwhat do (?:i|we) need to (?:" + _CORE + r")\b|\b(?:cost|costs|price|"
                      r"fee|fees|charge|much|long|rules?|policy) (?:to|for) (?:" + _CORE + r")\b|\b(?:do|does|will|would) "
@@ -531,7 +557,7 @@ NO_ASK_FORMS = {
                               r"(?:on\s+)?(?:(?:the|a|an|their|its|his|her|my|our|your|some|two|three|[\w-]+'s)\s+)?" + _BETWEEN
                               + _INFO + r"\b|(?:find out|check|tell me|tell us|let me know|ask|see|figure out|"
                               r"work out|explain|look up|confirm|check on|double-check|verify|find)\s+(?:(?:to me|for me)\s+)?"
-                              r"(?:what|when|where|which|who|whether|if|how|why)\b|explain\b)",
+                              r"(?:what|when|where|which|who|whether|if|how|why)\b|explain\b|" + _NEED_TO_KNOW + ")",
     # an act done or to be undone: cancel, track, return, refund, dispute, review, reset a password (tracking a flight
     # is the flight category: the bank's ruling)
     "an act undone or followed up": _LEAD + r"(?:start (?:a|the) (?:return|refund|claim|dispute)|cancel|track(?! down)(?![^.;!?\n]*\bflights?\b)|(?:return|refund|dispute|review|rate|report|remove|delete)\s+(?=(?:the|my|our|a|an|this|that|these|those|it|them|his|her|their|[\w-]+'s)\b)|complain|"
@@ -681,16 +707,16 @@ _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")   # quotes paired left to 
 def unquoted(text: str) -> str:
     """`text` with its quoted passages blanked when the frame outside them asks nothing but what it asks about them: a
     quoted ask is then a mention ('Translate "book a room" into French', 'Ad: "Fly to Cancun from $89!" Is that round
-    trip?', 'My friend wrote "..."; find the help page'). Every clause of the frame must ask no act, tell or be a fragment,
-    and one must ask no act; a frame that may ask ("Do both", "Reserve it", "Text from my son: ...") leaves the quote an
-    ask, as does a text that is one quotation."""
+    trip?', 'My friend wrote "..."; find the help page'). Every clause of the frame must ask no act, tell (`a_statement`,
+    whatever topic it names) or be short (`a_short_clause`: "Email from Airbnb"), and one must ask no act; a frame that
+    may ask ("Do both", "Reserve it", "Text from my son: ...") leaves the quote an ask, as does a text that is one
+    quotation."""
     blank = _QUOTED.sub(lambda m: " " * len(m.group(0)) if len(m.group(0).split()) >= 3 else m.group(0), text)
     if blank == text:
         return text
     frame = [c for c in act_clauses(blank) if c.strip(" \t'\"“”‘’:,.-")]
-    kinds = [asks_no_act(c) or ("told" if _STATEMENT.match(c) and not _ACT_WORD.search(c) else "")
-             or ("brief" if len(c.split()) <= 3 and not _ACT_WORD.search(c) and not ask_unnamed(c)[0] else "")
-             for c in frame]
+    kinds = [asks_no_act(c) or ("told" if a_statement(c, (), _NO_CUES) else "")
+             or ("brief" if a_short_clause(c) else "") for c in frame]
     return blank if frame and all(kinds) and any(k not in ("told", "brief") for k in kinds) else text
 
 
@@ -742,8 +768,14 @@ def a_statement(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
 def a_fragment(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
     """Three words or fewer in lower case and without digits, with no act, no ask on an object elsewhere and no topic
     ("paid for", "no", "gracias"; not "Lenovo charger", "size 9", which may be what an order names)."""
-    return (len(clause.split()) <= 3 and not re.search(r"\d|\b(?-i:[A-Z])", clause[1:]) and not _ACT_WORD.search(clause)
-            and not ask_unnamed(clause)[0] and not clause_topics(names, cues, clause))
+    return (a_short_clause(clause) and not re.search(r"\d|\b(?-i:[A-Z])", clause[1:])
+            and not clause_topics(names, cues, clause))
+
+
+def a_short_clause(clause: str) -> bool:
+    """Three words or fewer with no act and no ask on an object elsewhere: a fragment, or a label that may name a thing
+    ("Row 7", "Email from Airbnb")."""
+    return len(clause.split()) <= 3 and not _ACT_WORD.search(clause) and not ask_unnamed(clause)[0]
 
 
 def unasked(names: tuple[str, ...], cues: Cues, text: str, asked: Container[str],
@@ -751,18 +783,38 @@ def unasked(names: tuple[str, ...], cues: Cues, text: str, asked: Container[str]
     """The categories (beside those asked on their objects) that no clause of `text` may ask by their topic: every
     clause that may ask names another category's topic and not theirs (all of them when no clause may ask); and the
     clauses that may ask, which the caller reads alone to see whether they ask these categories in other words.
-    (empty, []) when a clause that may ask names no topic: its object may be any category's. A statement beside other
-    clauses, or a fragment beside a clause that may ask, is no such clause; alone, they are. `reading`: the text's
-    clause_reading when the caller has it."""
+    (empty, []) when a clause that may ask names no topic and may stand on an object named elsewhere (`own_object`): its
+    object may be any category's; beside one with an object of its own, only the categories named in a clause that
+    asks nothing may be quiet ("Water the ferns. Separately, is the Hilton ... pet friendly?"). A statement beside
+    other clauses, or a fragment beside a clause that may ask, is no such clause; alone, they are. `reading`: the
+    text's clause_reading when the caller has it."""
     clauses, asking = reading or clause_reading(text)
     said = [c for c in asking if not a_statement(c, names, cues)]
     if len(clauses) - len(asking) + len(said) > 0:   # statements beside other clauses (all statements: a hint may ask)
         asking = said
     asking = [c for c in asking if not a_fragment(c, names, cues)] or asking
     topics = [clause_topics(names, cues, c) for c in asking]
-    if not all(topics):
+    if not all(t or own_object(c) for c, t in zip(asking, topics)):
         return frozenset(), []
-    return frozenset(n for n in names if n not in asked and all(n not in t for t in topics)), asking
+    quiet = frozenset(n for n in names if n not in asked and all(n not in t for t in topics))
+    if not all(topics):   # beside a clause with an object of its own: only a category named where nothing is asked
+        quiet &= frozenset().union(*(clause_topics(names, cues, c) for c in clauses if c not in asking))
+    return quiet, asking
+
+
+# What an act may stand on when its object is named elsewhere: a pronoun, an indefinite, "the same", "the rest"
+# ("this week's emails", "all the photos": determiners, not pronouns)
+_ELSEWHERE = re.compile(r"\b(?:it|its|them|they|the same|the rest|everything|something|somewhere|anything|anywhere|someplace|"
+                        r"whichever|whatever|either)\b|\b(?:this|that|these|those|one|ones|both|all|there|others?)(?=\s*(?:$|"
+                        r"[.,;:!?)]|(?:for|on|at|to|in|now|please|again|too|and|then|with|from|by|tomorrow|today|tonight|"
+                        r"asap|up|out|of|instead|as well)\b))", re.IGNORECASE)
+
+
+def own_object(clause: str) -> bool:
+    """Whether a clause that may ask and names no category's topic names what it asks for itself, with no pronoun or
+    indefinite its act may stand on ("Set up the group chat for the reunion"; not "book it", "get us something near the
+    Louvre", "do the same for May"): it asks no category named elsewhere, and is read alone for what it asks."""
+    return not _ELSEWHERE.search(clause) and not ask_unnamed(clause)[0]
 
 _ARRAYS = {"weights": "<f8", "vectors": "<f2",  # the bank's vectors only measure distance: half precision is plenty
            "queries": "<f4", "centre": "<f4", "scale": "<f4"}
@@ -795,6 +847,9 @@ class Cues:
 
     def kinds(self) -> tuple[Patterns, Patterns, Patterns, Patterns]:
         return self.topic, self.act, self.aside, self.ask
+
+
+_NO_CUES = Cues({}, {}, {}, {})   # no category's words: `unquoted` reads a frame's form, not its topics
 
 
 @dataclass(frozen=True)
@@ -1111,8 +1166,9 @@ class CategoryClassifier:
         kept = taken_back(unquoted(text))   # what a bare retraction takes back, and what is quoted, ask nothing
         kept_view = kept if view == text else taken_back(unquoted(view))
         asked = self.asked(kept) if kept_view == kept else {**self.asked(kept_view), **self.asked(kept)}  # most read as is
-        if norm.routes and not asked:
-            doubts.append(f"words joined by an arrow that no ask reads: {', '.join(norm.routes[:5])}")
+        routes = [*norm.routes, *(w for w in norm.residue if _DASHED.fullmatch(w) and run_together(w, self.known))]
+        if routes and not asked:
+            doubts.append(f"words joined by an arrow or a dash that no ask reads: {', '.join(routes[:5])}")
         clauses = clause_reading(kept)   # read once: unasked and names_beside both need it
         quiet = self.unasked(kept, asked, frozenset().union(*(r.labels | r.uncertain for r in results)), clauses)
         if quiet:   # read from a topic that no clause asks an act on
@@ -1235,8 +1291,9 @@ class CategoryClassifier:
         backwards = reversed_words(norm.text, self.known, self.joinable | REVERSIBLE)
         if backwards:
             out.append(f"words spelt backwards: {', '.join(backwards[:5])}")
-        if norm.residue:
-            out.append(f"words with digits or symbols that spell no known word: {', '.join(norm.residue[:5])}")
+        residue = [w for w in norm.residue if not run_together(w, self.known)]
+        if residue:
+            out.append(f"words with digits or symbols that spell no known word: {', '.join(residue[:5])}")
         if norm.pictographs:
             out.append(f"pictographs read only by their names: {describe(norm.pictographs)}")
         foreign = next(filter(None, (foreign_words(p, self.known) for p in pieces)), "")
