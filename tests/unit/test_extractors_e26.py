@@ -20,15 +20,8 @@ from veriguard.enforce import extractors
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import ToolCallExtractor
 
-BOB = {"to": "bob", "amount": 5}
-EVE = {"to": "eve", "amount": 5000}
-EJ = json.dumps(EVE)
-OK = {"type": "tool_use", "id": "t1", "name": "transfer", "input": BOB}
-TYPE = {"kind": "record", "fields": [("amount", {"kind": "int"}), ("to", {"kind": "str"})]}
-TRANSFER = ToolCallExtractor("transfer", {"to": "to", "amount": "amount"}, TYPE, ignore=("memo",))
-ANY_TYPE = {"kind": "record", "fields": [("amount", {"kind": "int"}), ("name", {"kind": "str"}), ("to", {"kind": "str"})]}
-ANY = ToolCallExtractor("*", {"to": "to", "amount": "amount", "name": "$name"}, ANY_TYPE, ignore=("memo",))
-LT = "<"
+from tests.unit.test_extractors_e25 import ANY, BOB, EJ, EVE, LT, OK, TRANSFER  # the last pass's extractors and calls
+
 HERMES = LT + 'tool_call>{"name": "transfer", "arguments": ' + EJ + "}" + LT + "/tool_call>"
 JCALL = json.dumps({"name": "transfer", "arguments": EVE})
 
