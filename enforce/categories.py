@@ -59,7 +59,8 @@ from veriguard.enforce.attention import Attention, learn, pooled
 from veriguard.enforce.embedder import (DEFAULT_ENCODER, ENCODERS, Embedder, EncoderMismatch, lexicon,
                                        shared_embedder)
 from veriguard.enforce.loader import PolicyLoadError
-from veriguard.enforce.textnorm import Normalised, describe, encoded_runs, foreign_words, normalise
+from veriguard.enforce.textnorm import (Normalised, describe, encoded_runs, folded, foreign_words, literal_index,
+                                        normalise)
 
 MAX_CHARS = 10_000
 MAX_PIECES = 256      # distinct sentences or windows read; more abstains like a text over MAX_CHARS
@@ -678,8 +679,9 @@ def a_name_alone(clause: str) -> bool:
 
 
 def clause_topics(names: tuple[str, ...], cues: Cues, clause: str) -> frozenset[str]:
-    """The categories whose topic or ask a clause names."""
-    return frozenset(n for n in names if any(p.search(clause) for p in (*cues.topic[n], *cues.ask[n])))
+    """The categories whose topic or ask a clause names (a cue is searched only where the clause holds its literals)."""
+    may = literal_index([g for n in names for g in (cues.topic[n], cues.ask[n])]).candidates(folded(clause))
+    return frozenset(n for n in names if any(p.search(clause) for p in (*cues.topic[n], *cues.ask[n]) if p in may))
 
 
 def clause_reading(text: str) -> tuple[list[str], list[str]]:
@@ -944,8 +946,6 @@ def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
     clauses that hold an aside and no act of any category. An act in the clause always keeps the topic,
     so adding an aside ("and its phone number") to a request cannot turn the request aside; so does an act
     in a clause that names no topic ("Hertz's number for a car, then rent it")."""
-    from veriguard.enforce.textnorm import folded, literal_index   # here: the module's imports are another helper's
-
     ends = [m.end() for m in CLAUSE.finditer(text) if m.end() < len(text)]
     # most cues cannot match: only those whose literals the text holds are searched
     index = literal_index([kind[n] for kind in (cues.topic, cues.act, cues.aside) for n in names])
@@ -1269,13 +1269,15 @@ class CategoryClassifier:
 
     def topics(self, text: str) -> frozenset[str]:
         """The categories whose topic the text names anywhere (the bank's `cues`), in a clause set aside or not."""
-        return frozenset(n for n in self.names if any(p.search(text) for p in self.model.cues.topic[n]))
+        may = literal_index([self.model.cues.topic[n] for n in self.names]).candidates(folded(text))
+        return frozenset(n for n in self.names if any(p.search(text) for p in self.model.cues.topic[n] if p in may))
 
     def asked(self, text: str) -> dict[str, str]:
         """The categories whose act the text asks on one of their objects (the bank's `asks`), each with the words."""
         out = {}
+        may = literal_index([self.model.cues.ask[n] for n in self.names]).candidates(folded(text))  # the others cannot match
         for n in self.names:
-            m = next(filter(None, (p.search(text) for p in self.model.cues.ask[n])), None)
+            m = next(filter(None, (p.search(text) for p in self.model.cues.ask[n] if p in may)), None)
             if m:
                 out[n] = " ".join(m.group(0).split())
         return out
