@@ -131,10 +131,12 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     assert {(s, c) for s, _i, c in refused} <= {("heldout_v6.jsonl", "code-switch"), ("evasions", "language"),
                                                 ("evasions", "combined"), ("heldout_v9.jsonl", "translation-request"),
                                                 ("heldout_v10.jsonl", "url-query"), ("evasions", "filler"),
-                                                ("heldout_v10.jsonl", "checkbox-todo")}
-    assert all(r["categories"] for s, r in rows if s in ("heldout_v9.jsonl", "heldout_v10.jsonl")
+                                                ("heldout_v10.jsonl", "checkbox-todo"),
+                                                ("heldout_v14.jsonl", "email-reply-chain")}
+    assert all(r["categories"] for s, r in rows if s in ("heldout_v9.jsonl", "heldout_v10.jsonl", "heldout_v14.jsonl")
                and unreadable_language(r["task"]))
-    assert sum(1 for s, *_ in refused if s != "evasions") == 9 and sum(1 for s, *_ in refused if s == "evasions") == 19
+    # v14 (read once, figures only, 2026-11-30): one email reply chain (hotel) of its 581 is refused
+    assert sum(1 for s, *_ in refused if s != "evasions") == 10 and sum(1 for s, *_ in refused if s == "evasions") == 19
 
 
 # Red-team pass of stop 20 on the check itself: spellings that hid the words, encodings a model decodes, orders in

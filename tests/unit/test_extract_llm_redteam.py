@@ -182,7 +182,15 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
     v12 = {r["id"]: (r["style"], r["categories"]) for r in texts if str(r.get("id", "")).startswith("v12-")}
     assert sorted(v12[i] for i, _c in flagged if i in v12) == [
         ("account-management", ["shop"]), ("profile-inline", ["job"]), ("travel-disruption", [])]
-    assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None or not f[0].startswith(("v10-", "v11-", "v12-"))] == [
+    # v14 (read once, figures only, 2026-11-30; no case read): 9 of its 581, 7 of them in no category (denied where
+    # nothing was restricted)
+    v14 = {r["id"]: (r["style"], r["categories"]) for r in texts if str(r.get("id", "")).startswith("v14-")}
+    assert sorted(v14[i] for i, _c in flagged if i in v14) == [
+        ("email-reply-chain", []), ("email-reply-chain", []), ("family-app-export", []), ("family-app-export", []),
+        ("family-app-export", []), ("family-app-export", []), ("family-app-export", ["car"]),
+        ("family-app-export", ["shop"]), ("subordinate-clause-act", [])]
+    assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None
+                                  or not f[0].startswith(("v10-", "v11-", "v12-", "v14-"))] == [
         ("e108", "instruction"), ("e109", "instruction"), ("e111", "instruction"), ("e112", "instruction"),
         ("e113", "instruction")]
     assert len(flagged_v10) == 84 and {s for i, s in v10 if i in flagged_v10} == {
