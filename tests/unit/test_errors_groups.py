@@ -34,6 +34,8 @@ OUTSIDE = {
     "enforce/shell_git.py:_Fail": "private: a question git could not answer, turned into Unresolved in the module",
     "enforce/integrations/anthropic_sdk.py:ProviderToolsRefused": "control flow: a BaseException the SDK does not "
                                                                   "retry, like RunTerminated",
+    "enforce/integrations/anthropic_sdk.py:SdkChanged": "a ProviderToolsRefused (control flow the SDK does not retry) "
+                                                        "that names the SDK's private name which is gone",
     "enforce/integrations/anthropic_sdk.py:UnguardedTools": "a setup error of the integrating code (a ValueError, as "
                                                             "the SDK's own for a bad tool list), raised before a run",
     "enforce/integrations/openai_agents.py:UnguardedTools": "an Agents SDK UserError, so the SDK reports it as its own "
