@@ -48,7 +48,7 @@ import math
 import re
 import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Callable, Container, Mapping
 
@@ -59,7 +59,7 @@ from veriguard.enforce.attention import Attention, learn, pooled
 from veriguard.enforce.embedder import (DEFAULT_ENCODER, ENCODERS, Embedder, EncoderMismatch, lexicon,
                                        shared_embedder)
 from veriguard.enforce.loader import PolicyLoadError
-from veriguard.enforce.textnorm import (Normalised, describe, encoded_runs, folded, foreign_words, literal_index,
+from veriguard.enforce.textnorm import (LiteralIndex, Normalised, describe, encoded_runs, folded, foreign_words,
                                         normalise)
 
 MAX_CHARS = 10_000
@@ -680,7 +680,7 @@ def a_name_alone(clause: str) -> bool:
 
 def clause_topics(names: tuple[str, ...], cues: Cues, clause: str) -> frozenset[str]:
     """The categories whose topic or ask a clause names (a cue is searched only where the clause holds its literals)."""
-    may = literal_index([g for n in names for g in (cues.topic[n], cues.ask[n])]).candidates(folded(clause))
+    may = cues.named_index.candidates(folded(clause))
     return frozenset(n for n in names if any(p.search(clause) for p in (*cues.topic[n], *cues.ask[n]) if p in may))
 
 
@@ -717,7 +717,7 @@ def unquoted(text: str) -> str:
     if blank == text:
         return text
     frame = [c for c in act_clauses(blank) if c.strip(" \t'\"“”‘’:,.-")]
-    kinds = [asks_no_act(c) or ("told" if a_statement(c, (), _NO_CUES) else "")
+    kinds = [asks_no_act(c) or ("told" if a_told(c) else "")
              or ("brief" if a_short_clause(c) else "") for c in frame]
     return blank if frame and all(kinds) and any(k not in ("told", "brief") for k in kinds) else text
 
@@ -763,8 +763,13 @@ def a_statement(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
     topic ("the meeting went virtual", "I'm not sure yet", "what's a good board game for six?", "hmm"): it says why or
     how things stand, or asks about a fact, and asks no act by itself. A question of price or availability ("and what
     does each one cost?") may search a category's things named elsewhere: it is no statement."""
+    return a_told(clause) and not clause_topics(names, cues, clause)
+
+
+def a_told(clause: str) -> bool:
+    """A statement's form (a_statement without its topics): no act, no request, no ask on an object elsewhere."""
     return (_STATEMENT.match(clause) is not None and not _ACT_WORD.search(clause) and not _REQUEST.search(clause)
-            and not ask_unnamed(clause)[0] and not clause_topics(names, cues, clause))
+            and not ask_unnamed(clause)[0])
 
 
 def a_fragment(clause: str, names: tuple[str, ...], cues: Cues) -> bool:
@@ -850,8 +855,28 @@ class Cues:
     def kinds(self) -> tuple[Patterns, Patterns, Patterns, Patterns]:
         return self.topic, self.act, self.aside, self.ask
 
+    # most cues cannot match a text: each index gives those whose literals it holds, the only ones worth searching
+    @cached_property
+    def named_index(self) -> LiteralIndex:      # a topic or an ask named (clause_topics)
+        return LiteralIndex(_patterns(self.topic, self.ask))
 
-_NO_CUES = Cues({}, {}, {}, {})   # no category's words: `unquoted` reads a frame's form, not its topics
+    @cached_property
+    def feature_index(self) -> LiteralIndex:    # the features' topics, acts and asides (cue_vector)
+        return LiteralIndex(_patterns(self.topic, self.act, self.aside))
+
+    @cached_property
+    def topic_index(self) -> LiteralIndex:
+        return LiteralIndex(_patterns(self.topic))
+
+    @cached_property
+    def ask_index(self) -> LiteralIndex:
+        return LiteralIndex(_patterns(self.ask))
+
+
+def _patterns(*kinds: Patterns) -> tuple[re.Pattern[str], ...]:
+    return tuple(p for kind in kinds for patterns in kind.values() for p in patterns)
+
+
 
 
 @dataclass(frozen=True)
@@ -947,9 +972,8 @@ def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
     so adding an aside ("and its phone number") to a request cannot turn the request aside; so does an act
     in a clause that names no topic ("Hertz's number for a car, then rent it")."""
     ends = [m.end() for m in CLAUSE.finditer(text) if m.end() < len(text)]
-    # most cues cannot match: only those whose literals the text holds are searched
-    index = literal_index([kind[n] for kind in (cues.topic, cues.act, cues.aside) for n in names])
-    found = {p: {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)} for p in index.candidates(folded(text))}
+    found = {p: {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)}
+             for p in cues.feature_index.candidates(folded(text))}
 
     def clauses(patterns: tuple[re.Pattern[str], ...]) -> set[int]:
         return set().union(*(found[p] for p in patterns if p in found))
@@ -1238,9 +1262,10 @@ class CategoryClassifier:
                 unread |= (alone.labels | alone.uncertain) - found
         if unread:
             return frozenset(unread), [f"an ask on a name in a clause read alone as {', '.join(sorted(unread))}"]
+        may = self.model.cues.ask_index.candidates(folded(text))
         for n in self.names:
             for p in self.model.cues.ask[n]:
-                for m in p.finditer(text):
+                for m in (p.finditer(text) if p in may else ()):
                     name = name_before(text, m.start()) if m.group(0)[:1].isupper() else ""
                     if name and not ASK_START.match(m.group(0)) and n not in self.topics(name):  # not "Lufthansa LH 455"
                         return frozenset(), [f"{n} read on a word of a name, {m.group(0).strip()!r}: the name may be "
@@ -1269,13 +1294,13 @@ class CategoryClassifier:
 
     def topics(self, text: str) -> frozenset[str]:
         """The categories whose topic the text names anywhere (the bank's `cues`), in a clause set aside or not."""
-        may = literal_index([self.model.cues.topic[n] for n in self.names]).candidates(folded(text))
+        may = self.model.cues.topic_index.candidates(folded(text))
         return frozenset(n for n in self.names if any(p.search(text) for p in self.model.cues.topic[n] if p in may))
 
     def asked(self, text: str) -> dict[str, str]:
         """The categories whose act the text asks on one of their objects (the bank's `asks`), each with the words."""
         out = {}
-        may = literal_index([self.model.cues.ask[n] for n in self.names]).candidates(folded(text))  # the others cannot match
+        may = self.model.cues.ask_index.candidates(folded(text))
         for n in self.names:
             m = next(filter(None, (p.search(text) for p in self.model.cues.ask[n] if p in may)), None)
             if m:

@@ -24,9 +24,8 @@ import re
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import product
-from typing import Any, Container, Sequence
+from typing import Any, Container
 
 # Default-ignorable code points that are not format controls (category Cf is removed as a whole).
 _IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
@@ -494,23 +493,6 @@ class LiteralIndex:
         return out
 
 
-_INDEXES: dict[tuple[int, ...], tuple[tuple[tuple[re.Pattern[str], ...], ...], LiteralIndex]] = {}
-MAX_INDEXES = 32
-
-
-def literal_index(groups: Sequence[tuple[re.Pattern[str], ...]]) -> LiteralIndex:
-    """The LiteralIndex of the patterns of `groups` (tuples of patterns), made once for the same tuples: keyed by their
-    identities, which the cache keeps alive (a tuple cannot change, and its id is not reused while it is held)."""
-    key = tuple(map(id, groups))
-    held = _INDEXES.get(key)
-    if held is None:
-        if len(_INDEXES) >= MAX_INDEXES:
-            _INDEXES.pop(next(iter(_INDEXES), key), None)
-        held = _INDEXES[key] = (tuple(groups), LiteralIndex(tuple(p for g in groups for p in g)))
-    return held[1]
-
-
-@lru_cache(maxsize=4096)
 def required_literals(pattern: re.Pattern[str]) -> frozenset[str] | None:
     """Strings (lower case) of which every match of `pattern` holds one; None when none is known."""
     try:
