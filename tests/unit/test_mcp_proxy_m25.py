@@ -110,12 +110,14 @@ def test_a_payment_given_up_on_is_still_running_for_the_next_decision(payments_b
     """Before: the second payment was allowed at once on a ledger of 450000 and the server made both (540000, past a
     clerk's daily 500000). Now it is refused as "one at a time" (not a denial), and sent again after the server's
     answer to the first, it is decided on the ledger the first updated: denied."""
-    timeout = ["--timeout", "1"] if give_up == "timed out" else []
-    s = Session(payments_build, tmp_path, ledger=450000, child=["slow=2"], options=timeout)
+    # timed out: the proxy gives up at 2 s, the server pays at 3 s, inside the hold (to 4 s) that ends in a restart;
+    # a server paying as the hold ends (slow = timeout + hold) raced the restart, which rightly stopped the payment
+    timeout = ["--timeout", "2"] if give_up == "timed out" else []
+    s = Session(payments_build, tmp_path, ledger=450000, child=["slow=3" if timeout else "slow=2"], options=timeout)
     try:
         if give_up == "timed out":
             s.send(call(7))
-            assert "did not answer within 1 s" in text(s.answer(7))
+            assert "did not answer within 2 s" in text(s.answer(7))
         else:
             s.send(call(7))
             s.wait_received(1)   # it reached the server: cancelled while it was decided, it would never run
