@@ -1,4 +1,4 @@
-"""The held-out sets v5-v14 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v14.jsonl, each
+"""The held-out sets v5-v15 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v15.jsonl, each
 hand-written in ten or more styles no earlier set used; their README sections in tests/data/README.md state what each
 holds): well formed, the size, decoy share and coverage each states, sharing no run of six words with the bank, the
 earlier held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between two of its
@@ -78,6 +78,10 @@ SETS = (
                            "screen-reader-steps", "subordinate-clause-act", "question-tag", "singapore-english",
                            "south-african-english", "family-app-export", "why-dont-you", "regret-then-ask"}), 560,
             per_category=60, per_style=45, two=60, three=10, elsewhere=75, plain=15, lengths=True),
+    HeldOut(15, frozenset({"forum-help-post", "call-transcript-timestamps", "sop-runbook", "sticky-note-scrawl",
+                           "kenyan-english", "caribbean-english", "canadian-english", "negotiation-then-agree",
+                           "long-ramble-delegation", "out-of-office", "pros-and-cons"}), 540,
+            per_category=65, per_style=45, two=65, three=10, elsewhere=65, plain=30, lengths=True),
 )
 each_set = pytest.mark.parametrize("s", SETS, ids=[f"v{s.n}" for s in SETS])
 
