@@ -132,6 +132,8 @@ def test_the_pieces_just_embedded_are_not_tokenised_again():
         def encode_batch(self, _texts):
             raise AssertionError("tokenised again")
 
+        encode = encode_batch   # the embedder encodes one text at a time (S27)
+
     emb.tokenizer = NoTokeniser()
     assert emb.truncated(pieces) == fresh and emb.truncated(pieces[:1]) == [False]
     with pytest.raises(AssertionError, match="tokenised again"):
