@@ -96,3 +96,42 @@ class ScriptedModel:
     def prompt(self, i: int) -> str:
         return "\n".join(m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
                          for m in self.bodies[i]["messages"])
+
+
+# --- shared by the LLM extractor's red-team tests (one helper, not one per pass) ---------------------------------
+
+def message(content: list[dict[str, Any]], stop: Any = "tool_use", *, model: str = "claude-haiku-4-5",
+            usage: Any = (5, 5), headers: dict[str, str] | None = None) -> httpx2.Response:
+    """A Messages API reply with these content blocks and stop reason; `usage` a pair of counts, or the `usage`
+    value as sent (None: left out)."""
+    body: dict[str, Any] = {"id": "m", "type": "message", "role": "assistant", "model": model, "content": content,
+                            "stop_reason": stop, "stop_sequence": None}
+    if usage is not None:
+        body["usage"] = ({"input_tokens": usage[0], "output_tokens": usage[1]} if isinstance(usage, tuple) else usage)
+    return httpx2.Response(200, content=json.dumps(body).encode(),
+                           headers={"content-type": "application/json"} if headers is None else headers)
+
+
+def tool_use(data: Any, name: str = "respond") -> dict[str, Any]:
+    """A tool_use block calling `name` with `data` as its input."""
+    return {"type": "tool_use", "id": "toolu_1", "name": name, "input": data}
+
+
+def agent_text(request: httpx2.Request) -> str:
+    """The agent's text an `llm` extractor sent in this request (the JSON string between its marker lines)."""
+    return _agent_text(json.loads(request.content))
+
+
+def agent_text_of(model: ScriptedModel, i: int) -> str:
+    """The agent's text of the `i`-th call `model` answered."""
+    return _agent_text(model.bodies[i])
+
+
+def _agent_text(body: dict[str, Any]) -> str:
+    return json.loads(body["messages"][-1]["content"].split("\n")[2])
+
+
+def reading_model(read: Any, calls: int = 8) -> ScriptedModel:
+    """A scripted model that answers each of up to `calls` calls with `read(the agent's text)` through the forced
+    tool: a script of how a model reads each text, never a model's accuracy."""
+    return ScriptedModel(*[lambda request: tool_reply(read(agent_text(request)))] * calls)
