@@ -21,7 +21,7 @@ import httpx2
 import pytest
 
 from tests.conftest import ROOT, SPECS
-from tests.llm_fakes import ScriptedModel, api_error, raw_reply, tool_reply
+from tests.llm_fakes import ScriptedModel, agent_text_of, api_error, raw_reply, reading_model, tool_reply
 from tests.unit.test_compile_and_freeze import fake_result
 from veriguard.contracts.schema import argument_schema
 from veriguard.enforce.categories import Classification
@@ -54,9 +54,9 @@ def anthropic_extractor(model: ScriptedModel, cfg: dict[str, Any] | None = None,
 def reaches_the_model(text: str) -> bool:
     """`text` as the agent's task goes to the model (scripted to answer hotel), once, and its answer is taken: a plain
     request the injection and language checks must let through."""
-    model = ScriptedModel(tool_reply(answer(hotel=True)))
+    model = reading_model(lambda _text: answer(hotel=True))   # asked again on a clause naming another field (B27)
     got = anthropic_extractor(model, {"mode": "llm"}).extract({"confirmed_task": text})
-    return got.value == {**NONE, "hotel": True} and len(model.bodies) == 1
+    return got.value == {**NONE, "hotel": True} and agent_text_of(model, 0) == text
 
 
 def sure(*labels: str) -> Classification:
