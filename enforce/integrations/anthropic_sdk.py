@@ -10,7 +10,9 @@ The runner hands a tool its input, not the tool_use id (SDK 2.12: `tool.call(too
 records made there carry no tool call id; `split_tool_uses` has the id and records it. The runner
 validates that input with pydantic (lax: `true` becomes 1 for an int) before the tool function runs;
 `guarded` annotates each parameter with a wrap validator that keeps the value the model sent beside
-the validated one, so the policy reads what the model sent and the function gets what pydantic made of it.
+the validated one, so the policy reads what the model sent and the function gets what pydantic made of it; a call
+whose validated data differ from what the model sent (the tool's own validators resolved an alias, made dollars cents)
+is refused, recorded, since the policy did not decide what would run (Guard.changed_arguments).
 
 Server tools (web search, web fetch, code execution, tool search...) and the MCP connector (`mcp_servers`, `mcp_toolset`)
 run on Anthropic's side, inside the response: no guard in this process can decide them. `refuse_provider_tools`
@@ -58,7 +60,7 @@ from anthropic.lib.tools import BetaAsyncFunctionTool, BetaFunctionTool, ToolErr
 from pydantic import ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
 import veriguard.contracts.strict_json as strict_json
-from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
+from veriguard.enforce.guard import VALIDATION_CHANGED, Context, Guard, GuardOutcome, RunTerminated, changed_arguments
 
 F = TypeVar("F", bound=Callable[..., Any])
 # The names of the tools require_guarded let through, per guard: what refuse_undecided_tools lets a request offer.
@@ -530,7 +532,7 @@ def cut_input(runner: Any, tool_use: Any) -> str:
     stream = getattr(last, "__self__", last)   # a stream's get_final_message
     buffers, message = stream_buffers(stream), stream_message(stream)
     index = next((i for i, block in enumerate(getattr(message, "content", None) or ()) if block is tool_use), None)
-    return cut_why(buffers[index]) if index in buffers else ""
+    return "" if index is None else block_cut(buffers.get(index), tool_use)
 
 
 def is_stream(value: Any) -> bool:
@@ -544,9 +546,22 @@ STREAMS = ("MessageStream", "BetaMessageStream", "AsyncMessageStream", "BetaAsyn
 def stream_cuts(stream: Any) -> tuple[Any, dict[int, str]]:
     """The message a stream made, and why the streamed JSON input of each of its blocks that is not one complete JSON
     object is cut, by the block's index. SdkChanged when the stream's buffers cannot be read."""
-    buffers = stream_buffers(stream)
-    cut = {index: cut_why(text) for index, text in buffers.items()}
-    return stream_message(stream), {index: why for index, why in cut.items() if why}
+    buffers, message = stream_buffers(stream), stream_message(stream)
+    cut = {index: block_cut(buffers.get(index), block) for index, block in enumerate(getattr(message, "content", None)
+                                                                                       or ())}
+    return message, {index: why for index, why in cut.items() if why}
+
+
+def block_cut(text: bytes | None, block: Any) -> str:
+    """Why a streamed block's input is cut ("" when it is whole, or the block is not a tool_use): its JSON text is not
+    one complete object, or no input_json_delta came at all (the API sends one, empty, first for every tool_use) and
+    the block holds the empty input of its content_block_start."""
+    if getattr(block, "type", None) != "tool_use":
+        return ""
+    if text is None:
+        return "" if getattr(block, "input", None) else CUT.format("no input was streamed: the stream was cut before "
+                                                                   "its first input_json_delta, and {} is not the input")
+    return cut_why(text)
 
 
 def stream_buffers(stream: Any) -> dict[int, bytes]:
@@ -633,7 +648,8 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
         def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str: ...
 
     The policy sees the arguments as the model sent them (before the SDK's validation coerces them:
-    `true` or `45000.0` for an int reach the policy as they are), with defaults filled in, as an
+    `true` or `45000.0` for an int reach the policy as they are), with defaults filled in; a call the validation
+    would change (changed_arguments: other data, not a date's or an enum's form of the same) is refused, recorded, as an
     Anthropic tool_use block named `name` (default: the function's name, which is also the tool's
     name unless `@beta_tool(name=...)` says otherwise: pass the same). The tool's input schema is the
     function's. `run` names the run whose halting state the call counts in; a function returning the
@@ -669,6 +685,14 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
                                        tool=tool)
                 act(refused)
                 raise ToolError(refused.message) from None
+            sent = [*zip(signature.parameters, args), *kwargs.items()]
+            changed = changed_arguments({k: a.raw for k, a in sent if isinstance(a, Sent)},
+                                        {k: a.value for k, a in sent if isinstance(a, Sent)})
+            if changed:   # the policy would decide what the model sent, and the function would run on other data
+                refused = guard.refuse(f"{VALIDATION_CHANGED.format(tool)}: {changed}", run=run,
+                                       integration="anthropic_sdk", tool=tool)
+                act(refused)   # shadow mode: not enforced, and the call runs
+                return refused.run
             bound.apply_defaults()
             call = {"type": "tool_use", "name": tool, "input": dict(bound.arguments)}
             outcome = guard.check(call, context=context, run=run, integration="anthropic_sdk", tool=tool, exclusive=True)
@@ -705,14 +729,15 @@ def require_guarded(guard: Guard, tools: Iterable[Any], *, unguarded: Iterable[s
     each guarded tool comes back as a copy that records the calls the SDK refuses before the function runs.
 
         runner = client.beta.messages.tool_runner(..., tools=require_guarded(guard, [send_payment, lookup]))"""
-    allowed, out, found = frozenset(unguarded), list(tools), []
+    allowed, out, found, names = frozenset(unguarded), list(tools), [], []
     for tool in out:
-        if isinstance(tool, Mapping):
-            name, why = str(tool.get("name", "?")), ", ".join(provider_side_tools({"tools": [tool]}))
-        else:
-            name = str(getattr(tool, "name", type(tool).__name__))
-            func = getattr(tool, "func", None)
-            why = "" if getattr(func, GUARD_ATTRIBUTE, None) is guard else type(tool).__name__
+        try:
+            name, why = offered_as(tool, guard)
+        except Exception as e:   # a tool whose name or function cannot be read: what would run is unknown
+            name, why = "?", f"a {type(tool).__name__} that cannot be read: {type(e).__name__}: {str(e)[:100]}"
+            found.append(f"{name!r} ({why})")
+            continue
+        names.append(name)
         if why and name not in allowed:
             found.append(f"{name!r} ({why})")
     if found:
@@ -720,12 +745,19 @@ def require_guarded(guard: Guard, tools: Iterable[Any], *, unguarded: Iterable[s
         guard.refuse_run(f"refused to start a tool runner: {why}", integration="anthropic_sdk")
         raise UnguardedTools(f"{why}; decorate each tool function with @guarded(guard) under @beta_tool, or name it "
                              "in unguarded= to let it run undecided")
-    CHECKED.setdefault(guard, set()).update(str(tool.get("name") if isinstance(tool, Mapping) else
-                                                getattr(tool, "name", "")) for tool in out)
-    for tool in out:   # the runner's table may hold them (refuse_undecided_runner)
-        if not isinstance(tool, Mapping) and str(getattr(tool, "name", "")) in allowed and _weak(tool):
+    CHECKED.setdefault(guard, set()).update(names)
+    for tool, name in zip(out, names):   # the runner's table may hold them (refuse_undecided_runner)
+        if not isinstance(tool, Mapping) and name in allowed and _weak(tool):
             LET_THROUGH.setdefault(tool, weakref.WeakSet()).add(guard)
     return [recording(tool) for tool in out]
+
+
+def offered_as(tool: Any, guard: Guard) -> tuple[str, str]:
+    """(the name a tool is offered under, why it would run undecided: "" when `guard` decides it)."""
+    if isinstance(tool, Mapping):
+        return str(tool.get("name", "?")), ", ".join(provider_side_tools({"tools": [tool]}))
+    name = str(getattr(tool, "name", type(tool).__name__))
+    return name, "" if getattr(getattr(tool, "func", None), GUARD_ATTRIBUTE, None) is guard else type(tool).__name__
 
 
 def keeping_sent(wrapper: Callable[..., Any]) -> Callable[..., Any]:
@@ -829,21 +861,17 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     cut: dict[int, str] = {}
     if is_stream(message):
         message, cut = stream_cuts(message)
-    content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
+    content, stop = message_fields(guard, message)
     to_run: list[tuple[str, str, Any]] = []      # (id, tool, block) of each call allowed
     refused: list[dict[str, Any]] = []
     terminated: GuardOutcome | None = None
     stopped = False        # a block of this message was refused by a halt or a terminate
-    stop = message.get("stop_reason", "") if isinstance(message, dict) else getattr(message, "stop_reason", "")
     # a snapshot of a stream still running (null), or a turn that ended without asking for tools (max_tokens: the last
     # input may be cut); a message without the field (a dict of blocks) is read as finished
     unfinished = UNFINISHED if stop is None else "" if stop in ("", "tool_use") else ENDED.format(str(stop)[:40])
     guard.finished(run)   # a new reply: the calls of the last one have run (the loop sent their results)
     if isinstance(content, str):
         return [], refused
-    if content is not None and not isinstance(content, (list, tuple)):
-        raise TypeError(f"the message's content must be a list of content blocks or a string, not "
-                        f"{type(content).__name__}")
     blocks = [(block, block_fields(block)) for block in content or ()]
     uses = Counter(str(b.get("id", "")) for _, b in blocks if b is not None and b.get("type") == "tool_use")
     provider_calls = {str(b.get("id", "")) for _, b in blocks if b is not None and type(b.get("type")) is str
@@ -901,6 +929,25 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     if terminated is not None:
         raise RunTerminated(terminated)
     return [block for _, _, block in to_run], refused
+
+
+def message_fields(guard: Guard, message: Any) -> tuple[Any, Any]:
+    """The message's content and stop_reason; a message that cannot be read (a field that raises, content that is not
+    a list of blocks or a string) is refused, recorded (Guard.refuse_run: its calls are unknown), with a TypeError."""
+    try:
+        if isinstance(message, dict):
+            content, stop = message.get("content"), message.get("stop_reason", "")
+        else:
+            content, stop = getattr(message, "content", None), getattr(message, "stop_reason", "")
+        if content is not None and not isinstance(content, (list, tuple, str)):
+            raise TypeError(f"the message's content must be a list of content blocks or a string, not "
+                            f"{type(content).__name__}")
+    except Exception as e:
+        why = f"the message cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]}), so none of its " \
+              "tool calls is run"
+        guard.refuse_run(why, integration="anthropic_sdk")
+        raise TypeError(why) from None
+    return content, stop
 
 
 def ambiguous_id(call_id: str, uses: Counter[str]) -> str:

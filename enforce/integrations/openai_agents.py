@@ -5,7 +5,9 @@ Attach the guardrail to each function tool: `@function_tool(tool_input_guardrail
 A call refused under block or replan returns `reject_content(reason)`: the reason replaces the tool's
 result and the run goes on, so the model can re-plan. A halt or terminate returns `raise_exception()`:
 the Runner raises `ToolInputGuardrailTripwireTriggered`, whose `.output.output_info` is the
-GuardOutcome.
+GuardOutcome. A call
+the SDK's validation would hand the function as other data than the model sent (the tool's own pydantic validators:
+an alias resolved, dollars made cents) is refused, recorded: the policy decides the arguments the model sent.
 
 The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
 hosted MCP, image generation), the shell, patch and computer tools, and the tools of `mcp_servers` take none: a
@@ -24,20 +26,25 @@ an agent tool made otherwise unless `unguarded` names "nested_runs". Such a refu
 """
 from __future__ import annotations
 
+import functools
+import json
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from agents import Agent, FunctionTool, Handoff, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail, \
     ToolInputGuardrailData, UserError
+from agents.function_schema import function_schema
 from agents.tool import ToolOriginType, get_function_tool_origin
+from pydantic import ValidationError
 
-from veriguard.enforce.guard import Guard
+from veriguard.enforce.guard import VALIDATION_CHANGED, Guard, RunName, changed_arguments
 
 Facts = Callable[[ToolInputGuardrailData], Mapping[str, Any]]
 GUARD_ATTRIBUTE = "veriguard_guard"   # set on the guardrail's function: which guard decides
 # Guards whose runs have PolicyHooks, which report the end of each call (Guard.finished): their guardrails decide
 # exclusively (one allowed call at a time when the policy reads facts a call may change, such as a ledger).
 RELEASED: "weakref.WeakSet[Guard]" = weakref.WeakSet()
+WRAPPED = "__agents_function_tool_wrapped_callable__"   # where a function tool keeps its function (openai-agents 0.24)
 SANDBOX = "sandbox"   # named in unguarded: a SandboxAgent's capability tools may run undecided
 NESTED = "nested_runs"   # named in unguarded: an agent called as a tool may run without policy hooks
 HOOKS_ATTRIBUTE = "veriguard_hooks"   # set on a policy_agent_tool: the guard whose hooks its nested run has
@@ -62,8 +69,12 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         call = {"type": "function", "id": tool.tool_call_id,
                 "function": {"name": tool.tool_name, "arguments": tool.tool_arguments}}
         facts = (lambda: context(data)) if context is not None else (lambda: tool.context)
-        outcome = guard.check(call, context=facts, action_id=tool.tool_call_id, run=(lambda: run(data)) if run else "",
-                              integration="openai_agents", tool=tool.tool_name, exclusive=guard in RELEASED)
+        counted: RunName = (lambda: run(data)) if run else ""
+        changed = validation_changes(data, check)
+        outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
+                               tool=tool.tool_name) if changed else \
+            guard.check(call, context=facts, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
+                        tool=tool.tool_name, exclusive=guard in RELEASED)
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
         if not outcome.allowed:
@@ -72,6 +83,50 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
 
     setattr(check, GUARD_ATTRIBUTE, guard)
     return ToolInputGuardrail(guardrail_function=check, name=name)
+
+
+def validation_changes(data: ToolInputGuardrailData, check: Callable[..., Any]) -> str:
+    """Why the function of the tool `check` (a guardrail's function) is attached to would get other data than the
+    arguments the model sent, which the policy decides ("" when it would not): the SDK validates them with a pydantic
+    model of the function's parameters, which runs the tool's own validators (an alias resolved, dollars made cents).
+    A tool that cannot be found in the agent, or whose validation cannot be read, is refused: what runs is unknown."""
+    name, arguments = data.context.tool_name, data.context.tool_arguments
+    try:
+        tools = [t for t in getattr(data.agent, "tools", None) or () if isinstance(t, FunctionTool) and t.name == name
+                 and any(g.guardrail_function is check for g in t.tool_input_guardrails or ())]
+        if not tools:
+            return (f"the guardrail cannot find its tool {name!r} among the tools of agent "
+                    f"{getattr(data.agent, 'name', '?')!r}, so what the call would run is unknown")
+        return next((why for why in (changed_by(t, name, arguments) for t in tools) if why), "")
+    except Exception as e:
+        return f"the arguments of {name!r} could not be compared with what its function would get ({type(e).__name__}: " \
+               f"{' '.join(str(e).split())[:200]}), so what the call would run is unknown"
+
+
+def changed_by(tool: FunctionTool, name: str, arguments: str) -> str:
+    """validation_changes for one function tool."""
+    invoker = tool.on_invoke_tool   # what the SDK runs: the SDK's invoker of function_tool's, or one made by hand
+    made = getattr(invoker, "_invoke_tool_impl", invoker)
+    func = getattr(made, WRAPPED, None)
+    if func is None:
+        if hasattr(made, "__agents_prepare_arguments__"):   # made by function_tool, its function no longer found
+            raise LookupError(f"openai-agents keeps the function of a function tool no longer as {WRAPPED} (0.24 did)")
+        return ""   # made by hand: it reads the JSON text itself, as the policy did
+    sent = json.loads(arguments or "{}")
+    try:
+        parsed = parameters_model(func)(**sent) if isinstance(sent, dict) else None
+    except ValidationError:   # the SDK refuses it too (ModelBehaviorError): nothing runs
+        return ""
+    if parsed is None:
+        return ""
+    changed = changed_arguments(sent, object.__getattribute__(parsed, "__dict__"))
+    return f"{VALIDATION_CHANGED.format(name)}: {changed}" if changed else ""
+
+
+@functools.lru_cache(maxsize=256)
+def parameters_model(func: Callable[..., Any]) -> Any:
+    """The pydantic model the SDK validates `func`'s arguments with (function_schema's, made once per function)."""
+    return function_schema(func).params_pydantic_model
 
 
 def guarded_by(tool: Any, guard: Guard) -> bool:

@@ -41,6 +41,21 @@ def payments_tool(g, ran, **kw):
     return send_payment
 
 
+def async_payments_tool(g, ran, **kw):
+    """payments_tool as a @beta_async_tool (shared by the red-team passes' tests)."""
+    from anthropic.lib.tools import beta_async_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import guarded
+
+    @beta_async_tool
+    @guarded(g, context=lambda: CONTEXT, **kw)
+    async def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:
+        """Send a payment."""
+        ran.append(amount_cents)
+        return "sent"
+    return send_payment
+
+
 def run(model, tool):
     runner = client(model).beta.messages.tool_runner(model="claude-test", max_tokens=256, tools=[tool],
                                                      messages=[{"role": "user", "content": "Pay the invoices."}])
