@@ -27,7 +27,7 @@ import pytest
 from veriguard.enforce.decision_log import DecisionLog
 from tests.llm_fakes import ScriptedModel
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
-from tests.unit.test_integration_anthropic import payments_tool
+from tests.unit.test_integration_anthropic import async_payments_tool, payments_tool
 from tests.unit.test_integration_redteam4 import USER, hooked, plain_refund
 from tests.unit.test_integration_unguarded import Script, calls
 from tests.unit.test_integration_unguarded import model as agents_model
@@ -148,14 +148,7 @@ def sync_loop(g, ran, model):
 def async_loop(g, ran, model):
     from anthropic.lib.tools import beta_async_tool
 
-    from veriguard.enforce.integrations.anthropic_sdk import guarded
-
-    @beta_async_tool
-    @guarded(g, context=lambda: CONTEXT)
-    async def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:
-        """Send a payment."""
-        ran.append(amount_cents)
-        return "sent"
+    send_payment = async_payments_tool(g, ran)
 
     @beta_async_tool
     async def refund(recipient: str, amount_cents: int) -> str:

@@ -23,7 +23,7 @@ import pytest
 
 from tests.llm_fakes import ScriptedModel
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
-from tests.unit.test_integration_anthropic import payments_tool
+from tests.unit.test_integration_anthropic import async_payments_tool, payments_tool
 from tests.unit.test_integration_redteam4 import USER, hooked
 from tests.unit.test_integration_redteam5 import EVIL, records, reply, use
 from tests.unit.test_integration_unguarded import Script, calls
@@ -120,19 +120,9 @@ def test_a_string_cut_under_fine_grained_tool_streaming_is_refused(payments_buil
 
 
 def test_an_async_streamed_runner_refuses_a_cut_input(payments_build, tmp_path):
-    from anthropic.lib.tools import beta_async_tool
-
-    from veriguard.enforce.integrations.anthropic_sdk import guarded
-
     log = tmp_path / "log.jsonl"
     g, ran = guard(payments_build, log=log), []
-
-    @beta_async_tool
-    @guarded(g, context=lambda: CONTEXT)
-    async def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:
-        """Send a payment."""
-        ran.append(amount_cents)
-        return "sent"
+    send_payment = async_payments_tool(g, ran)
 
     async def go():
         model = ScriptedModel(sse([("t1", "send_payment", CUT)], closed=False), sse([], stop="end_turn"))
@@ -192,16 +182,7 @@ def unknown_eager(g, ran, _):
 
 
 def unknown_async(g, ran, model):
-    from anthropic.lib.tools import beta_async_tool
-
-    from veriguard.enforce.integrations.anthropic_sdk import guarded
-
-    @beta_async_tool
-    @guarded(g, context=lambda: CONTEXT)
-    async def send_payment(recipient: str, amount_cents: int, currency: str, method: str = "ach") -> str:
-        """Send a payment."""
-        ran.append(amount_cents)
-        return "sent"
+    send_payment = async_payments_tool(g, ran)
     asyncio.run(hooked(model, asynchronous=True).beta.messages.tool_runner(
         model="c", max_tokens=10, messages=USER, tools=[send_payment]).until_done())
 
