@@ -231,6 +231,9 @@ class _Chain:
     time: dt.datetime | None = None             # the last record's `time`, when it has one
     earlier: int = 0                            # how many lines are dated before the record above them
     first_earlier: int = 0                      # the first such line
+    signed_at: dt.datetime | None = None        # while adding the records a head vouches for: when it was written
+    ahead: int = 0                              # how many of those are dated after it (their head is written later)
+    first_ahead: int = 0                        # the first such line
 
     @classmethod
     def at(cls, head: Head) -> "_Chain":
@@ -265,6 +268,9 @@ class _Chain:
             self.first_earlier = self.first_earlier or n
             self.earlier += 1
         self.time = when if when is not None else self.time
+        if when is not None and self.signed_at is not None and when >= self.signed_at + dt.timedelta(seconds=1):
+            self.first_ahead = self.first_ahead or n   # the head's time is to the second, a record's to the microsecond
+            self.ahead += 1
         if self.kept is not None:
             self.kept.append(rec)
 
@@ -699,6 +705,7 @@ def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain, expected: He
             if key is not None:
                 _check_signature(head, key)
             chain.log_id = head.log_id
+            chain.signed_at = offset_datetime(head.time)   # every record it vouches for was written before it
             if expected is not None:
                 _at_expected(chain, f, key, head, expected)
             if _extend(chain, f, key, head.records) or chain.records < head.records:
@@ -707,12 +714,13 @@ def _verify(path: str | Path, key: VerifyKey | None, chain: _Chain, expected: He
             if not chain.matches(head):
                 raise _Broken(f"records 1-{head.records} do not match the head (its last hash is {head.last_hash[:16]}…, "
                               f"the log's {chain.last[:16]}…): the log or its head was replaced", head.records)
+            chain.signed_at = None   # what follows the head was written after it
             torn = _unanchored(chain, f, key, head)
         except _Broken as e:
             return LogCheck(False, chain.records, e.problem, e.line)
     return LogCheck(True, chain.records, anchored=key is not None, after_anchor=chain.records - head.records,
                     note=_note(head, key, chain.records - head.records, torn=torn, expected=expected,
-                               earlier=(chain.earlier, chain.first_earlier)),
+                               earlier=(chain.earlier, chain.first_earlier), ahead=(chain.ahead, chain.first_ahead)),
                     log_id=head.log_id, expected=expected.records if expected is not None else -1)
 
 
@@ -732,7 +740,7 @@ def _at_expected(chain: _Chain, f: BinaryIO, key: VerifyKey | None, head: Head, 
 
 
 def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool, expected: Head | None = None,
-          earlier: tuple[int, int] = (0, 0)) -> str:
+          earlier: tuple[int, int] = (0, 0), ahead: tuple[int, int] = (0, 0)) -> str:
     if key is not None and expected is not None:
         notes = [f"anchored: the head is signed by key {head.key_id[:16]}… ({head.time}), and the log is the expected "
                  f"log at or after the expected head ({expected.records} records, {expected.time}); a rollback to a "
@@ -759,4 +767,7 @@ def _note(head: Head, key: VerifyKey | None, after: int, *, torn: bool, expected
         notes.append(f"{earlier[0]} record(s) dated before the record above them (first at line {earlier[1]}): "
                      "writers append in the order they take the log's lock, not of their decisions' times, so "
                      "concurrent writers do this; so does a clock set back, or a record whose time was made up")
+    if ahead[0]:   # said, as times going backwards are: a clock stepped back between a record and its head does it
+        notes.append(f"{ahead[0]} record(s) dated after the head that vouches for them ({head.time}; first at line "
+                     f"{ahead[1]}), which is written after them: a record whose time was made up, or a clock set back")
     return "; ".join(notes)
