@@ -42,6 +42,7 @@ import threading
 import time
 import unicodedata
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -175,10 +176,10 @@ class LLMExtractor:
             if unknown:  # as the classifier extractor refuses them; the merge below would drop them silently
                 raise ExtractionError("extract.classifier", f"the classifier returned unknown categories "
                                       f"{sorted(unknown)}")
-            value, how, details = self._ask(observation)
             kept = set(result.labels)
             if self.classifier.abstain == "restrict":  # the engineer's reading of an unsure category: it applies
                 kept |= set(result.uncertain)
+            value, how, details = self._ask(observation, frozenset(kept))
             merged = {c: bool(value[c]) or c in kept for c in value}
             which = "sure categories" + (" and, abstain = 'restrict', its uncertain ones"
                                          if self.classifier.abstain == "restrict" else "")
@@ -190,7 +191,7 @@ class LLMExtractor:
         """The restrictive union of the classifier's own reading of `result` (its abstain mode applies) and the
         model's answer."""
         got = self._classifier_reading(observation, result)
-        value, how, details = self._ask(observation)
+        value, how, details = self._ask(observation, frozenset(c for c, on in got.value.items() if on))
         merged = {c: bool(value[c]) or bool(got.value[c]) for c in value}
         return Extracted(merged, f"{why} (restrictive union): {got.how}; llm: {how}", got.confidence, self.kind,
                          details)
@@ -220,8 +221,46 @@ class LLMExtractor:
                                       "veriguard[llm]") from None
         return self._provider
 
-    def _ask(self, observation: Mapping[str, Any]) -> tuple[Any, str, dict[str, Any]]:
+    def _ask(self, observation: Mapping[str, Any], settled: frozenset[str] = frozenset()) -> tuple[Any, str, dict[str, Any]]:
+        """The model's reading of the agent's text, with the fields a clause of the text withdrew kept (_withdrawn);
+        `settled`: fields the classifier already holds true, which the merge keeps whatever the model says."""
         text = _read_text(observation, self.text, self.max_chars)
+        value, how, details = self._ask_text(text)
+        return self._withdrawn(text, value, how, details, settled)
+
+    def _withdrawn(self, text: str, value: Any, how: str, details: dict[str, Any],
+                   settled: frozenset[str] = frozenset()) -> tuple[Any, str, dict[str, Any]]:
+        """The answer with each field the model answered false kept true where the text withdrew it: a field the text
+        names (in the checks' reading) that the model answers false is asked again of the text without the clauses
+        that name it, and of each such clause alone; a field either reading finds stays true (the restrictive union),
+        so that a clause of the agent's text that says no to a category (Hotel: not needed; sans hotel; no. hotel.),
+        in whatever words, cannot take away what the rest of the text asks. No word list decides: the model reads the
+        pieces. More than MAX_WITHDRAWN clauses name them: the fields are kept, unasked."""
+        fields = _answer_fields(self.argument, self.type)[1:]
+        off = tuple(f for f in fields if isinstance(value, Mapping) and value.get(f) is False and f not in settled)
+        naming = _naming_clauses(text, off)
+        if not naming:
+            return value, how, details
+        named = {f for clauses in naming.values() for f in clauses}
+        pieces = list(dict.fromkeys(naming))
+        if len(pieces) > MAX_WITHDRAWN:
+            found, asked = named, 0
+        else:
+            rest = ". ".join(c for c in _clauses(text) if c not in naming)
+            asks = ([rest] if _LETTER_RUN.search(rest) else []) + pieces
+            with ThreadPoolExecutor(len(asks), thread_name_prefix="veriguard-withdrawn") as pool:  # one wait, not k
+                readings = [r[0] for r in pool.map(self._ask_text, asks)]   # the first failure raises: denied
+            found, asked = {f for f in named if any(r.get(f) is True for r in readings)}, len(readings)
+        if not found:
+            return value, how, {**details, "withdrawal_asks": asked}
+        kept = {**value, **{f: True for f in found}}
+        why = (f"more than {MAX_WITHDRAWN} clauses name them" if not asked else
+               f"the model read them in the text's other clauses or a clause alone ({asked} more calls)")
+        return kept, (f"{how}; {sorted(found)} kept: the text names them and the model answered them false, but "
+                      f"{why}, so a clause of the text withdrew them"), {**details, "withdrawn": sorted(found),
+                                                                          "withdrawal_asks": asked}
+
+    def _ask_text(self, text: str) -> tuple[Any, str, dict[str, Any]]:
         if len(text) > self.max_chars:
             raise ExtractionError("extract.llm.too_long", f"the agent's text has {len(text)} characters, over the "
                                   f"{self.max_chars} this extractor sends to the model (`max_chars`)")
@@ -528,12 +567,12 @@ def _plain(text: str) -> str:
 @lru_cache(maxsize=64)
 def _marked(text: str) -> str:
     """_plain's reading with the letters' diacritics kept (tüm, hướng: what marks a word as another language's)."""
-    from veriguard.enforce.textnorm import decode_escapes, map_lookalikes, strip_invisible
+    from veriguard.enforce.textnorm import map_lookalikes, strip_invisible
 
     text = _TAGS.sub(lambda m: chr(ord(m.group(0)) - 0xE0000), text)  # tag characters spell ASCII a model reads
     text = text.translate(_SYMBOL_LETTERS)
     text = _CODE_ESCAPE.sub(_unescaped, text)   # \u0068otel: a model reads the letter
-    plain = strip_invisible(unicodedata.normalize("NFKC", map_lookalikes(decode_escapes(text))))
+    plain = strip_invisible(unicodedata.normalize("NFKC", map_lookalikes(_decoded(text))))
     plain = _LINE_BREAKS.sub("\n", plain.translate(_QUOTES))
     return re.sub(r"[^\S\n]+", " ", plain)
 
@@ -544,6 +583,19 @@ _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _QUOTES = str.maketrans({q: '"' for q in "\u201c\u201d\u201e\u201f\u2033\u2036\u275d\u275e\u301d\u301e\u301f"} |
                         {q: "'" for q in "\u2018\u2019\u201a\u201b\u2032\u2035\u275b\u275c"})
 _CODE_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2})")
+
+
+# a numeric character reference without its `;` (h&#951tel, h&#x3b7tel), which HTML reads and textnorm leaves
+_UNENDED_REF = re.compile(r"&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6})(?![0-9;])")
+
+
+def _decoded(text: str) -> str:
+    """textnorm.decode_escapes after the numeric character references written without `;` are read, as HTML does."""
+    import html
+
+    from veriguard.enforce.textnorm import decode_escapes
+
+    return decode_escapes(_UNENDED_REF.sub(lambda m: html.unescape(m.group(0) + ";"), text))
 
 
 def _unescaped(found: re.Match[str]) -> str:
@@ -677,9 +729,9 @@ def lookalike_words(text: str) -> str:
     does not): the checks read η as n, so ηotel as notel, where a model reads hotel; whichever Latin letter a
     look-alike is taken for, some reader takes it for another, and a request needs no such spelling. (Read before
     textnorm maps them; a letter of another script it does not map is unreadable_language's.)"""
-    from veriguard.enforce.textnorm import decode_escapes, map_lookalikes
+    from veriguard.enforce.textnorm import map_lookalikes
 
-    raw = unicodedata.normalize("NFKC", decode_escapes(text))
+    raw = unicodedata.normalize("NFKC", _decoded(text))
     if raw.isascii():
         return ""
     for word in _LETTER_RUN.findall(raw):
@@ -1214,13 +1266,45 @@ def _refuse_answer_written(observation: Mapping[str, Any], texts: list[str], ord
     if not fields and not found:
         return
     found = found or ("" if path or not fields else _answer_in_data(observation, fields))
-    # one piece a line: each piece ends what it says (deselect / hotel / confirmed_task)
-    for text in texts + ([] if path or not fields else [_split_reading(ordered, _answer_words(fields), "\n")]):
+    # one piece a line: each piece ends what it says (deselect / hotel / confirmed_task); in reverse order too, for
+    # keys sort the answer before its question ({"a_answer": "no", "q_question": "hotel?"})
+    split = [] if path or not fields else [_split_reading(o, _answer_words(fields), "\n") for o in (ordered, ordered[::-1])]
+    for text in texts + split:
         found = found or answer_written_out(text, fields)
     if found:
         raise ExtractionError("extract.llm.injection", f"the agent's text writes out the answer the model is asked "
                               f"for ({found!r}: a field of the answer with a value beside it), so no reader's answer "
                               "on it can be trusted; denied unsent")
+
+
+MAX_WITHDRAWN = 4   # distinct clauses naming fields answered false that are each asked alone; beyond, the fields stay
+# a clause: what lies between sentence ends, commas, brackets, line breaks and spaced dashes (a colon stays inside:
+# "Hotel: not needed" is one clause)
+_CLAUSE_SPLIT = re.compile(r"[.!?;,()\[\]{}\n\u2026]+|\s[-\u2013\u2014]+\s")
+
+
+def _clauses(text: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_SPLIT.split(text) if c.strip()]
+
+
+def _naming_clauses(text: str, fields: tuple[str, ...]) -> dict[str, list[str]]:
+    """The clauses of `text` that name one of `fields` (in _plain's reading, leetspeak and plurals too), each with the
+    fields it names, in order."""
+    if not fields:
+        return {}
+    patterns = {f: _named_pattern(f) for f in fields}
+    out: dict[str, list[str]] = {}
+    for clause in _clauses(text):
+        plain = _plain(clause).casefold()
+        said = [f for f, p in patterns.items() if p.search(plain)]
+        if said:
+            out[clause] = said
+    return out
+
+
+@lru_cache(maxsize=64)
+def _named_pattern(field: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![a-z0-9])({_leet(field)})s?(?![a-z0-9])")
 
 
 def _read_text(observation: Mapping[str, Any], path: str, max_chars: int = MAX_CHARS) -> str:
