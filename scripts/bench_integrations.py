@@ -45,8 +45,10 @@ def interleaved_us(fns: dict[str, Callable[[], Any]], calls: int) -> dict[str, l
 
 
 def in_process(build: Path, calls: int, log: Path | None, *, unproved: bool) -> dict[str, float]:
-    from agents import ToolInputGuardrailData
+    from agents import Agent, ToolInputGuardrailData, function_tool
     from agents.tool_context import ToolContext
+
+    from anthropic.lib.tools import beta_tool
 
     from veriguard.enforce.integrations.anthropic_sdk import guarded
     from veriguard.enforce.integrations.openai_agents import policy_guardrail
@@ -58,15 +60,22 @@ def in_process(build: Path, calls: int, log: Path | None, *, unproved: bool) -> 
     def send_payment(recipient: str, amount_cents: int, currency: str, method: str) -> str:
         return "sent"
 
+    def pay(recipient: str, amount_cents: int, currency: str, method: str) -> str:
+        return "sent"
+
     guardrail = policy_guardrail(guard, context=lambda data: CONTEXT)
+    agent = Agent(name="bench", tools=[function_tool(pay, name_override="send_payment",
+                                                     tool_input_guardrails=[guardrail])])   # the guardrail finds it
+    tool = beta_tool(send_payment)
     data = ToolInputGuardrailData(context=ToolContext(context=None, tool_name="send_payment", tool_call_id="call_1",
-                                                      tool_arguments=json.dumps(INVOICE)), agent=None)
+                                                      tool_arguments=json.dumps(INVOICE)), agent=agent)
     assert guard.monitor.check(observation).allowed and send_payment(**INVOICE) == "sent"
     assert guardrail.guardrail_function(data).behavior["type"] == "allow"
     times = interleaved_us({
         "Monitor.check": lambda: guard.monitor.check(observation),
         "Guard.check": lambda: guard.check(observation["tool_call"], context=CONTEXT),
         "anthropic @guarded tool": lambda: send_payment(**INVOICE),
+        "anthropic @guarded tool, SDK's tool.call": lambda: tool.call(INVOICE),
         "openai-agents guardrail": lambda: guardrail.guardrail_function(data),
     }, calls)
     return {name: statistics.median(t) for name, t in times.items()}
