@@ -246,7 +246,7 @@ class LLMExtractor:
         if len(pieces) > MAX_WITHDRAWN:
             found, asked = named, 0
         else:
-            rest = ". ".join(c for c in _clauses(text) if c not in naming)
+            rest = _without(_clauses(text), naming)
             asks = ([rest] if _LETTER_RUN.search(rest) else []) + pieces
             with ThreadPoolExecutor(len(asks), thread_name_prefix="veriguard-withdrawn") as pool:  # one wait, not k
                 readings = [r[0] for r in pool.map(self._ask_text, asks)]   # the first failure raises: denied
@@ -1300,6 +1300,14 @@ def _naming_clauses(text: str, fields: tuple[str, ...]) -> dict[str, list[str]]:
         if said:
             out[clause] = said
     return out
+
+
+def _without(clauses: list[str], naming: Mapping[str, list[str]]) -> str:
+    """`clauses` without those that name a field, nor the short clauses (MAX_FRAGMENT_WORDS words at most) right
+    before and after one, which may say what is said of it (HOTEL / not needed), one sentence each."""
+    near = {j for i, c in enumerate(clauses) if c in naming for j in (i - 1, i + 1)}
+    return ". ".join(c for i, c in enumerate(clauses)
+                     if c not in naming and not (i in near and len(c.split()) <= MAX_FRAGMENT_WORDS))
 
 
 @lru_cache(maxsize=64)
