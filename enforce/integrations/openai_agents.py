@@ -27,6 +27,7 @@ an agent tool made otherwise unless `unguarded` names "nested_runs". Such a refu
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -125,8 +126,10 @@ def changed_by(tool: FunctionTool, name: str, arguments: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def parameters_model(func: Callable[..., Any]) -> Any:
-    """The pydantic model the SDK validates `func`'s arguments with (function_schema's, made once per function)."""
-    return function_schema(func).params_pydantic_model
+    """The pydantic model the SDK validates `func`'s arguments with (function_schema's, made once per function; a
+    callable object's is that of its __call__, as function_tool reads it)."""
+    plain = inspect.isfunction(func) or inspect.ismethod(func)
+    return function_schema(func if plain else func.__call__).params_pydantic_model
 
 
 def guarded_by(tool: Any, guard: Guard) -> bool:

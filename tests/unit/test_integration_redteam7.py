@@ -380,3 +380,29 @@ def test_variants_of_a_changing_validator_are_refused_by_the_agents_guardrail(pa
                          tool_input_guardrails=[policy_guardrail(g)])
     run_agent(Agent(name="payer", model=agents_model(Script(calls(("send_payment", DOLLARS)))), tools=[tool]), g)
     assert ran == [] and [(allowed, CHANGED in why) for allowed, why in records(log)] == [(False, True)]
+
+
+@pytest.mark.parametrize("made_of", ["bound-method", "callable-object"])
+def test_benign_control_agents_tools_made_of_a_method_or_a_callable_object_run(payments_build, tmp_path, made_of):
+    """The guardrail reads the parameters of what function_tool was given: a bound method, or an object's __call__
+    (the callable object was refused as unreadable before this was mended)."""
+    agents_fixture()
+    from agents import Agent, function_tool
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+
+    class Payer:
+        def send(self, recipient: str, amount_cents: int, currency: str, method: str) -> str:
+            """Send a payment."""
+            ran.append(amount_cents)
+            return "sent"
+
+        __call__ = send
+    payer = Payer()
+    tool = function_tool(payer.send if made_of == "bound-method" else payer, name_override="send_payment",
+                         tool_input_guardrails=[policy_guardrail(g)])
+    run_agent(Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))), tools=[tool]), g)
+    assert ran == [45000] and records(log) == [(True, "")]
