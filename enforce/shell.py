@@ -14,6 +14,7 @@ import glob
 import itertools
 import os
 import posixpath
+import re
 import stat
 import unicodedata
 from dataclasses import dataclass, replace
@@ -91,10 +92,30 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     globs: dict[str, list[str] | None] = {}     # a glob's matches on disk, read once for both steps below
     if content and zones.code_keys:
         a = through_settings_code(a, zones, command, commands, globs)
-    if content and zones.carried:
+    a = through_terminal(a, command, commands)
+    if rewrites and compiled is not None and a.rewrites:
+        a = through_git(a, compiled, ask_git=ask_git)
+    if content and zones.carried:     # after the git step: what a git command sends from its commits is read there
         a = through_carried(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), zones.carried,
                             commands, globs)
-    return through_git(a, compiled, ask_git=ask_git) if rewrites and compiled is not None and a.rewrites else a
+    return a
+
+
+# ESC ] (an operating system command to the terminal) in any spelling printf, `echo -e` and $'...' read, the one byte
+# 0x9d, or OSC 52's own `]52;` however its introducer is made
+_ESC = r"(?:\\e|\\E|\\0?33|\\x1[bB]|\\u001[bB]|\\U0000001[bB]|\\c\[|\x1b)"
+_OSC = re.compile(_ESC + r"+\]|\x9d|\\x9[dD]|\\0?235|\\u009[dD]|\]\s*52\s*;")
+
+
+def through_terminal(a: Analysis, command: str, table: CommandTable) -> Analysis:
+    """`a` of the class that sends data off the machine where its text writes an OSC escape to the terminal: OSC 52
+    (`printf '\\e]52;c;%s\\a' "$(base64 .env)"`) sets the clipboard of the machine the terminal runs on, which is
+    another one in an ssh session, and the analysis cannot tell which OSC a computed text writes."""
+    if SENDING_KIND not in table.class_order or not _OSC.search(command):
+        return a
+    return replace(a, kind=max((a.kind, SENDING_KIND), key=table.rank),
+                   account=a.account + ("network (an escape to the terminal, OSC: OSC 52 sets the clipboard of the "
+                                        "machine the terminal runs on)",))
 
 
 def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis:
@@ -136,6 +157,10 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
                              for m in named(comps)))
     read = next(((path, z) for path, found in reads for z in found if z in carried), None)
     if read is None:
+        read = _carried_whole(a, zones, carried, written, globs)
+    if read is None:
+        read = _commits_copied(a, zones, carried, written)
+    if read is None:
         return a
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
                    account=a.account + (f"unknown (reads {read[0]} ({read[1]}) and writes {written[0][0]} "
@@ -144,6 +169,80 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
 
 
 MAX_MATCHES = 2000      # a glob's matches read on disk; past them, its text stands for them all
+
+
+def _carried_whole(a: Analysis, zones: Zones, carried: tuple[str, ...], written: list[tuple[str, str]],
+                   globs: dict[str, list[str] | None]) -> tuple[str, str] | None:
+    """(a file of a `carried` zone, its zone) that a folder the command reads whole holds on disk now, where the
+    command also writes a file of a zone other than the folder's own (`tar czf /tmp/p.tgz .`, `cp -r . /tmp/x`,
+    `rsync -a ./ /tmp/x/`: the project's `.env` leaves in the copy); None where there is none. A copy that stays in
+    the folder's zone (`grep -r x . > notes.txt`, `tar czf dist/src.tgz .`) is the project's own."""
+    folders = [path for accesses, path, recursive in a.paths if "read" in accesses and recursive]
+    folders += [m for accesses, comps, recursive in a.patterns if "read" in accesses and recursive
+                for m in (_matches(comps, globs) or [_glob_text(comps)])]
+    walk = _CarriedWalk(zones, carried)
+    for folder in dict.fromkeys(folders):
+        own = set(_zones_of(zones, folder))
+        if all(z in own for _, z in written) or not os.path.isdir(folder):
+            continue
+        found = walk.first(folder)
+        if found is not None:
+            return found
+    return None
+
+
+# git commands that copy whole trees or histories into a file (`git archive HEAD > /tmp/p.tar`, `git bundle create
+# /tmp/b --all`): whether a commit holds a secret only a walk of the history tells, which the command's class does not
+# wait for (the `touched` argument's git step does)
+_COPIES_COMMITS = frozenset({"archive", "bundle", "fast-export"})
+
+
+def _commits_copied(a: Analysis, zones: Zones, carried: tuple[str, ...],
+                    written: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """(what, a carried zone) where a git command of _COPIES_COMMITS runs beside a write of a file of a zone other than
+    its working directory's; None otherwise."""
+    for r in a.rewrites:
+        if r.sub not in _COPIES_COMMITS:
+            continue
+        own = set(_zones_of(zones, r.cwd)) if r.cwd is not None else set()
+        if any(z not in own for _, z in written):
+            return (f"the commits `git {r.sub}` copies (they may hold the project's secrets)", carried[0])
+    return None
+
+
+class _CarriedWalk:
+    """The files of `carried` zones under a folder on disk, breadth first (the project's `.env` is met at once), at most
+    CONTENT_LIMIT entries in all: past them, the folder counts as holding one. A name no carried pattern's last part
+    matches (ignoring case) is not looked up."""
+
+    def __init__(self, zones: Zones, carried: tuple[str, ...]) -> None:
+        self.zones, self.carried, self.left = zones, carried, CONTENT_LIMIT
+        self.ends = [p[-1] for z, patterns in zones.folded if z in carried for p in patterns if p]
+
+    def candidate(self, name: str) -> bool:
+        folded = _fold(name)
+        return any(c.star2 or c.matches(folded, dot_rule=False) for c in self.ends)
+
+    def first(self, folder: str) -> tuple[str, str] | None:
+        queue = [folder]
+        while queue:
+            here = queue.pop(0)
+            try:
+                with os.scandir(here) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            self.left -= len(entries)
+            if self.left < 0:
+                return (folder, f"{self.carried[0]} (more than {CONTENT_LIMIT} entries under it to look through)")
+            for e in entries:
+                if e.is_dir(follow_symlinks=False):
+                    queue.append(e.path)
+                elif self.candidate(e.name):
+                    found = [z for z in _zones_of(self.zones, e.path) if z in self.carried]
+                    if found:
+                        return (e.path, found[0])
+        return None
 
 
 def _glob_text(comps: tuple[Comp, ...]) -> str:
@@ -182,14 +281,23 @@ def through_settings_code(a: Analysis, zmap: ZoneMap, command: str, table: Comma
                                         "runs later outside any command: a human approves it)",))
 
 
+# programs whose output is their input transformed (reversed, transliterated, decoded, decompressed): a key their
+# output holds is in no text the analysis reads (`echo kooh-tini | rev >> tox.ini`)
+_TRANSFORMS = re.compile(r"(?<![\w./-])(?:tr|rev|base32|base64|basenc|xxd|uudecode|openssl|gunzip|gzip|zcat|bzip2|"
+                         r"bunzip2|bzcat|xz|unxz|xzcat|lzma|zstd|unzstd|zstdcat|iconv|recode|rot13|caesar|dd|od|"
+                         r"hexdump|cipher|gpg|age|sops)(?![\w.-])")
 _CODE_TEXT_LIMIT = 1 << 20        # bytes of a file read for code settings; a larger one counts as holding one
 _QUOTING = str.maketrans("", "", "\"'\\")
+# the command's words run together: quotes, blanks, a letter's escape and printf's directives taken out (`printf
+# '%s%s' ini t-hook` writes init-hook)
+_SQUEEZED = re.compile(r"[\"'\s]|\\[a-zA-Z]|%[-+ #0]*[0-9]*(?:\.[0-9]+)?[sbcdqiu]")
 
 
 def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str],
                  globs: dict[str, list[str] | None]) -> str | None:
     """How the new text of the settings files `named` may hold a code setting's key, or None."""
-    keys = zmap.code_settings(command) or zmap.code_settings(command.translate(_QUOTING))
+    keys = zmap.code_settings(command) or zmap.code_settings(command.translate(_QUOTING)) or \
+        zmap.code_settings(_SQUEEZED.sub("", command))
     if keys:
         return keys[0]
     if a.kind == SENDING_KIND:
@@ -210,7 +318,10 @@ def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str],
                   os.path.isdir(path)), None)
     if whole is not None:       # `find . -exec cp {} pyproject.toml \;`: any file under it
         return f"the text of any file under {whole}"
-    texts = []
+    if _TRANSFORMS.search(command):
+        return "text a program transforms (its output is not the text the analysis reads)"
+    keep = max(map(len, zmap.code_keys)) - 1     # the end of the text read so far, where a key may go on
+    tail, pieces = "", set()
     for path in dict.fromkeys([*named, *reads]):
         text = small_text(path)
         if text is None:
@@ -218,13 +329,25 @@ def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str],
         found = zmap.code_settings(text)
         if found:
             return f"{found[0]} (in {path})"
-        texts.append(text)
-    found = zmap.code_settings("".join(texts))
-    return f"{found[0]} (the files it reads joined)" if found else None
+        found = zmap.code_settings(tail + text)
+        if found:
+            return f"{found[0]} (the files it reads joined)"
+        tail = (tail + text)[-keep:] if keep else ""
+        pieces |= zmap.key_pieces(text)
+    for path in sorted({*named, *reads}, key=len, reverse=True):   # a folder's name is no piece of the text written
+        command = command.replace(path, "")
+    found = zmap.code_pieces(command, pieces)
+    return f"{found[0]} (assembled from pieces in the command and the files it reads)" if found else None
+
+
+_TEXTS: dict[tuple[str, int, int, int, int, int], str | None] = {}   # small_text's last few texts, by file version
+_TEXTS_KEPT = 4
 
 
 def small_text(path: str) -> str | None:
-    """The text of the regular file at `path` ("" where none is there), None where it is too large or unreadable."""
+    """The text of the regular file at `path` ("" where none is there), None where it is too large or unreadable. The
+    last few texts are kept by the file's identity and version (the hook reads the file an Edit changes, then the
+    analysis of its command reads it again: once)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # a FIFO opened blocking would wait for a writer
     except (FileNotFoundError, NotADirectoryError):
@@ -232,14 +355,23 @@ def small_text(path: str) -> str | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):     # a folder, a FIFO, a device: no text of its own
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):     # a folder, a FIFO, a device: no text of its own
             os.close(fd)
             return ""
+        key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if key in _TEXTS:
+            os.close(fd)
+            return _TEXTS[key]
         with os.fdopen(fd, "rb") as f:
             data = f.read(_CODE_TEXT_LIMIT + 1)
     except OSError:
         return None
-    return None if len(data) > _CODE_TEXT_LIMIT else data.decode("utf-8", "replace")
+    text = None if len(data) > _CODE_TEXT_LIMIT else data.decode("utf-8", "replace")
+    while len(_TEXTS) >= _TEXTS_KEPT:
+        del _TEXTS[next(iter(_TEXTS))]
+    _TEXTS[key] = text
+    return text
 
 
 def real_spellings(folders: Mapping[str, str]) -> Places:

@@ -3,6 +3,7 @@ built-ins that change the shell itself (cd, eval, source, set, read...). A mixin
 (enforce/shell_walk.py): the methods use its results, paths and zones."""
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 import urllib.parse
@@ -279,6 +280,8 @@ class Commands:
             self.value_role("+".join(effective), value, inv, roles, "", recursive=recursive)
         if script_from == "file" and script_value is not None:
             self.script_command(script_value, [v for v, _ in assigned if v is not script_value], inv)
+        elif inv.name in self.table.script_commands:    # a program whose goals choose what it does (mvn deploy)
+            self.script_command(Value.of(inv.name), [v for v, _ in assigned], inv)
         if spec.interpreter == "code" and (script_from == "value" or (
                 script_from == "file" and script_value is not None and script_value.text in ("-", *STDIN_PATHS))):
             data = [v for v, _ in assigned if v is not script_value]
@@ -1314,31 +1317,31 @@ class Commands:
 
     def script_command(self, script: Value, after: list[Value], inv: Invocation) -> None:
         """The class of running a script the table knows by name with the words after it (`python3 setup.py install`
-        installs into the interpreter's site-packages, as `pip install .` does; `setup.py upload` sends): a word not
-        known before the command runs may be any of them. The folders its options install into are written whole
-        (`--user`: ~/.local; `--prefix DIR`, `--home=DIR`: DIR, where a leading ~ is the home, as distutils reads it)."""
+        installs into the interpreter's site-packages, as `pip install .` does; `setup.py upload` sends), or a program
+        whose words choose what it does (`mvn deploy`): a word not known before the command runs may be any of them.
+        The folders its options install into are written whole (`--user`: ~/.local; `--prefix DIR`, `--home=DIR`:
+        DIR, where a leading ~ is the home, as distutils reads it)."""
         name = posixpath.basename(script.text or "")
-        words, places = self.table.script_commands.get(name), self.table.script_writes.get(name, {})
-        for i, value in enumerate(after):
+        words, writes = self.table.script_commands.get(name), self.table.script_writes.get(name)
+        for value in after:
             if value.text is None:
-                if words or places:
+                if words or writes:
                     self.unknown(f"{script.text} run with a word not known before the command runs")
                 continue
-            if words and value.text in words:
-                self.classify(words[value.text], f"{script.text} {value.text}")
-            option, eq, given = value.text.partition("=")
-            attached = option[:2] if not eq and option[:2] in places and not option.startswith("--") else None
-            option, given = (attached, option[2:]) if attached and len(option) > 2 else (option, given)
-            if option not in places:
+            chosen = _word_class(words, value.text) if words else None
+            if chosen is not None:
+                self.classify(chosen, f"{script.text} {value.text}")
+        if writes is None:
+            return
+        for opt, word, given in self.parse_args(writes, replace(inv, args=list(after))).opts:
+            if opt.file is not None:
+                targets = [Value.of(t.replace("{home}", self.home)) for t in opt.file]
+            elif given is None or given.text is None:
+                self.unknown(f"{script.text} {word} without a folder")
                 continue
-            targets = [Value.of(t.replace("{home}", self.home)) for t in places[option]]
-            if not places[option]:
-                target = Value.of(given) if eq or attached else after[i + 1] if i + 1 < len(after) else None
-                if target is None:
-                    self.unknown(f"{script.text} {option} without a folder")
-                    continue
-                targets = [Value.of(self.home + target.text[1:]) if target.text and target.text.startswith("~") and
-                           target.text[1:2] in ("", "/") else target]
+            else:
+                targets = [Value.of(self.home + given.text[1:]) if given.text.startswith("~") and
+                           given.text[1:2] in ("", "/") else given]
             for t in targets:
                 self.touch(("write",), t, inv, recursive=True)
 
@@ -1346,6 +1349,13 @@ class Commands:
         if value.static and any(p in self.written for p in self.paths(value, inv.cwds) if p is not None):
             self.unknown(f"runs {value.text}, which the command itself wrote (downloaded or generated)")
             self.mentions(self.source, f"the command that writes and runs {value.text}", inv)
+
+
+def _word_class(words: Mapping[str, str], word: str) -> str | None:
+    """The class of `word` in a script's or program's table of words, whose keys may be globs (`publish*`)."""
+    if word in words:
+        return words[word]
+    return next((cls for key, cls in words.items() if fnmatch.fnmatchcase(word, key)), None)
 
 
 _CURL_GLOB = re.compile(r"[{\[]")

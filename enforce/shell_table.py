@@ -165,9 +165,9 @@ class CommandTable:
     build_files: tuple[str, ...] = ()     # names (globs) of the files a build tool runs from the folder it builds
     # a script's name -> a word after it -> the class of running it so (`python3 setup.py install`: package_install)
     script_commands: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    # a script's name -> an option of it -> the folders it installs into (empty: the option's value), written whole
-    # (`python3 setup.py install --user` writes ~/.local, as `pip install --user` does)
-    script_writes: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    # a script's name -> its options that name the folders it installs into (OptionSpec.file, or the option's value),
+    # written whole (`python3 setup.py install --user` writes ~/.local, as `pip install --user` does)
+    script_writes: Mapping[str, "CommandSpec"] = field(default_factory=dict)
 
     def secret(self, name: str | None) -> bool:
         """Whether expanding or printing `name` reads a credential (None or "*": every variable)."""
@@ -534,7 +534,7 @@ def _load_commands(source: _Source) -> CommandTable:
                         _strings(env.get("secrets", []), file, "environment.secrets"), _environ(env, file),
                         tuple(opaque), _strings(programs.get("build_files", []), file, "programs.build_files"),
                         _script_commands(reader, programs.get("script_commands", {}), file),
-                        _script_writes(programs.get("script_writes", {}), file))
+                        _script_writes(programs.get("script_writes", {}), file, order[-1]))
 
 
 def _script_commands(reader: "_Reader", raw: Any, file: Path) -> dict[str, dict[str, str]]:
@@ -551,21 +551,26 @@ def _script_commands(reader: "_Reader", raw: Any, file: Path) -> dict[str, dict[
     return out
 
 
-def _script_writes(raw: Any, file: Path) -> dict[str, dict[str, tuple[str, ...]]]:
-    """[programs] script_writes: `{ "setup.py" = { "--user" = ["{home}/.local"], "--prefix|--root" = [] } }`."""
+def _script_writes(raw: Any, file: Path, lowest: str) -> dict[str, CommandSpec]:
+    """[programs] script_writes: `{ "setup.py" = { "--user" = ["{home}/.local"], "--prefix|--root" = [] } }`, each
+    script's as an entry whose options the command's own parser reads (`--prefix DIR`, `--prefix=DIR`, `-dDIR`, an
+    abbreviation): an option with folders writes them (OptionSpec.file), one without writes its value; any other word
+    is an operand."""
     where = "programs.script_writes"
     if not isinstance(raw, Mapping):
         raise _fail(file, where, f"expected a table of script name = {{ option = [folder, ...] }}, got {raw!r}")
-    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    out: dict[str, CommandSpec] = {}
     for script, options in raw.items():
         if not isinstance(options, Mapping) or not options:
             raise _fail(file, f"{where}.{script}", f"expected a table of option = [folder, ...], got {options!r}")
+        specs: dict[str, OptionSpec] = {}
         for key, places in options.items():
             names = str(key).split("|")
             if not all(n.startswith("-") and len(n) > 1 for n in names):
                 raise _fail(file, f"{where}.{script}.{key}", "expected options (words starting with -)")
             folders = _strings(places, file, f"{where}.{script}.{key}")
-            out.setdefault(str(script), {}).update(dict.fromkeys(names, folders))
+            specs.update(dict.fromkeys(names, OptionSpec(file=folders) if folders else OptionSpec(value="write")))
+        out[str(script)] = CommandSpec(name=str(script), cls=lowest, options=specs, other_options="operand")
     return out
 
 
@@ -997,12 +1002,24 @@ def _contains(z: tuple[Comp, ...], t: tuple[Comp, ...]) -> bool:
     return False
 
 
-_TOML_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
+# the escapes printf, `echo -e` and $'...' write a character with (`init-\x68ook`, `\150`, `\0150`): echo's octal
+# takes a leading 0, printf's format does not, so both readings are tried
+_SHELL_ESCAPES = (re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|\\x([0-9a-fA-F]{1,2})|\\0([0-7]{1,3})|\\([0-7]{1,3})"),
+                  re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|\\x([0-9a-fA-F]{1,2})|()\\([0-7]{1,3})"))
 
 
 def _unescaped(m: re.Match[str]) -> str:
-    code = int(m.group(1) or m.group(2), 16)
+    hexa = m.group(1) or m.group(2) or (m.group(3) if m.re.groups > 2 else None)
+    code = int(hexa, 16) if hexa else int(m.group(4) or m.group(5), 8)
     return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else m.group(0)
+
+
+def _readings(text: str) -> list[str]:
+    """`text` case-folded, and where it holds a backslash, also with its escapes written as their characters (TOML's
+    `\u002d` in a quoted key; printf's and echo's `\x68`, `\150`, `\0150`)."""
+    if "\\" not in text:
+        return [text.casefold()]
+    return [text.casefold(), *(e.sub(_unescaped, text).casefold() for e in _SHELL_ESCAPES)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -1050,8 +1067,27 @@ class ZoneMap:
         (`"init\\u002dhook"`)."""
         if not self.code_keys:
             return []
-        folded = (_TOML_ESCAPE.sub(_unescaped, text) if "\\" in text else text).casefold()
-        return [k for k in self.code_keys if k in folded]
+        readings = _readings(text)
+        return [k for k in self.code_keys if any(k in r for r in readings)]
+
+    def code_pieces(self, new: str, pieces: set[str]) -> list[str]:
+        """The [settings_code] keys whose pieces (the words between `-` and `_`) the text `new` (a command's, as
+        written and with its escapes read) and the `pieces` found in the text already there all hold, one piece at
+        least in `new`: a key a program assembles (`printf '%s-%s' init hook`, `sed s/hoo/hook/` on a file holding
+        `init-hoo`)."""
+        readings = _readings(new)
+        out = []
+        for key in self.code_keys:
+            words = [w for w in re.split(r"[-_]", key) if w]
+            given = {w for w in words if any(w in r for r in readings)}
+            if given and all(w in given or w in pieces for w in words):
+                out.append(key)
+        return out
+
+    def key_pieces(self, text: str) -> set[str]:
+        """The pieces of the [settings_code] keys (code_pieces) that `text` holds."""
+        readings = _readings(text)
+        return {w for k in self.code_keys for w in re.split(r"[-_]", k) if w and any(w in r for r in readings)}
 
     def holds_code_settings(self, path: str) -> bool:
         """Whether the file at `path` is one whose settings may be code ([settings_code] files, by name)."""
