@@ -146,7 +146,7 @@ def test_a_project_secret_copied_out_of_its_name_needs_approval(build: Path, mac
 
 @pytest.mark.parametrize("command", [
     "cat .env", "cp .env .env.bak", "mv .env .env.old", "sed -i s/1/2/ .env", "cat .env >> .env.local",
-    "cat .env > /dev/null", "grep -r x . > /tmp/o", "cp -r src /tmp/s", "python3 src/a.py > /tmp/log",
+    "cat .env > /dev/null", "grep -r x . > notes.txt", "cp -r src /tmp/s", "python3 src/a.py > /tmp/log",
     "echo SECRET=3 > .env", "cp src/*.py /tmp/x", "cat src/*.py > /tmp/all", "grep x src/*.py > /tmp/o",
 ])
 def test_secrets_kept_under_secret_names_and_recursive_reads_stay_allowed(build: Path,  # noqa: F811
