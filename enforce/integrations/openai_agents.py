@@ -125,7 +125,7 @@ def changed_by(tool: FunctionTool, name: str, arguments: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def parameters_model(func: Callable[..., Any]) -> Any:
+def parameters_model(func: Any) -> Any:
     """The pydantic model the SDK validates `func`'s arguments with (function_schema's, made once per function; a
     callable object's is that of its __call__, as function_tool reads it)."""
     plain = inspect.isfunction(func) or inspect.ismethod(func)
