@@ -160,6 +160,25 @@ class _Loader:
             raise self.fail("spec.path", f"{what} {rel!r} {e}", key, PATH_FIX,
                             self.inline_pos(key, str(rel)) if isinstance(rel, str) else None) from None
 
+    def shown_as_parsed(self, raw: Mapping[str, Any]) -> None:
+        """SpecError for a character that makes the spec display otherwise than TOML reads it, anywhere in the file
+        (comments too) or in a key or string value an escape made: a bidirectional control reorders what follows it on
+        its line (`rule adult "Adults\u202e": age >= 18` shows `81 =< ega`), a line or paragraph separator or NEL
+        shows a line break inside a comment (a rule a person reads there is not one), and a control character
+        (`\b`, an ANSI escape) rewrites the terminal line it is printed on."""
+        m = _DISPLAY_CONTROL.search(self.text)
+        if m is not None:
+            line = self.text.count("\n", 0, m.start()) + 1
+            at = Pos(line, m.start() - self.text.rfind("\n", 0, m.start()))
+            raise SpecError("spec.hidden_text", f"the spec holds {_char_name(m.group())}, which makes the text around "
+                            "it display otherwise than it is read", file=self.file, pos=at, fix=_SHOWN_FIX)
+        for key, value in _strings(raw, ()):
+            m = _DISPLAY_CONTROL.search(value) or _CONTROL.search(value)
+            if m is not None:
+                raise self.fail("spec.hidden_text", f"[{'.'.join(map(str, key))}] holds {_char_name(m.group())} "
+                                "(written as a TOML escape), which makes it display otherwise than it reads", key,
+                                _SHOWN_FIX)
+
     def unknown_keys(self, table: dict[str, Any], allowed: tuple[str, ...], where: tuple[object, ...]) -> None:
         for k in table:
             if k not in allowed:
@@ -479,6 +498,27 @@ class _Loader:
         return tuple(out)
 
 
+# bidirectional controls (Trojan Source, CVE-2021-42574), line and paragraph separators and NEL: never in a spec
+_DISPLAY_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\u0085]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # in a value; a tab and a line break read as they show
+_SHOWN_FIX = "delete the character (or write the text without it): a spec must read as it is shown"
+
+
+def _char_name(ch: str) -> str:
+    return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character').lower()})"
+
+
+def _strings(value: Any, key: tuple[object, ...]) -> list[tuple[tuple[object, ...], str]]:
+    """Every key and string value in a TOML value, with the key path that leads to it."""
+    if isinstance(value, str):
+        return [(key, value)]
+    if isinstance(value, dict):
+        return [found for k, v in value.items() for found in [((*key, k), k), *_strings(v, (*key, k))]]
+    if isinstance(value, list):
+        return [found for i, v in enumerate(value) for found in _strings(v, (*key, i))]
+    return []
+
+
 def load_spec(path: str | Path) -> SpecFile:
     """Read and check a spec; raises SpecError (file:line:col, the value, the fix)."""
     path = Path(path)
@@ -488,6 +528,7 @@ def load_spec(path: str | Path) -> SpecFile:
         raise SpecError("spec.file", e.why, file=str(path), fix=f"{e.fix} (the spec)") from None
     text, raw = _parse_toml(data, str(path))
     ld = _Loader(path, text)
+    ld.shown_as_parsed(raw)
     ld.unknown_keys(raw, TOP_KEYS, ())
     request = raw.get("request")
     if not isinstance(request, str) or not request.strip():
