@@ -111,7 +111,7 @@ class Answer:
         cost = "unpriced" if self.cost_usd is None else f"${self.cost_usd:.6f} at list price"
         other = f" (asked for {self.requested})" if self.requested and self.requested != self.model else ""
         tokens = (f"{self.input_tokens} in + {self.output_tokens} out tokens, {cost}" if self.tokens_reported else
-                  "tokens not reported by the server, cost unknown")
+                  f"tokens not reported by the server, {'cost unknown' if self.cost_usd is None else cost}")
         return (f"model {self.model}{other}{' (cached answer)' if cached else ''}: {self.latency_s * 1000:.0f} ms, "
                 f"{tokens}")
 
@@ -316,7 +316,8 @@ class LLMExtractor:
         # priced at the model asked for (and billed), never at the name the server reports: a server naming a
         # cheaper or unpriced model would make the call look cheaper or free
         # a server silent on its tokens did not make the call free (a local server's calls cost nothing either way)
-        reported = getattr(completion, "tokens_reported", True) or cost_usd(provider.name, provider.model, 1, 1) == 0.0
+        told = getattr(completion, "tokens_reported", True)   # the record says what the server said, free or not
+        reported = told or cost_usd(provider.name, provider.model, 1, 1) == 0.0
         self._count(provider.name, provider.model, completion.input_tokens, completion.output_tokens, reported=reported)
         other = other_model(completion.raw_response.get("model") if isinstance(completion.raw_response, Mapping)
                             else None, provider.model)
@@ -336,7 +337,7 @@ class LLMExtractor:
                        f"the model's {self.argument}", exact=True)
         cost = cost_usd(provider.name, provider.model, completion.input_tokens, completion.output_tokens)
         return Answer(value, completion.model, latency, completion.input_tokens, completion.output_tokens,
-                      cost if reported else None, provider.model, reported)
+                      cost if reported else None, provider.model, told)
 
     def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int) -> None:
         self.stats.failures += 1

@@ -215,3 +215,23 @@ def test_guard_usage_missing_is_recorded_as_unknown_cost():
     got = anthropic_extractor(ScriptedModel(message([tool_use(answer(hotel=True))], usage=None)),
                               {"mode": "llm"}).extract({"confirmed_task": HOTEL})
     assert got.details["tokens_reported"] is False and got.details["cost_usd"] is None
+
+
+def _forced_call(usage: Any) -> dict[str, Any]:
+    message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "respond", "arguments": json.dumps(answer(hotel=True))}}]}
+    body = {"id": "c1", "object": "chat.completion", "model": "qwen2.5-7b-instruct",
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+    return {"status": 200, "json": body | ({} if usage is None else {"usage": usage})}
+
+
+@pytest.mark.parametrize("usage", [None, {"prompt_tokens": -1, "completion_tokens": 2},
+                                   {"prompt_tokens": "300", "completion_tokens": 20}],
+                         ids=["missing", "negative", "a string"])
+def test_a_local_server_silent_on_its_tokens_is_recorded_as_such(openai_server, usage):
+    """Before: a local server's call is free, so its record said tokens_reported true (0 in + 0 out) when the server
+    reported none: provenance that no server gave. Now the record says what the server said; the cost stays 0."""
+    script(openai_server, _forced_call(usage))
+    got = openai_extractor(openai_server, structured="tools").extract({"confirmed_task": HOTEL})
+    assert got.details["tokens_reported"] is False and got.details["cost_usd"] == 0.0
+    assert "tokens not reported by the server" in got.how and "unknown" not in got.how
