@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from veriguard.contracts.build_format import certificate_bytes
 from veriguard.enforce.loader import PolicyLoadError, load_policy
 from veriguard.synth.freeze import sha256, write_build
 from veriguard.synth.specfile import load_spec
@@ -121,7 +122,7 @@ def test_extraction_json_with_a_matching_hash_is_read_strictly(build, tmp_path_f
     (target / "extraction.json").write_bytes(raw)
     cert = json.loads((target / "certificate.json").read_text())
     cert["hashes"]["files"]["extraction.json"] = sha256(raw)
-    (target / "certificate.json").write_text(json.dumps(cert))
+    (target / "certificate.json").write_bytes(certificate_bytes(cert))
     try:
         policy = load_policy(target)
     except PolicyLoadError as e:

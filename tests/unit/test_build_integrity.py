@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from veriguard.contracts.errors import SpecError
+from veriguard.contracts.build_format import certificate_bytes
 from veriguard.enforce.loader import PolicyLoadError, load_policy
 from veriguard.enforce.monitor import Monitor
 from veriguard.synth.freeze import _write, sha256, write_build
@@ -181,7 +182,7 @@ def test_the_mind2web_bank_is_covered(tmp_path):
 def rewrite(build, edit):
     cert = certificate(build)
     edit(cert)
-    (build / "certificate.json").write_text(json.dumps(cert))
+    (build / "certificate.json").write_bytes(certificate_bytes(cert))
 
 
 def set_in(path, value):

@@ -5,6 +5,7 @@ import json
 import shutil
 
 import pytest
+from veriguard.contracts.build_format import certificate_bytes
 from veriguard.enforce.loader import load_policy
 from veriguard.enforce.monitor import Monitor
 from veriguard.synth.freeze import write_build
@@ -131,7 +132,7 @@ def test_a_consistently_rewritten_spec_copy_is_refused(tmp_path, capsys):
     digest = hashlib.sha256(spec.read_bytes()).hexdigest()
     cert = json.loads((new / "certificate.json").read_text())
     cert["hashes"]["spec"] = cert["hashes"]["files"]["spec/mini.toml"] = digest
-    (new / "certificate.json").write_text(json.dumps(cert))
+    (new / "certificate.json").write_bytes(certificate_bytes(cert))
     load_policy(new)  # the loader alone cannot tell
     code, _, err = run(capsys, "diff", old, new)
     assert code == 2 and "error[diff.inconsistent]" in err
