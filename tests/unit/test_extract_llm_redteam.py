@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import SPECS
 from tests.llm_fakes import ScriptedModel, raw_reply, reading_model, tool_reply
+from tests.llm_fakes import message as _message
+from tests.llm_fakes import tool_use as _call
 from tests.unit.test_extract_llm import (
     CFG, NONE, TASK_T, answer, anthropic_extractor, chat, openai_extractor, openai_server, received, script, sure,
     unsure, reaches_the_model,
@@ -329,16 +331,6 @@ def test_the_record_names_the_model_asked_for_beside_the_one_the_server_says_ans
 
 
 # --- what held in this pass, kept as a net: every reply below is denied (Anthropic, through the SDK) ------------
-
-def _message(content: list[dict[str, Any]], stop: Any = "tool_use") -> httpx2.Response:
-    return httpx2.Response(200, json={"id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-                                      "content": content, "stop_reason": stop, "stop_sequence": None,
-                                      "usage": {"input_tokens": 1, "output_tokens": 1}})
-
-
-def _call(data: Any, name: str = "respond") -> dict[str, Any]:
-    return {"type": "tool_use", "id": "t", "name": name, "input": data}
-
 
 HOTEL = answer(hotel=True)
 HELD = {

@@ -14,6 +14,8 @@ import httpx2
 import pytest
 
 from tests.llm_fakes import ScriptedModel, tool_reply
+from tests.llm_fakes import message as _message
+from tests.llm_fakes import tool_use as _use
 from tests.unit.test_extract_llm import (  # noqa: F401 (openai_server is a fixture)
     NONE, anthropic_extractor, answer, chat, openai_extractor, openai_server, reaches_the_model, script, unsure,
 )
@@ -174,18 +176,6 @@ def test_plain_requests_still_reach_the_model(text):
 
 
 # --- the stop reason must agree with what the reply holds (class: answers no model turn writes) ---------------
-
-def _message(content: list[dict[str, Any]], stop: str, headers: dict[str, str] | None = None,
-             model: str = "claude-haiku-4-5", usage: tuple[int, int] = (5, 5)) -> httpx2.Response:
-    body = {"id": "m", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
-    return httpx2.Response(200, content=json.dumps(body).encode(),
-                           headers={"content-type": "application/json"} if headers is None else headers)
-
-
-def _use(data: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": "t1", "name": "respond", "input": data}
-
 
 def _extract(model: ScriptedModel, structured: str = "tool") -> Any:
     ex = anthropic_extractor(model, {"mode": "llm"})
