@@ -498,8 +498,9 @@ class _Loader:
         return tuple(out)
 
 
-# bidirectional controls (Trojan Source, CVE-2021-42574), line and paragraph separators and NEL: never in a spec
-_DISPLAY_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\u0085]")
+# bidirectional controls (Trojan Source, CVE-2021-42574), line and paragraph separators and the C1 controls (NEL, the
+# 8-bit CSI a terminal reads as ESC [), which TOML lets through raw, in comments too: never in a spec
+_DISPLAY_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\x80-\x9f]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # in a value; a tab and a line break read as they show
 _SHOWN_FIX = "delete the character (or write the text without it): a spec must read as it is shown"
 

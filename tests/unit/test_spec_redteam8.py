@@ -43,6 +43,10 @@ SHOWN_OTHERWISE = {   # the spec, and a text on the line the error must name
                                          "adult\\radmin"),
     "an escape in a quoted key": (MINIMAL.replace('name = "mini"', '"na\\u202eme" = "mini"'), "na\\u202eme"),
     "a C1 control in [agent]": (MINIMAL + '\n[agent]\nrole = "helper\\u0090"\n', "helper"),
+    "an 8-bit CSI in a comment of the file": ("# c\x9b2K\n" + MINIMAL.lstrip("\n"), "# c"),
+    "LRM in a rule's condition": (MINIMAL.replace("age >= 18", "age >=\u200e 18"), "age >=\u200e"),
+    "FSI in the name": (MINIMAL.replace('name = "mini"', 'name = "mini\u2068"'), "mini\u2068"),
+    "RLI in an [extraction] path": (MINIMAL + '\n[extraction]\nage = { from = "field", path = "age\u2067" }\n', "age\u2067"),
 }
 
 
