@@ -972,16 +972,20 @@ def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
     so adding an aside ("and its phone number") to a request cannot turn the request aside; so does an act
     in a clause that names no topic ("Hertz's number for a car, then rent it")."""
     ends = [m.end() for m in CLAUSE.finditer(text) if m.end() < len(text)]
-    found = {p: {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)}
-             for p in cues.feature_index.candidates(folded(text))}
+    # the clauses each pattern that matches is found in, by the pattern's id (see LiteralIndex)
+    found = {i: hit for i, p in cues.feature_index.matchable(folded(text)).items()
+             if (hit := {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)})}
+    if not found:
+        return np.zeros(2 * len(names) + 1, np.float32)
 
     def clauses(patterns: tuple[re.Pattern[str], ...]) -> set[int]:
-        return set().union(*(found[p] for p in patterns if p in found))
+        return set().union(*(found[i] for i in map(id, patterns) if i in found))
 
     free, aside, asides, acts = [], [], set(), set()
-    named = set().union(*(clauses(cues.topic[n]) for n in names))
-    for n in names:
-        topic, act, off = clauses(cues.topic[n]), clauses(cues.act[n]), clauses(cues.aside[n])
+    topics = [clauses(cues.topic[n]) for n in names]
+    named = set().union(*topics)
+    for n, topic in zip(names, topics):
+        act, off = clauses(cues.act[n]), clauses(cues.aside[n])
         kept = topic - (off - act) or (topic if act - named else set())  # "..., then rent it": the act's object is elsewhere
         free.append(1.0 if kept else 0.0)
         aside.append(1.0 if topic and not kept else 0.0)

@@ -27,10 +27,11 @@ import sys
 import tempfile
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -110,7 +111,6 @@ class Embedder:
         self.tokenizer.enable_truncation(self.encoder.max_tokens)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.outputs = [self.encoder.output] if self.encoder.output else None
-        self._overflowing: dict[str, bool] = {}  # the last run's texts: whether each was longer than the model reads
         # the RECENT texts last embedded: vector, token states (None when not asked for), longer than the model reads
         self._recent: OrderedDict[str, tuple[np.ndarray, np.ndarray | None, bool]] = OrderedDict()
         self._lock = threading.Lock()   # for _recent: one Embedder serves every thread of the process
@@ -136,7 +136,7 @@ class Embedder:
                    if t in self._recent and (self._recent[t][1] is not None or not keep_states)}
         new = [t for t in distinct if t not in got]
         if new:
-            encs = self.tokenizer.encode_batch(new)
+            encs = self.encoded(new)
             lengths = [len(e.ids) for e in encs]
             for rows in runs(lengths):
                 hidden, mask = self._hidden([encs[i] for i in rows])
@@ -153,7 +153,6 @@ class Embedder:
                 self._recent.move_to_end(t)
             while len(self._recent) > RECENT:
                 self._recent.popitem(last=False)
-        self._overflowing = {t: got[t][2] for t in distinct}
         kept = [got[t] for t in texts]
         return np.stack([k[0] for k in kept]), [k[1] for k in kept if k[1] is not None] if keep_states else []
 
@@ -170,13 +169,19 @@ class Embedder:
             feeds["token_type_ids"] = np.zeros_like(ids)
         return self.session.run(self.outputs, feeds)[0], mask
 
+    def encoded(self, texts: Sequence[str]) -> list[Any]:
+        """The texts' encodings, one at a time in this thread: encode_batch would hand a few short texts to the
+        tokenizer's own thread pool (one thread per core), whose threads wait on each other on a busy machine."""
+        return [self.tokenizer.encode(t) for t in texts]
+
     def truncated(self, texts: Sequence[str]) -> list[bool]:
-        """Whether each text is longer than the model reads (its embedding ignores the rest). The texts of the last
-        run are not tokenised again (a classify asks this of the pieces it has just embedded)."""
-        last = self._overflowing
-        if all(t in last for t in texts):
-            return [last[t] for t in texts]
-        return [bool(e.overflowing) for e in self.tokenizer.encode_batch(list(texts))]
+        """Whether each text is longer than the model reads (its embedding ignores the rest). The RECENT texts last
+        embedded are not tokenised again (a classify asks this of the pieces it has just embedded)."""
+        with self._lock:
+            kept = [self._recent.get(t) for t in texts]
+        if all(k is not None for k in kept):
+            return [k[2] for k in kept if k is not None]
+        return [bool(e.overflowing) for e in self.encoded(texts)]
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
@@ -217,6 +222,92 @@ def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), np.float32(1e-9))
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
     return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
+
+
+# (get, set) of the OpenBLAS builds numpy wheels ship: plain, 64-bit-integer, and scipy-openblas's own prefix
+_BLAS_CONTROLS = (("openblas_get_num_threads", "openblas_set_num_threads"),
+                  ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+                  ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+                  ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"))
+
+
+class _OneBlasThread:
+    """See one_blas_thread: nested and concurrent scopes share one setting, and the count the process had is put back
+    when the last of them ends."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.before = 1
+
+    def enter(self, get: Callable[[], int], set_: Callable[[int], None]) -> None:
+        with self.lock:
+            if self.depth == 0:
+                self.before = get()
+                if self.before != 1:
+                    set_(1)
+            self.depth += 1
+
+    def leave(self, set_: Callable[[int], None]) -> None:
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0 and self.before != 1:
+                set_(self.before)
+
+
+_SCOPE = _OneBlasThread()
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """numpy's matrix products on one thread inside the scope, whatever OPENBLAS_NUM_THREADS (or its default, a thread
+    per core) says. The classifier's products are small (a piece's vector against the bank: 1 x 384 x 2,549): OpenBLAS
+    splits them over its threads, which on a busy machine wait on each other (an unpinned monitor on v6: 28.4 ms of
+    CPU a task against 15.1 ms with one thread, the same output). The count is OpenBLAS's, global to the process: the
+    user's own products in other threads run on one thread too while a classify runs, and get their count back after
+    (about 2 us a scope; tests/unit/test_classifier_speed_s27.py). A numpy on another BLAS is left as it is."""
+    controls = openblas_threads()
+    if controls is None:
+        yield
+        return
+    get, set_ = controls
+    _SCOPE.enter(get, set_)
+    try:
+        yield
+    finally:
+        _SCOPE.leave(set_)
+
+
+@lru_cache(maxsize=1)
+def openblas_threads() -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """(get, set) of the thread count of the OpenBLAS that numpy loaded; None when it runs on another BLAS or the
+    library cannot be found. Only a library already loaded is opened (RTLD_NOLOAD): this loads no BLAS of its own."""
+    import ctypes
+
+    for path in _loaded_openblas():
+        try:
+            lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL)
+        except OSError:
+            continue
+        for get_name, set_name in _BLAS_CONTROLS:
+            get, set_ = getattr(lib, get_name, None), getattr(lib, set_name, None)
+            if get is not None and set_ is not None:
+                get.restype, get.argtypes = ctypes.c_int, []
+                set_.restype, set_.argtypes = None, [ctypes.c_int]
+                return get, set_
+    return None
+
+
+def _loaded_openblas() -> list[str]:
+    """The OpenBLAS libraries in this process (Linux: its memory map), else those shipped inside numpy's wheel."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            found = [line.split(maxsplit=5)[-1].strip() for line in f if "openblas" in line.lower()]
+        return [p for p in dict.fromkeys(found) if p.startswith("/")]
+    except OSError:
+        wheel = Path(np.__file__).parent
+        return [str(p) for folder in (wheel / ".dylibs", wheel.parent / "numpy.libs") if folder.is_dir()
+                for p in sorted(folder.iterdir()) if "openblas" in p.name.lower()]
 
 
 def known_encoder(name: str) -> Encoder:

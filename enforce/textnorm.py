@@ -25,7 +25,7 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 from itertools import product
-from typing import Any, Container
+from typing import Any, Container, Mapping
 
 # Default-ignorable code points that are not format controls (category Cf is removed as a whole).
 _IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
@@ -473,24 +473,63 @@ def folded(text: str) -> str:
 
 
 class LiteralIndex:
-    """Patterns by the literals they need: `candidates(folded(text))` are those that may match the text, the others
-    cannot (each literal is looked for once, however many patterns need it)."""
+    """Patterns by the literals they need: `matchable(folded(text))` (by id) and `candidates(folded(text))` are those
+    that may match the text, the others cannot. Each literal is looked for once, however many patterns need it, and
+    only when the text holds its first GRAM characters (one set of the text's GRAM-grams instead of a search per
+    literal: 0.15 -> 0.03 ms a call for the bank's 430 literals). Patterns are kept by id: a compiled pattern's hash
+    reads its whole code each time (up to 3.5 us for the bank's longest). The answers for the RECENT texts last asked
+    are kept: a classify asks for the same text several times."""
+
+    GRAM = 3
+    RECENT = 32
 
     def __init__(self, patterns: tuple[re.Pattern[str], ...]) -> None:
-        self.always: set[re.Pattern[str]] = set()
-        needing: dict[str, list[re.Pattern[str]]] = {}
-        for p in dict.fromkeys(patterns):
-            needed = required_literals(p)
-            if needed is None:
-                self.always.add(p)
+        unique = {id(p): p for p in patterns}
+        literals = {i: required_literals(p) for i, p in unique.items()}
+        self.always = {i: unique[i] for i, needed in literals.items() if needed is None}
+        needing: dict[str, dict[int, re.Pattern[str]]] = {}
+        for i, needed in literals.items():
             for s in needed or ():
-                needing.setdefault(s, []).append(p)
-        self.needing = list(needing.items())
+                needing.setdefault(s, {})[i] = unique[i]
+        self.needing = [(s, tuple(ps.items())) for s, ps in needing.items()]
+        self.short = [(s, ps) for s, ps in self.needing if len(s) < self.GRAM]   # looked for in every text
+        self.by_gram: dict[str, list[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]]]] = {}
+        for s, ps in self.needing:
+            if len(s) >= self.GRAM:
+                self.by_gram.setdefault(s[:self.GRAM], []).append((s, ps))
+        self._recent: dict[str, dict[int, re.Pattern[str]]] = {}
+        self._recent_sets: dict[str, frozenset[re.Pattern[str]]] = {}
 
-    def candidates(self, folded_text: str) -> set[re.Pattern[str]]:
-        out = set(self.always)
-        out.update(*[patterns for s, patterns in self.needing if s in folded_text])
-        return out
+    def matchable(self, folded_text: str) -> Mapping[int, re.Pattern[str]]:
+        """id -> pattern, for the patterns that may match the text (read-only: it is shared)."""
+        got = self._recent.get(folded_text)
+        if got is not None:
+            return got
+        g, by_gram = self.GRAM, self.by_gram
+        grams = {folded_text[i:i + g] for i in range(len(folded_text) - g + 1)}
+        got = dict(self.always)
+        for key in grams & by_gram.keys():
+            for s, patterns in by_gram[key]:
+                if len(s) == g or s in folded_text:
+                    got.update(patterns)
+        for s, patterns in self.short:
+            if s in folded_text:
+                got.update(patterns)
+        _remember(self._recent, folded_text, got, self.RECENT)
+        return got
+
+    def candidates(self, folded_text: str) -> frozenset[re.Pattern[str]]:
+        got = self._recent_sets.get(folded_text)
+        if got is None:
+            got = frozenset(self.matchable(folded_text).values())
+            _remember(self._recent_sets, folded_text, got, self.RECENT)
+        return got
+
+
+def _remember(memo: dict[str, Any], key: str, value: Any, most: int) -> None:
+    if len(memo) >= most:
+        memo.clear()   # not an eviction of the oldest: a clear is safe beside other threads under the GIL
+    memo[key] = value
 
 
 def required_literals(pattern: re.Pattern[str]) -> frozenset[str] | None:
