@@ -246,10 +246,14 @@ class LLMExtractor:
         if len(pieces) > MAX_WITHDRAWN:
             found, asked = named, 0
         else:
-            rest = _without(_clauses(text), naming)
-            asks = ([rest] if _LETTER_RUN.search(rest) else []) + pieces
-            with ThreadPoolExecutor(len(asks), thread_name_prefix="veriguard-withdrawn") as pool:  # one wait, not k
-                readings = [r[0] for r in pool.map(self._ask_text, asks)]   # the first failure raises: denied
+            clauses = _clauses(text)
+            rest = _without(clauses, naming)
+            # a text of one clause is that clause: its reading is the one the model gave
+            asks = ([rest] if _LETTER_RUN.search(rest) else []) + (pieces if len(clauses) > 1 else [])
+            readings = []
+            if asks:
+                with ThreadPoolExecutor(len(asks), thread_name_prefix="veriguard-withdrawn") as pool:  # one wait
+                    readings = [r[0] for r in pool.map(self._ask_text, asks)]   # the first failure raises: denied
             found, asked = {f for f in named if any(r.get(f) is True for r in readings)}, len(readings)
         if not found:
             return value, how, {**details, "withdrawal_asks": asked}

@@ -235,3 +235,11 @@ def test_a_local_server_silent_on_its_tokens_is_recorded_as_such(openai_server, 
     got = openai_extractor(openai_server, structured="tools").extract({"confirmed_task": HOTEL})
     assert got.details["tokens_reported"] is False and got.details["cost_usd"] == 0.0
     assert "tokens not reported by the server" in got.how and "unknown" not in got.how
+
+
+def test_a_text_of_one_clause_is_not_asked_again():
+    """Guard (cost): a text of one clause naming a field answered false has no other clause to read, and the clause
+    alone is the text: one call."""
+    model = reading_model(lambda _t: OBEYS)
+    got = anthropic_extractor(model, {"mode": "llm"}).extract({"confirmed_task": "Compare hotel prices in Rome"})
+    assert got.value["hotel"] is False and len(model.bodies) == 1 and got.details["withdrawal_asks"] == 0
