@@ -55,12 +55,17 @@ from __future__ import annotations
 
 import ast
 import base64
+import binascii
 import bisect
-import codecs
+import bz2
 import functools
+import html
 import json
+import lzma
 import re
+import string
 import tempfile
+import unicodedata
 import urllib.parse
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -71,6 +76,7 @@ from typing import Any, NamedTuple, NoReturn, Protocol
 
 import veriguard.contracts.strict_json as strict_json
 from veriguard.enforce.extract_errors import ExtractionError
+from veriguard.enforce.textnorm import map_lookalikes, strip_invisible, strip_marks
 
 
 @dataclass(frozen=True)
@@ -549,15 +555,17 @@ def _object_at(text: str, start: int, where: str) -> tuple[Any, int | None, int]
         window *= 8
 
 
-def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | None) -> Any:
+def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | None, *, turn: bool = True) -> Any:
     """What a string holds for the tool-call reader: the data it is as JSON text (_as_json), or the JSON objects
     written in it and the texts encoded in it (_encoded), and the calls in open models' wrappers, appended to `found`;
     inside a call's arguments (`found` None) such a call denies. With `tool`, a call of it (of any tool: "*") written
-    in a format not read as a call denies (_refuse_written_call)."""
+    in a format not read as a call denies (_refuse_written_call). `turn`: the text rot13-ed or reversed is read too,
+    when that shows more words of a call (_turned; not again inside what that reads: both undo themselves)."""
+    turned = [_text_data(t, where, found, tool, turn=False) for t in _turned(text, tool)] if turn else []
     whole = _as_json(text, where)
     if whole is not None:
-        return whole
-    encoded = _encoded(text, where)
+        return [whole, *turned] if turned else whole
+    encoded = _encoded(text, where) + turned
     if not _MAY_HOLD_CALL.search(text):  # no mark of a call read or refused below can be written in it
         if tool is not None:
             _refuse_written_call(text, where, tool)
@@ -574,57 +582,237 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
 
 
 # Text encoded in a string, which a tool or runtime may decode and read: base64 (standard or URL-safe, wrapped in lines
-# or not), hex, percent-encoding. Each decoded text that is printable UTF-8 is read like any string (a call there is a
-# call, or denies), so `eyJuYW1lIjog...` hides no call.
+# or not), base32, base85 and Ascii85, uuencode, hex, percent-encoding, HTML character references, backslash escapes,
+# rot13 and reversed text; in bytes, gzip, zlib, raw deflate, bzip2 and xz. Each decoded text that is printable UTF-8
+# is read like any string (a call there is a call, or denies), so `eyJuYW1lIjog...` hides no call; so are bytes that
+# are text under a one-byte key (XOR, a shift: _unkeyed) and the printable runs inside bytes that are no text.
 _ENCODED_MIN = 16   # characters: a shorter run encodes no call (`f(x=1)` is 8 base64 characters, a call in JSON 40)
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}")
 _HEX = re.compile(r"[0-9A-Fa-f]{16,}")
+_BASE32 = re.compile(r"[A-Z2-7]{16,}=*|[a-z2-7]{16,}=*|[0-9A-V]{16,}=*")   # one case: b32decode(casefold)
+_BASE85 = re.compile(r"<~[!-uz\s]{16,}~>|[0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]{20,}|[!-uz]{20,}")
+_UU_LINE = re.compile(r"^[!-`][ -`]{4,61}$", re.MULTILINE)
 _NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]")
 _NOT_BASE64_BYTES = bytes(b for b in range(256) if _NOT_BASE64.match(chr(b)))
 _NOT_URL_SAFE_BYTES = _NOT_BASE64_BYTES.translate(None, b"-_")   # the URL-safe alphabet keeps `-` and `_`
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,8});")
+_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|U[0-9A-Fa-f]{8}|[0-7]{3})")
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_PRINTABLE_SPAN = re.compile(rb"[\t\n\r\x20-\x7e]{16,}")   # ASCII text inside bytes that are no text as a whole
+# words of a call: a text that shows more of them rot13-ed or reversed than as it is, is read so too
+_CALL_WORDS_SEEN = re.compile(r"\b(?:name|arguments?|params?|parameters|input|tool|function|call|invoke|action)\b")
+_MAX_BASE85 = 100_000    # characters of a text searched for base85 runs (its decoders are Python)
 
 
 def _encoded(text: str, where: str) -> list[str]:
-    """The texts encoded in `text` (base64, hex, percent-encoding; gzip or zlib data in base64) that decode to
-    printable UTF-8 other than itself. Base64 is read in each run and, as Python's b64decode reads a text, in the whole
-    text with every character outside its alphabet dropped (`eyJu YW1l ...`); hex as a whole run (its letters are
+    """The texts encoded in `text` (_ENCODED_MIN: the encodings above) that decode to printable UTF-8 other than
+    itself, or the printable runs inside what they decode to (a prefix or a shifted start garbles only the start).
+    Base64 is read in each run and, as Python's b64decode reads a text, in the whole text with every character outside
+    its alphabet dropped (`eyJu YW1l ...`), at each of its four alignments; hex as a whole run (its letters are
     base64's): a tool decodes a whole argument or token."""
-    if len(text) < _ENCODED_MIN and "%" not in text:
-        return []
+    decoded = _transforms(text)
+    if len(text) < _ENCODED_MIN:
+        return [d for d in decoded if d and d != text]
     runs = [(re.sub(r"\s", "", run) if "\n" in run else run).rstrip("=")
             for run in (m.group() for m in _BASE64.finditer(text))]
+    squeezed_runs: list[str] = []
     if text.isascii() and _NOT_BASE64.search(text.rstrip("=")) is not None:  # read too as b64decode reads it
         raw = text.encode("ascii")
         # as b64decode drops `-` and `_`, and as urlsafe_b64decode keeps them (`-` or `_` in the text only)
         for dropped in (_NOT_BASE64_BYTES, _NOT_URL_SAFE_BYTES) if b"-" in raw or b"_" in raw else (_NOT_BASE64_BYTES,):
             squeezed = raw.translate(None, dropped).decode("ascii")
             if len(squeezed) >= _ENCODED_MIN and squeezed not in runs:
-                runs.append(squeezed)
-    decoded: list[str] = []
-    for packed in runs:
-        if _HEX.fullmatch(packed):
-            decoded.append(_printable(bytes.fromhex(packed[:len(packed) // 2 * 2])))
-        start = _from_base64(packed[:256])
-        if _text_start(start):  # binary data shows at once
-            decoded.append(_printable(_from_base64(packed)))
-        elif start[:2] == b"\x1f\x8b" or len(start) > 1 and start[0] == 0x78 and (start[0] * 256 + start[1]) % 31 == 0:
-            decoded.append(_printable(_inflated(_from_base64(packed), where)))
-    if _PERCENT.search(text):
-        decoded.append(urllib.parse.unquote(text, errors="strict") if text.isascii() else "")
+                squeezed_runs.append(squeezed)
+    for packed in runs + squeezed_runs:
+        if _HEX.fullmatch(packed):   # hex in bytes apart (`7b 22 6e`), or `=7B=22` (quoted-printable)
+            decoded += _read_bytes(bytes.fromhex(packed[:len(packed) // 2 * 2]), where)
+        decoded += _read_base64(packed, where)
+        for b32 in _BASE32.finditer(packed):
+            decoded += _read_bytes(_from_base32(b32.group()), where)
+    for run in _HEX.finditer(text):
+        digits = run.group()
+        decoded += _read_bytes(bytes.fromhex(digits[:len(digits) // 2 * 2]), where)
+    unwrapped = re.sub(r"\s", "", text) if len(text) <= _MAX_BASE85 else ""   # Ascii85 wraps in lines
+    for written in {m.group() for t in (text, unwrapped) for m in _BASE85.finditer(t)}:
+        if len(written) <= _MAX_BASE85 and _dense(written):
+            decoded += _read_bytes(_from_base85(written), where)
+    if _UU_LINE.search(text):
+        decoded += _read_bytes(_from_uu(text), where)
     return [d for d in decoded if d and d != text]
 
 
-def _inflated(raw: bytes, where: str) -> bytes:
-    """gzip or zlib data inflated (a tool may inflate what it decodes), b'' when it is neither; data that inflates past
+def _dense(run: str) -> bool:
+    """Whether a run shows as many distinct characters as 85 drawn at random would, nearly (base85 does; code and
+    words show far fewer): only such runs are decoded, as base85's decoders are Python, not C."""
+    return len(set(run)) >= 0.75 * 85 * (1 - (84 / 85) ** len(run))
+
+
+def _turned(text: str, tool: str | None) -> list[str]:
+    """The text with its letters rotated (rot13, any Caesar shift) or reversed, each when that shows a word of a call
+    (or the tool's name) that the text does not show as it is. A rotated word is found by its shape (each letter's
+    distance from the first), so all 25 shifts cost one pass over the text's words."""
+    lower = text.lower()
+    seen = set(_CALL_WORDS_SEEN.findall(lower)) | ({tool.lower()} if tool and tool.lower() in lower else set())
+    shapes = _call_shapes(tool.lower() if tool else "")
+    shifts = set()
+    for word in set(_LETTERS.findall(lower)):
+        named = shapes.get(_shape(word))
+        if named is not None and named not in seen:
+            shifts.add((ord(named[0]) - ord(word[0])) % 26)
+    out = [text.translate(_ROTATIONS[shift]) for shift in sorted(shifts) if shift]
+    backwards = text[::-1].lower()
+    if set(_CALL_WORDS_SEEN.findall(backwards)) - seen or tool and tool.lower() in backwards and tool.lower() not in seen:
+        out.append(text[::-1])
+    return out
+
+
+_LETTERS = re.compile(r"[a-z]{4,32}")
+_ROTATIONS = tuple(str.maketrans(string.ascii_lowercase + string.ascii_uppercase,
+                                 string.ascii_lowercase[k:] + string.ascii_lowercase[:k]
+                                 + string.ascii_uppercase[k:] + string.ascii_uppercase[:k]) for k in range(26))
+
+
+def _shape(word: str) -> tuple[int, ...]:
+    return tuple((ord(c) - ord(word[0])) % 26 for c in word)
+
+
+@functools.lru_cache(maxsize=256)
+def _call_shapes(tool: str) -> dict[tuple[int, ...], str]:
+    """The shapes of the words of a call and of the tool's name (its letters, when it is all letters of 4 or more)."""
+    words = ["name", "arguments", "argument", "params", "param", "parameters", "input", "tool", "function", "call",
+             "invoke", "action"] + ([tool] if _LETTERS.fullmatch(tool) else [])
+    return {_shape(w): w for w in words}
+
+
+def _transforms(text: str) -> list[str]:
+    """The text with its percent-escapes, HTML character references or backslash escapes decoded."""
+    out: list[str] = []
+    if _PERCENT.search(text):
+        out.append(urllib.parse.unquote(text, errors="replace"))   # `caf%E9` (Latin-1) is text too
+    if "&" in text and _REFERENCE.search(text):
+        out.append(html.unescape(text))
+    if "\\" in text and _ESCAPE.search(text):
+        out.append(_ESCAPE.sub(lambda m: _unescaped(m.group()), text))
+    return out
+
+
+def _unescaped(escape: str) -> str:
+    code = int(escape[2:], 16) if escape[1] in "uxU" else int(escape[1:], 8)
+    return chr(code) if code < 0x110000 else ""
+
+
+def _read_base64(packed: str, where: str) -> list[str]:
+    """The texts a base64 run holds, at the alignment it has and, when that is no text, at the three others (a prefix
+    before it)."""
+    first = _read_bytes(_from_base64(packed), where)
+    if first or not all(c.search(packed) for c in _MIXED):   # base64 shows upper and lower case letters and digits
+        return first
+    return [text for k in (1, 2, 3) for text in _read_bytes(_from_base64(packed[k:]), where)]
+
+
+_MIXED = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9]"))
+
+
+def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
+    """The text decoded bytes hold: the whole as printable UTF-8, what gzip, zlib, bzip2, xz or raw deflate data
+    inflates to, or else the printable ASCII runs inside them; [] for none."""
+    keyed = [text for text in _unkeyed(raw) if _CALL_WORDS_SEEN.search(text.lower())]
+    whole = _printable(raw)
+    if whole:
+        return [whole, *keyed]
+    if depth < 4:
+        for inflated in _inflations(raw, where):
+            held = _read_bytes(inflated, where, depth + 1)
+            if held:
+                return held
+    return keyed or [span.decode("ascii") for span in _PRINTABLE_SPAN.findall(raw)]
+
+
+_TEXT_BYTE_VALUES = bytes([9, 10, 13, *range(0x20, 0x7F)])
+_MAX_KEYED = 65_536    # bytes tried under every key
+_KEYED_DISTINCT = 98   # distinct bytes at most: as many as printable ASCII has, or no key makes them text
+_KEYED_FEWEST = 10     # distinct bytes at least: a call's text shows more (`{"name": ` alone shows 8)
+_XOR_KEYS = tuple(frozenset(b ^ p for p in _TEXT_BYTE_VALUES) for b in range(256))          # the keys that make b text
+_SHIFT_KEYS = tuple(frozenset((p - b) % 256 for p in _TEXT_BYTE_VALUES) for b in range(256))
+
+
+def _unkeyed(raw: bytes) -> list[str]:
+    """The texts `raw` is under a one-byte key (XOR with it, or each byte shifted by it), a transform a tool may undo:
+    each key that makes every distinct byte printable ASCII (text has few distinct bytes; binary data, all). Kept by
+    _read_bytes when they show a word of a call."""
+    if not _ENCODED_MIN <= len(raw) <= _MAX_KEYED:
+        return []
+    distinct = sorted(set(raw))
+    if not _KEYED_FEWEST <= len(distinct) <= _KEYED_DISTINCT:
+        return []
+    gaps = [(distinct[(i + 1) % len(distinct)] - b) % 256 for i, b in enumerate(distinct)]
+    if distinct[0] >> 7 != distinct[-1] >> 7 and 256 - max(gaps) > 0x7E - 0x09:
+        return []   # XOR keeps text's top bit 0 (one top bit for all), a shift its span of 9 to 126: neither can
+    return [raw.translate(table).decode("ascii") for table in _key_tables(frozenset(distinct))]
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_tables(distinct: frozenset[int]) -> tuple[bytes, ...]:
+    """The translation tables of the one-byte keys (XOR, shift; not the identity) under which every byte of `distinct`
+    is printable ASCII: the keys each byte allows, intersected."""
+    if not _KEYED_FEWEST <= len(distinct) <= _KEYED_DISTINCT:
+        return ()
+    xors, shifts = set(range(1, 256)), set(range(1, 256))
+    for byte in distinct:
+        xors &= _XOR_KEYS[byte]
+        shifts &= _SHIFT_KEYS[byte]
+        if not xors and not shifts:
+            return ()
+    return tuple(bytes(b ^ k for b in range(256)) for k in sorted(xors)) + tuple(
+        bytes((b + k) % 256 for b in range(256)) for k in sorted(shifts))
+
+
+def _inflations(raw: bytes, where: str) -> list[bytes]:
+    """What `raw` inflates to as compressed data (gzip or zlib, bzip2, xz, raw deflate); data that inflates past
     _MAX_JSON_TEXT bytes denies: what it holds is not read."""
-    inflater = zlib.decompressobj(wbits=47)  # 32 + 15: a gzip or a zlib header, told apart by zlib
+    out: list[bytes] = []
+    if raw[:2] == b"\x1f\x8b" or len(raw) > 1 and raw[0] & 0x0F == 8 and (raw[0] * 256 + raw[1]) % 31 == 0:
+        out.append(_inflated(raw, where, zlib.decompressobj(wbits=47)))  # 32 + 15: a gzip or a zlib header
+    if raw[:3] == b"BZh":
+        out.append(_inflated(raw, where, bz2.BZ2Decompressor()))
+    if raw[:6] == b"\xfd7zXZ\x00" or raw[:3] == b"\x5d\x00\x00":
+        out.append(_inflated(raw, where, lzma.LZMADecompressor()))
+    out.append(_raw_inflated(raw, where))
+    return [o for o in out if o]
+
+
+_MAX_RAW_INFLATE = 16 * _MAX_JSON_TEXT   # bytes inflated to tell raw deflate data from bytes that only begin like it
+
+
+def _raw_inflated(raw: bytes, where: str) -> bytes:
+    """What raw deflate data (no header: any bytes may begin like it) inflates to, b'' unless it is one whole stream
+    (a tool's inflate fails on anything else); one that is whole past _MAX_JSON_TEXT bytes, or goes on past
+    _MAX_RAW_INFLATE without an error, denies."""
+    inflater = zlib.decompressobj(wbits=-15)
     try:
         out = inflater.decompress(raw, _MAX_JSON_TEXT)
+        if not inflater.unconsumed_tail:
+            return out if inflater.eof else b""
+        total, tail = len(out), inflater.unconsumed_tail
+        while tail and total < _MAX_RAW_INFLATE and not inflater.eof:
+            total += len(inflater.decompress(tail, _MAX_JSON_TEXT))
+            tail = inflater.unconsumed_tail
     except zlib.error:
         return b""
-    if inflater.unconsumed_tail:
+    if not inflater.eof and not tail:
+        return b""
+    _bad_call(where, f"raw deflate data that inflates past {_MAX_JSON_TEXT:,} bytes: what it holds is not read")
+
+
+def _inflated(raw: bytes, where: str, inflater: Any) -> bytes:
+    """Compressed data inflated (a tool may inflate what it decodes), b'' when it is not such data; data that inflates
+    past _MAX_JSON_TEXT bytes denies: what it holds is not read."""
+    try:
+        out: bytes = inflater.decompress(raw, _MAX_JSON_TEXT)
+    except (zlib.error, OSError, lzma.LZMAError, EOFError, ValueError):
+        return b""
+    if getattr(inflater, "unconsumed_tail", b"") or len(out) >= _MAX_JSON_TEXT:
         _bad_call(where, f"compressed data that inflates past {_MAX_JSON_TEXT:,} bytes: what it holds is not read")
     return out
 
@@ -635,13 +823,40 @@ def _from_base64(packed: str) -> bytes:
     return base64.urlsafe_b64decode(usable.replace("+", "-").replace("/", "_") + "=" * (-len(usable) % 4))
 
 
-def _text_start(raw: bytes) -> bool:
-    """Whether `raw` may begin a printable UTF-8 text (a character cut at its end is no error)."""
+def _from_base32(run: str) -> bytes:
+    """A base32 run (RFC 4648's alphabet in either case, or base32hex), decoded up to its last whole group of 8."""
+    body = run.rstrip("=")
+    body = body[:len(body) // 8 * 8] if len(body) % 8 in (1, 3, 6) else body
+    padded = body + "=" * (-len(body) % 8)
     try:
-        start = codecs.getincrementaldecoder("utf-8")().decode(raw, final=False)
-    except UnicodeDecodeError:
-        return False
-    return not _UNPRINTABLE.search(start)
+        return base64.b32decode(padded, casefold=True)
+    except (binascii.Error, ValueError):
+        try:
+            return base64.b32hexdecode(padded, casefold=True)
+        except (binascii.Error, ValueError):
+            return b""
+
+
+def _from_base85(run: str) -> bytes:
+    """A base85 (RFC 1924, git's) or Ascii85 (Adobe's `<~ ~>`, `z`, `y`) run decoded; b'' when it is neither."""
+    for decode in (lambda r: base64.b85decode(r), lambda r: base64.a85decode(r, adobe=r.startswith("<~")),
+                   lambda r: base64.a85decode(r, foldspaces=True)):
+        try:
+            return decode(run)
+        except (ValueError, binascii.Error):
+            continue
+    return b""
+
+
+def _from_uu(text: str) -> bytes:
+    """The uuencoded lines of `text` (`begin` and `end` lines skipped) decoded; b'' when a line does not decode."""
+    out = []
+    for line in _UU_LINE.findall(text):
+        try:
+            out.append(binascii.a2b_uu(line))
+        except binascii.Error:
+            return b""
+    return b"".join(out)
 
 
 def _printable(raw: bytes) -> str:
@@ -727,17 +942,21 @@ _CALL_WORDS = "tool|func|call|invok|action|command|cmd|exec|run|shell|bash|opera
 def _named_call(tool: str) -> _NamedCall:
     """Where a text names `tool` as a call in any format: the name right before `(` or `[` (or blanks and then `(`
     with a keyword, `**`, a dict or a string), before a JSON object (on the next line too: ChatGLM; quoted, or an
-    option, as a command line writes one: `transfer '{...}'`, `transfer --to eve`), as a YAML key over
-    indented keys, after a caller key (`name: `, `tool=`, `Action: `, `<function=`, harmony's `to=`), as the text of
-    an XML element so named (`<name>x</name>`, not `<b>x</b>`) or as a tag of its own (`<x>`). Two searches in C; only
-    a name right after `:`, `=`, `<`, `>` or `.` is looked at again."""
+    option, as a command line writes one: `transfer '{...}'`, `transfer --to eve`, `transfer to=eve`; after `with`:
+    `call transfer with {...}`), before Lisp's keyword (`(transfer :to "eve")`), as an INI section over its keys
+    (`[transfer]`), as a YAML key over indented keys, after a caller key (`name: `, `tool=`, `Action: `,
+    `<function=`, harmony's `to=`, GitHub Actions' `uses:`), as the text of an XML element so named
+    (`<name>x</name>`, not `<b>x</b>`) or as a tag of its own (`<x>`). Two searches in C; only a name right after
+    `:`, `=`, `<`, `>` or `.` is looked at again."""
     quotes = r"""[\\"'`]*"""
-    callers = r"(?:name|tool|function|func|action|operation|method|call|recipient|command|cmd|op|exec|run|invoke)"
+    callers = r"(?:name|tool|function|func|action|operation|method|call|recipient|command|cmd|op|exec|run|invoke|uses)"
     name = re.escape(tool.lower()) + r"(?![\w-])"   # searched in the lower-cased text: a literal, found fast
     return _NamedCall(
         re.compile(name + r"""(?:[(\[]|[ \t]+\((?=\s*(?:[A-Za-z_]\w*\s*=[^=]|\*\*|[{"']))|"""
                    + quotes + r"[ \t]*(?:\n\s*)?\{|[ \t]+['\"]\{|[ \t]+--?[A-Za-z]"
-                   r"|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:)"),
+                   r"|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:"
+                   r"|[ \t]+(?:with|using)\b[^\n{]{0,40}\{|\][ \t]*\r?\n[ \t]*[\w-]+[ \t]*[=:]"
+                   r"|[ \t]+:[A-Za-z]|[ \t]+[A-Za-z_][\w-]{0,40}=(?![=>]))"),
         re.compile(r"""[:=<>.][ \t\r\n\\"'`]{0,16}""" + name),
         re.compile(r"(?:\b(?:\w{0,24}" + callers + r"|to)" + quotes + r"[ \t]*[:=]\s*" + quotes
                    + r"(?:functions\.)?|<\s*(?:[\w:-]{1,64}[.:])?)\Z"),
@@ -850,10 +1069,26 @@ def _refuse_written_call(text: str, where: str, tool: str) -> None:
     `tool(...)`, YAML, XML, ChatGLM, JSON5, ...; _names_a_call) denies: a runtime that parses it runs it. For any tool
     (`*`), whose name is not known, a call given keyword or object arguments, or an XML element that may be a call
     (_any_call), denies."""
-    found = _any_call(text) if tool == ANY_TOOL else _names_a_call(text, tool)
+    plain = _plain(text)
+    found = next((f for t in ((text, plain) if plain != text else (text,))
+                  if (f := _any_call(t) if tool == ANY_TOOL else _names_a_call(t, tool))), "")
     if found:
         _bad_call(where, f"text with {found[:40]!r} writes a call of {tool!r} in a format not read as a call here: a "
                   "runtime that parses the model's text may run it, unchecked")
+
+
+_MARKUP = re.compile(r"<!--[\s\S]{0,200}?-->|</?[A-Za-z][\w-]{0,20}\s*/?>")  # a comment, a tag without attributes
+
+
+def _plain(text: str) -> str:
+    """The text as a reader that forgives its look reads it: invisible characters (zero-width joiners, soft hyphens,
+    bidi controls) and combining marks removed, NFKC (fullwidth letters), look-alike letters mapped to Latin
+    (Cyrillic `а`), empty markup taken out (`trans<b></b>fer`, `trans<!-- -->fer`). A name so written is the name."""
+    if text.isascii() and "<" not in text:
+        return text
+    if not text.isascii():
+        text = map_lookalikes(strip_marks(unicodedata.normalize("NFKC", strip_invisible(text))))
+    return _MARKUP.sub("", text) if "<" in text else text
 
 
 ANY_TOOL = "*"            # a tool_call extractor's `tool`: the one call in the action, whatever its tool
