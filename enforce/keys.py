@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Sequence
 
 from veriguard.contracts.build_format import SIGNATURE_ALGORITHM, SIGNATURE_FORMAT
 from veriguard.contracts.errors import OperatorError
-from veriguard.contracts.regular_file import (FileRefused, read_regular_file_and_stat,
-                                              replaceable_above, writable_from_outside)
+from veriguard.contracts.regular_file import (FileRefused, read_regular_file_and_stat, replaceable_above,
+                                              writable_from_outside)
+from veriguard.contracts.regular_file import _replaces_entries as replaces_entries
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -129,16 +130,18 @@ def load_verify_key(path: str | Path) -> VerifyKey:
     return key
 
 
-def _anchor_problem(path: Path, st: os.stat_result, what: str) -> KeyFileError | None:
+def _anchor_problem(path: Path, st: os.stat_result, what: str, walked: os.stat_result | None = None) -> \
+        KeyFileError | None:
     """A trust anchor (`path`, a key file or a folder of them, whose stat is `st`) that someone who may not write it
     could change or replace, as a build's files and folders are judged (contracts.regular_file): a folder or file every
     user may write (sticky or not: a sticky folder still takes a new key), a file with a second name (a hard link),
     owned by another user than root and its folder's owner or writable by a group that may not write its folder, in a
     folder every user may replace entries in, or below a folder or link through which someone who may not write it
-    could put another in its place (`mv keys old && mkdir keys && cp mine.pub keys/`)."""
+    could put another in its place (`mv keys old && mkdir keys && cp mine.pub keys/`). `walked`: the stat of the file's
+    folder, whose own anchor check walked the folders above it already: only that folder is asked about the file."""
     folder = path if stat.S_ISDIR(st.st_mode) else Path(os.path.abspath(path)).parent
     try:
-        held = st if folder is path else os.stat(folder)
+        held = st if folder is path else walked or os.stat(folder)
     except OSError as e:
         return KeyFileError("key.unreadable", f"cannot read the folder holding the {what}: {e.strerror}", file=str(path))
     if st.st_mode & 0o002:
@@ -150,7 +153,8 @@ def _anchor_problem(path: Path, st: os.stat_result, what: str) -> KeyFileError |
         return KeyFileError("key.permissions", f"the {what}: {problem}; anyone who may write it could replace the key",
                             file=str(path), fix=f"keep the key in a folder of its owner, as a plain file (no hard "
                             f"link) writable by that owner only (chmod go-w {path})")
-    above = replaceable_above(path, st)   # for a file, from the folder holding it up
+    above = replaceable_above(path, st) if walked is None else \
+        ((folder, why) if (why := replaces_entries(held, st)) else None)   # for a file, from the folder holding it up
     if above:
         return KeyFileError("key.permissions", f"{above[0]}, above the {what}: {above[1]}; so the {what} can be "
                             "replaced below it", file=str(path), fix=f"chmod o-w,g-w {above[0]} (or chown it to the "
@@ -249,7 +253,9 @@ def load_trusted_keys(source: str | Path | Sequence[str | Path]) -> dict[str, Ve
             held = path.stat()
             folder = stat.S_ISDIR(held.st_mode)
             problem = _anchor_problem(path, held, "directory of trusted keys") if folder else None
-            files = sorted(p for p in path.iterdir() if p.suffix == ".pub") if folder else [path]
+            # a hidden key (.x.pub) is not one of them: `ls` does not show it to whoever reviews the folder
+            files = sorted(p for p in path.iterdir() if p.suffix == ".pub" and not p.name.startswith(".")) \
+                if folder else [path]
         except OSError as e:
             raise KeyFileError("key.unreadable", f"cannot list the directory of trusted keys: {e.strerror}",
                                file=str(path)) from None
@@ -260,7 +266,7 @@ def load_trusted_keys(source: str | Path | Sequence[str | Path]) -> dict[str, Ve
                                fix=f"copy the signer's {PUBLIC_NAME} (from `veriguard keys new`) into it")
         for f in files:
             key, st = _verify_key_and_stat(f)
-            problem = _anchor_problem(f, st, "trusted key file")
+            problem = _anchor_problem(f, st, "trusted key file", held if folder else None)
             if problem:
                 raise problem
             keys[key.key_id] = key

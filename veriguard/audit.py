@@ -742,7 +742,7 @@ def certificate_claims(spec: SpecFile, cert: Mapping[str, Any]) -> tuple[Verdict
             "properties": [{k: p.get(k) for k in ("id", "message")} if isinstance(p, dict) else p
                            for p in _list(cert.get("properties"))]}
     wrong = [("hashes." if k == "contract" else "") + k for k in expected if _canonical(said[k]) != _canonical(expected[k])]
-    wrong += _unproved_claims(cert)
+    wrong += _unproved_claims(cert) + _records_synth_did_not_write(spec, cert)
     if wrong:
         return Verdict.REFUTED, (f"the certificate says what is not so of this build: {', '.join(wrong[:6])}; the "
                                  "report shows a person those claims")
@@ -774,6 +774,105 @@ def _unproved_claims(cert: Mapping[str, Any]) -> list[str]:
     if cert.get("path") == "compile" and (cert.get("transcript") is not None or cert.get("assumptions") != []):
         wrong.append("transcript or assumptions (a compile-path build has none)")
     return wrong
+
+
+# what synth writes beside the verdicts (synth.pipeline's gates, verify.verdicts.ProofResult.to_dict, synth.freeze's
+# certificate): a key, a time or a sentence it does not write is a claim no check made, and report.md shows it
+PROOF_KEYS = frozenset({"verdict", "detail", "seconds", "tool", "diagnostics"})
+PROPERTY_KEYS = frozenset({"id", "message", "nagini", "detail", "z3"})
+CACHE_KEYS = frozenset({"hit", "key", "seconds_then", "stored_at", "reused", "proved_now"})
+MUTATION_KEYS = frozenset({"score", "killed", "total", "threshold", "limit", "by_tests", "by_proof", "survivors",
+                           "proofs_run"})
+FIRST_BUILD = "2026-01-01T00:00:00+00:00"   # no veriguard build is older (its first commit is of 2026-11-22)
+
+
+def _records_synth_did_not_write(spec: SpecFile, cert: Mapping[str, Any]) -> list[str]:
+    """The parts of a PROVED certificate that are not what synth writes from the figures beside them: each gate's
+    summary (synth.pipeline's sentence for its figures), the proof's detail (the proof cache's note: Nagini says
+    nothing of a proof it finds) and fields, each property's, a cache entry's time and duration, the mutation figures'
+    threshold (the spec's) and survivors, the tools recorded, and a synthesis time before veriguard existed."""
+    from veriguard.synth.freeze import tool_versions
+    from veriguard.verify.proof import cache_note
+
+    proof, mutation = _object(cert.get("proof")), _object(cert.get("mutation"))
+    wrong = [f"gates.{g.get('name')}.summary" for g in _list(cert.get("gates"))
+             if isinstance(g, dict) and g.get("summary") != _gate_summary(spec, g, proof, mutation)]
+    if set(proof) - {"cache"} != PROOF_KEYS or proof.get("seconds") is not None or proof.get("tool") != "nagini" \
+            or proof.get("diagnostics") != [] or proof.get("detail") != cache_note(_object(proof.get("cache"))):
+        wrong.append("proof (its detail, fields or time are not what synth records of a proof)")
+    wrong += [f"properties.{p.get('id')}" for p in _list(cert.get("properties"))
+              if not isinstance(p, dict) or set(p) != PROPERTY_KEYS or p.get("detail") != ""]
+    caches = [proof.get("cache"), *(g.get("cache") for g in _list(cert.get("gates")) if isinstance(g, dict))]
+    if not all(c is None or _cache_entry(c, cert.get("synthesized_at")) for c in caches):
+        wrong.append("cache (an entry synth could not have used: a key it does not write, a negative or unknown "
+                     "duration, or a time after the synthesis)")
+    survivors = mutation.get("survivors")
+    if set(mutation) - {"limit"} != MUTATION_KEYS - {"limit"} \
+            or mutation.get("threshold") != spec.settings.mutation_threshold \
+            or not isinstance(survivors, list) or mutation.get("total") != _int(mutation.get("killed")) + len(survivors) \
+            or _int(mutation.get("by_tests")) + _int(mutation.get("by_proof")) != mutation.get("killed"):
+        wrong.append("mutation (its threshold is not the spec's, or its figures do not add up)")
+    if not isinstance(cert.get("tools"), dict) or set(cert["tools"]) != set(tool_versions()):
+        wrong.append("tools (synth records exactly the versions it ran)")
+    if str(cert.get("synthesized_at")) < FIRST_BUILD:
+        wrong.append(f"synthesized_at (before {FIRST_BUILD[:10]}: no veriguard build is older)")
+    return wrong
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int else -1
+
+
+def _cache_entry(entry: Any, synthesized_at: Any) -> bool:
+    """A proof-cache entry as synth records it: its keys, a duration that is a non-negative number, and a time (as
+    synth stamps times) no later than the synthesis that used it."""
+    if not isinstance(entry, dict) or not set(entry) <= CACHE_KEYS or "hit" not in entry:
+        return False
+    took = entry.get("seconds_then", 0)
+    stored = entry.get("stored_at")
+    return type(took) in (int, float) and 0 <= took < float("inf") and (
+        stored is None or (_stamped(stored) and str(stored) <= str(synthesized_at)))
+
+
+def _gate_summary(spec: SpecFile, gate: Mapping[str, Any], proof: Mapping[str, Any],
+                  mutation: Mapping[str, Any]) -> str | None:
+    """The summary synth writes for a holding gate from its recorded figures (synth.pipeline: contract_gate,
+    proof_gate, examples_gate, hypothesis_gate, mutation_gate, labelled_cached); None when the figures cannot make
+    one (the gate checks above refute those)."""
+    name, verdict = gate.get("name"), gate.get("verdict")
+    if name == "proof (Nagini)":
+        cached = _object(proof.get("cache")).get("hit")
+        return f"{verdict}{' (cached)' if cached else ''}" + (f": {proof['detail']}" if proof.get("detail") else "") \
+            if gate.get("cache") == proof.get("cache") else None
+    if name == "contract (z3)":
+        if gate.get("bound") != spec.settings.z3_bound:   # the lists z3 checked up to are the spec's
+            return None
+        findings = [f for f in _list(gate.get("findings")) if isinstance(f, dict)]
+        bad = [f for f in findings if f.get("verdict") != Verdict.PROVED.value]
+        text = f"{len(findings) - len(bad)}/{len(findings)} checks proved (lists up to {gate.get('bound')} items)"
+        text += "; properties that do not follow from the rules: " + ", ".join(
+            f"{f.get('subject')} ({f.get('verdict')})" for f in bad if f.get("check") == "property") \
+            if any(f.get("check") == "property" for f in bad) else ""
+    elif name == "examples":
+        rows = [{"error": "", "line": e.pos.line, "name": e.name, "verdict": Verdict.PASSED.value} for e in spec.examples]
+        if gate.get("results") != rows or gate.get("passed") != len(rows) or gate.get("total") != len(rows):
+            return None
+        text = f"{len(rows)}/{len(rows)} spec examples pass"
+    elif name == "properties (Hypothesis)":
+        runs = (gate.get("examples_run"), gate.get("systematic"))
+        if gate.get("failure") is not None or not all(type(n) is int and n >= 0 for n in runs) \
+                or runs[0] > spec.settings.hypothesis_examples:   # Hypothesis runs at most the spec's examples
+            return None
+        text = f"{gate.get('examples_run')} random + {gate.get('systematic')} systematic inputs decided as the " \
+            "contract says"
+    elif name == "mutation":
+        killed, total, threshold = gate.get("killed"), gate.get("total"), mutation.get("threshold")
+        if type(killed) is not int or type(total) is not int or not total or type(threshold) not in (int, float):
+            return None
+        text = f"{killed}/{total} mutants killed (score {killed / total:.2f}, threshold {threshold:.2f})"
+    else:
+        return None
+    return f"{verdict} (cached): {text}" if "cache" in gate else text
 
 
 def _mutation_adds_up(mutation: Mapping[str, Any]) -> bool:
