@@ -45,11 +45,16 @@ and server/discover are not offered), each negotiating its own version with the 
 
 A tools/call the host cancelled, or that timed out, may still be running in the child (a server is free to finish
 what it can no longer stop): it counts as running, holding the run's one running call (Guard.finished), until the
-child answers it; a child that has not answered it --timeout later is stopped (its process group killed, so that a
-helper process it started dies too) and started again, so that the call cannot finish behind a later one.
+child answers it; a child that has not answered it --timeout later is stopped (its process group killed, and on Linux
+every process below the proxy, which adopts the orphans below it: a helper the child started dies too, even one in a
+session of its own or a daemon) and started again, so that the call cannot finish behind a later one.
 
 SIGTERM, SIGINT and SIGHUP stop the proxy: the tool calls running in the child are cancelled there and refused, those still
-decided are refused as not run, each recorded; the child is stopped and the proxy exits 128 + the signal's number.
+decided are refused as not run, each recorded once (a decision not logged yet is logged as abandoned); the child is
+stopped and the proxy exits 128 + the signal's number, also when the signal comes while the build loads or the child
+starts (the child is killed). Each call's action id in the decision log is its request id, a string that reads as
+another id (1 and "1") in its JSON form. The proxy's own stderr is written by a thread, so that a host that never reads
+it cannot stop the proxy; what a full pipe cannot take is dropped and counted.
 
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
 sampling, elicitation; its requests are answered "method not found"), the host's notifications but
@@ -60,13 +65,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
+import queue
 import shutil
 import signal
 import sys
 import threading
+import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +100,7 @@ START_TIMEOUT_S = 60.0         # starting the child and its handshake (an interp
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)   # each stops the proxy as described above
 STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is killed
 MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
+MAX_UNSAID = 10_000            # lines for the proxy's stderr waiting to be written, beyond which they are dropped
 UNCHECKED = ("resources", "prompts", "completions")   # capabilities the policy does not decide: off by default
 FORWARDED = {                  # child capability -> the host's requests forwarded to it
     "tools": ("tools/list",),
@@ -103,8 +112,22 @@ CALL_PARAMS = ("name", "arguments", "_meta")   # _meta is read by nobody and not
 INIT_ID = "veriguard-proxy-initialize"
 GONE = "the MCP server is gone (it exited or closed its output)"
 TOOLS_CALL = "toolscall"       # tools/call's letters: a method whose letters read as these may have been a call
-AS_L = str.maketrans("I|", "ll")   # ASCII that reads as l ("tools/caIl"); digits and other scripts are any letter
+AS_L = str.maketrans("I|", "ll")   # ASCII that reads as l ("tools/caIl"); a letter of another script is any letter
+DIGIT_READS_AS = "ol-eas-t--"   # the letter each digit 0-9 looks like ("-": none): "t00ls/ca11", not "123456789"
 MCP_METHODS = frozenset(SPEC_CLIENT_METHODS) | frozenset(SPEC_CLIENT_NOTIFICATION_METHODS)   # what a host may send
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal (STOP_SIGNALS) that came before the proxy served: while the build loaded or the server started
+    (a KeyboardInterrupt, which asyncio lets out of a task, where it keeps other exceptions in the task)."""
+
+    def __init__(self, signum: signal.Signals) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def stop_early(signum: int, _frame: Any) -> None:
+    raise Stopped(signal.Signals(signum))
 
 
 class ProxyStartError(OperatorError):
@@ -127,8 +150,80 @@ def describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"[:300]
 
 
+class SaidLater:
+    """The proxy's stderr written by a thread of its own while it serves (said_later), through a descriptor of its
+    own: a host that never reads the proxy's stderr (a pipe left full) blocks that thread in the write, never the loop
+    that answers the host, nor sys.stderr's lock at the interpreter's exit; beyond MAX_UNSAID lines waiting, lines
+    are dropped, and how many is said once the pipe takes lines again."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = os.dup(fd)
+        self.lines: queue.Queue[str | None] = queue.Queue(MAX_UNSAID)
+        self.dropped = 0
+        threading.Thread(target=self.write, name="veriguard-stderr", daemon=True).start()
+
+    def put(self, line: str) -> None:
+        try:
+            self.lines.put_nowait(line)
+        except queue.Full:
+            self.dropped += 1
+
+    def write(self) -> None:
+        while (line := self.lines.get()) is not None:
+            dropped, self.dropped = self.dropped, 0
+            data = (f"veriguard mcp-proxy: {dropped} lines were dropped: stderr was not read\n" if dropped else ""
+                    ) + line
+            try:
+                view = memoryview(data.encode("utf-8", "backslashreplace"))
+                while view:
+                    view = view[os.write(self.fd, view):]
+            except OSError:
+                pass
+            finally:
+                self.lines.task_done()
+        os.close(self.fd)
+
+    def close(self, timeout_s: float) -> None:
+        """Wait up to timeout_s for the lines waiting to be written, then end the thread."""
+        end = time.monotonic() + timeout_s
+        while self.lines.unfinished_tasks and time.monotonic() < end:
+            time.sleep(0.005)
+        try:
+            self.lines.put_nowait(None)
+        except queue.Full:
+            pass
+
+
+LATER: list[SaidLater] = []   # the writer while main serves; else say writes itself
+
+
+@contextlib.contextmanager
+def said_later() -> Iterator[None]:
+    """say() through a SaidLater while the block runs, when stderr is the process's own (a test's capture, which
+    cannot block, is written at once)."""
+    try:
+        fd = sys.stderr.fileno() if sys.stderr is sys.__stderr__ else -1
+    except (AttributeError, OSError, ValueError):
+        fd = -1
+    if fd < 0:
+        yield
+        return
+    sys.stderr.flush()
+    writer = SaidLater(fd)
+    LATER.append(writer)
+    try:
+        yield
+    finally:
+        LATER.remove(writer)
+        writer.close(STOP_TIMEOUT_S)
+
+
 def say(text: str) -> None:
-    sys.stderr.write(f"veriguard mcp-proxy: {text}\n")
+    line = f"veriguard mcp-proxy: {text}\n"
+    if LATER:
+        LATER[0].put(line)
+        return
+    sys.stderr.write(line)
     sys.stderr.flush()
 
 
@@ -140,6 +235,16 @@ def encode(message: Mapping[str, Any]) -> bytes:
 
 def _show(value: Any) -> str:
     return repr(value)[:60] if type(value) in (str, int, float, bool, type(None)) else type(value).__name__
+
+
+def action_id(host_id: int | str) -> str:
+    """The decision log's action id for a host's request id, one per id: an integer as its digits, a string as itself
+    unless it could be read as another id's or as none (digits, a quote first, empty: the action id of a line with no
+    usable id), then as its JSON ("1" is '"1"', 1 is "1", "" is '""')."""
+    if type(host_id) is int:
+        return str(host_id)
+    text = str(host_id)
+    return json.dumps(text) if not text or text.startswith('"') or text.lstrip("-").isdigit() else text
 
 
 def malformed_call(params: Any) -> str:
@@ -168,7 +273,15 @@ def calls_a_tool(method: Any, params: Any = None) -> bool:
         return True
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", method.translate(AS_L)).casefold())
     kept = [c for c in folded if c.isalnum()]   # NFKD: combining marks apart, dropped ("ća")
-    return len(kept) == len(TOOLS_CALL) and all(c == t or not ("a" <= c <= "z") for c, t in zip(kept, TOOLS_CALL))
+    return len(kept) == len(TOOLS_CALL) and all(reads_as(c, t) for c, t in zip(kept, TOOLS_CALL))
+
+
+def reads_as(c: str, letter: str) -> bool:
+    """Whether `c` (case and compatibility folded) may stand for the ASCII `letter` to the eye: itself, a digit of any
+    script that looks like it (0 for o, 1 for l...), or a letter of another script (Cyrillic "о")."""
+    if c.isdecimal():
+        return DIGIT_READS_AS[unicodedata.decimal(c)] == letter
+    return c == letter or (c.isalpha() and not c.isascii())
 
 
 def batch_items(batch: list[Any]) -> Iterator[dict[str, Any]]:
@@ -197,8 +310,67 @@ def malformed_cancellation(params: Any) -> str:
 Starter = Callable[[], Awaitable[tuple[asyncio.subprocess.Process, types.InitializeResult]]]
 
 
+PR_SET_CHILD_SUBREAPER = 36   # Linux prctl: orphans below this process are re-parented to it, not to init
+STARTED: set[int] = set()      # the children start_child started (asyncio reaps them; reap_adopted never does)
+ADOPTING: list[bool] = []      # [True] once this process reaps the orphans below it (adopt_orphans)
+
+
+def adopt_orphans() -> None:
+    """Linux: the proxy process becomes the reaper of the orphans below it, so that a helper of the child that left
+    its process group (setsid) and lost its parent (a daemon) is still below the proxy, found and killed with the
+    child (kill_tree). Elsewhere, or refused, the child's process group and its /proc descendants are what is killed."""
+    if not sys.platform.startswith("linux") or ADOPTING:
+        return
+    import ctypes
+
+    try:
+        if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+            ADOPTING.append(True)
+    except (OSError, AttributeError):
+        pass
+
+
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is `pid` (Linux /proc; [] elsewhere or when it is gone)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
+                found.extend(int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def below(roots: Sequence[int]) -> set[int]:
+    """`roots` and every live process below them."""
+    seen, todo = set[int](), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            todo.extend(children(pid))
+    return seen
+
+
+def reap_adopted() -> None:
+    """Collect the exit status of the orphans the proxy adopted that have ended (never of a child asyncio waits for)."""
+    for pid in children(os.getpid()) if ADOPTING else []:
+        if pid not in STARTED:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
 def kill_tree(child: Any) -> None:
-    """SIGKILL the child and the processes it started: start_child makes it lead a process group of its own."""
+    """SIGKILL the child and every process below it: its process group (start_child makes it lead one), each
+    descendant /proc shows (one that left the group: setsid) and, where the proxy adopts orphans, each process below
+    it (a daemon whose parent exited), again until none is left (one forked meanwhile is found the next round)."""
     try:
         if isinstance(child, asyncio.subprocess.Process) and os.getpgid(child.pid) == child.pid:
             os.killpg(child.pid, signal.SIGKILL)
@@ -206,6 +378,21 @@ def kill_tree(child: Any) -> None:
             child.kill()
     except ProcessLookupError:
         pass
+    if not isinstance(child, asyncio.subprocess.Process):
+        return
+    killed: set[int] = set()
+    for _ in range(100):
+        roots = [p for p in children(os.getpid()) if p not in STARTED or p == child.pid] if ADOPTING else [child.pid]
+        alive = below(roots) - killed - {os.getpid()}
+        if not alive:
+            break
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        killed |= alive
+    reap_adopted()
 
 
 @dataclass
@@ -269,6 +456,7 @@ class Proxy:
         self.deciding: dict[int, Any] = {}   # decisions under way on threads: token -> the host's id
         self.settled: dict[int, Settled] = {}   # token -> who settles it: the decision or the caller giving up
         self.cancelled_early: set[int] = set()   # tokens the host cancelled while they were decided
+        self.stopped_early: dict[int, str] = {}   # tokens given up while decided because the proxy stops: why
         self.abandoned = 0         # decisions past their deadline whose thread still runs
         self.tokens = itertools.count(1)
         self.unfinished: dict[int, asyncio.TimerHandle] = {}   # given-up tools/calls the child may still be running
@@ -381,7 +569,7 @@ class Proxy:
                 "give each request an id that no pending request has")
 
     def call_tool(self, host_id: Any, params: Any, reused: str = "") -> None:
-        call_id = str(host_id)
+        call_id = action_id(host_id)
         malformed = malformed_call(params)
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
@@ -451,7 +639,7 @@ class Proxy:
                       outcome: GuardOutcome | BaseException) -> None:
         timer.cancel()
         self.settled.pop(token, None)
-        cancelled = token in self.cancelled_early
+        cancelled, stopped = token in self.cancelled_early, self.stopped_early.pop(token, "")
         self.cancelled_early.discard(token)
         if self.deciding.pop(token, None) is None:   # past its deadline: refused already
             self.abandoned -= 1
@@ -460,6 +648,9 @@ class Proxy:
             self.refuse_undecided(host_id, name, f"the policy proxy failed: {describe(outcome)}")
         elif cancelled:
             self.decided_late(host_id, name, outcome, why="the host cancelled it while it was decided")
+        elif stopped:   # its one record is the monitor's, saying it was abandoned
+            self.decided_late(host_id, name, outcome, why=stopped)
+            self.to_host({"jsonrpc": "2.0", "id": host_id, "result": refusal(f"Not run: {stopped}.")})
         else:
             self.carry_out(host_id, name, arguments, outcome, outcome.message, refused=not outcome.allowed)
         self.settle()
@@ -472,7 +663,7 @@ class Proxy:
         if isinstance(outcome, GuardOutcome) and outcome.allowed:
             self.guard.finished(RUN)
             self.guard.refuse(f"decided only {why or 'after its deadline, when it had been refused'}: not run",
-                              action_id=str(host_id), run=RUN, integration="mcp_proxy", tool=name)
+                              action_id=action_id(host_id), run=RUN, integration="mcp_proxy", tool=name)
         say(f"tools/call {name!r} (id {host_id!r}) decided late ({why or 'past its deadline'}): not run")
 
     def decision_expired(self, token: int, host_id: Any, name: str) -> None:
@@ -484,6 +675,7 @@ class Proxy:
         self.deciding.pop(token)
         self.settled.pop(token, None)
         self.cancelled_early.discard(token)
+        self.stopped_early.pop(token, None)
         self.abandoned += 1
         self.refuse_undecided(host_id, name, f"the policy did not decide within {self.decision_timeout_s:g} s "
                               "(--decision-timeout)")
@@ -493,13 +685,13 @@ class Proxy:
         """Refuse a tools/call that no child could take (gone, or being started again), with a record that counts in no
         run's denials (the policy did not refuse it); `allowed`: the policy had allowed it."""
         self.guard.refuse_run(f"{'allowed by the policy, but ' if allowed else ''}not run: {why}", integration="mcp_proxy",
-                              tool=name, action_id=str(host_id))
+                              tool=name, action_id=action_id(host_id))
         say(f"refused tools/call {name!r} (id {host_id!r}): {why}")
         self.to_host({"jsonrpc": "2.0", "id": host_id, "result": refusal(f"Not run: {why}.")})
 
     def refuse_undecided(self, host_id: Any, name: str, why: str) -> None:
         """Refuse a call the policy did not decide (in shadow mode too: nothing decided it), with a record."""
-        outcome = self.guard.refuse(why, action_id=str(host_id), run=RUN, integration="mcp_proxy", tool=name)
+        outcome = self.guard.refuse(why, action_id=action_id(host_id), run=RUN, integration="mcp_proxy", tool=name)
         message = outcome.message if not outcome.allowed else f"fail closed: {why}"
         self.carry_out(host_id, name, {}, outcome, message, refused=True)
 
@@ -514,7 +706,7 @@ class Proxy:
                 pending.timer.cancel()
             self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled",
                            "params": {"requestId": child_id, "reason": f"tool execution was stopped: {why}"}})
-            outcome = self.guard.refuse(f"{why} while it ran; it was cancelled", action_id=str(pending.host_id),
+            outcome = self.guard.refuse(f"{why} while it ran; it was cancelled", action_id=action_id(pending.host_id),
                                         run=RUN, integration="mcp_proxy", tool=pending.tool)
             say(f"cancelled tools/call {pending.tool!r} (id {pending.host_id!r}): {why} while it ran")
             message = outcome.message if not outcome.allowed else f"fail closed: {why} while it ran"
@@ -525,7 +717,11 @@ class Proxy:
     def shut_down(self, why: str) -> None:
         """The proxy is told to stop (a signal): the tool calls running in the child are cancelled there and refused,
         recorded; its other requests fail; nothing more goes to the child, so a call still being decided, or read
-        from the host after this, is refused with a record that it was not run."""
+        from the host after this, is refused with a record that it was not run: one record, the monitor's saying the
+        decision was abandoned when it was not logged yet (Settled), else the decision's and then that it did not run."""
+        for token, settled in list(self.settled.items()):
+            if settled.give_up(why):
+                self.stopped_early[token] = why
         self.halt_in_flight(why)
         self.child_gone(f"{why}, so no later call goes to the MCP server")
 
@@ -770,6 +966,7 @@ async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
     except OSError as e:
         raise ProxyStartError(f"cannot start the MCP server {command!r}: {e.strerror or e}") from None
     assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+    STARTED.add(child.pid)
     STDERR_RELAYS.add(task := asyncio.create_task(relay_stderr(child.stderr)))
     task.add_done_callback(STDERR_RELAYS.discard)
     child.stdin.write(encode({"jsonrpc": "2.0", "id": INIT_ID, "method": "initialize", "params": {
@@ -798,6 +995,12 @@ async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
     except (ProxyStartError, ValueError) as e:
         await stop_child(child)
         raise ProxyStartError(e.message if isinstance(e, ProxyStartError) else f"{failed}: {e}") from None
+    except BaseException:   # a stop signal (Stopped, a cancellation) while it started: it does not outlive the proxy
+        kill_tree(child)
+        child.stdin.close()
+        with contextlib.suppress(BaseException):   # its pipes closed while the loop runs (else a warning at exit)
+            await asyncio.wait_for(child.wait(), STOP_TIMEOUT_S)
+        raise
     try:
         if "error" in message:
             raise ValueError(f"it answered initialize with an error: {message['error']!r}"[:300])
@@ -901,6 +1104,8 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
     for signum in STOP_SIGNALS:
         if signal.getsignal(signum) is not signal.SIG_IGN:   # ignored when started so (nohup, a background job)
             loop.add_signal_handler(signum, stop, signum)
+    if ADOPTING:   # an adopted orphan that ends is reaped, not left a zombie of the proxy
+        loop.add_signal_handler(signal.SIGCHLD, reap_adopted)
     try:
         while not proxy.host_gone and (line := await lines.get()) is not None:
             if line.strip():
@@ -908,7 +1113,7 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
         while proxy.deciding or proxy.replacing:   # the host is done: the calls it sent are decided first
             await asyncio.sleep(0.01)
     finally:
-        for signum in STOP_SIGNALS:
+        for signum in (*STOP_SIGNALS, signal.SIGCHLD):
             loop.remove_signal_handler(signum)
         await stop_child(proxy.child)
         for task in list(proxy.tasks):
@@ -925,14 +1130,28 @@ def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: 
               decision_timeout_s: float = DEFAULT_DECISION_TIMEOUT_S) -> int:
     """Load the build and serve until the host hangs up (0) or a signal stops the proxy (its number); raises
     PolicyLoadError, GuardConfigError, a KeyFileError or ProxyStartError when it cannot start."""
-    guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
-                             log_checkpoint=log_checkpoint, accept_unproved=accept_unproved,
-                             expect_sha256=expect_sha256)
-    # The loop's thread waits for the GIL after each system call while decisions run on threads: at Python's 5 ms it
-    # answered a ping 20 s late behind 8 slow decisions (each refusal it logged took 0.5 s); this process is the proxy.
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-    return asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s,
-                             start_timeout_s=start_timeout_s, unchecked=unchecked, decision_timeout_s=decision_timeout_s))
+    # Until serve takes them over, a stop signal raises Stopped: nothing was read from the host yet, and a server being
+    # started is killed with its helpers (start_child); main says so and exits 128 + the signal's number.
+    main_thread = threading.current_thread() is threading.main_thread()   # only there can a handler be set
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS} if main_thread else {}
+    for signum, handler in before.items():
+        if handler is not signal.SIG_IGN:   # ignored when started so (nohup, a background job)
+            signal.signal(signum, stop_early)
+    try:
+        guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
+                                 log_checkpoint=log_checkpoint, accept_unproved=accept_unproved,
+                                 expect_sha256=expect_sha256)
+        # The loop's thread waits for the GIL after each system call while decisions run on threads: at Python's 5 ms
+        # it answered a ping 20 s late behind 8 slow decisions (each refusal it logged took 0.5 s); this process is the
+        # proxy.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        adopt_orphans()
+        return asyncio.run(serve(guard, command, args, context=context, timeout_s=timeout_s,
+                                 start_timeout_s=start_timeout_s, unchecked=unchecked,
+                                 decision_timeout_s=decision_timeout_s))
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
 
 
 def context_file(path: Path) -> Callable[[], Mapping[str, Any]]:
@@ -1017,6 +1236,11 @@ def checkpoint_problem(checkpoint: Path | None, log: Path | None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """`veriguard mcp-proxy --build DIR [OPTIONS] -- COMMAND [ARGS...]`; 2 on bad input or a failed start."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    with said_later():
+        return serve_main(argv)
+
+
+def serve_main(argv: list[str]) -> int:
     cut = argv.index("--") if "--" in argv else len(argv)
     p = parser()
     try:
@@ -1051,7 +1275,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ValueError: a bad guard setting, or Monitor.from_build's unknown strategy; VeriguardError: a bad log key
         say(str(e) if isinstance(e, VeriguardError) else f"error: {e}")
         return 2
-    except KeyboardInterrupt:   # SIGINT before the proxy served (loading the build, starting the server): nothing ran
+    except Stopped as e:   # before the proxy served (loading the build, starting the server): nothing ran
+        say(f"stopped by {e.signum.name} before it served: no call was read, and the MCP server was stopped")
+        return 128 + e.signum
+    except KeyboardInterrupt:   # SIGINT where the signal was not the proxy's to handle
         return 128 + signal.SIGINT
     return 128 + stopped_by if stopped_by else 0   # a signal's usual exit status
 
