@@ -955,7 +955,7 @@ def _named_call(tool: str) -> _NamedCall:
         re.compile(name + r"""(?:[(\[]|[ \t]+\((?=\s*(?:[A-Za-z_]\w*\s*=[^=]|\*\*|[{"']))|"""
                    + quotes + r"[ \t]*(?:\n\s*)?\{|[ \t]+['\"]\{|[ \t]+--?[A-Za-z]"
                    r"|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:"
-                   r"|[ \t]+(?:with|using)\b[^\n{]{0,40}\{|\][ \t]*\r?\n[ \t]*[\w-]+[ \t]*[=:]"
+                   r"|[ \t]+(?:with|using)\b[^\n{]{0,40}\{|[ \t]*\][ \t]*\r?\n[ \t]*[\w-]+[ \t]*[=:]"
                    r"|[ \t]+:[A-Za-z]|[ \t]+[A-Za-z_][\w-]{0,40}=(?![=>]))"),
         re.compile(r"""[:=<>.][ \t\r\n\\"'`]{0,16}""" + name),
         re.compile(r"(?:\b(?:\w{0,24}" + callers + r"|to)" + quotes + r"[ \t]*[:=]\s*" + quotes
