@@ -120,8 +120,22 @@ def changed_by(tool: FunctionTool, name: str, arguments: str) -> str:
         return ""
     if parsed is None:
         return ""
-    changed = changed_arguments(sent, object.__getattribute__(parsed, "__dict__"))
+    changed = changed_arguments(sent, by_key_sent(parsed))
     return f"{VALIDATION_CHANGED.format(name)}: {changed}" if changed else ""
+
+
+def by_key_sent(parsed: Any) -> dict[str, Any]:
+    """The validated parameters under the keys the model sends them by (a field's alias, else its name); LookupError
+    for an alias that is not one key (AliasChoices, AliasPath): which sent value it holds is not read here."""
+    values = object.__getattribute__(parsed, "__dict__")
+    got: dict[str, Any] = {}
+    for name, field in type(parsed).model_fields.items():
+        alias = field.validation_alias if field.validation_alias is not None else field.alias
+        if alias is not None and type(alias) is not str:
+            raise LookupError(f"the parameter {name!r} is read through {type(alias).__name__}")
+        if name in values:
+            got[alias or name] = values[name]
+    return got
 
 
 @functools.lru_cache(maxsize=256)
