@@ -5,8 +5,10 @@
    summary ("1/1 spec examples pass; security review by NSA: PASSED"), the proof's detail ("proved by hand"), its
    time (-5 s, "fast"), tool and diagnostics, a key synth never writes (in the proof, a property, the tools), a
    property's detail, a proof-cache entry stored in 2999 or taking -1 s, the mutation threshold (0.0 where the spec
-   says 0.8) and survivors, and a synthesis time of 1970. Re-signed, each passed (19 of 20 attempts). Each is now
-   the claims check's REFUTED: the audit derives every summary from the figures beside it, as synth.pipeline writes it.
+   says 0.8) and survivors, and a synthesis time of 1970. Re-signed, each passed (19 of 20 attempts), and so did a
+   z3 bound and a Hypothesis count that are not the spec's with summaries to match (2 of 14 later variants). Each is
+   now the claims check's REFUTED: the audit derives every summary from the figures beside it, as synth.pipeline
+   writes it, and the figures the spec sets from the spec.
 2. The loader loaded a certificate re-spelt (another indent, CRLF, an escaped key, 1.0E0, a trailing blank) that the
    audit refutes: the same claims under another sha256, the hash that pins a build. It is now `load.certificate`.
 3. A hidden key (.x.pub) in the folder of trusted keys was trusted, where `ls` does not show it. And a folder of N
