@@ -95,7 +95,7 @@ PLAIN = [
     "Name: Bob\nAge: 4", "Here is the <b>transfer</b> receipt", "transfer to bob: done", "Calling transfer now.",
     "I used the transfer tool.", "```python\nx = {'a': 1}\nprint(x)\n```", "Steps:\n1. check\n2. transfer\n3. notify",
     "Action taken: transfer of $5", "name: report\nrows: 3", "- name: bob\n  age: 3", "The function transfer moves money.",
-    "<p>Transfer</p>", "transfer-id: 55", "Your transfer [ref 12] is done", "money_transfer(5)", "print(x)", "main()",
+    "<p>Transfer</p>", "transfer-id: 55", "Your transfer [ref 12] is done", "print(x)", "main()",
     "see foo(bar) for details", "The transfer (id 5) is done", "transfer (to bob)",
 ]
 
