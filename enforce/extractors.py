@@ -1018,6 +1018,11 @@ def _any_call(text: str) -> str:
         nested = _nested_keyword_call(text) if _ARGUMENT_AFTER.search(text) else ""
         if nested:
             return nested
+        written = _ANY_LISP.search(text) or _ANY_PROSE.search(text) or _positional_call(text)
+        if written:
+            return written.group() if isinstance(written, re.Match) else written
+    elif "{" in text and (prose := _ANY_PROSE.search(text)):
+        return prose.group()
     keys = _named_arguments(text.lower(), _ANY_NAME_KEY, _ANY_ARGUMENTS_KEY) if ":" in text or "=" in text else ""
     if keys:
         return keys
@@ -1029,6 +1034,28 @@ def _any_call(text: str) -> str:
                     tag.group(i).strip() for i in (2, 3, 4)):
                 return tag.group()
     return ""
+
+
+# For `*` too: a Lisp call with keyword arguments (`(transfer :to "eve")`), a call told in prose with its JSON arguments
+# (`call transfer with {...}`), and a text that is one call with literal arguments only (`transfer("eve", 5000)`)
+_ANY_LISP = re.compile(r"\(\s*[A-Za-z_][\w.-]{0,63}[ \t]+:[A-Za-z][\w-]*[ \t]")
+_ANY_PROSE = re.compile(r"\b(?:call|invoke|run|use|execute)[ \t]+(?:the[ \t]+)?(?:tool[ \t]+)?[\w.-]{1,64}[ \t]+"
+                        r"(?:with|using)\b[^\n{]{0,40}\{\s*[\"']?[\w-]{1,64}[\"']?\s*:")
+_ONE_CALL = re.compile(r"\s*[A-Za-z_][\w.]{0,127}\s*\([^\n]*\)\s*")
+
+
+def _positional_call(text: str) -> str:
+    """The text when it is one call of a name with literal arguments only, as a pythonic runtime reads a call."""
+    if len(text) > 2000 or not _ONE_CALL.fullmatch(text):
+        return ""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    call = tree.body
+    literal = (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.UnaryOp)
+    return text.strip() if isinstance(call, ast.Call) and call.args and all(
+        isinstance(a, literal) for a in call.args) else ""
 
 
 def _after_callee(text: str, at: int, *, blanks: bool = False) -> int:
