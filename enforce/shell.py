@@ -9,6 +9,8 @@ folder. One analysis serves both arguments (cached by command text and paths).
 """
 from __future__ import annotations
 
+import collections
+import fnmatch
 import functools
 import glob
 import itertools
@@ -75,12 +77,13 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
             project += named
     if mounts:
         a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases, mounts)
+    disk = _Walk(WALK_LIMIT)     # the folders listed on disk, each once a decision (links, then carried files)
     compiled = (zones.compile(workspace, home, tmp, places, aliases, mounts)
                 if follow_links or (content and (a.brought or a.repositories)) or (rewrites and a.rewrites) else None)
     if unseen and compiled is not None:
         a = beyond_walk(a, compiled, project)
     if follow_links and compiled is not None:
-        a = through_links(a, compiled, (workspace, home, tmp))
+        a = through_links(a, compiled, (workspace, home, tmp), disk)
     if content and a.brought and compiled is not None:
         a = through_content(a, compiled, commands)
     if content and compiled is not None and a.repositories:
@@ -97,7 +100,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_git(a, compiled, ask_git=ask_git)
     if content and zones.carried:     # after the git step: what a git command sends from its commits is read there
         a = through_carried(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), zones.carried,
-                            commands, globs)
+                            commands, globs, disk)
     return a
 
 
@@ -135,7 +138,7 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
 
 
 def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: CommandTable,
-                    globs: dict[str, list[str] | None]) -> Analysis:
+                    globs: dict[str, list[str] | None], disk: "_Walk | None" = None) -> Analysis:
     """`a` unknown where it reads a file of a `carried` zone by name (`.env`) and writes a file of another zone (`cp
     .env /tmp/e`, `grep KEY .env > notes.txt`): the copy is no secret by name, and the command that sends it later
     is judged on its own, so a human approves the copy. A folder read whole (`grep -r x . > /tmp/o`) is not counted
@@ -157,7 +160,7 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
                              for m in named(comps)))
     read = next(((path, z) for path, found in reads for z in found if z in carried), None)
     if read is None:
-        read = _carried_whole(a, zones, carried, written, globs)
+        read = _carried_whole(a, zones, carried, written, globs, disk or _Walk(WALK_LIMIT))
     if read is None:
         read = _commits_copied(a, zones, carried, written)
     if read is None:
@@ -172,7 +175,7 @@ MAX_MATCHES = 2000      # a glob's matches read on disk; past them, its text sta
 
 
 def _carried_whole(a: Analysis, zones: Zones, carried: tuple[str, ...], written: list[tuple[str, str]],
-                   globs: dict[str, list[str] | None]) -> tuple[str, str] | None:
+                   globs: dict[str, list[str] | None], disk: "_Walk") -> tuple[str, str] | None:
     """(a file of a `carried` zone, its zone) that a folder the command reads whole holds on disk now, where the
     command also writes a file of a zone other than the folder's own (`tar czf /tmp/p.tgz .`, `cp -r . /tmp/x`,
     `rsync -a ./ /tmp/x/`: the project's `.env` leaves in the copy); None where there is none. A copy that stays in
@@ -180,7 +183,7 @@ def _carried_whole(a: Analysis, zones: Zones, carried: tuple[str, ...], written:
     folders = [path for accesses, path, recursive in a.paths if "read" in accesses and recursive]
     folders += [m for accesses, comps, recursive in a.patterns if "read" in accesses and recursive
                 for m in (_matches(comps, globs) or [_glob_text(comps)])]
-    walk = _CarriedWalk(zones, carried)
+    walk = _CarriedWalk(zones, carried, disk)
     for folder in dict.fromkeys(folders):
         own = set(_zones_of(zones, folder))
         if all(z in own for _, z in written) or not os.path.isdir(folder):
@@ -215,25 +218,45 @@ class _CarriedWalk:
     CONTENT_LIMIT entries in all: past them, the folder counts as holding one. A name no carried pattern's last part
     matches (ignoring case) is not looked up."""
 
-    def __init__(self, zones: Zones, carried: tuple[str, ...]) -> None:
-        self.zones, self.carried, self.left = zones, carried, CONTENT_LIMIT
-        self.ends = [p[-1] for z, patterns in zones.folded if z in carried for p in patterns if p]
+    def __init__(self, zones: Zones, carried: tuple[str, ...], disk: "_Walk") -> None:
+        self.zones, self.carried, self.left, self.disk = zones, carried, CONTENT_LIMIT, disk
+        self.seen: dict[str, bool] = {}      # by name: a project repeats its names (`__init__.py`, `index.ts`)
+        ends = [p[-1] for z, patterns in zones.folded if z in carried for p in patterns if p]
+        self.every = any(c.star2 for c in ends)
+        self.names = frozenset(c.text for c in ends if not c.glob)
+        # one expression for the globs (hundreds of them, with [copies]' suffixes): a name is matched once
+        plain = [c.text for c in ends if c.glob and not c.star2 and "\\" not in c.text]
+        self.plain = plain
+        self.escaped = [c for c in ends if c.glob and not c.star2 and "\\" in c.text]
+        # the longest literal part of each glob (`.pem` of `*.pem.*`): a name holding none of them matches no glob,
+        # found by one search (the globs' expression, each starting with `.*`, is slow on every name of a project)
+        parts = {max(re.split(r"[*?\[\]]", t), key=len) for t in plain}
+        parts = {p for p in parts if not any(q != p and q in p for q in parts)}    # `.env` stands for `.env.`
+        self.every = self.every or "" in parts
+        self.parts = re.compile("|".join(map(re.escape, sorted(parts)))) if parts else None
 
     def candidate(self, name: str) -> bool:
-        folded = _fold(name)
-        return any(c.star2 or c.matches(folded, dot_rule=False) for c in self.ends)
+        known = self.seen.get(name)
+        if known is None:
+            known = self.seen[name] = self._candidate(name)
+        return known
+
+    def _candidate(self, name: str) -> bool:
+        folded = name.casefold() if name.isascii() else _fold(name)
+        if self.every or folded in self.names or any(c.matches(folded, dot_rule=False) for c in self.escaped):
+            return True
+        return self.parts is not None and self.parts.search(folded) is not None and self.globs.match(folded) is not None
+
+    @functools.cached_property
+    def globs(self) -> re.Pattern[str]:     # compiled when a name first holds a part (a tenth of a second)
+        return re.compile("|".join(fnmatch.translate(t) for t in self.plain))
 
     def first(self, folder: str) -> tuple[str, str] | None:
-        queue = [folder]
+        queue = collections.deque([folder])
         while queue:
-            here = queue.pop(0)
-            try:
-                with os.scandir(here) as it:
-                    entries = list(it)
-            except OSError:
-                continue
+            entries = self.disk.entries(queue.popleft())
             self.left -= len(entries)
-            if self.left < 0:
+            if self.left < 0 or self.disk.exhausted:
                 return (folder, f"{self.carried[0]} (more than {CONTENT_LIMIT} entries under it to look through)")
             for e in entries:
                 if e.is_dir(follow_symlinks=False):
@@ -436,7 +459,7 @@ def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table:
 WALK_LIMIT = 200_000
 
 
-def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis:
+def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...], walk: "_Walk | None" = None) -> Analysis:
     """`a` with the accesses of the places its paths lead to through symbolic links on disk, where that is
     elsewhere: a path it names (a link in the project to ~/.ssh reads ~/.ssh), each file a glob of it matches now
     (`cat keys/*`), every link under a folder it reads recursively (`grep -R`, `zip -r`, `cp -rL`: whether the
@@ -446,7 +469,7 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...]) -> Analysis
     itself reached through a link is not a way out."""
     real_bases = sorted(((b, os.path.realpath(b)) for b in set(bases)), key=lambda p: -len(p[0]))
     touched, notes = dict.fromkeys(a.touched), []
-    walk = _Walk(WALK_LIMIT)
+    walk = walk or _Walk(WALK_LIMIT)
     every = {zone for zone, _ in zones.zones} - {zones.unmatched, zones.unresolved}
     near = _Near(zones)
     seen: set[tuple[tuple[str, ...], str, bool]] = set()
