@@ -30,8 +30,10 @@ call logged as its bare cell: then the text is read as the program, and must exp
 run_code makes it: str(answer) when the last code line names `answer`, else the SAVE_ANSWER reminder, or the error
 raised). A program that reads no database and answers no constant equal to its output, one without an answer line
 followed by a value, one that never sets `answer` followed by anything but 0, cannot have made that output: the log
-says so (AgentOutput.hidden) and the code extractor counts every column as read. Still open: text that is itself a
-program reading the database and setting `answer`, beside a call that reads more.
+says so (AgentOutput.hidden) and the code extractor counts every column as read; so does an output whose form no value
+of `answer` can have (every assignment a comparison, len/int/ord or float, the output no True/False, integer or number:
+_fits_form). Still open: text that is itself a program reading the database and setting `answer` to a value of any
+form, beside a call that reads more.
 """
 from __future__ import annotations
 
@@ -265,9 +267,48 @@ def _explains(tree: ast.Module, program: str, output: str) -> bool:
     if ERROR_OUTPUT.match(said) and called & DATA_TOOLS:
         return True  # an error it raised on the way
     if answers and called & DATA_TOOLS:  # a value it computed from the database, if it ever sets `answer` (else 0)
-        return ANSWER_NAME in _bound_in(tree) or said == "0"
+        return ANSWER_NAME in _bound_in(tree) and _fits_form(tree, said) or said == "0"
     report = NAME_ERROR.fullmatch(said.split("\n", 1)[0])
     return report is not None and _read_unbound(tree, report.group(1))
+
+
+INTEGER_TEXT = re.compile(r"-?[0-9]+")
+NUMBER_TEXT = re.compile(r"-?(?:[0-9]+\.?[0-9]*(?:e[+-]?[0-9]+)?|inf|nan)")
+INTEGER_CALLS = frozenset({"len", "int", "ord"})   # builtins whose str() is an integer's text, whatever they read
+
+
+def _fits_form(tree: ast.Module, said: str) -> bool:
+    """Whether `said` can be str(answer) for some value the program gives `answer`: when every assignment to it is a
+    comparison or `not` (str: True or False), a call of len, int or ord (an integer's text) or of float (a number's),
+    the output must have the form of one of them; any other assignment (or augmented assignment, or a binding the
+    analysis does not follow) fits any output. A program whose output has another form did not make it."""
+    forms = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr, ast.Import,
+                             ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
+                             ast.comprehension, ast.Global, ast.Nonlocal, ast.Delete)) and ANSWER_NAME in _bound_in(node):
+            return True
+        if isinstance(node, ast.Assign) and ANSWER_NAME in _bound_in(node):
+            if not all(isinstance(t, ast.Name) for t in node.targets):
+                return True   # unpacked into: any form
+            forms.add(_form(node.value))
+    if "" in forms or not forms:
+        return True
+    fits = {"bool": said in ("True", "False"), "int": bool(INTEGER_TEXT.fullmatch(said)),
+            "float": bool(NUMBER_TEXT.fullmatch(said.lower()))}
+    return any(fits[form] for form in forms)   # one of its assignments may be the last that ran
+
+
+def _form(value: ast.expr) -> str:
+    """'bool', 'int' or 'float' for a value whose str() has that form whatever it reads; '' for any other."""
+    if isinstance(value, ast.Compare) or isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+        return "bool"
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.keywords:
+        if value.func.id in INTEGER_CALLS:
+            return "int"
+        if value.func.id == "float":
+            return "float"
+    return ""
 
 
 def _code_lines(program: str) -> list[str]:
