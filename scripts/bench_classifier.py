@@ -182,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="JSONL with a `task` per line, for latency only")
     ap.add_argument("--encoder", default=DEFAULT_ENCODER, choices=[*ENCODERS, "e5-small-q4"])
     ap.add_argument("--latency-only", action="store_true", help="only the per-sentence latency, on the frozen build")
+    ap.add_argument("--build", type=Path, help="with --latency-only: this frozen build instead of one made now")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.encoder == "e5-small-q4":
@@ -189,9 +190,13 @@ def main(argv: list[str] | None = None) -> int:
                                    "load_average": [round(x, 2) for x in os.getloadavg()]}
         print(json.dumps(e5, indent=2))
         return 0
+    if args.build is not None and not args.latency_only:
+        ap.error("--build goes with --latency-only")
     with tempfile.TemporaryDirectory(prefix="bench-classifier-") as tmp:
         cache = Path(tmp) / "cache"
         os.environ["VERIGUARD_CACHE"] = str(cache)  # the builds' encoder copy, which the warm runs reuse
+        if args.build is not None:   # an existing build: its encoder copy is made in the cache at load (not timed)
+            return latency_only(args, args.build, cache)
         frozen, old = builds(Path(tmp), args.encoder)
         if args.latency_only:
             return latency_only(args, frozen, cache)
