@@ -136,6 +136,7 @@ class LLMExtractor:
     _provider: Any = field(default=None, repr=False)
     _cache: OrderedDict[str, Answer] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _counting: threading.RLock = field(default_factory=threading.RLock, repr=False)   # stats: withdrawal asks run at once
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -298,7 +299,8 @@ class LLMExtractor:
         from veriguard.providers.types import CompletionRequest, ProviderError, other_model
 
         request = CompletionRequest(STAGE, self.system, user_prompt(text), self.schema, self.max_tokens)
-        self.stats.model_calls += 1
+        with self._counting:
+            self.stats.model_calls += 1
         started = time.monotonic()
         call = _start(lambda: provider.complete(request), self.deadline_s)
         try:
@@ -316,7 +318,8 @@ class LLMExtractor:
             raise ExtractionError("extract.llm.failed", f"the model call failed: {type(e).__name__}: "
                                   f"{' '.join(str(e).split())[:200]}") from None
         latency = time.monotonic() - started
-        self.stats.latencies_s.append(latency)
+        with self._counting:
+            self.stats.latencies_s.append(latency)
         # priced at the model asked for (and billed), never at the name the server reports: a server naming a
         # cheaper or unpriced model would make the call look cheaper or free
         # a server silent on its tokens did not make the call free (a local server's calls cost nothing either way)
@@ -326,13 +329,13 @@ class LLMExtractor:
         other = other_model(completion.raw_response.get("model") if isinstance(completion.raw_response, Mapping)
                             else None, provider.model)
         if other:  # the build pins the model whose answers it trusts; another model's is not one, however it reads
-            self.stats.failures += 1
+            self._failed(provider, 0, 0, counted=True)
             raise ExtractionError("extract.llm.pin", f"{other}: the build pins {provider.model!r}, so this answer "
                                   "is not taken; serve the pinned model, or pin the name the server reports and "
                                   "re-run synth")
         problems = validate(completion.data, self.schema)  # again: a replayed or lax provider may not check
         if problems:
-            self.stats.failures += 1
+            self._failed(provider, 0, 0, counted=True)
             raise ExtractionError("extract.llm.malformed", f"the model's answer does not satisfy the argument's "
                                   f"schema: {'; '.join(problems[:5])}")
         # exact: an integer beyond ±(2**53 - 1) (a 401-digit one) is refused, as in a tool call's arguments: the
@@ -343,20 +346,24 @@ class LLMExtractor:
         return Answer(value, completion.model, latency, completion.input_tokens, completion.output_tokens,
                       cost if reported else None, provider.model, told)
 
-    def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int) -> None:
-        self.stats.failures += 1
-        self._count(provider.name, provider.model, input_tokens, output_tokens)
+    def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int, *, counted: bool = False) -> None:
+        """A failed call; `counted`: its tokens are already counted."""
+        with self._counting:
+            self.stats.failures += 1
+            if not counted:
+                self._count(provider.name, provider.model, input_tokens, output_tokens)
 
     def _count(self, provider: str, model: str, input_tokens: int, output_tokens: int, *, reported: bool = True) -> None:
         from veriguard.providers.prices import cost_usd
 
-        self.stats.input_tokens += input_tokens
-        self.stats.output_tokens += output_tokens
         cost = cost_usd(provider, model, input_tokens, output_tokens)
-        if cost is None or not reported:
-            self.stats.unpriced_calls += 1
-        else:
-            self.stats.cost_usd += cost
+        with self._counting:
+            self.stats.input_tokens += input_tokens
+            self.stats.output_tokens += output_tokens
+            if cost is None or not reported:
+                self.stats.unpriced_calls += 1
+            else:
+                self.stats.cost_usd += cost
 
 
 @dataclass

@@ -243,3 +243,16 @@ def test_a_text_of_one_clause_is_not_asked_again():
     model = reading_model(lambda _t: OBEYS)
     got = anthropic_extractor(model, {"mode": "llm"}).extract({"confirmed_task": "Compare hotel prices in Rome"})
     assert got.value["hotel"] is False and len(model.bodies) == 1 and got.details["withdrawal_asks"] == 0
+
+
+def test_the_withdrawal_calls_are_counted_and_priced():
+    """The extra calls cost what any call costs: counted in the stats (they run at once, on threads, under one lock)."""
+    got, model = taken(f"{HOTEL} Hotel: not needed.")
+    ex_stats = got.details
+    assert ex_stats["withdrawal_asks"] == 2 and len(model.bodies) == 3
+    model = reading_model(obeying("Hotel: not needed."))
+    ex = anthropic_extractor(model, {"mode": "llm"})
+    ex.extract({"confirmed_task": f"{HOTEL} Hotel: not needed."})
+    usage = ex.usage()
+    assert usage["model_calls"] == 3 and usage["input_tokens"] == 3 * 400 and usage["output_tokens"] == 3 * 30
+    assert usage["cost_usd"] == round(3 * (400 * 1.0 + 30 * 5.0) / 1_000_000, 6) and usage["unpriced_calls"] == 0
