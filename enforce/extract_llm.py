@@ -27,7 +27,9 @@ The answer is checked against the schema generated from the argument's type (eve
 other, enums closed) whatever the provider did, then type-checked exactly like every extractor's value,
 and the monitor runs the frozen module's own argument checks on it. An answer the server says came from another
 model than the pinned one (a dated snapshot of it aside: claude-haiku-4-5-20251001), or from no named model, is
-refused (extract.llm.pin), its call still counted at the pinned model's price. Every failure is an ExtractionError
+refused (extract.llm.pin), its call still counted at the pinned model's price. A field of a record of booleans
+that the text names and the model answers false is asked again of the text's other clauses and of each clause naming
+it alone (LLMExtractor._withdrawn): a clause that withdraws a category cannot take it away. Every failure is an ExtractionError
 whose code says which (extract.llm.timeout, .network, .rate_limited, .refusal, .malformed, .empty, .auth,
 .server, .bad_request, .no_key, .unavailable, .busy, ...): the monitor denies. Answers are cached by content
 hash within the process. The agent's text is data: see providers.extraction.
