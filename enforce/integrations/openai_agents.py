@@ -114,36 +114,32 @@ def changed_by(tool: FunctionTool, name: str, arguments: str) -> str:
             raise LookupError(f"openai-agents keeps the function of a function tool no longer as {WRAPPED} (0.24 did)")
         return ""   # made by hand: it reads the JSON text itself, as the policy did
     sent = json.loads(arguments or "{}")
+    model, keys = parameters_model(func)
     try:
-        parsed = parameters_model(func)(**sent) if isinstance(sent, dict) else None
+        parsed = model(**sent) if isinstance(sent, dict) else None
     except ValidationError:   # the SDK refuses it too (ModelBehaviorError): nothing runs
         return ""
     if parsed is None:
         return ""
-    changed = changed_arguments(sent, by_key_sent(parsed))
+    values = object.__getattribute__(parsed, "__dict__")
+    changed = changed_arguments(sent, {key: values[name] for name, key in keys.items() if name in values})
     return f"{VALIDATION_CHANGED.format(name)}: {changed}" if changed else ""
 
 
-def by_key_sent(parsed: Any) -> dict[str, Any]:
-    """The validated parameters under the keys the model sends them by (a field's alias, else its name); LookupError
-    for an alias that is not one key (AliasChoices, AliasPath): which sent value it holds is not read here."""
-    values = object.__getattribute__(parsed, "__dict__")
-    got: dict[str, Any] = {}
-    for name, field in type(parsed).model_fields.items():
+@functools.lru_cache(maxsize=256)
+def parameters_model(func: Any) -> tuple[Any, dict[str, str]]:
+    """The pydantic model the SDK validates `func`'s arguments with (function_schema's, made once per function; a
+    callable object's is that of its __call__, as function_tool reads it), and the key the model sends each of its
+    fields by (its alias, else its name). LookupError for an alias that is not one key (AliasChoices, AliasPath)."""
+    plain = inspect.isfunction(func) or inspect.ismethod(func)
+    model = function_schema(func if plain else func.__call__).params_pydantic_model
+    keys: dict[str, str] = {}
+    for name, field in model.model_fields.items():
         alias = field.validation_alias if field.validation_alias is not None else field.alias
         if alias is not None and type(alias) is not str:
             raise LookupError(f"the parameter {name!r} is read through {type(alias).__name__}")
-        if name in values:
-            got[alias or name] = values[name]
-    return got
-
-
-@functools.lru_cache(maxsize=256)
-def parameters_model(func: Any) -> Any:
-    """The pydantic model the SDK validates `func`'s arguments with (function_schema's, made once per function; a
-    callable object's is that of its __call__, as function_tool reads it)."""
-    plain = inspect.isfunction(func) or inspect.ismethod(func)
-    return function_schema(func if plain else func.__call__).params_pydantic_model
+        keys[name] = alias or name
+    return model, keys
 
 
 def guarded_by(tool: Any, guard: Guard) -> bool:
