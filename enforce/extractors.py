@@ -561,7 +561,8 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     inside a call's arguments (`found` None) such a call denies. With `tool`, a call of it (of any tool: "*") written
     in a format not read as a call denies (_refuse_written_call). `turn`: the text rot13-ed or reversed is read too,
     when that shows more words of a call (_turned; not again inside what that reads: both undo themselves)."""
-    turned = [_text_data(t, where, found, tool, turn=False) for t in _turned(text, tool)] if turn else []
+    turned = ([_text_data(t, where, found, tool, turn=False) for t in _turned(text, tool)]
+              if turn and len(text) >= _ENCODED_MIN else [])
     whole = _as_json(text, where)
     if whole is not None:
         return [whole, *turned] if turned else whole
@@ -589,8 +590,21 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
 _ENCODED_MIN = 16   # characters: a shorter run encodes no call (`f(x=1)` is 8 base64 characters, a call in JSON 40)
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}")
 _HEX = re.compile(r"[0-9A-Fa-f]{16,}")
-_BASE32 = re.compile(r"[A-Z2-7]{16,}=*|[a-z2-7]{16,}=*|[0-9A-V]{16,}=*")   # one case: b32decode(casefold)
+_BASE32 = re.compile(r"[A-Z2-7]{16,}=*|[a-z2-7]{16,}=*|[0-9A-V]{16,}=*")   # a whole run, one case (casefold)
 _BASE85 = re.compile(r"<~[!-uz\s]{16,}~>|[0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]{20,}|[!-uz]{20,}")
+_GROUP = re.compile(r"[A-Za-z0-9+/_-]{1,8}={0,2}")
+
+
+def _groups_at_end(text: str) -> str:
+    """The short base64 groups that end `text` (at least five, parted by blanks), joined; '' for none."""
+    groups: list[str] = []
+    for token in reversed(text.split()):
+        if not _GROUP.fullmatch(token):
+            break
+        groups.append(token)
+    return "".join(reversed(groups)) if len(groups) >= 5 else ""
+
+
 _UU_LINE = re.compile(r"^[!-`][ -`]{4,61}$", re.MULTILINE)
 _NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]")
 _NOT_BASE64_BYTES = bytes(b for b in range(256) if _NOT_BASE64.match(chr(b)))
@@ -600,6 +614,7 @@ _REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,8});"
 _ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|U[0-9A-Fa-f]{8}|[0-7]{3})")
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PRINTABLE_SPAN = re.compile(rb"[\t\n\r\x20-\x7e]{16,}")   # ASCII text inside bytes that are no text as a whole
+_SPAN_MARK = re.compile(rb"[{(<:=\[]")   # such a text holds a call only with one of these
 # words of a call: a text that shows more of them rot13-ed or reversed than as it is, is read so too
 _CALL_WORDS_SEEN = re.compile(r"\b(?:name|arguments?|params?|parameters|input|tool|function|call|invoke|action)\b")
 _MAX_BASE85 = 100_000    # characters of a text searched for base85 runs (its decoders are Python)
@@ -624,16 +639,19 @@ def _encoded(text: str, where: str) -> list[str]:
             squeezed = raw.translate(None, dropped).decode("ascii")
             if len(squeezed) >= _ENCODED_MIN and squeezed not in runs:
                 squeezed_runs.append(squeezed)
+        tail = _groups_at_end(text)   # groups after a prefix (`Note: eyJ uYW 1lI ...`): read from the first
+        if len(tail) >= _ENCODED_MIN and tail not in runs + squeezed_runs:
+            squeezed_runs.append(tail)
     for packed in runs + squeezed_runs:
         if _HEX.fullmatch(packed):   # hex in bytes apart (`7b 22 6e`), or `=7B=22` (quoted-printable)
             decoded += _read_bytes(bytes.fromhex(packed[:len(packed) // 2 * 2]), where)
-        decoded += _read_base64(packed, where)
-        for b32 in _BASE32.finditer(packed):
-            decoded += _read_bytes(_from_base32(b32.group()), where)
+        decoded += _read_base64(packed, where, shifted=packed in runs)
+        if _BASE32.fullmatch(packed):
+            decoded += _read_bytes(_from_base32(packed), where)
     for run in _HEX.finditer(text):
         digits = run.group()
         decoded += _read_bytes(bytes.fromhex(digits[:len(digits) // 2 * 2]), where)
-    unwrapped = re.sub(r"\s", "", text) if len(text) <= _MAX_BASE85 else ""   # Ascii85 wraps in lines
+    unwrapped = "".join(text.split()) if len(text) <= _MAX_BASE85 else ""   # Ascii85 wraps in lines
     for written in {m.group() for t in (text, unwrapped) for m in _BASE85.finditer(t)}:
         if len(written) <= _MAX_BASE85 and _dense(written):
             decoded += _read_bytes(_from_base85(written), where)
@@ -651,20 +669,18 @@ def _dense(run: str) -> bool:
 def _turned(text: str, tool: str | None) -> list[str]:
     """The text with its letters rotated (rot13, any Caesar shift) or reversed, each when that shows a word of a call
     (or the tool's name) that the text does not show as it is. A rotated word is found by its shape (each letter's
-    distance from the first), so all 25 shifts cost one pass over the text's words."""
-    lower = text.lower()
-    seen = set(_CALL_WORDS_SEEN.findall(lower)) | ({tool.lower()} if tool and tool.lower() in lower else set())
+    distance from the first: the word rotated to begin with `a`), so all 25 shifts cost one pass over its words."""
+    words = set(_LETTERS.findall(text.lower()))
     shapes = _call_shapes(tool.lower() if tool else "")
-    shifts = set()
-    for word in set(_LETTERS.findall(lower)):
-        named = shapes.get(_shape(word))
+    targets = set(shapes.values())
+    seen = words & targets
+    shifts, backwards = set(), False
+    for word in words:
+        named = shapes.get(word.translate(_ROTATIONS[(ord("a") - ord(word[0])) % 26]))
         if named is not None and named not in seen:
             shifts.add((ord(named[0]) - ord(word[0])) % 26)
-    out = [text.translate(_ROTATIONS[shift]) for shift in sorted(shifts) if shift]
-    backwards = text[::-1].lower()
-    if set(_CALL_WORDS_SEEN.findall(backwards)) - seen or tool and tool.lower() in backwards and tool.lower() not in seen:
-        out.append(text[::-1])
-    return out
+        backwards = backwards or word[::-1] in targets and word[::-1] not in seen
+    return [text.translate(_ROTATIONS[shift]) for shift in sorted(shifts) if shift] + ([text[::-1]] if backwards else [])
 
 
 _LETTERS = re.compile(r"[a-z]{4,32}")
@@ -673,16 +689,12 @@ _ROTATIONS = tuple(str.maketrans(string.ascii_lowercase + string.ascii_uppercase
                                  + string.ascii_uppercase[k:] + string.ascii_uppercase[:k]) for k in range(26))
 
 
-def _shape(word: str) -> tuple[int, ...]:
-    return tuple((ord(c) - ord(word[0])) % 26 for c in word)
-
-
 @functools.lru_cache(maxsize=256)
-def _call_shapes(tool: str) -> dict[tuple[int, ...], str]:
+def _call_shapes(tool: str) -> dict[str, str]:
     """The shapes of the words of a call and of the tool's name (its letters, when it is all letters of 4 or more)."""
     words = ["name", "arguments", "argument", "params", "param", "parameters", "input", "tool", "function", "call",
              "invoke", "action"] + ([tool] if _LETTERS.fullmatch(tool) else [])
-    return {_shape(w): w for w in words}
+    return {w.translate(_ROTATIONS[(ord("a") - ord(w[0])) % 26]): w for w in words}   # each rotated to begin with a
 
 
 def _transforms(text: str) -> list[str]:
@@ -702,11 +714,11 @@ def _unescaped(escape: str) -> str:
     return chr(code) if code < 0x110000 else ""
 
 
-def _read_base64(packed: str, where: str) -> list[str]:
-    """The texts a base64 run holds, at the alignment it has and, when that is no text, at the three others (a prefix
-    before it)."""
+def _read_base64(packed: str, where: str, *, shifted: bool) -> list[str]:
+    """The texts a base64 run holds, at the alignment it has and, when that is no text and `shifted` (a run as written:
+    a word may be glued before it), at the three others."""
     first = _read_bytes(_from_base64(packed), where)
-    if first or not all(c.search(packed) for c in _MIXED):   # base64 shows upper and lower case letters and digits
+    if first or not shifted or not all(c.search(packed) for c in _MIXED):   # base64 shows A-Z, a-z and 0-9
         return first
     return [text for k in (1, 2, 3) for text in _read_bytes(_from_base64(packed[k:]), where)]
 
@@ -726,7 +738,7 @@ def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
             held = _read_bytes(inflated, where, depth + 1)
             if held:
                 return held
-    return keyed or [span.decode("ascii") for span in _PRINTABLE_SPAN.findall(raw)]
+    return keyed or [span.decode("ascii") for span in _PRINTABLE_SPAN.findall(raw) if _SPAN_MARK.search(span)]
 
 
 _TEXT_BYTE_VALUES = bytes([9, 10, 13, *range(0x20, 0x7F)])
@@ -741,7 +753,7 @@ def _unkeyed(raw: bytes) -> list[str]:
     """The texts `raw` is under a one-byte key (XOR with it, or each byte shifted by it), a transform a tool may undo:
     each key that makes every distinct byte printable ASCII (text has few distinct bytes; binary data, all). Kept by
     _read_bytes when they show a word of a call."""
-    if not _ENCODED_MIN <= len(raw) <= _MAX_KEYED:
+    if not _ENCODED_MIN <= len(raw) <= _MAX_KEYED or len(set(raw[:512])) > _KEYED_DISTINCT:
         return []
     distinct = sorted(set(raw))
     if not _KEYED_FEWEST <= len(distinct) <= _KEYED_DISTINCT:
