@@ -780,7 +780,7 @@ def _unproved_claims(cert: Mapping[str, Any]) -> list[str]:
 # certificate): a key, a time or a sentence it does not write is a claim no check made, and report.md shows it
 PROOF_KEYS = frozenset({"verdict", "detail", "seconds", "tool", "diagnostics"})
 PROPERTY_KEYS = frozenset({"id", "message", "nagini", "detail", "z3"})
-CACHE_KEYS = frozenset({"hit", "key", "seconds_then", "stored_at", "reused", "proved_now"})
+CACHE_KEYS = frozenset({"hit", "key", "seconds_then", "stored_at", "reused", "proved_now", "selected", "not_sent"})
 MUTATION_KEYS = frozenset({"score", "killed", "total", "threshold", "limit", "by_tests", "by_proof", "survivors",
                            "proofs_run"})
 FIRST_BUILD = "2026-01-01T00:00:00+00:00"   # no veriguard build is older (its first commit is of 2026-11-22)
@@ -828,9 +828,9 @@ def _cache_entry(entry: Any, synthesized_at: Any) -> bool:
     synth stamps times) no later than the synthesis that used it."""
     if not isinstance(entry, dict) or not set(entry) <= CACHE_KEYS or "hit" not in entry:
         return False
-    took = entry.get("seconds_then", 0)
+    took = entry.get("seconds_then")   # None when the entry did not record it (verify.proof_cache)
     stored = entry.get("stored_at")
-    return type(took) in (int, float) and 0 <= took < float("inf") and (
+    return (took is None or type(took) in (int, float) and 0 <= took < float("inf")) and (
         stored is None or (_stamped(stored) and str(stored) <= str(synthesized_at)))
 
 

@@ -89,6 +89,25 @@ def test_a_cached_proof_as_synth_records_it_passes_the_claims(build, key):
     assert verdicts(result)["claims"] is Verdict.PASSED, result.checks[4].summary
 
 
+@pytest.mark.parametrize("entry", [
+    {"key": "ab" * 32, "reused": ["decide"], "proved_now": ["evaluate"], "hit": None, "selected": ["evaluate"]},
+    {"key": "ab" * 32, "reused": ["decide", "evaluate"], "proved_now": [], "hit": "functions"},
+    {"hit": "file", "key": "ab" * 32, "stored_at": None, "seconds_then": None},
+], ids=["some functions reused", "every function reused", "a file entry without its time"])
+def test_a_proof_the_cache_answered_in_part_passes_the_claims(build, key, entry):
+    """The control for the proof cache's other answers (verify.proof_cache.verify_cached): a proof made now with some
+    functions' proofs reused records `hit: null` and the functions selected; its note is the proof's detail."""
+    from veriguard.verify.proof import cache_note
+
+    def cached(c):
+        c["proof"].update(cache=entry, detail=cache_note(entry))
+        head = "PROVED (cached)" if entry["hit"] else "PROVED"
+        gate("proof (Nagini)")(c).update(cache=entry, summary=f"{head}: {cache_note(entry)}")
+    resign(build, key, cached)
+    result = run(build, key)
+    assert verdicts(result)["claims"] is Verdict.PASSED, result.checks[4].summary
+
+
 def test_a_clean_build_passes_the_claims(build, key):
     assert verdicts(run(build, key))["claims"] is Verdict.PASSED
 
