@@ -653,11 +653,14 @@ def _encoded(text: str, where: str) -> list[str]:
         decoded += _read_bytes(bytes.fromhex(digits[:len(digits) // 2 * 2]), where)
     unwrapped = "".join(text.split()) if len(text) <= _MAX_BASE85 else ""   # Ascii85 wraps in lines
     for written in {m.group() for t in (text, unwrapped) for m in _BASE85.finditer(t)}:
-        if len(written) <= _MAX_BASE85 and _dense(written):
+        if len(written) <= _MAX_BASE85 and _NOT_BASE64_RUN.search(written) and _dense(written):
             decoded += _read_bytes(_from_base85(written), where)
     if _UU_LINE.search(text):
         decoded += _read_bytes(_from_uu(text), where)
     return [d for d in decoded if d and d != text]
+
+
+_NOT_BASE64_RUN = re.compile(r"[^A-Za-z0-9+/=_-]")   # base85 writes some of these in any 20 characters, nearly
 
 
 def _dense(run: str) -> bool:
@@ -683,7 +686,7 @@ def _turned(text: str, tool: str | None) -> list[str]:
     return [text.translate(_ROTATIONS[shift]) for shift in sorted(shifts) if shift] + ([text[::-1]] if backwards else [])
 
 
-_LETTERS = re.compile(r"[a-z]{4,32}")
+_LETTERS = re.compile(r"\b[a-z]{4,32}\b")   # words, not the letters between digits of an encoded run
 _ROTATIONS = tuple(str.maketrans(string.ascii_lowercase + string.ascii_uppercase,
                                  string.ascii_lowercase[k:] + string.ascii_lowercase[:k]
                                  + string.ascii_uppercase[k:] + string.ascii_uppercase[:k]) for k in range(26))
@@ -693,7 +696,7 @@ _ROTATIONS = tuple(str.maketrans(string.ascii_lowercase + string.ascii_uppercase
 def _call_shapes(tool: str) -> dict[str, str]:
     """The shapes of the words of a call and of the tool's name (its letters, when it is all letters of 4 or more)."""
     words = ["name", "arguments", "argument", "params", "param", "parameters", "input", "tool", "function", "call",
-             "invoke", "action"] + ([tool] if _LETTERS.fullmatch(tool) else [])
+             "invoke", "action"] + ([tool] if re.fullmatch("[a-z]{4,32}", tool) else [])
     return {w.translate(_ROTATIONS[(ord("a") - ord(w[0])) % 26]): w for w in words}   # each rotated to begin with a
 
 
@@ -738,7 +741,7 @@ def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
             held = _read_bytes(inflated, where, depth + 1)
             if held:
                 return held
-    return keyed or [span.decode("ascii") for span in _PRINTABLE_SPAN.findall(raw) if _SPAN_MARK.search(span)]
+    return keyed or [span.decode("ascii") for span in dict.fromkeys(_PRINTABLE_SPAN.findall(raw)) if _SPAN_MARK.search(span)]
 
 
 _TEXT_BYTE_VALUES = bytes([9, 10, 13, *range(0x20, 0x7F)])
