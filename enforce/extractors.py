@@ -723,7 +723,8 @@ def _read_base64(packed: str, where: str, *, shifted: bool) -> list[str]:
     first = _read_bytes(_from_base64(packed), where)
     if first or not shifted or not all(c.search(packed) for c in _MIXED):   # base64 shows A-Z, a-z and 0-9
         return first
-    return [text for k in (1, 2, 3) for text in _read_bytes(_from_base64(packed[k:]), where)]
+    return [text for k in (1, 2, 3) if _PRINTABLE_SPAN.search(_from_base64(packed[k:k + 256]))   # text shows at once
+            for text in _read_bytes(_from_base64(packed[k:]), where)]
 
 
 _MIXED = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9]"))
