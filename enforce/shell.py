@@ -183,11 +183,12 @@ def _carried_whole(a: Analysis, zones: Zones, carried: tuple[str, ...], written:
     folders = [path for accesses, path, recursive in a.paths if "read" in accesses and recursive]
     folders += [m for accesses, comps, recursive in a.patterns if "read" in accesses and recursive
                 for m in (_matches(comps, globs) or [_glob_text(comps)])]
-    walk = _CarriedWalk(zones, carried, disk)
+    walk: _CarriedWalk | None = None
     for folder in dict.fromkeys(folders):
         own = set(_zones_of(zones, folder))
         if all(z in own for _, z in written) or not os.path.isdir(folder):
             continue
+        walk = walk or _CarriedWalk(zones, carried, disk)
         found = walk.first(folder)
         if found is not None:
             return found
@@ -231,7 +232,11 @@ class _CarriedWalk:
         # the longest literal part of each glob (`.pem` of `*.pem.*`): a name holding none of them matches no glob,
         # found by one search (the globs' expression, each starting with `.*`, is slow on every name of a project)
         parts = {max(re.split(r"[*?\[\]]", t), key=len) for t in plain}
-        parts = {p for p in parts if not any(q != p and q in p for q in parts)}    # `.env` stands for `.env.`
+        kept: list[str] = []
+        for part in sorted(parts, key=len):     # `.env` stands for `.env.`
+            if not any(k in part for k in kept):
+                kept.append(part)
+        parts = set(kept)
         self.every = self.every or "" in parts
         self.parts = re.compile("|".join(map(re.escape, sorted(parts)))) if parts else None
 
