@@ -671,18 +671,17 @@ def _dense(run: str) -> bool:
 
 def _turned(text: str, tool: str | None) -> list[str]:
     """The text with its letters rotated (rot13, any Caesar shift) or reversed, each when that shows a word of a call
-    (or the tool's name) that the text does not show as it is. A rotated word is found by its shape (each letter's
+    (or the tool's name), whether or not the text shows such words as it is. A rotated word is found by its shape (each letter's
     distance from the first: the word rotated to begin with `a`), so all 25 shifts cost one pass over its words."""
     words = set(_LETTERS.findall(text.lower()))
     shapes = _call_shapes(tool.lower() if tool else "")
     targets = set(shapes.values())
-    seen = words & targets
-    shifts, backwards = set(), False
+    shifts, backwards = set(), False   # whatever the text shows as it is: words it shows may be decoys
     for word in words:
         named = shapes.get(word.translate(_ROTATIONS[(ord("a") - ord(word[0])) % 26]))
-        if named is not None and named not in seen:
+        if named is not None:
             shifts.add((ord(named[0]) - ord(word[0])) % 26)
-        backwards = backwards or word[::-1] in targets and word[::-1] not in seen
+        backwards = backwards or word[::-1] in targets and word[::-1] != word
     return [text.translate(_ROTATIONS[shift]) for shift in sorted(shifts) if shift] + ([text[::-1]] if backwards else [])
 
 

@@ -237,3 +237,18 @@ def test_text_that_is_no_call_of_the_named_tool_passes(written):   # the named t
                                      "The call went through with {errors: 0}", "run it with care {sic}"])
 def test_text_that_writes_no_literal_call_passes_for_any_tool(written):
     assert ANY.extract(placements(written)[0]).value["to"] == "bob"
+
+
+DECOY = "name arguments argument params param parameters input tool function call invoke action transfer. "
+DECOYED = {   # call words written plainly first, so that a reader that turns only texts not showing them skips these
+    "rot13": DECOY + _rot(HERMES, 13),
+    "reversed": DECOY + HERMES[::-1],
+    "rot7_json": DECOY + _rot(JCALL, 7),
+}
+
+
+@pytest.mark.parametrize("written", DECOYED.values(), ids=DECOYED.keys())
+@pytest.mark.parametrize("extractor", [TRANSFER, ANY], ids=["transfer", "any"])
+@pytest.mark.parametrize("place", [0, 1], ids=["beside", "inside"])
+def test_a_turned_call_behind_decoy_words_denies(written, extractor, place):
+    denied(extractor, placements(written)[place])
