@@ -60,11 +60,14 @@ def sha256(data: bytes | str) -> str:
     return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
+TOOL_DISTRIBUTIONS = ("veriguard", "nagini", "z3-solver", "hypothesis", "lark", "jpype1")
+RECORDED_TOOLS = frozenset({"python", "java", *TOOL_DISTRIBUTIONS})   # the keys of a certificate's `tools`
+
+
 def tool_versions() -> dict[str, str]:
     from veriguard.verify.nagini import tool_versions as installed
 
-    return {"python": platform.python_version(),
-            **installed(("veriguard", "nagini", "z3-solver", "hypothesis", "lark", "jpype1"))}
+    return {"python": platform.python_version(), **installed(TOOL_DISTRIBUTIONS)}
 
 
 def property_verdict(proof: ProofResult | None, prop: str) -> tuple[Verdict, str]:
