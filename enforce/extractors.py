@@ -39,9 +39,14 @@ an arguments key of one dict written as Python or escaped JSON; a text that is a
 Every string is read for calls: one that decodes to JSON as that JSON (a batch or dispatch tool decodes its text;
 JSON text inside JSON text too), any other for the JSON objects written in it (`{"`, `{}` or a JSON string holding
 `{` onwards; a call in a recognised shape there is a call, a call-like one an error; a text costlier to read than
-about 4 times its length is an error), and for the texts encoded in it (base64, standard, URL-safe or in lines; hex;
-percent-encoding), read like any string when they decode to printable UTF-8; keys are strings too. A framework
-that runs calls of another shape needs its own extractor.
+about 4 times its length is an error), and for the texts encoded in it (base64, standard, URL-safe, in lines or behind
+a prefix; base32; base85 and Ascii85; uuencode; hex; percent-encoding; HTML references; backslash escapes; gzip, zlib,
+bzip2, xz and raw deflate inside them; bytes under a one-byte XOR or shift key; letters rotated (rot13, any Caesar
+shift) or the text reversed when that shows a call's word), read like any string when they decode to printable UTF-8
+(or for the printable runs inside bytes that are no text); keys are strings too. Before a text is searched for a
+call of a named tool it is also read with invisible characters, combining marks, look-alike letters and empty markup
+taken out (_plain). Not read: a cipher with a key of several bytes. A framework that runs calls of another shape needs
+its own extractor.
 A tool_call extractor for one tool also denies any text (a call's own arguments included; JSON text is read as its
 data, the calls in read wrappers as calls) that writes a call of that tool in a call position (_named_call: a bare
 `transfer(to=...)`, ChatGLM's name line over JSON, a YAML key, `name: transfer`, `<name>transfer</name>`, `<transfer>`,
@@ -559,8 +564,8 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     """What a string holds for the tool-call reader: the data it is as JSON text (_as_json), or the JSON objects
     written in it and the texts encoded in it (_encoded), and the calls in open models' wrappers, appended to `found`;
     inside a call's arguments (`found` None) such a call denies. With `tool`, a call of it (of any tool: "*") written
-    in a format not read as a call denies (_refuse_written_call). `turn`: the text rot13-ed or reversed is read too,
-    when that shows more words of a call (_turned; not again inside what that reads: both undo themselves)."""
+    in a format not read as a call denies (_refuse_written_call). `turn`: the text rotated or reversed is read too,
+    when that shows a word of a call (_turned; not again inside what that reads: both undo themselves)."""
     turned = ([_text_data(t, where, found, tool, turn=False) for t in _turned(text, tool)]
               if turn and len(text) >= _ENCODED_MIN else [])
     whole = _as_json(text, where)
