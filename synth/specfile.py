@@ -160,18 +160,21 @@ class _Loader:
             raise self.fail("spec.path", f"{what} {rel!r} {e}", key, PATH_FIX,
                             self.inline_pos(key, str(rel)) if isinstance(rel, str) else None) from None
 
-    def shown_as_parsed(self, raw: Mapping[str, Any]) -> None:
+    def shown_as_written(self) -> None:
         """SpecError for a character that makes the spec display otherwise than TOML reads it, anywhere in the file
-        (comments too) or in a key or string value an escape made: a bidirectional control reorders what follows it on
-        its line (`rule adult "Adults\u202e": age >= 18` shows `81 =< ega`), a line or paragraph separator or NEL
-        shows a line break inside a comment (a rule a person reads there is not one), and a control character
-        (`\b`, an ANSI escape) rewrites the terminal line it is printed on."""
+        (comments too): a bidirectional control reorders what follows it on its line (`rule adult "Adults\u202e":
+        age >= 18` shows `81 =< ega`), a line or paragraph separator or NEL shows a line break inside a comment (a rule
+        a person reads there is not one), an 8-bit CSI rewrites the terminal line it is printed on."""
         m = _DISPLAY_CONTROL.search(self.text)
         if m is not None:
             line = self.text.count("\n", 0, m.start()) + 1
             at = Pos(line, m.start() - self.text.rfind("\n", 0, m.start()))
             raise SpecError("spec.hidden_text", f"the spec holds {_char_name(m.group())}, which makes the text around "
                             "it display otherwise than it is read", file=self.file, pos=at, fix=_SHOWN_FIX)
+
+    def shown_as_parsed(self, raw: Mapping[str, Any]) -> None:
+        """SpecError for such a character, or a control character (`\b`, an ANSI escape), that a TOML escape put in a
+        key or a string value."""
         for key, value in _strings(raw, ()):
             m = _DISPLAY_CONTROL.search(value) or _CONTROL.search(value)
             if m is not None:
@@ -529,7 +532,7 @@ def load_spec(path: str | Path) -> SpecFile:
         raise SpecError("spec.file", e.why, file=str(path), fix=f"{e.fix} (the spec)") from None
     text, raw = _parse_toml(data, str(path))
     ld = _Loader(path, text)
-    ld.shown_as_parsed(raw)
+    ld.shown_as_written()
     ld.unknown_keys(raw, TOP_KEYS, ())
     request = raw.get("request")
     if not isinstance(request, str) or not request.strip():
@@ -538,6 +541,7 @@ def load_spec(path: str | Path) -> SpecFile:
     name = ld.typed(raw.get("name", path.stem), str, ("name",), "name")
     ld.name("spec", name, ("name",), "spec name")
     named = ld.types(raw.get("types", {}))
+    ld.shown_as_parsed(raw)   # after the names a model's draft may try to smuggle (spec.name says more of those)
     contract_raw = ld.typed(raw.get("contract", {}), dict, ("contract",), "[contract]")
     ld.unknown_keys(contract_raw, CONTRACT_KEYS, ("contract",))
     formal = "rules" in contract_raw

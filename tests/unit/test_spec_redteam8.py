@@ -42,7 +42,7 @@ SHOWN_OTHERWISE = {   # the spec, and a text on the line the error must name
     "NUL in the request": (MINIMAL.replace(REQUEST, 'request = "Adults\\u0000 only."'), "request"),
     "an escaped CR in an example name": (MINIMAL.replace('name = "adult admin"', 'name = "adult\\radmin"'),
                                          "adult\\radmin"),
-    "an escape in a quoted key": (MINIMAL.replace('name = "mini"', '"na\\u202eme" = "mini"'), "na\\u202eme"),
+    "an escape in a quoted key": (MINIMAL + '\n[clarifications]\n"q\\u202e" = "a"\n', "q\\u202e"),
     "a C1 control in [agent]": (MINIMAL + '\n[agent]\nrole = "helper\\u0090"\n', "helper"),
     "an 8-bit CSI in a comment of the file": ("# c\x9b2K\n" + MINIMAL.lstrip("\n"), "# c"),
     "LRM in a rule's condition": (MINIMAL.replace("age >= 18", "age >=\u200e 18"), "age >=\u200e"),
