@@ -81,7 +81,7 @@ from typing import Any, NamedTuple, NoReturn, Protocol
 
 import veriguard.contracts.strict_json as strict_json
 from veriguard.enforce.extract_errors import ExtractionError
-from veriguard.enforce.textnorm import map_lookalikes, strip_invisible, strip_marks
+from veriguard.enforce.textnorm import map_lookalikes, strip_invisible, strip_marks, strip_tags
 
 
 @dataclass(frozen=True)
@@ -1124,18 +1124,19 @@ def _refuse_written_call(text: str, where: str, tool: str) -> None:
                   "runtime that parses the model's text may run it, unchecked")
 
 
-_MARKUP = re.compile(r"<!--[\s\S]{0,200}?-->|</?[A-Za-z][\w-]{0,20}\s*/?>")  # a comment, a tag without attributes
+_COMMENT = re.compile(r"<!--[\s\S]{0,200}?-->")
 
 
 def _plain(text: str) -> str:
     """The text as a reader that forgives its look reads it: invisible characters (zero-width joiners, soft hyphens,
     bidi controls) and combining marks removed, NFKC (fullwidth letters), look-alike letters mapped to Latin
-    (Cyrillic `а`), empty markup taken out (`trans<b></b>fer`, `trans<!-- -->fer`). A name so written is the name."""
+    (Cyrillic `а`), comments and inline tags taken out (`trans<b></b>fer`, `trans<!-- -->fer`; a `<br>` reads as a
+    blank). A name so written is the name."""
     if text.isascii() and "<" not in text:
         return text
     if not text.isascii():
         text = map_lookalikes(strip_marks(unicodedata.normalize("NFKC", strip_invisible(text))))
-    return _MARKUP.sub("", text) if "<" in text else text
+    return strip_tags(_COMMENT.sub("", text)) if "<" in text else text   # inline tags go, others read as a blank
 
 
 ANY_TOOL = "*"            # a tool_call extractor's `tool`: the one call in the action, whatever its tool

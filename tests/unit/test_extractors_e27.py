@@ -179,6 +179,8 @@ BENIGN = {
     "palindromes": "Level: kayak, racecar, stats",
     "ini_of_another_section": "[database]\nhost = localhost\nport = 5432\n",
     "xor_of_a_note_in_base64": _b64(bytes(c ^ 0x20 for c in b"meeting notes for tuesday, room 4")),
+    "a_line_break_before_a_bracket": "Bank transfer<br>(fees apply)",
+    "a_paragraph_before_a_bracket": "Bank transfer<p>(fees apply)</p>",
 }
 
 
