@@ -9,13 +9,9 @@ outcome says what enforcing would have done.
 """
 from __future__ import annotations
 
-import datetime
-import decimal
-import enum
 import threading
-import uuid
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, Union
 
 from veriguard.contracts.build_format import MODE_NAMES
@@ -30,8 +26,6 @@ CALL_KEY = "tool_call"        # where the call sits in the observation, beside t
 BUSY = ("another allowed call of this run has not finished, and the policy decided on facts beside the call (a ledger) "
         "that it may change: calls are run one at a time")
 HALTED = "halted"
-VALIDATION_CHANGED = ("the SDK's validation of the arguments changes what {}() would get from what the model sent, which "
-                      "is what the policy decides, so it does not run")
 
 Context = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]], None]
 RunName = Union[str, Callable[[], str]]
@@ -301,63 +295,6 @@ def run_name(run: RunName) -> tuple[str, str]:
     if type(name) is not str:
         return "", f"the run's name must be a string, not {type(name).__name__}"
     return name, ""
-
-
-def changed_arguments(sent: Mapping[str, Any], got: Mapping[str, Any]) -> str:
-    """Why the arguments a tool function gets (`got`: after its SDK's validation, which may run the tool's own
-    validators: an alias resolved, dollars made cents) are not the ones the model sent (`sent`), which the policy
-    decides; "" when each is the same data. Data is compared as JSON reads it: an enum by its value, a date by its ISO
-    text, a pydantic model by its fields, a number by its value (5 and 5.0 are one number; true is not 1)."""
-    changed = [f"{name!r} (the model sent {_short(sent[name])}, the function would get {_short(got[name])})"
-               for name in sent if name in got and not same_data(sent[name], got[name])]
-    return "; ".join(changed[:3])
-
-
-def same_data(sent: Any, got: Any) -> bool:
-    """Whether `got` (a validated value) is the data `sent` (JSON the model wrote) says."""
-    if type(sent) is type(got) and type(sent) in PLAIN:   # the common case: a str, int or bool kept as it was
-        return bool(sent == got)
-    if isinstance(got, (datetime.date, datetime.time)) and type(sent) is str:   # "…Z" and "…+00:00" are one time
-        try:
-            return type(got).fromisoformat(sent) == got
-        except ValueError:
-            return False
-    if isinstance(got, decimal.Decimal) and type(sent) in (int, float, str):
-        try:
-            return decimal.Decimal(str(sent)) == got
-        except decimal.InvalidOperation:
-            return False
-    got = as_data(got)
-    if isinstance(sent, bool) or isinstance(got, bool):
-        return type(sent) is type(got) and sent == got
-    if isinstance(sent, (int, float)) and isinstance(got, (int, float)):
-        return sent == got
-    if isinstance(sent, Mapping) and isinstance(got, Mapping):
-        return sent.keys() == got.keys() and all(same_data(v, got[k]) for k, v in sent.items())
-    if isinstance(sent, (list, tuple)) and isinstance(got, (list, tuple)):
-        return len(sent) == len(got) and all(map(same_data, sent, got))
-    return type(sent) is type(got) and type(sent) in (str, type(None)) and sent == got
-
-
-PLAIN = (str, int, float, bool, type(None))
-
-
-def as_data(value: Any) -> Any:
-    """A validated value as the JSON data it stands for (an enum's value, a UUID's or a path's text, a pydantic model's
-    fields as set); a value of another kind is returned as it is, and compares unequal to what the model sent."""
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (uuid.UUID, PurePath)):
-        return str(value)
-    dump = getattr(type(value), "model_dump", None)   # a pydantic model: the fields it holds, as the model named them
-    if callable(dump):
-        return dump(value, exclude_unset=True, by_alias=True)
-    return value
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def observe(call: Mapping[str, Any], context: Context) -> dict[str, Any]:

@@ -12,7 +12,7 @@ validates that input with pydantic (lax: `true` becomes 1 for an int) before the
 `guarded` annotates each parameter with a wrap validator that keeps the value the model sent beside
 the validated one, so the policy reads what the model sent and the function gets what pydantic made of it; a call
 whose validated data differ from what the model sent (the tool's own validators resolved an alias, made dollars cents)
-is refused, recorded, since the policy did not decide what would run (Guard.changed_arguments).
+is refused, recorded, since the policy did not decide what would run (arguments.changed_arguments).
 
 Server tools (web search, web fetch, code execution, tool search...) and the MCP connector (`mcp_servers`, `mcp_toolset`)
 run on Anthropic's side, inside the response: no guard in this process can decide them. `refuse_provider_tools`
@@ -60,7 +60,8 @@ from anthropic.lib.tools import BetaAsyncFunctionTool, BetaFunctionTool, ToolErr
 from pydantic import ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
 import veriguard.contracts.strict_json as strict_json
-from veriguard.enforce.guard import VALIDATION_CHANGED, Context, Guard, GuardOutcome, RunTerminated, changed_arguments
+from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
+from veriguard.enforce.integrations.arguments import VALIDATION_CHANGED, changed_arguments
 
 F = TypeVar("F", bound=Callable[..., Any])
 # The names of the tools require_guarded let through, per guard: what refuse_undecided_tools lets a request offer.

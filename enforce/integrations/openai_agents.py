@@ -38,7 +38,8 @@ from agents.function_schema import function_schema
 from agents.tool import ToolOriginType, get_function_tool_origin
 from pydantic import ValidationError
 
-from veriguard.enforce.guard import VALIDATION_CHANGED, Guard, RunName, changed_arguments
+from veriguard.enforce.guard import Guard, RunName
+from veriguard.enforce.integrations.arguments import VALIDATION_CHANGED, changed_arguments
 
 Facts = Callable[[ToolInputGuardrailData], Mapping[str, Any]]
 GUARD_ATTRIBUTE = "veriguard_guard"   # set on the guardrail's function: which guard decides

@@ -141,7 +141,7 @@ class Invoice(BaseModel):
 ], ids=["int-float", "datetime-z", "date", "decimal-number", "decimal-text", "uuid", "model-with-defaults", "tuple",
         "none"])
 def test_benign_control_normalisations_are_the_same_data(sent, got):
-    from veriguard.enforce.guard import changed_arguments
+    from veriguard.enforce.integrations.arguments import changed_arguments
 
     assert changed_arguments({"x": sent}, {"x": got}) == ""
 
@@ -152,7 +152,7 @@ def test_benign_control_normalisations_are_the_same_data(sent, got):
     ("2026-11-30", datetime.date(2026, 12, 1)), ("x", object()),
 ], ids=["bool-int", "int-bool", "text-int", "cents", "alias", "set", "model-field", "date", "object"])
 def test_changed_data_is_named(sent, got):
-    from veriguard.enforce.guard import changed_arguments
+    from veriguard.enforce.integrations.arguments import changed_arguments
 
     assert changed_arguments({"x": sent}, {"x": got}).startswith("'x' (the model sent ")
 
