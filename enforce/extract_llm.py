@@ -138,7 +138,7 @@ class LLMExtractor:
     _provider: Any = field(default=None, repr=False)
     _cache: OrderedDict[str, Answer] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _counting: threading.RLock = field(default_factory=threading.RLock, repr=False)   # stats: withdrawal asks run at once
+    _counting: threading.Lock = field(default_factory=threading.Lock, repr=False)   # stats: withdrawal asks run at once
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -241,15 +241,15 @@ class LLMExtractor:
         pieces. More than MAX_WITHDRAWN clauses name them: the fields are kept, unasked."""
         fields = _answer_fields(self.argument, self.type)[1:]
         off = tuple(f for f in fields if isinstance(value, Mapping) and value.get(f) is False and f not in settled)
-        naming = _naming_clauses(text, off)
+        clauses = _clauses(text) if off else []
+        naming = _naming_clauses(clauses, off)
         if not naming:
             return value, how, details
-        named = {f for clauses in naming.values() for f in clauses}
+        named = {f for said in naming.values() for f in said}
         pieces = list(dict.fromkeys(naming))
         if len(pieces) > MAX_WITHDRAWN:
             found, asked = named, 0
         else:
-            clauses = _clauses(text)
             rest = _without(clauses, naming)
             # a text of one clause is that clause: its reading is the one the model gave
             asks = ([rest] if _LETTER_RUN.search(rest) else []) + (pieces if len(clauses) > 1 else [])
@@ -331,13 +331,13 @@ class LLMExtractor:
         other = other_model(completion.raw_response.get("model") if isinstance(completion.raw_response, Mapping)
                             else None, provider.model)
         if other:  # the build pins the model whose answers it trusts; another model's is not one, however it reads
-            self._failed(provider, 0, 0, counted=True)
+            self._failure()   # its tokens are counted
             raise ExtractionError("extract.llm.pin", f"{other}: the build pins {provider.model!r}, so this answer "
                                   "is not taken; serve the pinned model, or pin the name the server reports and "
                                   "re-run synth")
         problems = validate(completion.data, self.schema)  # again: a replayed or lax provider may not check
         if problems:
-            self._failed(provider, 0, 0, counted=True)
+            self._failure()   # its tokens are counted
             raise ExtractionError("extract.llm.malformed", f"the model's answer does not satisfy the argument's "
                                   f"schema: {'; '.join(problems[:5])}")
         # exact: an integer beyond ±(2**53 - 1) (a 401-digit one) is refused, as in a tool call's arguments: the
@@ -348,12 +348,15 @@ class LLMExtractor:
         return Answer(value, completion.model, latency, completion.input_tokens, completion.output_tokens,
                       cost if reported else None, provider.model, told)
 
-    def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int, *, counted: bool = False) -> None:
-        """A failed call; `counted`: its tokens are already counted."""
+    def _failure(self) -> None:
+        """One failure more (a call whose tokens are counted already)."""
         with self._counting:
             self.stats.failures += 1
-            if not counted:
-                self._count(provider.name, provider.model, input_tokens, output_tokens)
+
+    def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int) -> None:
+        """A failed call: one failure more, and its tokens counted."""
+        self._failure()
+        self._count(provider.name, provider.model, input_tokens, output_tokens)
 
     def _count(self, provider: str, model: str, input_tokens: int, output_tokens: int, *, reported: bool = True) -> None:
         from veriguard.providers.prices import cost_usd
@@ -1117,10 +1120,15 @@ def _names_alternation(names: tuple[str, ...]) -> str:
     return "|".join(_leet(n) for n in sorted(names, key=len, reverse=True))
 
 
+@lru_cache(maxsize=64)
+def _name_pattern(names: tuple[str, ...]) -> str:
+    """A pattern for any of `names` as a word of its own, in leetspeak (_leet) and the plural too (hotels: zero)."""
+    return "(?<![a-z0-9])(" + _names_alternation(names) + ")s?(?![a-z0-9])"
+
+
 @lru_cache(maxsize=32)
 def _answer_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    # a field named in the plural too (hotels: zero)
-    name = "(?<![a-z0-9])(" + _names_alternation(names) + ")s?(?![a-z0-9])"
+    name = _name_pattern(names)
     no = "(" + _NO_ALTERNATION + rf"|[{_NO_MARKS}]|[nf0x])"
     spaced = "(" + "|".join(_leet(w) for w in _SPACED_NO) + ")"
     # after a dash, only what ends the sentence (the usher job - no, I just want ...: a correction, not an answer)
@@ -1301,15 +1309,16 @@ def _clauses(text: str) -> list[str]:
     return [c.strip() for c in _CLAUSE_SPLIT.split(text) if c.strip()]
 
 
-def _naming_clauses(text: str, fields: tuple[str, ...]) -> dict[str, list[str]]:
-    """The clauses of `text` that name one of `fields` (in _plain's reading, leetspeak and plurals too), each with the
-    fields it names, in order."""
+def _naming_clauses(clauses: list[str], fields: tuple[str, ...]) -> dict[str, list[str]]:
+    """The `clauses` (a text's _clauses) that name one of `fields` (in _plain's reading, leetspeak and plurals too),
+    each with the fields it names, in order."""
     if not fields:
         return {}
     patterns = {f: _named_pattern(f) for f in fields}
     out: dict[str, list[str]] = {}
-    for clause in _clauses(text):
-        plain = _plain(clause).casefold()
+    for clause in clauses:
+        # uncached: single clauses would evict the whole texts both checks read from _plain's cache
+        plain = _plain.__wrapped__(clause).casefold()
         said = [f for f, p in patterns.items() if p.search(plain)]
         if said:
             out[clause] = said
@@ -1326,7 +1335,7 @@ def _without(clauses: list[str], naming: Mapping[str, list[str]]) -> str:
 
 @lru_cache(maxsize=64)
 def _named_pattern(field: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![a-z0-9])({_leet(field)})s?(?![a-z0-9])")
+    return re.compile(_name_pattern((field,)))
 
 
 def _read_text(observation: Mapping[str, Any], path: str, max_chars: int = MAX_CHARS) -> str:
