@@ -52,13 +52,10 @@ def reply(data: Any, stop_reason: str = "end_turn", usage: tuple[int, int] = (10
         "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}})
 
 
-def tool_reply(data: Any, model: str = "claude-haiku-4-5", usage: tuple[int, int] = (400, 30),
+def tool_reply(data: Any, model: str = "claude-haiku-4-5", usage: Any = (400, 30),
                name: str = "respond") -> httpx2.Response:
-    """A Messages API reply that calls the forced tool with `data` as its input."""
-    return httpx2.Response(200, json={
-        "id": "msg_test", "type": "message", "role": "assistant", "model": model,
-        "content": [{"type": "tool_use", "id": "toolu_1", "name": name, "input": data}], "stop_reason": "tool_use",
-        "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}})
+    """A Messages API reply that calls the forced tool with `data` as its input (`usage` as message takes it)."""
+    return message([tool_use(data, name)], model=model, usage=usage)
 
 
 def raw_reply(body: str, status: int = 200) -> httpx2.Response:
@@ -119,15 +116,16 @@ def tool_use(data: Any, name: str = "respond") -> dict[str, Any]:
 
 def agent_text(request: httpx2.Request) -> str:
     """The agent's text an `llm` extractor sent in this request (the JSON string between its marker lines)."""
-    return _agent_text(json.loads(request.content))
+    return agent_text_in(json.loads(request.content))
 
 
 def agent_text_of(model: ScriptedModel, i: int) -> str:
     """The agent's text of the `i`-th call `model` answered."""
-    return _agent_text(model.bodies[i])
+    return agent_text_in(model.bodies[i])
 
 
-def _agent_text(body: dict[str, Any]) -> str:
+def agent_text_in(body: dict[str, Any]) -> str:
+    """The agent's text in the body of a request an `llm` extractor sent (Anthropic's or OpenAI's: its last message)."""
     return json.loads(body["messages"][-1]["content"].split("\n")[2])
 
 

@@ -196,10 +196,11 @@ def test_a_few_words_in_base64_base32_ascii85_or_quoted_printable_are_refused(en
 # --- provenance: a call whose tokens the server does not report is not free ----------------------------------------
 
 def _message(usage: Any) -> httpx2.Response:
-    body = {"id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-            "content": [{"type": "tool_use", "id": "t1", "name": "respond", "input": answer(hotel=True)}],
-            "stop_reason": "tool_use", "stop_sequence": None}
-    return httpx2.Response(200, json=body if usage == "absent" else {**body, "usage": usage})
+    """A forced tool call answering the hotel; `usage` as sent ("absent": left out; None: sent as null, which the
+    shared helper cannot say, as it leaves a None out)."""
+    if usage is None:
+        return httpx2.Response(200, json=json.loads(tool_reply(answer(hotel=True), usage=None).content) | {"usage": None})
+    return tool_reply(answer(hotel=True), usage=None if usage == "absent" else usage)
 
 
 @pytest.mark.parametrize("usage", ["absent", None, {"input_tokens": "400", "output_tokens": "30"},

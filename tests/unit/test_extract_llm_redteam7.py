@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm_fakes import ScriptedModel, message, reading_model, tool_reply, tool_use
+from tests.llm_fakes import ScriptedModel, agent_text_in, message, reading_model, tool_reply, tool_use
 from tests.unit.test_extract_llm import (  # noqa: F401 (openai_server is a fixture)
     anthropic_extractor, answer, chat, openai_extractor, openai_server, received, script, sure, unsure,
 )
@@ -105,7 +105,7 @@ def test_the_withdrawal_is_asked_of_an_openai_compatible_server_too(openai_serve
     script(openai_server, chat(OBEYS), chat(answer(hotel=True)), chat(answer(hotel=True)))
     got = openai_extractor(openai_server).extract({"confirmed_task": f"{HOTEL} Hotel: not needed."})
     assert got.value["hotel"] is True and got.details["withdrawn"] == ["hotel"]
-    sent = sorted(json.loads(r["messages"][-1]["content"].split("\n")[2]) for r in received(openai_server))
+    sent = sorted(agent_text_in(r) for r in received(openai_server))
     assert sent == sorted([f"{HOTEL} Hotel: not needed.", "Book a room at the Hilton in Rome for two nights",
                            "Hotel: not needed"])
 
