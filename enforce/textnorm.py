@@ -476,7 +476,7 @@ class LiteralIndex:
     """Patterns by the literals they need: `matchable(folded(text))` (by id) and `candidates(folded(text))` are those
     that may match the text, the others cannot. Each literal is looked for once, however many patterns need it, and
     only when the text holds its first GRAM characters (one set of the text's GRAM-grams instead of a search per
-    literal: 0.15 -> 0.03 ms a call for the bank's 430 literals). Patterns are kept by id: a compiled pattern's hash
+    literal: 0.10 -> 0.03 ms a call for the bank's 430 literals). Patterns are kept by id: a compiled pattern's hash
     reads its whole code each time (up to 3.5 us for the bank's longest). The answers for the RECENT texts last asked
     are kept: a classify asks for the same text several times."""
 
