@@ -265,7 +265,8 @@ def one_blas_thread() -> Iterator[None]:
     splits them over its threads, which on a busy machine wait on each other (an unpinned monitor on v6: 28.4 ms of
     CPU a task against 15.1 ms with one thread, the same output). The count is OpenBLAS's, global to the process: the
     user's own products in other threads run on one thread too while a classify runs, and get their count back after
-    (7.5 us a scope, measured over 10,000; tests/unit/test_classifier_speed_s27.py). A numpy on another BLAS is left as it is."""
+    (7.5 us a scope, measured over 10,000; tests/unit/test_classifier_speed_s27.py). A numpy on another BLAS is left
+    as it is."""
     controls = openblas_threads()
     if controls is None:
         yield
