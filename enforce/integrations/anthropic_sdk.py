@@ -675,8 +675,9 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
             entered = ENTERED.get()
             if entered is not None:
                 entered.append(True)
-            invalid = [f"{key}: {arg.refused}" for key, arg in [*zip(signature.parameters, args), *kwargs.items()]
-                       if isinstance(arg, Sent) and arg.refused]
+            # the arguments the SDK's validation read, by name (pairs: a name given twice is refused by bind below)
+            sent = [(k, a) for k, a in [*zip(signature.parameters, args), *kwargs.items()] if isinstance(a, Sent)]
+            invalid = [f"{key}: {arg.refused}" for key, arg in sent if arg.refused]
             if invalid:   # the SDK's validation refused these values: recorded as the SDK's refusal, nothing runs
                 refuse_unread(ValueError(f"Invalid arguments for function {tool}: {'; '.join(invalid)}"[:400]))
             try:
@@ -686,9 +687,7 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
                                        tool=tool)
                 act(refused)
                 raise ToolError(refused.message) from None
-            sent = [*zip(signature.parameters, args), *kwargs.items()]
-            changed = changed_arguments({k: a.raw for k, a in sent if isinstance(a, Sent)},
-                                        {k: a.value for k, a in sent if isinstance(a, Sent)})
+            changed = changed_arguments({k: a.raw for k, a in sent}, {k: a.value for k, a in sent})
             if changed:   # the policy would decide what the model sent, and the function would run on other data
                 refused = guard.refuse(f"{VALIDATION_CHANGED.format(tool)}: {changed}", run=run,
                                        integration="anthropic_sdk", tool=tool)
