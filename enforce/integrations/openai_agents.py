@@ -115,12 +115,14 @@ def changed_by(tool: FunctionTool, name: str, arguments: str) -> str:
             raise LookupError(f"openai-agents keeps the function of a function tool no longer as {WRAPPED} (0.24 did)")
         return ""   # made by hand: it reads the JSON text itself, as the policy did
     sent = json.loads(arguments or "{}")
-    model, keys = parameters_model(func)
-    try:
-        parsed = model(**sent) if isinstance(sent, dict) else None
-    except ValidationError:   # the SDK refuses it too (ModelBehaviorError): nothing runs
+    model, keys, why = parameters_model(func)
+    if why:
+        raise LookupError(why)
+    if not isinstance(sent, dict):
         return ""
-    if parsed is None:
+    try:
+        parsed = model(**sent)
+    except ValidationError:   # the SDK refuses it too (ModelBehaviorError): nothing runs
         return ""
     values = object.__getattribute__(parsed, "__dict__")
     changed = changed_arguments(sent, {key: values[name] for name, key in keys.items() if name in values})
@@ -128,19 +130,20 @@ def changed_by(tool: FunctionTool, name: str, arguments: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def parameters_model(func: Any) -> tuple[Any, dict[str, str]]:
+def parameters_model(func: Any) -> tuple[Any, dict[str, str], str]:
     """The pydantic model the SDK validates `func`'s arguments with (function_schema's, made once per function; a
-    callable object's is that of its __call__, as function_tool reads it), and the key the model sends each of its
-    fields by (its alias, else its name). LookupError for an alias that is not one key (AliasChoices, AliasPath)."""
+    callable object's is that of its __call__, as function_tool reads it), the key the model sends each of its
+    fields by (its alias, else its name), and why those keys are unknown ("" when they are known): an alias that is not
+    one key (AliasChoices, AliasPath). The answer is kept either way, so such a function's schema is made once too."""
     plain = inspect.isfunction(func) or inspect.ismethod(func)
     model = function_schema(func if plain else func.__call__).params_pydantic_model
     keys: dict[str, str] = {}
     for name, field in model.model_fields.items():
         alias = field.validation_alias if field.validation_alias is not None else field.alias
         if alias is not None and type(alias) is not str:
-            raise LookupError(f"the parameter {name!r} is read through {type(alias).__name__}")
+            return model, keys, f"the parameter {name!r} is read through {type(alias).__name__}"
         keys[name] = alias or name
-    return model, keys
+    return model, keys, ""
 
 
 def guarded_by(tool: Any, guard: Guard) -> bool:

@@ -427,3 +427,27 @@ def test_an_agents_parameter_sent_under_an_alias_is_compared_too(payments_build,
     tool = function_tool(send_payment, tool_input_guardrails=[policy_guardrail(g)])
     run_agent(Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))), tools=[tool]), g)
     assert ran == [] and [(allowed, CHANGED in why) for allowed, why in records(log)] == [(False, True)]
+
+
+def test_an_agents_parameter_read_through_alias_choices_is_refused_and_its_schema_made_once(monkeypatch):
+    """Review mend: the keys of a parameter read through AliasChoices are unknown (LookupError, refused by the
+    guardrail as not comparable); that answer is kept like any other, so function_schema is not made again at every
+    call of the tool."""
+    agents_fixture()
+    from agents import function_tool
+    from pydantic import AliasChoices
+
+    import veriguard.enforce.integrations.openai_agents as oa
+
+    made, real = [], oa.function_schema
+    monkeypatch.setattr(oa, "function_schema", lambda f: made.append(f) or real(f))
+
+    def send_payment(recipient: Annotated[str, Field(validation_alias=AliasChoices("recipient", "payee"))],
+                     amount_cents: int) -> str:
+        """Send a payment."""
+        return "sent"
+    tool = function_tool(send_payment)
+    for _ in range(3):
+        with pytest.raises(LookupError, match="the parameter 'recipient' is read through AliasChoices"):
+            oa.changed_by(tool, "send_payment", json.dumps({"recipient": "acme-supplies", "amount_cents": 5}))
+    assert len(made) == 1
