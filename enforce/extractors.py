@@ -610,6 +610,7 @@ def _groups_at_end(text: str) -> str:
     return "".join(reversed(groups)) if len(groups) >= 5 else ""
 
 
+_MAX_UU_LINE = 62   # characters of a uuencoded line (_UU_LINE)
 _UU_LINE = re.compile(r"^[!-`][ -`]{4,61}$", re.MULTILINE)
 _NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]")
 _NOT_BASE64_BYTES = bytes(b for b in range(256) if _NOT_BASE64.match(chr(b)))
@@ -657,10 +658,13 @@ def _encoded(text: str, where: str) -> list[str]:
         digits = run.group()
         decoded += _read_bytes(bytes.fromhex(digits[:len(digits) // 2 * 2]), where)
     unwrapped = "".join(text.split()) if len(text) <= _MAX_BASE85 else ""   # Ascii85 wraps in lines
-    for written in {m.group() for t in (text, unwrapped) for m in _BASE85.finditer(t)}:
-        if len(written) <= _MAX_BASE85 and _NOT_BASE64_RUN.search(written) and _dense(written):
-            decoded += _read_bytes(_from_base85(written), where)
-    if _UU_LINE.search(text):
+    # a run decoded shows a character outside base64's (`<` in `<~ ~>`, the others no blank), so unwrapped does too
+    if _NOT_BASE64_RUN.search(unwrapped or text):
+        for written in {m.group() for t in ((text, unwrapped) if unwrapped != text else (text,))
+                        for m in _BASE85.finditer(t)}:
+            if len(written) <= _MAX_BASE85 and _NOT_BASE64_RUN.search(written) and _dense(written):
+                decoded += _read_bytes(_from_base85(written), where)
+    if ("\n" in text or len(text) <= _MAX_UU_LINE) and _UU_LINE.search(text):   # one line: the whole text
         decoded += _read_bytes(_from_uu(text), where)
     return [d for d in decoded if d and d != text]
 
@@ -737,16 +741,28 @@ _MIXED = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9]"))
 def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
     """The text decoded bytes hold: the whole as printable UTF-8, what gzip, zlib, bzip2, xz or raw deflate data
     inflates to, or else the printable ASCII runs inside them; [] for none."""
-    keyed = [text for text in _unkeyed(raw) if _CALL_WORDS_SEEN.search(text.lower())]
     whole = _printable(raw)
     if whole:
-        return [whole, *keyed]
+        return [whole, *_keyed(raw)]
     if depth < 4:
         for inflated in _inflations(raw, where):
             held = _read_bytes(inflated, where, depth + 1)
             if held:
                 return held
-    return keyed or [span.decode("ascii") for span in dict.fromkeys(_PRINTABLE_SPAN.findall(raw)) if _SPAN_MARK.search(span)]
+    return _keyed(raw) or [span.decode("ascii") for span in dict.fromkeys(_PRINTABLE_SPAN.findall(raw)) if _SPAN_MARK.search(span)]
+
+
+def _keyed(raw: bytes) -> list[str]:
+    """The texts `raw` is under a one-byte key (_unkeyed) that show a word of a call."""
+    return [text for text in _unkeyed(raw) if _shows_call_word(text.lower())]
+
+
+# a literal part of each word _CALL_WORDS_SEEN matches: a text without any of them shows none (found at C speed)
+_CALL_WORD_PARTS = ("name", "argument", "param", "input", "tool", "function", "call", "invoke", "action")
+
+
+def _shows_call_word(low: str) -> bool:
+    return any(part in low for part in _CALL_WORD_PARTS) and _CALL_WORDS_SEEN.search(low) is not None
 
 
 _TEXT_BYTE_VALUES = bytes([9, 10, 13, *range(0x20, 0x7F)])
@@ -775,9 +791,7 @@ def _unkeyed(raw: bytes) -> list[str]:
 @functools.lru_cache(maxsize=1024)
 def _key_tables(distinct: frozenset[int]) -> tuple[bytes, ...]:
     """The translation tables of the one-byte keys (XOR, shift; not the identity) under which every byte of `distinct`
-    is printable ASCII: the keys each byte allows, intersected."""
-    if not _KEYED_FEWEST <= len(distinct) <= _KEYED_DISTINCT:
-        return ()
+    is printable ASCII: the keys each byte allows, intersected (_unkeyed, the caller, bounds their number)."""
     xors, shifts = set(range(1, 256)), set(range(1, 256))
     for byte in distinct:
         xors &= _XOR_KEYS[byte]
