@@ -283,20 +283,29 @@ def _fits_form(tree: ast.Module, said: str) -> bool:
     the output must have the form of one of them; any other assignment (or augmented assignment, or a binding the
     analysis does not follow) fits any output. A program whose output has another form did not make it."""
     forms = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr, ast.Import,
-                             ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
-                             ast.comprehension, ast.Global, ast.Nonlocal, ast.Delete)) and ANSWER_NAME in _bound_in(node):
-            return True
-        if isinstance(node, ast.Assign) and ANSWER_NAME in _bound_in(node):
-            if not all(isinstance(t, ast.Name) for t in node.targets):
-                return True   # unpacked into: any form
-            forms.add(_form(node.value))
+    # one walk; each node with what decides a binding of `answer` at or under it: the outermost _UNFOLLOWED node
+    # around it (any form), else the Assign it is in; None (a lambda's parameter, a match capture): not looked at
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+    while stack:
+        node, under = stack.pop()
+        if not isinstance(under, _UNFOLLOWED) and isinstance(node, (*_UNFOLLOWED, ast.Assign)):
+            under = node
+        if under is not None and node_name(node) == (ANSWER_NAME, True):
+            if not isinstance(under, ast.Assign) or not all(isinstance(t, ast.Name) for t in under.targets):
+                return True   # a binding not followed, or unpacked into: any form
+            forms.add(_form(under.value))
+        stack.extend((child, under) for child in ast.iter_child_nodes(node))
     if "" in forms or not forms:
         return True
     fits = {"bool": said in ("True", "False"), "int": bool(INTEGER_TEXT.fullmatch(said)),
             "float": bool(NUMBER_TEXT.fullmatch(said.lower()))}
     return any(fits[form] for form in forms)   # one of its assignments may be the last that ran
+
+
+# bindings of `answer` whose value _fits_form does not follow: any output fits
+_UNFOLLOWED = (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr, ast.Import, ast.ImportFrom,
+               ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.comprehension, ast.Global,
+               ast.Nonlocal, ast.Delete)
 
 
 def _form(value: ast.expr) -> str:
