@@ -1009,7 +1009,7 @@ _SHELL_ESCAPES = (re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|\\x([0-9a
 
 
 def _unescaped(m: re.Match[str]) -> str:
-    hexa = m.group(1) or m.group(2) or (m.group(3) if m.re.groups > 2 else None)
+    hexa = m.group(1) or m.group(2) or m.group(3)
     code = int(hexa, 16) if hexa else int(m.group(4) or m.group(5), 8)
     return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else m.group(0)
 
@@ -1067,8 +1067,22 @@ class ZoneMap:
         (`"init\\u002dhook"`)."""
         if not self.code_keys:
             return []
+        return self.code_settings_and_pieces(text)[0]
+
+    def code_settings_and_pieces(self, text: str) -> tuple[list[str], set[str]]:
+        """code_settings(text) and key_pieces(text), from one reading of `text`."""
         readings = _readings(text)
-        return [k for k in self.code_keys if any(k in r for r in readings)]
+        return ([k for k in self.code_keys if any(k in r for r in readings)],
+                {w for w in self._key_words_all if any(w in r for r in readings)})
+
+    @functools.cached_property
+    def _key_words(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each [settings_code] key with its pieces (the words between `-` and `_`), split once."""
+        return tuple((key, tuple(w for w in re.split(r"[-_]", key) if w)) for key in self.code_keys)
+
+    @functools.cached_property
+    def _key_words_all(self) -> frozenset[str]:
+        return frozenset(w for _, words in self._key_words for w in words)
 
     def code_pieces(self, new: str, pieces: set[str]) -> list[str]:
         """The [settings_code] keys whose pieces (the words between `-` and `_`) the text `new` (a command's, as
@@ -1077,8 +1091,7 @@ class ZoneMap:
         `init-hoo`)."""
         readings = _readings(new)
         out = []
-        for key in self.code_keys:
-            words = [w for w in re.split(r"[-_]", key) if w]
+        for key, words in self._key_words:
             given = {w for w in words if any(w in r for r in readings)}
             if given and all(w in given or w in pieces for w in words):
                 out.append(key)
@@ -1086,8 +1099,7 @@ class ZoneMap:
 
     def key_pieces(self, text: str) -> set[str]:
         """The pieces of the [settings_code] keys (code_pieces) that `text` holds."""
-        readings = _readings(text)
-        return {w for k in self.code_keys for w in re.split(r"[-_]", k) if w and any(w in r for r in readings)}
+        return self.code_settings_and_pieces(text)[1]
 
     def holds_code_settings(self, path: str) -> bool:
         """Whether the file at `path` is one whose settings may be code ([settings_code] files, by name)."""
