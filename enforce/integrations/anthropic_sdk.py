@@ -32,7 +32,7 @@ the calls the SDK refuses before the function runs (an unknown or missing key, a
 each tool as it is about to run (watch_runner, on that runner object only), so a tool put in its table after the
 request (add_tools in the loop body, while a reply streams) stops the run, recorded, before it runs. The watched runner
 also refuses, recorded, a streamed tool_use whose JSON input is not one complete object (the stream was cut: 45000999
-read as 4), and records each call it answers "not found" (a tool it does not have); a check that fails there refuses. The managed-agents
+read as 4; the one empty input_json_delta of a call with no input is {} once the stream has moved past it), and records each call it answers "not found" (a tool it does not have); a check that fails there refuses. The managed-agents
 SessionToolRunner (`client.beta.sessions.events.tool_runner`), which runs a session's tool calls in tasks of its own,
 is read and watched the same way; its refusal reaches the caller inside the runner's BaseExceptionGroup. `require_guarded(guard, tools)` refuses
 a list in which one would run undecided before the runner is made, recorded, and returns copies that record those
@@ -533,7 +533,7 @@ def cut_input(runner: Any, tool_use: Any) -> str:
     stream = getattr(last, "__self__", last)   # a stream's get_final_message
     buffers, message = stream_buffers(stream), stream_message(stream)
     index = next((i for i, block in enumerate(getattr(message, "content", None) or ()) if block is tool_use), None)
-    return "" if index is None else block_cut(buffers.get(index), tool_use)
+    return "" if index is None else block_cut(buffers.get(index), tool_use, message, index)
 
 
 def is_stream(value: Any) -> bool:
@@ -548,21 +548,35 @@ def stream_cuts(stream: Any) -> tuple[Any, dict[int, str]]:
     """The message a stream made, and why the streamed JSON input of each of its blocks that is not one complete JSON
     object is cut, by the block's index. SdkChanged when the stream's buffers cannot be read."""
     buffers, message = stream_buffers(stream), stream_message(stream)
-    cut = {index: block_cut(buffers.get(index), block) for index, block in enumerate(getattr(message, "content", None)
-                                                                                       or ())}
+    cut = {index: block_cut(buffers.get(index), block, message, index)
+           for index, block in enumerate(getattr(message, "content", None) or ())}
     return message, {index: why for index, why in cut.items() if why}
 
 
-def block_cut(text: bytes | None, block: Any) -> str:
+def block_cut(text: bytes | None, block: Any, message: Any, index: int) -> str:
     """Why a streamed block's input is cut ("" when it is whole, or the block is not a tool_use): its JSON text is not
     one complete object, or no input_json_delta came at all (the API sends one, empty, first for every tool_use) and
-    the block holds the empty input of its content_block_start."""
+    the block holds the empty input of its content_block_start. An empty text (the one input_json_delta, empty, the
+    API sends for a call with no input) is the input {}, as the SDK reads it, once the stream has moved on from the
+    block (`message` is the stream's snapshot, the block its `index`th); until then the call may be unfinished."""
     if getattr(block, "type", None) != "tool_use":
         return ""
     if text is None:
         return "" if getattr(block, "input", None) else CUT.format("no input was streamed: the stream was cut before "
                                                                    "its first input_json_delta, and {} is not the input")
+    if not text and moved_on(message, index):
+        return ""
     return cut_why(text)
+
+
+def moved_on(message: Any, index: int) -> bool:
+    """Whether a stream has gone past the `index`th block of its message (the SDK's rule for running a call eagerly):
+    the message ended asking for tools (stop_reason tool_use), or a later block started; never when a fallback block
+    follows (the refusal that led to it may have cut the call before it: the SDK waits for the reply's end)."""
+    later = list(getattr(message, "content", None) or ())[index + 1:]
+    if any(getattr(b, "type", None) == "fallback" for b in later):
+        return False
+    return getattr(message, "stop_reason", None) == "tool_use" or bool(later)
 
 
 def stream_buffers(stream: Any) -> dict[int, bytes]:

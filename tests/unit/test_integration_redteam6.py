@@ -35,9 +35,12 @@ CUT = WHOLE[:WHOLE.index("45000999") + 1]   # ..."amount_cents": 4
 NOT_WHOLE = "not one complete JSON object"
 
 
-def sse(blocks, *, stop="tool_use", closed=True, message_stop=True):
+def sse(blocks, *, stop="tool_use", closed=True, message_stop=True, empty_delta=False,
+        message_delta=True):
     """A Messages SSE stream of tool_use blocks, (id, name, JSON text) each, the text in 7-character pieces; `closed`:
-    which blocks get their content_block_stop (all, none, or a set of indexes)."""
+    which blocks get their content_block_stop (all, none, or a set of indexes); `empty_delta`: a block whose text is ""
+    gets the one input_json_delta, empty, that the API sends for a call with no input (else none: cut before it);
+    `message_delta`: False ends the stream before it (no stop_reason: the reply was cut)."""
     events = [{"type": "message_start", "message": {"id": "msg", "type": "message", "role": "assistant", "model": "c",
                                                     "content": [], "stop_reason": None, "stop_sequence": None,
                                                     "usage": {"input_tokens": 1, "output_tokens": 1}}}]
@@ -45,11 +48,12 @@ def sse(blocks, *, stop="tool_use", closed=True, message_stop=True):
         events.append({"type": "content_block_start", "index": i,
                        "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}}})
         events += [{"type": "content_block_delta", "index": i,
-                    "delta": {"type": "input_json_delta", "partial_json": text[k:k + 7]}} for k in range(0, len(text), 7)]
+                    "delta": {"type": "input_json_delta", "partial_json": text[k:k + 7]}}
+                   for k in (range(0, len(text), 7) if text or not empty_delta else [0])]
         if closed is True or (closed and i in closed):
             events.append({"type": "content_block_stop", "index": i})
-    events.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                   "usage": {"output_tokens": 1}})
+    events += [{"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 1}}] if message_delta else []
     events += [{"type": "message_stop"}] if message_stop else []
     return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content="".join(
         f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode())

@@ -10,7 +10,11 @@ on 4cbc326:
 - require_guarded given a tool whose name cannot be read, and split_tool_uses given a message whose fields raise,
   raised with no decision record.
 Real SDK code paths: the Anthropic client over httpx2.MockTransport answering as the API would (Messages, SSE
-streams), the Agents SDK's chat-completions model over httpx2.MockTransport."""
+streams), the Agents SDK's chat-completions model over httpx2.MockTransport.
+
+The review-mend tests at the end (a call with no input streamed as its one empty input_json_delta, refused as cut; an
+Agents parameter read through AliasChoices, whose schema was made again at every call) failed on 94df179, but the one
+that guards the cut path."""
 import asyncio
 import datetime
 import decimal
@@ -451,3 +455,101 @@ def test_an_agents_parameter_read_through_alias_choices_is_refused_and_its_schem
         with pytest.raises(LookupError, match="the parameter 'recipient' is read through AliasChoices"):
             oa.changed_by(tool, "send_payment", json.dumps({"recipient": "acme-supplies", "amount_cents": 5}))
     assert len(made) == 1
+
+
+
+# --- review mend: a zero-argument tool called through a stream ----------------------------------------------------------
+def no_argument_tool(g, ran):
+    """A guarded tool without parameters: the API streams a call of it as one input_json_delta, empty. (The payments
+    policy fails closed on a tool other than send_payment, so its calls run under shadow mode; a cut input is refused
+    in shadow mode too.)"""
+    from anthropic.lib.tools import beta_tool
+
+    from veriguard.enforce.integrations.anthropic_sdk import guarded
+
+    @beta_tool
+    @guarded(g, context=CONTEXT)
+    def list_payees() -> str:
+        """List the payees."""
+        ran.append("list_payees")
+        return "acme-supplies"
+    return list_payees
+
+
+NO_INPUT = ("t1", "list_payees", "")
+NOT_WHOLE = "not one complete JSON object"
+
+
+@pytest.mark.parametrize("blocks, kw, runs", [
+    ([NO_INPUT], {}, ["list_payees"]),
+    ([NO_INPUT], {"run_tools_eagerly": True}, ["list_payees"]),
+    ([NO_INPUT, ("t2", "send_payment", json.dumps(PAYMENT))], {"run_tools_eagerly": True}, ["list_payees", 45000]),
+    ([("t1", "send_payment", "")], {}, [45000]),
+], ids=["streamed", "eager", "eager-moved-on-by-a-later-block", "defaulted-enforced"])
+def test_a_call_with_no_input_streamed_with_its_empty_delta_runs(payments_build, tmp_path, blocks, kw, runs):
+    """Before: the one input_json_delta the API sends for a call with no input, empty, was read as a cut input (the
+    SDK reads it as {}): every streamed call of a tool without parameters (or called on its defaults) was refused."""
+    log = tmp_path / "log.jsonl"
+    defaulted = blocks[0][1] == "send_payment"
+    g, ran = guard(payments_build, log=log, **({} if defaulted else {"mode": "shadow"})), []
+    tools = [defaulted_tool(g, ran)] if defaulted else [no_argument_tool(g, ran), payments_tool(g, ran)]
+    model = ScriptedModel(sse(blocks, empty_delta=True), sse([], stop="end_turn"))
+    runner = hooked(model).beta.messages.tool_runner(model="c", max_tokens=10, messages=USER, stream=True, tools=tools,
+                                                     **kw)
+    for stream in runner:
+        for _ in stream:
+            pass
+    assert ran == runs and not [why for _, why in records(log) if NOT_WHOLE in why]
+    assert [r.get("is_error", False) for r in results_sent(model)] == [False] * len(runs)
+    if defaulted:
+        assert records(log) == [(True, "")]
+
+
+def test_split_tool_uses_given_the_stream_runs_a_zero_argument_call(payments_build, tmp_path):
+    """Before: refused as a cut input (in shadow mode too)."""
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    log = tmp_path / "log.jsonl"
+    g = guard(payments_build, log=log, mode="shadow")
+    with client(ScriptedModel(sse([NO_INPUT], empty_delta=True))).messages.stream(model="c", max_tokens=9,
+                                                                                 messages=USER) as stream:
+        for _ in stream:
+            pass
+        to_run, refused = split_tool_uses(g, stream, context=CONTEXT)
+    assert [(b.id, b.input) for b in to_run] == [("t1", {})] and refused == []
+    assert len(records(log)) == 1 and not [why for _, why in records(log) if NOT_WHOLE in why]
+
+
+def test_an_empty_delta_in_a_stream_cut_before_its_message_delta_is_still_refused(payments_build, tmp_path):
+    """Guards the cut path: the stream ended after the empty first delta, before the message said it was done
+    (no message_delta, stop_reason null): the call may be unfinished, refused as cut (in shadow mode too)."""
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    log = tmp_path / "log.jsonl"
+    g = guard(payments_build, log=log, mode="shadow")
+    cut = sse([NO_INPUT], empty_delta=True, closed=False, message_delta=False, message_stop=False)
+    with client(ScriptedModel(cut)).messages.stream(model="c", max_tokens=9, messages=USER) as stream:
+        for _ in stream:
+            pass
+        to_run, refused = split_tool_uses(g, stream, context=CONTEXT)
+    assert to_run == [] and [(r["tool_use_id"], NOT_WHOLE in r["content"]) for r in refused] == [("t1", True)]
+    assert [(allowed, NOT_WHOLE in why) for allowed, why in records(log)] == [(False, True)]
+
+
+def test_an_empty_delta_unfinished_is_cut_and_finished_is_whole():
+    """The rule itself, on the stream's snapshot: "" is {} once the message asked for tools or a later block started
+    (not a fallback block); no delta at all stays cut whatever the message says."""
+    from types import SimpleNamespace as NS
+
+    from veriguard.enforce.integrations.anthropic_sdk import block_cut
+
+    use_block, text_block = NS(type="tool_use", input={}), NS(type="text")
+    message = lambda stop, *later: NS(stop_reason=stop, content=[use_block, *later])  # noqa: E731
+    assert NOT_WHOLE in block_cut(b"", use_block, message(None), 0)
+    assert NOT_WHOLE in block_cut(b"", use_block, message("max_tokens"), 0)
+    assert NOT_WHOLE in block_cut(b"", use_block, message(None, NS(type="fallback")), 0)
+    assert NOT_WHOLE in block_cut(b"", use_block, message("tool_use", NS(type="fallback")), 0)
+    assert block_cut(b"", use_block, message("tool_use"), 0) == ""
+    assert block_cut(b"", use_block, message(None, text_block), 0) == ""
+    assert "first input_json_delta" in block_cut(None, use_block, message("tool_use"), 0)
+    assert NOT_WHOLE in block_cut(b"{", use_block, message("tool_use"), 0)
