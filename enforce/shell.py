@@ -138,7 +138,7 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
 
 
 def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: CommandTable,
-                    globs: dict[str, list[str] | None], disk: "_Walk | None" = None) -> Analysis:
+                    globs: dict[str, list[str] | None], disk: "_Walk") -> Analysis:
     """`a` unknown where it reads a file of a `carried` zone by name (`.env`) and writes a file of another zone (`cp
     .env /tmp/e`, `grep KEY .env > notes.txt`): the copy is no secret by name, and the command that sends it later
     is judged on its own, so a human approves the copy. A folder read whole (`grep -r x . > /tmp/o`) is not counted
@@ -160,7 +160,7 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
                              for m in named(comps)))
     read = next(((path, z) for path, found in reads for z in found if z in carried), None)
     if read is None:
-        read = _carried_whole(a, zones, carried, written, globs, disk or _Walk(WALK_LIMIT))
+        read = _carried_whole(a, zones, carried, written, globs, disk)
     if read is None:
         read = _commits_copied(a, zones, carried, written)
     if read is None:
@@ -214,16 +214,17 @@ def _commits_copied(a: Analysis, zones: Zones, carried: tuple[str, ...],
     return None
 
 
-class _CarriedWalk:
-    """The files of `carried` zones under a folder on disk, breadth first (the project's `.env` is met at once), at most
-    CONTENT_LIMIT entries in all: past them, the folder counts as holding one. A name no carried pattern's last part
-    matches (ignoring case) is not looked up."""
+@functools.lru_cache(maxsize=32)
+def _carried_names(zones: Zones, carried: tuple[str, ...]) -> "_CarriedNames":
+    """The name matcher of _CarriedWalk for `zones` (one compiled map, by identity) and `carried`: built once."""
+    return _CarriedNames(zones, carried)
 
-    def __init__(self, zones: Zones, carried: tuple[str, ...], disk: "_Walk") -> None:
-        self.zones, self.carried, self.left, self.disk = zones, carried, CONTENT_LIMIT, disk
-        self.seen: dict[str, bool] = {}      # by name: a project repeats its names (`__init__.py`, `index.ts`)
+
+class _CarriedNames:
+    """Whether a file's name may be one of `carried` zones' (_CarriedWalk): the last parts of their patterns."""
+
+    def __init__(self, zones: Zones, carried: tuple[str, ...]) -> None:
         ends = [p[-1] for z, patterns in zones.folded if z in carried for p in patterns if p]
-        self.every = any(c.star2 for c in ends)
         self.names = frozenset(c.text for c in ends if not c.glob)
         # one expression for the globs (hundreds of them, with [copies]' suffixes): a name is matched once
         plain = [c.text for c in ends if c.glob and not c.star2 and "\\" not in c.text]
@@ -237,16 +238,10 @@ class _CarriedWalk:
             if not any(k in part for k in kept):
                 kept.append(part)
         parts = set(kept)
-        self.every = self.every or "" in parts
+        self.every = any(c.star2 for c in ends) or "" in parts
         self.parts = re.compile("|".join(map(re.escape, sorted(parts)))) if parts else None
 
     def candidate(self, name: str) -> bool:
-        known = self.seen.get(name)
-        if known is None:
-            known = self.seen[name] = self._candidate(name)
-        return known
-
-    def _candidate(self, name: str) -> bool:
         folded = name.casefold() if name.isascii() else _fold(name)
         if self.every or folded in self.names or any(c.matches(folded, dot_rule=False) for c in self.escaped):
             return True
@@ -255,6 +250,23 @@ class _CarriedWalk:
     @functools.cached_property
     def globs(self) -> re.Pattern[str]:     # compiled when a name first holds a part (a tenth of a second)
         return re.compile("|".join(fnmatch.translate(t) for t in self.plain))
+
+
+class _CarriedWalk:
+    """The files of `carried` zones under a folder on disk, breadth first (the project's `.env` is met at once), at most
+    CONTENT_LIMIT entries in all: past them, the folder counts as holding one. A name no carried pattern's last part
+    matches (ignoring case) is not looked up (_CarriedNames, built once a compiled map)."""
+
+    def __init__(self, zones: Zones, carried: tuple[str, ...], disk: "_Walk") -> None:
+        self.zones, self.carried, self.left, self.disk = zones, carried, CONTENT_LIMIT, disk
+        self.matcher = _carried_names(zones, carried)
+        self.seen: dict[str, bool] = {}      # by name: a project repeats its names (`__init__.py`, `index.ts`)
+
+    def candidate(self, name: str) -> bool:
+        known = self.seen.get(name)
+        if known is None:
+            known = self.seen[name] = self.matcher.candidate(name)
+        return known
 
     def first(self, folder: str) -> tuple[str, str] | None:
         queue = collections.deque([folder])
@@ -354,18 +366,33 @@ def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str],
         text = small_text(path)
         if text is None:
             return f"the text of {path}, which cannot be read in full"
-        found = zmap.code_settings(text)
+        found, held = zmap.code_settings_and_pieces(text)
         if found:
             return f"{found[0]} (in {path})"
-        found = zmap.code_settings(tail + text)
+        found = zmap.code_settings(tail + _text_start(text, keep)) if tail else []
         if found:
             return f"{found[0]} (the files it reads joined)"
-        tail = (tail + text)[-keep:] if keep else ""
-        pieces |= zmap.key_pieces(text)
+        tail = (tail + text[-keep:])[-keep:] if keep else ""
+        pieces |= held
     for path in sorted({*named, *reads}, key=len, reverse=True):   # a folder's name is no piece of the text written
         command = command.replace(path, "")
     found = zmap.code_pieces(command, pieces)
     return f"{found[0]} (assembled from pieces in the command and the files it reads)" if found else None
+
+
+# the characters an escape of _readings is written with (shell_table._SHELL_ESCAPES): a text cut before any other
+# character cuts no escape
+_ESCAPE_CHARS = frozenset("\\uUx0123456789abcdefABCDEF")
+
+
+def _text_start(text: str, keep: int) -> str:
+    """The start of `text` that holds every key (of at most keep + 1 characters) a text before it may begin: each
+    character of _readings comes from at most 10 of the text (`\\U0001F600`), and the cut splits no escape, so the
+    readings of the start are the start of the readings of the whole."""
+    end = 10 * (keep + 1)
+    while end < len(text) and text[end] in _ESCAPE_CHARS:
+        end += 1
+    return text[:end]
 
 
 _TEXTS: dict[tuple[str, int, int, int, int, int], str | None] = {}   # small_text's last few texts, by file version
@@ -464,7 +491,7 @@ def _analyse(command: str, cwd: str, home: str, workspace: str, tmp: str, table:
 WALK_LIMIT = 200_000
 
 
-def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...], walk: "_Walk | None" = None) -> Analysis:
+def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...], walk: "_Walk") -> Analysis:
     """`a` with the accesses of the places its paths lead to through symbolic links on disk, where that is
     elsewhere: a path it names (a link in the project to ~/.ssh reads ~/.ssh), each file a glob of it matches now
     (`cat keys/*`), every link under a folder it reads recursively (`grep -R`, `zip -r`, `cp -rL`: whether the
@@ -474,7 +501,6 @@ def through_links(a: Analysis, zones: Zones, bases: tuple[str, ...], walk: "_Wal
     itself reached through a link is not a way out."""
     real_bases = sorted(((b, os.path.realpath(b)) for b in set(bases)), key=lambda p: -len(p[0]))
     touched, notes = dict.fromkeys(a.touched), []
-    walk = walk or _Walk(WALK_LIMIT)
     every = {zone for zone, _ in zones.zones} - {zones.unmatched, zones.unresolved}
     near = _Near(zones)
     seen: set[tuple[tuple[str, ...], str, bool]] = set()
