@@ -1185,12 +1185,13 @@ class CategoryClassifier:
             rows = inputs(vectors, states, self.attention)
         results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors if rows is None else rows, pieces)]
         checked = [0] if whole else list(range(len(pieces)))
-        doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
+        together = frozenset(w for w in norm.residue if run_together(w, self.known))
+        doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked], together)
         view = reading(text)   # negations negated, an act by its gerund, lists and tables as sentences
         kept = taken_back(unquoted(text))   # what a bare retraction takes back, and what is quoted, ask nothing
         kept_view = kept if view == text else taken_back(unquoted(view))
         asked = self.asked(kept) if kept_view == kept else {**self.asked(kept_view), **self.asked(kept)}  # most read as is
-        routes = [*norm.routes, *(w for w in norm.residue if _DASHED.fullmatch(w) and run_together(w, self.known))]
+        routes = [*norm.routes, *(w for w in norm.residue if w in together and _DASHED.fullmatch(w))]
         if routes and not asked:
             doubts.append(f"words joined by an arrow or a dash that no ask reads: {', '.join(routes[:5])}")
         clauses = clause_reading(kept)   # read once: unasked and names_beside both need it
@@ -1307,8 +1308,10 @@ class CategoryClassifier:
                 out[n] = " ".join(m.group(0).split())
         return out
 
-    def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray) -> list[str]:
-        """Why the text is unlike anything the bank taught the classifier to read (empty: it is like it)."""
+    def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray,
+               together: Container[str]) -> list[str]:
+        """Why the text is unlike anything the bank taught the classifier to read (empty: it is like it); `together`:
+        the residue's words that are words run together (run_together), no disguise."""
         out = []
         if norm.unreadable:
             out.append(f"characters it cannot read: {describe(norm.unreadable)}")
@@ -1318,7 +1321,7 @@ class CategoryClassifier:
         backwards = reversed_words(norm.text, self.known, self.joinable | REVERSIBLE)
         if backwards:
             out.append(f"words spelt backwards: {', '.join(backwards[:5])}")
-        residue = [w for w in norm.residue if not run_together(w, self.known)]
+        residue = [w for w in norm.residue if w not in together]
         if residue:
             out.append(f"words with digits or symbols that spell no known word: {', '.join(residue[:5])}")
         if norm.pictographs:
