@@ -376,6 +376,28 @@ def conjunct_names(text: str) -> list[str]:
     return out
 
 
+# The items of a list of objects in one sentence ("flights to Lyon on the 3rd, a hotel near the station and a rental car
+# from the airport"): cut at a comma, a colon, a dash or "and"/"plus"; the first from its article or count on ("Book us
+# a room near the lake"), each later one opening with one ("not a plane ticket", "front desk at a hotel" are no item),
+# and each ending where a reason, a condition or a relative clause starts ("a car ... since my flight is booked")
+_ITEM_CUT = re.compile(r"\s*(?:[,:]|\s[-–—&]\s|\b(?:and|plus)\b)\s*(?:(?:and|plus|also|then)\s+)*", re.IGNORECASE)
+_ITEM_OPEN = re.compile(r"\b(?:a|an|two|three|four|five|six|\d+)\s", re.IGNORECASE)
+_ITEM_END = re.compile(r"\s(?:since|because|as|so|but|while|when|if|though|although|which|who|that|not|i|i'm|we|we're)\b.*",
+                       re.IGNORECASE | re.DOTALL)
+
+
+def list_items(text: str) -> list[list[str]]:
+    """Per sentence of `text` with two items or more, its list items (see _ITEM_CUT)."""
+    out = []
+    for sentence in re.split(r"[.;!?\n]+(?=\s|$)", text):
+        pieces = _ITEM_CUT.split(sentence.strip())
+        first = _ITEM_OPEN.search(pieces[0])
+        items = [p for p in [pieces[0][first.start():] if first else "", *pieces[1:]] if _ITEM_OPEN.match(p)]
+        if len(items) > 1:
+            out.append([_ITEM_END.sub("", i) for i in items])
+    return out
+
+
 # Capitalised names of two words or more ("The Jazz Quarter Royal Sonesta", "Fujifilm XT50"): a topic word or an ask read
 # inside one reads the name's words, which say nothing of what the name is
 _NAME_RUN = re.compile(r"\b[A-Z][\w'&-]*(?:\s+(?:(?:of|de|la|and|&)\s+)?(?:[A-Z][\w'&-]*|[A-Z]*\d[\w-]*))+")
@@ -1253,6 +1275,12 @@ class CategoryClassifier:
             unread |= topics - found
         if unread:
             return frozenset(unread), [f"a second object of the act names {', '.join(sorted(unread))}"]
+        for items in list_items(text):
+            objects = [o for o in map(self.item_topics, items) if len(o) == 1]   # an item naming two says nothing
+            if any(o & found for o in objects):
+                unread |= frozenset().union(*objects) - found
+        if unread:
+            return frozenset(unread), [f"an item of a list of objects asked names {', '.join(sorted(unread))}"]
         for clause in asking:
             m = _NAMED.search(clause)
             if m and not clause_topics(self.names, self.model.cues, clause):
@@ -1272,6 +1300,13 @@ class CategoryClassifier:
                         return frozenset(), [f"{n} read on a word of a name, {m.group(0).strip()!r}: the name may be "
                                              "anything"]
         return frozenset(), []
+
+    def item_topics(self, item: str) -> frozenset[str]:
+        """The categories an item of a list of objects names: a topic not set aside in it (a car wash, a hotel's phone
+        number), or an object its category's ask reads when the item is booked ("a 4x4 from the airport")."""
+        may = self.model.cues.feature_index.candidates(folded(item))
+        aside = frozenset(n for n in self.names if any(p.search(item) for p in self.model.cues.aside[n] if p in may))
+        return (self.topics(item) - aside) | frozenset(self.asked("book " + item))
 
     def unasked(self, text: str, asked: Container[str], read: frozenset[str],
                 reading: tuple[list[str], list[str]]) -> frozenset[str]:
