@@ -430,7 +430,10 @@ _GERUNDS = {"booking": "book", "reserving": "reserve", "renting": "rent", "hirin
             "securing": "secure", "applying": "apply", "submitting": "submit", "sending": "send", "streaming": "stream",
             "playing": "play", "putting": "put", "watching": "watch", "snagging": "snag", "picking": "pick"}
 _YOUR_GERUND = re.compile(r"\b(?:you(?:[’']re| are| were| will be|[’']ll be| would be|[’']d be| be)?|your (?:job|task|"
-                          r"mission|assignment|role|part)(?: \w+)? (?:is|was|will be)|the (?:plan|idea|task|job) is)\s+"
+                          r"mission|assignment|role|part)(?: \w+)? (?:is|was|will be)|the (?:plan|idea|task|job) is|"
+                          r"you(?:[’']ve| have|[’']re| are)? (?:finished|done|completed|through|started)(?: with)?|"
+                          r"(?:^|[.;:!?\n]\s*|\b(?:please|pls|now|then|and)\s+)(?:finish|continue|resume|keep|carry on|go on|"
+                          r"get on with|start))\s+"
                           rf"(?:(?:just|now|also|then|to be)\s+)?({'|'.join(_GERUNDS)})\b", re.IGNORECASE)
 _ITEM = re.compile(r"^[ \t]*(?:[-*•·‣▪◦+>]|\(?\d{1,2}[.):]|\(?[a-h][.)]|step\s*\d+\s*[:.)-]?)[ \t]*", re.IGNORECASE | re.MULTILINE)
 _TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$")
