@@ -13,7 +13,8 @@ for these tests (none is a held-out task, a bank sentence or a benchmark record)
 """
 import pytest
 
-from veriguard.enforce.categories import CategoryClassifier, list_items
+from veriguard.enforce import categories
+from veriguard.enforce.categories import CategoryClassifier
 from tests.unit.classifier_probes import BANK
 
 
@@ -59,5 +60,5 @@ def test_an_item_set_aside_names_nothing(clf):
 
 
 def test_list_items_from_an_article_on():
-    assert list_items("Book us a room near the lake and a car from Sixt.") == [["a room near the lake", "a car from Sixt"]]
-    assert list_items("Book a room near the lake. Thanks.") == []
+    assert categories.list_items("Book us a room near the lake and a car from Sixt.") == [["a room near the lake", "a car from Sixt"]]
+    assert categories.list_items("Book a room near the lake. Thanks.") == []
