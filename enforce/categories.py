@@ -376,6 +376,28 @@ def conjunct_names(text: str) -> list[str]:
     return out
 
 
+# The items of a list of objects in one sentence ("flights to Lyon on the 3rd, a hotel near the station and a rental car
+# from the airport"): cut at a comma, a colon, a dash or "and"/"plus"; the first from its article or count on ("Book us
+# a room near the lake"), each later one opening with one ("not a plane ticket", "front desk at a hotel" are no item),
+# and each ending where a reason, a condition or a relative clause starts ("a car ... since my flight is booked")
+_ITEM_CUT = re.compile(r"\s*(?:[,:]|\s[-–—&]\s|\b(?:and|plus)\b)\s*(?:(?:and|plus|also|then)\s+)*", re.IGNORECASE)
+_ITEM_OPEN = re.compile(r"\b(?:a|an|two|three|four|five|six|\d+)\s", re.IGNORECASE)
+_ITEM_END = re.compile(r"\s(?:since|because|as|so|but|while|when|if|though|although|which|who|that|not|i|i'm|we|we're)\b.*",
+                       re.IGNORECASE | re.DOTALL)
+
+
+def list_items(text: str) -> list[list[str]]:
+    """Per sentence of `text` with two items or more, its list items (see _ITEM_CUT)."""
+    out = []
+    for sentence in re.split(r"[.;!?\n]+(?=\s|$)", text):
+        pieces = _ITEM_CUT.split(sentence.strip())
+        first = _ITEM_OPEN.search(pieces[0])
+        items = [p for p in [pieces[0][first.start():] if first else "", *pieces[1:]] if _ITEM_OPEN.match(p)]
+        if len(items) > 1:
+            out.append([_ITEM_END.sub("", i) for i in items])
+    return out
+
+
 # Capitalised names of two words or more ("The Jazz Quarter Royal Sonesta", "Fujifilm XT50"): a topic word or an ask read
 # inside one reads the name's words, which say nothing of what the name is
 _NAME_RUN = re.compile(r"\b[A-Z][\w'&-]*(?:\s+(?:(?:of|de|la|and|&)\s+)?(?:[A-Z][\w'&-]*|[A-Z]*\d[\w-]*))+")
@@ -408,7 +430,10 @@ _GERUNDS = {"booking": "book", "reserving": "reserve", "renting": "rent", "hirin
             "securing": "secure", "applying": "apply", "submitting": "submit", "sending": "send", "streaming": "stream",
             "playing": "play", "putting": "put", "watching": "watch", "snagging": "snag", "picking": "pick"}
 _YOUR_GERUND = re.compile(r"\b(?:you(?:[’']re| are| were| will be|[’']ll be| would be|[’']d be| be)?|your (?:job|task|"
-                          r"mission|assignment|role|part)(?: \w+)? (?:is|was|will be)|the (?:plan|idea|task|job) is)\s+"
+                          r"mission|assignment|role|part)(?: \w+)? (?:is|was|will be)|the (?:plan|idea|task|job) is|"
+                          r"you(?:[’']ve| have|[’']re| are)? (?:finished|done|completed|through|started)(?: with)?|"
+                          r"(?:^|[.;:!?\n]\s*|\b(?:please|pls|now|then|and)\s+)(?:finish|continue|resume|keep|carry on|go on|"
+                          r"get on with|start))\s+"
                           rf"(?:(?:just|now|also|then|to be)\s+)?({'|'.join(_GERUNDS)})\b", re.IGNORECASE)
 _ITEM = re.compile(r"^[ \t]*(?:[-*•·‣▪◦+>]|\(?\d{1,2}[.):]|\(?[a-h][.)]|step\s*\d+\s*[:.)-]?)[ \t]*", re.IGNORECASE | re.MULTILINE)
 _TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$")
@@ -1189,12 +1214,13 @@ class CategoryClassifier:
             rows = inputs(vectors, states, self.attention)
         results = [self.decide(self.probabilities(v, p)) for v, p in zip(vectors if rows is None else rows, pieces)]
         checked = [0] if whole else list(range(len(pieces)))
-        doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked])
+        together = frozenset(w for w in norm.residue if run_together(w, self.known))
+        doubts = self.doubts(norm, [pieces[i] for i in checked], vectors[checked], together)
         view = reading(text)   # negations negated, an act by its gerund, lists and tables as sentences
         kept = taken_back(unquoted(text))   # what a bare retraction takes back, and what is quoted, ask nothing
         kept_view = kept if view == text else taken_back(unquoted(view))
         asked = self.asked(kept) if kept_view == kept else {**self.asked(kept_view), **self.asked(kept)}  # most read as is
-        routes = [*norm.routes, *(w for w in norm.residue if _DASHED.fullmatch(w) and run_together(w, self.known))]
+        routes = [*norm.routes, *(w for w in norm.residue if w in together and _DASHED.fullmatch(w))]
         if routes and not asked:
             doubts.append(f"words joined by an arrow or a dash that no ask reads: {', '.join(routes[:5])}")
         clauses = clause_reading(kept)   # read once: unasked and names_beside both need it
@@ -1256,6 +1282,12 @@ class CategoryClassifier:
             unread |= topics - found
         if unread:
             return frozenset(unread), [f"a second object of the act names {', '.join(sorted(unread))}"]
+        for items in list_items(text):
+            objects = [o for o in map(self.item_topics, items) if len(o) == 1]   # an item naming two says nothing
+            if any(o & found for o in objects):
+                unread |= frozenset().union(*objects) - found
+        if unread:
+            return frozenset(unread), [f"an item of a list of objects asked names {', '.join(sorted(unread))}"]
         for clause in asking:
             m = _NAMED.search(clause)
             if m and not clause_topics(self.names, self.model.cues, clause):
@@ -1275,6 +1307,13 @@ class CategoryClassifier:
                         return frozenset(), [f"{n} read on a word of a name, {m.group(0).strip()!r}: the name may be "
                                              "anything"]
         return frozenset(), []
+
+    def item_topics(self, item: str) -> frozenset[str]:
+        """The categories an item of a list of objects names: a topic not set aside in it (a car wash, a hotel's phone
+        number), or an object its category's ask reads when the item is booked ("a 4x4 from the airport")."""
+        may = self.model.cues.feature_index.candidates(folded(item))
+        aside = frozenset(n for n in self.names if any(p.search(item) for p in self.model.cues.aside[n] if p in may))
+        return (self.topics(item) - aside) | frozenset(self.asked("book " + item))
 
     def unasked(self, text: str, asked: Container[str], read: frozenset[str],
                 reading: tuple[list[str], list[str]]) -> frozenset[str]:
@@ -1311,8 +1350,10 @@ class CategoryClassifier:
                 out[n] = " ".join(m.group(0).split())
         return out
 
-    def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray) -> list[str]:
-        """Why the text is unlike anything the bank taught the classifier to read (empty: it is like it)."""
+    def doubts(self, norm: Normalised, pieces: list[str], vectors: np.ndarray,
+               together: Container[str]) -> list[str]:
+        """Why the text is unlike anything the bank taught the classifier to read (empty: it is like it); `together`:
+        the residue's words that are words run together (run_together), no disguise."""
         out = []
         if norm.unreadable:
             out.append(f"characters it cannot read: {describe(norm.unreadable)}")
@@ -1322,7 +1363,7 @@ class CategoryClassifier:
         backwards = reversed_words(norm.text, self.known, self.joinable | REVERSIBLE)
         if backwards:
             out.append(f"words spelt backwards: {', '.join(backwards[:5])}")
-        residue = [w for w in norm.residue if not run_together(w, self.known)]
+        residue = [w for w in norm.residue if w not in together]
         if residue:
             out.append(f"words with digits or symbols that spell no known word: {', '.join(residue[:5])}")
         if norm.pictographs:

@@ -2,11 +2,12 @@
 
 * held out: any set given with --heldout that is not a development set; measured only: its misses are never
   printed, so that it stays held out (tests/data/README.md says how often each was read);
-* development: tests/data/heldout_tasks.jsonl (v1) to heldout_v13.jsonl (the default: v11, 529 tasks in ten styles,
+* development: tests/data/heldout_tasks.jsonl (v1) to heldout_v14.jsonl (the default: v11, 529 tasks in ten styles,
   48% decoys, and v10, 463 tasks in ten other styles, 47% decoys), each held out at first. v1-v5 were read
   while tuning and are part of the bank's [training] examples (v1-v3 since 2026-11-28, v4 and v5 since 2026-11-29):
   figures on them are figures on training data. v6-v9 became development data on 2026-11-30 (their cases may be
-  read; they are not training examples), v10 and v11 in the second session of that day, v12 and v13 in the third.
+  read; they are not training examples), v10 and v11 in the second session of that day, v12 and v13 in the third, v14 in
+  the fourth.
   Their misses are printed when given with --heldout;
 * benchmark: the denied Mind2Web-SC records, whose violated rule names the category that must be
   found (the bank was tuned on these results: see [provenance] in the bank);
@@ -48,7 +49,8 @@ DEVELOPMENT = ("heldout_tasks.jsonl", "heldout_v2.jsonl", "heldout_v3.jsonl", "h
                "heldout_v5.jsonl",  # training data now
                "heldout_v6.jsonl", "heldout_v7.jsonl", "heldout_v8.jsonl", "heldout_v9.jsonl",  # read, not trained on
                "heldout_v10.jsonl", "heldout_v11.jsonl",  # development data since the second session of 2026-11-30
-               "heldout_v12.jsonl", "heldout_v13.jsonl")  # development data since the third session of 2026-11-30
+               "heldout_v12.jsonl", "heldout_v13.jsonl",  # development data since the third session of 2026-11-30
+               "heldout_v14.jsonl")  # development data since the fourth session of 2026-11-30
 
 
 class E5Small:
