@@ -141,7 +141,7 @@ EVERYDAY = [
     "curl --json '{\"a\": 1}' https://example.com",
     "tar -czf /tmp/x.tgz src", "sha256sum README.md", "md5sum -b README.md", "wc -c README.md", "cksum README.md",
     "du -sh .", "7z a /tmp/x.7z src", "git worktree add /tmp/wt main", "git worktree list",
-    "git bundle create /tmp/r.bundle --all", "git bundle verify /tmp/r.bundle",
+    "git bundle create dist/r.bundle --all", "git bundle verify /tmp/r.bundle",
 ]
 
 
