@@ -239,3 +239,9 @@ def test_the_code_of_the_guard_is_read_only_when_it_lies_in_the_workspace(monito
                                                   "workspace": workspace, "approved": approved}).allowed
     assert monitors["shell_agent"].check({"command": f"echo x > {ROOT}/notes.txt", "cwd": workspace, "home": HOME,
                                           "workspace": workspace, "approved": False}).allowed
+
+
+def test_a_bundle_of_every_commit_written_outside_the_project_is_not_allowed(monitors: dict[str, Monitor]) -> None:
+    """The commits may hold the project's secrets (F27, thirteenth pass): a human approves the copy."""
+    assert not check(monitors["shell_agent"], "git bundle create /tmp/r.bundle --all")
+    assert check(monitors["shell_agent"], "git bundle create dist/r.bundle --all")
