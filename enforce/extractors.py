@@ -861,14 +861,21 @@ def _from_base32(run: str) -> bytes:
     """A base32 run (RFC 4648's alphabet in either case, or base32hex), decoded up to its last whole group of 8."""
     body = run.rstrip("=")
     body = body[:len(body) // 8 * 8] if len(body) % 8 in (1, 3, 6) else body
-    padded = body + "=" * (-len(body) % 8)
-    try:
-        return base64.b32decode(padded, casefold=True)
-    except (binascii.Error, ValueError):
-        try:
-            return base64.b32hexdecode(padded, casefold=True)
-        except (binascii.Error, ValueError):
-            return b""
+    # as base64.b32decode(casefold=True) then b32hexdecode read it padded to whole groups, but by int() (C, not Python)
+    digits = body.rstrip("=")   # a cut may end in `=`
+    if -len(body) % 8 + len(body) - len(digits) not in (0, 1, 3, 4, 6):   # padding b32decode refuses
+        return b""
+    if _B32_STANDARD.fullmatch(digits):
+        digits = digits.upper().translate(_B32_AS_DIGITS)
+    elif not _B32_HEX.fullmatch(digits):
+        return b""
+    groups = -(-len(digits) // 8)
+    return int(digits.ljust(groups * 8, "0") or "0", 32).to_bytes(groups * 5, "big")[:len(digits) * 5 // 8]
+
+
+_B32_STANDARD = re.compile("[A-Za-z2-7]*")
+_B32_HEX = re.compile("[0-9A-Va-v]*")
+_B32_AS_DIGITS = str.maketrans(string.ascii_uppercase + "234567", string.digits + string.ascii_uppercase[:22])
 
 
 def _from_base85(run: str) -> bytes:
