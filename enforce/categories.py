@@ -57,7 +57,7 @@ import numpy as np
 from veriguard.contracts.regex_safety import UnsafeRegex, check_regex
 from veriguard.enforce.attention import Attention, learn, pooled
 from veriguard.enforce.embedder import (DEFAULT_ENCODER, ENCODERS, Embedder, EncoderMismatch, lexicon,
-                                       shared_embedder)
+                                       one_blas_thread, shared_embedder)
 from veriguard.enforce.loader import PolicyLoadError
 from veriguard.enforce.textnorm import (LiteralIndex, Normalised, describe, encoded_runs, folded, foreign_words,
                                         normalise)
@@ -76,6 +76,7 @@ TEXTESE = frozenset("pls plz thx thnx tks tmrw tmr tmw btw idk asap msg msgs pkg
 # A category read from no topic the text names below this probability is a guess (`classify`): an act on a pronoun
 # or a name beside it may ask any category
 GUESS = 0.75
+SURE_MARGIN = 1e-3   # over min_similarity: far above a float32 product's rounding (see CategoryClassifier.like_the_bank)
 MIN_SIMILARITY = 0.25  # below the least similar benchmark task (0.263) and bank example to its nearest other (0.267)
 # Two-letter shorthand of a category's object that abbreviates nothing else (APPLY JB STARBUCKS), read as the word
 SHORTHAND = {"jb": "job", "jbs": "jobs"}
@@ -367,7 +368,7 @@ def conjunct_names(text: str) -> list[str]:
     """The names a sentence asks as a second object of its act (see _CONJUNCT); not a name asking information, nor a
     date ("the nights of 8 and 9 November", "Friday and the Monday after")."""
     out = []
-    for sentence in re.split(r"[.;!?\n]+(?=\s|$)", text):
+    for sentence in _SENTENCE_END.split(text):
         for m in _CONJUNCT.finditer(sentence):
             name = m.group("name")
             words = name.lower().split()
@@ -496,6 +497,7 @@ def objectless(text: str) -> str:
     return ask_unnamed(text)[1]
 
 
+@lru_cache(maxsize=1024)   # a function of the text alone, asked again for the same clause within a classify
 def ask_unnamed(text: str) -> tuple[str, str, str]:
     """The form of the first act in `text` whose object it does not name, why (the form and the words), and the
     words: ('', '', '') when there is none."""
@@ -653,6 +655,7 @@ _DAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday toni
                   "april may june july august september october november december".split())
 
 
+@lru_cache(maxsize=1024)   # a function of the clause alone, asked again for the same clause within a classify
 def asks_no_act(clause: str) -> str:
     """The form by which a clause asks no act ('' when it may ask one): it must match a form and hold no act outside
     its frame (an act it refuses, or asks how to do, does not count); a request to the agent ("could you ...") is read
@@ -705,8 +708,8 @@ def a_name_alone(clause: str) -> bool:
 
 def clause_topics(names: tuple[str, ...], cues: Cues, clause: str) -> frozenset[str]:
     """The categories whose topic or ask a clause names (a cue is searched only where the clause holds its literals)."""
-    may = cues.named_index.candidates(folded(clause))
-    return frozenset(n for n in names if any(p.search(clause) for p in (*cues.topic[n], *cues.ask[n]) if p in may))
+    may = cues.named_index.matchable(folded(clause))   # by id: a pattern's own hash reads its code (LiteralIndex)
+    return frozenset(n for n in names if any(p.search(clause) for p in (*cues.topic[n], *cues.ask[n]) if id(p) in may))
 
 
 def clause_reading(text: str) -> tuple[list[str], list[str]]:
@@ -1125,6 +1128,9 @@ class CategoryClassifier:
         self.unsure = model.settings["unsure"]
         self.min_similarity = model.settings["min_similarity"]
         self.vectors = model.vectors
+        # every 16th bank example in float64: a piece SURE_MARGIN above min_similarity to one of them is like the bank,
+        # whatever the float32 product over the whole bank gives (its rounding is under 3e-5 for unit vectors of 384)
+        self.sample = np.ascontiguousarray(model.vectors[::16], np.float64)
         self.attention = model.attention
         self.weights = model.weights
         self.known: frozenset[str] = lexicon() | model.words
@@ -1192,6 +1198,10 @@ class CategoryClassifier:
         return Classification(frozenset(), {}, True, 0.0, reason, frozenset(self.names), readable=False)
 
     def classify(self, text: str) -> Classification:
+        with one_blas_thread():   # its products are small: OpenBLAS's threads cost more than they give (see embedder)
+            return self._classify(text)
+
+    def _classify(self, text: str) -> Classification:
         if not isinstance(text, str):
             return self.unreadable("the task is not text")
         if len(text) > MAX_CHARS:
@@ -1298,10 +1308,10 @@ class CategoryClassifier:
                 unread |= (alone.labels | alone.uncertain) - found
         if unread:
             return frozenset(unread), [f"an ask on a name in a clause read alone as {', '.join(sorted(unread))}"]
-        may = self.model.cues.ask_index.candidates(folded(text))
+        may = self.model.cues.ask_index.matchable(folded(text))
         for n in self.names:
             for p in self.model.cues.ask[n]:
-                for m in (p.finditer(text) if p in may else ()):
+                for m in (p.finditer(text) if id(p) in may else ()):
                     name = name_before(text, m.start()) if m.group(0)[:1].isupper() else ""
                     if name and not ASK_START.match(m.group(0)) and n not in self.topics(name):  # not "Lufthansa LH 455"
                         return frozenset(), [f"{n} read on a word of a name, {m.group(0).strip()!r}: the name may be "
@@ -1311,8 +1321,8 @@ class CategoryClassifier:
     def item_topics(self, item: str) -> frozenset[str]:
         """The categories an item of a list of objects names: a topic not set aside in it (a car wash, a hotel's phone
         number), or an object its category's ask reads when the item is booked ("a 4x4 from the airport")."""
-        may = self.model.cues.feature_index.candidates(folded(item))
-        aside = frozenset(n for n in self.names if any(p.search(item) for p in self.model.cues.aside[n] if p in may))
+        may = self.model.cues.feature_index.matchable(folded(item))
+        aside = frozenset(n for n in self.names if any(p.search(item) for p in self.model.cues.aside[n] if id(p) in may))
         return (self.topics(item) - aside) | frozenset(self.asked("book " + item))
 
     def unasked(self, text: str, asked: Container[str], read: frozenset[str],
@@ -1337,15 +1347,15 @@ class CategoryClassifier:
 
     def topics(self, text: str) -> frozenset[str]:
         """The categories whose topic the text names anywhere (the bank's `cues`), in a clause set aside or not."""
-        may = self.model.cues.topic_index.candidates(folded(text))
-        return frozenset(n for n in self.names if any(p.search(text) for p in self.model.cues.topic[n] if p in may))
+        may = self.model.cues.topic_index.matchable(folded(text))
+        return frozenset(n for n in self.names if any(p.search(text) for p in self.model.cues.topic[n] if id(p) in may))
 
     def asked(self, text: str) -> dict[str, str]:
         """The categories whose act the text asks on one of their objects (the bank's `asks`), each with the words."""
         out = {}
-        may = self.model.cues.ask_index.candidates(folded(text))
+        may = self.model.cues.ask_index.matchable(folded(text))
         for n in self.names:
-            m = next(filter(None, (p.search(text) for p in self.model.cues.ask[n] if p in may)), None)
+            m = next(filter(None, (p.search(text) for p in self.model.cues.ask[n] if id(p) in may)), None)
             if m:
                 out[n] = " ".join(m.group(0).split())
         return out
@@ -1371,12 +1381,18 @@ class CategoryClassifier:
         foreign = next(filter(None, (foreign_words(p, self.known) for p in pieces)), "")
         if foreign:
             out.append(f"not English ({foreign})")
-        similarity = float((vectors @ self.vectors.T).max(axis=1).min())
-        if similarity < self.min_similarity:
-            out.append(f"unlike every bank example (similarity {similarity:.2f} < {self.min_similarity})")
+        if not self.like_the_bank(vectors):   # else the product over the whole bank (0.3 ms, 3.9 MB read) cannot abstain
+            similarity = float((vectors @ self.vectors.T).max(axis=1).min())
+            if similarity < self.min_similarity:
+                out.append(f"unlike every bank example (similarity {similarity:.2f} < {self.min_similarity})")
         if any(self.embedder.truncated(pieces)):
             out.append("a piece longer than the model reads")
         return out
+
+    def like_the_bank(self, vectors: np.ndarray) -> bool:
+        """Whether every piece is SURE_MARGIN more similar than min_similarity to one of the sampled bank examples."""
+        return len(vectors) > 0 and bool(((vectors.astype(np.float64) @ self.sample.T).max(axis=1)
+                                          >= self.min_similarity + SURE_MARGIN).all())
 
     def merge(self, results: list[Classification], doubts: list[str], norm: Normalised,
               typos: list[str], asked: Mapping[str, str],
