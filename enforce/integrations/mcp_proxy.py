@@ -160,7 +160,8 @@ class SaidLater:
         self.fd = os.dup(fd)
         self.lines: queue.Queue[str | None] = queue.Queue(MAX_UNSAID)
         self.dropped = 0
-        threading.Thread(target=self.write, name="veriguard-stderr", daemon=True).start()
+        self.thread = threading.Thread(target=self.write, name="veriguard-stderr", daemon=True)
+        self.thread.start()
 
     def put(self, line: str) -> None:
         try:
@@ -179,19 +180,16 @@ class SaidLater:
                     view = view[os.write(self.fd, view):]
             except OSError:
                 pass
-            finally:
-                self.lines.task_done()
         os.close(self.fd)
 
     def close(self, timeout_s: float) -> None:
         """Wait up to timeout_s for the lines waiting to be written, then end the thread."""
         end = time.monotonic() + timeout_s
-        while self.lines.unfinished_tasks and time.monotonic() < end:
-            time.sleep(0.005)
         try:
-            self.lines.put_nowait(None)
+            self.lines.put(None, timeout=timeout_s)
         except queue.Full:
-            pass
+            return
+        self.thread.join(max(0.0, end - time.monotonic()))
 
 
 LATER: list[SaidLater] = []   # the writer while main serves; else say writes itself
@@ -312,20 +310,21 @@ Starter = Callable[[], Awaitable[tuple[asyncio.subprocess.Process, types.Initial
 
 PR_SET_CHILD_SUBREAPER = 36   # Linux prctl: orphans below this process are re-parented to it, not to init
 STARTED: set[int] = set()      # the children start_child started (asyncio reaps them; reap_adopted never does)
-ADOPTING: list[bool] = []      # [True] once this process reaps the orphans below it (adopt_orphans)
+ADOPTING = False               # True once this process reaps the orphans below it (adopt_orphans)
 
 
 def adopt_orphans() -> None:
     """Linux: the proxy process becomes the reaper of the orphans below it, so that a helper of the child that left
     its process group (setsid) and lost its parent (a daemon) is still below the proxy, found and killed with the
     child (kill_tree). Elsewhere, or refused, the child's process group and its /proc descendants are what is killed."""
+    global ADOPTING
     if not sys.platform.startswith("linux") or ADOPTING:
         return
     import ctypes
 
     try:
         if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
-            ADOPTING.append(True)
+            ADOPTING = True
     except (OSError, AttributeError):
         pass
 
@@ -357,6 +356,12 @@ def below(roots: Sequence[int]) -> set[int]:
     return seen
 
 
+def forget(child: asyncio.subprocess.Process) -> None:
+    """A started child that asyncio has reaped leaves STARTED (its pid is no longer the proxy's child)."""
+    if child.returncode is not None:
+        STARTED.discard(child.pid)
+
+
 def reap_adopted() -> None:
     """Collect the exit status of the orphans the proxy adopted that have ended (never of a child asyncio waits for)."""
     for pid in children(os.getpid()) if ADOPTING else []:
@@ -383,7 +388,7 @@ def kill_tree(child: Any) -> None:
     killed: set[int] = set()
     for _ in range(100):
         roots = [p for p in children(os.getpid()) if p not in STARTED or p == child.pid] if ADOPTING else [child.pid]
-        alive = below(roots) - killed - {os.getpid()}
+        alive = below(roots) - killed
         if not alive:
             break
         for pid in alive:
@@ -456,7 +461,6 @@ class Proxy:
         self.deciding: dict[int, Any] = {}   # decisions under way on threads: token -> the host's id
         self.settled: dict[int, Settled] = {}   # token -> who settles it: the decision or the caller giving up
         self.cancelled_early: set[int] = set()   # tokens the host cancelled while they were decided
-        self.stopped_early: dict[int, str] = {}   # tokens given up while decided because the proxy stops: why
         self.abandoned = 0         # decisions past their deadline whose thread still runs
         self.tokens = itertools.count(1)
         self.unfinished: dict[int, asyncio.TimerHandle] = {}   # given-up tools/calls the child may still be running
@@ -638,8 +642,10 @@ class Proxy:
     def decision_done(self, token: int, timer: asyncio.TimerHandle, host_id: Any, name: str, arguments: dict[str, Any],
                       outcome: GuardOutcome | BaseException) -> None:
         timer.cancel()
-        self.settled.pop(token, None)
-        cancelled, stopped = token in self.cancelled_early, self.stopped_early.pop(token, "")
+        settled = self.settled.pop(token, None)
+        # why it was given up: a deadline pops it (decision_expired), a cancellation is caught first (cancelled_early),
+        # so what is left is the proxy stopping (shut_down)
+        cancelled, stopped = token in self.cancelled_early, settled.given_up if settled else ""
         self.cancelled_early.discard(token)
         if self.deciding.pop(token, None) is None:   # past its deadline: refused already
             self.abandoned -= 1
@@ -675,7 +681,6 @@ class Proxy:
         self.deciding.pop(token)
         self.settled.pop(token, None)
         self.cancelled_early.discard(token)
-        self.stopped_early.pop(token, None)
         self.abandoned += 1
         self.refuse_undecided(host_id, name, f"the policy did not decide within {self.decision_timeout_s:g} s "
                               "(--decision-timeout)")
@@ -719,9 +724,8 @@ class Proxy:
         recorded; its other requests fail; nothing more goes to the child, so a call still being decided, or read
         from the host after this, is refused with a record that it was not run: one record, the monitor's saying the
         decision was abandoned when it was not logged yet (Settled), else the decision's and then that it did not run."""
-        for token, settled in list(self.settled.items()):
-            if settled.give_up(why):
-                self.stopped_early[token] = why
+        for settled in list(self.settled.values()):
+            settled.give_up(why)
         self.halt_in_flight(why)
         self.child_gone(f"{why}, so no later call goes to the MCP server")
 
@@ -760,6 +764,7 @@ class Proxy:
             await asyncio.wait_for(old.wait(), STOP_TIMEOUT_S)
         except TimeoutError:
             pass
+        forget(old)
         self.drop_child_work(why)   # whatever else the stopped child had under way is refused
         try:
             if self.start is None:
@@ -1043,6 +1048,13 @@ async def relay_stderr(stream: asyncio.StreamReader) -> None:
 
 async def stop_child(child: asyncio.subprocess.Process) -> None:
     """Close the child's input and give it STOP_TIMEOUT_S to exit, then terminate it, then kill it."""
+    try:
+        await _stop_child(child)
+    finally:
+        forget(child)
+
+
+async def _stop_child(child: asyncio.subprocess.Process) -> None:
     if child.returncode is not None:
         return
     if child.stdin is not None:
