@@ -104,6 +104,39 @@ def text(answer: dict) -> str:
     return answer["result"]["content"][0]["text"]
 
 
+def session_fixture(child: Path):
+    """A `session` fixture for a later pass's module: sessions of this harness in front of `child` (that pass's
+    server); each is closed (or killed) at the end. The module imports payments_build beside it."""
+    @pytest.fixture
+    def session(payments_build, tmp_path, monkeypatch):   # noqa: F811
+        monkeypatch.setattr(sys.modules[__name__], "CHILD", child)
+        opened: list[Session] = []
+
+        def start(**options) -> Session:
+            (folder := tmp_path / str(len(opened))).mkdir()
+            opened.append(Session(payments_build, folder, **options))
+            return opened[-1]
+        yield start
+        for s in opened:
+            if s.p.poll() is None:
+                s.p.kill()
+                s.p.wait()
+    return session
+
+
+def starts(s: Session) -> list[int]:
+    """The pids of the server processes started so far (RECEIVED.starts, a line each)."""
+    path = s.received.with_name(s.received.name + ".starts")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def wait_for(predicate, timeout=30.0) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.05)
+
+
 # --- 1. a call given up on holds the run's one running call until the server answers it --------------------------
 @pytest.mark.parametrize("give_up", ["cancelled", "timed out", "cancelled twice, then its id again"])
 def test_a_payment_given_up_on_is_still_running_for_the_next_decision(payments_build, tmp_path, give_up):

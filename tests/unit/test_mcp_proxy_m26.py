@@ -18,43 +18,14 @@ from pathlib import Path
 
 import pytest
 
-import tests.unit.test_mcp_proxy_m25 as m25
 from tests.unit.test_guard import OVER_LIMIT, PAYMENT
-from tests.unit.test_mcp_proxy_m25 import Session, call, cancel, text
+from tests.unit.test_mcp_proxy_m25 import call, cancel, session_fixture, starts, text, wait_for
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
 
 CHILD = Path(__file__).resolve().parent.parent / "mcp_child_m26.py"
-
-
-@pytest.fixture
-def session(payments_build, tmp_path, monkeypatch):   # noqa: F811
-    """Sessions of M25's harness in front of this pass's server; each is closed (or killed) at the end."""
-    monkeypatch.setattr(m25, "CHILD", CHILD)
-    opened: list[Session] = []
-
-    def start(**options) -> Session:
-        (folder := tmp_path / str(len(opened))).mkdir()
-        opened.append(Session(payments_build, folder, **options))
-        return opened[-1]
-    yield start
-    for s in opened:
-        if s.p.poll() is None:
-            s.p.kill()
-            s.p.wait()
-
-
-def starts(s: Session) -> int:
-    path = s.received.with_name(s.received.name + ".starts")
-    return len(path.read_text().splitlines()) if path.exists() else 0
-
-
-def wait_for(predicate, timeout=30.0) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.05)
+session = session_fixture(CHILD)   # M25's harness in front of this pass's server
 
 
 # --- 1. a call given up on cannot finish behind the next one ------------------------------------------------------
@@ -76,14 +47,14 @@ def test_a_call_finished_after_its_hold_cannot_run_beside_the_next(session, give
         s.send(call(2))
         second = s.answer(2)
         if "has not finished" in text(second):   # the server was still being started again: one at a time
-            wait_for(lambda: starts(s) == 2)
+            wait_for(lambda: len(starts(s)) == 2)
             time.sleep(0.5)
             s.send(call(3))
             second = s.answer(3)
         time.sleep(4.5)   # call 1's time to finish, had it not been stopped
         assert s.paid() == [45000], s.paid()   # before: [45000, 45000], 540000 on the ledger
         assert json.loads(s.context.read_text())["ledger"]["sent_today_cents"] == 495000
-        assert text(second) == "sent 45000" and starts(s) == 2
+        assert text(second) == "sent 45000" and len(starts(s)) == 2
     finally:
         s.close()
     assert "was stopped so that the call cannot finish behind a later call: starting it again" in s.stderr.read_text()
@@ -101,7 +72,7 @@ def test_a_server_that_answers_a_cancelled_call_in_time_is_not_restarted(session
         for n in (2, 3, 4):
             s.send(call(n, {**PAYMENT, "amount_cents": 60000}))
             assert text(s.answer(n)) == "sent 60000"
-        assert s.paid() == [45000, 60000, 60000, 60000] and starts(s) == 1
+        assert s.paid() == [45000, 60000, 60000, 60000] and len(starts(s)) == 1
     finally:
         s.close()
 

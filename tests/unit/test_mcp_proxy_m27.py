@@ -21,44 +21,15 @@ from pathlib import Path
 
 import pytest
 
-import tests.unit.test_mcp_proxy_m25 as m25
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT
-from tests.unit.test_mcp_proxy_m25 import INIT, Session, call, text
+from tests.unit.test_mcp_proxy_m25 import INIT, Session, call, session_fixture, starts, text, wait_for
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
 
 CHILDREN = Path(__file__).resolve().parent.parent
 ABANDONED = "abandoned by the caller before it was logged: "
-
-
-@pytest.fixture
-def session(payments_build, tmp_path, monkeypatch):   # noqa: F811
-    """Sessions of M25's harness in front of this pass's server; each is closed (or killed) at the end."""
-    monkeypatch.setattr(m25, "CHILD", CHILDREN / "mcp_child_m27.py")
-    opened: list[Session] = []
-
-    def start(**options) -> Session:
-        (folder := tmp_path / str(len(opened))).mkdir()
-        opened.append(Session(payments_build, folder, **options))
-        return opened[-1]
-    yield start
-    for s in opened:
-        if s.p.poll() is None:
-            s.p.kill()
-            s.p.wait()
-
-
-def starts(s: Session) -> list[int]:
-    path = s.received.with_name(s.received.name + ".starts")
-    return [int(x) for x in path.read_text().split()] if path.exists() else []
-
-
-def wait_for(predicate, timeout=30.0) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.05)
+session = session_fixture(CHILDREN / "mcp_child_m27.py")   # M25's harness in front of this pass's server
 
 
 def records(s: Session) -> list[tuple[str, bool, str]]:
