@@ -44,10 +44,32 @@ def started_before(received: str) -> bool:
         return len(f.read().splitlines()) > 1
 
 
+def helper(received: str, context: str, params: dict, slow: float, how: str) -> None:
+    """The helper process's work: pays `slow` seconds later; `daemon` forks first and its parent exits; `setpgid`
+    leaves the server's process group for one of its own (same session); `daemon2` daemonizes the classic way (fork,
+    setsid, fork, the parents exiting); "": none of these (a plain child of the server)."""
+    if how == "setpgid":
+        os.setpgid(0, 0)
+    if how in ("daemon", "daemon2") and os.fork() > 0:
+        os._exit(0)
+    if how == "daemon2":
+        os.setsid()
+        if os.fork() > 0:
+            os._exit(0)
+    time.sleep(slow)
+    record_payment(received, context, params)
+
+
+def pay_by_helper(received: str, context: str, params: dict, slow: float, how: str = "") -> None:
+    """The payment made by a helper process (this file with --pay, doing helper()), the server waiting for it; with a
+    `how`, in a session of its own but for setpgid."""
+    subprocess.run([sys.executable, __file__, "--pay", received, context, json.dumps(params), str(slow), how],
+                   check=True, start_new_session=how not in ("", "setpgid"))
+
+
 def main() -> None:
-    if sys.argv[1] == "--pay":   # the helper process: RECEIVED CONTEXT PARAMS SECONDS
-        time.sleep(float(sys.argv[5]))
-        record_payment(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]))
+    if sys.argv[1] == "--pay":   # the helper process: RECEIVED CONTEXT PARAMS SECONDS HOW
+        helper(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
         return
     received, context, options = sys.argv[1], sys.argv[2], sys.argv[3:]
     slow, exit_after = option(options, "slow"), int(option(options, "exit_after"))
@@ -60,8 +82,7 @@ def main() -> None:
 
     def pay(request_id: Any, params: dict) -> None:
         if "helper" in options:
-            subprocess.run([sys.executable, __file__, "--pay", received, context, json.dumps(params), str(slow)],
-                           check=True)
+            pay_by_helper(received, context, params, slow)
         else:
             time.sleep(slow)
             record_payment(received, context, params)
