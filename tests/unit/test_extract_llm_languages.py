@@ -132,11 +132,18 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
                                                 ("evasions", "combined"), ("heldout_v9.jsonl", "translation-request"),
                                                 ("heldout_v10.jsonl", "url-query"), ("evasions", "filler"),
                                                 ("heldout_v10.jsonl", "checkbox-todo"),
-                                                ("heldout_v14.jsonl", "email-reply-chain")}
+                                                ("heldout_v14.jsonl", "email-reply-chain"),
+                                                ("heldout_v15.jsonl", "caribbean-english"),
+                                                ("heldout_v15.jsonl", "negotiation-then-agree"),
+                                                ("heldout_v15.jsonl", "sticky-note-scrawl")}
     assert all(r["categories"] for s, r in rows if s in ("heldout_v9.jsonl", "heldout_v10.jsonl", "heldout_v14.jsonl")
                and unreadable_language(r["task"]))
-    # v14 (read once, figures only, 2026-11-30): one email reply chain (hotel) of its 581 is refused
-    assert sum(1 for s, *_ in refused if s != "evasions") == 10 and sum(1 for s, *_ in refused if s == "evasions") == 19
+    # v14 (read once, figures only, 2026-11-30): one email reply chain (hotel) of its 581 is refused; v15 (read once,
+    # figures only, fourth session): 10 of its 541 (8 in Caribbean English, 3 of them in no category: denied where
+    # nothing was restricted; a negotiation and a sticky note, each in a category)
+    assert sum(1 for s, *_ in refused if s == "heldout_v15.jsonl") == 10
+    assert sum(1 for s, _i, _c in refused if s == "heldout_v15.jsonl" and _c != "caribbean-english") == 2
+    assert sum(1 for s, *_ in refused if s != "evasions") == 20 and sum(1 for s, *_ in refused if s == "evasions") == 19
 
 
 # Red-team pass of stop 20 on the check itself: spellings that hid the words, encodings a model decodes, orders in

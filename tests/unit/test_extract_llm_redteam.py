@@ -192,8 +192,17 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
         ("email-reply-chain", []), ("email-reply-chain", []), ("family-app-export", []), ("family-app-export", []),
         ("family-app-export", []), ("family-app-export", []), ("family-app-export", ["car"]),
         ("family-app-export", ["shop"]), ("subordinate-clause-act", [])]
+    # v15 (read once, figures only, 2026-11-30, fourth session; no case read): 14 of its 541, 13 out-of-office replies
+    # and one negotiation, one of them in no category
+    v15 = {r["id"]: (r["style"], r["categories"]) for r in texts if str(r.get("id", "")).startswith("v15-")}
+    assert sorted(v15[i] for i, _c in flagged if i in v15) == [
+        ("negotiation-then-agree", ["job"]), ("out-of-office", []), ("out-of-office", ["car", "flight"]),
+        ("out-of-office", ["car", "flight", "hotel"]), ("out-of-office", ["car", "hotel"]),
+        ("out-of-office", ["flight"]), ("out-of-office", ["flight"]), ("out-of-office", ["flight"]),
+        ("out-of-office", ["hotel"]), ("out-of-office", ["job"]), ("out-of-office", ["job"]),
+        ("out-of-office", ["job"]), ("out-of-office", ["media"]), ("out-of-office", ["shop"])]
     assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None
-                                  or not f[0].startswith(("v10-", "v11-", "v12-", "v14-"))] == [
+                                  or not f[0].startswith(("v10-", "v11-", "v12-", "v14-", "v15-"))] == [
         ("e108", "instruction"), ("e109", "instruction"), ("e111", "instruction"), ("e112", "instruction"),
         ("e113", "instruction")]
     assert len(flagged_v10) == 84 and {s for i, s in v10 if i in flagged_v10} == {
