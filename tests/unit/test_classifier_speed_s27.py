@@ -17,6 +17,7 @@ import pytest
 from veriguard.enforce import categories, embedder, textnorm
 from veriguard.enforce.embedder import Embedder
 from tests.conftest import SPECS
+from tests.unit.test_classifier_speed_s26 import reference_cue_vector
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,28 +201,5 @@ def test_cue_vector_does_not_hash_a_pattern(monkeypatch):
     monkeypatch.setattr(index, "candidates", lambda t: frozenset(Unhashable(p) for p in real(t).values()))
     for text in texts()[:80] + list(bank.texts[:100]):
         got = categories.cue_vector(bank.names, bank.cues, text)
-        assert np.array_equal(got, reference(bank.names, bank.cues, text)), text
+        assert np.array_equal(got, reference_cue_vector(bank.names, bank.cues, text)), text
 
-
-def reference(names, cues, text):
-    """cue_vector as it was at c915136: every pattern searched."""
-    import bisect
-    ends = [m.end() for m in categories.CLAUSE.finditer(text) if m.end() < len(text)]
-    found = {}
-
-    def clauses(patterns):
-        for p in patterns:
-            if p not in found:
-                found[p] = {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)}
-        return set().union(*(found[p] for p in patterns))
-
-    free, aside, asides, acts = [], [], set(), set()
-    named = set().union(*(clauses(cues.topic[n]) for n in names))
-    for n in names:
-        topic, act, off = clauses(cues.topic[n]), clauses(cues.act[n]), clauses(cues.aside[n])
-        kept = topic - (off - act) or (topic if act - named else set())
-        free.append(1.0 if kept else 0.0)
-        aside.append(1.0 if topic and not kept else 0.0)
-        asides |= off
-        acts |= act
-    return np.array(free + aside + [len(asides - acts) / (len(ends) + 1)], np.float32)
