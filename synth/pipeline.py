@@ -230,20 +230,54 @@ def with_refuted(proof: ProofResult, refuted: dict[str, Diagnostic]) -> ProofRes
                    + (f" ({proof.detail})" if proof.detail else ""))
 
 
+# The sentences the gates write from their figures. veriguard.audit writes them again from a certificate's figures
+# and refutes a summary that differs, so each is spelt once, here.
+
+def contract_summary(proved: int, total: int, bound: Any, unproved_properties: list[tuple[Any, Any]]) -> str:
+    """contract (z3): `unproved_properties` is (subject, verdict) of each property z3 did not prove."""
+    summary = f"{proved}/{total} checks proved (lists up to {bound} items)"
+    if unproved_properties:
+        summary += "; properties that do not follow from the rules: " + ", ".join(
+            f"{subject} ({verdict})" for subject, verdict in unproved_properties)
+    return summary
+
+
+def proof_summary(verdict: Any, cached: Any, detail: Any) -> str:
+    """proof (Nagini): its verdict, whether the proof cache had it, and its detail."""
+    return f"{verdict}{' (cached)' if cached else ''}" + (f": {detail}" if detail else "")
+
+
+def examples_summary(passed: int, total: int) -> str:
+    """examples, when the spec has some."""
+    return f"{passed}/{total} spec examples pass"
+
+
+def hypothesis_summary(examples_run: Any, systematic: Any) -> str:
+    """properties (Hypothesis), PASSED."""
+    return f"{examples_run} random + {systematic} systematic inputs decided as the contract says"
+
+
+def mutation_summary(killed: int, total: int, threshold: float) -> str:
+    """mutation, with at least one mutant."""
+    return f"{killed}/{total} mutants killed (score {killed / total:.2f}, threshold {threshold:.2f})"
+
+
+def cached_summary(verdict: Any, summary: str) -> str:
+    """A gate whose result came from the cache (labelled_cached)."""
+    return f"{verdict} (cached): {summary}"
+
+
 def contract_gate(z3r: Z3Report) -> Gate:
     bad = z3r.failed("property")
-    summary = f"{len(z3r.findings) - len(bad)}/{len(z3r.findings)} checks proved (lists up to {z3r.bound} items)"
-    if bad:
-        summary += "; properties that do not follow from the rules: " + ", ".join(
-            f"{f.subject} ({f.verdict.value})" for f in bad)
+    summary = contract_summary(len(z3r.findings) - len(bad), len(z3r.findings), z3r.bound,
+                               [(f.subject, f.verdict.value) for f in bad])
     return Gate("contract (z3)", worst(f.verdict for f in z3r.findings), summary, z3r.seconds,
                 {"bound": z3r.bound, "findings": [f.to_dict() for f in z3r.findings]})
 
 
 def proof_gate(proof: ProofResult) -> Gate:
     cached = (proof.cache or {}).get("hit")
-    head = proof.verdict.value + (" (cached)" if cached else "")
-    return Gate("proof (Nagini)", proof.verdict, head + (f": {proof.detail}" if proof.detail else ""), proof.seconds,
+    return Gate("proof (Nagini)", proof.verdict, proof_summary(proof.verdict.value, cached, proof.detail), proof.seconds,
                 {"cache": proof.cache} if proof.cache is not None else {})
 
 
@@ -254,7 +288,7 @@ def examples_gate(tests: TestReport) -> Gate:
     rows = [{"name": e["name"], "line": e.get("line", 0), "verdict": e["verdict"], "error": e.get("error", "")}
             for e in tests.examples]
     passed = sum(1 for r in rows if r["verdict"] == Verdict.PASSED.value)
-    summary = f"{passed}/{len(rows)} spec examples pass" if rows else "the spec has no [[examples]]"
+    summary = examples_summary(passed, len(rows)) if rows else "the spec has no [[examples]]"
     return Gate("examples", worst(Verdict(r["verdict"]) for r in rows), summary, seconds,
                 {"passed": passed, "total": len(rows), "results": rows})
 
@@ -266,8 +300,7 @@ def hypothesis_gate(tests: TestReport, spec: SpecFile) -> Gate:
     hyp = tests.hypothesis
     verdict = Verdict(hyp["verdict"])
     systematic = (hyp.get("coverage") or {}).get("run", 0)
-    summary = {Verdict.PASSED: f"{hyp['examples_run']} random + {systematic} systematic inputs decided as the "
-                               "contract says",
+    summary = {Verdict.PASSED: hypothesis_summary(hyp["examples_run"], systematic),
                Verdict.NOT_CHECKED: f"not run: [verify] hypothesis_examples = {spec.settings.hypothesis_examples}"
                }.get(verdict, f"{verdict.value}: {(hyp.get('failure') or {}).get('problem')}")
     return Gate(name, verdict, summary, tests.seconds.get("hypothesis", 0.0),
@@ -321,7 +354,7 @@ def mutation_gate(spec: SpecFile, worker: NaginiWorker, tests: TestReport, chose
         verdict, text = Verdict.NOT_CHECKED, "no mutants were made (mutant limit 0, or no mutable site)"
     else:
         verdict = Verdict.PASSED if score >= threshold else Verdict.REFUTED
-        text = f"{killed}/{total} mutants killed (score {score:.2f}, threshold {threshold:.2f})"
+        text = mutation_summary(killed, total, threshold)
     seconds = tests.seconds.get("mutants", 0.0) + time.monotonic() - t0
     return Gate("mutation", verdict, text, seconds, {"score": summary["score"], "killed": killed, "total": total}), \
         summary
@@ -426,7 +459,7 @@ def labelled_cached(gate: Gate, hit: dict[str, Any] | None) -> Gate:
     if hit is None:
         return gate
     entry = {k: v for k, v in hit.items() if k != "seconds"}
-    return replace(gate, summary=f"{gate.verdict.value} (cached): {gate.summary}", seconds=hit["seconds"],
+    return replace(gate, summary=cached_summary(gate.verdict.value, gate.summary), seconds=hit["seconds"],
                    details={**gate.details, "cache": entry})
 
 

@@ -67,7 +67,8 @@ from veriguard.contracts import strict_json
 from veriguard.enforce.decision_log import Head
 from veriguard.enforce.keys import VerifyKey
 from veriguard.enforce.loader import PolicyLoadError, check_certificate, check_expected, check_signature, trust_settings
-from veriguard.synth.pipeline import Gate
+from veriguard.synth.pipeline import (Gate, cached_summary, contract_summary, examples_summary, hypothesis_summary,
+                                      mutation_summary, proof_summary)
 from veriguard.verify.verdicts import Verdict, holds
 
 Progress = Callable[[str], None]
@@ -844,37 +845,33 @@ def _gate_summary(spec: SpecFile, gate: Mapping[str, Any], proof: Mapping[str, A
     name, verdict = gate.get("name"), gate.get("verdict")
     if name == "proof (Nagini)":
         cached = _object(proof.get("cache")).get("hit")
-        return f"{verdict}{' (cached)' if cached else ''}" + (f": {proof['detail']}" if proof.get("detail") else "") \
-            if gate.get("cache") == proof.get("cache") else None
+        return proof_summary(verdict, cached, proof.get("detail")) if gate.get("cache") == proof.get("cache") else None
     if name == "contract (z3)":
         if gate.get("bound") != spec.settings.z3_bound:   # the lists z3 checked up to are the spec's
             return None
         findings = [f for f in _list(gate.get("findings")) if isinstance(f, dict)]
         bad = [f for f in findings if f.get("verdict") != Verdict.PROVED.value]
-        text = f"{len(findings) - len(bad)}/{len(findings)} checks proved (lists up to {gate.get('bound')} items)"
-        text += "; properties that do not follow from the rules: " + ", ".join(
-            f"{f.get('subject')} ({f.get('verdict')})" for f in bad if f.get("check") == "property") \
-            if any(f.get("check") == "property" for f in bad) else ""
+        text = contract_summary(len(findings) - len(bad), len(findings), gate.get("bound"),
+                                [(f.get("subject"), f.get("verdict")) for f in bad if f.get("check") == "property"])
     elif name == "examples":
         rows = [{"error": "", "line": e.pos.line, "name": e.name, "verdict": Verdict.PASSED.value} for e in spec.examples]
         if gate.get("results") != rows or gate.get("passed") != len(rows) or gate.get("total") != len(rows):
             return None
-        text = f"{len(rows)}/{len(rows)} spec examples pass"
+        text = examples_summary(len(rows), len(rows))
     elif name == "properties (Hypothesis)":
         runs = (gate.get("examples_run"), gate.get("systematic"))
         if gate.get("failure") is not None or not all(type(n) is int and n >= 0 for n in runs) \
                 or runs[0] > spec.settings.hypothesis_examples:   # Hypothesis runs at most the spec's examples
             return None
-        text = f"{gate.get('examples_run')} random + {gate.get('systematic')} systematic inputs decided as the " \
-            "contract says"
+        text = hypothesis_summary(gate.get("examples_run"), gate.get("systematic"))
     elif name == "mutation":
         killed, total, threshold = gate.get("killed"), gate.get("total"), mutation.get("threshold")
         if type(killed) is not int or type(total) is not int or not total or type(threshold) not in (int, float):
             return None
-        text = f"{killed}/{total} mutants killed (score {killed / total:.2f}, threshold {threshold:.2f})"
+        text = mutation_summary(killed, total, threshold)
     else:
         return None
-    return f"{verdict} (cached): {text}" if "cache" in gate else text
+    return cached_summary(verdict, text) if "cache" in gate else text
 
 
 def _mutation_adds_up(mutation: Mapping[str, Any]) -> bool:
