@@ -96,19 +96,24 @@ def folder_open_to_all(st: os.stat_result) -> str:
     return ""
 
 
-def replaceable_above(folder: Path, st: os.stat_result | None = None) -> tuple[Path, str] | None:
+def replaceable_above(folder: Path, st: os.stat_result | None = None, *,
+                      walked: os.stat_result | None = None) -> tuple[Path, str] | None:
     """The first folder above `folder` (on its absolute path as given, then once links are resolved), or link on the
     way, through which someone who may not write `folder` (its owner, root, and its group when that group may write
     it; `st` is its stat) may put another folder in its place, and why; None when there is none. Such a folder lets
     every user rename its entries (o+w without the sticky bit), is owned by another user (who may do so whatever its
     mode), or lets a group rename them (g+w without the sticky bit) that may not write `folder`; such a link sits in
     a sticky folder (/tmp) and is owned by another user, who may point it elsewhere. A folder that cannot be read
-    cannot be checked, and is said so."""
+    cannot be checked, and is said so. `walked`: the stat of the folder holding `folder`, whose own check walked the
+    folders above it already: only that folder is asked (and named, as the parent of `folder`'s absolute path)."""
     given = Path(os.path.abspath(folder))
     try:
         own = os.stat(given) if st is None else st
     except OSError as e:
         return given, f"it cannot be read ({e.strerror})"
+    if walked is not None:
+        problem = _replaces_entries(walked, own)
+        return (given.parent, problem) if problem else None
     resolved = folder.resolve()
     for path in dict.fromkeys([*given.parents, *resolved.parents]):   # each folder stat'ed once
         try:

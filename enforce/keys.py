@@ -22,7 +22,6 @@ from veriguard.contracts.build_format import SIGNATURE_ALGORITHM, SIGNATURE_FORM
 from veriguard.contracts.errors import OperatorError
 from veriguard.contracts.regular_file import (FileRefused, read_regular_file_and_stat, replaceable_above,
                                               writable_from_outside)
-from veriguard.contracts.regular_file import _replaces_entries as replaces_entries
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -153,8 +152,8 @@ def _anchor_problem(path: Path, st: os.stat_result, what: str, walked: os.stat_r
         return KeyFileError("key.permissions", f"the {what}: {problem}; anyone who may write it could replace the key",
                             file=str(path), fix=f"keep the key in a folder of its owner, as a plain file (no hard "
                             f"link) writable by that owner only (chmod go-w {path})")
-    above = replaceable_above(path, st) if walked is None else \
-        ((folder, why) if (why := replaces_entries(held, st)) else None)   # for a file, from the folder holding it up
+    # for a file, from the folder holding it up; with `walked`, only that folder
+    above = replaceable_above(path, st, walked=None if walked is None else held)
     if above:
         return KeyFileError("key.permissions", f"{above[0]}, above the {what}: {above[1]}; so the {what} can be "
                             "replaced below it", file=str(path), fix=f"chmod o-w,g-w {above[0]} (or chown it to the "
