@@ -308,6 +308,12 @@ def hypothesis_gate(tests: TestReport, spec: SpecFile) -> Gate:
                  "failure": hyp.get("failure")})
 
 
+# the keys of mutation_gate's figures as a certificate records them (synth.freeze leaves "mutants" out); veriguard.audit
+# refuses mutation figures with other keys
+MUTATION_KEYS = frozenset({"score", "killed", "total", "threshold", "limit", "by_tests", "by_proof", "survivors",
+                           "proofs_run"})
+
+
 def mutation_gate(spec: SpecFile, worker: NaginiWorker, tests: TestReport, chosen: list[Mutant],
                   workdir: Path, progress: Progress, cache: ProofCache | None = None, *,
                   limit: int | None) -> tuple[Gate, dict[str, Any]]:

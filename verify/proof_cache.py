@@ -267,6 +267,11 @@ def _untrusted(text: str, key: str, kind: str) -> str:
 
 
 # --- verification through the cache -------------------------------------------------------------
+# the keys of the "cache" entry a reply gains (verify_cached) or a cached value is labelled with (through_cache, whose
+# "seconds" synth.pipeline.labelled_cached takes out); veriguard.audit refuses a certificate's entry with another key
+CACHE_KEYS = frozenset({"hit", "key", "seconds_then", "stored_at", "reused", "proved_now", "selected", "not_sent"})
+
+
 def verify_cached(worker: Verifier, path: Path, source: str, *, timeout: int, cache: ProofCache,
                   models: Models = "on failure", skip: tuple[str, ...] = (),
                   explained: Explained = lambda: None) -> dict[str, Any]:

@@ -53,7 +53,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -67,9 +67,10 @@ from veriguard.contracts import strict_json
 from veriguard.enforce.decision_log import Head
 from veriguard.enforce.keys import VerifyKey
 from veriguard.enforce.loader import PolicyLoadError, check_certificate, check_expected, check_signature, trust_settings
-from veriguard.synth.pipeline import (Gate, cached_summary, contract_summary, examples_summary, hypothesis_summary,
-                                      mutation_summary, proof_summary)
-from veriguard.verify.verdicts import Verdict, holds
+from veriguard.synth.pipeline import (MUTATION_KEYS, Gate, cached_summary, contract_summary, examples_summary,
+                                      hypothesis_summary, mutation_summary, proof_summary)
+from veriguard.verify.proof_cache import CACHE_KEYS
+from veriguard.verify.verdicts import ProofResult, Verdict, holds
 
 Progress = Callable[[str], None]
 Prover = Callable[[SpecFile, str, Progress], tuple[Verdict, str]]
@@ -779,11 +780,8 @@ def _unproved_claims(cert: Mapping[str, Any]) -> list[str]:
 
 # what synth writes beside the verdicts (synth.pipeline's gates, verify.verdicts.ProofResult.to_dict, synth.freeze's
 # certificate): a key, a time or a sentence it does not write is a claim no check made, and report.md shows it
-PROOF_KEYS = frozenset({"verdict", "detail", "seconds", "tool", "diagnostics"})
+PROOF_KEYS = frozenset(f.name for f in fields(ProofResult)) - {"cache"}   # ProofResult.to_dict's keys
 PROPERTY_KEYS = frozenset({"id", "message", "nagini", "detail", "z3"})
-CACHE_KEYS = frozenset({"hit", "key", "seconds_then", "stored_at", "reused", "proved_now", "selected", "not_sent"})
-MUTATION_KEYS = frozenset({"score", "killed", "total", "threshold", "limit", "by_tests", "by_proof", "survivors",
-                           "proofs_run"})
 FIRST_BUILD = "2026-01-01T00:00:00+00:00"   # no veriguard build is older (its first commit is of 2026-11-22)
 
 
