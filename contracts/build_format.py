@@ -113,3 +113,12 @@ def certificate_bytes(cert: Mapping[str, Any]) -> bytes:
     """certificate.json's bytes as synth writes them (indented, keys sorted, ASCII, a final newline): one spelling per
     certificate, so that its sha256 (a build's pin, the `build_sha256` of every decision record) names its content."""
     return (json.dumps(cert, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+
+def respelt(cert: Mapping[str, Any], data: bytes, name: str = "certificate.json") -> str:
+    """Why `data`, read from the file `name` and parsed as `cert`, is refused: the same claims spelt otherwise than
+    certificate_bytes (another sha256, so another build pin); '' when it is spelt so. The loader and the audit say it."""
+    if certificate_bytes(cert) == data:
+        return ""
+    return (f"{name} is not written as synth writes it (indented, keys sorted, ASCII escapes, one final newline): its "
+            "sha256, which pins the build and names it in every decision record, would not be the one of its content")

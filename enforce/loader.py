@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, SIGNATURE_ALGORITHM, SIGNATURE_FORMAT,
                                                SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, CERTIFIED_GATES,
-                                               approval_problem, certificate_bytes, unheld_gates)
+                                               approval_problem, respelt, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
 import veriguard.contracts.strict_json as strict_json
 from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
@@ -165,10 +165,8 @@ def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted
     signature, signed_by = check_signature(d, cert_bytes, keys, required=required)
     cert = _read_json(cert_path, "load.certificate", cert_bytes)
     name, proved, files, _ = check_certificate(cert, cert_path)
-    if certificate_bytes(cert) != cert_bytes:   # the audit's rule: the same claims under another sha256
-        raise PolicyLoadError("load.certificate", f"{cert_path} is not written as synth writes it (indented, keys "
-                              "sorted, ASCII escapes, one final newline): its sha256, which pins the build and names "
-                              "it in every decision record, would not be the one of its content", _RESYNTH)
+    if problem := respelt(cert, cert_bytes, str(cert_path)):   # the audit's rule: the same claims under another sha256
+        raise PolicyLoadError("load.certificate", problem, _RESYNTH)
     contents = certified_contents(d, files)
     if not proved and not accept_unproved:
         raise PolicyLoadError("load.unproved", f"the certificate of {name} says {cert['status']}: not every gate "

@@ -57,8 +57,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from veriguard.contracts.build_format import (POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES, certificate_bytes,
-                                               offset_datetime, unheld_gates)
+from veriguard.contracts.build_format import (POLICY_CODE, SIGNATURE_NAME, UNCERTIFIED_FILES, offset_datetime,
+                                               respelt, unheld_gates)
 from veriguard.contracts.errors import EnvironmentProblem, VeriguardError
 from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
                                               writable_from_outside)
@@ -348,10 +348,8 @@ def _certificate(b: _Build) -> Gate:
             return Verdict.ERROR, e.message
         if not proved:
             return Verdict.REFUTED, f"the certificate of {name} says {b.certificate['status']}: not every gate passed"
-        if certificate_bytes(b.certificate) != b.certificate_bytes:   # re-spelt: another build hash, the same claims
-            return Verdict.REFUTED, ("certificate.json is not written as synth writes it (indented, keys sorted, ASCII "
-                                     "escapes, one final newline): its sha256, which pins the build and names it in "
-                                     "every decision record, would not be the one of its content")
+        if problem := respelt(b.certificate, b.certificate_bytes):   # another build hash, the same claims
+            return Verdict.REFUTED, problem
         try:   # the loader's rule: a build of `name` anywhere but DIR/<name> was moved there, and is refused there
             check_expected(b.directory, name, files["policy.py"], None)
         except PolicyLoadError as e:
