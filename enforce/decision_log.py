@@ -268,8 +268,9 @@ class _Chain:
             self.first_earlier = self.first_earlier or n
             self.earlier += 1
         self.time = when if when is not None else self.time
-        if when is not None and self.signed_at is not None and when >= self.signed_at + dt.timedelta(seconds=1):
-            self.first_ahead = self.first_ahead or n   # the head's time is to the second, a record's to the microsecond
+        if when is not None and self.signed_at is not None and when - self.signed_at >= dt.timedelta(seconds=1):
+            self.first_ahead = self.first_ahead or n   # the head's time is to the second, a record's to the microsecond;
+            # a difference, not a sum: a head dated 9999-12-31T23:59:59 plus a second is past datetime's range
             self.ahead += 1
         if self.kept is not None:
             self.kept.append(rec)

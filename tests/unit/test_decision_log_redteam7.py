@@ -51,3 +51,16 @@ def test_the_record_after_the_last_anchor_is_not_bounded_by_the_head(tmp_path):
     (tmp_path / "log.jsonl.head").write_bytes(head)   # as a crash between the record and its head leaves it
     check = verify_log(tmp_path / "log.jsonl", load_verify_key(public))
     assert check.ok and check.after_anchor == 1 and "dated after the head" not in check.note
+
+
+def test_a_head_dated_in_the_last_second_datetime_holds_is_read_without_a_crash(tmp_path, capsys):
+    """An unsigned log's head rewritten to 9999-12-31T23:59:59+00:00: the bound "a second after the head" was a sum
+    past datetime's range (OverflowError, a traceback from verify-log); it is a difference now."""
+    import json
+    log = DecisionLog(tmp_path / "log.jsonl")
+    log.append({"allowed": True, "time": "2026-11-30T10:00:00+00:00"})
+    head = tmp_path / "log.jsonl.head"
+    head.write_text(json.dumps({**json.loads(head.read_text()), "time": "9999-12-31T23:59:59+00:00"}))
+    verify_log(tmp_path / "log.jsonl")
+    assert main(["verify-log", str(tmp_path / "log.jsonl")]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
