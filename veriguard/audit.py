@@ -855,14 +855,15 @@ def _gate_summary(spec: SpecFile, gate: Mapping[str, Any], proof: Mapping[str, A
             return None
         text = examples_summary(len(rows), len(rows))
     elif name == "properties (Hypothesis)":
-        runs = (gate.get("examples_run"), gate.get("systematic"))
-        if gate.get("failure") is not None or not all(type(n) is int and n >= 0 for n in runs) \
-                or runs[0] > spec.settings.hypothesis_examples:   # Hypothesis runs at most the spec's examples
+        run, systematic = gate.get("examples_run"), gate.get("systematic")
+        if gate.get("failure") is not None or type(run) is not int or type(systematic) is not int or run < 0 \
+                or systematic < 0 or run > spec.settings.hypothesis_examples:   # Hypothesis runs at most the spec's
             return None
-        text = hypothesis_summary(gate.get("examples_run"), gate.get("systematic"))
+        text = hypothesis_summary(run, systematic)
     elif name == "mutation":
         killed, total, threshold = gate.get("killed"), gate.get("total"), mutation.get("threshold")
-        if type(killed) is not int or type(total) is not int or not total or type(threshold) not in (int, float):
+        if type(killed) is not int or type(total) is not int or not total \
+                or not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
             return None
         text = mutation_summary(killed, total, threshold)
     else:
