@@ -41,6 +41,9 @@ OUTSIDE = {
     "enforce/integrations/openai_agents.py:UnguardedTools": "an Agents SDK UserError, so the SDK reports it as its own "
                                                             "setup errors, before any model call",
     "providers/http.py:BodyRefused": "a read's signal: both providers re-raise it as provider.malformed",
+    "enforce/integrations/mcp_proxy.py:Stopped": "control flow: a stop signal before the proxy serves (a "
+                                                 "KeyboardInterrupt, which asyncio lets out of a task); the proxy "
+                                                 "exits 128 + the signal's number",
     # debts: callers print or re-wrap str(e), which would repeat the code; see the report of issue 13
 }
 
