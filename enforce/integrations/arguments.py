@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 import decimal
 import enum
+import functools
+import json
 import uuid
 from pathlib import PurePath
 from typing import Any, Mapping
@@ -27,11 +29,16 @@ def same_data(sent: Any, got: Any) -> bool:
     """Whether `got` (a validated value) is the data `sent` (JSON the model wrote) says."""
     if type(sent) is type(got) and type(sent) in PLAIN:   # the common case: a str, int or bool kept as it was
         return bool(sent == got)
-    if isinstance(got, (datetime.date, datetime.time)) and type(sent) is str:   # "…Z" and "…+00:00" are one time
-        try:
-            return type(got).fromisoformat(sent) == got
-        except ValueError:
-            return False
+    if isinstance(got, (datetime.date, datetime.time, datetime.timedelta)) and type(sent) is str:
+        return read_as(type(got), sent) == got   # "…Z" and "…+00:00" are one time; "PT1H" and "01:00:00" one hour
+    if isinstance(got, (set, frozenset)) and isinstance(sent, list):   # a set from a list: the same items, none twice
+        left = list(got)
+        for item in sent:
+            match = next((i for i, g in enumerate(left) if same_data(item, g)), None)
+            if match is None:
+                return False
+            left.pop(match)
+        return not left
     if isinstance(got, decimal.Decimal) and type(sent) in (int, float, str):
         try:
             return decimal.Decimal(str(sent)) == got
@@ -50,6 +57,22 @@ def same_data(sent: Any, got: Any) -> bool:
 
 
 PLAIN = (str, int, float, bool, type(None))
+
+
+def read_as(kind: type, text: str) -> Any:
+    """`text` read as a date, time, datetime or timedelta by pydantic's own reading of JSON text (no validator of the
+    tool's), or None when it cannot be: what the model's text says, to compare with what the tool's validation made."""
+    try:
+        return _adapter(kind).validate_json(json.dumps(text))
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _adapter(kind: type) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(kind)
 
 
 def as_data(value: Any) -> Any:

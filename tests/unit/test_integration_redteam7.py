@@ -141,9 +141,9 @@ class Invoice(BaseModel):
     ("2026-11-30", datetime.date(2026, 11, 30)), (12.5, decimal.Decimal("12.5")), ("12.50", decimal.Decimal("12.50")),
     ("0b6b6d6e-0000-4000-8000-000000000001", uuid.UUID("0b6b6d6e-0000-4000-8000-000000000001")),
     ({"number": "7", "due": "2026-12-01"}, Invoice(number="7", due=datetime.date(2026, 12, 1))),
-    ([1, 2], (1, 2)), (None, None),
+    ([1, 2], (1, 2)), (None, None), ([1, 2], {1, 2}),   # A28: a set of the items sent, none twice
 ], ids=["int-float", "datetime-z", "date", "decimal-number", "decimal-text", "uuid", "model-with-defaults", "tuple",
-        "none"])
+        "none", "set"])
 def test_benign_control_normalisations_are_the_same_data(sent, got):
     from veriguard.enforce.integrations.arguments import changed_arguments
 
@@ -151,7 +151,7 @@ def test_benign_control_normalisations_are_the_same_data(sent, got):
 
 
 @pytest.mark.parametrize("sent, got", [
-    (True, 1), (1, True), ("45000", 45000), (9000, 900000), ("acme-supplies", "evil-corp"), ([1, 2], {1, 2}),
+    (True, 1), (1, True), ("45000", 45000), (9000, 900000), ("acme-supplies", "evil-corp"), ([1, 1], {1}),
     ({"number": "7", "due": "2026-12-01"}, Invoice(number="8", due=datetime.date(2026, 12, 1))),
     ("2026-11-30", datetime.date(2026, 12, 1)), ("x", object()),
 ], ids=["bool-int", "int-bool", "text-int", "cents", "alias", "set", "model-field", "date", "object"])
