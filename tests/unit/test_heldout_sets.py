@@ -1,4 +1,4 @@
-"""The held-out sets v5-v15 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v15.jsonl, each
+"""The held-out sets v5-v16 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v16.jsonl, each
 hand-written in ten or more styles no earlier set used; their README sections in tests/data/README.md state what each
 holds): well formed, the size, decoy share and coverage each states, sharing no run of six words with the bank, the
 earlier held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between two of its
@@ -82,6 +82,10 @@ SETS = (
                            "kenyan-english", "caribbean-english", "canadian-english", "negotiation-then-agree",
                            "long-ramble-delegation", "out-of-office", "pros-and-cons"}), 540,
             per_category=65, per_style=45, two=65, three=10, elsewhere=65, plain=30, lengths=True),
+    HeldOut(16, frozenset({"user-story", "support-chat-log", "onboarding-checklist", "new-zealand-english",
+                           "ghanaian-english", "commit-message", "recipe-format", "telegram", "as-per-my-last",
+                           "bet-challenge", "ops-order"}), 560,
+            per_category=65, per_style=50, two=65, three=10, elsewhere=90, plain=40, lengths=True),
 )
 each_set = pytest.mark.parametrize("s", SETS, ids=[f"v{s.n}" for s in SETS])
 
