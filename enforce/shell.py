@@ -20,6 +20,7 @@ import re
 import stat
 import unicodedata
 from dataclasses import dataclass, replace
+from dataclasses import field as _field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -36,14 +37,15 @@ from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, le
 from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved,
                                         link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
-from veriguard.enforce.shell_walk import Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered
+from veriguard.enforce.shell_walk import (Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered,
+                                         within)
 
 __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor", "small_text"]
 
 
 def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
             commands: CommandTable, zones: ZoneMap, follow_links: bool = False, ask_git: bool = False,
-            rewrites: bool = True, places: Places = (), content: bool | None = None) -> Analysis:
+            rewrites: bool = True, places: Places = (), content: bool | None = None, copies: bool = False) -> Analysis:
     """The analysis of `command` run in `cwd` (cached: both arguments share one parse). With `follow_links`,
     every path it names exactly is also resolved through the symbolic links on this machine's disk now (a
     link in the project to ~/.ssh reads ~/.ssh); with `ask_git`, the repository is asked which files a git
@@ -53,7 +55,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     (shell_table.places_of: the zone map's {guard} and {secret}). `content` (default: `follow_links`): what a step
     brings into a folder is read on disk (through_content), and so is the repository git finds above the working
     directory (through_repositories): either may make the command unknown: the command's class depends on them, not
-    on links.
+    on links. `copies`: fill Analysis.copies, the paths the command writes that may hold what it reads of a `carried`
+    zone (carried_copies).
     `follow_links` or `content` also find the project's symbolic links that lead elsewhere (shell_mounts), when the
     command changes something outside the project: a path under where one leads is in the zones of its spelling
     under the link too (`ln -s /tmp/x sub`, then `echo > /tmp/x/.envrc` writes `sub/.envrc`)."""
@@ -101,6 +104,9 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     if content and zones.carried:     # after the git step: what a git command sends from its commits is read there
         a = through_carried(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), zones.carried,
                             commands, globs, disk)
+    if copies and zones.carried:
+        a = replace(a, copies=carried_copies(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
+                                             zones.carried, globs, disk))
     return a
 
 
@@ -172,6 +178,39 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
 
 
 MAX_MATCHES = 2000      # a glob's matches read on disk; past them, its text stands for them all
+_NOT_COPIES = ("/dev/", "/proc/", "/sys/")   # writes that leave no file behind (`> /dev/null`) or change no file
+
+
+def carried_copies(a: Analysis, zones: Zones, carried: tuple[str, ...], globs: dict[str, list[str] | None],
+                   disk: "_Walk") -> tuple[str, ...]:
+    """The paths `a` writes that may hold what it reads of a `carried` zone (`cp .env /tmp/e`, `head -c 8 .env >
+    /tmp/a`, `tar czf /tmp/p.tgz .` of a folder holding one on disk now, `git log -p > /tmp/x` and the other printers
+    and copiers of commits, `cat /tmp/e > /tmp/f` of an earlier copy): a later command that reads one of them reads
+    that zone, which the hook's state across commands makes it (`{carried}`). Left out: paths already in a carried zone,
+    devices, and a folder written whole that is, or lies in or above, a folder the command reads whole (`black .`,
+    `sed -i` over the project: files rewritten in place keep their names). A folder written whole ends in `/` (all under
+    it may hold a copy: `cp -r . /tmp/x`); () where the command reads no such file."""
+    whole = tuple(dict.fromkeys(
+        [path for accesses, path, recursive in a.paths if "read" in accesses and recursive] +
+        [m for accesses, comps, recursive in a.patterns if "read" in accesses and recursive
+         for m in (_matches(comps, globs) or [_glob_text(comps)])]))
+    writes = [(path, recursive) for accesses, path, recursive in a.paths if "write" in accesses]
+    writes += [(literal_head(comps).rstrip("/") or "/", True) for accesses, comps, _ in a.patterns if "write" in accesses]
+    kept = [path + "/" if recursive else path for path, recursive in writes
+            if path != "/" and not path.startswith(_NOT_COPIES) and not any(z in carried for z in _zones_of(zones, path))
+            and not (recursive and any(within(path, (w,)) or within(w, (path,)) for w in whole))]
+    if not kept:
+        return ()
+    named = itertools.chain((path for accesses, path, _ in a.paths if "read" in accesses),
+                            (m for accesses, comps, _ in a.patterns if "read" in accesses
+                             for m in (_matches(comps, globs) or [_glob_text(comps)])))
+    reads = (any(z in carried for path in named for z in _zones_of(zones, path))
+             or any(r.sub in _COPIES_COMMITS or prints_stash(r.sub, r.args)
+                    or (r.sub in PRINTS and prints_content(r.sub, r.args)) for r in a.rewrites))
+    if not reads and whole:
+        walk = _CarriedWalk(zones, carried, disk)
+        reads = any(os.path.isdir(folder) and walk.first(folder) is not None for folder in whole)
+    return tuple(dict.fromkeys(kept)) if reads else ()
 
 
 def _carried_whole(a: Analysis, zones: Zones, carried: tuple[str, ...], written: list[tuple[str, str]],
@@ -377,7 +416,23 @@ def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str],
     for path in sorted({*named, *reads}, key=len, reverse=True):   # a folder's name is no piece of the text written
         command = command.replace(path, "")
     found = zmap.code_pieces(command, pieces)
-    return f"{found[0]} (assembled from pieces in the command and the files it reads)" if found else None
+    if found:
+        return f"{found[0]} (assembled from pieces in the command and the files it reads)"
+    return _key_split(zmap.code_keys, [small_text(p) or "" for p in named], command)
+
+
+def _key_split(keys: tuple[str, ...], texts: list[str], command: str) -> str | None:
+    """How a key is cut between a settings file's text now and the command that changes it, anywhere in the key's
+    words (`echo -n init-h >> tox.ini` by one command, `sed -i '$ s/$/ook=x/' tox.ini` by the next), or None."""
+    folded = [t.casefold() for t in texts if t]
+    said = {command.casefold(), command.translate(_QUOTING).casefold(), _SQUEEZED.sub("", command).casefold()}
+    for key in keys:
+        for i in range(1, len(key)):
+            head, rest = key[:i], key[i:]
+            if any((head in t and any(rest in c for c in said)) or (rest in t and any(head in c for c in said))
+                   for t in folded):
+                return f"{key} (cut between the file's text and the command)"
+    return None
 
 
 # the characters an escape of _readings is written with (shell_table._SHELL_ESCAPES): a text cut before any other
@@ -1005,6 +1060,9 @@ class ShellExtractor:
     follow_links: bool = False
     ask_git: bool = False
     places: Places = ()          # the paths the monitor protects (Monitor.from_build sets them)
+    # with track_copies, each command's Analysis.copies by its text, filled by extract (the Claude Code hook records them)
+    track_copies: bool = False
+    copies: dict[str, tuple[str, ...]] = _field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         text = _path(observation, self.field)
@@ -1022,7 +1080,10 @@ class ShellExtractor:
         touched = self.part == "touched"     # the command's class depends on what it brings, not on links or git
         a = analyse(text, cwd=cwd, home=home, workspace=workspace, tmp=tmpdir, commands=self.commands,
                     zones=self.zones, follow_links=self.follow_links and touched, ask_git=self.ask_git,
-                    rewrites=touched, places=self.places, content=self.follow_links)
+                    rewrites=touched, places=self.places, content=self.follow_links,
+                    copies=self.track_copies and touched)
+        if self.track_copies and touched:
+            self.copies[text] = a.copies
         if self.part == "command":
             value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
         else:

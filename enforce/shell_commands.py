@@ -426,6 +426,13 @@ class Commands:
                 self.touch(("read", "write"), named, inv, recursive=True)
         if "mount_options" in parts:
             self.mount_options(value, inv, word)
+        if "search_path" in parts:   # PYTHONPATH=DIR:DIR: the program imports code from each (an empty part: its cwd), by
+            #                          module names: the folder's own zone (`.` holds .claude/, which no import names)
+            known = value.text if value.text is not None else value.prefix.rpartition(":")[0]
+            for part in known.split(":") if known else ():
+                self.touch(("execute",), Value.of(part or "."), inv, recursive=False)
+            if value.text is None:
+                self.unknown(f"{word}: folders code is loaded from that the analysis cannot read ({value.reason})")
         if "write_out" in parts:  # curl --write-out: %output{FILE} (or {>>FILE}) sends the rest to FILE
             if value.text is None:
                 self.unknown(f"{word}: a format the analysis cannot read ({value.reason})")

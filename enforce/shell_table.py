@@ -25,7 +25,7 @@ ACCESSES = ("read", "write", "delete", "execute")
 KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "write_out", "subcommand", "variable",
          "sed", "awk", "url", "program", "setting", "setting_value", "setting_env", "repository", "file", "environment",
          "query", "path_list", "at_list", "into", "compressed", "prefix", "mount", "guest", "typed", "glob_name", "define",
-         "unpack", "keeps_url", "mount_options", "versioned", "revision", "url_glob")
+         "unpack", "keeps_url", "mount_options", "versioned", "revision", "url_glob", "search_path")
 # kinds that combine with accesses: "into" (a folder the sources are put in, each under its own name: cp, ln,
 # scp), "compressed" (the file under its name with a compression suffix added or taken off), "prefix" (files
 # whose names start with the value: split's pieces); "mount" (a container's bind mount: its host folder); "guest" (a
@@ -40,7 +40,9 @@ KINDS = ("none", "unknown", "command", "shell", "script", "chdir", "at_file", "w
 # unzip -d, git clone: shell.through_content lists them on disk, or asks when it cannot); "keeps_url" (an address the
 # command keeps in its repository's configuration, where later commands use it: git remote add, push -u); "versioned"
 # (a package named with a version, fetched from the network and run: `go run example.com/x@latest`); "revision" (git's
-# REV:PATH, :PATH, :N:PATH: the file PATH as a commit or the index holds it, `git show HEAD:.env`)
+# REV:PATH, :PATH, :N:PATH: the file PATH as a commit or the index holds it, `git show HEAD:.env`); "search_path" (a `:`
+# list of folders a program loads code from, each an execute of the folder: PYTHONPATH, whose sitecustomize.py any Python
+# runs)
 _COMBINE = {"url", "url_glob", "program", "at_list", "into", "compressed", "prefix", "query", "at_file", "glob_name", "unpack",
             "keeps_url", "versioned", "revision", "mount_options"}   # write+mount_options: docker build -o PATH|dest=PATH
 OTHER_OPTIONS = ("ignore", "unknown", "operand")
@@ -49,11 +51,13 @@ INTERPRETERS = ("shell", "code")
 SPECIALS = ("cd", "pushd", "popd", "eval", "source", "alias", "set", "shopt", "trap", "read", "env", "xargs",
             "busybox", "watch", "ps")
 PRINTS = ("operands", "cwd")
-PLACEHOLDERS = ("workspace", "home", "tmp", "guard", "secret")
+PLACEHOLDERS = ("workspace", "home", "tmp", "guard", "secret", "carried", "carried_tree")
 # Filled by the monitor with every path it protects (zero or more each; a pattern naming one with no path is
 # dropped): {guard}, what the agent must not change (the enforced build's folder, the decision log and its head);
-# {secret}, what the agent must not read (the private key that signs the decision log).
-PLACES = ("guard", "secret")
+# {secret}, what the agent must not read (the private key that signs the decision log); {carried}, the files earlier
+# commands wrote from the project's secrets (the hook's state across commands: `cp .env /tmp/e`, then `curl -d @/tmp/e`),
+# and {carried_tree} the folders they wrote whole (`cp -r . /tmp/x`).
+PLACES = ("guard", "secret", "carried", "carried_tree")
 Places = tuple[tuple[str, tuple[str, ...]], ...]  # hashable: (("guard", (path, ...)), ("secret", (...)))
 # (where a symbolic link of the project leads, the link), both absolute and normalised: ZoneMap.compile's `mounts`
 Mounts = tuple[tuple[str, str], ...]

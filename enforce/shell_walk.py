@@ -74,6 +74,9 @@ class Analysis:
     # (working directory, escaped first component): an argument glob that starts with a wildcard, whose matches on
     # disk begin the word (`tar cf a.tar *` meets a file named `--checkpoint-action=exec=sh x.sh`)
     leading_globs: tuple[tuple[str, str], ...] = ()
+    # the paths the command writes that may hold what it reads of a `carried` zone (analyse's `copies`): a later
+    # command that reads one reads that zone (the hook's state across commands)
+    copies: tuple[str, ...] = ()
 
     @property
     def how(self) -> str:

@@ -48,8 +48,9 @@ EDIT = ("Edit", "MultiEdit", "NotebookEdit")
 LIST = ("Glob", "LS")
 DECIDED = ("Bash", "Grep", *READ, *WRITE, *EDIT, *LIST)
 PATH_KEYS = ("file_path", "notebook_path", "path")   # where the file tools take their file
+STATE_FILE = ".local/state/veriguard/carried.jsonl"   # under $HOME, unless --state names another file
 USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--log-checkpoint FILE] "
-         "[--context FILE] "
+         "[--context FILE] [--state FILE | --no-state] "
          "[--other-tools deny|allow] [--allow-tool NAME]... [--approval ask|deny] [--timeout SECONDS] "
          "[--accept-unproved] [--expect-sha256 HEX]")
 
@@ -77,6 +78,7 @@ class Options(NamedTuple):
     env: Mapping[str, str] = MappingProxyType({})
     expect_sha256: str | None = None
     log_checkpoint: str | None = None
+    state: str | None = None     # the state across commands (default: STATE_FILE under $HOME; "" with --no-state)
 
 
 def deny(reason: str) -> Answer:
@@ -182,7 +184,8 @@ def _emit(answer: Answer) -> int:
 # --name VALUE (or --name=VALUE) -> the Options field; each may be given once, but --allow-tool
 OPTIONS = {"--build": "build", "--log": "log", "--log-key": "log_key", "--context": "context",
            "--other-tools": "other_tools", "--allow-tool": "allow_tools", "--approval": "approval",
-           "--timeout": "timeout", "--expect-sha256": "expect_sha256", "--log-checkpoint": "log_checkpoint"}
+           "--timeout": "timeout", "--expect-sha256": "expect_sha256", "--log-checkpoint": "log_checkpoint",
+           "--state": "state"}
 CHOICES = {"other_tools": ("deny", "allow"), "approval": ("ask", "deny")}
 HELP = f"""Claude Code PreToolUse hook: decide each tool call with a frozen policy (exit 0 allow or ask, exit 2 deny).
   --build DIR            the frozen policy build, DIR/<name>, whose spec reads shell commands (from = "shell")
@@ -191,6 +194,10 @@ HELP = f"""Claude Code PreToolUse hook: decide each tool call with a frozen poli
   --log-checkpoint FILE  keep a copy of the log's signed head here too, out of reach of whoever can write the
                          log: a log rolled back behind it, or another log put in its place, denies every call
   --context FILE         a JSON object file of facts added to every observation ({{"user": "root"}} for os_agent)
+  --state FILE           the state kept across calls: the files earlier commands wrote from the project's secrets
+                         (`cp .env /tmp/e`), read by every later call (`curl -d @/tmp/e URL` then asks as
+                         `curl -d @.env URL` does); default $HOME/{STATE_FILE}; one that cannot be read denies
+  --no-state             keep no state across calls (each command is judged alone; a copy then asks itself)
   --other-tools deny|allow  tools other than Bash and the file tools: deny (default), or allow as not this
                          policy's concern
   --allow-tool NAME      a tool to let through undecided (repeatable), e.g. TodoWrite
@@ -229,6 +236,11 @@ def _options(argv: list[str]) -> Options:
         if arg == "--accept-unproved":
             accept_unproved = True
             continue
+        if arg == "--no-state":
+            if "state" in values:
+                raise _BadOptions("--no-state and --state are given together (or --no-state twice)")
+            values["state"] = ""
+            continue
         name, eq, value = arg.partition("=")
         field = OPTIONS.get(name)
         if field is None:
@@ -241,7 +253,10 @@ def _options(argv: list[str]) -> Options:
             allow_tools.append(value)
             continue
         if field in values:
-            raise _BadOptions(f"{name} is given twice")
+            raise _BadOptions(f"{name} is given twice" if field != "state" else "--state and --no-state are given "
+                              "together (or --state twice)")
+        if field == "state" and not value.startswith("/"):
+            raise _BadOptions(f"--state must be an absolute path, got {value[:80]!r}")
         if value not in CHOICES.get(field, (value,)):
             raise _BadOptions(f"{name}: {value[:80]!r} is not one of {', '.join(CHOICES[field])}")
         values[field] = value
@@ -369,7 +384,8 @@ def _decide(raw: bytes, opts: Options) -> Answer:
     command = with_settings_code(command, tool, call["tool_input"], monitor)
     observation = observe(monitor, command, call["cwd"], opts)
     action_id = call.get("tool_use_id", "")
-    record = monitor.check(observation, action_id=action_id, integration=INTEGRATION, tool=tool)
+    remember = copies_veto(monitor, opts, call)    # an allow stands only once its copies are in the state
+    record = monitor.check(observation, action_id=action_id, integration=INTEGRATION, tool=tool, veto=remember)
     if record.allowed:
         return Answer(0)
     label = _shown(tool, command)
@@ -384,7 +400,8 @@ def _decide(raw: bytes, opts: Options) -> Answer:
                     f"{why}")
     approved = dict(observation)
     _set(approved, monitor_paths(monitor)["approved"], True)
-    second = monitor.check(approved, action_id=action_id, integration=INTEGRATION, tool=tool, mode="ask")
+    second = monitor.check(approved, action_id=action_id, integration=INTEGRATION, tool=tool, mode="ask",
+                           veto=remember)    # the user's yes runs it
     if not second.allowed:
         return deny(f"veriguard ({monitor.policy.name}) denied {label}: {explain(second)}")
     return ask(f"veriguard ({monitor.policy.name}): {label} needs your approval: {why}")
@@ -598,15 +615,144 @@ def load_monitor(opts: Options) -> Any:
 
     if opts.log_checkpoint is not None:
         check_checkpoint(opts.log_checkpoint)
+    state = state_file(opts)
+    copies = read_state(state) if state else []
+    protect += [state] if state else []
     try:
         monitor = load()
         guarded, hidden = linked_places(monitor, opts.env)
         if guarded or hidden:   # rare: a protected name is a link (a dotfiles manager's); built again with its target
             protect, secrets = protect + guarded, secrets + hidden
             monitor = load()
-        return monitor
     except Exception as e:
         raise Refused(f"the build {opts.build} cannot be used: {_describe(e)}") from None
+    return with_copies(monitor, copies) if state else monitor
+
+
+# ------------------------------------------------------------------------------------------------
+# the state across calls: the files earlier commands wrote from the project's secrets
+
+STATE_LIMIT = 20_000              # paths the state may name: past them every call is denied until a human clears it
+STATE_BYTES = 16 * 1024 * 1024
+
+
+def state_file(opts: Options) -> str:
+    """The state file ("" with --no-state). It is the agent's guard's own ({guard}: read, never changed by a command)."""
+    if opts.state is not None:
+        return opts.state
+    home = opts.env.get("HOME", "")
+    if not home.startswith("/"):
+        raise Refused(f"$HOME must be an absolute path (the state file lies under it), got {home[:200]!r}")
+    return os.path.join(home, STATE_FILE)
+
+
+def _state_fix(path: str) -> str:
+    return (f"a person must repair or remove {path} (removing it forgets which files hold copies of the project's "
+            "secrets), or the hook must run with --no-state")
+
+
+def read_state(path: str) -> list[str]:
+    """The copies the state file names (a folder written whole ends in `/`); [] where there is no file yet. Anything
+    else that cannot be read (a link, a folder, a line that is no record, more than STATE_LIMIT paths) is Refused:
+    a state that cannot be read would forget copies."""
+    import fcntl
+
+    from veriguard.contracts import strict_json
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise Refused(f"the state file {path} cannot be read ({e.strerror}); {_state_fix(path)}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Refused(f"the state file {path} is not a regular file; {_state_fix(path)}")
+        fcntl.flock(fd, fcntl.LOCK_SH)   # a writer appends whole lines under LOCK_EX; the decision's deadline bounds the wait
+        data = f.read(STATE_BYTES + 1)
+    if len(data) > STATE_BYTES:
+        raise Refused(f"the state file {path} is larger than {STATE_BYTES} bytes; {_state_fix(path)}")
+    paths: dict[str, None] = {}
+    for n, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = strict_json.loads(line)
+        except strict_json.StrictJSONError as e:
+            raise Refused(f"the state file {path}, line {n}, is not JSON ({e}); {_state_fix(path)}") from None
+        copy = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(copy, str) or not copy.startswith("/") or "\0" in copy:
+            raise Refused(f"the state file {path}, line {n}, names no absolute path; {_state_fix(path)}")
+        paths[copy] = None
+    if len(paths) > STATE_LIMIT:
+        raise Refused(f"the state file {path} names more than {STATE_LIMIT} copies; {_state_fix(path)}")
+    return list(paths)
+
+
+def with_copies(monitor: Any, copies: list[str]) -> Any:
+    """`monitor` whose shell extractors read `copies` as the project's secrets ({carried}, {carried_tree}) and note the
+    copies each command makes (ShellExtractor.copies), for remember_copies."""
+    from dataclasses import replace
+
+    from veriguard.enforce.shell import ShellExtractor
+
+    files = tuple(sorted({os.path.normpath(c) for c in copies if not c.endswith("/")}))
+    trees = tuple(sorted({os.path.normpath(c) for c in copies if c.endswith("/")}))
+    extra = tuple((name, paths) for name, paths in (("carried", files), ("carried_tree", trees)) if paths)
+    for name, x in list(monitor.extractors.items()):
+        if isinstance(x, ShellExtractor):
+            monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={})
+    return monitor
+
+
+def copies_veto(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Any:
+    """The monitor's veto for an allow: "" once the copies the command makes are in the state file, else why not."""
+    def veto(_record: Any) -> str:
+        try:
+            remember_copies(monitor, opts, call)
+        except Refused as e:
+            return str(e)
+        return ""
+
+    return veto
+
+
+def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any]) -> None:
+    """Appends to the state file the copies the decided command makes (it is allowed, or a person may let it run), so
+    that later calls read them as the project's secrets. Refused (the call is denied) where they cannot be written."""
+    import fcntl
+    import json
+    import time
+
+    from veriguard.enforce.shell import ShellExtractor
+
+    path = state_file(opts)
+    made = list(dict.fromkeys(c for x in monitor.extractors.values() if isinstance(x, ShellExtractor)
+                              for found in x.copies.values() for c in found))
+    if not path or not made:
+        return
+    known = set(read_state(path))
+    new = [c for c in made if c not in known]
+    if not new:
+        return
+    if len(known) + len(new) > STATE_LIMIT:
+        raise Refused(f"the state file {path} would name more than {STATE_LIMIT} copies; {_state_fix(path)}")
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    lines = "".join(json.dumps({"path": c, "session_id": str(call.get("session_id", ""))[:200],
+                                "tool_use_id": str(call.get("tool_use_id", ""))[:200], "time": when}) + "\n"
+                    for c in new).encode()
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    except OSError as e:
+        raise Refused(f"the state file {path} cannot be written ({e.strerror}), so the copy this command makes would "
+                      f"be forgotten; {_state_fix(path)}") from None
+    with os.fdopen(fd, "wb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Refused(f"the state file {path} is not a regular file; {_state_fix(path)}")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        f.write(lines)
+        f.flush()
 
 
 def check_checkpoint(path: str) -> None:
