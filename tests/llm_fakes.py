@@ -133,3 +133,12 @@ def reading_model(read: Any, calls: int = 8) -> ScriptedModel:
     """A scripted model that answers each of up to `calls` calls with `read(the agent's text)` through the forced
     tool: a script of how a model reads each text, never a model's accuracy."""
     return ScriptedModel(*[lambda request: tool_reply(read(agent_text(request)))] * calls)
+
+
+def obeying_reader(withdrawal: str, request: str, asked: Any, nothing: Any) -> Any:
+    """How a model that obeys a withdrawing clause reads each text it is sent, as a `read` for reading_model:
+    `nothing` when the text holds `withdrawal`, else `asked` when it holds `request`, else `nothing`. A script of a
+    model that the agent's text steers, never a model's accuracy."""
+    def read(text: str) -> Any:
+        return asked if request in text and withdrawal not in text else nothing
+    return read
