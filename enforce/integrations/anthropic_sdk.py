@@ -887,7 +887,9 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     if isinstance(content, str):
         return [], refused
     blocks = [(block, block_fields(block)) for block in content or ()]
-    uses = Counter(str(b.get("id", "")) for _, b in blocks if b is not None and b.get("type") == "tool_use")
+    # every block's id, whatever its type: a loop that finds a tool_use by its id could find a provider-side call (an
+    # mcp_tool_use, a server_tool_use) or another block of that id first, and run its input
+    uses = Counter(str(b["id"]) for _, b in blocks if b is not None and b.get("id") is not None)
     provider_calls = {str(b.get("id", "")) for _, b in blocks if b is not None and type(b.get("type")) is str
                       and PROVIDER_CALL.fullmatch(b["type"])}
     for index, (block, b) in enumerate(blocks):
@@ -965,13 +967,14 @@ def message_fields(guard: Guard, message: Any) -> tuple[Any, Any]:
 
 
 def ambiguous_id(call_id: str, uses: Counter[str]) -> str:
-    """Why a tool_use block's id does not name it alone ("" when it does): empty, or shared with another tool_use block
-    of the message. A loop that finds a block by its id (to run it, or to match its result) could run another block's
-    input than the one decided, so every block with such an id is refused."""
+    """Why a tool_use block's id does not name it alone ("" when it does): empty, or shared with another block of the
+    message (a tool_use, a provider-side call, any block with an id). A loop that finds a block by its id (to run it, or
+    to match its result) could run another block's input than the one decided, so every tool_use with such an id is
+    refused."""
     if not call_id:
         return "a tool_use block without an id: its result could not be told from another's, so it is not run"
     if uses[call_id] > 1:
-        return (f"{uses[call_id]} tool_use blocks of this message have the id {call_id[:60]!r}: a loop that finds a "
+        return (f"{uses[call_id]} blocks of this message have the id {call_id[:60]!r}: a loop that finds a "
                 "block by its id could run another one's input than the one decided, so none of them is run")
     return ""
 

@@ -7,7 +7,10 @@ result and the run goes on, so the model can re-plan. A halt or terminate return
 the Runner raises `ToolInputGuardrailTripwireTriggered`, whose `.output.output_info` is the
 GuardOutcome. A call
 the SDK's validation would hand the function as other data than the model sent (the tool's own pydantic validators:
-an alias resolved, dollars made cents) is refused, recorded: the policy decides the arguments the model sent.
+an alias resolved, dollars made cents) is refused, recorded: the policy decides the arguments the model sent. The
+guardrail hands the SDK the arguments it validated (validated once), which the SDK runs for the JSON text decided only:
+a call whose text an on_tool_start hook or a later guardrail rewrote after the decision does not run (the model is told
+of an error), and policy_hooks record it.
 
 The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
 hosted MCP, image generation), the shell, patch and computer tools, and the tools of `mcp_servers` take none: a
@@ -27,14 +30,13 @@ an agent tool made otherwise unless `unguarded` names "nested_runs". Such a refu
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from agents import Agent, FunctionTool, Handoff, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail, \
     ToolInputGuardrailData, UserError
-from agents.function_schema import function_schema
+from agents._function_tool_arguments import PreparedFunctionArguments
 from agents.tool import ToolOriginType, get_function_tool_origin
 from pydantic import ValidationError
 
@@ -50,10 +52,15 @@ WRAPPED = "__agents_function_tool_wrapped_callable__"   # where a function tool 
 SANDBOX = "sandbox"   # named in unguarded: a SandboxAgent's capability tools may run undecided
 NESTED = "nested_runs"   # named in unguarded: an agent called as a tool may run without policy hooks
 HOOKS_ATTRIBUTE = "veriguard_hooks"   # set on a policy_agent_tool: the guard whose hooks its nested run has
+PREPARED = "_function_tool_arguments"   # where a ToolContext keeps the arguments its invoker runs (openai-agents 0.24)
+DECIDED = "veriguard_decided"   # set on a ToolContext: the JSON text of the arguments the guardrail allowed
 # The SDK's private names read here (openai-agents 0.24): an agent tool's `_agent_instance` (the agent its nested run
 # runs; an agent tool is also known by `_is_agent_tool` and by its public tool origin, so one without the agent is
 # refused), a Handoff's `_agent_ref` (without it the handoff's agent cannot be seen: refused), an MCP tool's
-# `_mcp_tool_binding` (without it an MCP tool is not let through by "mcp_servers": refused).
+# `_mcp_tool_binding` (without it an MCP tool is not let through by "mcp_servers": refused); a function tool invoker's
+# closure names `_prepare_arguments` and `schema`, and a ToolContext's `_function_tool_arguments` (the arguments the
+# guardrail validated, which the SDK runs only for the JSON text they were made of; without the closure names the call
+# is refused).
 
 
 class UnguardedTools(UserError):
@@ -72,11 +79,15 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
                 "function": {"name": tool.tool_name, "arguments": tool.tool_arguments}}
         facts = (lambda: context(data)) if context is not None else (lambda: tool.context)
         counted: RunName = (lambda: run(data)) if run else ""
-        changed = validation_changes(data, check)
+        changed, prepared = validation_changes(data, check)
         outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                                tool=tool.tool_name) if changed else \
             guard.check(call, context=facts, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                         tool=tool.tool_name, exclusive=guard in RELEASED)
+        if outcome.allowed and prepared is not None:   # the SDK runs these, and only for the text decided
+            setattr(tool, DECIDED, tool.tool_arguments)
+            if guard.mode == "enforce":   # shadow mode refuses nothing: the SDK validates the text it is given
+                setattr(tool, PREPARED, prepared)
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
         if not outcome.allowed:
@@ -87,63 +98,88 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
     return ToolInputGuardrail(guardrail_function=check, name=name)
 
 
-def validation_changes(data: ToolInputGuardrailData, check: Callable[..., Any]) -> str:
-    """Why the function of the tool `check` (a guardrail's function) is attached to would get other data than the
-    arguments the model sent, which the policy decides ("" when it would not): the SDK validates them with a pydantic
-    model of the function's parameters, which runs the tool's own validators (an alias resolved, dollars made cents).
-    A tool that cannot be found in the agent, or whose validation cannot be read, is refused: what runs is unknown."""
+def validation_changes(data: ToolInputGuardrailData, check: Callable[..., Any]) -> tuple[str, Any]:
+    """(why the function of the tool `check` (a guardrail's function) is attached to would get other data than the
+    arguments the model sent, which the policy decides: "" when it would not; the SDK's prepared arguments of the call,
+    None for a tool made by hand). The SDK validates the arguments with a pydantic model of the function's parameters,
+    which runs the tool's own validators (an alias resolved, dollars made cents). A tool that cannot be found in the
+    agent, found twice, or whose validation cannot be read, is refused: what runs is unknown."""
     name, arguments = data.context.tool_name, data.context.tool_arguments
     try:
         tools = [t for t in getattr(data.agent, "tools", None) or () if isinstance(t, FunctionTool) and t.name == name
                  and any(g.guardrail_function is check for g in t.tool_input_guardrails or ())]
-        if not tools:
-            return (f"the guardrail cannot find its tool {name!r} among the tools of agent "
-                    f"{getattr(data.agent, 'name', '?')!r}, so what the call would run is unknown")
-        return next((why for why in (changed_by(t, name, arguments) for t in tools) if why), "")
+        if len(tools) != 1:
+            found = "cannot find its tool" if not tools else f"finds {len(tools)} tools"
+            return (f"the guardrail {found} {name!r} among the tools of agent {getattr(data.agent, 'name', '?')!r}, so "
+                    "what the call would run is unknown"), None
+        return prepared_call(tools[0], name, arguments)
     except Exception as e:
-        return f"the arguments of {name!r} could not be compared with what its function would get ({type(e).__name__}: " \
-               f"{' '.join(str(e).split())[:200]}), so what the call would run is unknown"
+        return (f"the arguments of {name!r} could not be compared with what its function would get ({type(e).__name__}:"
+                f" {' '.join(str(e).split())[:200]}), so what the call would run is unknown"), None
 
 
 def changed_by(tool: FunctionTool, name: str, arguments: str) -> str:
-    """validation_changes for one function tool."""
+    """validation_changes for one function tool: why its function would get other data than `arguments` says."""
+    return prepared_call(tool, name, arguments)[0]
+
+
+def prepared_call(tool: FunctionTool, name: str, arguments: str) -> tuple[str, Any]:
+    """(changed_by's answer, the call's arguments validated once, as the SDK's invoker takes them: None when they are
+    refused or the tool was made by hand). The SDK runs prepared arguments only for the JSON text they were made of, so
+    a call whose text a hook (on_tool_start) or another guardrail changed after this decision does not run."""
     invoker = tool.on_invoke_tool   # what the SDK runs: the SDK's invoker of function_tool's, or one made by hand
     made = getattr(invoker, "_invoke_tool_impl", invoker)
-    func = getattr(made, WRAPPED, None)
-    if func is None:
+    if getattr(made, WRAPPED, None) is None:
         if hasattr(made, "__agents_prepare_arguments__"):   # made by function_tool, its function no longer found
             raise LookupError(f"openai-agents keeps the function of a function tool no longer as {WRAPPED} (0.24 did)")
-        return ""   # made by hand: it reads the JSON text itself, as the policy did
-    sent = json.loads(arguments or "{}")
-    model, keys, why = parameters_model(func)
+        return "", None   # made by hand: it reads the JSON text itself, as the policy did
+    prepare, schema = sdk_preparer(made)
+    sent = json.loads(arguments) if arguments else {}   # as the SDK reads it
+    if not isinstance(sent, dict):
+        return f"{REFUSED_BY_SDK.format(name)}: a JSON {type(sent).__name__}, not an object", None
+    keys, why = parameter_keys(schema.params_pydantic_model)
     if why:
         raise LookupError(why)
-    if not isinstance(sent, dict):
-        return ""
     try:
-        parsed = model(**sent)
-    except ValidationError:   # the SDK refuses it too (ModelBehaviorError): nothing runs
-        return ""
+        parsed = schema.params_pydantic_model(**sent) if sent else schema.params_pydantic_model()
+    except ValidationError as e:   # the SDK refuses it too (ModelBehaviorError): nothing runs
+        return f"{REFUSED_BY_SDK.format(name)}: {' '.join(str(e).split())[:300]}", None
     values = object.__getattribute__(parsed, "__dict__")
-    changed = changed_arguments(sent, {key: values[name] for name, key in keys.items() if name in values})
-    return f"{VALIDATION_CHANGED.format(name)}: {changed}" if changed else ""
+    changed = changed_arguments(sent, {key: values[field] for field, key in keys.items() if field in values})
+    if changed:
+        return f"{VALIDATION_CHANGED.format(name)}: {changed}", None
+    args, kwargs = schema.to_call_args(parsed)
+    return "", PreparedFunctionArguments(owner=prepare, arguments=arguments, args=args, kwargs=kwargs)
+
+
+REFUSED_BY_SDK = "the SDK's validation refuses the arguments of {}(), so it does not run"
+
+
+def sdk_preparer(made: Any) -> tuple[Callable[..., Any], Any]:
+    """(the SDK's function that validates a call's arguments for `made`, a function_tool's invoker, and the FuncSchema
+    it validates with): the names `_prepare_arguments` and `schema` its closure holds (openai-agents 0.24)."""
+    cells = dict(zip(getattr(getattr(made, "__code__", None), "co_freevars", ()), getattr(made, "__closure__", None)
+                     or ()))
+    try:
+        prepare, schema = cells["_prepare_arguments"].cell_contents, cells["schema"].cell_contents
+    except (KeyError, ValueError):
+        prepare = schema = None
+    if not callable(prepare) or not callable(getattr(schema, "to_call_args", None)):
+        raise LookupError("openai-agents' function tool invoker holds no _prepare_arguments and schema (0.24's did)")
+    return prepare, schema
 
 
 @functools.lru_cache(maxsize=256)
-def parameters_model(func: Any) -> tuple[Any, dict[str, str], str]:
-    """The pydantic model the SDK validates `func`'s arguments with (function_schema's, made once per function; a
-    callable object's is that of its __call__, as function_tool reads it), the key the model sends each of its
-    fields by (its alias, else its name), and why those keys are unknown ("" when they are known): an alias that is not
-    one key (AliasChoices, AliasPath). The answer is kept either way, so such a function's schema is made once too."""
-    plain = inspect.isfunction(func) or inspect.ismethod(func)
-    model = function_schema(func if plain else func.__call__).params_pydantic_model
+def parameter_keys(model: Any) -> tuple[dict[str, str], str]:
+    """The key the model sends each field of the SDK's parameters model by (its alias, else its name), and why those
+    keys are unknown ("" when they are known): an alias that is not one key (AliasChoices, AliasPath)."""
     keys: dict[str, str] = {}
     for name, field in model.model_fields.items():
         alias = field.validation_alias if field.validation_alias is not None else field.alias
         if alias is not None and type(alias) is not str:
-            return model, keys, f"the parameter {name!r} is read through {type(alias).__name__}"
+            return keys, f"the parameter {name!r} is read through {type(alias).__name__}"
         keys[name] = alias or name
-    return model, keys, ""
+    return keys, ""
 
 
 def guarded_by(tool: Any, guard: Guard) -> bool:
@@ -298,6 +334,22 @@ class PolicyHooks(RunHooks[Any]):
 
     async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
         self.guard.finished(self.run)
+        self._failing_closed("refused a tool call", lambda: self._changed_after(context, tool))
+
+    def _changed_after(self, context: Any, tool: Any) -> None:
+        """Record a call whose arguments were changed after its guardrail allowed them (an on_tool_start hook, a later
+        guardrail): the SDK does not run it (the prepared arguments are for the text decided) and tells the model of an
+        error, unless the hook also took the prepared arguments away (a private field), when it ran undecided."""
+        decided = getattr(context, DECIDED, None)
+        sent = getattr(getattr(context, "tool_call", None), "arguments", decided)
+        if decided is None or sent == decided:
+            return
+        name = str(getattr(tool, "name", ""))
+        self.guard.refuse_run(f"the arguments of {name!r} were changed after policy {self.guard.policy_name} allowed "
+                              f"them (by a hook or a guardrail): {str(sent)[:200]!r} in place of {str(decided)[:200]!r};"
+                              f" {'the SDK runs the arguments decided for that text only' if self.guard.mode == 'enforce' else 'shadow mode: it ran'}",
+                              integration="openai_agents", tool=name,
+                              action_id=str(getattr(context, "tool_call_id", "")))
 
     async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
         self.guard.finished(self.run)   # the model is asked again: the calls of its last answer have ended
