@@ -443,8 +443,7 @@ def test_an_agents_parameter_read_through_alias_choices_is_refused_and_its_schem
 
     import veriguard.enforce.integrations.openai_agents as oa
 
-    made, real = [], oa.function_schema
-    monkeypatch.setattr(oa, "function_schema", lambda f: made.append(f) or real(f))
+    made = oa.parameter_keys.cache_info().misses   # A28: the SDK's own schema is read; its keys are worked out once
 
     def send_payment(recipient: Annotated[str, Field(validation_alias=AliasChoices("recipient", "payee"))],
                      amount_cents: int) -> str:
@@ -454,7 +453,7 @@ def test_an_agents_parameter_read_through_alias_choices_is_refused_and_its_schem
     for _ in range(3):
         with pytest.raises(LookupError, match="the parameter 'recipient' is read through AliasChoices"):
             oa.changed_by(tool, "send_payment", json.dumps({"recipient": "acme-supplies", "amount_cents": 5}))
-    assert len(made) == 1
+    assert oa.parameter_keys.cache_info().misses - made == 1
 
 
 
