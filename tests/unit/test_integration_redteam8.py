@@ -18,6 +18,7 @@ import datetime
 import json
 from typing import Annotated
 
+import httpx2
 import pytest
 from pydantic import AfterValidator
 
@@ -137,6 +138,72 @@ def test_a_guardrail_before_the_policys_that_rewrites_what_it_reads_does_not_run
     assert ran == [] and [(allowed, CHANGED_AFTER in why) for allowed, why in records(log)] == [(True, False),
                                                                                                 (False, True)]
     assert "error" in told(script).lower()
+
+
+def chunk(delta, finish=None):
+    return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "gpt-test",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def streamed_chat(*payments):
+    """A chat-completions model streaming (SSE) one call of send_payment per payment, in 9-character pieces, then
+    text."""
+    from agents import OpenAIChatCompletionsModel
+    from openai import AsyncOpenAI
+
+    answers = [[chunk({"role": "assistant", "tool_calls": [
+        {"index": i, "id": f"call_s{i}", "type": "function", "function": {"name": "send_payment", "arguments": ""}}
+        for i in range(len(payments))]})] + [
+        chunk({"tool_calls": [{"index": i, "function": {"arguments": json.dumps(p)[k:k + 9]}}]})
+        for i, p in enumerate(payments) for k in range(0, len(json.dumps(p)), 9)] + [chunk({}, "tool_calls")]]
+
+    def answer(request):
+        events = answers.pop(0) if answers else [chunk({"role": "assistant", "content": "Done."}), chunk({}, "stop")]
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=(
+            "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n").encode())
+    return OpenAIChatCompletionsModel("gpt-test", AsyncOpenAI(api_key="sk-test", max_retries=0,
+                                                              http_client=httpx2.AsyncClient(
+                                                                  transport=httpx2.MockTransport(answer))))
+
+
+@pytest.mark.parametrize("how", ["streamed", "parallel", "later-guardrail"])
+def test_variants_of_a_rewrite_after_the_decision_do_not_run(payments_build, tmp_path, how):
+    """Written after the fix: a streamed run (Runner.run_streamed), one of two parallel calls rewritten, and a guardrail
+    placed after the policy's that rewrites the call. Before: each paid 250000 under an allow of 45000."""
+    agents_fixture()
+    from agents import Agent, AgentHooks, RunConfig, Runner, ToolGuardrailFunctionOutput, tool_input_guardrail
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail, policy_hooks
+
+    class RewritingFirst(AgentHooks):
+        started = []
+
+        async def on_tool_start(self, context, agent, tool):
+            self.started.append(context.tool_call_id)
+            if len(self.started) == 1:
+                rewrite(context)
+
+    @tool_input_guardrail
+    def later(data):
+        rewrite(data.context)
+        return ToolGuardrailFunctionOutput.allow()
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    tool = pay(g, ran)
+    if how == "later-guardrail":
+        tool.tool_input_guardrails = [policy_guardrail(g), later]
+    model = streamed_chat(PAYMENT) if how == "streamed" else agents_model(Script(calls(
+        *[("send_payment", PAYMENT)] * (2 if how == "parallel" else 1))))
+    agent = Agent(name="payer", model=model, tools=[tool], hooks=None if how == "later-guardrail" else RewritingFirst())
+
+    async def streamed():
+        result = Runner.run_streamed(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g),
+                                     run_config=RunConfig(tracing_disabled=True))
+        async for _ in result.stream_events():
+            pass
+    asyncio.run(streamed()) if how == "streamed" else run_agent(agent, g)
+    assert 250000 not in ran and [why for _, why in records(log) if CHANGED_AFTER in why]
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
