@@ -77,12 +77,12 @@ def serve(received: str, *, name: str, capabilities: dict, tools: Callable[[], l
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "protocolVersion": params["protocolVersion"], "capabilities": capabilities,
                 "serverInfo": {"name": name, "version": "1.0"}}})
+        elif method in (results or {}) or method == "ping":   # `results` first: a server may answer tools/list itself
+            send({"jsonrpc": "2.0", "id": request_id, "result": (results or {}).get(method, lambda _: {})(params)})
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools()}})
         elif method == "tools/call":
             call(request_id, params)
-        elif method == "ping" or method in (results or {}):
-            send({"jsonrpc": "2.0", "id": request_id, "result": (results or {}).get(method, lambda _: {})(params)})
         else:
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": method}})
     for thread in threads:

@@ -109,10 +109,17 @@ FORWARDED = {                  # child capability -> the host's requests forward
     "completions": ("completion/complete",),
 }
 CALL_PARAMS = ("name", "arguments", "_meta")   # _meta is read by nobody and not forwarded
+FORWARDED_PARAMS: dict[str, type[types.RequestParams]] = {   # a forwarded request's params: the SDK's type for them
+    "tools/list": types.PaginatedRequestParams, "resources/list": types.PaginatedRequestParams,
+    "resources/templates/list": types.PaginatedRequestParams, "prompts/list": types.PaginatedRequestParams,
+    "resources/read": types.ReadResourceRequestParams, "prompts/get": types.GetPromptRequestParams,
+    "completion/complete": types.CompleteRequestParams}
+STATELESS_PARAMS = frozenset({"inputResponses", "requestState"})   # the 2026-07-28 flow, which the proxy does not offer
+LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "LISU", "CANADIAN")
 INIT_ID = "veriguard-proxy-initialize"
 GONE = "the MCP server is gone (it exited or closed its output)"
 TOOLS_CALL = "toolscall"       # tools/call's letters: a method whose letters read as these may have been a call
-AS_L = str.maketrans("I|", "ll")   # ASCII that reads as l ("tools/caIl"); a letter of another script is any letter
+AS_L = str.maketrans("I|", "ll")   # ASCII that reads as l ("tools/caIl"); a letter of a LOOKALIKE_SCRIPTS script is any letter
 DIGIT_READS_AS = "ol-eas-t--"   # the letter each digit 0-9 looks like ("-": none): "t00ls/ca11", not "123456789"
 MCP_METHODS = frozenset(SPEC_CLIENT_METHODS) | frozenset(SPEC_CLIENT_NOTIFICATION_METHODS)   # what a host may send
 
@@ -266,20 +273,48 @@ def calls_a_tool(method: Any, params: Any = None) -> bool:
     and is recorded as a refused call."""
     if type(method) is not str:
         return False
-    if method not in MCP_METHODS and isinstance(params, dict) and type(params.get("name")) is str \
-            and "arguments" in params:
+    if method not in MCP_METHODS and carries_call(params):
         return True
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", method.translate(AS_L)).casefold())
     kept = [c for c in folded if c.isalnum()]   # NFKD: combining marks apart, dropped ("ća")
     return len(kept) == len(TOOLS_CALL) and all(reads_as(c, t) for c, t in zip(kept, TOOLS_CALL))
 
 
+def carries_call(params: Any) -> bool:
+    """Whether a request's params hold a tool call: a string name and arguments."""
+    return isinstance(params, dict) and type(params.get("name")) is str and "arguments" in params
+
+
 def reads_as(c: str, letter: str) -> bool:
     """Whether `c` (case and compatibility folded) may stand for the ASCII `letter` to the eye: itself, a digit of any
-    script that looks like it (0 for o, 1 for l...), or a letter of another script (Cyrillic "о")."""
+    script that looks like it (0 for o, 1 for l...), or a letter of a script whose letters pass for Latin ones
+    (LOOKALIKE_SCRIPTS: Cyrillic "о", Greek "ο"); nine letters of CJK, Arabic, Hebrew or Devanagari read as no
+    tools/call (they halted a replan_halt run as a refused call)."""
     if c.isdecimal():
         return DIGIT_READS_AS[unicodedata.decimal(c)] == letter
-    return c == letter or (c.isalpha() and not c.isascii())
+    return c == letter or (c.isalpha() and not c.isascii()
+                           and unicodedata.name(c, "").startswith(LOOKALIKE_SCRIPTS))
+
+
+def forwarded_params(method: str, params: Any) -> tuple[dict[str, Any] | None, str]:
+    """The params a forwarded request (FORWARDED_PARAMS) takes to the child: only its own keys, of the SDK's types, and
+    no _meta (read by nobody, like a tools/call's); or why not ('' when they go). A key MCP does not give the method
+    (a tool's name and arguments on a tools/list) is refused, never forwarded: a server that reads params loosely ran
+    the tool call it carried."""
+    if params is None:
+        return None, ""
+    if not isinstance(params, dict):
+        return None, f"params must be an object, got {_show(params)}"
+    model = FORWARDED_PARAMS[method]
+    known = {field.alias or name for name, field in model.model_fields.items()} - STATELESS_PARAMS
+    extra = sorted(set(params) - known)
+    if extra:
+        return None, f"params has {extra[:5]}, which MCP does not give {method}; allowed: {sorted(known)}"
+    try:
+        model.model_validate(params)
+    except ValidationError as e:
+        return None, describe(e).replace("its answer is", "the params are")
+    return {k: v for k, v in params.items() if k != "_meta"}, ""
 
 
 def batch_items(batch: list[Any]) -> Iterator[dict[str, Any]]:
@@ -538,7 +573,7 @@ class Proxy:
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {"code": types.INVALID_REQUEST,
                                                                      "message": f"refused: {reused}"}})
         elif method in self.methods:
-            self.forward(host_id, method, params)
+            self.forward_request(host_id, method, params)
         elif method == "initialize":
             asked = params.get("protocolVersion") if isinstance(params, dict) else None
             result = {"protocolVersion": asked if asked in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION,
@@ -561,6 +596,20 @@ class Proxy:
                                   "to a lenient reader or to the eye, or carries a tool call")
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {
                 "code": types.METHOD_NOT_FOUND, "message": f"Method not found: the veriguard proxy does not offer {method!r}"}})
+
+    def forward_request(self, host_id: Any, method: str, params: Any) -> None:
+        """Forward a request the proxy offers (not a tools/call) with only its own params; else refuse it, recording a
+        tool call it carried (a prompt's name and arguments are a prompts/get's own)."""
+        sent, problem = forwarded_params(method, params)
+        if not problem:
+            self.forward(host_id, method, sent)
+            return
+        if method != "prompts/get" and carries_call(params):
+            self.unanswerable(params, f"a {method} whose params carry a tool's name and arguments, which MCP does not "
+                              f"give {method}: not forwarded")
+        say(f"refused {method!r} (id {host_id!r}): {problem}")
+        self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {"code": types.INVALID_PARAMS,
+                                                                 "message": f"refused: {problem}"}})
 
     def reused_id(self, host_id: Any) -> str:
         """Why the host may not use `host_id` now ('' when it may): a request of its with that id, or with the same id
@@ -729,12 +778,15 @@ class Proxy:
         self.halt_in_flight(why)
         self.child_gone(f"{why}, so no later call goes to the MCP server")
 
+    def running(self) -> bool:
+        """Whether a tools/call forwarded to the child awaits its answer (within its --timeout)."""
+        return any(p.method == "tools/call" for p in self.pending.values())
+
     def settle(self) -> None:
         """When no allowed tools/call awaits the child's answer any more, the next may be allowed (Guard.finished:
         a policy that reads facts beside the call decides one running call at a time). A call the host cancelled or
         that timed out still counts as running until the child answers it or --timeout more has passed (`linger`)."""
-        if not self.deciding and not self.unfinished and not self.replacing and not any(p.method == "tools/call"
-                                                                 for p in self.pending.values()):
+        if not self.deciding and not self.unfinished and not self.replacing and not self.running():
             self.guard.finished(RUN)   # (a decision on a thread may have allowed a call not forwarded yet)
 
     def linger(self, child_id: int) -> None:
@@ -1122,7 +1174,10 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
         while not proxy.host_gone and (line := await lines.get()) is not None:
             if line.strip():
                 proxy.from_host(line)
-        while proxy.deciding or proxy.replacing:   # the host is done: the calls it sent are decided first
+        # the host is done: the calls it sent are decided first, and those the child runs end (answered, or at their
+        # --timeout) before its input is closed; before, a call still running 2 s after the host's last line was
+        # killed with the child, its record an allow with nothing after it
+        while proxy.deciding or proxy.replacing or (not stopped_by and proxy.running()):
             await asyncio.sleep(0.01)
     finally:
         for signum in (*STOP_SIGNALS, signal.SIGCHLD):

@@ -191,7 +191,13 @@ def test_a_call_the_server_never_finishes_is_released_after_the_timeout(payments
 def test_a_normal_session_runs_every_allowed_call(payments_build, tmp_path):
     """Control: initialize, list, ping, and payments one after another, each decided on the ledger the last one
     updated: the fourth is denied on the daily limit, nothing else is refused."""
-    s = Session(payments_build, tmp_path, ledger=300000)
+    normal_session(Session(payments_build, tmp_path, ledger=300000))
+
+
+def normal_session(s: Session) -> None:
+    """The benign session every pass checks (a session started on a ledger of 300000): initialize, initialized, list,
+    ping and five payments of 60000 one after another, each decided on the ledger the last one updated: the fourth
+    and fifth are denied on the daily limit, nothing else is refused, and the proxy exits 0 at the end."""
     try:
         s.send({"jsonrpc": "2.0", "method": "notifications/initialized"}, {"jsonrpc": "2.0", "id": "l", "method":
                                                                            "tools/list"})
@@ -205,9 +211,10 @@ def test_a_normal_session_runs_every_allowed_call(payments_build, tmp_path):
         assert [r.get("isError", False) for r in got] == [False, False, False, True, True]
         assert "daily limit" in got[3]["content"][0]["text"]
         assert s.paid() == [60000] * 3
-        assert [r["allowed"] for r in s.records()] == [True, True, True, False, False]
     finally:
         s.close()
+    assert [(r["action_id"], r["allowed"]) for r in s.records()] == [(str(n), n < 4) for n in range(1, 6)]
+    assert "refused tools/call 'send_payment' (id 4)" in s.stderr.read_text()
 
 
 # --- 2. the server's stderr is marked as its own -------------------------------------------------------------------

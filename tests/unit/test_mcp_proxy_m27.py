@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT
-from tests.unit.test_mcp_proxy_m25 import INIT, Session, call, session_fixture, starts, text, wait_for
+from tests.unit.test_mcp_proxy_m25 import INIT, Session, call, normal_session, session_fixture, starts, text, wait_for
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
@@ -182,24 +182,8 @@ def test_a_host_that_never_reads_the_proxys_stderr_is_answered(payments_build, t
 
 # --- controls ------------------------------------------------------------------------------------------------------
 def test_a_normal_session_is_unchanged(session):
-    """Control: initialize, list, ping and several payments, each decided on the ledger the last one updated; the
-    host's stderr read as usual."""
-    s = session(ledger=300000)
-    try:
-        s.send({"jsonrpc": "2.0", "method": "notifications/initialized"}, {"jsonrpc": "2.0", "id": "l", "method":
-                                                                           "tools/list"})
-        assert [t["name"] for t in s.answer("l")["result"]["tools"]] == ["send_payment"]
-        s.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
-        assert s.answer("p")["result"] == {}
-        results = []
-        for n in range(1, 6):
-            s.send(call(n, {**PAYMENT, "amount_cents": 60000}))
-            results.append(s.answer(n)["result"])
-    finally:
-        s.close()
-    assert [r.get("isError", False) for r in results] == [False, False, False, True, True]
-    assert s.paid() == [60000] * 3 and [a for a, _, _ in records(s)] == ["1", "2", "3", "4", "5"]
-    assert "refused tools/call 'send_payment' (id 4)" in s.stderr.read_text()
+    """Control: M25's benign session (initialize, list, ping and several payments) in front of this pass's server."""
+    normal_session(session(ledger=300000))
 
 
 RAW = {   # lines of the classes the brief named: none reaches the server, each is answered, each tools/call recorded
