@@ -103,16 +103,20 @@ class Answer:
     cost_usd: float | None
     requested: str = ""     # the model asked for (pinned); `model` is what the server says answered
     tokens_reported: bool = True   # False: the server gave no valid token counts, so the cost is unknown
+    cache_tokens: tuple[int, int] = (0, 0)   # of input_tokens, those written to and read from the prompt cache
 
     def details(self, *, cached: bool) -> dict[str, Any]:
         return {"model": self.model, "model_requested": self.requested, "model_called": not cached,
                 "latency_ms": round(self.latency_s * 1000, 1), "input_tokens": self.input_tokens,
+                "cache_write_tokens": self.cache_tokens[0], "cache_read_tokens": self.cache_tokens[1],
                 "output_tokens": self.output_tokens, "cost_usd": self.cost_usd, "tokens_reported": self.tokens_reported}
 
     def how(self, *, cached: bool) -> str:
         cost = "unpriced" if self.cost_usd is None else f"${self.cost_usd:.6f} at list price"
         other = f" (asked for {self.requested})" if self.requested and self.requested != self.model else ""
-        tokens = (f"{self.input_tokens} in + {self.output_tokens} out tokens, {cost}" if self.tokens_reported else
+        written, read = self.cache_tokens
+        cache = f" ({written} written to and {read} read from the prompt cache)" if written or read else ""
+        tokens = (f"{self.input_tokens} in{cache} + {self.output_tokens} out tokens, {cost}" if self.tokens_reported else
                   f"tokens not reported by the server, {'cost unknown' if self.cost_usd is None else cost}")
         return (f"model {self.model}{other}{' (cached answer)' if cached else ''}: {self.latency_s * 1000:.0f} ms, "
                 f"{tokens}")
@@ -242,7 +246,7 @@ class LLMExtractor:
         fields = _answer_fields(self.argument, self.type)[1:]
         off = tuple(f for f in fields if isinstance(value, Mapping) and value.get(f) is False and f not in settled)
         clauses = _clauses(text) if off else []
-        naming = _naming_clauses(clauses, off)
+        naming = _naming_clauses(clauses, off, _field_names(_described(self.argument, self.schema)))
         if not naming:
             return value, how, details
         named = {f for said in naming.values() for f in said}
@@ -312,7 +316,7 @@ class LLMExtractor:
             raise ExtractionError("extract.llm.timeout", f"no answer from the model within {self.deadline_s:g} s "
                                   "(the extractor's deadline for one call, retries included)") from None
         except ProviderError as e:
-            self._failed(provider, e.input_tokens, e.output_tokens)
+            self._failed(provider, e.input_tokens, e.output_tokens, getattr(e, "cache_tokens", (0, 0)))
             raise ExtractionError("extract.llm." + e.code.removeprefix("provider."),
                                   f"the model gave no usable answer: {e.message}") from None
         except Exception as e:  # a provider bug or an exception its SDK did not map: deny, say what
@@ -327,7 +331,9 @@ class LLMExtractor:
         # a server silent on its tokens did not make the call free (a local server's calls cost nothing either way)
         told = getattr(completion, "tokens_reported", True)   # the record says what the server said, free or not
         reported = told or cost_usd(provider.name, provider.model, 1, 1) == 0.0
-        self._count(provider.name, provider.model, completion.input_tokens, completion.output_tokens, reported=reported)
+        cached: tuple[int, int] = getattr(completion, "cache_tokens", (0, 0))   # a replayed Completion has none
+        self._count(provider.name, provider.model, completion.input_tokens, completion.output_tokens, cached,
+                    reported=reported)
         other = other_model(completion.raw_response.get("model") if isinstance(completion.raw_response, Mapping)
                             else None, provider.model)
         if other:  # the build pins the model whose answers it trusts; another model's is not one, however it reads
@@ -344,26 +350,29 @@ class LLMExtractor:
         # policy would check a value that a JSON reader downstream takes as another
         value = _typed(from_answer(completion.data[self.argument], self.type), self.type,
                        f"the model's {self.argument}", exact=True)
-        cost = cost_usd(provider.name, provider.model, completion.input_tokens, completion.output_tokens)
-        return Answer(value, completion.model, latency, completion.input_tokens, completion.output_tokens,
-                      cost if reported else None, provider.model, told)
+        cost = cost_usd(provider.name, provider.model, completion.input_tokens, completion.output_tokens, cached)
+        return Answer(value, completion.model, latency, completion.input_tokens + sum(cached), completion.output_tokens,
+                      cost if reported else None, provider.model, told, cached)
 
     def _failure(self) -> None:
         """One failure more (a call whose tokens are counted already)."""
         with self._counting:
             self.stats.failures += 1
 
-    def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int) -> None:
+    def _failed(self, provider: "Provider", input_tokens: int, output_tokens: int,
+                cache_tokens: tuple[int, int] = (0, 0)) -> None:
         """A failed call: one failure more, and its tokens counted."""
         self._failure()
-        self._count(provider.name, provider.model, input_tokens, output_tokens)
+        self._count(provider.name, provider.model, input_tokens, output_tokens, cache_tokens)
 
-    def _count(self, provider: str, model: str, input_tokens: int, output_tokens: int, *, reported: bool = True) -> None:
+    def _count(self, provider: str, model: str, input_tokens: int, output_tokens: int,
+               cache_tokens: tuple[int, int] = (0, 0), *, reported: bool = True) -> None:
+        """The call's tokens and cost in the stats; the prompt cache's tokens count as input, at their own price."""
         from veriguard.providers.prices import cost_usd
 
-        cost = cost_usd(provider, model, input_tokens, output_tokens)
+        cost = cost_usd(provider, model, input_tokens, output_tokens, cache_tokens)
         with self._counting:
-            self.stats.input_tokens += input_tokens
+            self.stats.input_tokens += input_tokens + sum(cache_tokens)
             self.stats.output_tokens += output_tokens
             if cost is None or not reported:
                 self.stats.unpriced_calls += 1
@@ -1302,19 +1311,67 @@ def _refuse_answer_written(observation: Mapping[str, Any], texts: list[str], ord
 MAX_WITHDRAWN = 4   # distinct clauses naming fields answered false that are each asked alone; beyond, the fields stay
 # a clause: what lies between sentence ends, commas, brackets, line breaks and spaced dashes (a colon stays inside:
 # "Hotel: not needed" is one clause)
-_CLAUSE_SPLIT = re.compile(r"[.!?;,()\[\]{}\n\u2026]+|\s[-\u2013\u2014]+\s")
+# "Hotel: not needed" is one clause); and the words that join two clauses of one sentence, so that a withdrawal in the
+# request's own sentence (book a room at the Hilton but I don't need the room) is a clause of its own
+_CLAUSE_SPLIT = re.compile(r"[.!?;,()\[\]{}\n\u2026]+|\s[-\u2013\u2014]+\s|"
+                           r"\s(?i:and|but|though|although|however|yet|then|except|instead|whereas)(?=\s)")
 
 
 def _clauses(text: str) -> list[str]:
     return [c.strip() for c in _CLAUSE_SPLIT.split(text) if c.strip()]
 
 
-def _naming_clauses(clauses: list[str], fields: tuple[str, ...]) -> dict[str, list[str]]:
+def _described(argument: str, schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(field, its description) for each field of the record `argument` in the answer's schema."""
+    fields = schema.get("properties", {}).get(argument, {}).get("properties", {})
+    return tuple((str(f), str(p.get("description", ""))) for f, p in fields.items() if isinstance(p, Mapping))
+
+
+MIN_NAME_LETTERS = 4
+
+
+@lru_cache(maxsize=32)
+def _field_names(described: tuple[tuple[str, str], ...]) -> Mapping[str, tuple[str, ...]]:
+    """Each field with the words that name it in a text: its own name, and the words of its description (what the
+    model is told it means: "hotel rooms and similar lodging (resort, motel, inn)") that no other field's
+    description holds, of MIN_NAME_LETTERS letters or more, as written and singular, past and -ing forms aside. A
+    clause can withdraw a category in the words the model reads it by (Room: not needed), not only by its name."""
+    known = english_words()
+
+    def stems(word: str, end: str) -> tuple[str, ...]:
+        stem = word[:-len(end)]
+        return (stem, stem[:-1] if stem[-1:] == stem[-2:-1] else stem) if word.endswith(end) else ()
+
+    def words(description: str) -> set[str]:
+        out = set()
+        for word in re.findall(r"[a-z]+", description.casefold()):
+            if len(word) < MIN_NAME_LETTERS or any(w in known for end in ("ing", "ed") for w in stems(word, end)):
+                continue   # searching, used: a verb's forms name no thing (lodging does)
+            out |= {word, _singular(word, known)}
+        return out
+
+    said = {f: words(d) for f, d in described}
+    return {f: (f, *sorted(said[f] - set().union(*(w for g, w in said.items() if g != f)) - {f}))
+            for f, _d in described}
+
+
+def _singular(word: str, known: frozenset[str]) -> str:
+    """`word` without its plural ending (cities: city, boxes: box, rooms: room); itself when it has none."""
+    if word.endswith("ies") and word[:-3] + "y" in known:
+        return word[:-3] + "y"
+    if word.endswith("es") and word[:-2] in known and word[:-1] not in known:
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _naming_clauses(clauses: list[str], fields: tuple[str, ...],
+                    names: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, list[str]]:
     """The `clauses` (a text's _clauses) that name one of `fields` (in _plain's reading, leetspeak and plurals too),
-    each with the fields it names, in order."""
+    each with the fields it names, in order; `names`: the words that name each field (_field_names; its own name
+    when absent)."""
     if not fields:
         return {}
-    patterns = {f: _named_pattern(f) for f in fields}
+    patterns = {f: _named_pattern((names or {}).get(f, (f,))) for f in fields}
     out: dict[str, list[str]] = {}
     for clause in clauses:
         # uncached: single clauses would evict the whole texts both checks read from _plain's cache
@@ -1334,8 +1391,8 @@ def _without(clauses: list[str], naming: Mapping[str, list[str]]) -> str:
 
 
 @lru_cache(maxsize=64)
-def _named_pattern(field: str) -> re.Pattern[str]:
-    return re.compile(_name_pattern((field,)))
+def _named_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(_name_pattern(names))
 
 
 def _read_text(observation: Mapping[str, Any], path: str, max_chars: int = MAX_CHARS) -> str:

@@ -15,7 +15,8 @@ from veriguard.providers.extraction import ANTHROPIC_API_URL
 from veriguard.providers.http import BodyRefused, cap_bodies, environment_client, not_json
 from veriguard.providers.schema import checked, no_answer, parse_json, refuse_cut_off, several_answers
 from veriguard.providers.types import (
-    TOOL_NAME, Completion, CompletionRequest, ProviderError, Raw, model_name, token_count, tokens_reported,
+    TOOL_NAME, Completion, CompletionRequest, ProviderError, Raw, cache_reported, cache_tokens, model_name, token_count,
+    tokens_reported,
 )
 
 # claude-sonnet-4-5 reaches end of life on 2026-11-30 (SDK 2.12 deprecation table).
@@ -114,7 +115,8 @@ class AnthropicProvider:
             stop_reason=stop_reason,
             raw_request=body,
             raw_response=payload,
-            tokens_reported=tokens_reported(usage, "input_tokens", "output_tokens"),
+            tokens_reported=tokens_reported(usage, "input_tokens", "output_tokens") and cache_reported(usage),
+            cache_tokens=cache_tokens(usage),
         )
 
     def _body(self, request: CompletionRequest) -> dict[str, Any]:

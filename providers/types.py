@@ -32,6 +32,7 @@ class ProviderError(EnvironmentProblem):
         # Tokens spent on an answer that was then rejected (malformed, refusal) still cost money.
         self.input_tokens = token_count(usage, "input_tokens", "prompt_tokens")
         self.output_tokens = token_count(usage, "output_tokens", "completion_tokens")
+        self.cache_tokens = cache_tokens(usage)
 
 
 MAX_TOKENS_COUNTED = 10_000_000   # no one call reads or writes more; a larger count is the server's invention
@@ -55,6 +56,24 @@ def tokens_reported(usage: Any, input_key: str, output_key: str) -> bool:
     tokens, the call read as free)."""
     return isinstance(usage, Mapping) and all(
         type(usage.get(key)) is int and 0 <= usage[key] <= MAX_TOKENS_COUNTED for key in (input_key, output_key))
+
+
+# Anthropic reports the prompt tokens it wrote to or read from its prompt cache apart from `input_tokens`: a call's
+# input is all three, each at its own price (prices.cost_usd)
+CACHE_KEYS = ("cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def cache_tokens(usage: Any) -> tuple[int, int]:
+    """(cache write, cache read) input tokens of a response's `usage` (Anthropic's CACHE_KEYS; 0 when absent)."""
+    return (token_count(usage, CACHE_KEYS[0]), token_count(usage, CACHE_KEYS[1]))
+
+
+def cache_reported(usage: Any) -> bool:
+    """Whether the cache counts a response's `usage` holds, if any, are counts (absent or null: none cached): a
+    server that writes them as strings, floats, negatives or absurd numbers said nothing of what the call cost."""
+    return not isinstance(usage, Mapping) or all(
+        usage.get(key) is None or (type(usage[key]) is int and 0 <= usage[key] <= MAX_TOKENS_COUNTED)
+        for key in CACHE_KEYS)
 
 
 MAX_MODEL_NAME = 200   # characters of a model name a server reports; longer is not a name
@@ -123,6 +142,8 @@ class Completion:
     raw_response: dict[str, Any] = field(repr=False)
     tokens_reported: bool = True
     """False when the server's `usage` did not give both counts (types.tokens_reported): the cost is unknown."""
+    cache_tokens: tuple[int, int] = (0, 0)
+    """Input tokens written to and read from the server's prompt cache, beside `input_tokens` (cache_tokens)."""
 
 
 class Provider(Protocol):
