@@ -115,11 +115,12 @@ FORWARDED_PARAMS: dict[str, type[types.RequestParams]] = {   # a forwarded reque
     "resources/read": types.ReadResourceRequestParams, "prompts/get": types.GetPromptRequestParams,
     "completion/complete": types.CompleteRequestParams}
 STATELESS_PARAMS = frozenset({"inputResponses", "requestState"})   # the 2026-07-28 flow, which the proxy does not offer
-LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "LISU", "CANADIAN")
+LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "LISU", "CANADIAN", "TIFINAGH",
+                     "NKO", "VAI", "OSAGE", "DESERET", "GOTHIC", "OLD ITALIC", "RUNIC", "GLAGOLITIC")   # letters that pass for Latin
 INIT_ID = "veriguard-proxy-initialize"
 GONE = "the MCP server is gone (it exited or closed its output)"
 TOOLS_CALL = "toolscall"       # tools/call's letters: a method whose letters read as these may have been a call
-AS_L = str.maketrans("I|", "ll")   # ASCII that reads as l ("tools/caIl"); a letter of a LOOKALIKE_SCRIPTS script is any letter
+AS_L = str.maketrans("I|", "ll")   # ASCII that reads as l ("tools/caIl"); for a letter of another script see reads_as
 DIGIT_READS_AS = "ol-eas-t--"   # the letter each digit 0-9 looks like ("-": none): "t00ls/ca11", not "123456789"
 MCP_METHODS = frozenset(SPEC_CLIENT_METHODS) | frozenset(SPEC_CLIENT_NOTIFICATION_METHODS)   # what a host may send
 
@@ -277,7 +278,8 @@ def calls_a_tool(method: Any, params: Any = None) -> bool:
         return True
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", method.translate(AS_L)).casefold())
     kept = [c for c in folded if c.isalnum()]   # NFKD: combining marks apart, dropped ("ća")
-    return len(kept) == len(TOOLS_CALL) and all(reads_as(c, t) for c, t in zip(kept, TOOLS_CALL))
+    mixed = any(c.isascii() and c.isalpha() for c in kept)   # Latin letters beside others: a spelling, not a word
+    return len(kept) == len(TOOLS_CALL) and all(reads_as(c, t, mixed=mixed) for c, t in zip(kept, TOOLS_CALL))
 
 
 def carries_call(params: Any) -> bool:
@@ -285,15 +287,16 @@ def carries_call(params: Any) -> bool:
     return isinstance(params, dict) and type(params.get("name")) is str and "arguments" in params
 
 
-def reads_as(c: str, letter: str) -> bool:
+def reads_as(c: str, letter: str, *, mixed: bool) -> bool:
     """Whether `c` (case and compatibility folded) may stand for the ASCII `letter` to the eye: itself, a digit of any
-    script that looks like it (0 for o, 1 for l...), or a letter of a script whose letters pass for Latin ones
-    (LOOKALIKE_SCRIPTS: Cyrillic "о", Greek "ο"); nine letters of CJK, Arabic, Hebrew or Devanagari read as no
-    tools/call (they halted a replan_halt run as a refused call)."""
+    script that looks like it (0 for o, 1 for l...), a letter of a script whose letters pass for Latin ones
+    (LOOKALIKE_SCRIPTS: Cyrillic "о", Greek "ο"), or, in a method `mixed` with Latin letters, any other letter (an
+    Arabic alef for l in "tools/caاl"). A method of nine letters of CJK, kana, Arabic or Hebrew alone is a word of
+    its own, no tools/call (it was recorded as a refused call and halted a replan_halt run)."""
     if c.isdecimal():
         return DIGIT_READS_AS[unicodedata.decimal(c)] == letter
     return c == letter or (c.isalpha() and not c.isascii()
-                           and unicodedata.name(c, "").startswith(LOOKALIKE_SCRIPTS))
+                           and (mixed or unicodedata.name(c, "").startswith(LOOKALIKE_SCRIPTS)))
 
 
 def forwarded_params(method: str, params: Any) -> tuple[dict[str, Any] | None, str]:

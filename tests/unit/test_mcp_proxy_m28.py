@@ -106,11 +106,13 @@ def test_params_mcp_does_not_give_a_method_are_refused_unrecorded(session, metho
     ("\u03c4\u03bf\u03bfl\u03c2/c\u03b1ll", True),                          # Greek
     ("t\u043e\u043els/call", True),                                         # Cyrillic
     ("t\u0585\u0585ls/call", True),                                         # Armenian
-    ("\u13a2ools/call", True)])                                             # Cherokee
+    ("\u13a2ools/call", True),                                              # Cherokee
+    ("tools/ca\u0627l", True), ("t\u0647\u0647ls/call", True),               # Arabic letters among Latin ones
+    ("\u5de5ools/c\u53e3ll", True)])                                          # CJK among Latin
 def test_a_method_of_another_script_reads_as_tools_call_only_through_lookalikes(session, method, recorded):
     """Before: any nine letters not ASCII read as tools/call: an Arabic or kana method was recorded as a refused call
     and halted a run under replan_halt --halt-after 1. Now only letters of scripts that pass for Latin (Cyrillic,
-    Greek, Armenian, Cherokee...) and fullwidth forms do."""
+    Greek, Armenian, Cherokee...) and fullwidth forms do, and any letter among Latin ones (a spelling, not a word)."""
     s = session(options=["--strategy", "replan_halt", "--halt-after", "1"])
     try:
         s.send({"jsonrpc": "2.0", "id": "m", "method": method, "params": {}}, call(2))
