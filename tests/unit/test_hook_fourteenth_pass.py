@@ -267,3 +267,20 @@ def test_pythonpath_in_the_home_is_an_execute_there(build: Path, machine: dict[s
 def test_pythonpath_in_the_project_or_tmp_stays_allowed(build: Path, machine: dict[str, Path],  # noqa: F811
                                                         command: str) -> None:
     assert answer(build, machine, command)[0] == "allow"
+
+
+def test_a_copy_committed_then_pushed_asks(build: Path, machine: dict[str, Path]) -> None:  # noqa: F811
+    """`cat .env > src/cfg.txt` (asked, and said yes to), committed, then `git push`: the push sends that file."""
+    remote = machine["home"].parent / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    _git(machine["project"], "remote", "add", "origin", str(remote))
+    _git(machine["project"], "rm", "-q", "--cached", ".env")     # the tip holds no .env; the remote has its history
+    _git(machine["project"], "commit", "-qm", "no env")
+    _git(machine["project"], "push", "-q", "origin", "HEAD:refs/heads/main")
+    _git(machine["project"], "fetch", "-q", "origin")
+    assert answer(build, machine, "git push origin HEAD:main")[0] == "allow"
+    assert answer(build, machine, "cat .env > src/cfg.txt")[0] == "ask"
+    run(machine, "cat .env > src/cfg.txt")
+    _git(machine["project"], "add", "src/cfg.txt")
+    _git(machine["project"], "commit", "-qm", "cfg")
+    assert answer(build, machine, "git push origin HEAD:main")[0] == "ask"
