@@ -45,8 +45,9 @@ bzip2, xz and raw deflate inside them; bytes under a one-byte XOR or shift key; 
 shift) or the text reversed when that shows a call's word), read like any string when they decode to printable UTF-8
 (or for the printable runs inside bytes that are no text); keys are strings too. Before a text is searched for a
 call of a named tool it is also read with invisible characters, combining marks, look-alike letters and empty markup
-taken out (_plain). Not read: a cipher with a key of several bytes. A framework that runs calls of another shape needs
-its own extractor.
+taken out (_plain). Not read, but refused: a long run no decoder reads (letters and digits mixed as an encoding mixes
+them: a cipher with a key of several bytes, base64 reversed or re-grouped; _opaque), unless it is a hex digest, a
+UUID, a JWT's signature or a bech32 address. A framework that runs calls of another shape needs its own extractor.
 A tool_call extractor for one tool also denies any text (a call's own arguments included; JSON text is read as its
 data, the calls in read wrappers as calls) that writes a call of that tool in a call position (_named_call: a bare
 `transfer(to=...)`, ChatGLM's name line over JSON, a YAML key, `name: transfer`, `<name>transfer</name>`, `<transfer>`,
@@ -64,6 +65,7 @@ import binascii
 import bisect
 import bz2
 import functools
+import itertools
 import html
 import json
 import lzma
@@ -572,6 +574,7 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     if whole is not None:
         return [whole, *turned] if turned else whole
     encoded = _encoded(text, where) + turned
+    _refuse_opaque(text, where)
     if not _MAY_HOLD_CALL.search(text):  # no mark of a call read or refused below can be written in it
         if tool is not None:
             _refuse_written_call(text, where, tool)
@@ -667,6 +670,179 @@ def _encoded(text: str, where: str) -> list[str]:
     if ("\n" in text or len(text) <= _MAX_UU_LINE) and _UU_LINE.search(text):   # one line: the whole text
         decoded += _read_bytes(_from_uu(text), where)
     return [d for d in decoded if d and d != text]
+
+
+# A run the decoders above cannot read: letters and digits mixed as an encoding mixes them (reversed, re-grouped in
+# pairs or table cells, under a key of several bytes, in an alphabet of its own) and not as words, names and numbers
+# are written. A runtime may decode it into a call this reader never sees, so such a run denies, unless it decodes
+# (base64, base32, hex) to text, which is read, or to a known file, or is a hex digest, a UUID or a JWT's signature.
+# Measured on the benchmarks' texts: see test_extractors_e28.py.
+_OPAQUE_MIN = 40   # noisy characters in one string: a call of a tool with its arguments (`t(to="eve", amount=5)`) under
+#                    any byte-wise encoding takes 24 or more; ids (`call_`, `toolu_` and 24 characters) take fewer
+_OPAQUE_TOKEN = re.compile(r"[A-Za-z0-9+/]*[A-Za-z0-9][A-Za-z0-9+/]*")   # other marks part tokens: ids and names are parted there
+_WRAPPED = re.compile(r"\n(?<=[A-Za-z0-9+/]{40}\n)(?=[A-Za-z0-9+/]{16})")   # base64 wrapped in lines of 40+: one run
+_PATH_MARK = re.compile(r"[+/]")
+_SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[+/]")   # words (`Long`, `HTTP`), numbers, marks
+_OPAQUE_RUN = 12   # characters at least of a token counted (a video's id of 11 is not); of joined short ones, 8
+_SHORT = 4   # a token this short is judged with its neighbours (an encoding written in pairs, threes or fours)
+_DIGEST = re.compile(r"(?:0x)?(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}"
+                     r"|[0-9A-F]{32}|[0-9A-F]{40}|[0-9A-F]{64})")   # md5, sha1 (git, an address), sha256 (not 512)
+_UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
+_JWT_SIGNATURE = re.compile(r"(eyJ[\w-]{8,}\.[\w-]*)\.[\w-]{16,}")
+_FILE_MAGIC = (b"0\x82", b"0\x81", b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"%PDF", b"PK\x03\x04", b"RIFF", b"OggS", b"ID3", b"BM",
+               b"\x00\x00\x01\x00", b"wOF", b"\x1a\x45\xdf\xa3")
+
+
+def _noisy(run: str) -> bool:
+    """Whether a run of letters and digits is mixed as an encoding mixes them: its words and numbers (_SEGMENT)
+    average fewer than 3 characters (`eyJuYW1l` -> ey J u YW 1 l; words, names and numbers run longer), or it is hex
+    or base32 (one case, digits among the letters) of 16 or more."""
+    if len(set(run)) < min(12, len(run) // 2):   # an encoding of anything shows many characters; `eyJeyJ...` few
+        return False
+    if all(_WORD_SHAPE.fullmatch(part) for part in _PATH_MARK.split(run) if part):
+        return False   # words and numbers parted by `/` or `+`: a path, a date, a unit (`mcg/dose`, `04/14/2104`)
+    if len(run) >= 16 and _HEX.fullmatch(run) and not run.isdigit() and not run.isalpha():
+        return True
+    if len(run) >= 24 and _BASE32_DIGITS.fullmatch(run) and len(_DIGITS.findall(run)) * 16 >= len(run):
+        return True   # base32: a digit in 16 characters at least (words with a number, `5isadrug...`, show fewer)
+    segments = len(_SEGMENT.findall(run))
+    return segments >= 3 and len(run) < 3 * segments
+
+
+_BASE32_DIGITS = re.compile(r"[A-Z2-7]+|[a-z2-7]+")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _noisy_part(run: str) -> str:
+    """The noisy part of a run: the whole when it is noisy, and of a long run its noisy windows of _WINDOW_RUN
+    characters (words glued around an encoded run do not hide it)."""
+    if len(run) <= 2 * _WINDOW_RUN:
+        return run if _noisy(run) else ""
+    return "".join(w for i in range(0, len(run), _WINDOW_RUN)
+                   if len(w := run[i:i + _WINDOW_RUN]) >= 8 and _noisy(w))
+
+
+_WINDOW_RUN = 32
+
+
+def _readable(run: str) -> bool:
+    """Whether a run decodes to what this reader reads (text, compressed data) or to a known file."""
+    candidates = [_from_base64(run.rstrip("="))]
+    if _HEX.fullmatch(run):
+        candidates.append(bytes.fromhex(run[:len(run) // 2 * 2]))
+    if _BASE32.fullmatch(run.rstrip("=")):
+        candidates.append(_from_base32(run))
+    return any(raw and (_printable(raw) or any(map(_wordy, _unkeyed(raw))) or raw.startswith(_FILE_MAGIC) or raw[4:8] in (b"ftyp", b"ssh-", b"ecds", b"sk-s", b"sk-e")
+                        or raw[:2] == b"\x1f\x8b" or raw[:3] in (b"BZh", b"\xfd7z")) for raw in candidates)
+
+
+_BECH32 = re.compile(r"([a-z]{1,20})1([02-9ac-hj-np-z]{6,90})")
+_BECH32_CHARS = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_BECH32_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+
+
+def _bech32(run: str) -> bool:
+    """Whether a run is a bech32 or bech32m string (a Bitcoin or Lightning address) whose checksum holds: an id."""
+    m = _BECH32.fullmatch(run)
+    if m is None:
+        return False
+    prefix, data = m.groups()
+    check = 1
+    for value in [ord(c) >> 5 for c in prefix] + [0] + [ord(c) & 31 for c in prefix] + [
+            _BECH32_CHARS.index(c) for c in data]:
+        top, check = check >> 25, (check & 0x1FFFFFF) << 5 ^ value
+        for i, gen in enumerate(_BECH32_GEN):
+            check ^= gen if top >> i & 1 else 0
+    return check in (1, 0x2BC830A3)
+
+
+def _wordy(text: str) -> bool:
+    """Whether half of a text or more is words of 4 letters or more (a note under a one-byte key read; not the
+    garbage a wrong key makes of a cipher of several bytes)."""
+    return sum(map(len, _LETTERS.findall(text.lower()))) * 2 >= len(text)
+
+
+def _opaque(text: str) -> str:
+    """The first noisy run of `text` that decodes to nothing read (_noisy, _readable), when such runs hold
+    _OPAQUE_MIN characters or more; '' for none. Only the text around the places where case or digits change inside a
+    word (_NOISE_HINT, found in C) is read token by token: a noisy run shows such a change every few characters."""
+    if len(text) < _OPAQUE_MIN:
+        return ""
+    hints = [m.start() for m in _NOISE_HINT.finditer(text)]
+    if len(hints) < 4:
+        return ""
+    noisy, first = 0, ""
+    start, end = hints[0], hints[0]
+    for at in hints[1:] + [len(text) + 2 * _HINT_REACH]:
+        if at - end <= 2 * _HINT_REACH:
+            end = at
+            continue
+        left, right = max(0, start - _HINT_REACH), min(len(text), end + _HINT_REACH)
+        while left > 0 and _OPAQUE_TOKEN.fullmatch(text, left - 1, left) and start - left < _MAX_BASE85:
+            left -= 1
+        while right < len(text) and _OPAQUE_TOKEN.fullmatch(text, right, right + 1) and right - end < _MAX_BASE85:
+            right += 1
+        for run in _noisy_runs(text[left:right]):
+            noisy += len(run)
+            first = first or run
+            if noisy >= _OPAQUE_MIN:
+                return first
+        start = end = at
+    return ""
+
+
+_NOISE_HINT = re.compile(r"[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]")   # inside a word: `yW`, `J1`, `4w`
+_HINT_REACH = 64
+
+
+def _noisy_runs(text: str) -> Iterator[str]:
+    """The noisy runs of `text` that decode to nothing read. Tokens of at most _SHORT characters parted by at most two
+    blanks or marks are joined into one run (`ey Ju YW 1l`), as a runtime that drops the marks reads them, when a
+    third of them or more are no word or number, or a fifth and they average 3 characters or fewer, and two or more
+    change from lower to upper case or the run is hex or base32 (short words, `Find More Hot`, and codes in prose,
+    `AA12 4B 10am`, are not joined into noise)."""
+    if "eyJ" in text:
+        text = _JWT_SIGNATURE.sub(r"\1", text)
+    if "-" in text:
+        text = _UUID.sub(" ", text)
+    if "\n" in text:
+        text = _WRAPPED.sub("", text.replace("\r\n", "\n"))
+    if "<" in text:
+        text = _TAG_NAME.sub("   ", text)   # `<h4>Sort by</h4>`: a tag's name is no part of a run
+    short: list[str] = []
+    end = -1
+    for found in itertools.chain(_OPAQUE_TOKEN.finditer(text), (None,)):
+        token = found.group() if found is not None else ""
+        if found is not None and len(token) <= _SHORT and (not short or found.start() - end <= 2):
+            short.append(token)
+            end = found.end()
+            continue
+        odd = sum(not _WORD_SHAPE.fullmatch(t) for t in short)
+        joined = "".join(short)
+        mixed = (odd * 3 >= len(short) or odd * 5 >= len(short) and len(joined) <= 3 * len(short)) and (
+            sum(_LOWER_UPPER.search(t) is not None for t in short) >= 2 or _HEX.fullmatch(joined) is not None
+            or _BASE32_DIGITS.fullmatch(joined) is not None)   # codes in prose (`AA12 4B 10am`) show neither
+        for run in ((joined,) if mixed else ()) + ((token,) if len(token) >= _OPAQUE_RUN else ()):
+            if len(run) < 8 or _DIGEST.fullmatch(run) or _bech32(run):
+                continue
+            if len(run) >= _OPAQUE_MIN and _readable(run):   # a short piece read is a fragment, not a reading
+                continue
+            noisy = _noisy_part(run)
+            if noisy:
+                yield noisy
+        short, end = ([token], found.end()) if found is not None and len(token) <= _SHORT else ([], -1)
+
+
+_WORD_SHAPE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_LOWER_UPPER = re.compile(r"[a-z][A-Z]")
+_TAG_NAME = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*")
+
+
+def _refuse_opaque(text: str, where: str) -> None:
+    run = _opaque(text)
+    if run:
+        _bad_call(where, f"a run of encoded-looking characters that no decoder here reads ({run[:24]!r}...): a runtime "
+                  "may decode it into a tool call that this reader never sees")
 
 
 _NOT_BASE64_RUN = re.compile(r"[^A-Za-z0-9+/=_-]")   # base85 writes some of these in any 20 characters, nearly
