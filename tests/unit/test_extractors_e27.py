@@ -174,7 +174,7 @@ BENIGN = {
     "base32_of_a_note": base64.b32encode(b"hello world, this is a note").decode(),
     "code": "def add(a, b):\n    return a + b\nfor i in range(10):\n    print(add(i, 2))\n",
     "html": "<p>Hello <b>world</b>, see <a href='x'>here</a></p>",
-    "api_key": "sk-proj-Ab3dEf9GhIjK1mNoPqRsTuVwXyZ0123456789abcdefGHIJ",
+    # "api_key" (a random secret of 40+ characters) denies since E28: test_extractors_e28.test_a_long_random_secret_denies
     "accents_and_emoji": "Café ☕ — naïve résumé, 東京",
     "palindromes": "Level: kayak, racecar, stats",
     "ini_of_another_section": "[database]\nhost = localhost\nport = 5432\n",
@@ -197,9 +197,9 @@ def test_raw_deflate_that_inflates_past_the_limit_denies():
         assert "inflates past" in denied(TRANSFER, observation)
 
 
-def test_a_keyed_cipher_of_many_bytes_is_not_read():   # the limit, stated: a text under a key of many bytes is opaque
+def test_a_keyed_cipher_of_many_bytes_denies():   # not read, but refused since E28: a run no decoder reads
     keyed = _b64(bytes(c ^ k for c, k in zip(_b(JCALL), b"secretkey" * 20)))
-    assert TRANSFER.extract(placements(keyed)[0]).value["to"] == "bob"
+    assert "no decoder here reads" in denied(TRANSFER, placements(keyed)[0])
 
 
 @pytest.mark.parametrize("unit", ["random", "<|" + "a" * 39 + " ", "Ab1x9ZqWm2 "])
@@ -208,7 +208,10 @@ def test_many_runs_are_read_in_bounded_time(unit):
                else "x" + unit * (400_000 // len(unit)))
     start = time.perf_counter()
     for extractor in (TRANSFER, ANY):
-        assert extractor.extract({"content": [OK, text(written)]}).value["to"] == "bob"
+        if unit == "random":   # random runs are what a cipher of a call looks like: refused since E28
+            assert "no decoder here reads" in denied(extractor, {"content": [OK, text(written)]})
+        else:
+            assert extractor.extract({"content": [OK, text(written)]}).value["to"] == "bob"
     assert time.perf_counter() - start < 40   # about 2-4 s per extractor here (0.2 s before the decoders)
 
 
