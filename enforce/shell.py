@@ -104,6 +104,9 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     if content and zones.carried:     # after the git step: what a git command sends from its commits is read there
         a = through_carried(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), zones.carried,
                             commands, globs, disk)
+    if content and zones.carried and a.kind == SENDING_KIND:
+        a = through_typed_secrets(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
+                                  zones.carried, command, workspace, disk)
     if copies and zones.carried:
         a = replace(a, copies=carried_copies(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                              zones.carried, globs, disk))
@@ -291,6 +294,44 @@ class _CarriedNames:
         return re.compile("|".join(fnmatch.translate(t) for t in self.plain))
 
 
+_TYPED_FILES = 64              # files of a carried zone read for their values, each up to _TYPED_BYTES
+_TYPED_BYTES = 64 * 1024
+_VALUE = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(.*?)\s*$", re.M)
+_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~@:]{20,}")
+
+
+def secret_values(text: str) -> set[str]:
+    """What a secret file holds that a command's text could carry: each setting's value (`KEY=VALUE`, `KEY: VALUE`,
+    quotes taken off) of at least 8 characters holding a digit or a character other than a letter, and each run of 20
+    or more key-like characters holding a letter and a digit (a PEM body's lines, a JSON key's token)."""
+    values = {v.strip("\"'") for v in _VALUE.findall(text)}
+    found = {v for v in values if len(v) >= 8 and not v.isalpha() and " " not in v}
+    found |= {t for t in _TOKEN.findall(text) if any(c.isdigit() for c in t) and any(c.isalpha() for c in t)}
+    return found
+
+
+def through_typed_secrets(a: Analysis, zones: Zones, carried: tuple[str, ...], command: str, workspace: str,
+                          disk: "_Walk") -> Analysis:
+    """`a` reading the project's secrets where the text of a command that sends data out holds a value of one of the
+    project's secret files on disk now (`curl -H 'Authorization: Bearer sk-…' URL` after the agent read the `.env`: the
+    agent's own context carries it from one call to the next, where no file does)."""
+    if any(z in carried for _, z in a.touched):
+        return a
+    walk = _CarriedWalk(zones, carried, disk)
+    for path in walk.every(workspace, _TYPED_FILES):
+        try:
+            with open(path, "rb") as f:
+                text = f.read(_TYPED_BYTES).decode("utf-8", "replace")
+        except OSError:
+            continue
+        held = next((v for v in secret_values(text) if v in command), None)
+        if held is not None:
+            zone = next(z for z in _zones_of(zones, path) if z in carried)
+            return replace(a, touched=ordered({**dict.fromkeys(a.touched), ("read", zone): None}),
+                           account=a.account + (f"read {path} ({zone}): the command's text holds one of its values",))
+    return a
+
+
 class _CarriedWalk:
     """The files of `carried` zones under a folder on disk, breadth first (the project's `.env` is met at once), at most
     CONTENT_LIMIT entries in all: past them, the folder counts as holding one. A name no carried pattern's last part
@@ -306,6 +347,21 @@ class _CarriedWalk:
         if known is None:
             known = self.seen[name] = self.matcher.candidate(name)
         return known
+
+    def every(self, folder: str, most: int) -> list[str]:
+        """Up to `most` regular files of carried zones under `folder` on disk (links not followed), breadth first."""
+        found: list[str] = []
+        queue = collections.deque([folder])
+        while queue and len(found) < most and self.left >= 0 and not self.disk.exhausted:
+            entries = self.disk.entries(queue.popleft())
+            self.left -= len(entries)
+            for e in entries:
+                if e.is_dir(follow_symlinks=False):
+                    queue.append(e.path)
+                elif e.is_file(follow_symlinks=False) and self.candidate(e.name) and \
+                        any(z in self.carried for z in _zones_of(self.zones, e.path)):
+                    found.append(e.path)
+        return found[:most]
 
     def first(self, folder: str) -> tuple[str, str] | None:
         queue = collections.deque([folder])
