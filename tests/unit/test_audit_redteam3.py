@@ -89,6 +89,10 @@ def test_freeze_writes_failed_for_a_result_missing_a_gate(tmp_path, kept):
 # `audit --mutation` re-runs the mutation score (before, the figures were only checked to add up: a re-signed
 # certificate claiming 30 of 30 killed passed whatever the tests kill). The mini spec's 30 mutants are all killed by
 # its tests (so Nagini is never asked: the worker below fails the test if it is made).
+# a mutant that survived the tests, sent to Nagini (the spec's budget lets it see 3) and proved equivalent, as synth
+# records it (synth.pipeline.mutation_gate)
+SURVIVOR = {"id": 3, "killed_by": None, "note": "Nagini proves this mutant too: it is equivalent to the policy under "
+                                                "the contract"}
 TRUE_MUTATION = {"by_proof": 0, "by_tests": 30, "killed": 30, "proofs_run": 0, "score": 1.0, "survivors": [],
                  "threshold": 0.8, "total": 30, "limit": 30}
 
@@ -112,7 +116,7 @@ MUTATION_FORGERIES = {
                                          "limit": 500},
     "one kill said to be Nagini's": {**TRUE_MUTATION, "by_tests": 29, "by_proof": 1},
     "a survivor hidden from the tests": {**TRUE_MUTATION, "killed": 29, "by_tests": 29, "score": 0.9667,
-                                         "survivors": [{"id": 3, "killed_by": None}]},
+                                         "survivors": [SURVIVOR]},
     "a lower threshold": {**TRUE_MUTATION, "threshold": 0.5},
 }
 
@@ -139,5 +143,5 @@ def test_a_score_synth_rounded_adds_up(build, key):
     """synth records the score to 4 places: 29 of 30 is 0.9667, which the claims check refuted (|0.9667 - 29/30| is
     3e-5, over its 1e-9), failing a genuine build whose one mutant survived."""
     resign(build, key, with_mutation({**TRUE_MUTATION, "killed": 29, "by_tests": 29, "score": 0.9667,
-                                      "survivors": [{"id": 3, "killed_by": None}]}))
+                                      "survivors": [SURVIVOR]}))
     assert verdicts(run(build, key, prover=Prover()))["claims"] is Verdict.PASSED

@@ -14,17 +14,19 @@ from veriguard.enforce.loader import ArgumentError as LoadedArgumentError, Polic
 from veriguard.synth.compile import compile_policy
 from veriguard.contracts.build_format import CERTIFIED_GATES
 from veriguard.synth.freeze import frozen_module, sha256, write_build
-from veriguard.synth.pipeline import Gate, SynthResult
+from veriguard.synth.pipeline import Gate, SynthResult, contract_gate
 from veriguard.synth.specfile import load_spec
 from tests.conftest import SHIPPED, SPECS, write_spec
 from veriguard.verify import mutation
 from veriguard.verify.runnable import contract_functions, runnable_policy, strip_contracts
 from veriguard.verify.verdicts import ProofResult, Verdict
+from veriguard.verify.z3check import check_contract
 
 
-def fake_result(spec, *, passed=True):
-    """A result as if every gate had run (PASSED, Nagini PROVED) or had failed (REFUTED); no gate runs. It records each
-    gate synthesis records (synth.freeze.CERTIFIED_GATES), so that a certificate missing one means something; the
+def fake_result(spec, *, passed=True, z3=False):
+    """A result as if every gate had run (PASSED, Nagini PROVED) or had failed (REFUTED); no gate runs but z3's, with
+    `z3` (as `audit` re-runs it and compares its findings: seconds per spec, so only builds audited ask it). It records
+    each gate synthesis records (synth.freeze.CERTIFIED_GATES), so that a certificate missing one means something; the
     mutation figures are made up (one mutant, killed, under a limit of one, so that the count `audit` makes again
     agrees; `audit --mutation` re-derives them)."""
     compiled = compile_policy(spec)
@@ -41,12 +43,26 @@ def fake_result(spec, *, passed=True):
         "properties (Hypothesis)": ("100 random + 0 systematic inputs decided as the contract says",
                                     {"examples_run": 100, "systematic": 0, "rejected": 0, "failure": None}),
         "mutation": (f"1/1 mutants killed (score 1.00, threshold {spec.settings.mutation_threshold:.2f})", figures)}
+    if z3:
+        found = z3_gate(spec)
+        made["contract (z3)"] = (found.summary, found.details)
     gates = [Gate(name, proved if name in ("contract (z3)", "proof (Nagini)") else verdict, made[name][0],
                   details=made[name][1]) for name in CERTIFIED_GATES]
     mutation = {**figures, "threshold": spec.settings.mutation_threshold, "by_tests": 1, "by_proof": 0,
                 "survivors": [], "proofs_run": 0, "limit": 1}
     return SynthResult(spec, compiled.source, runnable, frozen_module(spec, runnable), gates, ProofResult(proved), None,
                        None, mutation)
+
+
+_Z3_GATES = {}
+
+
+def z3_gate(spec):
+    """z3's gate for `spec`, once per spec and tables in a process."""
+    key = (spec.sha256, spec.files, spec.settings.z3_bound)
+    if key not in _Z3_GATES:
+        _Z3_GATES[key] = contract_gate(check_contract(spec.contract, bound=spec.settings.z3_bound))
+    return _Z3_GATES[key]
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)

@@ -44,7 +44,7 @@ def keys(tmp_path_factory):
 def signed(tmp_path_factory, keys):
     folder = tmp_path_factory.mktemp("spec")
     key = load_signing_key(keys["signer"][0])
-    build, _ = write_build(fake_result(load_spec(write_spec(folder, FIELDS))), folder / "out", run_info={},
+    build, _ = write_build(fake_result(load_spec(write_spec(folder, FIELDS)), z3=True), folder / "out", run_info={},
                            signer=lambda cert: sign_certificate(key, cert))
     return build
 
