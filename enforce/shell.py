@@ -106,7 +106,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
                             commands, globs, disk)
     if content and zones.carried and a.kind == SENDING_KIND:
         a = through_typed_secrets(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
-                                  zones.carried, command, workspace, disk)
+                                  zones.carried, command, workspace or cwd, disk)
     if copies and zones.carried:
         a = replace(a, copies=carried_copies(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                              zones.carried, globs, disk))
