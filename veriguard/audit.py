@@ -19,7 +19,8 @@ Each check has one Verdict (verify.verdicts); the audit passes only when every o
   extraction       extraction.json (how the monitor turns what the agent did into the policy's arguments) is
                    byte for byte what the build's spec gives (synth.freeze.extraction_json); a classifier frozen
                    in it is retrained here (deterministic on one machine) and compared, NOT_CHECKED when it differs
-  contract (z3)    the spec's contract is satisfiable, every rule can fire and hold, properties follow
+  contract (z3)    the spec's contract is satisfiable, every rule can fire and hold, properties follow; and the
+                   certificate records these findings (each one, as z3 gives it here) and the bound
   examples         the spec's examples, run on the frozen module in a sandboxed child
   proof (Nagini)   Nagini, run here on policy_verified.py (never a cached proof)
   mutation (re-run) with --mutation only: the mutation score run again (the same mutants, made with the mutant limit
@@ -48,7 +49,9 @@ import functools
 import hashlib
 import io
 import json
+import math
 import os
+import re
 import tarfile
 import tempfile
 import time
@@ -462,8 +465,8 @@ def _from_the_spec(b: _Build, spec: SpecFile, progress: Progress, prover: Prover
     progress("deriving extraction.json again from the spec")
     checks.append(_timed("extraction", lambda: _extraction(spec, b.files.get("extraction.json", b""))))
     progress("checking the contract with z3")
-    checks.append(_timed("contract (z3)", lambda: _gate(contract_gate(check_contract(contract,
-                                                                                       bound=spec.settings.z3_bound)))))
+    checks.append(_timed("contract (z3)", lambda: z3_as_recorded(
+        contract_gate(check_contract(contract, bound=spec.settings.z3_bound)), b.certificate)))
     progress("running the spec's examples on the frozen module")
 
     def examples() -> tuple[Verdict, str]:
@@ -727,6 +730,28 @@ def _gate(gate: Any) -> tuple[Verdict, str]:
     return gate.verdict, gate.summary
 
 
+def z3_as_recorded(fresh: Gate, cert: Mapping[str, Any]) -> tuple[Verdict, str]:
+    """z3's contract checks run here (`fresh`), held to the certificate's record of them: the bound and every
+    finding (check, subject, verdict, message, witness, place), which report.md shows a person as what z3 found. z3
+    gives the same findings for the same contract and tables (the tools check compares its version). Before, a
+    re-signed certificate with its findings emptied, a witness added or a message rewritten passed."""
+    if not holds(fresh.verdict):
+        return fresh.verdict, fresh.summary
+    recorded: dict[str, Any] = next((g for g in _list(cert.get("gates")) if isinstance(g, dict)
+                                     and g.get("name") == "contract (z3)"), {})
+    made = json.loads(json.dumps({"bound": fresh.details.get("bound"), "findings": fresh.details.get("findings")}))
+    differ = [k for k in ("bound", "findings") if _canonical(recorded.get(k)) != _canonical(made[k])]
+    if differ == ["findings"]:
+        said = [f for f in _list(recorded.get("findings"))]
+        first = next((i for i, (a, b) in enumerate(zip(said, made["findings"])) if _canonical(a) != _canonical(b)),
+                     min(len(said), len(made["findings"])))
+        return Verdict.REFUTED, (f"{fresh.summary}, but the certificate records other findings ({len(said)} where z3 "
+                                 f"gives {len(made['findings'])}; the first that differs is #{first + 1})")
+    if differ:
+        return Verdict.REFUTED, f"{fresh.summary}, but the certificate records another {' and '.join(differ)}"
+    return fresh.verdict, f"{fresh.summary}, as the certificate records them"
+
+
 def certificate_claims(spec: SpecFile, cert: Mapping[str, Any]) -> tuple[Verdict, str]:
     """Whether what the certificate says (and report.md shows a person as what was proved) is so: its request, agent,
     contract text and hash, rules and properties are the build's spec's (synth.freeze.spec_claims), and, as it says
@@ -800,19 +825,21 @@ def _records_synth_did_not_write(spec: SpecFile, cert: Mapping[str, Any]) -> lis
     wrong += [f"properties.{p.get('id')}" for p in _list(cert.get("properties"))
               if not isinstance(p, dict) or set(p) != PROPERTY_KEYS or p.get("detail") != ""]
     caches = [proof.get("cache"), *(g.get("cache") for g in _list(cert.get("gates")) if isinstance(g, dict))]
-    if not all(c is None or _cache_entry(c, cert.get("synthesized_at")) for c in caches):
-        wrong.append("cache (an entry synth could not have used: a key it does not write, a negative or unknown "
-                     "duration, or a time after the synthesis)")
+    if not all(c is None or _cache_entry(c, cert.get("synthesized_at"), spec) for c in caches):
+        wrong.append("cache (an entry synth could not have used: a key it does not write, a duration that is not "
+                     "a time synth records or longer than the run could take, or a time outside the synthesis)")
     survivors = mutation.get("survivors")
     if set(mutation) - {"limit"} != MUTATION_KEYS - {"limit"} \
             or mutation.get("threshold") != spec.settings.mutation_threshold \
             or not isinstance(survivors, list) or mutation.get("total") != _int(mutation.get("killed")) + len(survivors) \
-            or _int(mutation.get("by_tests")) + _int(mutation.get("by_proof")) != mutation.get("killed"):
-        wrong.append("mutation (its threshold is not the spec's, or its figures do not add up)")
+            or _int(mutation.get("by_tests")) + _int(mutation.get("by_proof")) != mutation.get("killed") \
+            or not _nagini_budget_kept(mutation, spec.settings.mutants_per_nagini):
+        wrong.append("mutation (its threshold is not the spec's, its figures do not add up, or more mutants went to "
+                     "Nagini than the spec's [verify] mutants_per_nagini allows)")
     tools = cert.get("tools")
-    if not isinstance(tools, dict) or not set(tools) <= RECORDED_TOOLS or not all(isinstance(v, str) for v in
-                                                                                  tools.values()):
-        wrong.append("tools (synth records the versions of the tools it ran, and nothing else)")
+    if not isinstance(tools, dict) or set(tools) != RECORDED_TOOLS or not all(
+            isinstance(v, str) and _TOOL_VERSION.get(t, _DISTRIBUTION_VERSION).fullmatch(v) for t, v in tools.items()):
+        wrong.append("tools (synth records the version of each tool it ran, as the tool gives it, and nothing else)")
     if str(cert.get("synthesized_at")) < FIRST_BUILD:
         wrong.append(f"synthesized_at (before {FIRST_BUILD[:10]}: no veriguard build is older)")
     return wrong
@@ -822,15 +849,53 @@ def _int(value: Any) -> int:
     return value if type(value) is int else -1
 
 
-def _cache_entry(entry: Any, synthesized_at: Any) -> bool:
-    """A proof-cache entry as synth records it: its keys, a duration that is a non-negative number, and a time (as
-    synth stamps times) no later than the synthesis that used it."""
+# a tool's version as synth records it (synth.freeze.tool_versions): platform.python_version(), Java's major version,
+# a distribution's version (PEP 440) or "not installed"; anything else is a sentence no tool wrote
+_DISTRIBUTION_VERSION = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9}){0,5}((a|b|rc)[0-9]{1,9})?(\.post[0-9]{1,9})?"
+                                   r"(\.dev[0-9]{1,9})?(\+[a-z0-9]{1,32}(\.[a-z0-9]{1,32}){0,5})?|not installed")
+_TOOL_VERSION = {"python": re.compile(r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}((a|b|rc)[0-9]{1,3})?\+?"),
+                 "java": re.compile(r"[0-9]{1,3}|unknown")}
+MAX_GATE_SECONDS = 86_400.0   # a gate's run stored in the cache (tests, z3, mutants, a classifier): none takes a day
+
+
+def _cache_entry(entry: Any, synthesized_at: Any, spec: SpecFile) -> bool:
+    """A proof-cache entry as synth records it: its keys, a duration as the cache stores it (seconds rounded to the
+    millisecond, not negative, and no longer than the run could take: a proof is killed at its timeout plus the
+    worker's grace, and a failure may be verified twice, verify.nagini.verify_explained), and a time (as synth stamps
+    times) between the first veriguard build and the synthesis that used it. Before, 1e308 s passed."""
+    from veriguard.verify.nagini import GRACE
+
     if not isinstance(entry, dict) or not set(entry) <= CACHE_KEYS or "hit" not in entry:
         return False
     took = entry.get("seconds_then")   # None when the entry did not record it (verify.proof_cache)
+    longest = 2 * (spec.settings.nagini_timeout + GRACE) if entry.get("hit") == "file" else MAX_GATE_SECONDS
     stored = entry.get("stored_at")
-    return (took is None or type(took) in (int, float) and 0 <= took < float("inf")) and (
-        stored is None or (_stamped(stored) and str(stored) <= str(synthesized_at)))
+    return (took is None or _duration(took, longest)) and (
+        stored is None or (_stamped(stored) and FIRST_BUILD <= str(stored) <= str(synthesized_at)))
+
+
+def _duration(took: Any, longest: float) -> bool:
+    """Seconds as synth records them: round(t, 3) of a monotonic clock's difference (a float, never -0.0)."""
+    return type(took) is float and math.isfinite(took) and math.copysign(1.0, took) > 0 and took <= longest \
+        and round(took, 3) == took
+
+
+def _nagini_budget_kept(mutation: Mapping[str, Any], budget: int) -> bool:
+    """Whether the mutants the figures send to Nagini are the ones synth.pipeline.mutation_gate sends: each survivor of
+    the tests in turn while the spec's `mutants_per_nagini` lasts. The mutants that survive the tests are those
+    killed by a proof and the survivors; min(those, budget) went to Nagini, each either killed (`by_proof`) or proved
+    equivalent (a survivor with Nagini's note); the others carry the budget's note; `proofs_run` (not from the cache)
+    is at most those sent. Before, `by_tests` and `by_proof` swapped with the same total passed (30 kills by proof
+    where the spec lets Nagini see 3)."""
+    survivors = [s for s in _list(mutation.get("survivors")) if isinstance(s, dict)]
+    by_proof, proofs_run = _int(mutation.get("by_proof")), _int(mutation.get("proofs_run"))
+    if len(survivors) != len(_list(mutation.get("survivors"))) or min(by_proof, proofs_run,
+                                                                      _int(mutation.get("by_tests"))) < 0 or any(
+            s.get("killed_by") is not None or not isinstance(s.get("note"), str) for s in survivors):
+        return False
+    proved_too = sum(1 for s in survivors if s["note"].startswith("Nagini proves"))
+    sent = by_proof + proved_too
+    return sent == min(by_proof + len(survivors), budget) and proofs_run <= sent
 
 
 def _gate_summary(spec: SpecFile, gate: Mapping[str, Any], proof: Mapping[str, Any],
