@@ -53,7 +53,7 @@ SANDBOX = "sandbox"   # named in unguarded: a SandboxAgent's capability tools ma
 NESTED = "nested_runs"   # named in unguarded: an agent called as a tool may run without policy hooks
 HOOKS_ATTRIBUTE = "veriguard_hooks"   # set on a policy_agent_tool: the guard whose hooks its nested run has
 PREPARED = "_function_tool_arguments"   # where a ToolContext keeps the arguments its invoker runs (openai-agents 0.24)
-DECIDED = "veriguard_decided"   # set on a ToolContext: the JSON text of the arguments the guardrail allowed
+DECIDED = "veriguard_decided"   # set on a ToolContext: (the JSON text the guardrail allowed, whether only it can run)
 # The SDK's private names read here (openai-agents 0.24): an agent tool's `_agent_instance` (the agent its nested run
 # runs; an agent tool is also known by `_is_agent_tool` and by its public tool origin, so one without the agent is
 # refused), a Handoff's `_agent_ref` (without it the handoff's agent cannot be seen: refused), an MCP tool's
@@ -84,9 +84,10 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
                                tool=tool.tool_name) if changed else \
             guard.check(call, context=facts, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                         tool=tool.tool_name, exclusive=guard in RELEASED)
-        if outcome.allowed and prepared is not None:   # the SDK runs these, and only for the text decided
-            setattr(tool, DECIDED, tool.tool_arguments)
-            if guard.mode == "enforce":   # shadow mode refuses nothing: the SDK validates the text it is given
+        if outcome.allowed and not changed:
+            held = prepared is not None and guard.mode == "enforce"   # shadow mode refuses nothing
+            setattr(tool, DECIDED, (tool.tool_arguments, held))
+            if held:   # the SDK runs these, and only for the text decided
                 setattr(tool, PREPARED, prepared)
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
@@ -338,16 +339,17 @@ class PolicyHooks(RunHooks[Any]):
 
     def _changed_after(self, context: Any, tool: Any) -> None:
         """Record a call whose arguments were changed after its guardrail allowed them (an on_tool_start hook, a later
-        guardrail): the SDK does not run it (the prepared arguments are for the text decided) and tells the model of an
-        error, unless the hook also took the prepared arguments away (a private field), when it ran undecided."""
+        guardrail). A function tool does not run it (the SDK runs the prepared arguments for the text decided only) and
+        tells the model of an error, unless the hook also took the prepared arguments away (a private field); a tool
+        made by hand (its own on_invoke_tool), or shadow mode, ran it on the text it was given."""
         decided = getattr(context, DECIDED, None)
-        sent = getattr(getattr(context, "tool_call", None), "arguments", decided)
-        if decided is None or sent == decided:
+        sent = getattr(getattr(context, "tool_call", None), "arguments", None)
+        if not isinstance(decided, tuple) or sent is None or sent == decided[0]:
             return
         name = str(getattr(tool, "name", ""))
         self.guard.refuse_run(f"the arguments of {name!r} were changed after policy {self.guard.policy_name} allowed "
-                              f"them (by a hook or a guardrail): {str(sent)[:200]!r} in place of {str(decided)[:200]!r};"
-                              f" {'the SDK runs the arguments decided for that text only' if self.guard.mode == 'enforce' else 'shadow mode: it ran'}",
+                              f"them (by a hook or a guardrail): {str(sent)[:200]!r} in place of {str(decided[0])[:200]!r}"
+                              f"; {'the SDK runs the arguments decided for that text only' if decided[1] else 'it ran'}",
                               integration="openai_agents", tool=name,
                               action_id=str(getattr(context, "tool_call_id", "")))
 

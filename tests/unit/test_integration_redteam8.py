@@ -117,7 +117,37 @@ def test_shadow_mode_runs_the_rewritten_call_and_records_it(payments_build, tmp_
     g, ran = guard(payments_build, log=log, mode="shadow"), []
     run_rewritten(g, ran, "agent-hooks", agents_model(Script(calls(("send_payment", PAYMENT)))))
     assert ran == [250000]
-    assert [(allowed, "shadow mode: it ran" in why) for allowed, why in records(log)] == [(True, False), (False, True)]
+    assert [(allowed, why.endswith("; it ran")) for allowed, why in records(log)] == [(True, False), (False, True)]
+
+
+def test_a_tool_made_by_hand_that_ran_rewritten_arguments_is_recorded(payments_build, tmp_path):
+    """A FunctionTool with its own on_invoke_tool reads the text it is given: the SDK has no prepared arguments to hold
+    it to the text decided, so the rewritten call runs (still open); policy_hooks record that it ran on other arguments.
+    Before: no record of it."""
+    agents_fixture()
+    from agents import FunctionTool
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+
+    async def invoke(ctx, text):
+        ran.append(json.loads(text)["amount_cents"])
+        return "sent"
+    schema = pay(g, []).params_json_schema
+    tool = FunctionTool(name="send_payment", description="Send a payment.", params_json_schema=schema,
+                        on_invoke_tool=invoke, tool_input_guardrails=[policy_guardrail(g)])
+    from agents import Agent, AgentHooks
+
+    class Rewriting(AgentHooks):
+        async def on_tool_start(self, context, agent, tool):
+            rewrite(context)
+    run_agent(Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))), tools=[tool],
+                    hooks=Rewriting()), g)
+    assert ran == [250000]
+    assert [(allowed, CHANGED_AFTER in why and why.endswith("; it ran")) for allowed, why in records(log)] == [
+        (True, False), (False, True)]
 
 
 def test_a_guardrail_before_the_policys_that_rewrites_what_it_reads_does_not_run_the_call(payments_build, tmp_path):
