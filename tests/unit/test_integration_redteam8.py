@@ -379,3 +379,57 @@ def test_benign_control_provider_and_client_calls_with_their_own_ids(payments_bu
     to_run, refused = split_tool_uses(g, message, context=CONTEXT)
     assert [b["id"] for b in to_run] == ["toolu_1"] and refused == []
     assert [allowed for allowed, _ in records(log)] == [False, True]
+
+
+# --- Anthropic: a cut stream handed over as its final message -------------------------------------------------------------
+def decide(g, message):
+    """A loop's helper, called with the final message only."""
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    return split_tool_uses(g, message, context=CONTEXT)
+
+
+@pytest.mark.parametrize("how", ["beta", "plain", "helper", "async"])
+def test_the_final_message_of_a_cut_stream_is_read_with_its_stream(payments_build, tmp_path, how):
+    """Before: `split_tool_uses(guard, stream.get_final_message())` allowed a tool_use whose streamed input was cut to
+    `"amount_cents": 4` (the block closed early, the message ended asking for tools): only the stream shows the cut."""
+    from tests.unit.test_integration_redteam6 import CUT, sse
+
+    log = tmp_path / "log.jsonl"
+    g = guard(payments_build, log=log)
+    model = ScriptedModel(sse([("t1", "send_payment", CUT)]))
+    if how == "async":
+        async def streamed():
+            messages = hooked(model, asynchronous=True).messages
+            async with messages.stream(model="c", max_tokens=10, messages=USER) as stream:
+                await stream.until_done()
+                return decide(g, await stream.get_final_message())
+        to_run, refused = asyncio.run(streamed())
+    else:
+        client = hooked(model)
+        with (client.beta.messages if how == "beta" else client.messages).stream(
+                model="c", max_tokens=10, messages=USER) as stream:
+            stream.until_done()
+        final = stream.get_final_message()
+        to_run, refused = decide(g, final) if how == "helper" else split_tool_uses_here(g, final)
+    assert to_run == [] and [(r["tool_use_id"], "not one complete JSON object" in r["content"]) for r in refused] == [
+        ("t1", True)]
+    assert [allowed for allowed, _ in records(log)] == [False]
+
+
+def split_tool_uses_here(g, message):
+    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
+
+    return split_tool_uses(g, message, context=CONTEXT)
+
+
+def test_benign_control_a_whole_streamed_call_handed_over_as_its_final_message_runs(payments_build, tmp_path):
+    from tests.unit.test_integration_redteam6 import sse
+
+    log = tmp_path / "log.jsonl"
+    g = guard(payments_build, log=log)
+    with hooked(ScriptedModel(sse([("t1", "send_payment", json.dumps(PAYMENT))]))).messages.stream(
+            model="c", max_tokens=10, messages=USER) as stream:
+        stream.until_done()
+        to_run, refused = decide(g, stream.get_final_message())
+    assert [b.id for b in to_run] == ["t1"] and refused == [] and records(log) == [(True, "")]
