@@ -56,6 +56,12 @@ starts (the child is killed). Each call's action id in the decision log is its r
 another id (1 and "1") in its JSON form. The proxy's own stderr is written by a thread, so that a host that never reads
 it cannot stop the proxy; what a full pipe cannot take is dropped and counted.
 
+A forwarded request (tools/list, and what --unchecked offers) takes only the params MCP gives its method, of the SDK's
+types, without _meta: other keys are refused as invalid params, never forwarded, and a tool's name and arguments among
+them are recorded as a refused call (a server that reads params loosely ran the call a tools/list carried). When the
+host closes its input, the calls running in the child are let finish (each within its --timeout) before the child's
+input is closed.
+
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
 sampling, elicitation; its requests are answered "method not found"), the host's notifications but
 cancellation, resource subscriptions, logging/setLevel. The child's stderr goes to the proxy's, each line marked as
