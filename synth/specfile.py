@@ -25,7 +25,7 @@ from veriguard.contracts.types import BoolT, EnumT, IntT, RecordT, TupleT, Type,
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
 from veriguard.enforce.textnorm import strip_invisible
 from veriguard.providers.extraction import EntryProblem, llm_entry_problem
-from veriguard.synth.tables import load_table
+from veriguard.synth.tables import SHOWN_FIX, load_table, shown_otherwise
 from veriguard.synth.tomlpos import basic_string_escapes, scan_keys, string_offsets, too_deep
 
 TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contract", "examples",
@@ -141,6 +141,15 @@ class _Loader:
         col = line.find(needle)
         return Pos(pos.line, col + 1) if col >= 0 else pos
 
+    def found_after(self, key: tuple[object, ...], needle: str) -> Pos:
+        """Where `needle` is first written at or after `key`'s line (a multi-line rule's word), else the key."""
+        pos = self.pos(*key)
+        start = sum(len(line) + 1 for line in self.text.split("\n")[:max(pos.line - 1, 0)])
+        at = self.text.find(needle, start)
+        if at < 0:
+            return pos
+        return Pos(self.text.count("\n", 0, at) + 1, at - self.text.rfind("\n", 0, at))
+
     def name(self, kind: str, name: object, key: tuple[object, ...], what: str, pos: Pos | None = None) -> None:
         problem = name_problem(kind, name)
         if problem is not None:
@@ -181,6 +190,15 @@ class _Loader:
                 raise self.fail("spec.hidden_text", f"[{'.'.join(map(str, key))}] holds {_char_name(m.group())} "
                                 "(written as a TOML escape), which makes it display otherwise than it reads", key,
                                 _SHOWN_FIX)
+
+    def shown_as_compared(self, raw: Mapping[str, Any]) -> None:
+        """SpecError for a key or string value with letters that only look like the ones a person reads
+        (tables.shown_otherwise), once every name and value is otherwise checked (a name has its own error)."""
+        for key, value in _strings(raw, ()):
+            shown = shown_otherwise(value)
+            if shown is not None:
+                raise self.fail("spec.hidden_text", f"[{'.'.join(map(str, key))}]: {shown[0]}", key, _SHOWN_FIX,
+                                self.found_after(key, shown[1]))
 
     def unknown_keys(self, table: dict[str, Any], allowed: tuple[str, ...], where: tuple[object, ...]) -> None:
         for k in table:
@@ -505,7 +523,7 @@ class _Loader:
 # 8-bit CSI a terminal reads as ESC [), which TOML lets through raw, in comments too: never in a spec
 _DISPLAY_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\x80-\x9f]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # in a value; a tab and a line break read as they show
-_SHOWN_FIX = "delete the character (or write the text without it): a spec must read as it is shown"
+_SHOWN_FIX = SHOWN_FIX
 
 
 def _char_name(ch: str) -> str:
@@ -561,6 +579,7 @@ def load_spec(path: str | Path) -> SpecFile:
     check_extraction(ld, extraction, [a.name for a in arguments] if arguments else None)
     check_shell_tables(ld, extraction, path.parent)
     ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]")  # checked, read by nothing
+    ld.shown_as_compared(raw)
     return SpecFile(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
                     agent=ld.typed(raw.get("agent", {}), dict, ("agent",), "[agent]"), signature=sig,
                     contract=contract, rules_text=rules_text, properties_text=properties_text, examples=examples,

@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,55 @@ from veriguard.contracts.parse import MAX_INT_DIGITS
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.signature import Table, Value
 from veriguard.contracts.types import MAX_TEXT, BoolT, EnumT, IntT, Scalar
+from veriguard.enforce.textnorm import is_invisible, map_lookalikes, strip_invisible
+
+SHOWN_FIX = "delete the character (or write the text without it): a spec must read as it is shown"
+
+
+# scripts with letters that read as Latin ones (enforce.textnorm's look-alikes): Cyrillic а, Greek ο, Cherokee Ꭺ ...
+_LATIN_LOOKING_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "LISU", "LATIN LETTER SMALL CAPITAL")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _reads_as_latin(ch: str) -> bool:
+    """A letter that is not ASCII but shows as an ASCII one: a full-width or mathematical letter (NFKC folds it to
+    ASCII), or a letter of another script that looks Latin (Cyrillic е, Greek ο)."""
+    if ch.isascii():
+        return False
+    folded = unicodedata.normalize("NFKC", ch)
+    return (folded.isascii() and folded.isalpha()) or (
+        map_lookalikes(ch).isascii() and unicodedata.name(ch, "").startswith(_LATIN_LOOKING_SCRIPTS))
+
+
+def shown_otherwise(text: str) -> tuple[str, str] | None:
+    """Why `text` shows a person other letters than the ones it compares with, and the word or character that does
+    (None when none does): a word that mixes ASCII letters or digits with letters that only look like them
+    (`еvil.com` with a Cyrillic е shows evil.com and never equals it), or an invisible character beside ASCII text
+    (`evil` U+200B `.com`) or in a text with nothing visible. A rule `recipient != "еvil.com"` showed evil.com denied
+    and was proved allowing it. Other scripts' own words (Платежи, José, αβγ) and the invisible joiners and selectors
+    between their characters (emoji sequences, Persian ZWNJ, ❤ U+FE0F) read as written."""
+    for m in _WORD.finditer(text):
+        word = m.group()
+        if not word.isascii() and any(c.isascii() for c in word):
+            odd = next((c for c in word if _reads_as_latin(c)), None)
+            if odd is not None:
+                return (f"the word {word!r} mixes ASCII with {_named(odd)}, which looks like the ASCII letter "
+                        f"{_latin_of(odd)!r} and is not it", word)
+    for i, ch in enumerate(text):
+        if not ch.isascii() and is_invisible(ch):
+            around = text[max(i - 1, 0):i] + text[i + 1:i + 2]
+            if any(c.isascii() for c in around) or not strip_invisible(text):
+                return f"{_named(ch)} is invisible: the text shows without it, and compares with it", ch
+    return None
+
+
+def _named(ch: str) -> str:
+    return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'unnamed').lower()})"
+
+
+def _latin_of(ch: str) -> str:
+    folded = unicodedata.normalize("NFKC", ch)
+    return folded if folded.isascii() else map_lookalikes(ch)
 
 
 def _line_of(raw: str, value: object) -> Pos:
@@ -51,6 +101,10 @@ class _Reader:
                             "write a whole number")
         if not isinstance(value, str):
             raise self.fail(f"{what} {value!r} is not a string", value, "quote it")
+        shown = shown_otherwise(value)
+        if shown is not None:
+            raise SpecError("spec.hidden_text", f"table {self.name}: {what} {value!r}: {shown[0]}", file=str(self.file),
+                            pos=_line_of(self.raw, value), fix=SHOWN_FIX)
         if len(value) > MAX_TEXT:
             raise self.fail(f"{what} {value[:30]!r}... has {len(value):,} characters; at most {MAX_TEXT} are supported",
                             value, "keep the table's strings short (names, ids, paths)")
