@@ -295,6 +295,7 @@ class _CarriedNames:
 
 
 _TYPED_FILES = 64              # files of a carried zone read for their values, each up to _TYPED_BYTES
+_TYPED_ENTRIES = 2000          # entries of the project looked at for them, breadth first (a project's .env lies high)
 _TYPED_BYTES = 64 * 1024
 _VALUE = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(.*?)\s*$", re.M)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~@:]{20,}")
@@ -314,11 +315,13 @@ def through_typed_secrets(a: Analysis, zones: Zones, carried: tuple[str, ...], c
                           disk: "_Walk") -> Analysis:
     """`a` reading the project's secrets where the text of a command that sends data out holds a value of one of the
     project's secret files on disk now (`curl -H 'Authorization: Bearer sk-…' URL` after the agent read the `.env`: the
-    agent's own context carries it from one call to the next, where no file does)."""
+    agent's own context carries it from one call to the next, where no file does). Defence in depth: the project's
+    first _TYPED_ENTRIES entries are looked at (a secret file deeper in a large project is not), and a value the agent
+    encodes or splits is not seen."""
     if any(z in carried for _, z in a.touched):
         return a
     walk = _CarriedWalk(zones, carried, disk)
-    for path in walk.every(workspace, _TYPED_FILES):
+    for path in walk.every(workspace, _TYPED_FILES, _TYPED_ENTRIES):
         try:
             with open(path, "rb") as f:
                 text = f.read(_TYPED_BYTES).decode("utf-8", "replace")
@@ -348,13 +351,15 @@ class _CarriedWalk:
             known = self.seen[name] = self.matcher.candidate(name)
         return known
 
-    def every(self, folder: str, most: int) -> list[str]:
-        """Up to `most` regular files of carried zones under `folder` on disk (links not followed), breadth first."""
+    def every(self, folder: str, most: int, entries_limit: int) -> list[str]:
+        """Up to `most` regular files of carried zones under `folder` on disk (links not followed), breadth first,
+        among its first `entries_limit` entries."""
         found: list[str] = []
         queue = collections.deque([folder])
-        while queue and len(found) < most and self.left >= 0 and not self.disk.exhausted:
+        left = entries_limit
+        while queue and len(found) < most and left > 0 and not self.disk.exhausted:
             entries = self.disk.entries(queue.popleft())
-            self.left -= len(entries)
+            left -= len(entries)
             for e in entries:
                 if e.is_dir(follow_symlinks=False):
                     queue.append(e.path)
