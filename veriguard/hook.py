@@ -21,6 +21,12 @@ File tools are analysed as the equivalent command (the path quoted with shlex.qu
 expands): one analysis, one zone map and one log path serve every tool. Their paths must be absolute;
 where a path leads elsewhere through a symbolic link on this machine, the link's target is accessed too.
 
+State across calls (--state FILE, default $HOME/.local/state/veriguard/carried.jsonl; --no-state): the files a command
+it allows or asks about writes from the project's secrets (`cp .env /tmp/e`, `git log -p > /tmp/x`) are appended to
+the file, and every later call reads them as the project's secrets, so their send asks as the secret's own does. The
+file is the guard's ({guard}: no command changes it); one that cannot be read, or a copy that cannot be written to it,
+denies.
+
 Answers: allow is silent (exit 0). Deny is exit 2, the reason on stderr and the hookSpecificOutput
 deny object on stdout. When the only thing missing is a human's approval (the same arguments with
 `approved = true` are allowed by the policy), the hook answers permissionDecision "ask" (exit 0):
