@@ -54,7 +54,9 @@ data, the calls in read wrappers as calls) that writes a call of that tool in a 
 `<cmd>transfer ...`, `<x.transfer ...>`, harmony's `to=transfer`, `op="transfer"`); one for any tool (`*`), a call
 given keyword, `**` or object arguments anywhere (inside a statement, over lines; Python or JS), YAML with a name key
 over `input:`/`params:`, TOML's `name = "x"` over its arguments, and an XML element HTML does not have that holds an
-element or JSON, has attributes or closes on itself, or whose tag names a call (`<cmd>`, `<execute>`). The agent data
+element or JSON, has attributes or closes on itself, or whose tag names a call (`<cmd>`, `<execute>`), and the forms
+of _ANY_FORMS (a workflow step's `with:`, an INI section, a command line with an option's value, a call with literal
+arguments inside a statement, Ruby keywords, a struct literal, a table under a tool column). The agent data
 is walked once for both (tool_calls with the extractor's tool).
 """
 from __future__ import annotations
@@ -1140,6 +1142,10 @@ def tool_calls(observation: Mapping[str, Any], tool: str | None = None) -> list[
     return found
 
 
+_STRING = r"""(?:"[^"\n]{0,200}"|'[^'\n]{0,200}')"""
+_LITERAL = r"""(?:"[^"\n]{0,200}"|'[^'\n]{0,200}'|-?[0-9][0-9_.]{0,30}|True|False|None|true|false|null)"""
+
+
 class _NamedCall(NamedTuple):
     call: re.Pattern[str]     # the tool's name and what may follow it as a call (a token: checked by _names_a_call)
     keyed: re.Pattern[str]    # the name right after `:`, `=`, `<`, `>` or `.` (quotes and blanks between)
@@ -1173,7 +1179,9 @@ def _named_call(tool: str) -> _NamedCall:
                    + quotes + r"[ \t]*(?:\n\s*)?\{|[ \t]+['\"]\{|[ \t]+--?[A-Za-z]"
                    r"|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:"
                    r"|[ \t]+(?:with|using)\b[^\n{]{0,40}\{|[ \t]*\][ \t]*\r?\n[ \t]*[\w-]+[ \t]*[=:]"
-                   r"|[ \t]+:[A-Za-z]|[ \t]+[A-Za-z_][\w-]{0,40}=(?![=>]))"),
+                   r"|[ \t]+:[A-Za-z]|[ \t]+[A-Za-z_][\w-]{0,40}=(?![=>])"
+                   r"|[ \t]+[a-z_]\w{0,40}:[ \t]*" + _STRING + r"[ \t]*,|[ \t]*\{[ \t]*[a-z_]\w{0,40}:[ \t]*" + _LITERAL
+                   + r"[ \t]*[,}])"),
         re.compile(r"""[:=<>.][ \t\r\n\\"'`]{0,16}""" + name),
         re.compile(r"(?:\b(?:\w{0,24}" + callers + r"|to)" + quotes + r"[ \t]*[:=]\s*" + quotes
                    + r"(?:functions\.)?|<\s*(?:[\w:-]{1,64}[.:])?)\Z"),
@@ -1243,6 +1251,9 @@ def _any_call(text: str) -> str:
     keys = _named_arguments(text.lower(), _ANY_NAME_KEY, _ANY_ARGUMENTS_KEY) if ":" in text or "=" in text else ""
     if keys:
         return keys
+    form = next((m.group() for m in (p.search(text) for p in _ANY_FORMS) if m), "")
+    if form:
+        return form
     if "<" in text:
         for tag in _TAG.finditer(text):
             name = tag.group(1).lower()
@@ -1259,6 +1270,23 @@ _ANY_LISP = re.compile(r"\(\s*[A-Za-z_][\w.-]{0,63}[ \t]+:[A-Za-z][\w-]*[ \t]")
 _ANY_PROSE = re.compile(r"\b(?:call|invoke|run|use|execute)[ \t]+(?:the[ \t]+)?(?:tool[ \t]+)?[\w.-]{1,64}[ \t]+"
                         r"(?:with|using)\b[^\n{]{0,40}\{\s*[\"']?[\w-]{1,64}[\"']?\s*:")
 _ONE_CALL = re.compile(r"\s*[A-Za-z_][\w.]{0,127}\s*\([^\n]*\)\s*")
+
+
+# For `*` too, the forms other runtimes read a call in: a step of a workflow (`uses: x` over `with:`), an INI or TOML
+# section over its keys (`[transfer]` then `to = eve`), a command line with options and values (`transfer --to eve`),
+# a call with literal arguments only inside a statement (`r = transfer("eve", 5000)`), Ruby's keyword arguments and a
+# Go or Rust struct literal (`transfer to: "eve", amount: 5`, `Transfer{To: "eve"}`), a markdown table whose header
+# names a tool, function or action column. The cost, these forms written as data, falls on `*` only.
+_ANY_FORMS = tuple(re.compile(p, re.MULTILINE) for p in (
+    r"^[ \t]*-?[ \t]*(?:uses|run|step|task)[ \t]*:[^\n]*\n(?:[ \t]+[^\n]*\n){0,20}?[ \t]+with[ \t]*:",
+    r"^[ \t]*\[[ \t]*[A-Za-z_][\w.-]{0,63}[ \t]*\][ \t]*\r?\n(?:[ \t]*(?:[#;][^\n]*)?\r?\n)*[ \t]*[A-Za-z_][\w.-]{0,63}"
+    r"[ \t]*[=:]",
+    r"(?:^|[$>:][ \t]*)[A-Za-z_][\w.-]{0,63}(?:[ \t]+[\w.-]{1,64})?[ \t]+--?[A-Za-z][\w-]{0,63}(?:=|[ \t]+)"
+    r"""(?![-\s])[^\s|;&]{1,200}(?=[ \t]*(?:$|--?[A-Za-z]))""",
+    r"\b[A-Za-z_][\w.]{0,127}[ \t]*\([ \t]*(?=[^)\n]{0,800}?[\"'])" + _LITERAL + r"(?:[ \t]*,[ \t]*" + _LITERAL + r")+[ \t]*,?\)",
+    r"\b[A-Za-z_][\w.]{0,127}[ \t]+[A-Za-z_]\w{0,63}:[ \t]*" + _STRING + r"[ \t]*,",
+    r"(?:\b[A-Z][\w.]{0,127}[ \t]*|\b[A-Za-z_][\w.]{0,127})\{[ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,}]",
+    r"^[ \t]*\|[^\n]*\b(?:[Tt]ool|[Ff]unction|[Aa]ction|[Cc]all|[Cc]ommand|[Mm]ethod)s?\b[^\n]*\|[ \t]*\r?\n[ \t]*\|?[ \t:|-]+\|"))
 
 
 def _positional_call(text: str) -> str:
@@ -1315,10 +1343,21 @@ def _refuse_written_call(text: str, where: str, tool: str) -> None:
     (_any_call), denies."""
     plain = _plain(text)
     found = next((f for t in ((text, plain) if plain != text else (text,))
-                  if (f := _any_call(t) if tool == ANY_TOOL else _names_a_call(t, tool))), "")
+                  if (f := _any_call(t) if tool == ANY_TOOL else _names_a_call(t, tool) or _table_call(t, tool))), "")
     if found:
         _bad_call(where, f"text with {found[:40]!r} writes a call of {tool!r} in a format not read as a call here: a "
                   "runtime that parses the model's text may run it, unchecked")
+
+
+def _table_call(text: str, tool: str) -> str:
+    """A markdown table that names `tool` in a cell, under a header naming a tool, function or action column, or
+    with a JSON object in the next cell (`| transfer | {"to": ...} |`); '' for none."""
+    if "|" not in text or tool.lower() not in text.lower():
+        return ""
+    cell = re.search(r"\|[ \t]*`?" + re.escape(tool.lower()) + r"`?[ \t]*\|(?:[ \t]*\{)?", text.lower())
+    if cell is None:
+        return ""
+    return cell.group() if cell.group().endswith("{") or _ANY_FORMS[-1].search(text) else ""
 
 
 _COMMENT = re.compile(r"<!--[\s\S]{0,200}?-->")
