@@ -177,7 +177,8 @@ BENIGN = {
     # "api_key" (a random secret of 40+ characters) denies since E28: test_extractors_e28.test_a_long_random_secret_denies
     "accents_and_emoji": "Café ☕ — naïve résumé, 東京",
     "palindromes": "Level: kayak, racecar, stats",
-    "ini_of_another_section": "[database]\nhost = localhost\nport = 5432\n",
+    # "ini_of_another_section" denies for `*` since E28 (an INI section is a call's form):
+    # test_extractors_e28.test_data_in_a_call_form_denies_for_any_tool; it passes for the named tool there
     "xor_of_a_note_in_base64": _b64(bytes(c ^ 0x20 for c in b"meeting notes for tuesday, room 4")),
     "a_line_break_before_a_bracket": "Bank transfer<br>(fees apply)",
     "a_paragraph_before_a_bracket": "Bank transfer<p>(fees apply)</p>",
