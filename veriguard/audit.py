@@ -552,10 +552,17 @@ def mutation_count(spec: SpecFile | None, verified: str, recorded: Any) -> tuple
         return run
     if run.limit is None:
         return run.without_limit(verified, f"it counts {run.total} mutants")
-    made = len(cached_mutants(verified, run.contract_only, run.limit, None))
+    mutants = [m for m, _runnable in cached_mutants(verified, run.contract_only, run.limit, None)]
+    made = len(mutants)
     if made != run.total:
         return Verdict.REFUTED, (f"the recorded mutant limit {run.limit} makes {made} mutants of policy_verified.py, "
                                  f"but the certificate counts {run.total}: its score is not over the mutants synth made")
+    rows = {(m.id, m.operator, m.line, m.description) for m in mutants}
+    strays = [s.get("id") if isinstance(s, dict) else s for s in _list(_object(recorded).get("survivors"))
+              if not (isinstance(s, dict) and (s.get("id"), s.get("operator"), s.get("line"), s.get("change")) in rows)]
+    if strays:
+        return Verdict.REFUTED, (f"the certificate's survivors {strays[:5]} are not mutants the recorded limit makes "
+                                 "(id, operator, line and change): they are not the ones synth ran")
     return Verdict.PASSED, (f"the recorded mutant limit {run.limit} makes {made} mutants, as many as the certificate "
                             "counts (whether each is killed is checked by `audit --mutation`)")
 

@@ -225,3 +225,32 @@ def test_the_cli_refutes_a_forged_z3_record_with_exit_1(build, key, capsys, monk
     assert code == 1 and not out["ok"], out
     z3 = next(c for c in out["checks"] if c["name"] == "contract (z3)")
     assert z3["verdict"] == "REFUTED" and "other findings" in z3["summary"]
+
+
+# --- the survivors a certificate lists are mutants synth made ---------------------------------------------------
+def made_mutant(build):
+    from veriguard.synth.pipeline import cached_mutants
+    from veriguard.verify.runnable import contract_functions
+
+    spec = load_spec(build / "spec" / "mini.toml")
+    verified = (build / "policy_verified.py").read_text()
+    m, _ = cached_mutants(verified, contract_functions(spec.contract), 1, None)[0]
+    return spec, verified, {"id": m.id, "operator": m.operator, "line": m.line, "change": m.description,
+                            "killed_by": None, "note": PROVED_TOO["note"]}
+
+
+@pytest.mark.parametrize("stray", [{"id": 99}, {"line": 0}, {"change": "reviewed: equivalent"}, {"operator": "none"}],
+                         ids=["another id", "another line", "another change", "another operator"])
+def test_a_survivor_that_is_no_mutant_synth_made_is_refuted_by_the_count(build, stray):
+    from veriguard.audit import mutation_count
+
+    spec, verified, row = made_mutant(build)
+    verdict, summary = mutation_count(spec, verified, {"total": 1, "limit": 1, "survivors": [{**row, **stray}]})
+    assert verdict is Verdict.REFUTED and "survivors" in summary, summary
+
+
+def test_a_survivor_synth_made_passes_the_count(build):
+    from veriguard.audit import mutation_count
+
+    spec, verified, row = made_mutant(build)
+    assert mutation_count(spec, verified, {"total": 1, "limit": 1, "survivors": [row]})[0] is Verdict.PASSED
