@@ -767,11 +767,12 @@ def _wordy(text: str) -> bool:
 def _opaque(text: str) -> str:
     """The first noisy run of `text` that decodes to nothing read (_noisy, _readable), when such runs hold
     _OPAQUE_MIN characters or more; '' for none. Only the text around the places where case or digits change inside a
-    word (_NOISE_HINT, found in C) is read token by token: a noisy run shows such a change every few characters."""
+    word come close together (_DENSE_HINTS, found in C) is read token by token: a noisy run shows such a change every
+    few characters."""
     if len(text) < _OPAQUE_MIN:
         return ""
-    hints = [m.start() for m in _NOISE_HINT.finditer(text)]
-    if len(hints) < 4:
+    hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
+    if not hints:
         return ""
     noisy, first = 0, ""
     start, end = hints[0], hints[0]
@@ -793,7 +794,8 @@ def _opaque(text: str) -> str:
     return ""
 
 
-_NOISE_HINT = re.compile(r"[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]")   # inside a word: `yW`, `J1`, `4w`
+_NOISE_HINT = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"   # inside a word: `yW`, `J1`, `4w`
+_DENSE_HINTS = re.compile(_NOISE_HINT + r"(?:[^\n]{0,12}?" + _NOISE_HINT + "){2}")   # three close together: noise
 _HINT_REACH = 64
 
 
