@@ -897,7 +897,8 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     for index, (block, b) in enumerate(blocks):
         kind = b.get("type") if b is not None else None
         ambiguous = ambiguous_id(str(b.get("id", "")), uses) if b is not None and kind == "tool_use" else ""
-        ambiguous = ambiguous or (cut.get(index, "") if kind == "tool_use" else "")
+        cut_why = cut.get(index, "") if kind == "tool_use" else ""   # with the unfinished reason, when both hold
+        ambiguous = "; and ".join(why for why in (ambiguous, unfinished if cut_why else "", cut_why) if why)
         if b is None:
             call_id = str(getattr(block, "id", ""))
             outcome = guard.refuse(f"{UNREADABLE} (a {type(block).__name__})", action_id=call_id, run=run,
@@ -971,10 +972,10 @@ def stream_of(message: Any) -> Any:
 
 
 def stream_snapshot(stream: Any) -> Any:
-    """The message a stream has made so far (None before its first event)."""
+    """The message a stream has made so far (None before its first event, or when it cannot be read)."""
     try:
         return stream.current_message_snapshot
-    except AssertionError:
+    except Exception:
         return None
 
 

@@ -1,5 +1,5 @@
-"""Eighth red-team pass on the integrations (A28, 2026-11-30). Each test but those marked as benign controls failed on
-b0ab452:
+"""Eighth red-team pass on the integrations (A28, 2026-11-30). 29 of the 38 tests failed on b0ab452; the 9 that passed
+are benign controls and the rows guarding what the new readings still refuse:
 
 - the Agents guardrail decided the JSON text it read (ToolContext.tool_arguments) and the SDK ran the text the tool call
   held when the tool was invoked: an AgentHooks or RunHooks on_tool_start, or a guardrail before this one, that rewrote
@@ -10,7 +10,10 @@ b0ab452:
 - benign calls refused: a set parameter sent as a list, a date sent as a midnight datetime, an ISO duration, an Agents
   tool made of an unhashable callable object;
 - split_tool_uses let a tool_use run whose id another block of the message (a provider-side mcp_tool_use, a
-  server_tool_use) also had: a loop that finds the block by its id could run the provider call's input.
+  server_tool_use) also had: a loop that finds the block by its id could run the provider call's input;
+- split_tool_uses given stream.get_final_message() allowed a streamed input cut to `"amount_cents": 4`: it now reads the
+  final message with its stream when a caller holds the stream in a local variable;
+- a rewritten call of a tool made by hand (its own on_invoke_tool) ran with no record of the rewrite (it still runs).
 Real SDK code paths: the Agents SDK's chat-completions and responses models over httpx2.MockTransport; the Anthropic
 client over httpx2.MockTransport."""
 import asyncio
