@@ -156,11 +156,12 @@ def refusal(reason: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": reason}], "isError": True}
 
 
-def describe(e: BaseException) -> str:
+def describe(e: BaseException, *, what: str = "its answer is") -> str:
+    """An exception in a line: a ValidationError as `what` not valid MCP, with its first three problems."""
     if isinstance(e, ValidationError):
         problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'the answer'}: {err['msg']}"
                              for err in e.errors()[:3])
-        return f"its answer is not valid MCP ({problems})"
+        return f"{what} not valid MCP ({problems})"
     return f"{type(e).__name__}: {e}"[:300]
 
 
@@ -322,7 +323,7 @@ def forwarded_params(method: str, params: Any) -> tuple[dict[str, Any] | None, s
     try:
         model.model_validate(params)
     except ValidationError as e:
-        return None, describe(e).replace("its answer is", "the params are")
+        return None, describe(e, what="the params are")
     return {k: v for k, v in params.items() if k != "_meta"}, ""
 
 
