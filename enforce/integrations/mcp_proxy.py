@@ -121,6 +121,8 @@ FORWARDED_PARAMS: dict[str, type[types.RequestParams]] = {   # a forwarded reque
     "resources/read": types.ReadResourceRequestParams, "prompts/get": types.GetPromptRequestParams,
     "completion/complete": types.CompleteRequestParams}
 STATELESS_PARAMS = frozenset({"inputResponses", "requestState"})   # the 2026-07-28 flow, which the proxy does not offer
+FORWARDED_KEYS = {method: frozenset(field.alias or name for name, field in model.model_fields.items()) - STATELESS_PARAMS
+                  for method, model in FORWARDED_PARAMS.items()}   # the keys a forwarded request's params may have
 LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "LISU", "CANADIAN", "TIFINAGH",
                      "NKO", "VAI", "OSAGE", "DESERET", "GOTHIC", "OLD ITALIC", "RUNIC", "GLAGOLITIC")   # letters that pass for Latin
 INIT_ID = "veriguard-proxy-initialize"
@@ -315,13 +317,12 @@ def forwarded_params(method: str, params: Any) -> tuple[dict[str, Any] | None, s
         return None, ""
     if not isinstance(params, dict):
         return None, f"params must be an object, got {_show(params)}"
-    model = FORWARDED_PARAMS[method]
-    known = {field.alias or name for name, field in model.model_fields.items()} - STATELESS_PARAMS
+    known = FORWARDED_KEYS[method]
     extra = sorted(set(params) - known)
     if extra:
         return None, f"params has {extra[:5]}, which MCP does not give {method}; allowed: {sorted(known)}"
     try:
-        model.model_validate(params)
+        FORWARDED_PARAMS[method].model_validate(params)
     except ValidationError as e:
         return None, describe(e, what="the params are")
     return {k: v for k, v in params.items() if k != "_meta"}, ""
