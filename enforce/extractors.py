@@ -576,7 +576,8 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     if whole is not None:
         return [whole, *turned] if turned else whole
     encoded = _encoded(text, where) + turned
-    _refuse_opaque(text, where)
+    if turn:   # a text turned (reversed, rotated) is as noisy as the text, which was read: a reversed UUID is no UUID
+        _refuse_opaque(text, where)
     if not _MAY_HOLD_CALL.search(text):  # no mark of a call read or refused below can be written in it
         if tool is not None:
             _refuse_written_call(text, where, tool)
@@ -699,12 +700,13 @@ def _noisy(run: str) -> bool:
     """Whether a run of letters and digits is mixed as an encoding mixes them: its words and numbers (_SEGMENT)
     average fewer than 3 characters (`eyJuYW1l` -> ey J u YW 1 l; words, names and numbers run longer), or it is hex
     or base32 (one case, digits among the letters) of 16 or more."""
-    if len(set(run)) < min(12, len(run) // 2):   # an encoding of anything shows many characters; `eyJeyJ...` few
+    distinct = len(set(run))   # an encoding of anything shows many characters; `eyJeyJ...` few
+    if len(run) >= 16 and _HEX.fullmatch(run) and not run.isdigit() and not run.isalpha():
+        return distinct >= min(8, len(run) // 2)   # hex has 16 characters
+    if distinct < min(12, len(run) // 2):
         return False
     if all(_WORD_SHAPE.fullmatch(part) for part in _PATH_MARK.split(run) if part):
         return False   # words and numbers parted by `/` or `+`: a path, a date, a unit (`mcg/dose`, `04/14/2104`)
-    if len(run) >= 16 and _HEX.fullmatch(run) and not run.isdigit() and not run.isalpha():
-        return True
     if len(run) >= 24 and _BASE32_DIGITS.fullmatch(run) and len(_DIGITS.findall(run)) * 16 >= len(run):
         return True   # base32: a digit in 16 characters at least (words with a number, `5isadrug...`, show fewer)
     segments = len(_SEGMENT.findall(run))
@@ -771,6 +773,8 @@ def _opaque(text: str) -> str:
     few characters."""
     if len(text) < _OPAQUE_MIN:
         return ""
+    if not text.isascii():
+        text = strip_invisible(text)   # `e\u200by\u200bJ...`: a reader that forgives invisible characters joins them
     hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
     if not hints:
         return ""
@@ -817,7 +821,7 @@ def _noisy_runs(text: str) -> Iterator[str]:
     end = -1
     for found in itertools.chain(_OPAQUE_TOKEN.finditer(text), (None,)):
         token = found.group() if found is not None else ""
-        if found is not None and len(token) <= _SHORT and (not short or found.start() - end <= 2):
+        if found is not None and _is_short(token) and (not short or found.start() - end <= 2):
             short.append(token)
             end = found.end()
             continue
@@ -826,7 +830,7 @@ def _noisy_runs(text: str) -> Iterator[str]:
         mixed = (odd * 3 >= len(short) or odd * 5 >= len(short) and len(joined) <= 3 * len(short)) and (
             sum(_LOWER_UPPER.search(t) is not None for t in short) >= 2 or _HEX.fullmatch(joined) is not None
             or _BASE32_DIGITS.fullmatch(joined) is not None)   # codes in prose (`AA12 4B 10am`) show neither
-        for run in ((joined,) if mixed else ()) + ((token,) if len(token) >= _OPAQUE_RUN else ()):
+        for run in ((joined,) if mixed else ()) + ((token,) if len(token) >= _OPAQUE_RUN and not _is_short(token) else ()):
             if len(run) < 8 or _DIGEST.fullmatch(run) or _bech32(run):
                 continue
             if len(run) >= _OPAQUE_MIN and _readable(run):   # a short piece read is a fragment, not a reading
@@ -834,9 +838,15 @@ def _noisy_runs(text: str) -> Iterator[str]:
             noisy = _noisy_part(run)
             if noisy:
                 yield noisy
-        short, end = ([token], found.end()) if found is not None and len(token) <= _SHORT else ([], -1)
+        short, end = ([token], found.end()) if found is not None and _is_short(token) else ([], -1)
 
 
+def _is_short(token: str) -> bool:
+    """A token judged with its neighbours: of _SHORT characters or fewer, or hex of 8 or fewer (`7b22-6e61-6d65`)."""
+    return len(token) <= _SHORT or len(token) <= 8 and _HEX_TOKEN.fullmatch(token) is not None
+
+
+_HEX_TOKEN = re.compile(r"[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*|[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*|[0-9A-F]*[0-9][0-9A-F]*[A-F][0-9A-F]*|[0-9A-F]*[A-F][0-9A-F]*[0-9][0-9A-F]*")
 _WORD_SHAPE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _LOWER_UPPER = re.compile(r"[a-z][A-Z]")
 _TAG_NAME = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*")
@@ -1182,6 +1192,7 @@ def _named_call(tool: str) -> _NamedCall:
                    r"|[ \t]*:[ \t]*\r?\n[ \t]+[\w-]+[ \t]*:"
                    r"|[ \t]+(?:with|using)\b[^\n{]{0,40}\{|[ \t]*\][ \t]*\r?\n[ \t]*[\w-]+[ \t]*[=:]"
                    r"|[ \t]+:[A-Za-z]|[ \t]+[A-Za-z_][\w-]{0,40}=(?![=>])"
+                   r"|[ \t]*=[ \t]*\{[ \t]*[a-z_][\w-]{0,40}[ \t]*="
                    r"|[ \t]+[a-z_]\w{0,40}:[ \t]*" + _STRING + r"[ \t]*,|[ \t]*\{[ \t]*[a-z_]\w{0,40}:[ \t]*" + _LITERAL
                    + r"[ \t]*[,}])"),
         re.compile(r"""[:=<>.][ \t\r\n\\"'`]{0,16}""" + name),
@@ -1277,7 +1288,9 @@ _ONE_CALL = re.compile(r"\s*[A-Za-z_][\w.]{0,127}\s*\([^\n]*\)\s*")
 # For `*` too, the forms other runtimes read a call in: a step of a workflow (`uses: x` over `with:`), an INI or TOML
 # section over its keys (`[transfer]` then `to = eve`), a command line with options and values (`transfer --to eve`),
 # a call with literal arguments only inside a statement (`r = transfer("eve", 5000)`), Ruby's keyword arguments and a
-# Go or Rust struct literal (`transfer to: "eve", amount: 5`, `Transfer{To: "eve"}`), a markdown table whose header
+# Go or Rust struct literal (`transfer to: "eve", amount: 5`, `Transfer{To: "eve"}`), a TOML inline table
+# (`transfer = {to = "eve"}`), Swift's labels (`transfer(to: "eve")`), Lisp's positional call (`(transfer "eve" 5)`),
+# a markdown table whose header
 # names a tool, function or action column. The cost, these forms written as data, falls on `*` only.
 _ANY_FORMS = tuple(re.compile(p, re.MULTILINE) for p in (
     r"^[ \t]*-?[ \t]*(?:uses|run|step|task)[ \t]*:[^\n]*\n(?:[ \t]+[^\n]*\n){0,20}?[ \t]+with[ \t]*:",
@@ -1288,6 +1301,9 @@ _ANY_FORMS = tuple(re.compile(p, re.MULTILINE) for p in (
     r"\b[A-Za-z_][\w.]{0,127}[ \t]*\([ \t]*(?=[^)\n]{0,800}?[\"'])" + _LITERAL + r"(?:[ \t]*,[ \t]*" + _LITERAL + r")+[ \t]*,?\)",
     r"\b[A-Za-z_][\w.]{0,127}[ \t]+[A-Za-z_]\w{0,63}:[ \t]*" + _STRING + r"[ \t]*,",
     r"(?:\b[A-Z][\w.]{0,127}[ \t]*|\b[A-Za-z_][\w.]{0,127})\{[ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,}]",
+    r"\b[A-Za-z_][\w.]{0,127}[ \t]*=[ \t]*\{[ \t]*[A-Za-z_][\w-]{0,63}[ \t]*=[ \t]*" + _LITERAL,
+    r"\b[A-Za-z_][\w.]{0,127}\([ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,)]",
+    r"\([ \t]*[A-Za-z_][\w.-]{0,63}(?=[^()\n]{0,400}[\"'])(?:[ \t]+" + _LITERAL + r"){2,}[ \t]*\)",
     r"^[ \t]*\|[^\n]*\b(?:[Tt]ool|[Ff]unction|[Aa]ction|[Cc]all|[Cc]ommand|[Mm]ethod)s?\b[^\n]*\|[ \t]*\r?\n[ \t]*\|?[ \t:|-]+\|"))
 
 
