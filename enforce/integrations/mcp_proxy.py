@@ -615,7 +615,7 @@ class Proxy:
         if not problem:
             self.forward(host_id, method, sent)
             return
-        if method != "prompts/get" and carries_call(params):
+        if carries_call(params) and not {"name", "arguments"} <= FORWARDED_KEYS[method]:
             self.unanswerable(params, f"a {method} whose params carry a tool's name and arguments, which MCP does not "
                               f"give {method}: not forwarded")
         say(f"refused {method!r} (id {host_id!r}): {problem}")
