@@ -1367,15 +1367,19 @@ def _singular(word: str, known: frozenset[str]) -> str:
 def _naming_clauses(clauses: list[str], fields: tuple[str, ...],
                     names: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, list[str]]:
     """The `clauses` (a text's _clauses) that name one of `fields` (in _plain's reading, leetspeak and plurals too),
-    each with the fields it names, in order; `names`: the words that name each field (_field_names; its own name
-    when absent)."""
+    each with the fields it names, in order: by the field's own name, or in a short clause (MAX_FRAGMENT_WORDS words
+    at most: Room: not needed; Skip the truck) by the other words of `names` (_field_names). Those words are common
+    (room, trip, order): read in every clause they doubled the extra calls on benign texts, and a withdrawal that
+    names its category by them alone is short."""
     if not fields:
         return {}
-    patterns = {f: _named_pattern((names or {}).get(f, (f,))) for f in fields}
+    own = {f: _named_pattern((f,)) for f in fields}
+    described = {f: _named_pattern((names or {}).get(f, (f,))) for f in fields}
     out: dict[str, list[str]] = {}
     for clause in clauses:
         # uncached: single clauses would evict the whole texts both checks read from _plain's cache
         plain = _plain.__wrapped__(clause).casefold()
+        patterns = described if len(plain.split()) <= MAX_FRAGMENT_WORDS else own
         said = [f for f, p in patterns.items() if p.search(plain)]
         if said:
             out[clause] = said
