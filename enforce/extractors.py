@@ -1155,7 +1155,8 @@ def tool_calls(observation: Mapping[str, Any], tool: str | None = None) -> list[
 
 
 _STRING = r"""(?:"[^"\n]{0,200}"|'[^'\n]{0,200}')"""
-_LITERAL = r"""(?:"[^"\n]{0,200}"|'[^'\n]{0,200}'|-?[0-9][0-9_.]{0,30}|True|False|None|true|false|null)"""
+_NON_STRING = r"(?:-?[0-9][0-9_.]{0,30}|True|False|None|true|false|null)"
+_LITERAL = r"(?:" + _STRING + "|" + _NON_STRING + ")"
 
 
 class _NamedCall(NamedTuple):
@@ -1298,12 +1299,14 @@ _ANY_FORMS = tuple(re.compile(p, re.MULTILINE) for p in (
     r"[ \t]*[=:]",
     r"(?:^|[$>:][ \t]*)[A-Za-z_][\w.-]{0,63}(?:[ \t]+[\w.-]{1,64})?[ \t]+--?[A-Za-z][\w-]{0,63}(?:=|[ \t]+)"
     r"""(?![-\s])[^\s|;&]{1,200}(?=[ \t]*(?:$|--?[A-Za-z]))""",
-    r"\b[A-Za-z_][\w.]{0,127}[ \t]*\([ \t]*(?=[^)\n]{0,800}?[\"'])" + _LITERAL + r"(?:[ \t]*,[ \t]*" + _LITERAL + r")+[ \t]*,?\)",
+    r"\b[A-Za-z_][\w.]{0,127}[ \t]*\([ \t]*(?:" + _STRING + r"[ \t]*,[ \t]*" + _LITERAL + r"|(?:" + _NON_STRING
+    + r"[ \t]*,[ \t]*)+" + _STRING + r")(?:[ \t]*,[ \t]*" + _LITERAL + r")*[ \t]*,?\)",
     r"\b[A-Za-z_][\w.]{0,127}[ \t]+[A-Za-z_]\w{0,63}:[ \t]*" + _STRING + r"[ \t]*,",
     r"(?:\b[A-Z][\w.]{0,127}[ \t]*|\b[A-Za-z_][\w.]{0,127})\{[ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,}]",
     r"\b[A-Za-z_][\w.]{0,127}[ \t]*=[ \t]*\{[ \t]*[A-Za-z_][\w-]{0,63}[ \t]*=[ \t]*" + _LITERAL,
     r"\b[A-Za-z_][\w.]{0,127}\([ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,)]",
-    r"\([ \t]*[A-Za-z_][\w.-]{0,63}(?=[^()\n]{0,400}[\"'])(?:[ \t]+" + _LITERAL + r"){2,}[ \t]*\)",
+    r"\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+(?:" + _STRING + r"[ \t]+" + _LITERAL + r"|(?:" + _NON_STRING + r"[ \t]+)+"
+    + _STRING + r")(?:[ \t]+" + _LITERAL + r")*[ \t]*\)",
     r"^[ \t]*\|[^\n]*\b(?:[Tt]ool|[Ff]unction|[Aa]ction|[Cc]all|[Cc]ommand|[Mm]ethod)s?\b[^\n]*\|[ \t]*\r?\n[ \t]*\|?[ \t:|-]+\|"))
 
 
