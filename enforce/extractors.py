@@ -691,7 +691,7 @@ _SHORT = 4   # a token this short is judged with its neighbours (an encoding wri
 _DIGEST = re.compile(r"(?:0x)?(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}"
                      r"|[0-9A-F]{32}|[0-9A-F]{40}|[0-9A-F]{64})")   # md5, sha1 (git, an address), sha256 (not 512)
 _UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-_JWT_SIGNATURE = re.compile(r"(eyJ[\w-]{8,}\.[\w-]*)\.[\w-]{16,}")
+_JWT_SIGNATURE = re.compile(r"((?<![\w-])eyJ[\w-]{8,}+\.[\w-]*+)\.[\w-]{16,}")   # read once: no backtracking
 _FILE_MAGIC = (b"0\x82", b"0\x81", b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"%PDF", b"PK\x03\x04", b"RIFF", b"OggS", b"ID3", b"BM",
                b"\x00\x00\x01\x00", b"wOF", b"\x1a\x45\xdf\xa3")
 
@@ -1307,7 +1307,7 @@ _ANY_FORMS = tuple(re.compile(p, re.MULTILINE) for p in (
     r"\b[A-Za-z_][\w.]{0,127}\([ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,)]",
     r"\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+(?:" + _STRING + r"[ \t]+" + _LITERAL + r"|(?:" + _NON_STRING + r"[ \t]+)+"
     + _STRING + r")(?:[ \t]+" + _LITERAL + r")*[ \t]*\)",
-    r"^[ \t]*\|[^\n]*\b(?:[Tt]ool|[Ff]unction|[Aa]ction|[Cc]all|[Cc]ommand|[Mm]ethod)s?\b[^\n]*\|[ \t]*\r?\n[ \t]*\|?[ \t:|-]+\|"))
+    r"^[ \t]*\|[^\n]{0,400}?\b(?:[Tt]ool|[Ff]unction|[Aa]ction|[Cc]all|[Cc]ommand|[Mm]ethod)s?\b[^\n]*\|[ \t]*\r?\n[ \t]*\|?[ \t:|-]+\|"))
 
 
 def _positional_call(text: str) -> str:
