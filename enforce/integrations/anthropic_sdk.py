@@ -871,10 +871,9 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
 
     `message` may be the stream itself (`client.messages.stream(...)`, read to its end): then a tool_use whose
     streamed JSON input is not one complete object (the connection dropped, or the block ended early: 45000999 read as
-    4) is refused, recorded; the stream's final message alone cannot show that, so a final message whose stream a
-    caller holds in a local variable is read with its stream (stream_of)."""
+    4) is refused, recorded. Pass the stream, not `stream.get_final_message()`: a final message alone cannot show a
+    cut (the SDK's partial parse makes the cut text `{"amount_cents": 4` a complete dict {"amount_cents": 4})."""
     cut: dict[int, str] = {}
-    message = message if is_stream(message) else stream_of(message) or message
     if is_stream(message):
         message, cut = stream_cuts(message)
     content, stop = message_fields(guard, message)
@@ -948,35 +947,6 @@ def split_tool_uses(guard: Guard, message: Any, *, context: Context = None,
     if terminated is not None:
         raise RunTerminated(terminated)
     return [block for _, _, block in to_run], refused
-
-
-CALLERS_READ = 6   # how many callers' frames stream_of looks in
-
-
-def stream_of(message: Any) -> Any:
-    """The message stream whose final message `message` is, when a caller of split_tool_uses holds it in a local
-    variable (`with client.messages.stream(...) as stream: split_tool_uses(guard, stream.get_final_message())`), else
-    None. A cut streamed input shows only in the stream, so a final message handed in its place is read with it. Only a
-    Parsed message (what a stream, or messages.parse, makes) is looked for: a reply of messages.create costs nothing."""
-    if not type(message).__name__.startswith("Parsed"):
-        return None
-    frame: FrameType | None = sys._getframe(2)   # the caller of split_tool_uses
-    for _ in range(CALLERS_READ):
-        if frame is None:
-            return None
-        for value in list(frame.f_locals.values()):
-            if is_stream(value) and stream_snapshot(value) is message:
-                return value
-        frame = frame.f_back
-    return None
-
-
-def stream_snapshot(stream: Any) -> Any:
-    """The message a stream has made so far (None before its first event, or when it cannot be read)."""
-    try:
-        return stream.current_message_snapshot
-    except Exception:
-        return None
 
 
 def message_fields(guard: Guard, message: Any) -> tuple[Any, Any]:

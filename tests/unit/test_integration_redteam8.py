@@ -11,8 +11,6 @@ are benign controls and the rows guarding what the new readings still refuse:
   tool made of an unhashable callable object;
 - split_tool_uses let a tool_use run whose id another block of the message (a provider-side mcp_tool_use, a
   server_tool_use) also had: a loop that finds the block by its id could run the provider call's input;
-- split_tool_uses given stream.get_final_message() allowed a streamed input cut to `"amount_cents": 4`: it now reads the
-  final message with its stream when a caller holds the stream in a local variable;
 - a rewritten call of a tool made by hand (its own on_invoke_tool) ran with no record of the rewrite (it still runs).
 Real SDK code paths: the Agents SDK's chat-completions and responses models over httpx2.MockTransport; the Anthropic
 client over httpx2.MockTransport."""
@@ -384,46 +382,31 @@ def test_benign_control_provider_and_client_calls_with_their_own_ids(payments_bu
     assert [allowed for allowed, _ in records(log)] == [False, True]
 
 
-# --- Anthropic: a cut stream handed over as its final message -------------------------------------------------------------
+# --- Anthropic: a cut stream handed over with its stream -------------------------------------------------------------------
 def decide(g, message):
-    """A loop's helper, called with the final message only."""
+    """A loop's helper."""
     from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
 
     return split_tool_uses(g, message, context=CONTEXT)
 
 
-@pytest.mark.parametrize("how", ["beta", "plain", "helper", "async"])
-def test_the_final_message_of_a_cut_stream_is_read_with_its_stream(payments_build, tmp_path, how):
-    """Before: `split_tool_uses(guard, stream.get_final_message())` allowed a tool_use whose streamed input was cut to
-    `"amount_cents": 4` (the block closed early, the message ended asking for tools): only the stream shows the cut."""
+@pytest.mark.parametrize("how", ["beta", "plain"])
+def test_a_cut_stream_whose_block_closed_early_is_refused_given_the_stream(payments_build, tmp_path, how):
+    """A tool_use whose streamed input was cut to `"amount_cents": 4` (the block closed early, the message ended asking
+    for tools) is refused given the stream itself: only the stream shows the cut (its final message alone does not,
+    the documented way is to pass the stream)."""
     from tests.unit.test_integration_redteam6 import CUT, sse
 
     log = tmp_path / "log.jsonl"
     g = guard(payments_build, log=log)
-    model = ScriptedModel(sse([("t1", "send_payment", CUT)]))
-    if how == "async":
-        async def streamed():
-            messages = hooked(model, asynchronous=True).messages
-            async with messages.stream(model="c", max_tokens=10, messages=USER) as stream:
-                await stream.until_done()
-                return decide(g, await stream.get_final_message())
-        to_run, refused = asyncio.run(streamed())
-    else:
-        client = hooked(model)
-        with (client.beta.messages if how == "beta" else client.messages).stream(
-                model="c", max_tokens=10, messages=USER) as stream:
-            stream.until_done()
-        final = stream.get_final_message()
-        to_run, refused = decide(g, final) if how == "helper" else split_tool_uses_here(g, final)
+    client = hooked(ScriptedModel(sse([("t1", "send_payment", CUT)])))
+    with (client.beta.messages if how == "beta" else client.messages).stream(
+            model="c", max_tokens=10, messages=USER) as stream:
+        stream.until_done()
+    to_run, refused = decide(g, stream)
     assert to_run == [] and [(r["tool_use_id"], "not one complete JSON object" in r["content"]) for r in refused] == [
         ("t1", True)]
     assert [allowed for allowed, _ in records(log)] == [False]
-
-
-def split_tool_uses_here(g, message):
-    from veriguard.enforce.integrations.anthropic_sdk import split_tool_uses
-
-    return split_tool_uses(g, message, context=CONTEXT)
 
 
 def test_benign_control_a_whole_streamed_call_handed_over_as_its_final_message_runs(payments_build, tmp_path):
