@@ -43,6 +43,8 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
     (`evil` U+200B `.com`) or in a text with nothing visible. A rule `recipient != "еvil.com"` showed evil.com denied
     and was proved allowing it. Other scripts' own words (Платежи, José, αβγ) and the invisible joiners and selectors
     between their characters (emoji sequences, Persian ZWNJ, ❤ U+FE0F) read as written."""
+    if text.isascii():   # neither check can fire: no letter or invisible character here is other than ASCII
+        return None
     for m in _WORD.finditer(text):
         word = m.group()
         if not word.isascii() and any(c.isascii() for c in word):
@@ -80,8 +82,8 @@ class _Reader:
     def __init__(self, name: str, file: Path, raw: str, params: tuple[Scalar, ...], result: Scalar) -> None:
         self.name, self.file, self.raw, self.params, self.result = name, file, raw, params, result
 
-    def fail(self, message: str, value: object, fix: str) -> SpecError:
-        return SpecError("spec.table", f"table {self.name}: {message}", file=str(self.file),
+    def fail(self, message: str, value: object, fix: str, code: str = "spec.table") -> SpecError:
+        return SpecError(code, f"table {self.name}: {message}", file=str(self.file),
                          pos=_line_of(self.raw, value), fix=fix)
 
     def convert(self, value: Any, t: Scalar, what: str) -> Value:
@@ -103,8 +105,7 @@ class _Reader:
             raise self.fail(f"{what} {value!r} is not a string", value, "quote it")
         shown = shown_otherwise(value)
         if shown is not None:
-            raise SpecError("spec.hidden_text", f"table {self.name}: {what} {value!r}: {shown[0]}", file=str(self.file),
-                            pos=_line_of(self.raw, value), fix=SHOWN_FIX)
+            raise self.fail(f"{what} {value!r}: {shown[0]}", value, SHOWN_FIX, code="spec.hidden_text")
         if len(value) > MAX_TEXT:
             raise self.fail(f"{what} {value[:30]!r}... has {len(value):,} characters; at most {MAX_TEXT} are supported",
                             value, "keep the table's strings short (names, ids, paths)")
