@@ -14,7 +14,6 @@ import pytest
 
 from veriguard.contracts.errors import SpecError
 from veriguard.synth.specfile import load_spec
-from tests.conftest import SPECS
 
 SPEC = '''name = "pay"
 request = REQUEST
@@ -123,8 +122,3 @@ def test_words_of_other_scripts_load(tmp_path, over):
 def test_a_table_of_other_scripts_loads(tmp_path):
     load_spec(write(tmp_path, table='{"\u043f\u0440\u0438\u043c\u0435\u0440.\u0440\u0444": true, "jos\u00e9.com": '
                                       'true}'))
-
-
-@pytest.mark.parametrize("path", sorted(SPECS.glob("*.toml")), ids=lambda p: p.stem)
-def test_the_shipped_specs_load(path):
-    load_spec(path)
