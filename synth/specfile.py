@@ -146,9 +146,7 @@ class _Loader:
         pos = self.pos(*key)
         start = sum(len(line) + 1 for line in self.text.split("\n")[:max(pos.line - 1, 0)])
         at = self.text.find(needle, start)
-        if at < 0:
-            return pos
-        return Pos(self.text.count("\n", 0, at) + 1, at - self.text.rfind("\n", 0, at))
+        return pos if at < 0 else _pos_at(self.text, at)
 
     def name(self, kind: str, name: object, key: tuple[object, ...], what: str, pos: Pos | None = None) -> None:
         problem = name_problem(kind, name)
@@ -176,25 +174,24 @@ class _Loader:
         a person reads there is not one), an 8-bit CSI rewrites the terminal line it is printed on."""
         m = _DISPLAY_CONTROL.search(self.text)
         if m is not None:
-            line = self.text.count("\n", 0, m.start()) + 1
-            at = Pos(line, m.start() - self.text.rfind("\n", 0, m.start()))
             raise SpecError("spec.hidden_text", f"the spec holds {_char_name(m.group())}, which makes the text around "
-                            "it display otherwise than it is read", file=self.file, pos=at, fix=_SHOWN_FIX)
+                            "it display otherwise than it is read", file=self.file, pos=_pos_at(self.text, m.start()),
+                            fix=_SHOWN_FIX)
 
-    def shown_as_parsed(self, raw: Mapping[str, Any]) -> None:
+    def shown_as_parsed(self, strings: list[tuple[tuple[object, ...], str]]) -> None:
         """SpecError for such a character, or a control character (`\b`, an ANSI escape), that a TOML escape put in a
-        key or a string value."""
-        for key, value in _strings(raw, ()):
+        key or a string value (`strings`: _strings of the parsed spec)."""
+        for key, value in strings:
             m = _DISPLAY_CONTROL.search(value) or _CONTROL.search(value)
             if m is not None:
                 raise self.fail("spec.hidden_text", f"[{'.'.join(map(str, key))}] holds {_char_name(m.group())} "
                                 "(written as a TOML escape), which makes it display otherwise than it reads", key,
                                 _SHOWN_FIX)
 
-    def shown_as_compared(self, raw: Mapping[str, Any]) -> None:
+    def shown_as_compared(self, strings: list[tuple[tuple[object, ...], str]]) -> None:
         """SpecError for a key or string value with letters that only look like the ones a person reads
         (tables.shown_otherwise), once every name and value is otherwise checked (a name has its own error)."""
-        for key, value in _strings(raw, ()):
+        for key, value in strings:
             shown = shown_otherwise(value)
             if shown is not None:
                 raise self.fail("spec.hidden_text", f"[{'.'.join(map(str, key))}]: {shown[0]}", key, _SHOWN_FIX,
@@ -530,6 +527,11 @@ def _char_name(ch: str) -> str:
     return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character').lower()})"
 
 
+def _pos_at(text: str, at: int) -> Pos:
+    """The line and column (from 1) of offset `at` in `text`."""
+    return Pos(text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at))
+
+
 def _strings(value: Any, key: tuple[object, ...]) -> list[tuple[tuple[object, ...], str]]:
     """Every key and string value in a TOML value, with the key path that leads to it."""
     if isinstance(value, str):
@@ -559,7 +561,8 @@ def load_spec(path: str | Path) -> SpecFile:
     name = ld.typed(raw.get("name", path.stem), str, ("name",), "name")
     ld.name("spec", name, ("name",), "spec name")
     named = ld.types(raw.get("types", {}))
-    ld.shown_as_parsed(raw)   # after the names a model's draft may try to smuggle (spec.name says more of those)
+    strings = _strings(raw, ())   # every key and string, for shown_as_parsed now and shown_as_compared at the end
+    ld.shown_as_parsed(strings)   # after the names a model's draft may try to smuggle (spec.name says more of those)
     contract_raw = ld.typed(raw.get("contract", {}), dict, ("contract",), "[contract]")
     ld.unknown_keys(contract_raw, CONTRACT_KEYS, ("contract",))
     formal = "rules" in contract_raw
@@ -579,7 +582,7 @@ def load_spec(path: str | Path) -> SpecFile:
     check_extraction(ld, extraction, [a.name for a in arguments] if arguments else None)
     check_shell_tables(ld, extraction, path.parent)
     ld.typed(raw.get("clarifications", {}), dict, ("clarifications",), "[clarifications]")  # checked, read by nothing
-    ld.shown_as_compared(raw)
+    ld.shown_as_compared(strings)
     return SpecFile(name=name, path=str(path), sha256=hashlib.sha256(data).hexdigest(), request=request.strip(),
                     agent=ld.typed(raw.get("agent", {}), dict, ("agent",), "[agent]"), signature=sig,
                     contract=contract, rules_text=rules_text, properties_text=properties_text, examples=examples,
