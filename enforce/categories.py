@@ -578,6 +578,13 @@ NO_ASK_FORMS = {
                                   r"(?:do|has|have)\s+(?:i|we|you|they|he|she|there)\b|"
                                   r"can i (?:bring|take|carry|use|cancel|change|return|pay)\b|what do (?:i|we|you) need\b|what (?:should|can|do|does|"
                                   r"did|would|will) (?:i|we|they|he|she)\b)",
+    # a question put to other people, not to the agent: "Does anyone know the Hilton's check-in time?", "Has anybody
+    # here rented from Sixt in Nice?", "Anyone tried the new Pixar film?" (an act in it still asks: "can someone book
+    # it")
+    "a question to others": _LEAD + r"(?:(?:does|do|did|has|have|had|can|could|would|will|is|are|was|were|should|"
+                            r"may|might)\s+)?(?:anyone|anybody|someone|somebody|everyone|everybody|any of you|y'?all|"
+                            r"folks|people|other (?:people|users|members|parents|travell?ers|drivers|owners))\b"
+                            r"(?!\s+(?:else'?s|who|that|at|from|in|on)\b)",
     # an ask for information: "find the phone number of the Hilton", "check what time the U-Haul closes", "read me an
     # article about ..."
     "an ask for information": _LEAD + r"(?:(?:find|look up|get|tell|show|give|send|text|check|pull up|read|research|"
@@ -639,7 +646,7 @@ HEADED = frozenset({"an ask for information", "an act undone or followed up", "a
 _FIND_ONE = re.compile(_LEAD + r"(?:where|when|what time)\b[^.;!?\n]*?\b(?:a|an|any|some)\s+(?:[\w-]+\s+){0,2}?(?:hotels?|"
                        r"motels?|rooms?|flights?|cars?|suvs?|vans?|trucks?|jobs?|positions?|roles?|films?|movies?|songs?|"
                        r"tickets?|seats?|rentals?|inns?|hostels?)\b", re.IGNORECASE)
-QUESTIONS = frozenset({"a question for information", "an ask for information"})
+QUESTIONS = frozenset({"a question for information", "an ask for information", "a question to others"})
 # "could you" before what is asked: the clause is read on what it asks ("could you read me an article about ...")
 _ASKED_OF_YOU = re.compile(_LEAD + r"(?:can|could|would|will) (?:you|u|ya)(?:\s+(?:please|kindly|just))?\s+", re.IGNORECASE)
 # "I need to cancel ...", "we want to return ...": the wish is read as the undoing it names
@@ -1239,8 +1246,10 @@ class CategoryClassifier:
             results = [dataclasses.replace(r, labels=r.labels - quiet, uncertain=r.uncertain - quiet) for r in results]
         found = asked or any(r.labels for r in results)
         form, ask, words = ask_unnamed(kept)
+        said = kept
         if not ask and kept_view != kept:
             form, ask, words = ask_unnamed(kept_view)
+            said = kept_view
         read = frozenset().union(*(r.labels for r in results))
         named_too: frozenset[str] = frozenset()
         # a category the regression read from no topic the text names, weakly (a name's fragments: "The Peabody Memphis"
@@ -1249,8 +1258,10 @@ class CategoryClassifier:
         guessed = not asked and bool(read) and not read & self.topics(text) and (
             max(r.scores[n] for r in results for n in read) < GUESS or self.read_from_names(text, read))
         if ask and (not found or not asked and (form in ANY_CATEGORY or form in ON_A_PRONOUN
-                                                 and (read <= self.topics(words) or guessed))):
-            # nothing read; or an outcome, a trip, dates; or a category read from the act's own words only or guessed,
+                                                 and (read <= self.topics(words) - self.topics(said.replace(words, " ", 1))
+                                                      or guessed))):
+            # nothing read; or an outcome, a trip, dates; or a category read from the act's own words only (its topic
+            # named nowhere else: "buy it" after "a rain jacket from REI" reads shop from the jacket too) or guessed,
             # the act on a pronoun: what is asked is unread
             doubts.append(f"an ask whose object is not named, {ask}: what it asks for cannot be read")
         elif ask:   # the act may be on any category the text names
