@@ -8,14 +8,17 @@ started even when it is cancelled), fed raw JSON-RPC lines. Each test but the co
   ("veriguard mcp-proxy: shadow tools/call ... allowed");
 - a method that reads as tools/call once its combining marks are dropped ("tools/c\\u0301all") was answered "method
   not found" with no decision record."""
+import contextlib
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -83,11 +86,15 @@ class Session:
         while len(self.paid()) < count and time.monotonic() < end:
             time.sleep(0.05)
 
+    def requests(self) -> list[dict]:
+        """The messages the server received, in order (RECEIVED, a line each)."""
+        return [json.loads(x) for x in self.received.read_text().splitlines()]
+
     def wait_received(self, calls: int, timeout=30.0) -> None:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            lines = self.received.read_text().splitlines() if self.received.exists() else []
-            if sum(json.loads(x).get("method") == "tools/call" for x in lines) >= calls:
+            got = self.requests() if self.received.exists() else []
+            if sum(m.get("method") == "tools/call" for m in got) >= calls:
                 return
             time.sleep(0.02)
         raise AssertionError(f"the server did not get {calls} tools/call in {timeout} s")
@@ -102,6 +109,28 @@ class Session:
 
 def text(answer: dict) -> str:
     return answer["result"]["content"][0]["text"]
+
+
+def records(s: Session) -> list[tuple[str, bool, str]]:
+    """The session's decision records as (action id, allowed, fail_closed)."""
+    return [(r["action_id"], r["allowed"], r["fail_closed"]) for r in s.records()]
+
+
+@contextlib.contextmanager
+def stoppable(argv: list[str]) -> Iterator[subprocess.Popen]:
+    """A proxy process started from `argv` with SIGINT's default handler (it must not inherit an ignored SIGINT), its
+    stdin, stdout and stderr pipes; killed (and reaped) at the end if it still runs."""
+    default = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    finally:
+        signal.signal(signal.SIGINT, default)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def session_fixture(child: Path):

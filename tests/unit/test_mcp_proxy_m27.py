@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT
-from tests.unit.test_mcp_proxy_m25 import INIT, Session, call, normal_session, session_fixture, starts, text, wait_for
+from tests.unit.test_mcp_proxy_m25 import (INIT, call, normal_session, records, session_fixture, starts, stoppable,
+                                           text, wait_for)
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
@@ -30,10 +31,6 @@ pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
 CHILDREN = Path(__file__).resolve().parent.parent
 ABANDONED = "abandoned by the caller before it was logged: "
 session = session_fixture(CHILDREN / "mcp_child_m27.py")   # M25's harness in front of this pass's server
-
-
-def records(s: Session) -> list[tuple[str, bool, str]]:
-    return [(r["action_id"], r["allowed"], r["fail_closed"]) for r in s.records()]
 
 
 # --- 1. one action id per request id ----------------------------------------------------------------------------
@@ -132,13 +129,8 @@ def test_a_signal_while_the_server_starts_stops_it_and_exits_with_the_signal(pay
     argv = [sys.executable, "-m", "veriguard.enforce.integrations.mcp_proxy", "--build", str(payments_build),
             "--context", str(context), "--", sys.executable, str(CHILDREN / "mcp_child_m27.py"), str(received),
             str(context), "start_slow=60"]
-    default = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    finally:
-        signal.signal(signal.SIGINT, default)
     starts = received.with_name(received.name + ".starts")
-    try:
+    with stoppable(argv) as p:
         wait_for(lambda: starts.exists() and starts.read_text().strip())
         server = int(starts.read_text().split()[0])
         os.kill(p.pid, signum)
@@ -147,10 +139,6 @@ def test_a_signal_while_the_server_starts_stops_it_and_exits_with_the_signal(pay
         assert f"stopped by {signum.name} before it served" in err and "Traceback" not in err, err
         wait_for(lambda: not Path(f"/proc/{server}").exists() or "Z" in Path(f"/proc/{server}/stat").read_text()
                  .rsplit(")", 1)[1].split()[:1], timeout=10)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
 
 
 # --- 6. a host that never reads the proxy's stderr --------------------------------------------------------------

@@ -12,7 +12,6 @@ controls failed on the code before:
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT
-from tests.unit.test_mcp_proxy_m25 import Session, call, normal_session, session_fixture, text
+from tests.unit.test_mcp_proxy_m25 import call, normal_session, records, session_fixture, stoppable, text
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
@@ -29,14 +28,6 @@ CHILDREN = Path(__file__).resolve().parent.parent
 session = session_fixture(CHILDREN / "mcp_child_m28.py")
 slow_session = session_fixture(CHILDREN / "mcp_child_m27.py")
 UNCHECKED = ["--unchecked", "resources", "--unchecked", "prompts", "--unchecked", "completions"]
-
-
-def records(s: Session) -> list[tuple[str, bool, str]]:
-    return [(r["action_id"], r["allowed"], r["fail_closed"]) for r in s.records()]
-
-
-def received(s: Session) -> list[dict]:
-    return [json.loads(x) for x in s.received.read_text().splitlines()]
 
 
 # --- 1. a forwarded request takes only its own params to the server -----------------------------------------------
@@ -55,7 +46,7 @@ def test_a_forwarded_request_carrying_a_tool_call_never_reaches_the_server(sessi
     finally:
         s.close()
     assert s.paid() == [45000]   # before: [250000, 45000]
-    assert [m.get("method") for m in received(s)].count(method) == 0
+    assert [m.get("method") for m in s.requests()].count(method) == 0
     got = records(s)
     assert got[0][1] is False and "carry a tool's name and arguments" in got[0][2] and got[1] == ("2", True, ""), got
 
@@ -72,7 +63,7 @@ def test_a_tools_list_takes_its_own_params_without_meta(session, params, sent):
         assert [t["name"] for t in s.answer("l")["result"]["tools"]] == ["send_payment"]
     finally:
         s.close()
-    listed = [m for m in received(s) if m.get("method") == "tools/list"]
+    listed = [m for m in s.requests() if m.get("method") == "tools/list"]
     assert len(listed) == 1 and listed[0].get("params") == sent, listed
     assert records(s) == []
 
@@ -90,7 +81,7 @@ def test_params_mcp_does_not_give_a_method_are_refused_unrecorded(session, metho
         assert s.answer("x")["error"]["code"] == -32602
     finally:
         s.close()
-    assert [m.get("method") for m in received(s)].count(method) == 0 and records(s) == []
+    assert [m.get("method") for m in s.requests()].count(method) == 0 and records(s) == []
 
 
 # --- 2. only scripts whose letters pass for Latin ones read as tools/call ----------------------------------------
@@ -175,21 +166,13 @@ def test_a_signal_while_the_policy_loads_exits_with_the_signal_and_starts_nothin
     context.write_text(json.dumps(CONTEXT), encoding="utf-8")
     argv = [sys.executable, "-c", SLOW_LOAD, str(loading), "--build", str(payments_build), "--context", str(context),
             "--", sys.executable, str(CHILDREN / "mcp_child_m27.py"), str(got), str(context)]
-    default = signal.signal(signal.SIGINT, signal.default_int_handler)   # the proxy must not inherit an ignored SIGINT
-    try:
-        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    finally:
-        signal.signal(signal.SIGINT, default)
-    try:
+    with stoppable(argv) as p:
         end = time.monotonic() + 60
         while not loading.exists():
             assert time.monotonic() < end and p.poll() is None, p.stderr.read() if p.poll() is not None else "slow"
             time.sleep(0.05)
         os.kill(p.pid, signum)
         _, err = p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
     assert p.returncode == 128 + signum, err
     assert f"stopped by {signum.name} before it served".encode() in err and b"Traceback" not in err, err
     assert not got.exists() and not got.with_name(got.name + ".starts").exists()
