@@ -1265,7 +1265,8 @@ def _any_call(text: str) -> str:
     keys = _named_arguments(text.lower(), _ANY_NAME_KEY, _ANY_ARGUMENTS_KEY) if ":" in text or "=" in text else ""
     if keys:
         return keys
-    form = next((m.group() for m in (p.search(text) for p in _ANY_FORMS) if m), "")
+    form = next((m.group() for m in (p.search(text) for g, p in zip(_ANY_GATES, _ANY_FORMS, strict=True)
+                                      if g.search(text)) if m), "")
     if form:
         return form
     if "<" in text:
@@ -1308,6 +1309,18 @@ _ANY_FORMS = tuple(re.compile(p, re.MULTILINE) for p in (
     r"\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+(?:" + _STRING + r"[ \t]+" + _LITERAL + r"|(?:" + _NON_STRING + r"[ \t]+)+"
     + _STRING + r")(?:[ \t]+" + _LITERAL + r")*[ \t]*\)",
     r"^[ \t]*\|[^\n]{0,400}?\b(?:[Tt]ool|[Ff]unction|[Aa]ction|[Cc]all|[Cc]ommand|[Mm]ethod)s?\b[^\n]*\|[ \t]*\r?\n[ \t]*\|?[ \t:|-]+\|"))
+# what each form needs, searched first (in C): most texts show none, so the forms' own patterns never run
+_ANY_GATES = tuple(re.compile(p, re.MULTILINE) for p in (
+    r"with[ \t]*:",
+    r"^[ \t]*\[",
+    r"[ \t]--?[A-Za-z]",
+    r"""\([ \t]*(?:["'0-9-]|True|False|None|true|false|null)""",
+    r"""[ \t][A-Za-z_]\w{0,63}:[ \t]*["']""",
+    r"\{[ \t]*[A-Za-z_]\w{0,63}:",
+    r"=[ \t]*\{",
+    r"\([ \t]*[A-Za-z_]\w{0,63}:",
+    r"""\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+["'0-9-]""",
+    r"\|[ \t]*\r?\n"))
 
 
 def _positional_call(text: str) -> str:
