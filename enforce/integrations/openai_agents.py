@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import json
 import weakref
+from types import FunctionType
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from agents import Agent, FunctionTool, Handoff, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail, \
@@ -119,22 +120,19 @@ def validation_changes(data: ToolInputGuardrailData, check: Callable[..., Any]) 
                 f" {' '.join(str(e).split())[:200]}), so what the call would run is unknown"), None
 
 
-def changed_by(tool: FunctionTool, name: str, arguments: str) -> str:
-    """validation_changes for one function tool: why its function would get other data than `arguments` says."""
-    return prepared_call(tool, name, arguments)[0]
-
-
 def prepared_call(tool: FunctionTool, name: str, arguments: str) -> tuple[str, Any]:
-    """(changed_by's answer, the call's arguments validated once, as the SDK's invoker takes them: None when they are
-    refused or the tool was made by hand). The SDK runs prepared arguments only for the JSON text they were made of, so
-    a call whose text a hook (on_tool_start) or another guardrail changed after this decision does not run."""
+    """(validation_changes for one function tool: why its function would get other data than `arguments` says, "" when
+    it would not; the call's arguments validated once, as the SDK's invoker takes them: None when they are refused or
+    the tool was made by hand). The SDK runs prepared arguments only for the JSON text they were made of, so a call
+    whose text a hook (on_tool_start) or another guardrail changed after this decision does not run."""
     invoker = tool.on_invoke_tool   # what the SDK runs: the SDK's invoker of function_tool's, or one made by hand
     made = getattr(invoker, "_invoke_tool_impl", invoker)
     if getattr(made, WRAPPED, None) is None:
         if hasattr(made, "__agents_prepare_arguments__"):   # made by function_tool, its function no longer found
             raise LookupError(f"openai-agents keeps the function of a function tool no longer as {WRAPPED} (0.24 did)")
         return "", None   # made by hand: it reads the JSON text itself, as the policy did
-    prepare, schema = sdk_preparer(made)
+    # fixed per invoker: kept for a plain function (the SDK's invoker; equal only to itself), else read each call
+    prepare, schema = sdk_preparer(made) if type(made) is FunctionType else sdk_preparer.__wrapped__(made)
     sent = json.loads(arguments) if arguments else {}   # as the SDK reads it
     if not isinstance(sent, dict):
         return f"{REFUSED_BY_SDK.format(name)}: a JSON {type(sent).__name__}, not an object", None
@@ -156,9 +154,11 @@ def prepared_call(tool: FunctionTool, name: str, arguments: str) -> tuple[str, A
 REFUSED_BY_SDK = "the SDK's validation refuses the arguments of {}(), so it does not run"
 
 
+@functools.lru_cache(maxsize=256)
 def sdk_preparer(made: Any) -> tuple[Callable[..., Any], Any]:
     """(the SDK's function that validates a call's arguments for `made`, a function_tool's invoker, and the FuncSchema
-    it validates with): the names `_prepare_arguments` and `schema` its closure holds (openai-agents 0.24)."""
+    it validates with): the names `_prepare_arguments` and `schema` its closure holds (openai-agents 0.24). Fixed per
+    invoker, so kept (a LookupError is not kept: it is raised again at the next call)."""
     cells = dict(zip(getattr(getattr(made, "__code__", None), "co_freevars", ()), getattr(made, "__closure__", None)
                      or ()))
     try:

@@ -452,7 +452,7 @@ def test_an_agents_parameter_read_through_alias_choices_is_refused_and_its_schem
     tool = function_tool(send_payment)
     for _ in range(3):
         with pytest.raises(LookupError, match="the parameter 'recipient' is read through AliasChoices"):
-            oa.changed_by(tool, "send_payment", json.dumps({"recipient": "acme-supplies", "amount_cents": 5}))
+            oa.prepared_call(tool, "send_payment", json.dumps({"recipient": "acme-supplies", "amount_cents": 5}))
     assert oa.parameter_keys.cache_info().misses - made == 1
 
 
