@@ -1,5 +1,6 @@
-"""Eighth red-team pass on the integrations (A28, 2026-11-30). 29 of the 38 tests failed on b0ab452; the 9 that passed
-are benign controls and the rows guarding what the new readings still refuse:
+"""Eighth red-team pass on the integrations (A28, 2026-11-30). 25 of the 36 tests failed on b0ab452; the 11 that passed
+are benign controls, the rows guarding what the new readings still refuse, and the two rows of a cut stream passed in
+itself (refused on b0ab452 already):
 
 - the Agents guardrail decided the JSON text it read (ToolContext.tool_arguments) and the SDK ran the text the tool call
   held when the tool was invoked: an AgentHooks or RunHooks on_tool_start, or a guardrail before this one, that rewrote
