@@ -22,7 +22,7 @@ import unicodedata
 from dataclasses import dataclass, replace
 from dataclasses import field as _field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extractors import Extracted, Extractor, SpecFiles, _coerce, _path, _typed, spec_file
@@ -321,7 +321,7 @@ def through_typed_secrets(a: Analysis, zones: Zones, carried: tuple[str, ...], c
     if any(z in carried for _, z in a.touched):
         return a
     walk = _CarriedWalk(zones, carried, disk)
-    for path in walk.every(workspace, _TYPED_FILES, _TYPED_ENTRIES):
+    for path, zone in walk.every(workspace, _TYPED_FILES, _TYPED_ENTRIES):
         try:
             with open(path, "rb") as f:
                 text = f.read(_TYPED_BYTES).decode("utf-8", "replace")
@@ -329,7 +329,6 @@ def through_typed_secrets(a: Analysis, zones: Zones, carried: tuple[str, ...], c
             continue
         held = next((v for v in secret_values(text) if v in command), None)
         if held is not None:
-            zone = next(z for z in _zones_of(zones, path) if z in carried)
             return replace(a, touched=ordered({**dict.fromkeys(a.touched), ("read", zone): None}),
                            account=a.account + (f"read {path} ({zone}): the command's text holds one of its values",))
     return a
@@ -351,38 +350,38 @@ class _CarriedWalk:
             known = self.seen[name] = self.matcher.candidate(name)
         return known
 
-    def every(self, folder: str, most: int, entries_limit: int) -> list[str]:
-        """Up to `most` regular files of carried zones under `folder` on disk (links not followed), breadth first,
-        among its first `entries_limit` entries."""
-        found: list[str] = []
-        queue = collections.deque([folder])
-        left = entries_limit
-        while queue and len(found) < most and left > 0 and not self.disk.exhausted:
-            entries = self.disk.entries(queue.popleft())
-            left -= len(entries)
-            for e in entries:
-                if e.is_dir(follow_symlinks=False):
-                    queue.append(e.path)
-                elif e.is_file(follow_symlinks=False) and self.candidate(e.name) and \
-                        any(z in self.carried for z in _zones_of(self.zones, e.path)):
-                    found.append(e.path)
-        return found[:most]
+    def every(self, folder: str, most: int, entries_limit: int) -> list[tuple[str, str]]:
+        """Up to `most` (regular file of a carried zone under `folder` on disk, its zone) (links not followed), breadth
+        first, among its first `entries_limit` entries."""
+        return list(itertools.islice(self._found(folder, entries_limit, files_only=True), most))
 
     def first(self, folder: str) -> tuple[str, str] | None:
+        return next(self._found(folder, None, files_only=False), None)
+
+    def _found(self, folder: str, entries_limit: int | None, *, files_only: bool) -> Iterator[tuple[str, str]]:
+        """(a file of a carried zone under `folder` on disk, its first carried zone), breadth first. With no
+        `entries_limit`, the walk's CONTENT_LIMIT budget: where it runs out, (folder, why) and the walk ends; with one,
+        the walk ends silently once that many entries are listed (a listing begun is looked through)."""
         queue = collections.deque([folder])
+        left = entries_limit
         while queue:
+            if left is not None and (left <= 0 or self.disk.exhausted):
+                return
             entries = self.disk.entries(queue.popleft())
-            self.left -= len(entries)
-            if self.left < 0 or self.disk.exhausted:
-                return (folder, f"{self.carried[0]} (more than {CONTENT_LIMIT} entries under it to look through)")
+            if left is not None:
+                left -= len(entries)
+            else:
+                self.left -= len(entries)
+                if self.left < 0 or self.disk.exhausted:
+                    yield (folder, f"{self.carried[0]} (more than {CONTENT_LIMIT} entries under it to look through)")
+                    return
             for e in entries:
                 if e.is_dir(follow_symlinks=False):
                     queue.append(e.path)
-                elif self.candidate(e.name):
-                    found = [z for z in _zones_of(self.zones, e.path) if z in self.carried]
-                    if found:
-                        return (e.path, found[0])
-        return None
+                elif (not files_only or e.is_file(follow_symlinks=False)) and self.candidate(e.name):
+                    zone = next((z for z in _zones_of(self.zones, e.path) if z in self.carried), None)
+                    if zone is not None:
+                        yield (e.path, zone)
 
 
 def _glob_text(comps: tuple[Comp, ...]) -> str:
@@ -462,10 +461,12 @@ def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str],
         return "text a program transforms (its output is not the text the analysis reads)"
     keep = max(map(len, zmap.code_keys)) - 1     # the end of the text read so far, where a key may go on
     tail, pieces = "", set()
+    texts: dict[str, str] = {}      # each file's text, read once (_key_split takes the settings files' own)
     for path in dict.fromkeys([*named, *reads]):
         text = small_text(path)
         if text is None:
             return f"the text of {path}, which cannot be read in full"
+        texts[path] = text
         found, held = zmap.code_settings_and_pieces(text)
         if found:
             return f"{found[0]} (in {path})"
@@ -479,7 +480,7 @@ def _code_source(a: Analysis, zmap: ZoneMap, command: str, named: list[str],
     found = zmap.code_pieces(command, pieces)
     if found:
         return f"{found[0]} (assembled from pieces in the command and the files it reads)"
-    return _key_split(zmap.code_keys, [small_text(p) or "" for p in named], command)
+    return _key_split(zmap.code_keys, [texts[p] for p in named], command)
 
 
 def _key_split(keys: tuple[str, ...], texts: list[str], command: str) -> str | None:
