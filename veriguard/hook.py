@@ -632,7 +632,11 @@ def load_monitor(opts: Options) -> Any:
             monitor = load()
     except Exception as e:
         raise Refused(f"the build {opts.build} cannot be used: {_describe(e)}") from None
-    return with_copies(monitor, copies) if state else monitor
+    if not state:
+        return monitor
+    monitor = with_copies(monitor, copies)
+    monitor.hook_state = (state, copies)     # remember_copies's: the file and what it named at load, read once a call
+    return monitor
 
 
 # ------------------------------------------------------------------------------------------------
@@ -701,10 +705,10 @@ def with_copies(monitor: Any, copies: list[str]) -> Any:
     from dataclasses import replace
 
     from veriguard.enforce.shell import ShellExtractor
+    from veriguard.enforce.shell_table import places_of
 
-    files = tuple(sorted({os.path.normpath(c) for c in copies if not c.endswith("/")}))
-    trees = tuple(sorted({os.path.normpath(c) for c in copies if c.endswith("/")}))
-    extra = tuple((name, paths) for name, paths in (("carried", files), ("carried_tree", trees)) if paths)
+    extra = places_of({"carried": [c for c in copies if not c.endswith("/")],
+                       "carried_tree": [c for c in copies if c.endswith("/")]})
     for name, x in list(monitor.extractors.items()):
         if isinstance(x, ShellExtractor):
             monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={})
@@ -732,12 +736,12 @@ def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Non
 
     from veriguard.enforce.shell import ShellExtractor
 
-    path = state_file(opts)
+    path, read = getattr(monitor, "hook_state", ("", []))     # ("", []) with --no-state (load_monitor)
     made = list(dict.fromkeys(c for x in monitor.extractors.values() if isinstance(x, ShellExtractor)
                               for found in x.copies.values() for c in found))
     if not path or not made:
         return
-    known = set(read_state(path))
+    known = set(read)     # as load_monitor read it; the next call's read enforces STATE_LIMIT on what others added
     new = [c for c in made if c not in known]
     if not new:
         return
