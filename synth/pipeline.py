@@ -312,6 +312,16 @@ def hypothesis_gate(tests: TestReport, spec: SpecFile) -> Gate:
 # refuses mutation figures with other keys
 MUTATION_KEYS = frozenset({"score", "killed", "total", "threshold", "limit", "by_tests", "by_proof", "survivors",
                            "proofs_run"})
+# which mutant a row of mutation_gate's is (veriguard.audit matches a certificate's survivors to the mutants by them)
+MUTANT_KEYS = ("id", "operator", "line", "change")
+# a survivor's note when Nagini proves the mutant too (veriguard.audit counts such survivors as sent to Nagini)
+PROVED_TOO = "Nagini proves"
+PROVED_TOO_NOTE = f"{PROVED_TOO} this mutant too: it is equivalent to the policy under the contract"
+
+
+def mutant_row(m: Mutant) -> dict[str, Any]:
+    """The keys of a mutant's row in mutation_gate's figures that say which mutant it is (MUTANT_KEYS)."""
+    return dict(zip(MUTANT_KEYS, (m.id, m.operator, m.line, m.description)))
 
 
 def mutation_gate(spec: SpecFile, worker: NaginiWorker, tests: TestReport, chosen: list[Mutant],
@@ -331,8 +341,7 @@ def mutation_gate(spec: SpecFile, worker: NaginiWorker, tests: TestReport, chose
     proofs_run = 0
     for m in chosen:
         killed_by = by_test.get(m.id)
-        row: dict[str, Any] = {"id": m.id, "operator": m.operator, "line": m.line, "change": m.description,
-                               "killed_by": f"tests ({killed_by})" if killed_by else None}
+        row: dict[str, Any] = {**mutant_row(m), "killed_by": f"tests ({killed_by})" if killed_by else None}
         if killed_by is None and budget > 0:
             budget -= 1
             progress(f"  mutant {m.id} survived the tests; asking Nagini ({m.description})")
@@ -343,7 +352,7 @@ def mutation_gate(spec: SpecFile, worker: NaginiWorker, tests: TestReport, chose
                 row["killed_by"] = f"proof ({result.verdict.value}: {clause})"
             else:
                 row["killed_by"] = None
-                row["note"] = "Nagini proves this mutant too: it is equivalent to the policy under the contract"
+                row["note"] = PROVED_TOO_NOTE
         elif killed_by is None:
             row["note"] = "not proof-checked (Nagini budget for mutants spent)"
         rows.append(row)

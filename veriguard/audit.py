@@ -70,8 +70,8 @@ from veriguard.contracts import strict_json
 from veriguard.enforce.decision_log import Head
 from veriguard.enforce.keys import VerifyKey
 from veriguard.enforce.loader import PolicyLoadError, check_certificate, check_expected, check_signature, trust_settings
-from veriguard.synth.pipeline import (MUTATION_KEYS, Gate, cached_summary, contract_summary, examples_summary,
-                                      hypothesis_summary, mutation_summary, proof_summary)
+from veriguard.synth.pipeline import (MUTANT_KEYS, MUTATION_KEYS, PROVED_TOO, Gate, cached_summary, contract_summary,
+                                      examples_summary, hypothesis_summary, mutant_row, mutation_summary, proof_summary)
 from veriguard.verify.proof_cache import CACHE_KEYS
 from veriguard.verify.verdicts import ProofResult, Verdict, holds
 
@@ -557,9 +557,9 @@ def mutation_count(spec: SpecFile | None, verified: str, recorded: Any) -> tuple
     if made != run.total:
         return Verdict.REFUTED, (f"the recorded mutant limit {run.limit} makes {made} mutants of policy_verified.py, "
                                  f"but the certificate counts {run.total}: its score is not over the mutants synth made")
-    rows = {(m.id, m.operator, m.line, m.description) for m in mutants}
+    rows = {tuple(mutant_row(m).values()) for m in mutants}
     strays = [s.get("id") if isinstance(s, dict) else s for s in _list(_object(recorded).get("survivors"))
-              if not (isinstance(s, dict) and (s.get("id"), s.get("operator"), s.get("line"), s.get("change")) in rows)]
+              if not (isinstance(s, dict) and tuple(s.get(k) for k in MUTANT_KEYS) in rows)]
     if strays:
         return Verdict.REFUTED, (f"the certificate's survivors {strays[:5]} are not mutants the recorded limit makes "
                                  "(id, operator, line and change): they are not the ones synth ran")
@@ -746,14 +746,14 @@ def z3_as_recorded(fresh: Gate, cert: Mapping[str, Any]) -> tuple[Verdict, str]:
         return fresh.verdict, fresh.summary
     recorded: dict[str, Any] = next((g for g in _list(cert.get("gates")) if isinstance(g, dict)
                                      and g.get("name") == "contract (z3)"), {})
-    made = json.loads(json.dumps({"bound": fresh.details.get("bound"), "findings": fresh.details.get("findings")}))
-    differ = [k for k in ("bound", "findings") if _canonical(recorded.get(k)) != _canonical(made[k])]
+    made = fresh.details   # compared as _canonical writes them (JSON), as the certificate holds them
+    differ = [k for k in ("bound", "findings") if _canonical(recorded.get(k)) != _canonical(made.get(k))]
     if differ == ["findings"]:
-        said = [f for f in _list(recorded.get("findings"))]
-        first = next((i for i, (a, b) in enumerate(zip(said, made["findings"])) if _canonical(a) != _canonical(b)),
-                     min(len(said), len(made["findings"])))
+        said, gives = _list(recorded.get("findings")), made.get("findings")
+        first = next((i for i, (a, b) in enumerate(zip(said, gives)) if _canonical(a) != _canonical(b)),
+                     min(len(said), len(gives)))
         return Verdict.REFUTED, (f"{fresh.summary}, but the certificate records other findings ({len(said)} where z3 "
-                                 f"gives {len(made['findings'])}; the first that differs is #{first + 1})")
+                                 f"gives {len(gives)}; the first that differs is #{first + 1})")
     if differ:
         return Verdict.REFUTED, f"{fresh.summary}, but the certificate records another {' and '.join(differ)}"
     return fresh.verdict, f"{fresh.summary}, as the certificate records them"
@@ -900,7 +900,7 @@ def _nagini_budget_kept(mutation: Mapping[str, Any], budget: int) -> bool:
                                                                       _int(mutation.get("by_tests"))) < 0 or any(
             s.get("killed_by") is not None or not isinstance(s.get("note"), str) for s in survivors):
         return False
-    proved_too = sum(1 for s in survivors if s["note"].startswith("Nagini proves"))
+    proved_too = sum(1 for s in survivors if s["note"].startswith(PROVED_TOO))
     sent = by_proof + proved_too
     return sent == min(by_proof + len(survivors), budget) and proofs_run <= sent
 

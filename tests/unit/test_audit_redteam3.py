@@ -14,6 +14,7 @@ import pytest
 from veriguard.contracts.build_format import CERTIFIED_GATES
 from veriguard.enforce.loader import PolicyLoadError, load_policy
 from veriguard.synth.freeze import write_build
+from veriguard.synth.pipeline import PROVED_TOO_NOTE
 from veriguard.synth.specfile import load_spec
 from veriguard.verify.verdicts import Verdict, holds
 from tests.conftest import write_spec
@@ -91,8 +92,7 @@ def test_freeze_writes_failed_for_a_result_missing_a_gate(tmp_path, kept):
 # its tests (so Nagini is never asked: the worker below fails the test if it is made).
 # a mutant that survived the tests, sent to Nagini (the spec's budget lets it see 3) and proved equivalent, as synth
 # records it (synth.pipeline.mutation_gate)
-SURVIVOR = {"id": 3, "killed_by": None, "note": "Nagini proves this mutant too: it is equivalent to the policy under "
-                                                "the contract"}
+SURVIVOR = {"id": 3, "killed_by": None, "note": PROVED_TOO_NOTE}
 TRUE_MUTATION = {"by_proof": 0, "by_tests": 30, "killed": 30, "proofs_run": 0, "score": 1.0, "survivors": [],
                  "threshold": 0.8, "total": 30, "limit": 30}
 

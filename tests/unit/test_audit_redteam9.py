@@ -254,3 +254,27 @@ def test_a_survivor_synth_made_passes_the_count(build):
 
     spec, verified, row = made_mutant(build)
     assert mutation_count(spec, verified, {"total": 1, "limit": 1, "survivors": [row]})[0] is Verdict.PASSED
+
+
+def test_z3_findings_compare_as_the_certificate_writes_them():
+    """z3_as_recorded compares z3's findings here (tuples in a witness, as the model gives them) with the
+    certificate's JSON through _canonical alone (review mend: no JSON round trip first): the same findings hold,
+    and a changed witness is the finding it names."""
+    from veriguard.audit import z3_as_recorded
+    from veriguard.synth.pipeline import Gate
+
+    findings = [{"check": "property", "subject": "p", "verdict": "PROVED", "message": "holds", "line": 3, "col": 1,
+                 "witness": {"pair": (1, "a"), "rows": [(2, True)], "rec": {"b": 1, "a": (None,)}}},
+                {"check": "can_fire", "subject": "r", "verdict": "PROVED", "message": "fires", "line": 4, "col": 1,
+                 "witness": None}]
+    fresh = Gate("contract (z3)", Verdict.PROVED, "2 of 2 checks hold", 0.1, {"bound": 3, "findings": findings})
+    recorded = json.loads(json.dumps({"name": "contract (z3)", "bound": 3, "findings": findings}))
+    assert z3_as_recorded(fresh, {"gates": [recorded]}) == (Verdict.PROVED,
+                                                             "2 of 2 checks hold, as the certificate records them")
+    recorded["findings"][1]["witness"] = {"x": 1}
+    assert z3_as_recorded(fresh, {"gates": [recorded]}) == (
+        Verdict.REFUTED, "2 of 2 checks hold, but the certificate records other findings (2 where z3 gives 2; the "
+                         "first that differs is #2)")
+    recorded["bound"] = 4
+    assert z3_as_recorded(fresh, {"gates": [recorded]}) == (
+        Verdict.REFUTED, "2 of 2 checks hold, but the certificate records another bound and findings")
