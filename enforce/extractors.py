@@ -779,28 +779,46 @@ def _opaque(text: str) -> str:
     if not hints:
         return ""
     noisy, first = 0, ""
+    size, backwards = len(text), ""
+    windows: list[tuple[int, int]] = []   # the clusters' reaches, widened to the edges of the tokens they stand in
     start, end = hints[0], hints[0]
-    for at in hints[1:] + [len(text) + 2 * _HINT_REACH]:
+    for at in hints[1:] + [size + 2 * _HINT_REACH]:
         if at - end <= 2 * _HINT_REACH:
             end = at
             continue
-        left, right = max(0, start - _HINT_REACH), min(len(text), end + _HINT_REACH)
-        while left > 0 and _OPAQUE_TOKEN.fullmatch(text, left - 1, left) and start - left < _MAX_BASE85:
-            left -= 1
-        while right < len(text) and _OPAQUE_TOKEN.fullmatch(text, right, right + 1) and right - end < _MAX_BASE85:
-            right += 1
+        # each edge found by one search in C, at most _MAX_BASE85 from the cluster; a reach that meets the one before
+        # joins it, so each piece of the text is read once however many clusters a token holds
+        reached = windows[-1][1] if windows else 0
+        left, right = max(0, start - _HINT_REACH), min(size, end + _HINT_REACH)
+        if left > reached:
+            backwards = backwards or text[::-1]
+            left = size - _alnum_end(backwards, size - left, size - max(0, start - _MAX_BASE85, reached))
+        if right < size:
+            right = _alnum_end(text, max(right, reached), min(size, end + _MAX_BASE85))
+        if windows and left <= reached:
+            windows[-1] = (windows[-1][0], max(right, reached))
+        else:
+            windows.append((left, right))
+        start = end = at
+    for left, right in windows:
         for run in _noisy_runs(text[left:right]):
             noisy += len(run)
             first = first or run
             if noisy >= _OPAQUE_MIN:
                 return first
-        start = end = at
     return ""
 
 
 _NOISE_HINT = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"   # inside a word: `yW`, `J1`, `4w`
 _DENSE_HINTS = re.compile(_NOISE_HINT + r"(?:[^\n]{0,12}?" + _NOISE_HINT + "){2}")   # three close together: noise
 _HINT_REACH = 64
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]*")   # a token's letters and digits, to its edge (`+` and `/` part it here too)
+
+
+def _alnum_end(text: str, pos: int, endpos: int) -> int:
+    """Where the letters and digits from `pos` end, at `endpos` at most."""
+    found = _ALNUM_RUN.match(text, pos, endpos)
+    return found.end() if found is not None else pos
 
 
 def _noisy_runs(text: str) -> Iterator[str]:
