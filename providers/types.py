@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from veriguard.contracts.errors import EnvironmentProblem
 
@@ -38,6 +38,11 @@ class ProviderError(EnvironmentProblem):
 MAX_TOKENS_COUNTED = 10_000_000   # no one call reads or writes more; a larger count is the server's invention
 
 
+def _is_count(value: Any) -> TypeGuard[int]:
+    """Whether a `usage` value is a token count: an int (not a bool), from 0 to MAX_TOKENS_COUNTED."""
+    return type(value) is int and 0 <= value <= MAX_TOKENS_COUNTED
+
+
 def token_count(usage: Any, *keys: str) -> int:
     """The first of `keys` in a response's `usage` that holds a count; 0 when none does (a server's own shape).
     A count over MAX_TOKENS_COUNTED is not one (10**30 output tokens made the stats and list-price costs absurd)."""
@@ -45,7 +50,7 @@ def token_count(usage: Any, *keys: str) -> int:
         return 0
     for key in keys:
         value = usage.get(key)
-        if type(value) is int and 0 <= value <= MAX_TOKENS_COUNTED:
+        if _is_count(value):
             return value
     return 0
 
@@ -54,8 +59,7 @@ def tokens_reported(usage: Any, input_key: str, output_key: str) -> bool:
     """Whether a response's `usage` holds both counts as token_count takes them: a server that leaves them out, or
     writes them as strings, floats, negatives or absurd numbers, said nothing of what the call cost (priced as 0
     tokens, the call read as free)."""
-    return isinstance(usage, Mapping) and all(
-        type(usage.get(key)) is int and 0 <= usage[key] <= MAX_TOKENS_COUNTED for key in (input_key, output_key))
+    return isinstance(usage, Mapping) and all(_is_count(usage.get(key)) for key in (input_key, output_key))
 
 
 # Anthropic reports the prompt tokens it wrote to or read from its prompt cache apart from `input_tokens`: a call's
@@ -72,8 +76,7 @@ def cache_reported(usage: Any) -> bool:
     """Whether the cache counts a response's `usage` holds, if any, are counts (absent or null: none cached): a
     server that writes them as strings, floats, negatives or absurd numbers said nothing of what the call cost."""
     return not isinstance(usage, Mapping) or all(
-        usage.get(key) is None or (type(usage[key]) is int and 0 <= usage[key] <= MAX_TOKENS_COUNTED)
-        for key in CACHE_KEYS)
+        usage.get(key) is None or _is_count(usage[key]) for key in CACHE_KEYS)
 
 
 MAX_MODEL_NAME = 200   # characters of a model name a server reports; longer is not a name
