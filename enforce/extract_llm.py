@@ -46,7 +46,7 @@ import unicodedata
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -246,7 +246,7 @@ class LLMExtractor:
         fields = _answer_fields(self.argument, self.type)[1:]
         off = tuple(f for f in fields if isinstance(value, Mapping) and value.get(f) is False and f not in settled)
         clauses = _clauses(text) if off else []
-        naming = _naming_clauses(clauses, off, _field_names(_described(self.argument, self.schema)))
+        naming = _naming_clauses(clauses, off, self._names) if off else {}
         if not naming:
             return value, how, details
         named = {f for said in naming.values() for f in said}
@@ -270,6 +270,11 @@ class LLMExtractor:
         return kept, (f"{how}; {sorted(found)} kept: the text names them and the model answered them false, but "
                       f"{why}, so a clause of the text withdrew them"), {**details, "withdrawn": sorted(found),
                                                                           "withdrawal_asks": asked}
+
+    @cached_property
+    def _names(self) -> Mapping[str, tuple[str, ...]]:
+        """_field_names of this extractor's record: `argument` and `schema` are fixed once it is built."""
+        return _field_names(self.argument, self.schema)
 
     def _ask_text(self, text: str) -> tuple[Any, str, dict[str, Any]]:
         if len(text) > self.max_chars:
@@ -316,7 +321,7 @@ class LLMExtractor:
             raise ExtractionError("extract.llm.timeout", f"no answer from the model within {self.deadline_s:g} s "
                                   "(the extractor's deadline for one call, retries included)") from None
         except ProviderError as e:
-            self._failed(provider, e.input_tokens, e.output_tokens, getattr(e, "cache_tokens", (0, 0)))
+            self._failed(provider, e.input_tokens, e.output_tokens, e.cache_tokens)
             raise ExtractionError("extract.llm." + e.code.removeprefix("provider."),
                                   f"the model gave no usable answer: {e.message}") from None
         except Exception as e:  # a provider bug or an exception its SDK did not map: deny, say what
@@ -331,9 +336,9 @@ class LLMExtractor:
         # a server silent on its tokens did not make the call free (a local server's calls cost nothing either way)
         told = getattr(completion, "tokens_reported", True)   # the record says what the server said, free or not
         reported = told or cost_usd(provider.name, provider.model, 1, 1) == 0.0
-        cached: tuple[int, int] = getattr(completion, "cache_tokens", (0, 0))   # a replayed Completion has none
-        self._count(provider.name, provider.model, completion.input_tokens, completion.output_tokens, cached,
-                    reported=reported)
+        cached = completion.cache_tokens   # (0, 0) unless the server reported its prompt cache (a replay: never)
+        cost = self._count(provider.name, provider.model, completion.input_tokens, completion.output_tokens, cached,
+                           reported=reported)
         other = other_model(completion.raw_response.get("model") if isinstance(completion.raw_response, Mapping)
                             else None, provider.model)
         if other:  # the build pins the model whose answers it trusts; another model's is not one, however it reads
@@ -350,7 +355,6 @@ class LLMExtractor:
         # policy would check a value that a JSON reader downstream takes as another
         value = _typed(from_answer(completion.data[self.argument], self.type), self.type,
                        f"the model's {self.argument}", exact=True)
-        cost = cost_usd(provider.name, provider.model, completion.input_tokens, completion.output_tokens, cached)
         return Answer(value, completion.model, latency, completion.input_tokens + sum(cached), completion.output_tokens,
                       cost if reported else None, provider.model, told, cached)
 
@@ -366,8 +370,9 @@ class LLMExtractor:
         self._count(provider.name, provider.model, input_tokens, output_tokens, cache_tokens)
 
     def _count(self, provider: str, model: str, input_tokens: int, output_tokens: int,
-               cache_tokens: tuple[int, int] = (0, 0), *, reported: bool = True) -> None:
-        """The call's tokens and cost in the stats; the prompt cache's tokens count as input, at their own price."""
+               cache_tokens: tuple[int, int] = (0, 0), *, reported: bool = True) -> float | None:
+        """The call's tokens and cost in the stats; the prompt cache's tokens count as input, at their own price.
+        Returns the cost at list price (None: unpriced)."""
         from veriguard.providers.prices import cost_usd
 
         cost = cost_usd(provider, model, input_tokens, output_tokens, cache_tokens)
@@ -378,6 +383,7 @@ class LLMExtractor:
                 self.stats.unpriced_calls += 1
             else:
                 self.stats.cost_usd += cost
+        return cost
 
 
 @dataclass
@@ -1310,7 +1316,6 @@ def _refuse_answer_written(observation: Mapping[str, Any], texts: list[str], ord
 
 MAX_WITHDRAWN = 4   # distinct clauses naming fields answered false that are each asked alone; beyond, the fields stay
 # a clause: what lies between sentence ends, commas, brackets, line breaks and spaced dashes (a colon stays inside:
-# "Hotel: not needed" is one clause)
 # "Hotel: not needed" is one clause); and the words that join two clauses of one sentence, so that a withdrawal in the
 # request's own sentence (book a room at the Hilton but I don't need the room) is a clause of its own
 _CLAUSE_SPLIT = re.compile(r"[.!?;,()\[\]{}\n\u2026]+|\s[-\u2013\u2014]+\s|"
@@ -1321,21 +1326,15 @@ def _clauses(text: str) -> list[str]:
     return [c.strip() for c in _CLAUSE_SPLIT.split(text) if c.strip()]
 
 
-def _described(argument: str, schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """(field, its description) for each field of the record `argument` in the answer's schema."""
-    fields = schema.get("properties", {}).get(argument, {}).get("properties", {})
-    return tuple((str(f), str(p.get("description", ""))) for f, p in fields.items() if isinstance(p, Mapping))
-
-
 MIN_NAME_LETTERS = 4
 
 
-@lru_cache(maxsize=32)
-def _field_names(described: tuple[tuple[str, str], ...]) -> Mapping[str, tuple[str, ...]]:
-    """Each field with the words that name it in a text: its own name, and the words of its description (what the
-    model is told it means: "hotel rooms and similar lodging (resort, motel, inn)") that no other field's
-    description holds, of MIN_NAME_LETTERS letters or more, as written and singular, past and -ing forms aside. A
-    clause can withdraw a category in the words the model reads it by (Room: not needed), not only by its name."""
+def _field_names(argument: str, schema: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+    """Each field of the record `argument` in the answer's schema with the words that name it in a text: its own
+    name, and the words of its description (what the model is told it means: "hotel rooms and similar lodging
+    (resort, motel, inn)") that no other field's description holds, of MIN_NAME_LETTERS letters or more, as written
+    and singular, past and -ing forms aside. A clause can withdraw a category in the words the model reads it by
+    (Room: not needed), not only by its name."""
     known = english_words()
 
     def stems(word: str, end: str) -> tuple[str, ...]:
@@ -1350,6 +1349,8 @@ def _field_names(described: tuple[tuple[str, str], ...]) -> Mapping[str, tuple[s
             out |= {word, _singular(word, known)}
         return out
 
+    fields = schema.get("properties", {}).get(argument, {}).get("properties", {})
+    described = [(str(f), str(p.get("description", ""))) for f, p in fields.items() if isinstance(p, Mapping)]
     said = {f: words(d) for f, d in described}
     return {f: (f, *sorted(said[f] - set().union(*(w for g, w in said.items() if g != f)) - {f}))
             for f, _d in described}
@@ -1365,7 +1366,7 @@ def _singular(word: str, known: frozenset[str]) -> str:
 
 
 def _naming_clauses(clauses: list[str], fields: tuple[str, ...],
-                    names: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, list[str]]:
+                    names: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
     """The `clauses` (a text's _clauses) that name one of `fields` (in _plain's reading, leetspeak and plurals too),
     each with the fields it names, in order: by the field's own name, or in a short clause (MAX_FRAGMENT_WORDS words
     at most: Room: not needed; Skip the truck) by the other words of `names` (_field_names). Those words are common
@@ -1374,7 +1375,7 @@ def _naming_clauses(clauses: list[str], fields: tuple[str, ...],
     if not fields:
         return {}
     own = {f: _named_pattern((f,)) for f in fields}
-    described = {f: _named_pattern((names or {}).get(f, (f,))) for f in fields}
+    described = {f: _named_pattern(names.get(f, (f,))) for f in fields}
     out: dict[str, list[str]] = {}
     for clause in clauses:
         # uncached: single clauses would evict the whole texts both checks read from _plain's cache
