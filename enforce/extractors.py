@@ -1283,8 +1283,7 @@ def _any_call(text: str) -> str:
     keys = _named_arguments(text.lower(), _ANY_NAME_KEY, _ANY_ARGUMENTS_KEY) if ":" in text or "=" in text else ""
     if keys:
         return keys
-    form = next((m.group() for m in (p.search(text) for g, p in zip(_ANY_GATES, _ANY_FORMS, strict=True)
-                                      if g.search(text)) if m), "")
+    form = next((m.group() for m in (p.search(text) for g, p in _ANY_FORMS if g.search(text)) if m), "")
     if form:
         return form
     if "<" in text:
@@ -1312,33 +1311,34 @@ _ONE_CALL = re.compile(r"\s*[A-Za-z_][\w.]{0,127}\s*\([^\n]*\)\s*")
 # (`transfer = {to = "eve"}`), Swift's labels (`transfer(to: "eve")`), Lisp's positional call (`(transfer "eve" 5)`),
 # a markdown table whose header
 # names a tool, function or action column. The cost, these forms written as data, falls on `*` only.
-_ANY_FORMS = tuple(re.compile(p, re.MULTILINE) for p in (
-    r"^[ \t]*-?[ \t]*(?:uses|run|step|task)[ \t]*:[^\n]*\n(?:[ \t]+[^\n]*\n){0,20}?[ \t]+with[ \t]*:",
-    r"^[ \t]*\[[ \t]*[A-Za-z_][\w.-]{0,63}[ \t]*\][ \t]*\r?\n(?:[ \t]*(?:[#;][^\n]*)?\r?\n)*[ \t]*[A-Za-z_][\w.-]{0,63}"
-    r"[ \t]*[=:]",
-    r"(?:^|[$>:][ \t]*)[A-Za-z_][\w.-]{0,63}(?:[ \t]+[\w.-]{1,64})?[ \t]+--?[A-Za-z][\w-]{0,63}(?:=|[ \t]+)"
-    r"""(?![-\s])[^\s|;&]{1,200}(?=[ \t]*(?:$|--?[A-Za-z]))""",
-    r"\b[A-Za-z_][\w.]{0,127}[ \t]*\([ \t]*(?:" + _STRING + r"[ \t]*,[ \t]*" + _LITERAL + r"|(?:" + _NON_STRING
-    + r"[ \t]*,[ \t]*)+" + _STRING + r")(?:[ \t]*,[ \t]*" + _LITERAL + r")*[ \t]*,?\)",
-    r"\b[A-Za-z_][\w.]{0,127}[ \t]+[A-Za-z_]\w{0,63}:[ \t]*" + _STRING + r"[ \t]*,",
-    r"(?:\b[A-Z][\w.]{0,127}[ \t]*|\b[A-Za-z_][\w.]{0,127})\{[ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,}]",
-    r"\b[A-Za-z_][\w.]{0,127}[ \t]*=[ \t]*\{[ \t]*[A-Za-z_][\w-]{0,63}[ \t]*=[ \t]*" + _LITERAL,
-    r"\b[A-Za-z_][\w.]{0,127}\([ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,)]",
-    r"\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+(?:" + _STRING + r"[ \t]+" + _LITERAL + r"|(?:" + _NON_STRING + r"[ \t]+)+"
-    + _STRING + r")(?:[ \t]+" + _LITERAL + r")*[ \t]*\)",
-    r"^[ \t]*\|[^\n]{0,400}?\b(?:[Tt]ool|[Ff]unction|[Aa]ction|[Cc]all|[Cc]ommand|[Mm]ethod)s?\b[^\n]*\|[ \t]*\r?\n[ \t]*\|?[ \t:|-]+\|"))
-# what each form needs, searched first (in C): most texts show none, so the forms' own patterns never run
-_ANY_GATES = tuple(re.compile(p, re.MULTILINE) for p in (
-    r"with[ \t]*:",
-    r"^[ \t]*\[",
-    r"[ \t]--?[A-Za-z]",
-    r"""\([ \t]*(?:["'0-9-]|True|False|None|true|false|null)""",
-    r"""[ \t][A-Za-z_]\w{0,63}:[ \t]*["']""",
-    r"\{[ \t]*[A-Za-z_]\w{0,63}:",
-    r"=[ \t]*\{",
-    r"\([ \t]*[A-Za-z_]\w{0,63}:",
-    r"""\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+["'0-9-]""",
-    r"\|[ \t]*\r?\n"))
+_TOOL_TABLE = re.compile(   # a markdown table under a tool, function or action column
+    r"^[ \t]*\|[^\n]{0,400}?\b(?:[Tt]ool|[Ff]unction|[Aa]ction|[Cc]all|[Cc]ommand|[Mm]ethod)s?\b[^\n]*\|[ \t]*\r?\n[ \t]*\|?[ \t:|-]+\|",
+    re.MULTILINE)
+# each form with what it needs (its gate), searched first in C: most texts show no gate, so the forms never run
+_ANY_FORMS = tuple((re.compile(gate, re.MULTILINE), re.compile(form, re.MULTILINE)) for gate, form in (
+    (r"with[ \t]*:",
+     r"^[ \t]*-?[ \t]*(?:uses|run|step|task)[ \t]*:[^\n]*\n(?:[ \t]+[^\n]*\n){0,20}?[ \t]+with[ \t]*:"),
+    (r"\[",
+     r"^[ \t]*\[[ \t]*[A-Za-z_][\w.-]{0,63}[ \t]*\][ \t]*\r?\n(?:[ \t]*(?:[#;][^\n]*)?\r?\n)*[ \t]*[A-Za-z_][\w.-]{0,63}"
+     r"[ \t]*[=:]"),
+    (r"[ \t]--?[A-Za-z]",
+     r"(?:^|[$>:][ \t]*)[A-Za-z_][\w.-]{0,63}(?:[ \t]+[\w.-]{1,64})?[ \t]+--?[A-Za-z][\w-]{0,63}(?:=|[ \t]+)"
+     r"""(?![-\s])[^\s|;&]{1,200}(?=[ \t]*(?:$|--?[A-Za-z]))"""),
+    (r"""\([ \t]*(?:["'0-9-]|True|False|None|true|false|null)""",
+     r"\b[A-Za-z_][\w.]{0,127}[ \t]*\([ \t]*(?:" + _STRING + r"[ \t]*,[ \t]*" + _LITERAL + r"|(?:" + _NON_STRING
+     + r"[ \t]*,[ \t]*)+" + _STRING + r")(?:[ \t]*,[ \t]*" + _LITERAL + r")*[ \t]*,?\)"),
+    (r""":[ \t]*["']""",
+     r"\b[A-Za-z_][\w.]{0,127}[ \t]+[A-Za-z_]\w{0,63}:[ \t]*" + _STRING + r"[ \t]*,"),
+    (r"\{[ \t]*[A-Za-z_]\w{0,63}:",
+     r"(?:\b[A-Z][\w.]{0,127}[ \t]*|\b[A-Za-z_][\w.]{0,127})\{[ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,}]"),
+    (r"=[ \t]*\{",
+     r"\b[A-Za-z_][\w.]{0,127}[ \t]*=[ \t]*\{[ \t]*[A-Za-z_][\w-]{0,63}[ \t]*=[ \t]*" + _LITERAL),
+    (r"\([ \t]*[A-Za-z_]\w{0,63}:",
+     r"\b[A-Za-z_][\w.]{0,127}\([ \t]*[A-Za-z_]\w{0,63}:[ \t]*" + _LITERAL + r"[ \t]*[,)]"),
+    (r"""\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+["'0-9-]""",
+     r"\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+(?:" + _STRING + r"[ \t]+" + _LITERAL + r"|(?:" + _NON_STRING + r"[ \t]+)+"
+     + _STRING + r")(?:[ \t]+" + _LITERAL + r")*[ \t]*\)"),
+    (r"\|[ \t]*\r?\n", _TOOL_TABLE.pattern)))
 
 
 def _positional_call(text: str) -> str:
@@ -1409,7 +1409,7 @@ def _table_call(text: str, tool: str) -> str:
     cell = re.search(r"\|[ \t]*`?" + re.escape(tool.lower()) + r"`?[ \t]*\|(?:[ \t]*\{)?", text.lower())
     if cell is None:
         return ""
-    return cell.group() if cell.group().endswith("{") or _ANY_FORMS[-1].search(text) else ""
+    return cell.group() if cell.group().endswith("{") or _TOOL_TABLE.search(text) else ""
 
 
 _COMMENT = re.compile(r"<!--[\s\S]{0,200}?-->")
