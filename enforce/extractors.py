@@ -1183,6 +1183,7 @@ class _NamedCall(NamedTuple):
     before: re.Pattern[str]   # a caller key or tag that may stand before it (searched in a window ending there)
     element: re.Pattern[str]  # an element so named before it (`<name>`), then `<` after it
     command: re.Pattern[str]  # an element that runs what it holds before it (`<cmd>`, `<exec>`): anything after it
+    cell: re.Pattern[str]     # a markdown table's cell holding the name, then a JSON object's `{` in the next, if any
 
 
 _WINDOW = 64  # characters before a name that a caller key or tag may take
@@ -1218,13 +1219,15 @@ def _named_call(tool: str) -> _NamedCall:
         re.compile(r"(?:\b(?:\w{0,24}" + callers + r"|to)" + quotes + r"[ \t]*[:=]\s*" + quotes
                    + r"(?:functions\.)?|<\s*(?:[\w:-]{1,64}[.:])?)\Z"),
         re.compile(r"<\s*\w{0,24}" + callers + r"\s*>\s*\Z"),
-        re.compile(r"<\s*\w{0,24}(?:" + _CALL_WORDS + r")\w{0,24}\s*>\s*\Z"))
+        re.compile(r"<\s*\w{0,24}(?:" + _CALL_WORDS + r")\w{0,24}\s*>\s*\Z"),
+        re.compile(r"\|[ \t]*`?" + re.escape(tool.lower()) + r"`?[ \t]*\|(?:[ \t]*\{)?"))
 
 
 def _names_a_call(text: str, tool: str) -> str:
-    """The text around the first place `text` names `tool` as a call (_named_call); '' for none."""
+    """The text around the first place `text` names `tool` as a call (_named_call), or a markdown table's cell naming
+    it as one (_table_call); '' for none."""
     pattern = _named_call(tool)
-    text = text.lower()
+    written, text = text, text.lower()
     if tool.lower() not in text:
         return ""
     for found in pattern.call.finditer(text):  # the name as a token: no letter, digit, `_` or `-` before it
@@ -1236,7 +1239,7 @@ def _names_a_call(text: str, tool: str) -> str:
         if pattern.before.search(window) or pattern.command.search(window) or (
                 pattern.element.search(window) and re.match(r"\s*<", text[end:end + 9])):
             return text[max(0, start - 20):end]
-    return ""
+    return _table_call(written, text, pattern.cell) if "|" in text else ""
 
 
 # For any tool (`*`), whose name is not known: a call given keyword, `**` or object arguments anywhere in a text (a
@@ -1395,18 +1398,17 @@ def _refuse_written_call(text: str, where: str, tool: str) -> None:
     (_any_call), denies."""
     plain = _plain(text)
     found = next((f for t in ((text, plain) if plain != text else (text,))
-                  if (f := _any_call(t) if tool == ANY_TOOL else _names_a_call(t, tool) or _table_call(t, tool))), "")
+                  if (f := _any_call(t) if tool == ANY_TOOL else _names_a_call(t, tool))), "")
     if found:
         _bad_call(where, f"text with {found[:40]!r} writes a call of {tool!r} in a format not read as a call here: a "
                   "runtime that parses the model's text may run it, unchecked")
 
 
-def _table_call(text: str, tool: str) -> str:
-    """A markdown table that names `tool` in a cell, under a header naming a tool, function or action column, or
-    with a JSON object in the next cell (`| transfer | {"to": ...} |`); '' for none."""
-    if "|" not in text or tool.lower() not in text.lower():
-        return ""
-    cell = re.search(r"\|[ \t]*`?" + re.escape(tool.lower()) + r"`?[ \t]*\|(?:[ \t]*\{)?", text.lower())
+def _table_call(text: str, lowered: str, named: re.Pattern[str]) -> str:
+    """A markdown table (`text`, and `lowered` its lower case) that names a tool in a cell (`named`: _NamedCall.cell),
+    under a header naming a tool, function or action column, or with a JSON object in the next cell
+    (`| transfer | {"to": ...} |`); '' for none."""
+    cell = named.search(lowered)
     if cell is None:
         return ""
     return cell.group() if cell.group().endswith("{") or _TOOL_TABLE.search(text) else ""
