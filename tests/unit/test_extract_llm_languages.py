@@ -135,7 +135,8 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
                                                 ("heldout_v14.jsonl", "email-reply-chain"),
                                                 ("heldout_v15.jsonl", "caribbean-english"),
                                                 ("heldout_v15.jsonl", "negotiation-then-agree"),
-                                                ("heldout_v15.jsonl", "sticky-note-scrawl")}
+                                                ("heldout_v15.jsonl", "sticky-note-scrawl"),
+                                                ("heldout_v16.jsonl", "commit-message")}
     assert all(r["categories"] for s, r in rows if s in ("heldout_v9.jsonl", "heldout_v10.jsonl", "heldout_v14.jsonl")
                and unreadable_language(r["task"]))
     # v14 (read once, figures only, 2026-11-30): one email reply chain (hotel) of its 581 is refused; v15 (read once,
@@ -143,7 +144,9 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     # nothing was restricted; a negotiation and a sticky note, each in a category)
     assert sum(1 for s, *_ in refused if s == "heldout_v15.jsonl") == 10
     assert sum(1 for s, _i, _c in refused if s == "heldout_v15.jsonl" and _c != "caribbean-english") == 2
-    assert sum(1 for s, *_ in refused if s != "evasions") == 20 and sum(1 for s, *_ in refused if s == "evasions") == 19
+    # v16 (read once, figures only, 2026-11-30, fifth session): 2 of its 569, both commit messages, one in no category
+    assert sum(1 for s, *_ in refused if s == "heldout_v16.jsonl") == 2
+    assert sum(1 for s, *_ in refused if s != "evasions") == 22 and sum(1 for s, *_ in refused if s == "evasions") == 19
 
 
 # Red-team pass of stop 20 on the check itself: spellings that hid the words, encodings a model decodes, orders in

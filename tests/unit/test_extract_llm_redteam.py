@@ -5,6 +5,7 @@ real local HTTP server speaking OpenAI chat-completions): these tests check our 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import httpx2
@@ -201,8 +202,14 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
         ("out-of-office", ["flight"]), ("out-of-office", ["flight"]), ("out-of-office", ["flight"]),
         ("out-of-office", ["hotel"]), ("out-of-office", ["job"]), ("out-of-office", ["job"]),
         ("out-of-office", ["job"]), ("out-of-office", ["media"]), ("out-of-office", ["shop"])]
+    # v16 (read once, figures only, 2026-11-30, fifth session; no case read): 56 of its 569, 50 onboarding checklists
+    # and 6 ops orders; 20 of them in no category (denied where nothing was restricted)
+    v16 = {r["id"]: (r["style"], r["categories"]) for r in texts if str(r.get("id", "")).startswith("v16-")}
+    flagged_v16 = [v16[i] for i, _c in flagged if i in v16]
+    assert Counter(s for s, _c in flagged_v16) == {"onboarding-checklist": 50, "ops-order": 6}
+    assert sum(1 for _s, c in flagged_v16 if not c) == 20
     assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None
-                                  or not f[0].startswith(("v10-", "v11-", "v12-", "v14-", "v15-"))] == [
+                                  or not f[0].startswith(("v10-", "v11-", "v12-", "v14-", "v15-", "v16-"))] == [
         ("e108", "instruction"), ("e109", "instruction"), ("e111", "instruction"), ("e112", "instruction"),
         ("e113", "instruction")]
     assert len(flagged_v10) == 84 and {s for i, s in v10 if i in flagged_v10} == {
