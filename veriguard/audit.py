@@ -749,7 +749,7 @@ def z3_as_recorded(fresh: Gate, cert: Mapping[str, Any]) -> tuple[Verdict, str]:
     made = fresh.details   # compared as _canonical writes them (JSON), as the certificate holds them
     differ = [k for k in ("bound", "findings") if _canonical(recorded.get(k)) != _canonical(made.get(k))]
     if differ == ["findings"]:
-        said, gives = _list(recorded.get("findings")), made.get("findings")
+        said, gives = _list(recorded.get("findings")), list(made.get("findings") or [])
         first = next((i for i, (a, b) in enumerate(zip(said, gives)) if _canonical(a) != _canonical(b)),
                      min(len(said), len(gives)))
         return Verdict.REFUTED, (f"{fresh.summary}, but the certificate records other findings ({len(said)} where z3 "
