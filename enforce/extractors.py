@@ -603,14 +603,15 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}")
 _HEX = re.compile(r"[0-9A-Fa-f]{16,}")
 _BASE32 = re.compile(r"[A-Z2-7]{16,}=*|[a-z2-7]{16,}=*|[0-9A-V]{16,}=*")   # a whole run, one case (casefold)
 _BASE85 = re.compile(r"<~[!-uz\s]{16,}~>|[0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]{20,}|[!-uz]{20,}")
-_GROUP = re.compile(r"[A-Za-z0-9+/_-]{1,8}={0,2}")
+_GROUP = re.compile(r"[A-Za-z0-9+/_-]{0,8}={0,2}")   # padding may stand alone (`fQ ==`)
 
 
 def _groups_at_end(text: str) -> str:
-    """The short base64 groups that end `text` (at least five, parted by blanks), joined; '' for none."""
+    """The short base64 groups that end `text` (at least five, parted by blanks), joined; '' for none. Only the last
+    group may end in `=` (padding): a word before the groups that does (`id=`, `data=`) is their label, not a group."""
     groups: list[str] = []
     for token in reversed(text.split()):
-        if not _GROUP.fullmatch(token):
+        if not _GROUP.fullmatch(token) or groups and token.endswith("="):
             break
         groups.append(token)
     return "".join(reversed(groups)) if len(groups) >= 5 else ""
@@ -657,7 +658,7 @@ def _encoded(text: str, where: str) -> list[str]:
     for packed in runs + squeezed_runs:
         if _HEX.fullmatch(packed):   # hex in bytes apart (`7b 22 6e`), or `=7B=22` (quoted-printable)
             decoded += _read_bytes(bytes.fromhex(packed[:len(packed) // 2 * 2]), where)
-        decoded += _read_base64(packed, where, shifted=packed in runs)
+        decoded += _read_base64(packed, where, shifted=True)   # a label or a word glued before groups shifts them too
         if _BASE32.fullmatch(packed):
             decoded += _read_bytes(_from_base32(packed), where)
     for run in _HEX.finditer(text):
@@ -1060,9 +1061,16 @@ def _inflated(raw: bytes, where: str, inflater: Any) -> bytes:
 
 
 def _from_base64(packed: str) -> bytes:
-    """Base64 without its padding, standard or URL-safe, decoded (a run of 4k+1 characters decodes its first 4k)."""
+    """Base64 without its padding, standard or URL-safe, decoded (a run of 4k+1 characters decodes its first 4k).
+    Characters outside the alphabet (`=` inside joined groups) are dropped first, as the decoder drops them: counted,
+    they made a run of 4k+1 data characters that raised binascii.Error out of the extractor."""
+    if _NOT_B64_CHAR.search(packed):
+        packed = _NOT_B64_CHAR.sub("", packed)
     usable = packed[:len(packed) - len(packed) % 4 if len(packed) % 4 == 1 else len(packed)]
     return base64.urlsafe_b64decode(usable.replace("+", "-").replace("/", "_") + "=" * (-len(usable) % 4))
+
+
+_NOT_B64_CHAR = re.compile(r"[^A-Za-z0-9+/_-]")
 
 
 def _from_base32(run: str) -> bytes:
