@@ -237,12 +237,20 @@ def main(argv: list[str] | None = None) -> int:
 def latency_only(args: argparse.Namespace, frozen: Path, cache: Path) -> int:
     lat = {k: round(v, 2) for k, v in measured(LATENCY, str(frozen), str(args.tasks), cache=cache)[0].items()}
     load = [round(x, 2) for x in os.getloadavg()]
+    encoder = encoders_of(frozen) if args.build is not None else args.encoder   # a given build runs its own encoder
     if args.json:
-        print(json.dumps({"latency": lat, "load_average": load, "encoder": args.encoder}, indent=2))
+        print(json.dumps({"latency": lat, "load_average": load, "encoder": encoder}, indent=2))
     else:
-        print(f"Mind2Web-SC classifier, encoder {args.encoder}, {args.tasks.name}; load average {load}")
+        print(f"Mind2Web-SC classifier, encoder {encoder}, {args.tasks.name}; load average {load}")
         print(latency_line(lat))
     return 0
+
+
+def encoders_of(build: Path) -> str:
+    """The encoders a frozen build's classifiers were trained with (its extraction.json), as the monitor loads them."""
+    entries = json.loads((build / "extraction.json").read_text(encoding="utf-8")).get("extraction", {}).values()
+    return ", ".join(sorted({e["frozen"]["encoder"]["encoder"] for e in entries
+                             if isinstance(e, dict) and isinstance(e.get("frozen"), dict)})) or "none"
 
 
 def latency_line(lat: dict[str, Any]) -> str:
