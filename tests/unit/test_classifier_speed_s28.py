@@ -2,7 +2,6 @@
 MiniLM, made once per machine into the encoder cache beside the float32 copy, the same bytes each time, named in the
 identity a build pins (quantization settings, onnx's and onnxruntime's versions, the copy's sha256), and refused by
 the monitor (env.encoder, exit 3) when the copy differs. The default encoder's identity and builds are unchanged."""
-import hashlib
 import json
 import tomllib
 from importlib import metadata
@@ -19,6 +18,7 @@ from veriguard.enforce.monitor import Monitor
 from veriguard.synth.classifier_build import freeze_classifier
 from tests.unit.test_build_integrity import consistent, copy
 from tests.unit.test_classifier_build import _small_bank_spec
+from tests.unit.test_embedder_runtime import own_cache, sha  # noqa: F401  (own_cache: a fixture)
 from tests.unit.test_evaluation import build_of
 
 QDYN = "minilm-l6-qdyn"
@@ -28,18 +28,6 @@ TEXTS = ["Rent a cheap SUV in Denver", "Book two nights at a hotel near the Louv
          "open on Monday evenings in December"]
 EVERYONE = {"age": 40, "domestic": True, "dr_license": True, "vaccine": True, "membership": True}
 NOBODY = {"age": 10, "domestic": False, "dr_license": False, "vaccine": False, "membership": False}
-
-
-def sha(path):
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("VERIGUARD_CACHE", str(tmp_path / "cache"))
-    embedder._shared.cache_clear()
-    yield tmp_path / "cache"
-    embedder._shared.cache_clear()
 
 
 @pytest.fixture(scope="module")
