@@ -104,18 +104,7 @@ def test_a_method_of_digits_is_no_refused_call(session, method, recorded):
     """Before: any digit stood for any letter, so "123456789" read as tools/call, was recorded as a refused call and
     halted a run under replan_halt --halt-after 1. Now a digit stands only for the letter it looks like (0 o, 1 l, 3 e,
     4 a, 5 s, 7 t): the lookalikes are still recorded (and halt)."""
-    s = session(options=["--strategy", "replan_halt", "--halt-after", "1"])
-    try:
-        s.send({"jsonrpc": "2.0", "id": "m", "method": method, "params": {}}, call(2))
-        assert s.answer("m")["error"]["code"] == -32601
-        second = s.answer(2)
-    finally:
-        s.close()
-    got = records(s)
-    if recorded:
-        assert "halted" in text(second) and got[0][1] is False and "reads as it" in got[0][2], got
-    else:
-        assert text(second) == "sent 45000" and got == [("2", True, "")], got
+    method_then_a_call(session, method, recorded=recorded)
 
 
 # --- 5. a signal before the proxy serves ---------------------------------------------------------------------------
@@ -203,3 +192,20 @@ def test_lines_no_call_can_be_read_from_are_answered_and_recorded_never_run(sess
     assert got[-1] == ("3", True, "") or ("3", True, "") in got
     assert [r for r in got if r[0] != "3"] and all(r[1] is False for r in got if r[0] != "3"), got
     assert s.paid() == [45000]
+
+
+def method_then_a_call(session, method: str, *, recorded: bool) -> None:
+    """An unknown method, then an allowed call, under replan_halt --halt-after 1: a method that reads as tools/call is
+    recorded as a refused call and halts the run (the call is refused); any other is only unknown (the call runs)."""
+    s = session(options=["--strategy", "replan_halt", "--halt-after", "1"])
+    try:
+        s.send({"jsonrpc": "2.0", "id": "m", "method": method, "params": {}}, call(2))
+        assert s.answer("m")["error"]["code"] == -32601
+        second = s.answer(2)
+    finally:
+        s.close()
+    got = records(s)
+    if recorded:
+        assert "halted" in text(second) and got[0][1] is False and "reads as it" in got[0][2], got
+    else:
+        assert text(second) == "sent 45000" and got == [("2", True, "")], got

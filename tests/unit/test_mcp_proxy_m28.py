@@ -20,6 +20,7 @@ import pytest
 
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT
 from tests.unit.test_mcp_proxy_m25 import call, normal_session, records, session_fixture, stoppable, text
+from tests.unit.test_mcp_proxy_m27 import method_then_a_call
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
@@ -104,18 +105,7 @@ def test_a_method_of_another_script_reads_as_tools_call_only_through_lookalikes(
     """Before: any nine letters not ASCII read as tools/call: an Arabic or kana method was recorded as a refused call
     and halted a run under replan_halt --halt-after 1. Now only letters of scripts that pass for Latin (Cyrillic,
     Greek, Armenian, Cherokee...) and fullwidth forms do, and any letter among Latin ones (a spelling, not a word)."""
-    s = session(options=["--strategy", "replan_halt", "--halt-after", "1"])
-    try:
-        s.send({"jsonrpc": "2.0", "id": "m", "method": method, "params": {}}, call(2))
-        assert s.answer("m")["error"]["code"] == -32601
-        second = s.answer(2)
-    finally:
-        s.close()
-    got = records(s)
-    if recorded:
-        assert "halted" in text(second) and got[0][1] is False and "reads as it" in got[0][2], got
-    else:
-        assert text(second) == "sent 45000" and got == [("2", True, "")], got
+    method_then_a_call(session, method, recorded=recorded)
 
 
 # --- 3. the host's end of input lets the calls running in the server finish -------------------------------------
