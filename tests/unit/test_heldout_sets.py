@@ -1,4 +1,4 @@
-"""The held-out sets v5-v16 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v16.jsonl, each
+"""The held-out sets v5-v17 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v17.jsonl, each
 hand-written in ten or more styles no earlier set used; their README sections in tests/data/README.md state what each
 holds): well formed, the size, decoy share and coverage each states, sharing no run of six words with the bank, the
 earlier held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between two of its
@@ -86,6 +86,10 @@ SETS = (
                            "ghanaian-english", "commit-message", "recipe-format", "telegram", "as-per-my-last",
                            "bet-challenge", "ops-order"}), 560,
             per_category=65, per_style=50, two=65, three=10, elsewhere=90, plain=40, lengths=True),
+    HeldOut(17, frozenset({"scottish-english", "nigerian-english", "irish-english", "indian-english", "tweet-thread",
+                           "faq-paste", "game-quest", "press-release", "multiple-choice", "postcard",
+                           "yaml-manifest"}), 600,
+            per_category=65, per_style=54, two=90, three=11, elsewhere=95, plain=40, lengths=True),
 )
 each_set = pytest.mark.parametrize("s", SETS, ids=[f"v{s.n}" for s in SETS])
 
