@@ -24,7 +24,7 @@ name = "names"
 request = "Only the listed people, in the listed places."
 
 [types]
-Place = {{ enum = ["café", "e\\u0301", "plain"] }}
+Place = {{ enum = ["café", "q\\u0301", "plain"] }}
 
 [arguments]
 who = "str"
@@ -61,7 +61,7 @@ def test_z3_checks_a_contract_with_strings_beyond_ascii(tmp_path):
 
 
 @pytest.mark.parametrize("who", STRINGS, ids=ascii)
-@pytest.mark.parametrize("place", ["café", "e\u0301", "plain"], ids=ascii)
+@pytest.mark.parametrize("place", ["café", "q\u0301", "plain"], ids=ascii)  # q + U+0301 is NFC (no composed q with acute); e + U+0301 is refused since C29
 def test_the_checker_and_z3_agree_on_strings_beyond_ascii(tmp_path, who, place):
     spec = spec_with(tmp_path)
     enc, checker = Z3Encoding(spec.contract, bound=2), compile_checker(spec.contract)
