@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Mapping
 
-from veriguard.contracts.ast import Decl, map_positions
+from veriguard.contracts.ast import Decl, literals, map_positions
 from veriguard.contracts.check import Contract, check_contract, resolve_type
 from veriguard.contracts.errors import ContractError, Pos, SpecError
 from veriguard.contracts.names import name_problem
@@ -25,7 +25,7 @@ from veriguard.contracts.types import BoolT, EnumT, IntT, RecordT, TupleT, Type,
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
 from veriguard.enforce.textnorm import strip_invisible
 from veriguard.providers.extraction import EntryProblem, llm_entry_problem
-from veriguard.synth.tables import SHOWN_FIX, load_table, shown_otherwise
+from veriguard.synth.tables import COMPARED_FIX, SHOWN_FIX, compared_otherwise, load_table, shown_otherwise
 from veriguard.synth.tomlpos import basic_string_escapes, scan_keys, string_offsets, too_deep
 
 TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contract", "examples",
@@ -197,6 +197,15 @@ class _Loader:
                 raise self.fail("spec.hidden_text", f"[{'.'.join(map(str, key))}]: {shown[0]}", key, _SHOWN_FIX,
                                 self.found_after(key, shown[1]))
 
+    def compared_literals(self, d: Decl) -> None:
+        """SpecError for a string the rule compares with that shows what it does not equal (tables.compared_otherwise),
+        read alone: another rule's words in another script do not vouch for it."""
+        for lit in literals(d.body):
+            odd = compared_otherwise(lit.value) if isinstance(lit.value, str) else None
+            if odd is not None:
+                raise SpecError("spec.hidden_text", f"{d.kind} {d.id}: the string {lit.value!r}: {odd}", file=self.file,
+                                pos=lit.pos, fix=COMPARED_FIX)
+
     def unknown_keys(self, table: dict[str, Any], allowed: tuple[str, ...], where: tuple[object, ...]) -> None:
         for k in table:
             if k not in allowed:
@@ -242,6 +251,11 @@ class _Loader:
                                     "read the same (they differ only in Unicode normal form, width or invisible "
                                     "characters): a request spelt one way would not match a rule written the other",
                                     key, "keep one spelling of each value (NFC, without invisible characters)")
+                for v in values:
+                    odd = compared_otherwise(v)
+                    if odd is not None:
+                        raise self.fail("spec.hidden_text", f"enum {name}: the value {v!r}: {odd}", key, COMPARED_FIX,
+                                        self.found_after(key, v))
                 long = next((v for v in values if len(v) > MAX_ENUM_VALUE), None)
                 if long is not None:  # compile and z3 time grow with it: 20,000 characters took 64 s before any proof
                     raise self.fail("spec.enum", f"enum {name} has a value of {len(long):,} characters "
@@ -399,6 +413,7 @@ class _Loader:
                     raise ContractError("spec.misplaced", f"{d.kind} {d.id!r} belongs in "
                                         f"{'properties' if d.kind == 'property' else 'rules'}", file=self.file,
                                         pos=d.pos, fix="rules and assumptions go in `rules`, properties in `properties`")
+                self.compared_literals(d)
                 decls.append(d)
         if len(decls) > MAX_DECLARATIONS:
             raise ContractError("spec.too_large", f"the contract declares {len(decls):,} rules, assumptions and "

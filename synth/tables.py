@@ -36,6 +36,35 @@ def _reads_as_latin(ch: str) -> bool:
         map_lookalikes(ch).isascii() and unicodedata.name(ch, "").startswith(_LATIN_LOOKING_SCRIPTS))
 
 
+# letters a person cannot tell from ASCII ones in a word written wholly with them (`сор` reads cop, `ΚΑΙ` KAI): those of
+# enforce.textnorm's look-alikes whose shapes match, not the ones that merely resemble (Cyrillic т н к, Greek α β γ ι)
+_SAME_SHAPE = frozenset("аеорсухіјѕһԁԛԝӏүАВЕКМНОРСТХІЈЅҮԚԜ" "οϲϳρχνΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ" "օսհոՕՍ")
+_SAME_SHAPE_SCRIPTS = ("CHEROKEE", "LISU", "LATIN LETTER SMALL CAPITAL")
+
+
+def _same_shape(ch: str) -> bool:
+    """A character that is not ASCII and shows as an ASCII letter or digit: a full-width, mathematical or ligature
+    form (NFKC folds it to ASCII), a letter of _SAME_SHAPE, or a Cherokee, Lisu or small-capital look-alike."""
+    if ch.isascii():
+        return False
+    folded = unicodedata.normalize("NFKC", ch)
+    return (folded.isascii() and (folded.isalpha() or ch.isdecimal())) or ch in _SAME_SHAPE or (
+        map_lookalikes(ch).isascii() and unicodedata.name(ch, "").startswith(_SAME_SHAPE_SCRIPTS))
+
+
+def _read_as_ascii(text: str, word: re.Match[str]) -> bool:
+    """Whether `word` (of `text`), written wholly with _same_shape characters, is read as an ASCII word: it is joined
+    to ASCII letters or digits without a space (`рау.com`), or nothing in `text` shows another script (`сор`, `ехе
+    files`). Beside letters only other scripts have (`ООО Ромашка`), a reader knows the script."""
+    start, end = word.span()
+    while start and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return any(c.isascii() and c.isalnum() for c in text[start:end]) or all(
+        c.isascii() or _same_shape(c) for c in text if c.isalnum())
+
+
 def shown_otherwise(text: str) -> tuple[str, str] | None:
     """Why `text` shows a person other letters than the ones it compares with, and the word or character that does
     (None when none does): a word that mixes ASCII letters or digits with letters that only look like them
@@ -52,12 +81,39 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
             if odd is not None:
                 return (f"the word {word!r} mixes ASCII with {_named(odd)}, which looks like the ASCII letter "
                         f"{_latin_of(odd)!r} and is not it", word)
+    for m in _WORD.finditer(text):
+        if all(_same_shape(c) for c in m.group()) and _read_as_ascii(text, m):
+            return (f"the word {m.group()!r} is written wholly with letters that look like ASCII ones "
+                    f"({', '.join(_named(c) for c in dict.fromkeys(m.group()))[:200]}): it shows "
+                    f"{''.join(_latin_of(c) for c in m.group())!r} and never equals it", m.group())
     for i, ch in enumerate(text):
         if not ch.isascii() and is_invisible(ch):
             around = text[max(i - 1, 0):i] + text[i + 1:i + 2]
             if any(c.isascii() for c in around) or not strip_invisible(text):
                 return f"{_named(ch)} is invisible: the text shows without it, and compares with it", ch
     return None
+
+
+def compared_otherwise(value: str) -> str | None:
+    """Why a value the policy compares with `==` (a rule's string, an enum value, a table's cell) shows what it does
+    not equal, or None: not in NFC (`josé` with a combining accent shows as the agent's josé and never equals it) or a
+    space that is not ASCII (`rm` U+00A0 `-rf` shows as `rm -rf`). The policy compares code points; only what reads
+    as written can be denied as written. And what shown_otherwise finds in the value read alone (a rule's `"сор"`
+    beside another rule's Russian message)."""
+    shown = shown_otherwise(value)
+    if shown is not None:
+        return shown[0]
+    space = None if value.isascii() else next(  # ASCII's tab and line break show as what they are, or as escapes
+        (c for c in value if not c.isascii() and (c.isspace() or unicodedata.category(c) == "Zs")), None)
+    if space is not None:
+        return f"it holds {_named(space)}, which shows as a space and is not one"
+    if not value.isascii() and not unicodedata.is_normalized("NFC", value):
+        return (f"it is not in Unicode's composed form (NFC): it shows as {unicodedata.normalize('NFC', value)!r}, "
+                "which an agent's text spells with other code points, and never equals it")
+    return None
+
+
+COMPARED_FIX = "write it in NFC (composed accents) with ASCII spaces: the policy compares it as written"
 
 
 def _named(ch: str) -> str:
@@ -106,6 +162,9 @@ class _Reader:
         shown = shown_otherwise(value)
         if shown is not None:
             raise self.fail(f"{what} {value!r}: {shown[0]}", value, SHOWN_FIX, code="spec.hidden_text")
+        odd = compared_otherwise(value)
+        if odd is not None:
+            raise self.fail(f"{what} {value!r}: {odd}", value, COMPARED_FIX, code="spec.hidden_text")
         if len(value) > MAX_TEXT:
             raise self.fail(f"{what} {value[:30]!r}... has {len(value):,} characters; at most {MAX_TEXT} are supported",
                             value, "keep the table's strings short (names, ids, paths)")
