@@ -81,6 +81,7 @@ CATALOGUE: dict[str, Entry] = {
     "diff.log": Entry(O, "the decision log given for replay is broken"),
     "diff.no_contract": Entry(O, "a build given to compare comes from a spec without formal rules"),
     # the machine (verify/nagini.py, the classifier)
+    "env.agents_sdk": Entry(E, "the installed openai-agents lacks a name the Agents guardrail reads (tested: 0.24)"),
     "env.embedder": Entry(E, "the sentence-embedding model or its runtime is not installed"),
     "env.encoder": Entry(E, "the installed encoder differs from the one the classifier was frozen with"),
     "env.java_broken": Entry(E, "the Java executable does not report a version"),

@@ -29,20 +29,31 @@ an agent tool made otherwise unless `unguarded` names "nested_runs". Such a refu
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import types
 import weakref
 from types import FunctionType
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+import agents
+import agents.tool
 from agents import Agent, FunctionTool, Handoff, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail, \
     ToolInputGuardrailData, UserError
-from agents._function_tool_arguments import PreparedFunctionArguments
 from agents.tool import ToolOriginType, get_function_tool_origin
+from agents.tool_context import ToolContext
 from pydantic import ValidationError
 
+import veriguard.contracts.strict_json as strict_json
+from veriguard.contracts.errors import EnvironmentProblem
 from veriguard.enforce.guard import Guard, RunName
 from veriguard.enforce.integrations.arguments import VALIDATION_CHANGED, changed_arguments
+
+try:   # openai-agents 0.24's own holder of a call's validated arguments (private): see sdk_unreadable
+    from agents._function_tool_arguments import PreparedFunctionArguments
+except ImportError:   # pragma: no cover - another SDK version: policy_guardrail refuses to be made
+    PreparedFunctionArguments = None  # type: ignore[assignment,misc]
 
 Facts = Callable[[ToolInputGuardrailData], Mapping[str, Any]]
 GUARD_ATTRIBUTE = "veriguard_guard"   # set on the guardrail's function: which guard decides
@@ -54,7 +65,8 @@ SANDBOX = "sandbox"   # named in unguarded: a SandboxAgent's capability tools ma
 NESTED = "nested_runs"   # named in unguarded: an agent called as a tool may run without policy hooks
 HOOKS_ATTRIBUTE = "veriguard_hooks"   # set on a policy_agent_tool: the guard whose hooks its nested run has
 PREPARED = "_function_tool_arguments"   # where a ToolContext keeps the arguments its invoker runs (openai-agents 0.24)
-DECIDED = "veriguard_decided"   # set on a ToolContext: (the JSON text the guardrail allowed, whether only it can run)
+DECIDED = "veriguard_decided"   # set on a ToolContext: {guard: Decided}, what each guard's guardrail allowed
+SDK_TESTED = "openai-agents 0.24"   # the version whose private names this module reads (sdk_unreadable)
 # The SDK's private names read here (openai-agents 0.24): an agent tool's `_agent_instance` (the agent its nested run
 # runs; an agent tool is also known by `_is_agent_tool` and by its public tool origin, so one without the agent is
 # refused), a Handoff's `_agent_ref` (without it the handoff's agent cannot be seen: refused), an MCP tool's
@@ -68,27 +80,186 @@ class UnguardedTools(UserError):
     """The model was about to be offered tools that no guardrail of the guard decides."""
 
 
+class AgentsSdkUnsupported(EnvironmentProblem):
+    """The installed openai-agents lacks a name the guardrail reads (SDK_TESTED had it)."""
+
+    def __init__(self, lacks: str) -> None:
+        version = getattr(agents, "__version__", "?")
+        super().__init__("env.agents_sdk", f"openai-agents {version} {lacks}, which veriguard's guardrail reads to hold "
+                         f"a call to the arguments it decided (it was tested with {SDK_TESTED})",
+                         fix=f"install {SDK_TESTED} (pip install 'openai-agents==0.24.*'), or a veriguard that reads "
+                         "this version")
+
+
+def sdk_unreadable() -> str:
+    """What of the SDK's private names this module reads is missing ("" when none): the holder of a call's validated
+    arguments (PreparedFunctionArguments, kept on a ToolContext as `_function_tool_arguments`), and the SDK's choice of
+    the context a tool's invoker is handed (agents.tool._get_function_tool_invoke_context). Without them a guardrail
+    would set a field nothing reads, and a rewritten call would run: policy_guardrail refuses to be made."""
+    if PreparedFunctionArguments is None:
+        return "has no agents._function_tool_arguments.PreparedFunctionArguments"
+    fields = {f.name for f in dataclasses.fields(PreparedFunctionArguments)}
+    if not {"owner", "arguments", "args", "kwargs"} <= fields:
+        return f"has a PreparedFunctionArguments without the fields owner, arguments, args, kwargs ({sorted(fields)})"
+    if not callable(getattr(agents.tool, "_get_function_tool_invoke_context", None)):
+        return "has no agents.tool._get_function_tool_invoke_context"
+    try:
+        held = hasattr(ToolContext(context=None, tool_name="t", tool_call_id="c", tool_arguments="{}"), PREPARED)
+    except Exception as e:
+        return f"makes a ToolContext otherwise ({type(e).__name__}: {str(e)[:120]})"
+    return "" if held else f"keeps no {PREPARED} on a ToolContext"
+
+
+@functools.lru_cache(maxsize=1)
+def _sdk_problem() -> str:
+    return sdk_unreadable()
+
+
+@dataclasses.dataclass(frozen=True)
+class Decided:
+    """What a guardrail allowed for one invocation: the JSON text, the tool, the SDK's validated arguments of that text
+    (None for a tool made by hand, or in shadow mode), and whether only that may run (enforce mode)."""
+    text: str
+    tool: Any
+    prepared: Any
+    held: bool
+
+
+UNDECIDED = ("no guardrail of policy {} allowed this invocation of {!r} (its decision is missing from the call's "
+             "context, or was made for another tool): not run")
+REWRITTEN = ("the arguments of {!r} were changed after policy {} allowed them (by a hook or a guardrail): {!r} in place "
+             "of {!r}")
+
+
+class DecidedInvoker:
+    """The on_invoke_tool of a tool a guardrail of `guard` decides (policy_hooks put it there before the model is asked,
+    never while calls are planned): it runs a call only for the data the guardrail allowed for that invocation. A call
+    whose JSON text was changed after the decision (by an on_tool_start hook, a later guardrail, with or without the
+    SDK's prepared arguments taken away; a tool made by hand, whose function reads the text) is not run and recorded,
+    in enforce mode, and the model is told why; text of the same JSON data (keys reordered, other spacing) runs the
+    arguments decided. Only a public field of the tool (on_invoke_tool) is replaced; `inner` is the SDK's invoker."""
+
+    def __init__(self, inner: Any, guard: Guard, tool: Any) -> None:
+        self.inner, self.guard, self.tool = inner, guard, tool
+
+    def __agents_bind_function_tool__(self, tool: Any) -> "DecidedInvoker":   # a copy of the tool: bound to the copy
+        bind = getattr(self.inner, "__agents_bind_function_tool__", None)
+        return DecidedInvoker(bind(tool) if callable(bind) else self.inner, self.guard, tool)
+
+    def __getattr__(self, name: str) -> Any:   # the SDK reads markers of its own invoker (sync, wrapped callable)
+        if name in ("inner", "guard", "tool"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    async def __call__(self, ctx: Any, input: str) -> Any:
+        try:
+            why = self._refusal(ctx, input)
+            handed = None if why else agents.tool._get_function_tool_invoke_context(
+                types.SimpleNamespace(on_invoke_tool=self.inner), ctx)   # the context the SDK would hand `inner`
+        except Exception as e:   # a check that failed decided nothing
+            why = f"the check of this invocation failed ({type(e).__name__}: {' '.join(str(e).split())[:200]}); not run"
+        if why:
+            self.guard.refuse_run(why, integration="openai_agents", tool=str(getattr(self.tool, "name", "")),
+                                  action_id=str(getattr(ctx, "tool_call_id", "")))
+            return f"Not run by policy {self.guard.policy_name}: {why}."
+        return await self.inner(handed, input)
+
+    def _refusal(self, ctx: Any, input: str) -> str:
+        """Why this invocation may not run ("" when it may); for a call that may, the SDK is handed the arguments
+        decided (validated once) for the text it runs."""
+        decided = (getattr(ctx, DECIDED, None) or {}).pop(self.guard, None)   # one invocation per decision
+        name = str(getattr(self.tool, "name", ""))
+        if not isinstance(decided, Decided) or decided.tool is not self.tool:
+            return UNDECIDED.format(self.guard.policy_name, name) if self.guard.mode == "enforce" else ""
+        same = input == decided.text or same_json(input, decided.text)
+        if same and decided.prepared is not None:   # the SDK runs them only for this text: the same data, decided
+            setattr(ctx, PREPARED, dataclasses.replace(decided.prepared, arguments=input))
+        if same:
+            return ""
+        why = REWRITTEN.format(name, self.guard.policy_name, str(input)[:200], decided.text[:200])
+        if not decided.held:   # shadow mode: it runs, recorded
+            self.guard.refuse_run(f"{why}; it ran", integration="openai_agents", tool=name,
+                                  action_id=str(getattr(ctx, "tool_call_id", "")))
+            return ""
+        return f"{why}; not run"
+
+
+def same_json(left: str, right: str) -> bool:
+    """Whether two JSON texts are the same data (keys in any order, any spacing; 1 and 1.0 and true are not one value);
+    False when either is not strict JSON (a duplicate key, NaN)."""
+    try:
+        return _same_value(strict_json.loads(left), strict_json.loads(right))
+    except Exception:
+        return False
+
+
+def _same_value(left: Any, right: Any) -> bool:
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(_same_value(v, right[k]) for k, v in left.items())
+    if isinstance(left, list):
+        return len(left) == len(right) and all(map(_same_value, left, right))
+    return bool(left == right)
+
+
+def hold_to_decided(tool: Any, guard: Guard) -> None:
+    """Put a DecidedInvoker of `guard` in front of a function tool a guardrail of `guard` decides (not an agent called
+    as a tool: its nested run's own tools are decided, and the SDK resumes it without guardrails). Done once per tool
+    and guard, and only before the model is asked: the SDK compares a tool's invoker with the one it planned with."""
+    invoker = getattr(tool, "on_invoke_tool", None)
+    if not guarded_by(tool, guard) or agent_tool(tool)[0] or invoker is None or held_by(invoker, guard):
+        return
+    tool.on_invoke_tool = DecidedInvoker(invoker, guard, tool)
+
+
+def held_by(invoker: Any, guard: Guard) -> bool:
+    """Whether `invoker` (a tool's on_invoke_tool) is, or wraps, a DecidedInvoker of `guard`."""
+    while isinstance(invoker, DecidedInvoker):
+        if invoker.guard is guard:
+            return True
+        invoker = invoker.inner
+    return False
+
+
+def sdk_invoker(invoker: Any) -> Any:
+    """The invoker a tool had before any DecidedInvoker was put in front of it."""
+    while isinstance(invoker, DecidedInvoker):
+        invoker = invoker.inner
+    return invoker
+
+
 def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callable[[ToolInputGuardrailData], str] | None
                      = None, name: str = "veriguard") -> ToolInputGuardrail[Any]:
     """A tool input guardrail deciding each call with `guard`. `context(data)` gives the facts beside
     the call (default: the run's context object, `Runner.run(..., context=...)`, which must then be a
     mapping); `run(data)` names the run whose halting state the call counts in (default: one run; one that
     raises refuses the call, recorded)."""
+    problem = _sdk_problem()
+    if problem:
+        raise AgentsSdkUnsupported(problem)
+
     def check(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         tool = data.context
         call = {"type": "function", "id": tool.tool_call_id,
                 "function": {"name": tool.tool_name, "arguments": tool.tool_arguments}}
         facts = (lambda: context(data)) if context is not None else (lambda: tool.context)
         counted: RunName = (lambda: run(data)) if run else ""
-        changed, prepared = validation_changes(data, check)
+        changed, prepared, found = validation_changes(data, check)
+        if not changed and prepared is None and not held_by(getattr(found, "on_invoke_tool", None), guard):
+            changed = UNHELD.format(tool.tool_name)
         outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                                tool=tool.tool_name) if changed else \
             guard.check(call, context=facts, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                         tool=tool.tool_name, exclusive=guard in RELEASED)
         if outcome.allowed and not changed:
-            held = prepared is not None and guard.mode == "enforce"   # shadow mode refuses nothing
-            setattr(tool, DECIDED, (tool.tool_arguments, held))
-            if held:   # the SDK runs these, and only for the text decided
+            held = guard.mode == "enforce"   # shadow mode refuses nothing
+            decided = getattr(tool, DECIDED, None)
+            if not isinstance(decided, dict):
+                decided = {}
+                setattr(tool, DECIDED, decided)
+            decided[guard] = Decided(tool.tool_arguments, found, prepared if held else None, held)
+            if held and prepared is not None:   # the SDK runs these, and only for the text decided
                 setattr(tool, PREPARED, prepared)
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
@@ -100,12 +271,18 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
     return ToolInputGuardrail(guardrail_function=check, name=name)
 
 
-def validation_changes(data: ToolInputGuardrailData, check: Callable[..., Any]) -> tuple[str, Any]:
+UNHELD = ("{!r} is a FunctionTool made by hand (its own on_invoke_tool), which runs the JSON text it is handed when it "
+          "is invoked: a hook may change that text after this decision, and only policy_hooks(guard) on the run hold "
+          "the tool to the text decided; not run")
+
+
+def validation_changes(data: ToolInputGuardrailData, check: Callable[..., Any]) -> tuple[str, Any, Any]:
     """(why the function of the tool `check` (a guardrail's function) is attached to would get other data than the
     arguments the model sent, which the policy decides: "" when it would not; the SDK's prepared arguments of the call,
-    None for a tool made by hand). The SDK validates the arguments with a pydantic model of the function's parameters,
-    which runs the tool's own validators (an alias resolved, dollars made cents). A tool that cannot be found in the
-    agent, found twice, or whose validation cannot be read, is refused: what runs is unknown."""
+    None for a tool made by hand; the tool, None when not found). The SDK validates the arguments with a pydantic model
+    of the function's parameters, which runs the tool's own validators (an alias resolved, dollars made cents). A tool
+    that cannot be found in the agent, found twice, or whose validation cannot be read, is refused: what runs is
+    unknown."""
     name, arguments = data.context.tool_name, data.context.tool_arguments
     try:
         tools = [t for t in getattr(data.agent, "tools", None) or () if isinstance(t, FunctionTool) and t.name == name
@@ -113,11 +290,11 @@ def validation_changes(data: ToolInputGuardrailData, check: Callable[..., Any]) 
         if len(tools) != 1:
             found = "cannot find its tool" if not tools else f"finds {len(tools)} tools"
             return (f"the guardrail {found} {name!r} among the tools of agent {getattr(data.agent, 'name', '?')!r}, so "
-                    "what the call would run is unknown"), None
-        return prepared_call(tools[0], name, arguments)
+                    "what the call would run is unknown"), None, None
+        return (*prepared_call(tools[0], name, arguments), tools[0])
     except Exception as e:
         return (f"the arguments of {name!r} could not be compared with what its function would get ({type(e).__name__}:"
-                f" {' '.join(str(e).split())[:200]}), so what the call would run is unknown"), None
+                f" {' '.join(str(e).split())[:200]}), so what the call would run is unknown"), None, None
 
 
 def prepared_call(tool: FunctionTool, name: str, arguments: str) -> tuple[str, Any]:
@@ -125,7 +302,7 @@ def prepared_call(tool: FunctionTool, name: str, arguments: str) -> tuple[str, A
     it would not; the call's arguments validated once, as the SDK's invoker takes them: None when they are refused or
     the tool was made by hand). The SDK runs prepared arguments only for the JSON text they were made of, so a call
     whose text a hook (on_tool_start) or another guardrail changed after this decision does not run."""
-    invoker = tool.on_invoke_tool   # what the SDK runs: the SDK's invoker of function_tool's, or one made by hand
+    invoker = sdk_invoker(tool.on_invoke_tool)   # the SDK's invoker of function_tool's, or one made by hand
     made = getattr(invoker, "_invoke_tool_impl", invoker)
     if getattr(made, WRAPPED, None) is None:
         if hasattr(made, "__agents_prepare_arguments__"):   # made by function_tool, its function no longer found
@@ -236,10 +413,12 @@ def agent_tool(tool: Any) -> tuple[bool, Any]:
     return is_agent, None
 
 
-def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozenset()) -> list[str]:
+def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozenset(),
+                    each: Callable[[Any], None] | None = None) -> list[str]:
     """What the model could call, in `agent` and in every agent it reaches through
     handoffs and agents-as-tools (their nested runs get no hooks), that no guardrail of `guard` decides: not a
-    function tool with one attached, MCP servers, a handoff whose agent cannot be seen."""
+    function tool with one attached, MCP servers, a handoff whose agent cannot be seen. `each(tool)` is called on every
+    tool of those agents."""
     found: list[str] = []
     seen: set[int] = set()
 
@@ -247,6 +426,8 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
         seen.add(id(owner))
         label = getattr(owner, "name", "?")
         for tool in getattr(owner, "tools", None) or ():
+            if each is not None:
+                each(tool)
             name = str(getattr(tool, "name", type(tool).__name__))
             if name not in unguarded and not guarded_by(tool, guard):
                 found.append(f"{type(tool).__name__} {name!r} of agent {label!r}")
@@ -263,6 +444,11 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
         if capabilities and SANDBOX not in unguarded:
             found.append(f"the sandbox capabilities {capabilities} of agent {label!r} (their tools, a shell or files, "
                          f"take no guardrail; name \"{SANDBOX}\" in unguarded to let them run undecided)")
+        extra = settings_tools(owner)
+        if extra and SETTINGS not in unguarded:
+            found.append(f"tools that the model settings of agent {label!r} send beside the agent's own ({extra}): "
+                         "a hosted tool there runs on the provider's side and a function there is no tool of the agent "
+                         f"(name \"{SETTINGS}\" in unguarded to let them through)")
         if getattr(owner, "mcp_servers", None) and "mcp_servers" not in unguarded:
             found.append(f"the MCP servers of agent {label!r} (put `veriguard mcp-proxy` in front of them and "
                          "name \"mcp_servers\" in unguarded)")
@@ -286,6 +472,40 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
 
     nested(agent)   # handoffs too: refused before the first model call, not after the handoff
     return found
+
+
+SETTINGS = "model_settings"   # named in unguarded: an agent's model settings may send tools of their own
+
+
+def settings_tools(agent: Any) -> str:
+    """What in an agent's model settings would send the model tools the agent's list does not show ("" when nothing):
+    a key naming tools or MCP in extra_body, extra_args or extra_query (`extra_body={"tools": [{"type":
+    "web_search"}]}` enables OpenAI's hosted web search, which no guardrail decides). Settings that cannot be read
+    count as such."""
+    settings = getattr(agent, "model_settings", None)
+    named = []
+    for field in ("extra_body", "extra_args", "extra_query"):
+        extra = getattr(settings, field, None)
+        if extra is None:
+            continue
+        if not isinstance(extra, Mapping):
+            named.append(f"{field} of type {type(extra).__name__}")
+            continue
+        named += [f"{field}[{str(key)[:40]!r}]" for key in extra if any(w in str(key).lower() for w in ("tool", "mcp"))]
+    return ", ".join(named)
+
+
+# Responses output items of a tool the SDK runs here (the on_tool_start check sees them); any other item named
+# "..._call" is a tool the provider ran itself (web search, file search, code interpreter, image generation, hosted MCP)
+CLIENT_CALLS = frozenset({"function_call", "computer_call", "local_shell_call", "shell_call", "apply_patch_call",
+                          "custom_tool_call"})
+
+
+def hosted_calls(response: Any) -> list[tuple[str, str]]:
+    """(type, id) of each item of a model answer that is a call a tool ran on the provider's side."""
+    return [(str(kind), str(getattr(item, "id", "") or "")) for item in getattr(response, "output", None) or ()
+            if isinstance(kind := getattr(item, "type", None), str) and kind.endswith("_call")
+            and kind not in CLIENT_CALLS]
 
 
 NESTED_RUN = ("agent tool {!r} of agent {!r}, which runs agent {!r} in a nested run without policy_hooks: a tool that run "
@@ -338,18 +558,16 @@ class PolicyHooks(RunHooks[Any]):
         self._failing_closed("refused a tool call", lambda: self._changed_after(context, tool))
 
     def _changed_after(self, context: Any, tool: Any) -> None:
-        """Record a call whose arguments were changed after its guardrail allowed them (an on_tool_start hook, a later
-        guardrail). A function tool does not run it (the SDK runs the prepared arguments for the text decided only) and
-        tells the model of an error, unless the hook also took the prepared arguments away (a private field); a tool
-        made by hand (its own on_invoke_tool), or shadow mode, ran it on the text it was given."""
-        decided = getattr(context, DECIDED, None)
+        """Record a call whose arguments were changed after its guardrail allowed them, where no DecidedInvoker held
+        the tool (one the run gained after the model was asked): a function tool did not run it (the SDK runs the
+        prepared arguments for the text decided only) and told the model of an error; in shadow mode it ran."""
+        decided = (getattr(context, DECIDED, None) or {}).get(self.guard)
         sent = getattr(getattr(context, "tool_call", None), "arguments", None)
-        if not isinstance(decided, tuple) or sent is None or sent == decided[0]:
+        if not isinstance(decided, Decided) or sent is None or sent == decided.text or same_json(sent, decided.text):
             return
         name = str(getattr(tool, "name", ""))
-        self.guard.refuse_run(f"the arguments of {name!r} were changed after policy {self.guard.policy_name} allowed "
-                              f"them (by a hook or a guardrail): {str(sent)[:200]!r} in place of {str(decided[0])[:200]!r}"
-                              f"; {'the SDK runs the arguments decided for that text only' if decided[1] else 'it ran'}",
+        self.guard.refuse_run(f"{REWRITTEN.format(name, self.guard.policy_name, str(sent)[:200], decided.text[:200])}"
+                              f"; {'the SDK runs the arguments decided for that text only' if decided.held else 'it ran'}",
                               integration="openai_agents", tool=name,
                               action_id=str(getattr(context, "tool_call_id", "")))
 
@@ -358,7 +576,9 @@ class PolicyHooks(RunHooks[Any]):
         self._failing_closed("refused to ask the model", lambda: self._llm_start(agent))
 
     def _llm_start(self, agent: Any) -> None:
-        found = unguarded_tools(agent, self.guard, self.unguarded)
+        """Refuse a run that could call a tool undecided; hold each guarded tool to the data decided (hold_to_decided:
+        here, before the model is asked, since the SDK compares a tool's invoker with the one it planned the call with)."""
+        found = unguarded_tools(agent, self.guard, self.unguarded, each=lambda tool: hold_to_decided(tool, self.guard))
         if found:
             why = (f"refused to ask the model: it could call tools that policy {self.guard.policy_name} does not decide: "
                    f"{'; '.join(found[:5])}{' ...' if len(found) > 5 else ''}")
@@ -371,6 +591,7 @@ class PolicyHooks(RunHooks[Any]):
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
         """Record each function call of the answer that names no tool or handoff of the agent: the SDK stops the run
         there (ModelBehaviorError, "Tool ... not found") and nothing runs, but no guardrail saw the call."""
+        self._failing_closed("refused the model's answer", lambda: self._hosted_calls(agent, response))
         try:
             calls = any(getattr(item, "type", None) == "function_call" for item in getattr(response, "output", None)
                         or ())
@@ -383,6 +604,20 @@ class PolicyHooks(RunHooks[Any]):
         except Exception:   # what the agent offers cannot be listed: every call is read against its own list
             tools = getattr(agent, "tools", None) or []
         self._failing_closed("refused the model's answer", lambda: self._unknown_calls(agent, tools, response))
+
+    def _hosted_calls(self, agent: Any, response: Any) -> None:
+        """Record each call of the answer that a hosted tool ran on the provider's side, undecided, unless `unguarded`
+        names that tool (its type without "_call": web_search, code_interpreter...; "hosted_mcp" for mcp_call): the
+        check before the model call refuses such tools in the agent's list, so one ran from elsewhere (a RunConfig's
+        model settings, which the hooks cannot see)."""
+        for kind, item_id in hosted_calls(response):
+            tool = kind.removesuffix("_call")
+            if tool in self.unguarded or (tool == "mcp" and "hosted_mcp" in self.unguarded):
+                continue
+            self.guard.refuse_run(f"the model's answer holds a {kind} item: a hosted tool ran on the provider's side "
+                                  f"for agent {getattr(agent, 'name', '?')!r}, which policy {self.guard.policy_name} "
+                                  "did not decide (enabled outside the agent's tools, e.g. in a RunConfig's model "
+                                  "settings)", integration="openai_agents", tool=kind, action_id=item_id)
 
     def _unknown_calls(self, agent: Any, tools: Iterable[Any], response: Any) -> None:
         known = {str(getattr(t, "name", "")) for t in tools} | {
