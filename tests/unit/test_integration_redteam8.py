@@ -124,8 +124,8 @@ def test_shadow_mode_runs_the_rewritten_call_and_records_it(payments_build, tmp_
 
 def test_a_tool_made_by_hand_that_ran_rewritten_arguments_is_recorded(payments_build, tmp_path):
     """A FunctionTool with its own on_invoke_tool reads the text it is given: the SDK has no prepared arguments to hold
-    it to the text decided, so the rewritten call runs (still open); policy_hooks record that it ran on other arguments.
-    Before: no record of it."""
+    it to the text decided. Before: no record of the rewrite. Since A29 policy_hooks hold it to the text decided
+    (DecidedInvoker): the rewritten call does not run, recorded (test_integration_redteam9)."""
     agents_fixture()
     from agents import FunctionTool
 
@@ -147,8 +147,8 @@ def test_a_tool_made_by_hand_that_ran_rewritten_arguments_is_recorded(payments_b
             rewrite(context)
     run_agent(Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))), tools=[tool],
                     hooks=Rewriting()), g)
-    assert ran == [250000]
-    assert [(allowed, CHANGED_AFTER in why and why.endswith("; it ran")) for allowed, why in records(log)] == [
+    assert ran == []
+    assert [(allowed, CHANGED_AFTER in why and why.endswith("; not run")) for allowed, why in records(log)] == [
         (True, False), (False, True)]
 
 
@@ -169,7 +169,7 @@ def test_a_guardrail_before_the_policys_that_rewrites_what_it_reads_does_not_run
     run_agent(Agent(name="payer", model=agents_model(script), tools=[pay(g, ran, before=[tidy])]), g)
     assert ran == [] and [(allowed, CHANGED_AFTER in why) for allowed, why in records(log)] == [(True, False),
                                                                                                 (False, True)]
-    assert "error" in told(script).lower()
+    assert "not run" in told(script).lower()   # A29: the hooks' DecidedInvoker tells the model why (was the SDK's error)
 
 
 def chunk(delta, finish=None):
