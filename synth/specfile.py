@@ -201,7 +201,10 @@ class _Loader:
         """SpecError for a string the rule compares with that shows what it does not equal (tables.compared_otherwise),
         read alone: another rule's words in another script do not vouch for it."""
         for lit in literals(d.body):
-            odd = compared_otherwise(lit.value) if isinstance(lit.value, str) else None
+            if not isinstance(lit.value, str):
+                continue
+            shown = shown_otherwise(lit.value)
+            odd = shown[0] if shown is not None else compared_otherwise(lit.value)
             if odd is not None:
                 raise SpecError("spec.hidden_text", f"{d.kind} {d.id}: the string {lit.value!r}: {odd}", file=self.file,
                                 pos=lit.pos, fix=COMPARED_FIX)

@@ -69,23 +69,25 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
     """Why `text` shows a person other letters than the ones it compares with, and the word or character that does
     (None when none does): a word that mixes ASCII letters or digits with letters that only look like them
     (`еvil.com` with a Cyrillic е shows evil.com and never equals it), or an invisible character beside ASCII text
-    (`evil` U+200B `.com`) or in a text with nothing visible. A rule `recipient != "еvil.com"` showed evil.com denied
+    (`evil` U+200B `.com`) or in a text with nothing visible, or a word written wholly with letters of _SAME_SHAPE
+    where it reads as ASCII (_read_as_ascii: `сор`, `ｅｖｉｌ.com`). A rule `recipient != "еvil.com"` showed evil.com denied
     and was proved allowing it. Other scripts' own words (Платежи, José, αβγ) and the invisible joiners and selectors
     between their characters (emoji sequences, Persian ZWNJ, ❤ U+FE0F) read as written."""
     if text.isascii():   # neither check can fire: no letter or invisible character here is other than ASCII
         return None
     for m in _WORD.finditer(text):
         word = m.group()
-        if not word.isascii() and any(c.isascii() for c in word):
+        if word.isascii():
+            continue
+        if any(c.isascii() for c in word):
             odd = next((c for c in word if _reads_as_latin(c)), None)
             if odd is not None:
                 return (f"the word {word!r} mixes ASCII with {_named(odd)}, which looks like the ASCII letter "
                         f"{_latin_of(odd)!r} and is not it", word)
-    for m in _WORD.finditer(text):
-        if all(_same_shape(c) for c in m.group()) and _read_as_ascii(text, m):
-            return (f"the word {m.group()!r} is written wholly with letters that look like ASCII ones "
-                    f"({', '.join(_named(c) for c in dict.fromkeys(m.group()))[:200]}): it shows "
-                    f"{''.join(_latin_of(c) for c in m.group())!r} and never equals it", m.group())
+        elif all(_same_shape(c) for c in word) and _read_as_ascii(text, m):
+            return (f"the word {word!r} is written wholly with letters that look like ASCII ones "
+                    f"({', '.join(_named(c) for c in dict.fromkeys(word))[:200]}): it shows "
+                    f"{''.join(_latin_of(c) for c in word)!r} and never equals it", word)
     for i, ch in enumerate(text):
         if not ch.isascii() and is_invisible(ch):
             around = text[max(i - 1, 0):i] + text[i + 1:i + 2]
@@ -98,11 +100,8 @@ def compared_otherwise(value: str) -> str | None:
     """Why a value the policy compares with `==` (a rule's string, an enum value, a table's cell) shows what it does
     not equal, or None: not in NFC (`josé` with a combining accent shows as the agent's josé and never equals it) or a
     space that is not ASCII (`rm` U+00A0 `-rf` shows as `rm -rf`). The policy compares code points; only what reads
-    as written can be denied as written. And what shown_otherwise finds in the value read alone (a rule's `"сор"`
-    beside another rule's Russian message)."""
-    shown = shown_otherwise(value)
-    if shown is not None:
-        return shown[0]
+    as written can be denied as written. (shown_otherwise is the callers': read alone, a rule's `"сор"` is refused
+    though another rule's message is Russian.)"""
     space = None if value.isascii() else next(  # ASCII's tab and line break show as what they are, or as escapes
         (c for c in value if not c.isascii() and (c.isspace() or unicodedata.category(c) == "Zs")), None)
     if space is not None:
