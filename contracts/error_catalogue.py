@@ -159,6 +159,7 @@ CATALOGUE: dict[str, Entry] = {
     "freeze.file": Entry(S, "a file of the spec that the build copies cannot be read"),
     "freeze.path": Entry(S, "a file would be written outside the build directory"),
     "mcp.start": Entry(O, "the MCP server the proxy guards would not start or did not complete the handshake"),
+    "mcp.platform": Entry(O, "the MCP proxy cannot run on this platform (no SIGHUP or process groups: Windows)"),
     "guard.config": Entry(O, "the guard's options (or the build's [enforcement] settings) are invalid"),
     "internal.generated_code": Entry(B, "code veriguard generated falls outside its own allowlist"),
     # signing keys (enforce/keys.py)
