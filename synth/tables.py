@@ -99,11 +99,11 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
 def compared_otherwise(value: str) -> str | None:
     """Why a value the policy compares with `==` (a rule's string, an enum value, a table's cell) shows what it does
     not equal, or None: not in NFC (`josé` with a combining accent shows as the agent's josé and never equals it) or a
-    space that is not ASCII (`rm` U+00A0 `-rf` shows as `rm -rf`). The policy compares code points; only what reads
+    space that is not U+0020 or a line break (`rm` U+00A0 `-rf` and `rm` TAB `-rf` show as `rm -rf`). The policy compares code points; only what reads
     as written can be denied as written. (shown_otherwise is the callers': read alone, a rule's `"сор"` is refused
     though another rule's message is Russian.)"""
-    space = None if value.isascii() else next(  # ASCII's tab and line break show as what they are, or as escapes
-        (c for c in value if not c.isascii() and (c.isspace() or unicodedata.category(c) == "Zs")), None)
+    space = next((c for c in "\t\r\v\f" if c in value), None) or (None if value.isascii() else next(
+        (c for c in value if not c.isascii() and (c.isspace() or unicodedata.category(c) == "Zs")), None))
     if space is not None:
         return f"it holds {_named(space)}, which shows as a space and is not one"
     if not value.isascii() and not unicodedata.is_normalized("NFC", value):
@@ -112,11 +112,14 @@ def compared_otherwise(value: str) -> str | None:
     return None
 
 
-COMPARED_FIX = "write it in NFC (composed accents) with ASCII spaces: the policy compares it as written"
+COMPARED_FIX = "write it in NFC (composed accents) with plain spaces (U+0020): the policy compares it as written"
 
 
 def _named(ch: str) -> str:
-    return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'unnamed').lower()})"
+    return f"U+{ord(ch):04X} ({unicodedata.name(ch, _CONTROL_NAMES.get(ch, 'unnamed')).lower()})"
+
+
+_CONTROL_NAMES = {"\t": "tab", "\r": "carriage return", "\v": "line tabulation", "\f": "form feed"}
 
 
 def _latin_of(ch: str) -> str:

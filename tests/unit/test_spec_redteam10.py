@@ -47,6 +47,24 @@ SHOWN_OTHERWISE = {
 }
 
 
+VARIANTS = {   # written after the fix, to see it closes the class and not the rows above
+    "an Armenian word": dict(CONSTANT="\u0570\u0585"),
+    "a Cherokee word": dict(CONSTANT="\u13aa\u13f4\u13df"),
+    "a Lisu word": dict(CONSTANT="\ua4ee\ua4d0\ua4da"),
+    "a mathematical bold word before an ASCII domain": dict(CONSTANT="\U0001d41e\U0001d42f\U0001d422\U0001d425.com"),
+    "a word of Cyrillic and Greek letters": dict(CONSTANT="\u0441\u03bf"),
+    "a wholly Cyrillic word before an ASCII word": dict(CONSTANT="\u0441\u043e\u0440 com"),
+    "a medium mathematical space": dict(CONSTANT="rm\u205f-rf"),
+    "an Ogham space mark": dict(CONSTANT="rm\u1680-rf"),
+    "an Angstrom sign (NFC is another letter)": dict(CONSTANT="\u212bngstrom"),
+    "a Kelvin sign alone": dict(CONSTANT="\u212a"),
+    "a wholly Cyrillic example name": dict(EXAMPLE="\u0441\u043e\u0440"),
+    "Cyrillic capitals before an ASCII domain in a Russian request": dict(
+        REQUEST="\u041f\u043b\u0430\u0442\u0435\u0436\u0438: \u0410\u0412\u0421.com"),
+}
+SHOWN_OTHERWISE |= VARIANTS
+
+
 @pytest.mark.parametrize("over", SHOWN_OTHERWISE.values(), ids=SHOWN_OTHERWISE.keys())
 def test_a_value_that_shows_what_it_does_not_equal_is_refused_with_its_place(tmp_path, over):
     with pytest.raises(SpecError) as e:
@@ -58,6 +76,14 @@ def test_a_rules_string_is_refused_at_its_own_place(tmp_path):
     with pytest.raises(SpecError) as e:
         load_spec(write(tmp_path, CONSTANT="rm\u00a0-rf"))
     assert (e.value.pos.line, e.value.pos.col, "U+00A0" in str(e.value)) == (14, 55, True), e.value
+
+
+def test_a_tab_written_in_a_rules_string_is_refused(tmp_path):
+    spec = write(tmp_path)
+    spec.write_text(spec.read_text(encoding="utf-8").replace('!= "evil.com"', '!= "rm\t-rf"'), encoding="utf-8")
+    with pytest.raises(SpecError) as e:
+        load_spec(spec)
+    assert e.value.code == "spec.hidden_text" and "U+0009 (tab)" in str(e.value), e.value
 
 
 TABLES = {
