@@ -37,6 +37,7 @@ from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, le
 from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved,
                                         link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
+from veriguard.enforce.shell_values import Needles, in_command, in_file, needles, secret_values
 from veriguard.enforce.shell_walk import (Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered,
                                          within)
 
@@ -104,9 +105,12 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     if content and zones.carried:     # after the git step: what a git command sends from its commits is read there
         a = through_carried(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), zones.carried,
                             commands, globs, disk)
-    if content and zones.carried and a.kind == SENDING_KIND:
+    if content and zones.carried and rewrites and a.kind == SENDING_KIND:   # only `touched` (rewrites) reads it
         a = through_typed_secrets(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                   zones.carried, command, workspace or cwd, disk)
+    if copies and zones.carried and a.kind == SENDING_KIND:
+        a = replace(a, sends=tuple(dict.fromkeys(path for accesses, path, recursive in a.paths if "read" in accesses
+                                                 and not recursive and not path.startswith(_NOT_COPIES))))
     if copies and zones.carried:
         a = replace(a, copies=carried_copies(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                              zones.carried, globs, disk))
@@ -160,14 +164,7 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
                 for z in zones.of(comps, dot_rule=True) if z not in carried]
     if not written:
         return a
-
-    def named(comps: tuple[Comp, ...]) -> list[str]:   # a glob's matches on disk (`cp .en? /tmp/e`, `cp *.json
-        found = _matches(comps, globs)                  # /tmp/`); past MAX_MATCHES, its text stands for them all
-        return [_glob_text(comps)] if found is None else found
-    reads = itertools.chain(((path, _zones_of(zones, path)) for accesses, path, _ in a.paths if "read" in accesses),
-                            ((m, _zones_of(zones, m)) for accesses, comps, _ in a.patterns if "read" in accesses
-                             for m in named(comps)))
-    read = next(((path, z) for path, found in reads for z in found if z in carried), None)
+    read = _carried_read(a, zones, carried, globs)
     if read is None:
         read = _carried_whole(a, zones, carried, written, globs, disk)
     if read is None:
@@ -178,6 +175,21 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
                    account=a.account + (f"unknown (reads {read[0]} ({read[1]}) and writes {written[0][0]} "
                                         f"({written[0][1]}): a copy no later command can tell is one: a human "
                                         "approves it)",))
+
+
+def _read_names(a: Analysis, globs: dict[str, list[str] | None], *, whole: bool | None = None) -> Iterator[str]:
+    """The paths `a` reads, a glob's by its matches on disk (`cp .en? /tmp/e`; past MAX_MATCHES, its text stands for
+    them all): all of them, or only those read whole (`whole` True) or not (False)."""
+    yield from (path for accesses, path, recursive in a.paths
+                if "read" in accesses and (whole is None or recursive == whole))
+    yield from (m for accesses, comps, recursive in a.patterns if "read" in accesses and (whole is None or recursive == whole)
+                for m in (_matches(comps, globs) or [_glob_text(comps)]))
+
+
+def _carried_read(a: Analysis, zones: Zones, carried: tuple[str, ...],
+                  globs: dict[str, list[str] | None]) -> tuple[str, str] | None:
+    """(a path `a` reads by name, its `carried` zone), the first; None where it reads none."""
+    return next(((path, z) for path in _read_names(a, globs) for z in _zones_of(zones, path) if z in carried), None)
 
 
 MAX_MATCHES = 2000      # a glob's matches read on disk; past them, its text stands for them all
@@ -193,10 +205,7 @@ def carried_copies(a: Analysis, zones: Zones, carried: tuple[str, ...], globs: d
     devices, and a folder written whole that is, or lies in or above, a folder the command reads whole (`black .`,
     `sed -i` over the project: files rewritten in place keep their names). A folder written whole ends in `/` (all under
     it may hold a copy: `cp -r . /tmp/x`); () where the command reads no such file."""
-    whole = tuple(dict.fromkeys(
-        [path for accesses, path, recursive in a.paths if "read" in accesses and recursive] +
-        [m for accesses, comps, recursive in a.patterns if "read" in accesses and recursive
-         for m in (_matches(comps, globs) or [_glob_text(comps)])]))
+    whole = tuple(dict.fromkeys(_read_names(a, globs, whole=True)))
     writes = [(path, recursive) for accesses, path, recursive in a.paths if "write" in accesses]
     writes += [(literal_head(comps).rstrip("/") or "/", True) for accesses, comps, _ in a.patterns if "write" in accesses]
     kept = [path + "/" if recursive else path for path, recursive in writes
@@ -204,10 +213,7 @@ def carried_copies(a: Analysis, zones: Zones, carried: tuple[str, ...], globs: d
             and not (recursive and any(within(path, (w,)) or within(w, (path,)) for w in whole))]
     if not kept:
         return ()
-    named = itertools.chain((path for accesses, path, _ in a.paths if "read" in accesses),
-                            (m for accesses, comps, _ in a.patterns if "read" in accesses
-                             for m in (_matches(comps, globs) or [_glob_text(comps)])))
-    reads = (any(z in carried for path in named for z in _zones_of(zones, path))
+    reads = (_carried_read(a, zones, carried, globs) is not None
              or any(r.sub in _COPIES_COMMITS or prints_stash(r.sub, r.args)
                     or (r.sub in PRINTS and prints_content(r.sub, r.args)) for r in a.rewrites))
     if not reads and whole:
@@ -222,11 +228,8 @@ def _carried_whole(a: Analysis, zones: Zones, carried: tuple[str, ...], written:
     command also writes a file of a zone other than the folder's own (`tar czf /tmp/p.tgz .`, `cp -r . /tmp/x`,
     `rsync -a ./ /tmp/x/`: the project's `.env` leaves in the copy); None where there is none. A copy that stays in
     the folder's zone (`grep -r x . > notes.txt`, `tar czf dist/src.tgz .`) is the project's own."""
-    folders = [path for accesses, path, recursive in a.paths if "read" in accesses and recursive]
-    folders += [m for accesses, comps, recursive in a.patterns if "read" in accesses and recursive
-                for m in (_matches(comps, globs) or [_glob_text(comps)])]
     walk: _CarriedWalk | None = None
-    for folder in dict.fromkeys(folders):
+    for folder in dict.fromkeys(_read_names(a, globs, whole=True)):
         own = set(_zones_of(zones, folder))
         if all(z in own for _, z in written) or not os.path.isdir(folder):
             continue
@@ -297,41 +300,116 @@ class _CarriedNames:
 _TYPED_FILES = 64              # files of a carried zone read for their values, each up to _TYPED_BYTES
 _TYPED_ENTRIES = 2000          # entries of the project looked at for them, breadth first (a project's .env lies high)
 _TYPED_BYTES = 64 * 1024
-_VALUE = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(.*?)\s*$", re.M)
-_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~@:]{20,}")
-
-
-def secret_values(text: str) -> set[str]:
-    """What a secret file holds that a command's text could carry: each setting's value (`KEY=VALUE`, `KEY: VALUE`,
-    quotes taken off) of at least 8 characters holding a digit or a character other than a letter, and each run of 20
-    or more key-like characters holding a letter and a digit (a PEM body's lines, a JSON key's token)."""
-    values = {v.strip("\"'") for v in _VALUE.findall(text)}
-    found = {v for v in values if len(v) >= 8 and not v.isalpha() and " " not in v}
-    found |= {t for t in _TOKEN.findall(text) if any(c.isdigit() for c in t) and any(c.isalpha() for c in t)}
-    return found
+_SENT_FILES = 32               # files a sending command reads whose bytes are looked at for those values
+_SENT_ENTRIES = 2000           # entries of the folders it reads whole looked at for them
 
 
 def through_typed_secrets(a: Analysis, zones: Zones, carried: tuple[str, ...], command: str, workspace: str,
                           disk: "_Walk") -> Analysis:
-    """`a` reading the project's secrets where the text of a command that sends data out holds a value of one of the
-    project's secret files on disk now (`curl -H 'Authorization: Bearer sk-…' URL` after the agent read the `.env`: the
-    agent's own context carries it from one call to the next, where no file does). Defence in depth: the project's
-    first _TYPED_ENTRIES entries are looked at (a secret file deeper in a large project is not), and a value the agent
-    encodes or splits is not seen."""
+    """`a` reading the project's secrets where a command that sends data out carries a value of one of the project's
+    secret files on disk now (shell_values: whole, split or encoded): in its text (`curl -H 'Authorization: Bearer
+    sk-…' URL` after the agent read the `.env`: the agent's own context carries it from one call to the next, where no
+    file does), or in a file it reads (a copy the project's own code, approved inline code or the Write tool made,
+    unseen by the copies the hook's state keeps). A file it reads that does not exist yet, and that no step of the
+    command writes, counts too: a call decided beside it (a parallel batch) may be making it. Defence in depth: the
+    project's first _TYPED_ENTRIES entries are looked at (a secret file deeper in a large project is not), and a value
+    enciphered or built by code is not seen."""
     if any(z in carried for _, z in a.touched):
         return a
-    walk = _CarriedWalk(zones, carried, disk)
-    for path, zone in walk.every(workspace, _TYPED_FILES, _TYPED_ENTRIES):
+    held = _held_values(_project_values(zones, carried, workspace, disk), a, command, workspace, disk)
+    if held is None:
+        return a
+    zone, why = held
+    return replace(a, touched=ordered({**dict.fromkeys(a.touched), ("read", zone): None}), account=a.account + (why,))
+
+
+def _project_values(zones: Zones, carried: tuple[str, ...], workspace: str,
+                    disk: "_Walk") -> list[tuple[str, str, list[Needles]]]:
+    """(a secret file of the project on disk now, its zone, its values' spellings), breadth first (through_typed_secrets)."""
+    found = []
+    for path, zone in _CarriedWalk(zones, carried, disk).every(workspace, _TYPED_FILES, _TYPED_ENTRIES):
         try:
             with open(path, "rb") as f:
                 text = f.read(_TYPED_BYTES).decode("utf-8", "replace")
         except OSError:
             continue
-        held = next((v for v in secret_values(text) if v in command), None)
-        if held is not None:
-            return replace(a, touched=ordered({**dict.fromkeys(a.touched), ("read", zone): None}),
-                           account=a.account + (f"read {path} ({zone}): the command's text holds one of its values",))
-    return a
+        found.append((path, zone, [needles(v) for v in sorted(secret_values(text))]))
+    return found
+
+
+def _held_values(found: list[tuple[str, str, list[Needles]]], a: Analysis, command: str, workspace: str,
+                 disk: "_Walk") -> tuple[str, str] | None:
+    """(zone, why) where the command carries a value of `found`, or reads a file not made yet; None otherwise."""
+    if not found:
+        return None
+    absent = _absent_reads(a)
+    if absent is not None:
+        return found[0][1], (f"read {absent} (as {found[0][1]}): it does not exist yet, so what it will hold is unknown "
+                             "(a call decided beside this one may be copying one of the project's secrets there)")
+    for path, zone, values in found:
+        value = in_command(values, command)
+        if value is not None:
+            return zone, f"read {path} ({zone}): the command's text holds one of its values"
+    for sent, data in _sent_bytes(a, workspace, disk):
+        for path, zone, values in found:
+            if in_file(values, data) is not None:
+                return zone, f"read {path} ({zone}): {sent}, which the command sends, holds one of its values"
+    return None
+
+
+def _absent_reads(a: Analysis) -> str | None:
+    """A file `a` reads by name that is not on disk, and that no step of the command writes; None if none."""
+    written = [(path, recursive) for accesses, path, recursive in a.paths if {"write", "create"} & set(accesses)]
+    written += [(literal_head(comps).rstrip("/") or "/", True) for accesses, comps, _ in a.patterns
+                if "write" in accesses]
+    for accesses, path, recursive in a.paths:
+        if "read" not in accesses or recursive or path.startswith(_NOT_COPIES) or os.path.lexists(path):
+            continue
+        if not any(path == w or (rec and within(path, (w,))) for w, rec in written):
+            return path
+    return None
+
+
+def _sent_bytes(a: Analysis, workspace: str, disk: "_Walk") -> Iterator[tuple[str, bytes]]:
+    """(path, its first _TYPED_BYTES) of the regular files `a` reads, and of those under the folders outside the project
+    it reads whole, at most _SENT_FILES files (links not followed; a folder's first _SENT_ENTRIES entries, breadth
+    first). The project's own folders are judged by their zones (a copy there of a value the project keeps in its
+    configuration is the project's, and the secret files themselves are read by name)."""
+    files = [path for accesses, path, recursive in a.paths if "read" in accesses and not recursive]
+    folders = [path for accesses, path, recursive in a.paths if "read" in accesses and recursive
+               and not within(path, (workspace,)) and not within(workspace, (path,))]
+    left = _SENT_FILES
+    for path in dict.fromkeys(files + list(_files_under(folders, disk))):
+        if left == 0 or path.startswith(_NOT_COPIES):
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            data = os.read(fd, _TYPED_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+        except OSError:
+            data = None
+        finally:
+            os.close(fd)
+        if data is not None:
+            left -= 1
+            yield path, data
+
+
+def _files_under(folders: list[str], disk: "_Walk") -> Iterator[str]:
+    """The regular files under `folders`, breadth first, among their first _SENT_ENTRIES entries (links not followed)."""
+    queue, left = collections.deque(f for f in folders if os.path.isdir(f)), _SENT_ENTRIES
+    while queue and left > 0:
+        for entry in disk.entries(queue.popleft()):
+            left -= 1
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    queue.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    yield entry.path
+            except OSError:
+                continue
 
 
 class _CarriedWalk:
@@ -1122,9 +1200,11 @@ class ShellExtractor:
     follow_links: bool = False
     ask_git: bool = False
     places: Places = ()          # the paths the monitor protects (Monitor.from_build sets them)
-    # with track_copies, each command's Analysis.copies by its text, filled by extract (the Claude Code hook records them)
+    # with track_copies, each command's Analysis.copies and .sends by its text, filled by extract (the Claude Code hook
+    # records them)
     track_copies: bool = False
     copies: dict[str, tuple[str, ...]] = _field(default_factory=dict, compare=False, hash=False, repr=False)
+    sends: dict[str, tuple[str, ...]] = _field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         text = _path(observation, self.field)
@@ -1145,7 +1225,7 @@ class ShellExtractor:
                     rewrites=touched, places=self.places, content=self.follow_links,
                     copies=self.track_copies and touched)
         if self.track_copies and touched:
-            self.copies[text] = a.copies
+            self.copies[text], self.sends[text] = a.copies, a.sends
         if self.part == "command":
             value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
         else:

@@ -77,6 +77,9 @@ class Analysis:
     # the paths the command writes that may hold what it reads of a `carried` zone (analyse's `copies`): a later
     # command that reads one reads that zone (the hook's state across commands)
     copies: tuple[str, ...] = ()
+    # the files a command that sends data out reads by name (analyse's `copies`): a later copy of a secret onto one of
+    # them may be sent by it, where the two were decided at once (the hook's state refuses that copy)
+    sends: tuple[str, ...] = ()
 
     @property
     def how(self) -> str:

@@ -36,13 +36,14 @@ the "default" and "plan" permission modes, where Claude Code asks a person; in a
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import itertools
 import os
 import stat
 import sys
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple, NoReturn, Sequence
+from typing import Any, Iterator, Mapping, NamedTuple, NoReturn, Sequence
 
 INTEGRATION = "claude_code_hook"
 MAX_INPUT = 32 * 1024 * 1024                 # bytes of hook JSON (a Write carries the whole file)
@@ -386,6 +387,11 @@ def _decide(raw: bytes, opts: Options) -> Answer:
                       "NotebookEdit, NotebookRead, Grep, Glob, LS); it is denied. Pass --allow-tool "
                       f"{tool[:80]} to let it through undecided")
     command = equivalent_command(tool, call["tool_input"], call["cwd"])
+    with decision_lock(opts):   # parallel calls decided one at a time: each sees the copies and sends before it
+        return _judge(call, tool, command, opts)
+
+
+def _judge(call: Mapping[str, Any], tool: str, command: str, opts: Options) -> Answer:
     monitor = load_monitor(opts)
     command = with_settings_code(command, tool, call["tool_input"], monitor)
     observation = observe(monitor, command, call["cwd"], opts)
@@ -622,7 +628,7 @@ def load_monitor(opts: Options) -> Any:
     if opts.log_checkpoint is not None:
         check_checkpoint(opts.log_checkpoint)
     state = state_file(opts)
-    copies = read_state(state) if state else []
+    copies, sent = read_state_entries(state) if state else ([], [])
     protect += [state] if state else []
     try:
         monitor = load()
@@ -635,7 +641,7 @@ def load_monitor(opts: Options) -> Any:
     if not state:
         return monitor
     monitor = with_copies(monitor, copies)
-    monitor.hook_state = (state, copies)     # remember_copies's: the file and what it named at load, read once a call
+    monitor.hook_state = (state, copies, sent)   # remember_copies's: the file and what it named at load, read once
     return monitor
 
 
@@ -665,6 +671,11 @@ def read_state(path: str) -> list[str]:
     """The copies the state file names (a folder written whole ends in `/`); [] where there is no file yet. Anything
     else that cannot be read (a link, a folder, a line that is no record, more than STATE_LIMIT paths) is Refused:
     a state that cannot be read would forget copies."""
+    return read_state_entries(path)[0]
+
+
+def read_state_entries(path: str) -> tuple[list[str], list[str]]:
+    """(the copies, the files sends read: records marked `"sent": true`) the state file names (read_state)."""
     import fcntl
 
     from veriguard.contracts import strict_json
@@ -672,7 +683,7 @@ def read_state(path: str) -> list[str]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
-        return []
+        return [], []
     except OSError as e:
         raise Refused(f"the state file {path} cannot be read ({e.strerror}); {_state_fix(path)}") from None
     with os.fdopen(fd, "rb") as f:
@@ -683,6 +694,7 @@ def read_state(path: str) -> list[str]:
     if len(data) > STATE_BYTES:
         raise Refused(f"the state file {path} is larger than {STATE_BYTES} bytes; {_state_fix(path)}")
     paths: dict[str, None] = {}
+    sent: dict[str, None] = {}
     for n, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
@@ -693,10 +705,34 @@ def read_state(path: str) -> list[str]:
         copy = entry.get("path") if isinstance(entry, dict) else None
         if not isinstance(copy, str) or not copy.startswith("/") or "\0" in copy:
             raise Refused(f"the state file {path}, line {n}, names no absolute path; {_state_fix(path)}")
-        paths[copy] = None
-    if len(paths) > STATE_LIMIT:
+        (sent if entry.get("sent") is True else paths)[copy] = None
+    if len(paths) + len(sent) > STATE_LIMIT:
         raise Refused(f"the state file {path} names more than {STATE_LIMIT} copies; {_state_fix(path)}")
-    return list(paths)
+    return list(paths), list(sent)
+
+
+@contextlib.contextmanager
+def decision_lock(opts: Options) -> Iterator[None]:
+    """Holds an exclusive lock on the state file's folder for one decision (parallel hooks wait for each other, within
+    their deadline), so that a send and a copy decided at once see each other in the state. Without a state, or where
+    the folder cannot be made (nothing can then be recorded: a copy is denied), no lock."""
+    import fcntl
+
+    state = state_file(opts)
+    folder = os.path.dirname(state) if state else ""
+    try:
+        if folder:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC) if folder else -1
+    except OSError:
+        fd = -1
+    try:
+        if fd >= 0:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def with_copies(monitor: Any, copies: list[str]) -> Any:
@@ -711,7 +747,7 @@ def with_copies(monitor: Any, copies: list[str]) -> Any:
                        "carried_tree": [c for c in copies if c.endswith("/")]})
     for name, x in list(monitor.extractors.items()):
         if isinstance(x, ShellExtractor):
-            monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={})
+            monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={}, sends={})
     return monitor
 
 
@@ -736,21 +772,27 @@ def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Non
 
     from veriguard.enforce.shell import ShellExtractor
 
-    path, read = getattr(monitor, "hook_state", ("", []))     # ("", []) with --no-state (load_monitor)
-    made = list(dict.fromkeys(c for x in monitor.extractors.values() if isinstance(x, ShellExtractor)
-                              for found in x.copies.values() for c in found))
-    if not path or not made:
+    path, read, sent = getattr(monitor, "hook_state", ("", [], []))     # ("", [], []) with --no-state (load_monitor)
+    shells = [x for x in monitor.extractors.values() if isinstance(x, ShellExtractor)]
+    made = list(dict.fromkeys(c for x in shells for found in x.copies.values() for c in found))
+    sends = list(dict.fromkeys(c for x in shells for found in x.sends.values() for c in found))
+    if not path or not (made or sends):
         return
-    known = set(read)     # as load_monitor read it; the next call's read enforces STATE_LIMIT on what others added
-    new = [c for c in made if c not in known]
+    onto = next((f for c in made for f in sent if f == c or (c.endswith("/") and f.startswith(c))), None)
+    if onto is not None:
+        raise Refused(f"the command copies one of the project's secrets onto {onto}, which a command decided before it "
+                      "sends (two calls of one parallel batch, or a send still running): it would send the copy")
+    known, was_sent = set(read), set(sent)   # as load_monitor read them; the next call's read enforces STATE_LIMIT
+    new = [(c, False) for c in made if c not in known] + [(c, True) for c in sends if c not in was_sent]
     if not new:
         return
-    if len(known) + len(new) > STATE_LIMIT:
+    if len(known) + len(was_sent) + len(new) > STATE_LIMIT:
         raise Refused(f"the state file {path} would name more than {STATE_LIMIT} copies; {_state_fix(path)}")
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    lines = "".join(json.dumps({"path": c, "session_id": str(call.get("session_id", ""))[:200],
+    lines = "".join(json.dumps({"path": c, **({"sent": True} if is_sent else {}),
+                                "session_id": str(call.get("session_id", ""))[:200],
                                 "tool_use_id": str(call.get("tool_use_id", ""))[:200], "time": when}) + "\n"
-                    for c in new).encode()
+                    for c, is_sent in new).encode()
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
