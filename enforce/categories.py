@@ -1012,15 +1012,17 @@ def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
              if (hit := {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)})}
     if not found:
         return np.zeros(2 * len(names) + 1, np.float32)
+    held = found.keys()
 
-    def clauses(patterns: tuple[re.Pattern[str], ...]) -> set[int]:
-        return set().union(*(found[i] for i in map(id, patterns) if i in found))
+    def clauses(ids: frozenset[int]) -> set[int]:
+        return set().union(*(found[i] for i in held & ids))
 
     free, aside, asides, acts = [], [], set(), set()
-    topics = [clauses(cues.topic[n]) for n in names]
+    kinds = [k if held & k[3] else None for k in cue_ids(names, cues)]   # None: no cue of the category is found
+    topics = [clauses(k[0]) if k else set() for k in kinds]
     named = set().union(*topics)
-    for n, topic in zip(names, topics):
-        act, off = clauses(cues.act[n]), clauses(cues.aside[n])
+    for k, topic in zip(kinds, topics):
+        act, off = (clauses(k[1]), clauses(k[2])) if k else (set(), set())
         kept = topic - (off - act) or (topic if act - named else set())  # "..., then rent it": the act's object is elsewhere
         free.append(1.0 if kept else 0.0)
         aside.append(1.0 if topic and not kept else 0.0)
@@ -1029,10 +1031,38 @@ def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
     return np.array(free + aside + [len(asides - acts) / (len(ends) + 1)], np.float32)
 
 
+CueIds = tuple[frozenset[int], frozenset[int], frozenset[int], frozenset[int]]
+# id(cues) -> (the cues, names, per name the ids of its topic, act and aside patterns): made once per bank, not per text
+_CUE_IDS: dict[int, tuple[Cues, tuple[str, ...], list[CueIds]]] = {}
+
+
+def cue_ids(names: tuple[str, ...], cues: Cues) -> list[CueIds]:
+    """Per category of `names`, the ids of its topic, act and aside patterns and of all three (cue_vector looks the
+    ids it found up in them instead of going through every pattern of the bank for each text). Kept per Cues object,
+    which it holds (its id is not reused while kept); a new bank's cues get their own."""
+    got = _CUE_IDS.get(id(cues))
+    if got is None or got[0] is not cues or got[1] != names:
+        kinds = [(frozenset(map(id, cues.topic[n])), frozenset(map(id, cues.act[n])), frozenset(map(id, cues.aside[n])))
+                 for n in names]
+        got = (cues, names, [(topic, act, aside, topic | act | aside) for topic, act, aside in kinds])
+        if len(_CUE_IDS) >= 16:
+            _CUE_IDS.clear()   # not an eviction of the oldest: a clear is safe beside other threads under the GIL
+        _CUE_IDS[id(cues)] = got
+    return got[2]
+
+
 def features(names: tuple[str, ...], cues: Cues, vectors: np.ndarray, texts: list[str] | tuple[str, ...],
              cue_weight: float) -> np.ndarray:
-    hits = np.stack([cue_vector(names, cues, t) for t in texts]) * cue_weight
-    return np.hstack([vectors, hits, np.ones((len(texts), 1), np.float32)]).astype(np.float64)
+    """Per text: its embedding inputs, its cue features times cue_weight (in float32), 1 (the bias), in float64."""
+    if len(texts) == 0:
+        raise ValueError("no texts to read features from")
+    dim, width = vectors.shape[1], 2 * len(names) + 1
+    x = np.empty((len(texts), dim + width + 1), np.float64)
+    x[:, :dim] = vectors
+    for i, t in enumerate(texts):
+        x[i, dim:dim + width] = cue_vector(names, cues, t) * cue_weight   # float32 (a Python float is weak)
+    x[:, -1] = 1.0
+    return x
 
 
 def penalties(dim: int, n_cues: int, settings: Mapping[str, float]) -> np.ndarray:

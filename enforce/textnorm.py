@@ -317,7 +317,10 @@ def decode_words(text: str, known: Container[str]) -> tuple[str, list[str], list
     residue: list[str] = []
 
     def sub(m: re.Match[str]) -> str:
-        before, word, after = _core(m.group(0))
+        token = m.group(0)
+        if token.isalpha() and token.isascii() and token.lower() in known:
+            return token   # a known word of plain letters reads as itself (read_word's first test), most words are
+        before, word, after = _core(token)
         read, odd = read_word(word, known, hashtag=before.endswith("#"))
         if odd:
             residue.append(word)
