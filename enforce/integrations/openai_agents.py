@@ -123,6 +123,7 @@ class Decided:
     tool: Any
     prepared: Any
     held: bool
+    invoker_held: bool = False   # a DecidedInvoker of the guard stood in front of the tool when the call was decided
 
 
 UNDECIDED = ("no guardrail of policy {} allowed this invocation of {!r} (its decision is missing from the call's "
@@ -141,21 +142,21 @@ class DecidedInvoker:
 
     def __init__(self, inner: Any, guard: Guard, tool: Any) -> None:
         self.inner, self.guard, self.tool = inner, guard, tool
+        self.whole: bool | None = None   # whether `inner` takes the call's context as it is (read at the first call)
 
     def __agents_bind_function_tool__(self, tool: Any) -> "DecidedInvoker":   # a copy of the tool: bound to the copy
         bind = getattr(self.inner, "__agents_bind_function_tool__", None)
         return DecidedInvoker(bind(tool) if callable(bind) else self.inner, self.guard, tool)
 
     def __getattr__(self, name: str) -> Any:   # the SDK reads markers of its own invoker (sync, wrapped callable)
-        if name in ("inner", "guard", "tool"):
+        if name in ("inner", "guard", "tool", "whole"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
     async def __call__(self, ctx: Any, input: str) -> Any:
         try:
             why = self._refusal(ctx, input)
-            handed = None if why else agents.tool._get_function_tool_invoke_context(
-                types.SimpleNamespace(on_invoke_tool=self.inner), ctx)   # the context the SDK would hand `inner`
+            handed = None if why else ctx if self.whole else self._context(ctx)
         except Exception as e:   # a check that failed decided nothing
             why = f"the check of this invocation failed ({type(e).__name__}: {' '.join(str(e).split())[:200]}); not run"
         if why:
@@ -163,6 +164,13 @@ class DecidedInvoker:
                                   action_id=str(getattr(ctx, "tool_call_id", "")))
             return f"Not run by policy {self.guard.policy_name}: {why}."
         return await self.inner(handed, input)
+
+    def _context(self, ctx: Any) -> Any:
+        """The context the SDK would hand `inner` (the call's ToolContext, or a plain RunContextWrapper for an invoker
+        whose first parameter asks for one): fixed by `inner`'s signature, so read once."""
+        handed = agents.tool._get_function_tool_invoke_context(types.SimpleNamespace(on_invoke_tool=self.inner), ctx)
+        self.whole = handed is ctx
+        return handed
 
     def _refusal(self, ctx: Any, input: str) -> str:
         """Why this invocation may not run ("" when it may); for a call that may, the SDK is handed the arguments
@@ -172,7 +180,9 @@ class DecidedInvoker:
         if not isinstance(decided, Decided) or decided.tool is not self.tool:
             return UNDECIDED.format(self.guard.policy_name, name) if self.guard.mode == "enforce" else ""
         same = input == decided.text or same_json(input, decided.text)
-        if same and decided.prepared is not None:   # the SDK runs them only for this text: the same data, decided
+        if same and decided.prepared is not None and (input != decided.text or getattr(ctx, PREPARED, None)
+                                                      is not decided.prepared):
+            # the SDK runs prepared arguments only for their own text: the data decided, for this text of it
             setattr(ctx, PREPARED, dataclasses.replace(decided.prepared, arguments=input))
         if same:
             return ""
@@ -258,7 +268,8 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             if not isinstance(decided, dict):
                 decided = {}
                 setattr(tool, DECIDED, decided)
-            decided[guard] = Decided(tool.tool_arguments, found, prepared if held else None, held)
+            decided[guard] = Decided(tool.tool_arguments, found, prepared if held else None, held,
+                                     held_by(getattr(found, "on_invoke_tool", None), guard))
             if held and prepared is not None:   # the SDK runs these, and only for the text decided
                 setattr(tool, PREPARED, prepared)
         if outcome.action in ("halt", "terminate"):
@@ -562,6 +573,13 @@ class PolicyHooks(RunHooks[Any]):
         the tool (one the run gained after the model was asked): a function tool did not run it (the SDK runs the
         prepared arguments for the text decided only) and told the model of an error; in shadow mode it ran."""
         decided = (getattr(context, DECIDED, None) or {}).get(self.guard)
+        if isinstance(decided, Decided) and decided.invoker_held:   # its DecidedInvoker would have taken the decision
+            name = str(getattr(tool, "name", ""))
+            self.guard.refuse_run(f"the on_invoke_tool of {name!r} was replaced after policy {self.guard.policy_name} "
+                                  "allowed the call (by a hook): what ran was not held to the data decided",
+                                  integration="openai_agents", tool=name,
+                                  action_id=str(getattr(context, "tool_call_id", "")))
+            return
         sent = getattr(getattr(context, "tool_call", None), "arguments", None)
         if not isinstance(decided, Decided) or sent is None or sent == decided.text or same_json(sent, decided.text):
             return

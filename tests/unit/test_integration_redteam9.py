@@ -153,7 +153,29 @@ def test_a_check_that_raises_inside_the_invoker_refuses_with_a_record(payments_b
     assert "the check of this invocation failed" in told(script)
 
 
-@pytest.mark.parametrize("form", ["sort_keys", "indent", "compact", "reversed"])
+def test_an_invoker_a_hook_swapped_in_after_the_decision_is_recorded(payments_build, tmp_path):
+    """A hook that replaces the tool's on_invoke_tool after the decision runs its own code (nothing can stop that), but
+    the call is no longer held to the data decided: recorded. Before: only the allow record."""
+    agents_fixture()
+    from agents import Agent, AgentHooks
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+
+    async def other(ctx, text):
+        ran.append(json.loads(text)["amount_cents"])
+        return "sent"
+
+    class Swapping(AgentHooks):
+        async def on_tool_start(self, context, agent, tool):
+            tool.on_invoke_tool = other
+    run_agent(Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))), tools=[pay(g, ran)],
+                    hooks=Swapping()), g)
+    assert [(allowed, "was replaced after policy payments allowed" in why) for allowed, why in records(log)] == [
+        (True, False), (False, True)]
+
+
+@pytest.mark.parametrize("form", ["sort_keys", "indent", "compact", "reversed", "escaped"])
 @pytest.mark.parametrize("made", ["function_tool", "by-hand"])
 def test_benign_the_same_json_written_otherwise_runs(payments_build, tmp_path, form, made):
     """Before: a hook that re-serialised the arguments (the same data) got the function tool's call refused (the SDK
@@ -165,7 +187,8 @@ def test_benign_the_same_json_written_otherwise_runs(payments_build, tmp_path, f
         context.tool_call.arguments = {
             "sort_keys": lambda: json.dumps(data, sort_keys=True), "indent": lambda: json.dumps(data, indent=2),
             "compact": lambda: json.dumps(data, separators=(",", ":")),
-            "reversed": lambda: json.dumps(dict(reversed(list(data.items()))))}[form]()
+            "reversed": lambda: json.dumps(dict(reversed(list(data.items())))),
+            "escaped": lambda: json.dumps(data).replace("acme", "\\u0061cme")}[form]()
     log = tmp_path / "log.jsonl"
     g, ran = guard(payments_build, log=log), []
     agent, _ = paying(pay(g, ran) if made == "function_tool" else hand_made(g, ran), rewritten)
@@ -173,14 +196,16 @@ def test_benign_the_same_json_written_otherwise_runs(payments_build, tmp_path, f
     assert ran == [45000] and records(log) == [(True, "")]
 
 
-@pytest.mark.parametrize("sent", [{**PAYMENT, "amount_cents": 45000.0}, {**PAYMENT, "extra": None}],
-                         ids=["int-as-float", "key-added"])
-def test_json_of_other_data_is_not_the_same(payments_build, tmp_path, sent):
-    """Guards the equal-JSON reading: 45000.0 for 45000, or a key added, is other data: not run, recorded."""
+@pytest.mark.parametrize("text", [json.dumps({**PAYMENT, "amount_cents": 45000.0}), json.dumps({**PAYMENT, "extra": None}),
+                                  json.dumps(PAYMENT)[:-1] + ', "amount_cents": 250000}', json.dumps(PAYMENT)[:-1] + " "],
+                         ids=["int-as-float", "key-added", "duplicate-key", "cut"])
+def test_json_of_other_data_is_not_the_same(payments_build, tmp_path, text):
+    """45000.0 for 45000, a key added, a duplicate key (json.loads reads the last: 250000) or a cut text is other data
+    than the text decided: not run, recorded. Before: the tool made by hand ran each."""
     agents_fixture()
     log = tmp_path / "log.jsonl"
     g, ran = guard(payments_build, log=log), []
-    agent, _ = paying(hand_made(g, ran), lambda context: setattr(context.tool_call, "arguments", json.dumps(sent)))
+    agent, _ = paying(hand_made(g, ran), lambda context: setattr(context.tool_call, "arguments", text))
     run_agent(agent, g)
     assert ran == [] and [(allowed, CHANGED in why) for allowed, why in records(log)] == [(True, False), (False, True)]
 
