@@ -137,6 +137,7 @@ class LLMExtractor:
     deadline_s: float = 30.0     # wall clock for one model call, retries included (HTTP timeouts are per phase)
     mode: str = "llm"
     classifier: ClassifierExtractor | None = None
+    reader: Callable[[str], Any] | None = None   # the bank's classifier, read for the withdrawal check (_disputed)
     kind: str = "llm"
     stats: LLMStats = field(default_factory=LLMStats)
     _provider: Any = field(default=None, repr=False)
@@ -247,6 +248,8 @@ class LLMExtractor:
         off = tuple(f for f in fields if isinstance(value, Mapping) and value.get(f) is False and f not in settled)
         clauses = _clauses(text) if off else []
         naming = _naming_clauses(clauses, off, self._names) if off else {}
+        for clause, said in self._disputed(text, clauses, off).items():
+            naming[clause] = list(dict.fromkeys([*naming.get(clause, []), *said]))
         if not naming:
             return value, how, details
         named = {f for said in naming.values() for f in said}
@@ -270,6 +273,20 @@ class LLMExtractor:
         return kept, (f"{how}; {sorted(found)} kept: the text names them and the model answered them false, but "
                       f"{why}, so a clause of the text withdrew them"), {**details, "withdrawn": sorted(found),
                                                                           "withdrawal_asks": asked}
+
+    def _disputed(self, text: str, clauses: list[str], off: tuple[str, ...]) -> dict[str, list[str]]:
+        """The clauses of a text of several in which the bank's classifier reads a field the model answered false on
+        the whole text (`off`), read only when the classifier reads that field in the whole text too: the two readers
+        disagree, and the clause that holds the request is asked alone, whatever words the rest of the text withdraws it
+        in ("Accommodation: not needed", "but I don't need the room anymore"), so that the model reads it without
+        them. The classifier only picks what is asked; the model's readings decide."""
+        if self.reader is None or len(clauses) < 2:
+            return {}
+        seen = set(off) & _read_fields(self.reader(text))
+        if not seen:
+            return {}
+        found = {clause: [f for f in off if f in _read_fields(self.reader(clause)) & seen] for clause in clauses}
+        return {clause: said for clause, said in found.items() if said}
 
     @cached_property
     def _names(self) -> Mapping[str, tuple[str, ...]]:
@@ -384,6 +401,25 @@ class LLMExtractor:
             else:
                 self.stats.cost_usd += cost
         return cost
+
+
+def _read_fields(result: Any) -> set[str]:
+    """The categories a classification reads, sure or not; none where it could not read the text."""
+    if not getattr(result, "readable", True):
+        return set()
+    return set(result.labels) | set(result.uncertain)
+
+
+def _lazy(build: Callable[[], Callable[[str], Any]]) -> Callable[[str], Any]:
+    """`build()`'s function, built on its first call (a bank trained only when a withdrawal check needs it)."""
+    lock, made = threading.Lock(), list[Callable[[str], Any]]()
+
+    def call(text: str) -> Any:
+        with lock:
+            if not made:
+                made.append(build())
+        return made[0](text)
+    return call
 
 
 @dataclass
@@ -1315,11 +1351,13 @@ def _refuse_answer_written(observation: Mapping[str, Any], texts: list[str], ord
 
 
 MAX_WITHDRAWN = 4   # distinct clauses naming fields answered false that are each asked alone; beyond, the fields stay
-# a clause: what lies between sentence ends, commas, brackets, line breaks and spaced dashes (a colon stays inside:
-# "Hotel: not needed" is one clause); and the words that join two clauses of one sentence, so that a withdrawal in the
-# request's own sentence (book a room at the Hilton but I don't need the room) is a clause of its own
-_CLAUSE_SPLIT = re.compile(r"[.!?;,()\[\]{}\n\u2026]+|\s[-\u2013\u2014]+\s|"
-                           r"\s(?i:and|but|though|although|however|yet|then|except|instead|whereas)(?=\s)")
+# a clause: what lies between sentence ends, commas, brackets, tags, quotes, bars, line breaks, em dashes and spaced
+# dashes, slashes, ampersands and pluses (a colon stays inside: "Hotel: not needed" is one clause); and the words that
+# join two clauses of one sentence, so that a withdrawal in the request's own sentence (book a room at the Hilton but
+# I don't need the room; ... while the room is not needed) is a clause of its own
+_CLAUSE_SPLIT = re.compile(r"[.!?;,()\[\]{}<>|\"\n\u2026\u2014]+|\s[-\u2013]+\s|\s[/&+]+\s|"
+                           r"\s(?i:and|but|though|although|however|yet|then|except|instead|whereas|while|whilst|plus)"
+                           r"(?=\s)")
 
 
 def _clauses(text: str) -> list[str]:
@@ -1477,9 +1515,13 @@ def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any],
     if check_pins:
         _check_pins(name, t, cfg, base)
     mode = str(cfg.get("mode", "llm"))
-    classifier = None
+    classifier, reader = None, None
     if mode != "llm":
         classifier = _classifier(name, cfg, t, base, classify)
+        reader = classifier.classify
+    elif "bank" in cfg and "text" in cfg and t["kind"] == "record" and all(ft["kind"] == "bool" for _f, ft in t["fields"]):
+        categories = tuple(f for f, _ in t["fields"])
+        reader = classify or _lazy(lambda: category_classifier(name, cfg, base, categories))
     if make_provider is None:
         def make_provider() -> "Provider":
             from veriguard.providers.config import provider_from_config
@@ -1491,7 +1533,7 @@ def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any],
     deadline = float(config["timeout"]) * (int(config.get("max_retries", 0)) + 1) + 1.0
     return LLMExtractor(name, t, system, schema, make_provider, str(cfg.get("text", "")),
                         int(cfg.get("max_tokens", 1024)), int(cfg.get("max_chars", MAX_CHARS)), deadline, mode,
-                        classifier)
+                        classifier, reader)
 
 
 def _check_pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: Path) -> None:
