@@ -256,7 +256,8 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         facts = (lambda: context(data)) if context is not None else (lambda: tool.context)
         counted: RunName = (lambda: run(data)) if run else ""
         changed, prepared, found = validation_changes(data, check)
-        if not changed and prepared is None and not held_by(getattr(found, "on_invoke_tool", None), guard):
+        if not changed and prepared is None and not held_by(getattr(found, "on_invoke_tool", None), guard) and \
+                not agent_tool(found)[0]:   # an agent called as a tool: its input is a prompt, its tools decided apart
             changed = UNHELD.format(tool.tool_name)
         outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                                tool=tool.tool_name) if changed else \

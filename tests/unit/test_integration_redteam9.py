@@ -304,3 +304,20 @@ def test_an_sdk_without_the_names_read_gets_a_clear_error_naming_the_version_tes
         monkeypatch.undo()
         openai_agents._sdk_problem.cache_clear()
     openai_agents.policy_guardrail(guard(payments_build))   # the installed SDK has them
+
+
+def test_benign_an_agent_called_as_a_tool_with_the_guardrail_still_runs(payments_build, tmp_path):
+    """An agent tool carrying the guardrail is no tool made by hand: its input is a prompt, and the nested run's own
+    tools are decided (policy_agent_tool). Shadow mode: the payments policy denies any tool but send_payment."""
+    agents_fixture()
+    from agents import Agent
+
+    from veriguard.enforce.integrations.openai_agents import policy_agent_tool, policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log, mode="shadow"), []
+    inner = Agent(name="treasury", model=agents_model(Script(calls(("send_payment", PAYMENT)))), tools=[pay(g, ran)])
+    ask = policy_agent_tool(inner, g, tool_name="ask", tool_description="Ask the treasury.")
+    ask.tool_input_guardrails = [policy_guardrail(g)]
+    run_agent(Agent(name="payer", model=agents_model(Script(calls(("ask", {"input": "pay acme"})))), tools=[ask]), g)
+    assert ran == [45000] and not [why for _, why in records(log) if "made by hand" in why]
