@@ -27,6 +27,7 @@ import os
 import re
 import stat
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import CodeType, ModuleType
@@ -120,6 +121,11 @@ class FrozenPolicy:
         return self._call(self.module.evaluate_checked, args)
 
     def _call(self, entry: Any, args: Mapping[str, Any]) -> Decision:
+        odd = _decomposed(args)
+        if odd is not None:
+            raise ArgumentError(odd, "holds text not in Unicode's composed form (NFC): it shows as the spelling the "
+                                "spec's rules compare with (which synth holds to NFC) and never equals it, so it is "
+                                "denied rather than decided as another string")
         try:
             d = entry(args)
         except self.module.ArgumentError as e:  # the frozen module's own classes, as importable veriguard errors
@@ -140,6 +146,27 @@ class FrozenPolicy:
     def arguments(self) -> list[tuple[str, Any]]:
         """The policy's arguments and their types (the schema its argument checks enforce)."""
         return [(name, t) for name, t in self.module.ARGUMENTS]
+
+
+def _decomposed(args: Any) -> str | None:
+    """The argument holding a string not in NFC (`jose` U+0301 `.com`), or None. A rule `recipient != "josé.com"` is
+    NFC (synth.tables.compared_otherwise); the canonically equivalent decomposed spelling, which IDNA, macOS and a reader
+    take for the same text, compared as another string and was allowed. Normalising it instead would decide on other
+    code points than the tool receives (two files on ext4), so it is refused."""
+    if not isinstance(args, Mapping):
+        return None   # the frozen module's own checks say what is wrong with it
+    for name, value in args.items():
+        todo = [value]
+        while todo:
+            item = todo.pop()
+            if isinstance(item, str):
+                if not item.isascii() and not unicodedata.is_normalized("NFC", item):
+                    return str(name)
+            elif isinstance(item, Mapping):
+                todo += item.values()
+            elif isinstance(item, (list, tuple)):
+                todo += item
+    return None
 
 
 def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted_keys: TrustedKeys | None = None,
