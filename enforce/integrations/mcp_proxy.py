@@ -86,16 +86,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 
-import mcp_types as types
-from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
-from pydantic import ValidationError
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
 
-from veriguard.contracts.errors import OperatorError, VeriguardError
-from veriguard.contracts.regular_file import FileRefused, read_regular_file
-from veriguard.enforce.guard import MODES, Context, Guard, GuardOutcome
-from veriguard.enforce.loader import PolicyLoadError
-from veriguard.contracts.strict_json import StrictJSONError, loads_passing_surrogates as strict_loads
+
+def stopped_importing(signum: int, _frame: Any) -> None:
+    """A stop signal while the proxy's modules load (half a second and more: the SDK's types): nothing was read and no
+    server started, so the process ends at once, saying so, where a KeyboardInterrupt printed a traceback."""
+    os.write(2, f"veriguard mcp-proxy: stopped by {signal.Signals(signum).name} while it loaded: no call was read "
+                "and no MCP server was started\n".encode())
+    os._exit(128 + signum)
+
+
+def hold_stop_signals() -> None:
+    """Stop signals end the process quietly (stopped_importing) until run_proxy takes them over; signals ignored when
+    the process started (nohup, a background job) stay ignored."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in STOP_SIGNALS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, stopped_importing)
+
+
+if __name__ == "__main__" or sys.argv[1:2] == ["mcp-proxy"]:   # the proxy's own process (`veriguard mcp-proxy`)
+    hold_stop_signals()
+
+import mcp_types as types  # noqa: E402  (after the stop signals are held: these imports take the longest)
+from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS  # noqa: E402
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
+
+from veriguard.contracts.errors import OperatorError, VeriguardError  # noqa: E402
+from veriguard.contracts.regular_file import FileRefused, read_regular_file  # noqa: E402
+from veriguard.enforce.guard import MODES, Context, Guard, GuardOutcome  # noqa: E402
+from veriguard.enforce.loader import PolicyLoadError  # noqa: E402
+from veriguard.contracts.strict_json import StrictJSONError, loads_passing_surrogates as strict_loads  # noqa: E402
 
 RUN = "mcp"                    # one host session per proxy process
 DEFAULT_TIMEOUT_S = 30.0
@@ -103,10 +126,10 @@ DEFAULT_DECISION_TIMEOUT_S = 10.0   # the policy's time to decide one call (cont
 SWITCH_INTERVAL_S = 0.0005     # the GIL's switch interval in the proxy process (Python's default: 0.005)
 MAX_DECIDING = 8               # decisions on threads (in time or past their deadline), beyond which calls are refused unread
 START_TIMEOUT_S = 60.0         # starting the child and its handshake (an interpreter with the SDK takes seconds)
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)   # each stops the proxy as described above
 STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is killed
 MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
 MAX_UNSAID = 10_000            # lines for the proxy's stderr waiting to be written, beyond which they are dropped
+MAX_UNSAID_CHARS = 4 << 20     # and their characters: 10,000 lines of a server's 16 KiB escaped fourfold held 640 MB
 UNCHECKED = ("resources", "prompts", "completions")   # capabilities the policy does not decide: off by default
 FORWARDED = {                  # child capability -> the host's requests forwarded to it
     "tools": ("tools/list",),
@@ -146,6 +169,23 @@ def stop_early(signum: int, _frame: Any) -> None:
     raise Stopped(signal.Signals(signum))
 
 
+class PlatformUnsupported(OperatorError):
+    """The proxy cannot run on this platform: it stops the server with its helpers through process groups and is
+    itself stopped by SIGHUP, SIGTERM and SIGINT (Windows has neither process groups nor SIGHUP)."""
+
+    def __init__(self, missing: Sequence[str]) -> None:
+        super().__init__("mcp.platform", f"veriguard mcp-proxy cannot run on this platform ({sys.platform}): it has no "
+                         f"{', '.join(missing)}, which the proxy needs to stop the MCP server with every process it "
+                         "started, and to be stopped itself with its calls recorded",
+                         fix="run the proxy on Linux or macOS (on Windows, inside WSL)")
+
+
+def platform_missing() -> list[str]:
+    """What the proxy needs that this platform lacks ([] on Linux and macOS)."""
+    return ([f"signal.{name}" for name in ("SIGHUP", "SIGKILL", "SIGCHLD") if not hasattr(signal, name)]
+            + [f"os.{name}" for name in ("killpg", "getpgid") if not hasattr(os, name)])
+
+
 class ProxyStartError(OperatorError):
     """The proxy cannot start: the child would not run or did not complete the MCP handshake."""
 
@@ -170,25 +210,31 @@ def describe(e: BaseException, *, what: str = "its answer is") -> str:
 class SaidLater:
     """The proxy's stderr written by a thread of its own while it serves (said_later), through a descriptor of its
     own: a host that never reads the proxy's stderr (a pipe left full) blocks that thread in the write, never the loop
-    that answers the host, nor sys.stderr's lock at the interpreter's exit; beyond MAX_UNSAID lines waiting, lines
-    are dropped, and how many is said once the pipe takes lines again."""
+    that answers the host, nor sys.stderr's lock at the interpreter's exit; beyond MAX_UNSAID lines or
+    MAX_UNSAID_CHARS characters waiting, lines are dropped, and how many is said once the pipe takes lines again."""
 
     def __init__(self, fd: int) -> None:
         self.fd = os.dup(fd)
         self.lines: queue.Queue[str | None] = queue.Queue(MAX_UNSAID)
         self.dropped = 0
+        self.waiting = 0           # the characters of the lines waiting
+        self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.write, name="veriguard-stderr", daemon=True)
         self.thread.start()
 
     def put(self, line: str) -> None:
-        try:
+        with self.lock:
+            if self.waiting + len(line) > MAX_UNSAID_CHARS or self.lines.full():
+                self.dropped += 1
+                return
+            self.waiting += len(line)
             self.lines.put_nowait(line)
-        except queue.Full:
-            self.dropped += 1
 
     def write(self) -> None:
         while (line := self.lines.get()) is not None:
-            dropped, self.dropped = self.dropped, 0
+            with self.lock:
+                self.waiting -= len(line)
+                dropped, self.dropped = self.dropped, 0
             data = (f"veriguard mcp-proxy: {dropped} lines were dropped: stderr was not read\n" if dropped else ""
                     ) + line
             try:
@@ -513,6 +559,7 @@ class Proxy:
         self.start = start
         self.replacing = ""        # why the child is being stopped and started again ("" while it is not)
         self.tasks: set[asyncio.Task[None]] = set()   # the child's readers and restarts (the loop keeps weak references)
+        self.held: list[Mapping[str, Any]] = []   # answers to a request whose id another still awaiting its answer has
 
     @property
     def unavailable(self) -> str:
@@ -545,10 +592,13 @@ class Proxy:
         if method is None:        # an answer to a request the proxy never sent the host
             return
         if "id" not in message:
-            if method == "notifications/cancelled":
-                self.cancelled(params)
-            elif calls_a_tool(method, params):   # never run, since it can have no answer; recorded like any refused call
+            if calls_a_tool(method, params):   # never run, since it can have no answer; recorded like any refused call
                 self.unanswerable(params, "a tools/call sent as a notification (without an id) cannot be answered")
+            elif carries_call(params):   # notifications/initialized, /progress, /cancelled... with a tool call in it
+                self.unanswerable(params, f"a notification {method!r} whose params carry a tool's name and arguments: "
+                                  "dropped, not run")
+            elif method == "notifications/cancelled":
+                self.cancelled(params)
             return
         host_id = message["id"]
         if type(host_id) not in (int, str):
@@ -568,6 +618,14 @@ class Proxy:
                 self.to_host({"jsonrpc": "2.0", "id": host_id,
                               "error": {"code": types.INTERNAL_ERROR, "message": f"the proxy failed: {describe(e)}"}})
 
+    def too_long(self, length: int) -> None:
+        """A host line longer than MAX_LINE, dropped unread: a parse error, recorded as a refused call (it may have been
+        one)."""
+        self.unanswerable(None, f"a host line of {length} bytes, longer than the {MAX_LINE} the proxy reads, was dropped "
+                          "unread; if it was a tools/call, it was not run")
+        self.to_host({"jsonrpc": "2.0", "id": None, "error": {
+            "code": types.PARSE_ERROR, "message": f"a line of {length} bytes, longer than {MAX_LINE}: not read"}})
+
     def unanswerable(self, params: Any, why: str) -> None:
         """Record the refusal of a tools/call the proxy cannot answer (it is never forwarded either)."""
         name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
@@ -583,6 +641,13 @@ class Proxy:
             say(f"refused {method!r} (id {host_id!r}): {reused}")
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {"code": types.INVALID_REQUEST,
                                                                      "message": f"refused: {reused}"}})
+        elif method in MCP_METHODS and method not in self.methods and method != "prompts/get" and carries_call(params):
+            # a request the proxy answers itself (ping, initialize, logging/setLevel...) carrying a tool call: before,
+            # answered as if it were plain, the call unrecorded
+            self.unanswerable(params, f"a {method} whose params carry a tool's name and arguments, which MCP does not "
+                              f"give {method}: not run")
+            self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {
+                "code": types.INVALID_PARAMS, "message": f"refused: {method} with a tool's name and arguments"}})
         elif method in self.methods:
             self.forward_request(host_id, method, params)
         elif method == "initialize":
@@ -626,8 +691,7 @@ class Proxy:
         """Why the host may not use `host_id` now ('' when it may): a request of its with that id, or with the same id
         spelt as a string or as an integer (1 and "1", which a lenient client matches alike and the log records alike),
         still awaits the child's answer or its decision, and two answers with one id could not be told apart."""
-        waiting = [p.host_id for p in self.pending.values()] + list(self.deciding.values())
-        if not any(str(h) == str(host_id) for h in waiting):
+        if not self.in_use(host_id):
             return ""
         return (f"the request id {host_id!r} is still in use by a request the MCP server has not answered yet; "
                 "give each request an id that no pending request has")
@@ -797,6 +861,7 @@ class Proxy:
         """When no allowed tools/call awaits the child's answer any more, the next may be allowed (Guard.finished:
         a policy that reads facts beside the call decides one running call at a time). A call the host cancelled or
         that timed out still counts as running until the child answers it or --timeout more has passed (`linger`)."""
+        self.release_held()   # a request that ended unanswered (cancelled) no longer holds its id
         if not self.deciding and not self.unfinished and not self.replacing and not self.running():
             self.guard.finished(RUN)   # (a decision on a thread may have allowed a call not forwarded yet)
 
@@ -889,11 +954,37 @@ class Proxy:
                     pending.timer.cancel()
                 if pending.method == "tools/call":
                     self.linger(child_id)
+                    self.guard.refuse_run("allowed by the policy, then cancelled by the host after it went to the MCP "
+                                          "server: it may have run there; its answer is dropped", integration="mcp_proxy",
+                                          tool=pending.tool, action_id=action_id(pending.host_id))
                 self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
                     "requestId": child_id, **({"reason": params["reason"]} if "reason" in params else {})}})
         self.settle()
 
+    def in_use(self, host_id: Any) -> bool:
+        """Whether a request with `host_id`, spelt either way (1 and "1"), awaits its decision or the child's answer."""
+        waiting = [p.host_id for p in self.pending.values()] + list(self.deciding.values())
+        return host_id is not None and any(str(h) == str(host_id) for h in waiting)
+
     def to_host(self, message: Mapping[str, Any]) -> None:
+        """Answer the host. The answer to a request whose id another request still awaiting its answer has (a reused
+        id) is held until that request's answer went out: the host gets the two in the order it sent them. Before, the
+        refusal of a reused id came first, and the host took it for the answer to the call running in the server
+        (which it then thought refused)."""
+        if self.in_use(message.get("id")):
+            self.held.append(message)
+            return
+        self.write_to_host(message)
+        self.release_held()
+
+    def release_held(self) -> None:
+        """The held answers whose id no request awaiting its answer has any more, in the order they were made."""
+        while ready := [m for m in self.held if not self.in_use(m.get("id"))]:
+            self.held = [m for m in self.held if self.in_use(m.get("id"))]
+            for message in ready:
+                self.write_to_host(message)
+
+    def write_to_host(self, message: Mapping[str, Any]) -> None:
         if self.host_gone:
             return
         try:
@@ -1006,7 +1097,9 @@ class Proxy:
 
     def fail(self, pending: Pending, reason: str) -> None:
         """The host's request could not be completed: a refusal for a tools/call, a JSON-RPC error otherwise."""
-        if pending.method == "tools/call":
+        if pending.method == "tools/call":   # its allow record is followed by one of its end (before: the allow alone)
+            self.guard.refuse_run(f"allowed by the policy, but did not complete: {reason}", integration="mcp_proxy",
+                                  tool=pending.tool, action_id=action_id(pending.host_id))
             say(f"refused tools/call {pending.tool!r}: {reason}")
             self.to_host({"jsonrpc": "2.0", "id": pending.host_id,
                           "result": refusal(f"The call was allowed by the policy but did not complete: {reason}.")})
@@ -1087,12 +1180,15 @@ STDERR_RELAYS: set[asyncio.Task[None]] = set()   # held here: the loop keeps onl
 STDERR_LINE = 16 * 1024        # a longer line of the child's stderr is relayed in parts
 
 
+CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(32), *range(127, 160)) if c != 9}   # escaped at C speed
+
+
 def server_says(line: bytes) -> str:
     """A line of the child's stderr as the proxy relays it: marked as the server's, its control characters escaped,
     so that it can neither pass for a line of the proxy's own ("veriguard mcp-proxy: shadow ... allowed") nor
     rewrite one on a terminal (a carriage return)."""
-    text = line.decode("utf-8", "backslashreplace").rstrip("\r\n")
-    shown = "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in text)
+    text = line.decode("utf-8", "backslashreplace").rstrip("\r\n").translate(CONTROLS)
+    shown = text if text.isprintable() else "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in text)
     return f"the MCP server's stderr: {shown}"
 
 
@@ -1105,6 +1201,8 @@ async def relay_stderr(stream: asyncio.StreamReader) -> None:
             lines, part = [*lines, part], b""
         for line in lines:
             say(server_says(line))
+        # a read of buffered data does not yield: a server writing without end held the loop, and a call took 1-4 s
+        await asyncio.sleep(0)
     if part:
         say(server_says(part))
 
@@ -1135,10 +1233,23 @@ async def _stop_child(child: asyncio.subprocess.Process) -> None:
             continue
 
 
-def _pump(source: IO[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[bytes | None]) -> None:
+def host_lines(source: IO[bytes]) -> Iterator[bytes | int]:
+    """The host's lines, each of at most MAX_LINE bytes; for a longer one, its length (its bytes read and dropped up to
+    its end): before, a line was read whole however long (a 100 MB line held 100 MB and more, then was parsed)."""
+    while line := source.readline(MAX_LINE + 1):
+        if len(line) <= MAX_LINE or line.endswith(b"\n"):
+            yield line
+            continue
+        dropped = len(line)
+        while (rest := source.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+            dropped += len(rest)
+        yield dropped + len(rest)
+
+
+def _pump(source: IO[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[bytes | int | None]) -> None:
     """The host's lines into the loop (a thread: stdin may be a pipe, a file or a terminal)."""
     try:
-        for line in source:
+        for line in host_lines(source):
             loop.call_soon_threadsafe(lines.put_nowait, line)
     except (OSError, ValueError):
         pass
@@ -1163,7 +1274,7 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
     child, init = await start_child(command, args, start_timeout_s, cwd)
     proxy = Proxy(guard, child, init, context, timeout_s, host_out or sys.stdout.buffer, unchecked, decision_timeout_s,
                   start=lambda: start_child(command, args, start_timeout_s, cwd))
-    lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+    lines: asyncio.Queue[bytes | int | None] = asyncio.Queue()
     # stdin read through a reader of its own: a signal leaves the pump blocked in it, and the interpreter's exit must
     # not wait for the lock of sys.stdin's reader (a fatal error at shutdown)
     source = host_in or open(os.dup(sys.stdin.fileno()), "rb")
@@ -1183,7 +1294,9 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
         loop.add_signal_handler(signal.SIGCHLD, reap_adopted)
     try:
         while not proxy.host_gone and (line := await lines.get()) is not None:
-            if line.strip():
+            if isinstance(line, int):
+                proxy.too_long(line)
+            elif line.strip():
                 proxy.from_host(line)
         # the host is done: the calls it sent are decided first, and those the child runs end (answered, or at their
         # --timeout) before its input is closed; before, a call still running 2 s after the host's last line was
@@ -1325,6 +1438,9 @@ def serve_main(argv: list[str]) -> int:
         opts = p.parse_args(argv[:cut])
     except SystemExit as e:  # --help, or argparse's own message for a bad option
         return 0 if e.code == 0 else 2
+    if missing := platform_missing():   # before: an AttributeError (no signal.SIGHUP) at import, a traceback
+        say(str(PlatformUnsupported(missing)))
+        return 2
     if cut >= len(argv) - 1:
         p.print_usage(sys.stderr)
         say("error: give the MCP server's command after `--`, e.g. -- python server.py")

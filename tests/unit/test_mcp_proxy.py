@@ -413,7 +413,7 @@ def test_a_request_that_reuses_the_id_of_a_pending_one_is_refused_and_the_first_
         ("host", {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": over}),   # free again: decided
     ])
     assert [(m.get("id"), m.get("method")) for m in to_child] == [(1, "tools/call")]
-    reused, listed, listed_too, paid, denied = to_host
+    paid, reused, listed, listed_too, denied = to_host   # M29: a reused id's answer after the answer holding the id
     assert listed_too["id"] == "7" and "still in use" in listed_too["error"]["message"]
     assert reused["id"] == 7 and reused["result"]["isError"] and "still in use" in reused["result"]["content"][0]["text"]
     assert listed["id"] == 7 and listed["error"]["code"] == types.INVALID_REQUEST and "still in use" in listed["error"]["message"]

@@ -119,6 +119,8 @@ def test_an_id_in_use_spelt_the_other_way_is_refused(session, first, second):
         s.send(call(second, {**PAYMENT, "amount_cents": 1000}), {"jsonrpc": "2.0", "id": second,
                                                                   "method": "tools/list"})
         assert text(s.answer(first)) == "sent 45000"
+        while len([a for a in s.answers if a.get("id") == second]) < 2:   # M29: they come after the first's answer
+            s.answers.append(s.queue.get(timeout=30))
         refused, listed = [a for a in s.answers if a.get("id") == second]
         assert refused["result"]["isError"] and "still in use" in text(refused), refused
         assert "still in use" in listed["error"]["message"], listed
@@ -145,7 +147,8 @@ def test_calls_after_the_server_exited_are_recorded_as_not_run(session):
     finally:
         s.close()
     got = [(r["action_id"], r["allowed"], r["fail_closed"][:30]) for r in s.records()]
-    assert got == [("1", True, ""), ("2", True, ""), ("3", False, "not run: the MCP server is gon"),
+    assert got == [("1", True, ""), ("2", True, ""), ("2", False, "allowed by the policy, but did"),   # M29: its end
+                   ("3", False, "not run: the MCP server is gon"),
                    ("4", False, "not run: the MCP server is gon")], got
 
 
