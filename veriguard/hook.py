@@ -17,6 +17,7 @@ What is decided:
   Glob, LS                      a recursive read of the pattern's fixed leading folders: `ls -R -- BASE`
   anything else (mcp__* too)    denied (--other-tools deny, the default), or passed with
                                 --other-tools allow / --allow-tool NAME: not this policy's concern
+  WebFetch, when let through    its url decided as `curl -s -- URL` (a send: a secret value in it asks)
 File tools are analysed as the equivalent command (the path quoted with shlex.quote, so nothing in it
 expands): one analysis, one zone map and one log path serve every tool. Their paths must be absolute;
 where a path leads elsewhere through a symbolic link on this machine, the link's target is accessed too.
@@ -55,6 +56,7 @@ EDIT = ("Edit", "MultiEdit", "NotebookEdit")
 LIST = ("Glob", "LS")
 DECIDED = ("Bash", "Grep", *READ, *WRITE, *EDIT, *LIST)
 PATH_KEYS = ("file_path", "notebook_path", "path")   # where the file tools take their file
+FETCH = ("WebFetch",)        # tools that fetch an address: when let through (--allow-tool), their address is decided
 STATE_FILE = ".local/state/veriguard/carried.jsonl"   # under $HOME, unless --state names another file
 USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--log-checkpoint FILE] "
          "[--context FILE] [--state FILE | --no-state] "
@@ -380,13 +382,16 @@ def decide(raw: bytes, opts: Options) -> Answer:
 def _decide(raw: bytes, opts: Options) -> Answer:
     call = read_call(raw)
     tool = call["tool_name"]
-    if tool not in DECIDED:
-        if tool in opts.allow_tools or opts.other_tools == "allow":
-            return Answer(0)
+    passed = tool in opts.allow_tools or opts.other_tools == "allow"
+    if tool not in DECIDED and not passed:
         raise Refused(f"the tool {tool[:80]!r} is not one this hook can judge (Bash, Read, Write, Edit, MultiEdit, "
                       "NotebookEdit, NotebookRead, Grep, Glob, LS); it is denied. Pass --allow-tool "
                       f"{tool[:80]} to let it through undecided")
-    command = equivalent_command(tool, call["tool_input"], call["cwd"])
+    if tool not in DECIDED and tool not in FETCH:
+        return Answer(0)
+    # a fetch tool let through is decided on its address, as the send of `curl URL` is
+    command = (fetch_command(call["tool_input"]) if tool in FETCH else
+               equivalent_command(tool, call["tool_input"], call["cwd"]))
     with decision_lock(opts):   # parallel calls decided one at a time: each sees the copies and sends before it
         return _judge(call, tool, command, opts)
 
@@ -469,6 +474,17 @@ def equivalent_command(tool: str, tool_input: Mapping[str, Any], cwd: str) -> st
     bases = glob_bases(tool_input.get("pattern"), base) if tool == "Glob" else [base]
     verb = "grep -r -e x" if tool == "Grep" else "ls -R"
     return " && ".join(f"{verb} -- {shlex.quote(p)}" for b in bases for p in _and_real(b))
+
+
+def fetch_command(tool_input: Mapping[str, Any]) -> str:
+    """A fetch tool let through with --allow-tool (WebFetch) as the command that sends what its address holds: `curl
+    -s -- URL` (a secret value typed into the address asks, as in a Bash send; a file:// address reads that file)."""
+    import shlex
+
+    url = tool_input.get("url")
+    if not isinstance(url, str) or not url:
+        raise Refused(f"WebFetch without a url string (got {_short(url)})")
+    return f"curl -s -- {shlex.quote(url)}"
 
 
 def with_settings_code(command: str, tool: str, tool_input: Mapping[str, Any], monitor: Any) -> str:
