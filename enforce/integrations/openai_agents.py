@@ -8,9 +8,14 @@ the Runner raises `ToolInputGuardrailTripwireTriggered`, whose `.output.output_i
 GuardOutcome. A call
 the SDK's validation would hand the function as other data than the model sent (the tool's own pydantic validators:
 an alias resolved, dollars made cents) is refused, recorded: the policy decides the arguments the model sent. The
-guardrail hands the SDK the arguments it validated (validated once), which the SDK runs for the JSON text decided only:
-a call whose text an on_tool_start hook or a later guardrail rewrote after the decision does not run (the model is told
-of an error), and policy_hooks record it.
+guardrail hands the SDK the arguments it validated (validated once), which the SDK runs for the JSON text decided only.
+policy_hooks put a DecidedInvoker in front of each guarded tool (its public on_invoke_tool, before the model is asked):
+a call runs only for the data its guardrail allowed for that invocation, so a call whose text an on_tool_start hook or
+a later guardrail rewrote after the decision does not run, recorded, and the model is told why, whether the tool was
+made by function_tool or by hand, with or without the SDK's prepared arguments; the same JSON written otherwise (keys
+reordered, spacing) runs the data decided. Without the hooks a tool made by hand is refused (nothing holds it to the
+text decided). The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
+tested (SDK_TESTED) that lacks one gets AgentsSdkUnsupported (env.agents_sdk).
 
 The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
 hosted MCP, image generation), the shell, patch and computer tools, and the tools of `mcp_servers` take none: a
@@ -18,7 +23,9 @@ tool the guardrail was not attached to ran without a decision, in this agent, in
 an agent called as a tool. `Runner.run(agent, ..., hooks=policy_hooks(guard))` checks, before every model call,
 every tool the model could call there and in every agent reachable through agents-as-tools and handoffs, and raises
 UnguardedTools (the run stops before the model is asked) when one is not a function tool carrying a guardrail of this
-guard, or is a handoff that passes the model's arguments to its on_handoff (`input_type=`), unless `unguarded` names it.
+guard, or is a handoff that passes the model's arguments to its on_handoff (`input_type=`), or tools an agent's model
+settings send (`extra_body={"tools": [...]}`: a hosted tool beside the agent's list), unless `unguarded` names it; a
+hosted call in an answer (web_search_call...) that `unguarded` does not name is recorded (it ran on the provider's side).
 They check each tool again as it is about to run (on_tool_start, called for function, shell, patch, computer and local
 shell tools alike), so a tool the run added that the agent's list did not show stops the run there. A SandboxAgent's
 capabilities (files, a shell) add such tools, in this agent or in one called as a tool (a nested run, without the
@@ -73,7 +80,9 @@ SDK_TESTED = "openai-agents 0.24"   # the version whose private names this modul
 # `_mcp_tool_binding` (without it an MCP tool is not let through by "mcp_servers": refused); a function tool invoker's
 # closure names `_prepare_arguments` and `schema`, and a ToolContext's `_function_tool_arguments` (the arguments the
 # guardrail validated, which the SDK runs only for the JSON text they were made of; without the closure names the call
-# is refused).
+# is refused), agents.tool._get_function_tool_invoke_context (the context the SDK hands an invoker). What holds a call
+# to what was decided is public: a FunctionTool's on_invoke_tool (DecidedInvoker); no public path hands the SDK
+# arguments validated once, or its parameters model, so those stay private, checked by sdk_unreadable.
 
 
 class UnguardedTools(UserError):
