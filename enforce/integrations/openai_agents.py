@@ -232,6 +232,13 @@ def hold_to_decided(tool: Any, guard: Guard) -> None:
     tool.on_invoke_tool = DecidedInvoker(invoker, guard, tool)
 
 
+def hold_tools(agent: Any, guard: Guard) -> None:
+    """What policy_hooks do before each model call: hold every tool a guardrail of `guard` decides, in `agent` and the
+    agents it reaches, to the data decided (hold_to_decided). Call it before resuming a run from a RunState with an agent
+    made anew (`Runner.run(agent, state, ...)` runs the approved calls before any hook is called)."""
+    unguarded_tools(agent, guard, each=lambda tool: hold_to_decided(tool, guard))
+
+
 def held_by(invoker: Any, guard: Guard) -> bool:
     """Whether `invoker` (a tool's on_invoke_tool) is, or wraps, a DecidedInvoker of `guard`."""
     while isinstance(invoker, DecidedInvoker):
@@ -294,7 +301,8 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
 
 UNHELD = ("{!r} is a FunctionTool made by hand (its own on_invoke_tool), which runs the JSON text it is handed when it "
           "is invoked: a hook may change that text after this decision, and only policy_hooks(guard) on the run hold "
-          "the tool to the text decided; not run")
+          "the tool to the text decided (a run resumed from a RunState with an agent made anew runs its approved calls "
+          "before any hook: call hold_tools(agent, guard) first); not run")
 
 
 def validation_changes(data: ToolInputGuardrailData, check: Callable[..., Any]) -> tuple[str, Any, Any]:

@@ -321,3 +321,41 @@ def test_benign_an_agent_called_as_a_tool_with_the_guardrail_still_runs(payments
     ask.tool_input_guardrails = [policy_guardrail(g)]
     run_agent(Agent(name="payer", model=agents_model(Script(calls(("ask", {"input": "pay acme"})))), tools=[ask]), g)
     assert ran == [45000] and not [why for _, why in records(log) if "made by hand" in why]
+
+
+def test_a_run_resumed_with_an_agent_made_anew_holds_its_tools_with_hold_tools(payments_build, tmp_path):
+    """Runner.run(agent, state) runs the approved calls before any hook, so a tool made by hand in an agent made anew
+    is not held yet: refused, recorded, naming hold_tools; after hold_tools(agent, guard) the approved call runs.
+    Guards the refusal of an unheld tool made by hand against a false refusal with no way out."""
+    agents_fixture()
+    from agents import Agent, FunctionTool, RunConfig, Runner, RunState
+
+    from veriguard.enforce.integrations.openai_agents import hold_tools, policy_guardrail, policy_hooks
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+
+    async def invoke(ctx, text):
+        ran.append(json.loads(text)["amount_cents"])
+        return "sent"
+
+    def agent_anew():
+        tool = FunctionTool(name="send_payment", description="Send a payment.", on_invoke_tool=invoke,
+                            params_json_schema=pay(g, []).params_json_schema, needs_approval=True,
+                            tool_input_guardrails=[policy_guardrail(g)])
+        return Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))), tools=[tool])
+
+    async def resumed(hold):
+        config = RunConfig(tracing_disabled=True)
+        first = await Runner.run(agent_anew(), "Pay.", context=CONTEXT, hooks=policy_hooks(g), run_config=config)
+        agent = agent_anew()
+        state = await RunState.from_string(agent, first.to_state().to_string())
+        for item in state.get_interruptions():
+            state.approve(item)
+        if hold:
+            hold_tools(agent, g)
+        return await Runner.run(agent, state, hooks=policy_hooks(g), run_config=config)
+    asyncio.run(resumed(False))
+    assert ran == [] and [("hold_tools" in why) for _, why in records(log)] == [True]
+    asyncio.run(resumed(True))
+    assert ran == [45000] and [allowed for allowed, _ in records(log)] == [False, True]
