@@ -41,6 +41,7 @@ import contextlib
 import fnmatch
 import itertools
 import os
+import re
 import stat
 import sys
 from types import MappingProxyType
@@ -769,14 +770,40 @@ def with_copies(monitor: Any, copies: list[str]) -> Any:
 
 def copies_veto(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Any:
     """The monitor's veto for an allow: "" once the copies the command makes are in the state file, else why not."""
-    def veto(_record: Any) -> str:
+    def veto(record: Any) -> str:
         try:
+            unseen_onto_sent(monitor, record, call)
             remember_copies(monitor, opts, call)
         except Refused as e:
             return str(e)
         return ""
 
     return veto
+
+
+def unseen_onto_sent(monitor: Any, record: Any, call: Mapping[str, Any]) -> None:
+    """Refused where the command is code the analysis cannot follow (class unknown: a human approves it) and its text
+    names a file a command decided before sends (the state's `sent`): what it writes is unseen, so it may put one of
+    the project's secrets there while the send, decided beside it in a parallel batch or still running, reads it."""
+    from veriguard.enforce.shell import ShellExtractor
+
+    _, _, sent = getattr(monitor, "hook_state", ("", [], []))
+    text = call["tool_input"].get("command") if call.get("tool_name") == "Bash" else None
+    if not sent or not isinstance(text, str):
+        return
+    unknown = any(isinstance(x, ShellExtractor) and x.part == "command"
+                  and (record.arguments.get(name) or {}).get("kind") == x.commands.unknown
+                  for name, x in monitor.extractors.items())
+    cwd = call["cwd"].rstrip("/") + "/"
+
+    def names(f: str) -> bool:    # by its path, or by its name under the working directory as a word of its own
+        rest = f[len(cwd):] if f.startswith(cwd) else ""
+        return f in text or (rest != "" and re.search(rf"(?<![\w./-]){re.escape(rest)}(?![\w./-])", text) is not None)
+    named = next((f for f in sent if names(f)), None)
+    if unknown and named is not None:
+        raise Refused(f"the command runs code the analysis cannot follow and names {named}, which a command decided "
+                      "before sends (two calls of one parallel batch, or a send still running): it may copy one of the "
+                      "project's secrets there")
 
 
 def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any]) -> None:

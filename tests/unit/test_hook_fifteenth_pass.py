@@ -228,3 +228,19 @@ def test_a_fetch_of_a_plain_address_stays_allowed_and_unlisted_fetches_denied(bu
     assert _fetch(build, project, "https://docs.example/page", "--allow-tool", "WebFetch") == "allow"
     assert _fetch(build, project, "https://docs.example/page", "--other-tools", "allow") == "allow"
     assert _fetch(build, project, "https://docs.example/page") == "deny"       # not let through: denied, as before
+
+
+@pytest.mark.parametrize("code", [
+    "python3 -c \"import shutil; shutil.copy('.env', '{tmp}pq')\"",
+    "cd /tmp && node -e \"require('fs').copyFileSync('{project}/.env', '{tmp}pq')\"",
+    "python3 -c \"import shutil; shutil.copy('.env', 'upload.txt')\"",
+])
+def test_unfollowed_code_naming_a_file_a_send_reads_is_denied(build: Path, project: dict[str, Path],  # noqa: F811
+                                                              code: str) -> None:
+    """Inline code needs a human's approval, and what it writes is unseen: after that yes it could overwrite the file a
+    send decided beside it (a parallel batch) reads."""
+    run(project, "echo hi > {tmp}pq && echo hi > upload.txt")
+    assert answer(build, project, "curl -T {tmp}pq {url} && curl -T upload.txt {url}")[0] == "allow"
+    got, why = answer(build, project, code)
+    assert got == "deny" and "sends" in why
+    assert answer(build, project, "python3 -c \"print('upload.txt.bak')\"")[0] == "ask"   # another name: asked, as before
