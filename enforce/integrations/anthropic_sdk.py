@@ -153,9 +153,20 @@ def refuse_provider_tools(request: Any) -> None:
     under their own paths) that enables tools run on the provider's side; a JSON body that cannot be read is refused
     too, since what it enables is unknown. Requests of other content types (file uploads) pass. A request a tool runner
     sends is refused, recorded, when the runner would run a tool no guard decides (refuse_undecided_runner)."""
+    if counts_tokens(request):
+        return
     with refusing(None):
         refuse_provider_side(_json_body(request))
         refuse_undecided_runner(None)
+
+
+def counts_tokens(request: Any) -> bool:
+    """Whether the request only counts a Messages request's tokens (`messages.count_tokens`, beta too): nothing runs
+    there, so the tools it names are not refused."""
+    try:
+        return request.method == "POST" and str(request.url.path).rstrip("/").endswith("/messages/count_tokens")
+    except Exception:   # a request whose URL cannot be read is checked like any other
+        return False
 
 
 def refuse_provider_side(body: Any, added: list[Any] | None = None) -> None:
@@ -227,6 +238,8 @@ def refuse_undecided_tools(guard: Guard) -> Callable[[Any], None]:
 
         client = Anthropic(http_client=httpx2.Client(event_hooks={"request": [refuse_undecided_tools(guard)]}))"""
     def hook(request: Any) -> None:
+        if counts_tokens(request):
+            return
         with refusing(guard):
             body = _json_body(request)
             added = added_tools(body)   # one walk of the history for both checks

@@ -359,3 +359,23 @@ def test_a_run_resumed_with_an_agent_made_anew_holds_its_tools_with_hold_tools(p
     assert ran == [] and [("hold_tools" in why) for _, why in records(log)] == [True]
     asyncio.run(resumed(True))
     assert ran == [45000] and [allowed for allowed, _ in records(log)] == [False, True]
+
+
+# --- Anthropic: counting tokens runs nothing ------------------------------------------------------------------------------
+@pytest.mark.parametrize("beta", [False, True])
+def test_benign_counting_the_tokens_of_a_request_with_a_server_tool_is_not_refused(payments_build, beta):
+    """Before: refuse_provider_tools and refuse_undecided_tools refused messages.count_tokens naming web search, though
+    the endpoint runs nothing. Sending the same request to messages.create is still refused."""
+    import httpx2
+
+    from tests.llm_fakes import ScriptedModel
+    from tests.unit.test_integration_redteam4 import USER, WEB_SEARCH, hooked
+    from veriguard.enforce.integrations.anthropic_sdk import ProviderToolsRefused, refuse_undecided_tools
+
+    for hook in (None, refuse_undecided_tools(guard(payments_build))):
+        model = ScriptedModel(httpx2.Response(200, json={"input_tokens": 12}))
+        messages = (lambda c: c.beta.messages if beta else c.messages)(hooked(model, hook))
+        assert messages.count_tokens(model="c", messages=USER, tools=[WEB_SEARCH]).input_tokens == 12
+        with pytest.raises(ProviderToolsRefused):
+            messages.create(model="c", max_tokens=9, messages=USER, tools=[WEB_SEARCH])
+        assert len(model.bodies) == 1
