@@ -155,17 +155,17 @@ def _decomposed(args: Any) -> str | None:
     code points than the tool receives (two files on ext4), so it is refused."""
     if not isinstance(args, Mapping):
         return None   # the frozen module's own checks say what is wrong with it
+    seen: set[int] = set()   # a list that holds itself is walked once (the frozen checks refuse it)
     for name, value in args.items():
-        todo = [value]
+        todo = [(value,)]
         while todo:
-            item = todo.pop()
-            if isinstance(item, str):
-                if not item.isascii() and not unicodedata.is_normalized("NFC", item):
-                    return str(name)
-            elif isinstance(item, Mapping):
-                todo += item.values()
-            elif isinstance(item, (list, tuple)):
-                todo += item
+            for item in todo.pop():
+                if isinstance(item, str):   # str's own methods: a subclass's isascii() is not asked
+                    if not str.isascii(item) and not unicodedata.is_normalized("NFC", item):
+                        return str(name)
+                elif type(item) in (list, tuple, dict) and id(item) not in seen:
+                    seen.add(id(item))
+                    todo.append(tuple(item.values()) if type(item) is dict else item)
     return None
 
 

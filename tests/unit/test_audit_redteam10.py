@@ -75,3 +75,22 @@ COMPOSED = {
 def test_composed_text_is_decided_as_before(pay, recipient, allowed):
     d = load_policy(pay).evaluate_checked(paying(recipient))
     assert (d.allowed, d.violations) == (allowed, () if allowed else ("not_evil",)), d
+
+
+def test_a_list_that_holds_itself_is_decided_by_the_frozen_checks(build):
+    """The walk for decomposed text must end: a list holding itself (an in-process caller's) is walked once, and the
+    frozen module's own checks refuse it."""
+    items = [["db", "x"]]
+    items.append(items)
+    with pytest.raises(ArgumentError):
+        load_policy(build).evaluate_checked({"role": "admin", "age": 30, "items": items})
+
+
+def test_a_str_subclass_that_says_it_is_ascii_is_still_read(pay):
+    class Ascii(str):
+        def isascii(self):
+            return True
+
+    with pytest.raises(ArgumentError) as e:
+        load_policy(pay).evaluate_checked(paying(Ascii("jose\u0301.com")))
+    assert "NFC" in e.value.reason, e.value
