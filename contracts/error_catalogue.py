@@ -146,6 +146,7 @@ CATALOGUE: dict[str, Entry] = {
     "extract.shell.too_long": Entry(A, "the command is longer than the analysis reads"),
     "extract.sql.column": Entry(A, "the SQL reads an unknown or ambiguous column"),
     "extract.sql.dynamic": Entry(A, "SQL built with a run-time part (any part may carry SQL: a quote from chr(39), a UNION)"),
+    "extract.sql.function": Entry(A, "the SQL calls a function outside SQLite's built-ins (load_extension, one the connection adds)"),
     "extract.sql.statement": Entry(A, "the SQL is not a query"),
     "extract.sql.syntax": Entry(A, "the SQL does not parse or is empty"),
     "extract.sql.unknown_table": Entry(A, "the SQL reads a table the schema does not have"),
