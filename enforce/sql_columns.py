@@ -24,6 +24,22 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from veriguard.enforce.code_values import HOLE, fail
 
 
+# SQLite's built-in functions (core, date and time, aggregate, window, math, JSON) that sqlglot reads as a call it does
+# not know; any other name is a function the connection registered (what it reads is unknown) or load_extension
+SQLITE_FUNCTIONS = frozenset((
+    "abs changes char coalesce concat concat_ws format glob hex ifnull iif instr last_insert_rowid length like "
+    "likelihood likely lower ltrim max min nullif octet_length printf quote random randomblob replace round rtrim sign "
+    "soundex sqlite_version substr substring total_changes trim typeof unhex unicode unlikely upper zeroblob "
+    "date time datetime julianday unixepoch strftime timediff "
+    "avg count group_concat string_agg sum total "
+    "row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value "
+    "acos acosh asin asinh atan atan2 atanh ceil ceiling cos cosh degrees exp floor ln log log2 log10 mod pi pow power "
+    "radians sin sinh sqrt tan tanh trunc "
+    "json jsonb json_array json_array_length json_error_position json_extract json_insert json_object json_patch "
+    "json_pretty json_remove json_replace json_set json_type json_valid json_quote json_group_array json_group_object"
+).split())
+
+
 @functools.lru_cache(maxsize=1024)  # agents retry: the same query comes back attempt after attempt
 def cached_sql_reads(text: str, schema: tuple[tuple[str, frozenset[str]], ...],
                       where: str) -> tuple[tuple[str, str, str], ...]:
@@ -47,6 +63,10 @@ def sql_reads(text: str, schema: Mapping[str, frozenset[str]], where: str) -> li
         if not isinstance(statement, exp.Query):
             fail("extract.sql.statement", where, f"the SQL is a {statement.key.upper()} statement; only queries "
                  "are allowed")
+        for call in statement.find_all(exp.Anonymous):
+            if call.name.lower() not in SQLITE_FUNCTIONS:
+                fail("extract.sql.function", where, f"the SQL calls {call.name}(), not one of SQLite's built-in "
+                     "functions: what a function the connection adds (or load_extension) reads is unknown")
         ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
         for named in statement.find_all(exp.Table):
             if named.name.lower() not in schema and named.name.lower() not in ctes:
