@@ -377,9 +377,32 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
                 children += [(k, f"{at}[key {_show(k)}]") for k in x if type(k) is str and not _WORD.fullmatch(k)]
         elif isinstance(x, (list, tuple)):
             children = [(v, f"{at}[{i}]") for i, v in enumerate(x)]
+            joined = _joined_items(x) if text is not None else ""
+            if joined:   # a run cut into the items of a list (a notebook's lines or cells, text blocks)
+                children.append((joined, f"{at}[joined]"))
         else:
             continue
         stack.extend((v, p, depth + 1) for v, p in reversed(children))
+
+
+_PIECE_KEYS = ("text", "source", "content", "data", "value", "chunk", "body", "output", "result", "lines")
+_RUN_PIECE = re.compile(r"[A-Za-z0-9+/=_\s-]+")
+
+
+def _joined_items(items: list[Any] | tuple[Any, ...]) -> str:
+    """The pieces of an encoding's characters that a list holds (its strings, and the strings or lists of strings
+    under a text-like key of its objects), joined, when two or more; '' otherwise (blanks dropped)."""
+    pieces: list[str] = []
+    for item in items:
+        values: list[Any] = ([item] if type(item) is str else [item.get(k) for k in _PIECE_KEYS]
+                             if isinstance(item, Mapping) else [])
+        for value in values:
+            for piece in value if isinstance(value, list) else [value]:
+                if (type(piece) is str and len(piece) < _OPAQUE_MIN and _RUN_PIECE.fullmatch(piece)
+                        and not _DIGEST.fullmatch(piece) and not _UUID.fullmatch(piece)):
+                    pieces.append(piece)   # a longer piece, a digest or a UUID is read, or refused, on its own
+    joined = "".join("".join(pieces).split())
+    return joined if len(pieces) > 1 and len(joined) >= _ENCODED_MIN else ""
 
 
 _MAX_JSON_TEXT = 1_000_000   # a longer argument string is not decoded: it denies if it may be JSON (see _as_json)
@@ -570,7 +593,7 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     inside a call's arguments (`found` None) such a call denies. With `tool`, a call of it (of any tool: "*") written
     in a format not read as a call denies (_refuse_written_call). `turn`: the text rotated or reversed is read too,
     when that shows a word of a call (_turned; not again inside what that reads: both undo themselves)."""
-    turned = ([_text_data(t, where, found, tool, turn=False) for t in _turned(text, tool)]
+    turned = ([_text_data(t, where, found, tool, turn=False) for t in _turned(text, tool, where)]
               if turn and len(text) >= _ENCODED_MIN else [])
     whole = _as_json(text, where)
     if whole is not None:
@@ -604,6 +627,36 @@ _HEX = re.compile(r"[0-9A-Fa-f]{16,}")
 _BASE32 = re.compile(r"[A-Z2-7]{16,}=*|[a-z2-7]{16,}=*|[0-9A-V]{16,}=*")   # a whole run, one case (casefold)
 _BASE85 = re.compile(r"<~[!-uz\s]{16,}~>|[0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]{20,}|[!-uz]{20,}")
 _GROUP = re.compile(r"[A-Za-z0-9+/_-]{0,8}={0,2}")   # padding may stand alone (`fQ ==`)
+
+
+# A run cut into string literals joined at run time (`"eyJu" + "YW1l"`, `'ey' || 'Ju'`, `["ey", "Ju"].join("")`,
+# `"ey" "Ju"`), and a run whose pieces stand between words a reader drops (`eyJuYW ok 1lIjog ok`, table cells)
+_LITERAL_PIECE = re.compile(r"""(["'`])([A-Za-z0-9+/=_\s-]*)\1""")
+_JOINER = re.compile(r"\s*(?:\+|\|\||\.\.|,|&|\.|\bconcat\b|\(|\))?\s*", re.IGNORECASE)
+_PIECE_TOKEN = re.compile(r"[A-Za-z0-9+/_-]*[A-Za-z0-9][A-Za-z0-9+/_-]*={0,2}")
+
+
+def _joined_literals(text: str) -> list[str]:
+    """The contents of each chain of two or more string literals of an encoding's characters that only joining
+    marks part, joined."""
+    if not any(q in text for q in "\"'`"):
+        return []
+    chains: list[list[str]] = []
+    end = -1
+    for found in _LITERAL_PIECE.finditer(text):
+        if chains and _JOINER.fullmatch(text, end, found.start()):
+            chains[-1].append(found.group(2))
+        else:
+            chains.append([found.group(2)])
+        end = found.end()
+    return ["".join("".join(chain).split()) for chain in chains if len(chain) > 1]
+
+
+def _odd_tokens(text: str) -> str:
+    """The tokens of `text` that are no word or number (_WORD_SHAPE), joined: an encoded run cut by words."""
+    tokens = _PIECE_TOKEN.findall(_TAG_NAME.sub(" ", text) if "<" in text else text)   # `</span>`: no piece
+    odd = [t for t in tokens if not _WORD_SHAPE.fullmatch(t)]
+    return "".join(odd) if len(odd) > 1 else ""
 
 
 def _groups_at_end(text: str) -> str:
@@ -655,6 +708,9 @@ def _encoded(text: str, where: str) -> list[str]:
         tail = _groups_at_end(text)   # groups after a prefix (`Note: eyJ uYW 1lI ...`): read from the first
         if len(tail) >= _ENCODED_MIN and tail not in runs + squeezed_runs:
             squeezed_runs.append(tail)
+    if len(text) <= _MAX_BASE85:
+        squeezed_runs += [r for r in (*_joined_literals(text), _odd_tokens(text))
+                          if len(r) >= _ENCODED_MIN and r not in runs and r not in squeezed_runs]
     for packed in runs + squeezed_runs:
         if _HEX.fullmatch(packed):   # hex in bytes apart (`7b 22 6e`), or `=7B=22` (quoted-printable)
             decoded += _read_bytes(bytes.fromhex(packed[:len(packed) // 2 * 2]), where)
@@ -670,9 +726,10 @@ def _encoded(text: str, where: str) -> list[str]:
         for written in {m.group() for t in ((text, unwrapped) if unwrapped != text else (text,))
                         for m in _BASE85.finditer(t)}:
             if len(written) <= _MAX_BASE85 and _NOT_BASE64_RUN.search(written) and _dense(written):
-                decoded += _read_bytes(_from_base85(written), where)
-    if ("\n" in text or len(text) <= _MAX_UU_LINE) and _UU_LINE.search(text):   # one line: the whole text
-        decoded += _read_bytes(_from_uu(text), where)
+                decoded += _read_bytes(_from_base85(written), where) + _read_bytes(_from_base85(written[::-1]), where)
+    for lines in (text, text[::-1]) if "\n" in text or len(text) <= _MAX_UU_LINE else ():   # written reversed too
+        if _UU_LINE.search(lines):   # one line: the whole text
+            decoded += _read_bytes(_from_uu(lines), where)
     return [d for d in decoded if d and d != text]
 
 
@@ -689,8 +746,8 @@ _PATH_MARK = re.compile(r"[+/]")
 _SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[+/]")   # words (`Long`, `HTTP`), numbers, marks
 _OPAQUE_RUN = 12   # characters at least of a token counted (a video's id of 11 is not); of joined short ones, 8
 _SHORT = 4   # a token this short is judged with its neighbours (an encoding written in pairs, threes or fours)
-_DIGEST = re.compile(r"(?:0x)?(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}"
-                     r"|[0-9A-F]{32}|[0-9A-F]{40}|[0-9A-F]{64})")   # md5, sha1 (git, an address), sha256 (not 512)
+_DIGEST = re.compile(r"(?:0x)?(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}|[0-9a-f]{96}|[0-9a-f]{128}"
+                     r"|[0-9A-F]{32}|[0-9A-F]{40}|[0-9A-F]{64}|[0-9A-F]{96}|[0-9A-F]{128})")   # md5, sha1 .. sha512
 _UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
 _JWT_SIGNATURE = re.compile(r"((?<![\w-])eyJ[\w-]{8,}+\.[\w-]*+)\.[\w-]{16,}")   # read once: no backtracking
 _FILE_MAGIC = (b"0\x82", b"0\x81", b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"%PDF", b"PK\x03\x04", b"RIFF", b"OggS", b"ID3", b"BM",
@@ -776,6 +833,8 @@ def _opaque(text: str) -> str:
         return ""
     if not text.isascii():
         text = strip_invisible(text)   # `e\u200by\u200bJ...`: a reader that forgives invisible characters joins them
+    if _SECRET_MARK.search(text):
+        text = _SECRET.sub(_blank_secret, text)
     hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
     if not hints:
         return ""
@@ -808,6 +867,37 @@ def _opaque(text: str) -> str:
             if noisy >= _OPAQUE_MIN:
                 return first
     return ""
+
+
+# Secrets and digests in their published shapes (a key a service issues, a subresource-integrity digest): random by
+# design, and read by a service that compares them, never decodes them. They are no run to refuse unless what they
+# decode to (base64, hex) shows a call's word under a one-byte key or a periodic XOR key (_keyed): a call is hidden in
+# one only under a longer key. Each shape has its published length.
+_SECRET_MARK = re.compile(r"(?i:secret_?access_?key|session_?token)|sk-|k_(?:live|test)_|github_pat_|sha(?:256|384|512)-")
+_SECRET_LABEL = re.compile(r"(?i:aws_)?(?i:secret_?access_?key|session_?token)")
+_SECRET = re.compile(
+    r"""(?i:aws_)?(?i:secret_?access_?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"""
+    r"""|(?i:aws_)?(?i:session_?token)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{100,2000}={0,2})(?![A-Za-z0-9/+=])"""
+    r"|(?<![\w-])sk-(?:(?:proj|svcacct|admin)-)?([A-Za-z0-9_-]{32,200})(?![\w-])"
+    r"|(?<![\w-])sk-ant-(?:api|admin|sid)[0-9]{2}-([A-Za-z0-9_-]{80,110})(?![\w-])"
+    r"|(?<![\w-])github_pat_([A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?!\w)"
+    r"|(?<![\w-])[rs]k_(?:live|test)_([A-Za-z0-9]{24,247})(?!\w)"
+    r"|(?<![\w-])sha(?:256|384|512)-([A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{64}|[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])")
+
+
+def _blank_secret(found: re.Match[str]) -> str:
+    """A secret's shape blanked (its label kept), unless what it decodes to shows a call (_keyed)."""
+    payload = next(g for g in found.groups() if g is not None)
+    if _keyed(_from_base64(payload.replace("_", ""))):
+        return found.group()
+    start = found.start(found.lastindex or 0) - found.start()
+    return found.group()[:start] + " " * len(payload)
+
+
+def _hidden_in_digest(digest: str) -> bool:
+    """Whether a hex digest's bytes show a call's word under a one-byte or a periodic XOR key (_keyed)."""
+    hexdigits = digest[2:] if digest.startswith("0x") else digest
+    return bool(_keyed(bytes.fromhex(hexdigits)))
 
 
 _NOISE_HINT = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"   # inside a word: `yW`, `J1`, `4w`
@@ -850,7 +940,7 @@ def _noisy_runs(text: str) -> Iterator[str]:
             sum(_LOWER_UPPER.search(t) is not None for t in short) >= 2 or _HEX.fullmatch(joined) is not None
             or _BASE32_DIGITS.fullmatch(joined) is not None)   # codes in prose (`AA12 4B 10am`) show neither
         for run in ((joined,) if mixed else ()) + ((token,) if len(token) >= _OPAQUE_RUN and not _is_short(token) else ()):
-            if len(run) < 8 or _DIGEST.fullmatch(run) or _bech32(run):
+            if len(run) < 8 or _DIGEST.fullmatch(run) and not _hidden_in_digest(run) or _bech32(run):
                 continue
             if len(run) >= _OPAQUE_MIN and _readable(run):   # a short piece read is a fragment, not a reading
                 continue
@@ -872,7 +962,8 @@ _TAG_NAME = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*")
 
 
 def _refuse_opaque(text: str, where: str) -> None:
-    run = _opaque(text)
+    label = where.rpartition(".")[2]   # a secret under its label's key (`"SecretAccessKey": "..."`) keeps its shape
+    run = _opaque(f"{label}={text}" if _SECRET_LABEL.fullmatch(label) else text)
     if run:
         _bad_call(where, f"a run of encoded-looking characters that no decoder here reads ({run[:24]!r}...): a runtime "
                   "may decode it into a tool call that this reader never sees")
@@ -887,34 +978,204 @@ def _dense(run: str) -> bool:
     return len(set(run)) >= 0.75 * 85 * (1 - (84 / 85) ** len(run))
 
 
-def _turned(text: str, tool: str | None) -> list[str]:
-    """The text with its letters rotated (rot13, any Caesar shift) or reversed, each when that shows a word of a call
-    (or the tool's name), whether or not the text shows such words as it is. A rotated word is found by its shape (each letter's
-    distance from the first: the word rotated to begin with `a`), so all 25 shifts cost one pass over its words."""
+def _turned(text: str, tool: str | None, where: str) -> list[str]:
+    """The text with its letters under an affine key undone (c = a*p + b: any Caesar shift and rot13 with a = 1, Atbash
+    with a = b = 25, the 310 others), or reversed, or under a periodic key (Vigenere, Beaufort: _periodic), each when
+    that shows a word of a call (or the tool's name), whether or not the text shows such words as it is. A word under
+    an affine key is found by its shape (each letter's distance from the first: the word rotated to begin with `a`),
+    which is the call word's shape times `a`, so all 312 keys cost one pass over its words."""
     words = set(_LETTERS.findall(text.lower()))
     shapes = _call_shapes(tool.lower() if tool else "")
-    targets = set(shapes.values())
-    shifts, backwards = set(), False   # whatever the text shows as it is: words it shows may be decoys
+    targets = {w for found in shapes.values() for w, _ in found}
+    shown: dict[tuple[int, int], set[str]] = {}   # whatever the text shows as it is: words it shows may be decoys
+    backwards = False
     for word in words:
-        named = shapes.get(word.translate(_ROTATIONS[(ord("a") - ord(word[0])) % 26]))
-        if named is not None:
-            shifts.add((ord(named[0]) - ord(word[0])) % 26)
+        for named, a in shapes.get(word.translate(_ROTATIONS[(ord("a") - ord(word[0])) % 26]), ()):
+            shown.setdefault((a, (ord(word[0]) - 97 - a * (ord(named[0]) - 97)) % 26), set()).add(named)
         backwards = backwards or word[::-1] in targets and word[::-1] != word
-    return [text.translate(_ROTATIONS[shift]) for shift in sorted(shifts) if shift] + ([text[::-1]] if backwards else [])
+    own = tool.lower() if tool else ""
+    # a shift (rot13, Caesar) on one word of a call, as before; under the 300 keys with a multiplier, some word of a
+    # text maps onto a call's word by chance: two words of a call, or the tool's own name, must show under one key
+    return ([text.translate(_affine_table(a, b)) for (a, b), found in sorted(shown.items())
+             if (a, b) != (1, 0) and (a == 1 or len(found) > 1 or own in found)]
+            + ([text[::-1]] if backwards else []) + _periodic(text, tool, where))
 
 
 _LETTERS = re.compile(r"\b[a-z]{4,32}\b")   # words, not the letters between digits of an encoded run
 _ROTATIONS = tuple(str.maketrans(string.ascii_lowercase + string.ascii_uppercase,
                                  string.ascii_lowercase[k:] + string.ascii_lowercase[:k]
                                  + string.ascii_uppercase[k:] + string.ascii_uppercase[:k]) for k in range(26))
+_UNITS = (1, 3, 5, 7, 9, 11, 15, 17, 19, 21, 23, 25)   # the multipliers an affine key may have (prime to 26)
+
+
+@functools.lru_cache(maxsize=512)
+def _affine_table(a: int, b: int) -> dict[int, int]:
+    """The table that undoes c = a*p + b on letters of either case."""
+    inverse = pow(a, -1, 26)
+    plain = [chr(97 + inverse * (c - b) % 26) for c in range(26)]
+    return str.maketrans(string.ascii_lowercase + string.ascii_uppercase, "".join(plain) + "".join(plain).upper())
+
+
+def _call_words(tool: str) -> list[str]:
+    return ["name", "arguments", "argument", "params", "param", "parameters", "input", "tool", "function", "call",
+            "invoke", "action"] + ([tool] if re.fullmatch("[a-z]{4,32}", tool) else [])
 
 
 @functools.lru_cache(maxsize=256)
-def _call_shapes(tool: str) -> dict[str, str]:
-    """The shapes of the words of a call and of the tool's name (its letters, when it is all letters of 4 or more)."""
-    words = ["name", "arguments", "argument", "params", "param", "parameters", "input", "tool", "function", "call",
-             "invoke", "action"] + ([tool] if re.fullmatch("[a-z]{4,32}", tool) else [])
-    return {w.translate(_ROTATIONS[(ord("a") - ord(w[0])) % 26]): w for w in words}   # each rotated to begin with a
+def _call_shapes(tool: str) -> dict[str, tuple[tuple[str, int], ...]]:
+    """The shapes of the words of a call and of the tool's name (its letters, when it is all letters of 4 or more)
+    under each multiplier `a`: each letter's distance from the first, times `a`."""
+    shapes: dict[str, list[tuple[str, int]]] = {}
+    for w in _call_words(tool):
+        for a in _UNITS:
+            shape = "".join(chr(97 + a * (ord(c) - ord(w[0])) % 26) for c in w)
+            shapes.setdefault(shape, []).append((w, a))
+    return {k: tuple(v) for k, v in shapes.items()}
+
+
+# A periodic key over the letters (Vigenere: c = p + k[i % period], Beaufort: c = k[i % period] - p; the key stepping
+# on letters only or on every character) is found from a crib, a word of a call: under a key of period p, the
+# difference of letters p apart is the plaintext's own, whatever the key, so a crib shows as its own differences in
+# the text's (found in C); the key then follows from the crib, and, for a word any text may hold, the letters around
+# it must show `name` or the tool's name under that key before the text is read under it.
+_PERIOD_CHECKS = 3      # differences a crib must match at least (periods up to the crib's length less this)
+_PERIODIC_KEYS = 8      # keys read at most per text: a text with more hits denies (it is built to exhaust the reader)
+_PERIODIC_WINDOW = 40   # letters either side of a hit searched for a second word of a call
+_NOT_LETTER = re.compile(r"[^a-z]")
+# a key on letters keeps the marks of a call's format: JSON's `{` and `:`, a call's `(` and `=`, a tag's `<` and `>`,
+_CALL_MARKS = re.compile(r"\{[^{}]{0,200}:|\([^()]{0,200}=|<[^<>]{0,200}>|^[ \t-]{0,40}[a-z_]{2,32}[ \t]*:",
+                         re.MULTILINE)   # and YAML's `key:` (each bounded: a text is read in linear time)
+_LETTER_VALUES = bytes((c - 97) if 97 <= c <= 122 else 64 for c in range(256))
+_LANE = bytes(((v - 128) % 26) if 103 <= v <= 153 else 255 for v in range(256))
+
+
+def _periodic(text: str, tool: str | None, where: str) -> list[str]:
+    """The text under each periodic key (_PERIOD_CHECKS) that a crib of a call shows, undone."""
+    low = text.lower()
+    if len(low) < _ENCODED_MIN or not low.isascii() or not _CALL_MARKS.search(low):
+        return []
+    named = tool.lower() if tool and re.fullmatch("[a-z]{4,32}", tool.lower()) else ""
+    joined = f"name{named}arguments"   # the one crib of several words (a JSON call's keys and the tool's name)
+    keys: dict[tuple[bool, int, bytes], None] = {}
+    for letters_only in (True, False):
+        stream = (_NOT_LETTER.sub("", low) if letters_only else low).encode("ascii").translate(_LETTER_VALUES)
+        starts = b""   # 1 for each letter of the stream that begins a word of the text (made at the first hit)
+        whole, letters = int.from_bytes(stream), int.from_bytes(stream.translate(_NON_LETTER_LANE))
+        bias = int.from_bytes(b"\x80" * len(stream))
+        for period, any_pattern, patterns in _crib_patterns(named):
+            diffs = _differences(stream, whole, letters, bias, period)
+            if len(diffs) < _SEARCH_AT_ONCE and any_pattern.search(diffs) is None:   # all the cribs of this period
+                continue
+            for crib, sign, pattern, second in patterns:
+                at = diffs.find(pattern)
+                while at >= 0:
+                    if not starts:
+                        starts = (b"".join(b"\x01" + b"\x00" * (len(w) - 1) for w in _WORDS.findall(low)) + b"\x01"
+                                  if letters_only else _word_starts(low))
+                    if not _whole_word(starts, at, len(crib), whole=crib != joined):
+                        at = diffs.find(pattern, at + 1)
+                        continue
+                    key = _minimal(bytes((stream[at + j] - sign * (ord(crib[j]) - 97)) % 26 for j in range(period)),
+                                   at)
+                    if any(key) and (letters_only, sign, key) not in keys and (
+                            not second or _shows_second_word(stream, at, len(crib), key, sign, named)):
+                        keys[(letters_only, sign, key)] = None
+                        if len(keys) > _PERIODIC_KEYS:
+                            _bad_call(where, f"more than {_PERIODIC_KEYS} periodic keys show a word of a call in "
+                                      "this text: it is not read under all of them")
+                    at = diffs.find(pattern, at + 1)
+    return [_unkey(text, sign, key, letters_only=letters_only) for letters_only, sign, key in keys]
+
+
+_WORDS = re.compile("[a-z]+")
+
+
+def _word_starts(low: str) -> bytes:
+    """1 for each character of the text that begins a word, 2 for each that is no letter, 0 for the others."""
+    return _WORD_START.sub(b"\x01", low.encode("ascii")).translate(_START_VALUES) + b"\x01"
+
+
+_WORD_START = re.compile(rb"(?<![a-z])[a-z]")
+_START_VALUES = bytes(1 if v == 1 else 0 if 97 <= v <= 122 else 2 for v in range(256))
+
+
+def _whole_word(starts: bytes, at: int, size: int, *, whole: bool) -> bool:
+    """Whether the `size` letters from `at` stand as a word of their own (`whole`), or as words whose first begins at
+    `at` and whose last ends there: a key on letters keeps the blanks and marks between a call's words, so a crib
+    stands so in a cipher of a call."""
+    inside = starts[at + 1:at + size]
+    return starts[at] == 1 and starts[at + size] != 0 and (not whole or inside.count(0) == size - 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _crib_patterns(named: str) -> tuple[tuple[int, re.Pattern[bytes], tuple[tuple[str, int, bytes, bool], ...]], ...]:
+    """For each period: a pattern matching any crib's differences, and (crib, sign, its differences, whether a second
+    word must show) for each crib: the words of a call, and the tool's name (alone, or between the JSON keys around
+    it)."""
+    cribs = [("arguments", _PERIOD_CHECKS, True), ("parameters", _PERIOD_CHECKS, True),
+             ("function", _PERIOD_CHECKS, True), ("toolcall", _PERIOD_CHECKS, True)] + (
+        [(named, _PERIOD_CHECKS, False), (f"name{named}arguments", _PERIOD_CHECKS, False)] if named else [])
+    by_period: dict[int, list[tuple[str, int, bytes, bool]]] = {}
+    for crib, checks, second in cribs:
+        for period in range(1, min(len(crib) - checks, _MAX_PERIOD) + 1):
+            for sign in (1, -1):
+                by_period.setdefault(period, []).append((crib, sign, bytes(
+                    (sign * (ord(crib[j + period]) - ord(crib[j]))) % 26 for j in range(len(crib) - period)), second))
+    return tuple((period, re.compile(b"|".join(re.escape(p) for _, _, p, _ in found)), tuple(found))
+                 for period, found in sorted(by_period.items()))
+
+
+_MAX_PERIOD = 12   # letters of a periodic key at most
+_SEARCH_AT_ONCE = 1024   # a shorter stream is searched for all cribs at once first; a longer one crib by crib (in C)
+
+
+def _minimal(key: bytes, at: int) -> bytes:
+    """A key found at stream position `at`, turned to begin at position 0 and cut to its shortest period."""
+    period = len(key)
+    key = key[-at % period:] + key[:-at % period] if at % period else key
+    return next(key[:p] for p in range(1, period + 1) if period % p == 0 and key[:p] * (period // p) == key)
+
+
+def _differences(stream: bytes, whole: int, letters: int, bias: int, period: int) -> bytes:
+    """(stream[i + period] - stream[i]) % 26 for each i, 255 where either is no letter: big-integer arithmetic on the
+    stream (`whole`), its mask of non-letters (`letters`) and 128 in every lane (`bias`): each lane's 128 + a - b stays
+    within a byte, so no borrow crosses lanes."""
+    n = len(stream) - period
+    if n <= 0:
+        return b""
+    low = (1 << 8 * n) - 1
+    lanes = (whole & low) + (bias >> 8 * period) - (whole >> 8 * period)
+    odd = (letters & low) | (letters >> 8 * period)
+    return (lanes | odd * 0xFF).to_bytes(n).translate(_LANE)
+
+
+_NON_LETTER_LANE = bytes(0 if v < 26 else 1 for v in range(256))
+
+
+def _shows_second_word(stream: bytes, at: int, size: int, key: bytes, sign: int, named: str) -> bool:
+    """Whether the letters either side of a crib's hit (_PERIODIC_WINDOW), under the key it gives, show the key that
+    names the callee (`name`) or the tool's name: a call writes them beside its arguments, and a wrong key that maps a
+    word of the text onto a crib (`integrity` onto `arguments` in a package-lock file) shows them only by chance."""
+    left = max(0, at - _PERIODIC_WINDOW)
+    window = "".join(chr(97 + (sign * (v - key[i % len(key)])) % 26) if v < 26 else " "
+                     for i, v in enumerate(stream[left:at + size + _PERIODIC_WINDOW], start=left))
+    window = window[:at - left] + " " + window[at - left + size:]   # the crib's own letters do not count
+    return any(word in window for word in ("name", "tool", "function")) or bool(named and named in window)
+
+
+def _unkey(text: str, sign: int, key: bytes, *, letters_only: bool) -> str:
+    """The text with a periodic key undone on its letters (either case)."""
+    out, i = [], 0
+    for ch in text:
+        low = ch.lower()
+        if "a" <= low <= "z":
+            plain = chr(97 + (sign * (ord(low) - 97 - key[i % len(key)])) % 26)
+            out.append(plain.upper() if ch != low else plain)
+            i += 1
+        else:
+            out.append(ch)
+            i += not letters_only
+    return "".join(out)
 
 
 def _transforms(text: str) -> list[str]:
@@ -952,7 +1213,7 @@ def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
     inflates to, or else the printable ASCII runs inside them; [] for none."""
     whole = _printable(raw)
     if whole:
-        return [whole, *_keyed(raw)]
+        return [whole, *_keyed(raw, periodic=False)]
     if depth < 4:
         for inflated in _inflations(raw, where):
             held = _read_bytes(inflated, where, depth + 1)
@@ -961,9 +1222,55 @@ def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
     return _keyed(raw) or [span.decode("ascii") for span in dict.fromkeys(_PRINTABLE_SPAN.findall(raw)) if _SPAN_MARK.search(span)]
 
 
-def _keyed(raw: bytes) -> list[str]:
-    """The texts `raw` is under a one-byte key (_unkeyed) that show a word of a call."""
-    return [text for text in _unkeyed(raw) if _shows_call_word(text.lower())]
+def _keyed(raw: bytes, *, periodic: bool = True) -> list[str]:
+    """The texts `raw` is under a one-byte key (_unkeyed) or, when `periodic` (no text as it is: a key of several
+    bytes makes text no text), a periodic XOR key (_xored), that show a word of a call."""
+    return [text for text in _unkeyed(raw) + (_xored(raw) if periodic else []) if _shows_call_word(text.lower())]
+
+
+# Bytes XORed with a key of several bytes: under a key of period p, c[i] ^ c[i + p] is the plaintext's own, so a crib
+# (a word of a call as JSON or Python writes it) shows as its own XOR differences (found in C); the key follows.
+_XOR_CRIBS = (b'"arguments"', b'"parameters"', b'{"name": "', b'{"name":"', b'"function"', b'tool_call', b'"input"')
+_XOR_CHECKS = 3   # bytes a crib must match beyond its period (1 in 2**24 by chance at a position)
+
+
+@functools.lru_cache(maxsize=1)
+def _xor_patterns() -> tuple[tuple[int, re.Pattern[bytes], tuple[tuple[bytes, bytes], ...]], ...]:
+    """For each period: a pattern matching any crib's XOR differences, and (crib, its differences) for each crib."""
+    by_period: dict[int, list[tuple[bytes, bytes]]] = {}
+    for crib in _XOR_CRIBS:
+        for period in range(2, len(crib) - _XOR_CHECKS + 1):
+            by_period.setdefault(period, []).append(
+                (crib, bytes(crib[j] ^ crib[j + period] for j in range(len(crib) - period))))
+    return tuple((period, re.compile(b"|".join(re.escape(p) for _, p in found)), tuple(found))
+                 for period, found in sorted(by_period.items()))
+
+
+def _xored(raw: bytes) -> list[str]:
+    """The texts `raw` is under each periodic XOR key of 2 bytes or more that a crib shows (the printable runs of what
+    it decrypts to, when the whole is no text)."""
+    if not _ENCODED_MIN <= len(raw) <= _MAX_KEYED:
+        return []
+    keys: dict[bytes, None] = {}
+    whole = int.from_bytes(raw)
+    for period, any_pattern, patterns in _xor_patterns():
+        n = len(raw) - period
+        if n <= 0:
+            break
+        shifted = ((whole & (1 << 8 * n) - 1) ^ (whole >> 8 * period)).to_bytes(n)
+        if any_pattern.search(shifted) is None:   # one search for all the cribs of this period
+            continue
+        for crib, pattern in patterns:
+            at = shifted.find(pattern)
+            while at >= 0 and len(keys) <= _PERIODIC_KEYS:
+                key = bytes(raw[at + j] ^ crib[j] for j in range(period))
+                keys[key[-at % period:] + key[:-at % period] if at % period else key] = None
+                at = shifted.find(pattern, at + 1)
+    out = []
+    for key in keys:
+        plain = bytes(b ^ key[i % len(key)] for i, b in enumerate(raw))
+        out += [_printable(plain)] if _printable(plain) else [s.decode("ascii") for s in _PRINTABLE_SPAN.findall(plain)]
+    return out
 
 
 # a literal part of each word _CALL_WORDS_SEEN matches: a text without any of them shows none (found at C speed)
