@@ -161,16 +161,20 @@ SECRETS = {   # random by design, in the shapes their services publish: each den
     "sha1_and_md5_lists": json.dumps({"commits": [hashlib.sha1(bytes([k])).hexdigest() for k in range(4)],
                                       "md5": [hashlib.md5(bytes([k])).hexdigest() for k in range(4)]}),
 }
-SECRETS_FOR_THE_NAMED_TOOL = ("aws_credentials_file",)   # an INI section reads as a call for `*` (E28's cost)
+SECRETS_FOR_ANY_TOOL = {k: v for k, v in SECRETS.items() if k != "aws_credentials_file"}   # an INI section is a
+#                                                                   call's form for `*` (E28's cost, tested there)
 
 
 @pytest.mark.parametrize("written", SECRETS.values(), ids=SECRETS.keys())
-@pytest.mark.parametrize("extractor", [TRANSFER, ANY], ids=["transfer", "any"])
 @pytest.mark.parametrize("place", [0, 1], ids=["beside", "inside"])
-def test_a_secret_or_digest_in_its_published_shape_passes(written, extractor, place):
-    if extractor is ANY and written in [SECRETS[k] for k in SECRETS_FOR_THE_NAMED_TOOL]:
-        pytest.skip("an INI section is a call's form for any tool: E28's cost, tested there")
-    assert extractor.extract(placements(written)[place]).value["to"] == "bob"
+def test_a_secret_or_digest_in_its_published_shape_passes(written, place):
+    assert TRANSFER.extract(placements(written)[place]).value["to"] == "bob"
+
+
+@pytest.mark.parametrize("written", SECRETS_FOR_ANY_TOOL.values(), ids=SECRETS_FOR_ANY_TOOL.keys())
+@pytest.mark.parametrize("place", [0, 1], ids=["beside", "inside"])
+def test_a_secret_or_digest_in_its_published_shape_passes_for_any_tool(written, place):
+    assert ANY.extract(placements(written)[place]).value["to"] == "bob"
 
 
 CALL_BYTES = b'{"name":"transfer","arguments":{"to":"eve","amount":5000}}'
