@@ -11,7 +11,8 @@ error, so the model reads it and can re-plan; a tools/call that is not valid MCP
 not an object, a name that is not a string, params the proxy would not forward) is refused the same
 way, and so is a tools/call whose id a request still awaiting the child's answer has, spelt either way (1 and "1",
 which a lenient client matches alike and the log records alike; another request with such an id gets a JSON-RPC
-error); a tools/call that cannot be answered (a notification, an id that is
+error), each such answer sent only after the answer of the request holding the id, so that the host gets them in the
+order it sent the requests; a tools/call that cannot be answered (a notification, an id that is
 null, a boolean or a fraction, an item of a batch) is never forwarded and is recorded as refused; a
 notifications/cancelled that is not {requestId, reason?: string} is dropped. When the policy, the extractor or the child fails (a crash, no answer within the timeout, an
 answer that is not MCP), the call is refused and the result says why.
@@ -62,6 +63,16 @@ them are recorded as a refused call (a server that reads params loosely ran the 
 host closes its input, the calls running in the child are let finish (each within its --timeout) before the child's
 input is closed.
 
+An allowed tools/call that ends without the child's result (no answer within --timeout, an error or an answer that is
+not MCP, the child gone, the host's cancellation after it went to the child) gets a second record saying so, counting
+in no run's denials. A host line longer than MAX_LINE is dropped as it is read (a parse error, recorded as a refused
+call). A notification, or a request the proxy answers itself (ping, initialize, logging/setLevel...), whose params
+carry a tool's name and arguments is recorded as a refused call (a request gets an invalid-params error). A stop
+signal while the proxy's modules load ends it at once (128 + n, no traceback). The proxy needs SIGHUP and process
+groups: elsewhere (Windows) it exits 2 with error[mcp.platform]. Without /proc (macOS) the processes `ps` shows below
+the child are stopped, then killed with it; a process the child handed work to outside its tree (a daemon started
+before, at, cron, systemd-run, launchd) is out of any proxy's reach.
+
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
 sampling, elicitation; its requests are answered "method not found"), the host's notifications but
 cancellation, resource subscriptions, logging/setLevel. The child's stderr goes to the proxy's, each line marked as
@@ -78,6 +89,7 @@ import os
 import queue
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -437,15 +449,48 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def below(roots: Sequence[int]) -> set[int]:
-    """`roots` and every live process below them."""
+def below(roots: Sequence[int], kids: Callable[[int], list[int]] | None = None) -> set[int]:
+    """`roots` and every live process below them (`kids`: a process's children; by default /proc's)."""
+    kids = kids or children
     seen, todo = set[int](), list(roots)
     while todo:
         pid = todo.pop()
         if pid not in seen:
             seen.add(pid)
-            todo.extend(children(pid))
+            todo.extend(kids(pid))
     return seen
+
+
+PROC_TASKS = "/proc/self/task"   # where it is missing (macOS, the BSDs), `ps` tells a process's children
+
+
+def ps_children() -> Callable[[int], list[int]]:
+    """A process's children as `ps` lists them now (no /proc); none when ps cannot be run."""
+    try:
+        out = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True, timeout=5, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = b""
+    tree: dict[int, list[int]] = {}
+    for pid, ppid in (line.split() for line in out.splitlines() if len(line.split()) == 2):
+        if pid.isdigit() and ppid.isdigit():
+            tree.setdefault(int(ppid), []).append(int(pid))
+    return lambda pid: tree.get(pid, [])
+
+
+def freeze_below(child: asyncio.subprocess.Process) -> set[int]:
+    """Where there is no /proc: SIGSTOP the child and every process below it as `ps` shows them, again until none is
+    new, so that none exits (its children passing to launchd, out of reach) or forks before the kill. Before, on macOS
+    only the child's process group was killed: a helper of its that had left the group (setsid) lived on."""
+    stopped: set[int] = set()
+    for _ in range(20):
+        new = below([child.pid], ps_children()) - stopped
+        if not new:
+            break
+        for pid in new:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGSTOP)
+        stopped |= new
+    return stopped
 
 
 def forget(child: asyncio.subprocess.Process) -> None:
@@ -467,7 +512,13 @@ def reap_adopted() -> None:
 def kill_tree(child: Any) -> None:
     """SIGKILL the child and every process below it: its process group (start_child makes it lead one), each
     descendant /proc shows (one that left the group: setsid) and, where the proxy adopts orphans, each process below
-    it (a daemon whose parent exited), again until none is left (one forked meanwhile is found the next round)."""
+    it (a daemon whose parent exited), again until none is left (one forked meanwhile is found the next round).
+    Without /proc (macOS), the processes `ps` shows below the child are stopped first (freeze_below), then killed."""
+    frozen = (freeze_below(child) if isinstance(child, asyncio.subprocess.Process) and not os.path.isdir(PROC_TASKS)
+              else set[int]())
+    for pid in frozen - {child.pid}:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
     try:
         if isinstance(child, asyncio.subprocess.Process) and os.getpgid(child.pid) == child.pid:
             os.killpg(child.pid, signal.SIGKILL)
@@ -1194,15 +1245,20 @@ def server_says(line: bytes) -> str:
 
 async def relay_stderr(stream: asyncio.StreamReader) -> None:
     """The child's stderr to the proxy's, each line marked as the server's (server_says), until the child closes it."""
-    part = b""
+    part, unyielded = b"", 0
     while chunk := await stream.read(STDERR_LINE):
         *lines, part = (part + chunk).split(b"\n")
         if len(part) >= STDERR_LINE:
             lines, part = [*lines, part], b""
         for line in lines:
             say(server_says(line))
-        # a read of buffered data does not yield: a server writing without end held the loop, and a call took 1-4 s
-        await asyncio.sleep(0)
+        # a read of buffered data does not yield: a server writing without end held the loop, and a call took 1-4 s;
+        # a yield each 1 MiB still reads more than the transport adds in a turn of the loop (256 KiB), so the buffer
+        # does not grow
+        unyielded += len(chunk)
+        if unyielded >= 1 << 20:
+            unyielded = 0
+            await asyncio.sleep(0)
     if part:
         say(server_says(part))
 

@@ -11,6 +11,7 @@
 - a notification, or a request the proxy answers itself (ping, initialize, logging/setLevel), carrying a tool's name
   and arguments was answered or dropped with no record."""
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -281,3 +282,52 @@ def test_a_server_flooding_its_stderr_holds_no_memory_in_the_proxy(payments_buil
             time.sleep(2)
         grown = rss_mb(p.pid) - first
     assert grown < 8, grown   # MB over 6 s (before: 20 to 45, with the machine's load)
+
+
+# --- 8. where there is no /proc (macOS): the server's helpers that left its process group ------------------------
+HELPER = ("import os, subprocess, sys, time\n"
+          "subprocess.Popen([sys.executable, '-c', 'import os, sys, time; os.setsid(); "
+          "open(sys.argv[1], \"w\").write(str(os.getpid())); time.sleep(60)', sys.argv[1]])\n"
+          "time.sleep(60)\n")
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_without_proc_a_helper_that_left_the_servers_group_is_killed_with_it(monkeypatch, tmp_path):
+    """The proxy's kill_tree where /proc tells no children (macOS, simulated: /proc's children read as none, no
+    subreaper) on a real server whose helper called setsid. Before: only the process group was killed and the helper
+    lived on (on macOS it would finish a payment behind the next call). Now the processes `ps` shows below the server
+    are stopped, then killed."""
+    import asyncio
+
+    from veriguard.enforce.integrations import mcp_proxy
+
+    monkeypatch.setattr(mcp_proxy, "PROC_TASKS", str(tmp_path / "no-proc"), raising=False)
+    monkeypatch.setattr(mcp_proxy, "children", lambda pid: [])
+    monkeypatch.setattr(mcp_proxy, "ADOPTING", False)
+    pidfile = tmp_path / "helper.pid"
+
+    async def run() -> None:
+        server = await asyncio.create_subprocess_exec(sys.executable, "-c", HELPER, str(pidfile), process_group=0)
+        end = time.monotonic() + 30
+        while not pidfile.exists() or not pidfile.read_text():
+            assert time.monotonic() < end
+            await asyncio.sleep(0.05)
+        mcp_proxy.kill_tree(server)
+        await asyncio.wait_for(server.wait(), 10)
+
+    asyncio.run(run())
+    helper = int(pidfile.read_text())
+    try:
+        end = time.monotonic() + 5
+        while alive(helper) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not alive(helper)
+    finally:
+        if alive(helper):
+            os.kill(helper, signal.SIGKILL)
