@@ -109,8 +109,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_typed_secrets(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                   zones.carried, command, workspace or cwd, disk)
     if copies and zones.carried and a.kind == SENDING_KIND:
-        a = replace(a, sends=tuple(dict.fromkeys(path for accesses, path, recursive in a.paths if "read" in accesses
-                                                 and not recursive and not path.startswith(_NOT_COPIES))))
+        a = replace(a, sends=sent_files(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
+                                        zones.carried))
     if copies and zones.carried:
         a = replace(a, copies=carried_copies(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                              zones.carried, globs, disk))
@@ -175,6 +175,15 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
                    account=a.account + (f"unknown (reads {read[0]} ({read[1]}) and writes {written[0][0]} "
                                         f"({written[0][1]}): a copy no later command can tell is one: a human "
                                         "approves it)",))
+
+
+def sent_files(a: Analysis, zones: Zones, carried: tuple[str, ...]) -> tuple[str, ...]:
+    """The regular files on disk now that `a`, a command that sends data out, reads by name, but for the secrets
+    themselves (a `carried` zone's): a copy of a secret onto one of them, decided beside it, would be sent (one not
+    made yet asks already: through_typed_secrets)."""
+    return tuple(dict.fromkeys(path for accesses, path, recursive in a.paths
+                               if "read" in accesses and not recursive and not path.startswith(_NOT_COPIES)
+                               and os.path.isfile(path) and not any(z in carried for z in _zones_of(zones, path))))
 
 
 def _read_names(a: Analysis, globs: dict[str, list[str] | None], *, whole: bool | None = None) -> Iterator[str]:
@@ -358,12 +367,16 @@ def _held_values(found: list[tuple[str, str, list[Needles]]], a: Analysis, comma
 
 
 def _absent_reads(a: Analysis) -> str | None:
-    """A file `a` reads by name that is not on disk, and that no step of the command writes; None if none."""
+    """A file `a` reads by name that is not on disk, that no step of the command writes and that is no word of a git
+    command (`git show HEAD`: a revision); None if none."""
     written = [(path, recursive) for accesses, path, recursive in a.paths if {"write", "create"} & set(accesses)]
     written += [(literal_head(comps).rstrip("/") or "/", True) for accesses, comps, _ in a.patterns
                 if "write" in accesses]
+    git_words = {w for r in a.rewrites for w in r.args if w}     # revisions and pathspecs git resolves itself
     for accesses, path, recursive in a.paths:
         if "read" not in accesses or recursive or path.startswith(_NOT_COPIES) or os.path.lexists(path):
+            continue
+        if any(path == w or path.endswith("/" + w) for w in git_words):
             continue
         if not any(path == w or (rec and within(path, (w,))) for w, rec in written):
             return path

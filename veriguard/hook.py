@@ -772,8 +772,7 @@ def copies_veto(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Any:
     """The monitor's veto for an allow: "" once the copies the command makes are in the state file, else why not."""
     def veto(record: Any) -> str:
         try:
-            unseen_onto_sent(monitor, record, call)
-            remember_copies(monitor, opts, call)
+            remember_copies(monitor, opts, call, unseen_writes(monitor, record, call, opts))
         except Refused as e:
             return str(e)
         return ""
@@ -781,32 +780,42 @@ def copies_veto(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Any:
     return veto
 
 
-def unseen_onto_sent(monitor: Any, record: Any, call: Mapping[str, Any]) -> None:
-    """Refused where the command is code the analysis cannot follow (class unknown: a human approves it) and its text
-    names a file a command decided before sends (the state's `sent`): what it writes is unseen, so it may put one of
-    the project's secrets there while the send, decided beside it in a parallel batch or still running, reads it."""
+_PATH_WORD = re.compile(r"(?<![\w.~-])/[\w.+~@%-]+(?:/[\w.+~@%-]+)*")
+
+
+def unseen_writes(monitor: Any, record: Any, call: Mapping[str, Any], opts: Options) -> list[str]:
+    """The files outside the project that code the analysis cannot follow (class unknown: a human approves it) names by
+    an absolute path in its text: what it writes there is unseen, so each counts as a copy of the project's secrets
+    (`python3 -c "...copy('.env', '/tmp/x')"`, then `curl -d @/tmp/x`; a send decided beside it in a parallel batch
+    sees it in the state). Refused where one is a file a command decided before sends (the state's `sent`), or named
+    there by its name under the working directory: the copy would land under that send."""
     from veriguard.enforce.shell import ShellExtractor
 
     _, _, sent = getattr(monitor, "hook_state", ("", [], []))
     text = call["tool_input"].get("command") if call.get("tool_name") == "Bash" else None
-    if not sent or not isinstance(text, str):
-        return
-    unknown = any(isinstance(x, ShellExtractor) and x.part == "command"
-                  and (record.arguments.get(name) or {}).get("kind") == x.commands.unknown
-                  for name, x in monitor.extractors.items())
+    unknown = isinstance(text, str) and any(
+        isinstance(x, ShellExtractor) and x.part == "command"
+        and (record.arguments.get(name) or {}).get("kind") == x.commands.unknown
+        for name, x in monitor.extractors.items())
+    if not unknown or not isinstance(text, str):
+        return []
     cwd = call["cwd"].rstrip("/") + "/"
 
     def names(f: str) -> bool:    # by its path, or by its name under the working directory as a word of its own
         rest = f[len(cwd):] if f.startswith(cwd) else ""
         return f in text or (rest != "" and re.search(rf"(?<![\w./-]){re.escape(rest)}(?![\w./-])", text) is not None)
     named = next((f for f in sent if names(f)), None)
-    if unknown and named is not None:
+    if named is not None:
         raise Refused(f"the command runs code the analysis cannot follow and names {named}, which a command decided "
                       "before sends (two calls of one parallel batch, or a send still running): it may copy one of the "
                       "project's secrets there")
+    project = opts.env.get("CLAUDE_PROJECT_DIR", "").rstrip("/") + "/"
+    return [p for p in dict.fromkeys(os.path.normpath(m) for m in _PATH_WORD.findall(text))
+            if not (p + "/").startswith(project) and not p.startswith(("/dev/", "/proc/", "/sys/"))
+            and not os.path.isdir(p)]
 
 
-def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any]) -> None:
+def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen: Sequence[str] = ()) -> None:
     """Appends to the state file the copies the decided command makes (it is allowed, or a person may let it run), so
     that later calls read them as the project's secrets. Refused (the call is denied) where they cannot be written."""
     import fcntl
@@ -817,7 +826,7 @@ def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Non
 
     path, read, sent = getattr(monitor, "hook_state", ("", [], []))     # ("", [], []) with --no-state (load_monitor)
     shells = [x for x in monitor.extractors.values() if isinstance(x, ShellExtractor)]
-    made = list(dict.fromkeys(c for x in shells for found in x.copies.values() for c in found))
+    made = list(dict.fromkeys([c for x in shells for found in x.copies.values() for c in found] + list(unseen)))
     sends = list(dict.fromkeys(c for x in shells for found in x.sends.values() for c in found))
     if not path or not (made or sends):
         return
