@@ -514,11 +514,10 @@ def kill_tree(child: Any) -> None:
     descendant /proc shows (one that left the group: setsid) and, where the proxy adopts orphans, each process below
     it (a daemon whose parent exited), again until none is left (one forked meanwhile is found the next round).
     Without /proc (macOS), the processes `ps` shows below the child are stopped first (freeze_below), then killed."""
-    frozen = (freeze_below(child) if isinstance(child, asyncio.subprocess.Process) and not os.path.isdir(PROC_TASKS)
-              else set[int]())
-    for pid in frozen - {child.pid}:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    if isinstance(child, asyncio.subprocess.Process) and not os.path.isdir(PROC_TASKS):
+        for pid in freeze_below(child) - {child.pid}:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
     try:
         if isinstance(child, asyncio.subprocess.Process) and os.getpgid(child.pid) == child.pid:
             os.killpg(child.pid, signal.SIGKILL)
