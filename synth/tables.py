@@ -102,11 +102,13 @@ def compared_otherwise(value: str) -> str | None:
     space that is not U+0020 or a line break (`rm` U+00A0 `-rf` and `rm` TAB `-rf` show as `rm -rf`). The policy compares code points; only what reads
     as written can be denied as written. (shown_otherwise is the callers': read alone, a rule's `"сор"` is refused
     though another rule's message is Russian.)"""
-    space = next((c for c in "\t\r\v\f" if c in value), None) or (None if value.isascii() else next(
-        (c for c in value if not c.isascii() and (c.isspace() or unicodedata.category(c) == "Zs")), None))
+    plain = value.isascii()
+    # str.isspace holds for every Zs character (Python defines it so), so it needs no category test
+    space = next((c for c in "\t\r\v\f" if c in value), None) or (None if plain else next(
+        (c for c in value if not c.isascii() and c.isspace()), None))
     if space is not None:
         return f"it holds {_named(space)}, which shows as a space and is not one"
-    if not value.isascii() and not unicodedata.is_normalized("NFC", value):
+    if not plain and not unicodedata.is_normalized("NFC", value):
         return (f"it is not in Unicode's composed form (NFC): it shows as {unicodedata.normalize('NFC', value)!r}, "
                 "which an agent's text spells with other code points, and never equals it")
     return None
