@@ -26,14 +26,21 @@ _LATIN_LOOKING_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "LISU", "
 _WORD = re.compile(r"[^\W_]+")
 
 
-def _reads_as_latin(ch: str) -> bool:
-    """A letter that is not ASCII but shows as an ASCII one: a full-width or mathematical letter (NFKC folds it to
-    ASCII), or a letter of another script that looks Latin (Cyrillic е, Greek ο)."""
+def _shows_as_ascii(ch: str, scripts: tuple[str, ...], *, digits: bool) -> bool:
+    """A character that is not ASCII but shows as an ASCII letter (or, with `digits`, a decimal digit): a full-width or
+    mathematical form (NFKC folds it to ASCII), or a look-alike (enforce.textnorm) whose name starts with one of
+    `scripts`."""
     if ch.isascii():
         return False
     folded = unicodedata.normalize("NFKC", ch)
-    return (folded.isascii() and folded.isalpha()) or (
-        map_lookalikes(ch).isascii() and unicodedata.name(ch, "").startswith(_LATIN_LOOKING_SCRIPTS))
+    return (folded.isascii() and (folded.isalpha() or (digits and ch.isdecimal()))) or (
+        map_lookalikes(ch).isascii() and unicodedata.name(ch, "").startswith(scripts))
+
+
+def _reads_as_latin(ch: str) -> bool:
+    """A letter that is not ASCII but shows as an ASCII one: a full-width or mathematical letter (NFKC folds it to
+    ASCII), or a letter of another script that looks Latin (Cyrillic е, Greek ο)."""
+    return _shows_as_ascii(ch, _LATIN_LOOKING_SCRIPTS, digits=False)
 
 
 # letters a person cannot tell from ASCII ones in a word written wholly with them (`сор` reads cop, `ΚΑΙ` KAI): those of
@@ -45,11 +52,7 @@ _SAME_SHAPE_SCRIPTS = ("CHEROKEE", "LISU", "LATIN LETTER SMALL CAPITAL")
 def _same_shape(ch: str) -> bool:
     """A character that is not ASCII and shows as an ASCII letter or digit: a full-width, mathematical or ligature
     form (NFKC folds it to ASCII), a letter of _SAME_SHAPE, or a Cherokee, Lisu or small-capital look-alike."""
-    if ch.isascii():
-        return False
-    folded = unicodedata.normalize("NFKC", ch)
-    return (folded.isascii() and (folded.isalpha() or ch.isdecimal())) or ch in _SAME_SHAPE or (
-        map_lookalikes(ch).isascii() and unicodedata.name(ch, "").startswith(_SAME_SHAPE_SCRIPTS))
+    return ch in _SAME_SHAPE or _shows_as_ascii(ch, _SAME_SHAPE_SCRIPTS, digits=True)   # _SAME_SHAPE: none ASCII
 
 
 def _read_as_ascii(text: str, word: re.Match[str]) -> bool:
