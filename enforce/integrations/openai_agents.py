@@ -100,6 +100,7 @@ class AgentsSdkUnsupported(EnvironmentProblem):
                          "this version")
 
 
+@functools.lru_cache(maxsize=1)
 def sdk_unreadable() -> str:
     """What of the SDK's private names this module reads is missing ("" when none): the holder of a call's validated
     arguments (PreparedFunctionArguments, kept on a ToolContext as `_function_tool_arguments`), and the SDK's choice of
@@ -117,11 +118,6 @@ def sdk_unreadable() -> str:
     except Exception as e:
         return f"makes a ToolContext otherwise ({type(e).__name__}: {str(e)[:120]})"
     return "" if held else f"keeps no {PREPARED} on a ToolContext"
-
-
-@functools.lru_cache(maxsize=1)
-def _sdk_problem() -> str:
-    return sdk_unreadable()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -239,20 +235,24 @@ def hold_tools(agent: Any, guard: Guard) -> None:
     unguarded_tools(agent, guard, each=lambda tool: hold_to_decided(tool, guard))
 
 
+def invoker_chain(invoker: Any) -> Iterator[Any]:
+    """`invoker` (a tool's on_invoke_tool) and each invoker it wraps: the DecidedInvokers put in front of the tool,
+    outermost first, then the invoker the tool had before any of them (the last one yielded)."""
+    while isinstance(invoker, DecidedInvoker):
+        yield invoker
+        invoker = invoker.inner
+    yield invoker
+
+
 def held_by(invoker: Any, guard: Guard) -> bool:
     """Whether `invoker` (a tool's on_invoke_tool) is, or wraps, a DecidedInvoker of `guard`."""
-    while isinstance(invoker, DecidedInvoker):
-        if invoker.guard is guard:
-            return True
-        invoker = invoker.inner
-    return False
+    return any(isinstance(i, DecidedInvoker) and i.guard is guard for i in invoker_chain(invoker))
 
 
 def sdk_invoker(invoker: Any) -> Any:
     """The invoker a tool had before any DecidedInvoker was put in front of it."""
-    while isinstance(invoker, DecidedInvoker):
-        invoker = invoker.inner
-    return invoker
+    *_, original = invoker_chain(invoker)
+    return original
 
 
 def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callable[[ToolInputGuardrailData], str] | None
@@ -261,7 +261,7 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
     the call (default: the run's context object, `Runner.run(..., context=...)`, which must then be a
     mapping); `run(data)` names the run whose halting state the call counts in (default: one run; one that
     raises refuses the call, recorded)."""
-    problem = _sdk_problem()
+    problem = sdk_unreadable()
     if problem:
         raise AgentsSdkUnsupported(problem)
 

@@ -295,14 +295,14 @@ def test_an_sdk_without_the_names_read_gets_a_clear_error_naming_the_version_tes
         monkeypatch.setattr(openai_agents, "PreparedFunctionArguments", None)
     else:
         monkeypatch.delattr(agents.tool, "_get_function_tool_invoke_context")
-    openai_agents._sdk_problem.cache_clear()
+    openai_agents.sdk_unreadable.cache_clear()
     try:
         with pytest.raises(openai_agents.AgentsSdkUnsupported, match="tested with openai-agents 0.24") as raised:
             openai_agents.policy_guardrail(guard(payments_build))
         assert raised.value.code == "env.agents_sdk" and raised.value.exit_code == 3
     finally:
         monkeypatch.undo()
-        openai_agents._sdk_problem.cache_clear()
+        openai_agents.sdk_unreadable.cache_clear()
     openai_agents.policy_guardrail(guard(payments_build))   # the installed SDK has them
 
 
