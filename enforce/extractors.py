@@ -1038,7 +1038,7 @@ def _call_shapes(tool: str) -> dict[str, tuple[tuple[str, int], ...]]:
 # difference of letters p apart is the plaintext's own, whatever the key, so a crib shows as its own differences in
 # the text's (found in C); the key then follows from the crib, and, for a word any text may hold, the letters around
 # it must show `name` or the tool's name under that key before the text is read under it.
-_PERIOD_CHECKS = 3      # differences a crib must match at least (periods up to the crib's length less this)
+_PERIOD_CHECKS = 3      # differences a crib must match at least (one less for a word that needs `name` beside)
 _PERIODIC_KEYS = 8      # keys read at most per text: a text with more hits denies (it is built to exhaust the reader)
 _PERIODIC_WINDOW = 40   # letters either side of a hit searched for a second word of a call
 _NOT_LETTER = re.compile(r"[^a-z]")
@@ -1112,8 +1112,8 @@ def _crib_patterns(named: str) -> tuple[tuple[int, re.Pattern[bytes], tuple[tupl
     """For each period: a pattern matching any crib's differences, and (crib, sign, its differences, whether a second
     word must show) for each crib: the words of a call, and the tool's name (alone, or between the JSON keys around
     it)."""
-    cribs = [("arguments", _PERIOD_CHECKS, True), ("parameters", _PERIOD_CHECKS, True),
-             ("function", _PERIOD_CHECKS, True), ("toolcall", _PERIOD_CHECKS, True)] + (
+    cribs = [("arguments", _PERIOD_CHECKS - 1, True), ("parameters", _PERIOD_CHECKS - 1, True),   # with `name` beside
+             ("function", _PERIOD_CHECKS - 1, True), ("toolcall", _PERIOD_CHECKS - 1, True)] + (
         [(named, _PERIOD_CHECKS, False), (f"name{named}arguments", _PERIOD_CHECKS, False)] if named else [])
     by_period: dict[int, list[tuple[str, int, bytes, bool]]] = {}
     for crib, checks, second in cribs:
