@@ -222,8 +222,14 @@ def hold_to_decided(tool: Any, guard: Guard) -> None:
     """Put a DecidedInvoker of `guard` in front of a function tool a guardrail of `guard` decides (not an agent called
     as a tool: its nested run's own tools are decided, and the SDK resumes it without guardrails). Done once per tool
     and guard, and only before the model is asked: the SDK compares a tool's invoker with the one it planned with."""
+    if guarded_by(tool, guard) and not agent_tool(tool)[0]:
+        _hold(tool, guard)
+
+
+def _hold(tool: Any, guard: Guard) -> None:
+    """hold_to_decided for a tool the caller found guarded by `guard` and no agent tool."""
     invoker = getattr(tool, "on_invoke_tool", None)
-    if not guarded_by(tool, guard) or agent_tool(tool)[0] or invoker is None or held_by(invoker, guard):
+    if invoker is None or held_by(invoker, guard):
         return
     tool.on_invoke_tool = DecidedInvoker(invoker, guard, tool)
 
@@ -232,7 +238,7 @@ def hold_tools(agent: Any, guard: Guard) -> None:
     """What policy_hooks do before each model call: hold every tool a guardrail of `guard` decides, in `agent` and the
     agents it reaches, to the data decided (hold_to_decided). Call it before resuming a run from a RunState with an agent
     made anew (`Runner.run(agent, state, ...)` runs the approved calls before any hook is called)."""
-    unguarded_tools(agent, guard, each=lambda tool: hold_to_decided(tool, guard))
+    unguarded_tools(agent, guard, hold=True)
 
 
 def invoker_chain(invoker: Any) -> Iterator[Any]:
@@ -442,12 +448,13 @@ def agent_tool(tool: Any) -> tuple[bool, Any]:
     return is_agent, None
 
 
-def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozenset(),
-                    each: Callable[[Any], None] | None = None) -> list[str]:
+def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozenset(), *,
+                    hold: bool = False) -> list[str]:
     """What the model could call, in `agent` and in every agent it reaches through
     handoffs and agents-as-tools (their nested runs get no hooks), that no guardrail of `guard` decides: not a
-    function tool with one attached, MCP servers, a handoff whose agent cannot be seen. `each(tool)` is called on every
-    tool of those agents."""
+    function tool with one attached, MCP servers, a handoff whose agent cannot be seen. With `hold`, each tool of those
+    agents that a guardrail of `guard` decides (not an agent called as a tool) is held to the data decided
+    (hold_to_decided)."""
     found: list[str] = []
     seen: set[int] = set()
 
@@ -455,12 +462,13 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
         seen.add(id(owner))
         label = getattr(owner, "name", "?")
         for tool in getattr(owner, "tools", None) or ():
-            if each is not None:
-                each(tool)
-            name = str(getattr(tool, "name", type(tool).__name__))
-            if name not in unguarded and not guarded_by(tool, guard):
-                found.append(f"{type(tool).__name__} {name!r} of agent {label!r}")
+            guarded = guarded_by(tool, guard)
             is_agent, inner = agent_tool(tool)
+            if hold and guarded and not is_agent:   # hold_to_decided, its checks made once here
+                _hold(tool, guard)
+            name = str(getattr(tool, "name", type(tool).__name__))
+            if name not in unguarded and not guarded:
+                found.append(f"{type(tool).__name__} {name!r} of agent {label!r}")
             if is_agent and inner is None:
                 found.append(f"agent tool {name!r} of agent {label!r}, whose agent cannot be seen (the SDK keeps it "
                              "no longer as _agent_instance), so the tools of its nested run are unknown")
@@ -614,7 +622,7 @@ class PolicyHooks(RunHooks[Any]):
     def _llm_start(self, agent: Any) -> None:
         """Refuse a run that could call a tool undecided; hold each guarded tool to the data decided (hold_to_decided:
         here, before the model is asked, since the SDK compares a tool's invoker with the one it planned the call with)."""
-        found = unguarded_tools(agent, self.guard, self.unguarded, each=lambda tool: hold_to_decided(tool, self.guard))
+        found = unguarded_tools(agent, self.guard, self.unguarded, hold=True)
         if found:
             why = (f"refused to ask the model: it could call tools that policy {self.guard.policy_name} does not decide: "
                    f"{'; '.join(found[:5])}{' ...' if len(found) > 5 else ''}")
