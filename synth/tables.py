@@ -55,17 +55,20 @@ def _same_shape(ch: str) -> bool:
     return ch in _SAME_SHAPE or _shows_as_ascii(ch, _SAME_SHAPE_SCRIPTS, digits=True)   # _SAME_SHAPE: none ASCII
 
 
-def _read_as_ascii(text: str, word: re.Match[str]) -> bool:
-    """Whether `word` (of `text`), written wholly with _same_shape characters, is read as an ASCII word: it is joined
-    to ASCII letters or digits without a space (`рау.com`), or nothing in `text` shows another script (`сор`, `ехе
-    files`). Beside letters only other scripts have (`ООО Ромашка`), a reader knows the script."""
+def _joined_to_ascii(text: str, word: re.Match[str]) -> bool:
+    """Whether `word` (of `text`) is joined to ASCII letters or digits without a space (`рау.com`)."""
     start, end = word.span()
     while start and not text[start - 1].isspace():
         start -= 1
     while end < len(text) and not text[end].isspace():
         end += 1
-    return any(c.isascii() and c.isalnum() for c in text[start:end]) or all(
-        c.isascii() or _same_shape(c) for c in text if c.isalnum())
+    return any(c.isascii() and c.isalnum() for c in text[start:end])
+
+
+def _no_other_script(text: str) -> bool:
+    """Whether nothing in `text` shows another script: each letter or digit is ASCII or _same_shape (`сор`, `ехе
+    files`). Beside letters only other scripts have (`ООО Ромашка`), a reader knows the script."""
+    return all(c.isascii() or _same_shape(c) for c in text if c.isalnum())
 
 
 def shown_otherwise(text: str) -> tuple[str, str] | None:
@@ -73,11 +76,12 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
     (None when none does): a word that mixes ASCII letters or digits with letters that only look like them
     (`еvil.com` with a Cyrillic е shows evil.com and never equals it), or an invisible character beside ASCII text
     (`evil` U+200B `.com`) or in a text with nothing visible, or a word written wholly with letters of _SAME_SHAPE
-    where it reads as ASCII (_read_as_ascii: `сор`, `ｅｖｉｌ.com`). A rule `recipient != "еvil.com"` showed evil.com denied
+    where it reads as ASCII (_joined_to_ascii or _no_other_script: `сор`, `ｅｖｉｌ.com`). A rule `recipient != "еvil.com"` showed evil.com denied
     and was proved allowing it. Other scripts' own words (Платежи, José, αβγ) and the invisible joiners and selectors
     between their characters (emoji sequences, Persian ZWNJ, ❤ U+FE0F) read as written."""
     if text.isascii():   # neither check can fire: no letter or invisible character here is other than ASCII
         return None
+    no_other_script: bool | None = None
     for m in _WORD.finditer(text):
         word = m.group()
         if word.isascii():
@@ -87,7 +91,14 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
             if odd is not None:
                 return (f"the word {word!r} mixes ASCII with {_named(odd)}, which looks like the ASCII letter "
                         f"{_latin_of(odd)!r} and is not it", word)
-        elif all(_same_shape(c) for c in word) and _read_as_ascii(text, m):
+        elif all(_same_shape(c) for c in word):
+            # read as an ASCII word: joined to ASCII (_joined_to_ascii), or nothing in `text` shows another script;
+            # that second answer does not depend on the word, so it is read once, when first needed
+            if not _joined_to_ascii(text, m):
+                if no_other_script is None:
+                    no_other_script = _no_other_script(text)
+                if not no_other_script:
+                    continue
             return (f"the word {word!r} is written wholly with letters that look like ASCII ones "
                     f"({', '.join(_named(c) for c in dict.fromkeys(word))[:200]}): it shows "
                     f"{''.join(_latin_of(c) for c in word)!r} and never equals it", word)
