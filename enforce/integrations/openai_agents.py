@@ -278,7 +278,8 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         facts = (lambda: context(data)) if context is not None else (lambda: tool.context)
         counted: RunName = (lambda: run(data)) if run else ""
         changed, prepared, found = validation_changes(data, check)
-        if not changed and prepared is None and not held_by(getattr(found, "on_invoke_tool", None), guard) and \
+        invoker_held = held_by(getattr(found, "on_invoke_tool", None), guard)   # a DecidedInvoker of guard holds it
+        if not changed and prepared is None and not invoker_held and \
                 not agent_tool(found)[0]:   # an agent called as a tool: its input is a prompt, its tools decided apart
             changed = UNHELD.format(tool.tool_name)
         outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
@@ -291,8 +292,7 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             if not isinstance(decided, dict):
                 decided = {}
                 setattr(tool, DECIDED, decided)
-            decided[guard] = Decided(tool.tool_arguments, found, prepared if held else None, held,
-                                     held_by(getattr(found, "on_invoke_tool", None), guard))
+            decided[guard] = Decided(tool.tool_arguments, found, prepared if held else None, held, invoker_held)
             if held and prepared is not None:   # the SDK runs these, and only for the text decided
                 setattr(tool, PREPARED, prepared)
         if outcome.action in ("halt", "terminate"):
