@@ -16,6 +16,7 @@ import pytest
 from veriguard.cli import main
 from veriguard.contracts.errors import SpecError
 from veriguard.synth.specfile import load_spec
+from veriguard.synth.tables import COMPARED_FIX, SHOWN_FIX
 from tests.unit.test_spec_redteam9 import write
 
 RUSSIAN = "\u041f\u043b\u0430\u0442\u0435\u0436\u0438 \u0437\u0430\u043f\u0440\u0435\u0449\u0435\u043d\u044b"
@@ -136,3 +137,24 @@ def test_text_that_reads_as_written_loads(tmp_path, over):
 def test_a_table_of_composed_and_other_script_keys_loads(tmp_path):
     load_spec(write(tmp_path, table='{"jos\u00e9.com": true, "\u043f\u0440\u0438\u043c\u0435\u0440.\u0440\u0444": true, '
                                       '"\u682a\u5f0f\u4f1a\u793e.jp": true}'))
+
+
+FIXES = {   # each site's fix text as C29 wrote it (review c, finding 5: one shared check must keep them)
+    "a rule's wholly Cyrillic word": (dict(CONSTANT="\u0441\u043e\u0440", MESSAGE=RUSSIAN), "rule not_evil: the string",
+                                      "cop", COMPARED_FIX),
+    "a rule's decomposed accent": (dict(CONSTANT="jose\u0301.com"), "rule not_evil: the string", "NFC", COMPARED_FIX),
+    "a table key written wholly in Cyrillic": (dict(table='{"\u0440\u0430\u0443.com": true}'), "table blocked: key 1",
+                                               "pay", SHOWN_FIX),
+    "a table key with a decomposed accent": (dict(table='{"jose\u0301.com": true}'), "table blocked: key 1", "NFC",
+                                             COMPARED_FIX),
+    "a table key with a no-break space": (dict(table='{"bad\u00a0site": true}'), "table blocked: key 1", "U+00A0",
+                                          COMPARED_FIX),
+}
+
+
+@pytest.mark.parametrize("over, where, why, fix", FIXES.values(), ids=FIXES.keys())
+def test_each_site_keeps_its_fix_text(tmp_path, over, where, why, fix):
+    with pytest.raises(SpecError) as e:
+        load_spec(write(tmp_path, **over))
+    assert (e.value.code, e.value.fix) == ("spec.hidden_text", fix) and e.value.message.startswith(where), e.value
+    assert why in e.value.message, e.value
