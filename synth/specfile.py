@@ -25,7 +25,8 @@ from veriguard.contracts.types import BoolT, EnumT, IntT, RecordT, TupleT, Type,
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
 from veriguard.enforce.textnorm import strip_invisible
 from veriguard.providers.extraction import EntryProblem, llm_entry_problem
-from veriguard.synth.tables import COMPARED_FIX, SHOWN_FIX, compared_otherwise, load_table, shown_otherwise
+from veriguard.synth.tables import (COMPARED_FIX, SHOWN_FIX, compared_otherwise, compared_problem, load_table,
+                                    shown_otherwise)
 from veriguard.synth.tomlpos import basic_string_escapes, scan_keys, string_offsets, too_deep
 
 TOP_KEYS = ("name", "request", "agent", "types", "arguments", "tables", "contract", "examples",
@@ -203,11 +204,10 @@ class _Loader:
         for lit in literals(d.body):
             if not isinstance(lit.value, str):
                 continue
-            shown = shown_otherwise(lit.value)
-            odd = shown[0] if shown is not None else compared_otherwise(lit.value)
-            if odd is not None:
-                raise SpecError("spec.hidden_text", f"{d.kind} {d.id}: the string {lit.value!r}: {odd}", file=self.file,
-                                pos=lit.pos, fix=COMPARED_FIX)
+            problem = compared_problem(lit.value)
+            if problem is not None:   # this site's fix has been COMPARED_FIX for either kind (kept as it is)
+                raise SpecError("spec.hidden_text", f"{d.kind} {d.id}: the string {lit.value!r}: {problem[0]}",
+                                file=self.file, pos=lit.pos, fix=COMPARED_FIX)
 
     def unknown_keys(self, table: dict[str, Any], allowed: tuple[str, ...], where: tuple[object, ...]) -> None:
         for k in table:

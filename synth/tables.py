@@ -131,6 +131,16 @@ def compared_otherwise(value: str) -> str | None:
 COMPARED_FIX = "write it in NFC (composed accents) with plain spaces (U+0020): the policy compares it as written"
 
 
+def compared_problem(value: str) -> tuple[str, str] | None:
+    """Why a value the policy compares shows what it does not equal (shown_otherwise, then compared_otherwise) and its
+    fix (SHOWN_FIX or COMPARED_FIX), or None. (specfile.compared_literals gives COMPARED_FIX for either.)"""
+    shown = shown_otherwise(value)
+    if shown is not None:
+        return shown[0], SHOWN_FIX
+    odd = compared_otherwise(value)
+    return None if odd is None else (odd, COMPARED_FIX)
+
+
 def _named(ch: str) -> str:
     return f"U+{ord(ch):04X} ({unicodedata.name(ch, _CONTROL_NAMES.get(ch, 'unnamed')).lower()})"
 
@@ -177,12 +187,9 @@ class _Reader:
                             "write a whole number")
         if not isinstance(value, str):
             raise self.fail(f"{what} {value!r} is not a string", value, "quote it")
-        shown = shown_otherwise(value)
-        if shown is not None:
-            raise self.fail(f"{what} {value!r}: {shown[0]}", value, SHOWN_FIX, code="spec.hidden_text")
-        odd = compared_otherwise(value)
-        if odd is not None:
-            raise self.fail(f"{what} {value!r}: {odd}", value, COMPARED_FIX, code="spec.hidden_text")
+        problem = compared_problem(value)
+        if problem is not None:
+            raise self.fail(f"{what} {value!r}: {problem[0]}", value, problem[1], code="spec.hidden_text")
         if len(value) > MAX_TEXT:
             raise self.fail(f"{what} {value[:30]!r}... has {len(value):,} characters; at most {MAX_TEXT} are supported",
                             value, "keep the table's strings short (names, ids, paths)")
