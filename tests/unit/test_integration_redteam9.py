@@ -23,16 +23,15 @@ import pytest
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT, guard
 from tests.unit.test_integration_redteam5 import records
 from tests.unit.test_integration_redteam6 import responses_model, responses_reply
-from tests.unit.test_integration_redteam8 import pay, rewrite, told
+from tests.unit.test_integration_redteam8 import CHANGED_AFTER, pay, rewrite, told
 from tests.unit.test_integration_unguarded import Script, agents_fixture, calls, run_agent
 from tests.unit.test_integration_unguarded import model as agents_model
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
-CHANGED = "were changed after policy payments allowed them"
 
-
-def hand_made(g, ran):
-    """send_payment as a FunctionTool built directly (not by @function_tool): its function reads the JSON text."""
+def hand_made(g, ran, **kw):
+    """send_payment as a FunctionTool built directly (not by @function_tool): its function reads the JSON text; `kw`
+    go to FunctionTool (needs_approval=True)."""
     from agents import FunctionTool
 
     from veriguard.enforce.integrations.openai_agents import policy_guardrail
@@ -41,7 +40,7 @@ def hand_made(g, ran):
         ran.append(json.loads(text)["amount_cents"])
         return "sent"
     return FunctionTool(name="send_payment", description="Send a payment.", params_json_schema=pay(g, []).params_json_schema,
-                        on_invoke_tool=invoke, tool_input_guardrails=[policy_guardrail(g)])
+                        on_invoke_tool=invoke, tool_input_guardrails=[policy_guardrail(g)], **kw)
 
 
 def hooks_doing(step):
@@ -102,7 +101,7 @@ def test_with_failure_error_function_none_the_rewrite_is_recorded(payments_build
     g, ran = guard(payments_build, log=log), []
     agent, _ = paying(pay(g, ran, failure_error_function=None), rewrite)
     run_agent(agent, g)
-    assert ran == [] and [(allowed, CHANGED in why) for allowed, why in records(log)] == [(True, False), (False, True)]
+    assert ran == [] and [(allowed, CHANGED_AFTER in why) for allowed, why in records(log)] == [(True, False), (False, True)]
 
 
 def test_without_policy_hooks_a_tool_made_by_hand_is_refused(payments_build, tmp_path):
@@ -207,7 +206,7 @@ def test_json_of_other_data_is_not_the_same(payments_build, tmp_path, text):
     g, ran = guard(payments_build, log=log), []
     agent, _ = paying(hand_made(g, ran), lambda context: setattr(context.tool_call, "arguments", text))
     run_agent(agent, g)
-    assert ran == [] and [(allowed, CHANGED in why) for allowed, why in records(log)] == [(True, False), (False, True)]
+    assert ran == [] and [(allowed, CHANGED_AFTER in why) for allowed, why in records(log)] == [(True, False), (False, True)]
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
@@ -328,22 +327,16 @@ def test_a_run_resumed_with_an_agent_made_anew_holds_its_tools_with_hold_tools(p
     is not held yet: refused, recorded, naming hold_tools; after hold_tools(agent, guard) the approved call runs.
     Guards the refusal of an unheld tool made by hand against a false refusal with no way out."""
     agents_fixture()
-    from agents import Agent, FunctionTool, RunConfig, Runner, RunState
+    from agents import Agent, RunConfig, Runner, RunState
 
-    from veriguard.enforce.integrations.openai_agents import hold_tools, policy_guardrail, policy_hooks
+    from veriguard.enforce.integrations.openai_agents import hold_tools, policy_hooks
 
     log = tmp_path / "log.jsonl"
     g, ran = guard(payments_build, log=log), []
 
-    async def invoke(ctx, text):
-        ran.append(json.loads(text)["amount_cents"])
-        return "sent"
-
     def agent_anew():
-        tool = FunctionTool(name="send_payment", description="Send a payment.", on_invoke_tool=invoke,
-                            params_json_schema=pay(g, []).params_json_schema, needs_approval=True,
-                            tool_input_guardrails=[policy_guardrail(g)])
-        return Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))), tools=[tool])
+        return Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))),
+                     tools=[hand_made(g, ran, needs_approval=True)])
 
     async def resumed(hold):
         config = RunConfig(tracing_disabled=True)
