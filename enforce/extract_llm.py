@@ -11,7 +11,8 @@ default, or "output_config"; OpenAI-compatible: "auto" (json_schema, falling bac
 `max_chars` (a longer text denies; default 20,000), `doc`, `describe` (a table: field -> meaning),
 `instructions`, and for a record of booleans (categories)
 `mode`: "llm" (the model alone), "cascade" (the embedded classifier of `bank` first; the model only when
-the classifier abstains on text unlike its bank, its sure categories kept, and with `abstain` "restrict" its
+the classifier abstains on text unlike its bank, or is sure of the whole text but reads more in one of its clauses
+read alone (a request it took back: "never mind"), its sure categories kept, and with `abstain` "restrict" its
 uncertain ones too) or "both" (each decides; the
 restrictive union), with the classifier's `abstain` (and `frozen`, the classifier synth froze into the
 build). Text the classifier cannot read at all (over its length limit, nothing to read) denies in both
@@ -174,7 +175,9 @@ class LLMExtractor:
                                   "model to decide alone")
         if self.mode == "cascade" and foreign:  # the model must not decide alone what no check could read
             return self._union(observation, result, f"cascade on text with {foreign}, as 'both'")
-        if self.mode == "cascade" and not result.abstained:
+        more = (self._clause_fields(_read_text(observation, self.text, self.max_chars)) - set(result.labels)
+                if self.mode == "cascade" and not result.abstained else set())
+        if self.mode == "cascade" and not result.abstained and not more:
             self.stats.classifier_only += 1
             got = self._classifier_reading(observation, result)
             return Extracted(got.value, f"cascade: classifier sure, model not called; {got.how}", got.confidence,
@@ -191,7 +194,11 @@ class LLMExtractor:
             merged = {c: bool(value[c]) or c in kept for c in value}
             which = "sure categories" + (" and, abstain = 'restrict', its uncertain ones"
                                          if self.classifier.abstain == "restrict" else "")
-            return Extracted(merged, f"cascade: classifier unsure ({result.reason}), model called: {how}; "
+            # sure of the whole text, but a clause read alone holds more: the whole reading took it back (never mind,
+            # scrap that) or drowned it, and the model reads it (each such clause alone too: _disputed)
+            unsure = (f"sure ({result.reason}) but a clause alone reads {sorted(more)}" if more else
+                      f"unsure ({result.reason})")
+            return Extracted(merged, f"cascade: classifier {unsure}, model called: {how}; "
                              f"classifier's {which} kept: {sorted(kept) or 'none'}", 1.0, self.kind, details)
         return self._union(observation, result, "both")
 
@@ -275,18 +282,23 @@ class LLMExtractor:
                                                                           "withdrawal_asks": asked}
 
     def _disputed(self, text: str, clauses: list[str], off: tuple[str, ...]) -> dict[str, list[str]]:
-        """The clauses of a text of several in which the bank's classifier reads a field the model answered false on
-        the whole text (`off`), read only when the classifier reads that field in the whole text too: the two readers
-        disagree, and the clause that holds the request is asked alone, whatever words the rest of the text withdraws it
-        in ("Accommodation: not needed", "but I don't need the room anymore"), so that the model reads it without
-        them. The classifier only picks what is asked; the model's readings decide."""
+        """The clauses of a text of several in which the bank's classifier, reading each alone, reads a field the
+        model answered false on the whole text (`off`): the two readers disagree, and the clause that holds the request
+        is asked alone, whatever words the rest of the text withdraws it in ("Accommodation: not needed", "but I don't
+        need the room anymore", "never mind": each clause alone, since the classifier's reading of the whole text takes
+        such words as taking the request back), so that the model reads it without them. The classifier only picks what
+        is asked; the model's readings decide."""
         if self.reader is None or len(clauses) < 2:
             return {}
-        seen = set(off) & _read_fields(self.reader(text))
-        if not seen:
-            return {}
-        found = {clause: [f for f in off if f in _read_fields(self.reader(clause)) & seen] for clause in clauses}
+        found = {clause: [f for f in off if f in _read_fields(self.reader(clause))] for clause in clauses}
         return {clause: said for clause, said in found.items() if said}
+
+    def _clause_fields(self, text: str) -> set[str]:
+        """The categories the classifier reads in one clause or another of a text of several, each read alone."""
+        clauses = _clauses(text)
+        if self.reader is None or len(clauses) < 2:
+            return set()
+        return set().union(*(_read_fields(self.reader(clause)) for clause in clauses))
 
     @cached_property
     def _names(self) -> Mapping[str, tuple[str, ...]]:

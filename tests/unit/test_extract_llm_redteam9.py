@@ -163,3 +163,51 @@ def test_a_real_classifier_on_the_shipped_bank_finds_the_request_clause():
     extractor = anthropic_extractor(model, {"mode": "llm"})
     got = extractor.extract({"confirmed_task": f"{HOTEL}. Accommodation: not needed."})
     assert got.value["hotel"] is True and got.details["withdrawn"] == ["hotel"]
+
+
+# --- a request the classifier's reading of the whole text takes back (never mind, scrap that) --------------------
+
+TAKEN_BACK = [  # (text, the words that take it back, the field)
+    (f"{HOTEL}. Never mind.", "Never mind", "hotel"),
+    (f"{HOTEL}. Actually, cancel that.", "cancel that", "hotel"),
+    (f"{HOTEL} -- nope, scrap that bit", "scrap", "hotel"),
+    ("Rent an SUV at LAX for Friday. Scratch that.", "Scratch", "car"),
+    ("Apply for the nurse job at Mayo Clinic. On second thought, don't.", "second thought", "job"),
+]
+
+
+def takes_back(words: str) -> Callable[[str], Classification]:
+    """A scripted classifier that reads a request as reads() does, and none where the text takes it back (`words`),
+    as the shipped classifier's reading of the whole text does (enforce.categories.taken_back): sure either way."""
+    def classify(text: str) -> Classification:
+        return reads()(text) if words not in text else Classification(frozenset(), {}, False, 0.9, "scripted")
+    return classify
+
+
+@pytest.mark.parametrize("mode", ["cascade", "llm", "both"])
+@pytest.mark.parametrize(("text", "words", "field"), TAKEN_BACK)
+def test_a_request_taken_back_is_read_in_its_own_clause(mode, text, words, field):
+    """Before: the classifier, sure of the whole text, read the request as taken back; the cascade then never asked
+    the model (and in llm and both, the model obeying the same words was taken). Now each clause is read alone too: the
+    request's clause reads the category, so the cascade asks the model, and the clause is asked alone."""
+    try:
+        got, model = extracted(text, read_by(words, field), mode, classify=takes_back(words))
+    except ExtractionError as e:
+        assert e.code == "extract.llm.injection", e
+        return
+    assert got.value[field] is True and len(model.bodies) >= 2, got.how
+
+
+def test_guard_the_cascade_sure_of_every_clause_calls_no_model():
+    got, model = extracted(f"{HOTEL}. Then rent an SUV at the airport.", lambda _t: answer(), "cascade",
+                           classify=reads())
+    assert got.value == {**NONE, "hotel": True, "car": True} and len(model.bodies) == 0
+
+
+@pytest.mark.parametrize("said", ["Never mind.", "Actually, cancel that."])
+def test_the_shipped_classifier_s_taken_back_request_goes_to_the_model_in_the_cascade(said):
+    """The shipped bank's classifier reads the whole text as no category (the request taken back) and was sure: the
+    cascade took that without the model. Now the request's clause, read alone, reads the hotel: the model is asked."""
+    model = reading_model(read_by(said.split()[-2], "hotel"), calls=12)
+    got = anthropic_extractor(model, {"mode": "cascade"}).extract({"confirmed_task": f"{HOTEL}. {said}"})
+    assert got.value["hotel"] is True and len(model.bodies) >= 2, got.how
