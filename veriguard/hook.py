@@ -26,7 +26,9 @@ State across calls (--state FILE, default $HOME/.local/state/veriguard/carried.j
 it allows or asks about writes from the project's secrets (`cp .env /tmp/e`, `git log -p > /tmp/x`) are appended to
 the file, and every later call reads them as the project's secrets, so their send asks as the secret's own does. The
 file is the guard's ({guard}: no command changes it); one that cannot be read, or a copy that cannot be written to it,
-denies.
+denies. It also keeps the files each allowed or asked send reads (`"sent": true`): a later copy of a secret onto one,
+or approved unfollowed code naming one, is denied (the two calls of a parallel batch); the absolute paths outside the
+project that such code names are kept as copies. Decisions are taken one at a time (a lock on the state's folder).
 
 Answers: allow is silent (exit 0). Deny is exit 2, the reason on stderr and the hookSpecificOutput
 deny object on stdout. When the only thing missing is a human's approval (the same arguments with
