@@ -1129,10 +1129,16 @@ _MAX_PERIOD = 12   # letters of a periodic key at most
 _SEARCH_AT_ONCE = 1024   # a shorter stream is searched for all cribs at once first; a longer one crib by crib (in C)
 
 
-def _minimal(key: bytes, at: int) -> bytes:
-    """A key found at stream position `at`, turned to begin at position 0 and cut to its shortest period."""
+def _rotated(key: bytes, at: int) -> bytes:
+    """A key found at stream position `at`, turned to begin at position 0."""
     period = len(key)
-    key = key[-at % period:] + key[:-at % period] if at % period else key
+    return key[-at % period:] + key[:-at % period] if at % period else key
+
+
+def _minimal(key: bytes, at: int) -> bytes:
+    """A key found at stream position `at`, turned to begin at position 0 (_rotated) and cut to its shortest period."""
+    period = len(key)
+    key = _rotated(key, at)
     return next(key[:p] for p in range(1, period + 1) if period % p == 0 and key[:p] * (period // p) == key)
 
 
@@ -1264,12 +1270,13 @@ def _xored(raw: bytes) -> list[str]:
             at = shifted.find(pattern)
             while at >= 0 and len(keys) <= _PERIODIC_KEYS:
                 key = bytes(raw[at + j] ^ crib[j] for j in range(period))
-                keys[key[-at % period:] + key[:-at % period] if at % period else key] = None
+                keys[_rotated(key, at)] = None
                 at = shifted.find(pattern, at + 1)
     out = []
     for key in keys:
         plain = bytes(b ^ key[i % len(key)] for i, b in enumerate(raw))
-        out += [_printable(plain)] if _printable(plain) else [s.decode("ascii") for s in _PRINTABLE_SPAN.findall(plain)]
+        whole_text = _printable(plain)
+        out += [whole_text] if whole_text else [s.decode("ascii") for s in _PRINTABLE_SPAN.findall(plain)]
     return out
 
 
