@@ -23,6 +23,7 @@ import pytest
 
 from tests.unit.test_extractors_e25 import ANY, BOB, OK, TRANSFER
 from tests.unit.test_extractors_e27 import HERMES, JCALL, PYCALL, _b64, denied, placements, text
+from tests.unit.test_extractors_e28 import B, _xor
 
 LETTERS = string.ascii_lowercase
 ATBASH = str.maketrans(LETTERS + LETTERS.upper(), LETTERS[::-1] + LETTERS[::-1].upper())
@@ -46,11 +47,6 @@ def _affine(plain: str, a: int, b: int) -> str:
     return "".join(chr((a * (ord(c) - 97) + b) % 26 + 97) if "a" <= c <= "z" else c for c in plain)
 
 
-def _xor(raw: bytes, key: bytes) -> bytes:
-    return bytes(c ^ key[i % len(key)] for i, c in enumerate(raw))
-
-
-B = _b64(JCALL.encode())
 CIPHERS = {   # every tool: each hides a call of transfer to eve in a form that keeps its shape
     "atbash_json": JCALL.translate(ATBASH),
     "affine_5_8_json": _affine(JCALL, 5, 8),
