@@ -833,11 +833,14 @@ def _opaque(text: str) -> str:
         return ""
     if not text.isascii():
         text = strip_invisible(text)   # `e\u200by\u200bJ...`: a reader that forgives invisible characters joins them
+    hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
+    if not hints:   # blanking a secret (_blank_secret) only turns characters into blanks: it makes no hint
+        return ""
     if _SECRET_MARK.search(text):
         text = _SECRET.sub(_blank_secret, text)
-    hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
-    if not hints:
-        return ""
+        hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
+        if not hints:
+            return ""
     noisy, first = 0, ""
     size, backwards = len(text), ""
     windows: list[tuple[int, int]] = []   # the clusters' reaches, widened to the edges of the tokens they stand in
