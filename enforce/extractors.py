@@ -876,11 +876,13 @@ def _opaque(text: str) -> str:
 # design, and read by a service that compares them, never decodes them. They are no run to refuse unless what they
 # decode to (base64, hex) shows a call's word under a one-byte key or a periodic XOR key (_keyed): a call is hidden in
 # one only under a longer key. Each shape has its published length.
-_SECRET_MARK = re.compile(r"(?i:secret_?access_?key|session_?token)|sk-|k_(?:live|test)_|github_pat_|sha(?:256|384|512)-")
-_SECRET_LABEL = re.compile(r"(?i:aws_)?(?i:secret_?access_?key|session_?token)")
+_SECRET_KEY, _SESSION_TOKEN = r"secret_?access_?key", r"session_?token"   # the labels of AWS's secrets
+_SECRET_KEYS = f"{_SECRET_KEY}|{_SESSION_TOKEN}"
+_SECRET_MARK = re.compile(f"(?i:{_SECRET_KEYS})" r"|sk-|k_(?:live|test)_|github_pat_|sha(?:256|384|512)-")
+_SECRET_LABEL = re.compile(f"(?i:aws_)?(?i:{_SECRET_KEYS})")
 _SECRET = re.compile(
-    r"""(?i:aws_)?(?i:secret_?access_?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"""
-    r"""|(?i:aws_)?(?i:session_?token)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{100,2000}={0,2})(?![A-Za-z0-9/+=])"""
+    f"(?i:aws_)?(?i:{_SECRET_KEY})" r"""["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"""
+    f"|(?i:aws_)?(?i:{_SESSION_TOKEN})" r"""["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{100,2000}={0,2})(?![A-Za-z0-9/+=])"""
     r"|(?<![\w-])sk-(?:(?:proj|svcacct|admin)-)?([A-Za-z0-9_-]{32,200})(?![\w-])"
     r"|(?<![\w-])sk-ant-(?:api|admin|sid)[0-9]{2}-([A-Za-z0-9_-]{80,110})(?![\w-])"
     r"|(?<![\w-])github_pat_([A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?!\w)"
