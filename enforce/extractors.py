@@ -989,16 +989,16 @@ def _turned(text: str, tool: str | None, where: str) -> list[str]:
     that shows a word of a call (or the tool's name), whether or not the text shows such words as it is. A word under
     an affine key is found by its shape (each letter's distance from the first: the word rotated to begin with `a`),
     which is the call word's shape times `a`, so all 312 keys cost one pass over its words."""
+    own = tool.lower() if tool else ""
     words = set(_LETTERS.findall(text.lower()))
-    shapes = _call_shapes(tool.lower() if tool else "")
-    targets = {w for found in shapes.values() for w, _ in found}
+    shapes = _call_shapes(own)
+    targets = set(_call_words(own))   # the words whose shapes _call_shapes holds
     shown: dict[tuple[int, int], set[str]] = {}   # whatever the text shows as it is: words it shows may be decoys
     backwards = False
     for word in words:
         for named, a in shapes.get(word.translate(_ROTATIONS[(ord("a") - ord(word[0])) % 26]), ()):
             shown.setdefault((a, (ord(word[0]) - 97 - a * (ord(named[0]) - 97)) % 26), set()).add(named)
         backwards = backwards or word[::-1] in targets and word[::-1] != word
-    own = tool.lower() if tool else ""
     # a shift (rot13, Caesar) on one word of a call, as before; under the 300 keys with a multiplier, some word of a
     # text maps onto a call's word by chance: two words of a call, or the tool's own name, must show under one key
     return ([text.translate(_affine_table(a, b)) for (a, b), found in sorted(shown.items())
@@ -1021,9 +1021,14 @@ def _affine_table(a: int, b: int) -> dict[int, int]:
     return str.maketrans(string.ascii_lowercase + string.ascii_uppercase, "".join(plain) + "".join(plain).upper())
 
 
+def _tool_word(tool: str) -> str:
+    """A (lower-case) tool's name when it is a word of 4 to 32 letters; '' for any other."""
+    return tool if re.fullmatch("[a-z]{4,32}", tool) else ""
+
+
 def _call_words(tool: str) -> list[str]:
     return ["name", "arguments", "argument", "params", "param", "parameters", "input", "tool", "function", "call",
-            "invoke", "action"] + ([tool] if re.fullmatch("[a-z]{4,32}", tool) else [])
+            "invoke", "action"] + ([tool] if _tool_word(tool) else [])
 
 
 @functools.lru_cache(maxsize=256)
@@ -1059,7 +1064,7 @@ def _periodic(text: str, tool: str | None, where: str) -> list[str]:
     low = text.lower()
     if len(low) < _ENCODED_MIN or not low.isascii() or not _CALL_MARKS.search(low):
         return []
-    named = tool.lower() if tool and re.fullmatch("[a-z]{4,32}", tool.lower()) else ""
+    named = _tool_word(tool.lower()) if tool else ""
     joined = f"name{named}arguments"   # the one crib of several words (a JSON call's keys and the tool's name)
     keys: dict[tuple[bool, int, bytes], None] = {}
     for letters_only in (True, False):
