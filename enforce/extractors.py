@@ -893,7 +893,7 @@ _SECRET = re.compile(
 def _blank_secret(found: re.Match[str]) -> str:
     """A secret's shape blanked (its label kept), unless what it decodes to shows a call (_keyed)."""
     payload = next(g for g in found.groups() if g is not None)
-    if _keyed(_from_base64(payload.replace("_", ""))):
+    if _keyed_shows_call(_from_base64(payload.replace("_", ""))):
         return found.group()
     start = found.start(found.lastindex or 0) - found.start()
     return found.group()[:start] + " " * len(payload)
@@ -902,7 +902,14 @@ def _blank_secret(found: re.Match[str]) -> str:
 def _hidden_in_digest(digest: str) -> bool:
     """Whether a hex digest's bytes show a call's word under a one-byte or a periodic XOR key (_keyed)."""
     hexdigits = digest[2:] if digest.startswith("0x") else digest
-    return bool(_keyed(bytes.fromhex(hexdigits)))
+    return _keyed_shows_call(bytes.fromhex(hexdigits))
+
+
+@functools.lru_cache(maxsize=1024)
+def _keyed_shows_call(raw: bytes) -> bool:
+    """Whether `raw` shows a call's word under a one-byte or a periodic XOR key (_keyed): cached, as agents retry (the
+    same secret or digest is read again from call to call)."""
+    return bool(_keyed(raw))
 
 
 _NOISE_HINT = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"   # inside a word: `yW`, `J1`, `4w`
