@@ -466,13 +466,17 @@ _OBJECT_DONE = re.compile(r"(?P<np>\b(?:" + _DETERMINERS + r")\b(?:(?!\b(?:i|we|
                           r"were|is|are|been|be|being|had|has|have|not|never|" + _DETERMINERS + r")\b)[^.;:!?\n]){0,80}?)\s+(?P<v>" + "|".join(_DONE) + r")\b"
                           r"(?=\s+(?:from|on|at|in|for|via|through|online|by|with|to|and|so)\b|\s*(?:[,.;:!?\n]|$))",
                           re.IGNORECASE)
+# a dare is an ask: "I bet you can't find a room near Gatwick under 70 pounds" asks to find (and book) one
+_DARE = re.compile(r"\b(?:(?:(?:i(?:[’']d| would)? )?bet|no way)\b(?:[^.;!?\n]{0,20}?\b)?(?:you|ya|u)|betcha)\s+"
+                   r"(?:can[’']?t|cannot|can not|won[’']?t|will not|couldn[’']?t|could not|wouldn[’']?t|would not)\s+",
+                   re.IGNORECASE)
 _TIMES = re.compile(r"(?<![\w.])(\d+)\s?[x×]\s+(?=\S)")
 
 
 def acts_as_asked(text: str) -> str:
     """`text` with an act told of the agent, or wanted done to its object, as the act asked (see _DONE)."""
     out = []
-    for sentence in re.split(r"(?<=[.;!?\n])", text):
+    for sentence in re.split(r"(?<=[.;!?\n])", _DARE.sub("you can ", text)):
         told = _TOLD_AGENT.search(sentence)
         if told:
             sentence = sentence[:told.end()] + _TOLD_MORE.sub(

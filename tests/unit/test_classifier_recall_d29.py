@@ -5,6 +5,7 @@ benchmark record).
 - An act told of the agent in the third person ("TASKING: the agent orders a kettle ...", "the assistant hires 1 x 4x4
   ... and books ...") or wanted done to its object ("I want ... a Ford Transit hired from Bristol") is the act asked:
   `reading` turns it into the imperative the bank's asks read ("order a kettle", "hire a 4x4", "hire a Ford Transit").
+- A dare ("I bet you won't find a room near ... If you can, reserve it") asks the act it dares.
 - Vehicles the car asks lacked (a minibus, a people carrier, an MPV, a Transit or Sprinter van), a rental at an
   airport, station or depot booked beside another object, and an airline named by its "Air/Airlines/Airways" suffix.
 
@@ -33,6 +34,8 @@ RECALL = [
     ("car", "Sort the hotel in Bruges for Friday, plus a compact rental from the station for the weekend."),
     ("flight", "Book me on Coral Coast Air from Nadi to Suva on Friday morning."),
     ("flight", "Put my dad on Island Hopper Air from Nassau to Exuma on the 12th."),
+    # a dare is an ask: "bet you can't find ..." asks to find it
+    ("car", "Betcha can't find me a people carrier in Inverness for under 40 quid a day. Reserve one if you do."),
 ]
 
 
@@ -58,6 +61,7 @@ def test_controls_keep_their_set(clf, gold, text):
 
 
 @pytest.mark.parametrize("text,asked", [
+    ("I'd bet you won't find a cottage in Rye for under 100 a night.", "you can find a cottage in Rye for under 100 a night."),
     ("MISSION: Assistant procures 1 x label printer from Viking, and sends the invoice to me.",
      "MISSION: Assistant buy a label printer from Viking, and send the invoice to me."),
     ("I want a tent reserved at the Keswick campsite for 2-4 May and a compact hired from Penrith.",
