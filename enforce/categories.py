@@ -473,6 +473,13 @@ _DARE = re.compile(r"\b(?:(?:(?:i(?:[’']d| would)? )?bet|no way)\b(?:[^.;!?\n]
 _TIMES = re.compile(r"(?<![\w.])(\d+)\s?[x×]\s+(?=\S)")
 
 
+# an explicit statement that there is no act to do ("Nothing to rent.", "nothing to book"): see `declined` ("don't
+# book the return leg, only the outbound", "no need to buy anything, just add it to my wish list" still ask)
+_DECLINED = re.compile(r"\bnothing(?: else| more)? to\s+(?P<act>book|reserve|rent|hire|lease|order|buy|purchase|play|watch|stream|apply)\b",
+                       re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.;!?\n]|$")
+
+
 def acts_as_asked(text: str) -> str:
     """`text` with an act told of the agent, or wanted done to its object, as the act asked (see _DONE)."""
     out = []
@@ -1295,6 +1302,7 @@ class CategoryClassifier:
             doubts.append(f"words joined by an arrow or a dash that no ask reads: {', '.join(routes[:5])}")
         clauses = clause_reading(kept)   # read once: unasked and names_beside both need it
         quiet = self.unasked(kept, asked, frozenset().union(*(r.labels | r.uncertain for r in results)), clauses)
+        quiet |= self.declined(kept) - frozenset(asked)
         if quiet:   # read from a topic that no clause asks an act on
             results = [dataclasses.replace(r, labels=r.labels - quiet, uncertain=r.uncertain - quiet) for r in results]
         found = asked or any(r.labels for r in results)
@@ -1336,6 +1344,17 @@ class CategoryClassifier:
             if unread:
                 named_too, ask = named_too | unread, "; ".join(filter(None, (ask, why[0])))
         return self.merge(results, doubts, norm, typos, asked, (named_too, ask))
+
+    def declined(self, text: str) -> frozenset[str]:
+        """The categories a statement that there is nothing to do sets aside ("Nothing to rent.", "nothing to book for
+        the hotel"): those whose topic its clause names, else those whose act it names."""
+        out: set[str] = set()
+        for m in _DECLINED.finditer(text):
+            clause = text[m.start():_CLAUSE_END.search(text, m.end()).start()]
+            named = clause_topics(self.names, self.model.cues, clause[m.end() - m.start():])
+            act = m.group("act")
+            out |= named or {n for n in self.names if any(p.fullmatch(act) for p in self.model.cues.act[n])}
+        return frozenset(out)
 
     def read_from_names(self, text: str, read: frozenset[str]) -> bool:
         """Whether the categories read are read from the words of the text's names: with them blanked, none is."""

@@ -5,7 +5,8 @@ benchmark record).
 - An act told of the agent in the third person ("TASKING: the agent orders a kettle ...", "the assistant hires 1 x 4x4
   ... and books ...") or wanted done to its object ("I want ... a Ford Transit hired from Bristol") is the act asked:
   `reading` turns it into the imperative the bank's asks read ("order a kettle", "hire a 4x4", "hire a Ford Transit").
-- A dare ("I bet you won't find a room near ... If you can, reserve it") asks the act it dares.
+- A dare ("I bet you won't find a room near ... If you can, reserve it") asks the act it dares (rows in
+  test_classifier_precision_d29 and below).
 - Vehicles the car asks lacked (a minibus, a people carrier, an MPV, a Transit or Sprinter van), a rental at an
   airport, station or depot booked beside another object, and an airline named by its "Air/Airlines/Airways" suffix.
 
@@ -34,8 +35,6 @@ RECALL = [
     ("car", "Sort the hotel in Bruges for Friday, plus a compact rental from the station for the weekend."),
     ("flight", "Book me on Coral Coast Air from Nadi to Suva on Friday morning."),
     ("flight", "Put my dad on Island Hopper Air from Nassau to Exuma on the 12th."),
-    # a dare is an ask: "bet you can't find ..." asks to find it
-    ("car", "Betcha can't find me a people carrier in Inverness for under 40 quid a day. Reserve one if you do."),
 ]
 
 
