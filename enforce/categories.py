@@ -477,7 +477,7 @@ _TIMES = re.compile(r"(?<![\w.])(\d+)\s?[x×]\s+(?=\S)")
 # book the return leg, only the outbound", "no need to buy anything, just add it to my wish list" still ask)
 _DECLINED = re.compile(r"\bnothing(?: else| more)? to\s+(?P<act>book|reserve|rent|hire|lease|order|buy|purchase|play|watch|stream|apply)\b",
                        re.IGNORECASE)
-_CLAUSE_END = re.compile(r"[.;!?\n]|$")
+_CLAUSE_END = re.compile(r"[.;!?\n]")
 
 
 def acts_as_asked(text: str) -> str:
@@ -1350,8 +1350,8 @@ class CategoryClassifier:
         the hotel"): those whose topic its clause names, else those whose act it names."""
         out: set[str] = set()
         for m in _DECLINED.finditer(text):
-            clause = text[m.start():_CLAUSE_END.search(text, m.end()).start()]
-            named = clause_topics(self.names, self.model.cues, clause[m.end() - m.start():])
+            rest = _CLAUSE_END.split(text[m.end():], maxsplit=1)[0]   # the words after the act, to the clause's end
+            named = clause_topics(self.names, self.model.cues, rest)
             act = m.group("act")
             out |= named or {n for n in self.names if any(p.fullmatch(act) for p in self.model.cues.act[n])}
         return frozenset(out)
