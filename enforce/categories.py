@@ -440,9 +440,69 @@ _ITEM = re.compile(r"^[ \t]*(?:[-*•·‣▪◦+>]|\(?\d{1,2}[.):]|\(?[a-h][.)]
 _TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$")
 
 
+# An act told of the agent in the third person ("MISSION: Assistant procures 1 x ... and reserves ...") or wanted done to
+# its object ("I want a van hired from ...", "... and the hoodie bought online"; "have the room booked"): the act as
+# asked ("buy a ...", "hire a van from ..."), in `reading` only, so that the bank's asks read it
+_DONE = {"bought": "buy", "purchased": "purchase", "ordered": "order", "procured": "buy", "hired": "hire",
+         "rented": "rent", "leased": "lease", "booked": "book", "reserved": "reserve", "secured": "secure",
+         "sent": "send", "submitted": "submit"}
+_TOLD_ACTS = {"books": "book", "reserves": "reserve", "rents": "rent", "hires": "hire", "leases": "lease",
+              "buys": "buy", "purchases": "purchase", "orders": "order", "procures": "buy", "applies": "apply",
+              "submits": "submit", "sends": "send", "secures": "secure", "gets": "get", "grabs": "grab", "arranges": "arrange",
+              "streams": "stream", "plays": "play", "finds": "find"}
+_TOLD_AGENT = re.compile(r"\b(?:the\s+)?(?<!\bmy )(?<!\bour )(?<!\byour )(?<!\bhis )(?<!\bher )(?<!\btheir )"
+                         r"(?:assistant|agent|bot|ai|copilot|concierge)\s+"
+                         r"(?:(?:then|also|now|just|first|immediately|please)\s+)?(?=(?:"
+                         + "|".join(_TOLD_ACTS) + r")\b)", re.IGNORECASE)
+_TOLD_MORE = re.compile(r"(?:\band|\bthen|,|;|\(\w\))\s*(?:(?:also|then)\s+)?(" + "|".join(_TOLD_ACTS) + r")\b",
+                        re.IGNORECASE)
+_WANTED = re.compile(r"\b(?:wants?|needs?|would like|[’']d like|requires?|expects?)\s+|"
+                     r"(?:^|[.;:!?\n]\s*)(?:please\s+)?(?:have|get)\s+(?=(?:a|an|the|my|our|some)\b)", re.IGNORECASE)
+_NOT_ASKED = re.compile(r"\b(?:cancel\w*|refund\w*|return\w*|track\w*|status|receipts?|invoices?|reviews?|"
+                        r"complain\w*|changed|moved|already|last (?:week|month|year|time))\b", re.IGNORECASE)
+_DETERMINERS = r"a|an|the|my|our|his|her|their|some|two|three|four|five|six|\d+"
+# the object: from its determiner (the last before the act: "... for 11-13 October and a seven-seater hired") to the act
+_OBJECT_DONE = re.compile(r"(?P<np>\b(?:" + _DETERMINERS + r")\b(?:(?!\b(?:i|we|you|he|she|they|it|who|that|which|was|"
+                          r"were|is|are|been|be|being|had|has|have|not|never|" + _DETERMINERS + r")\b)[^.;:!?\n]){0,80}?)\s+(?P<v>" + "|".join(_DONE) + r")\b"
+                          r"(?=\s+(?:from|on|at|in|for|via|through|online|by|with|to|and|so)\b|\s*(?:[,.;:!?\n]|$))",
+                          re.IGNORECASE)
+# a dare is an ask: "I bet you can't find a room near Gatwick under 70 pounds" asks to find (and book) one
+_DARE = re.compile(r"\b(?:(?:(?:i(?:[’']d| would)? )?bet|no way)\b(?:[^.;!?\n]{0,20}?\b)?(?:you|ya|u)|betcha)\s+"
+                   r"(?:can[’']?t|cannot|can not|won[’']?t|will not|couldn[’']?t|could not|wouldn[’']?t|would not)\s+",
+                   re.IGNORECASE)
+_TIMES = re.compile(r"(?<![\w.])(\d+)\s?[x×]\s+(?=\S)")
+
+
+# an explicit statement that there is no act to do ("Nothing to rent.", "nothing to book"): see `declined` ("don't
+# book the return leg, only the outbound", "no need to buy anything, just add it to my wish list" still ask)
+_DECLINED = re.compile(r"\bnothing(?: else| more)? to\s+(?P<act>book|reserve|rent|hire|lease|order|buy|purchase|play|watch|stream|apply)\b",
+                       re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.;!?\n]")
+
+
+def acts_as_asked(text: str) -> str:
+    """`text` with an act told of the agent, or wanted done to its object, as the act asked (see _DONE)."""
+    out = []
+    for sentence in re.split(r"(?<=[.;!?\n])", _DARE.sub("you can ", text)):
+        told = _TOLD_AGENT.search(sentence)
+        if told:
+            sentence = sentence[:told.end()] + _TOLD_MORE.sub(
+                lambda m: m.group(0)[:m.start(1) - m.start(0)] + _TOLD_ACTS[m.group(1).lower()],
+                "," + sentence[told.end():])[1:]
+            sentence = _TIMES.sub(lambda m: "a " if m.group(1) == "1" else m.group(1) + " ", sentence)
+        wanted = _WANTED.search(sentence)
+        if wanted and not _NOT_ASKED.search(sentence):
+            rest = _OBJECT_DONE.sub(lambda m: _DONE[m.group("v").lower()] + " " + m.group("np"), sentence[wanted.end():])
+            sentence = sentence[:wanted.end()] + rest
+        out.append(sentence)
+    return "".join(out)
+
+
 def reading(text: str) -> str:
-    """`text` as the act's reading sees it (see _YOUR_GERUND, lists and tables); `text` itself when none applies."""
-    out = _YOUR_GERUND.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + _GERUNDS[m.group(1).lower()], text)
+    """`text` as the act's reading sees it (see _YOUR_GERUND, acts_as_asked, lists and tables); `text` itself when
+    none applies."""
+    out = _YOUR_GERUND.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + _GERUNDS[m.group(1).lower()],
+                           acts_as_asked(text))
     lines = [line for line in out.split("\n") if line.strip()]
     cells = [[c.strip() for c in m.group(1).split("|")] for m in map(_TABLE_ROW.match, lines) if m]
     rows = [r for r in cells if not all(re.fullmatch(r":?-*:?", c) for c in r)]
@@ -1272,6 +1332,7 @@ class CategoryClassifier:
             doubts.append(f"words joined by an arrow or a dash that no ask reads: {', '.join(routes[:5])}")
         clauses = clause_reading(kept)   # read once: unasked and names_beside both need it
         quiet = self.unasked(kept, asked, frozenset().union(*(r.labels | r.uncertain for r in results)), clauses)
+        quiet |= self.declined(kept) - frozenset(asked)
         if quiet:   # read from a topic that no clause asks an act on
             results = [dataclasses.replace(r, labels=r.labels - quiet, uncertain=r.uncertain - quiet) for r in results]
         found = asked or any(r.labels for r in results)
@@ -1313,6 +1374,17 @@ class CategoryClassifier:
             if unread:
                 named_too, ask = named_too | unread, "; ".join(filter(None, (ask, why[0])))
         return self.merge(results, doubts, norm, typos, asked, (named_too, ask))
+
+    def declined(self, text: str) -> frozenset[str]:
+        """The categories a statement that there is nothing to do sets aside ("Nothing to rent.", "nothing to book for
+        the hotel"): those whose topic its clause names, else those whose act it names."""
+        out: set[str] = set()
+        for m in _DECLINED.finditer(text):
+            rest = _CLAUSE_END.split(text[m.end():], maxsplit=1)[0]   # the words after the act, to the clause's end
+            named = clause_topics(self.names, self.model.cues, rest)
+            act = m.group("act")
+            out |= named or {n for n in self.names if any(p.fullmatch(act) for p in self.model.cues.act[n])}
+        return frozenset(out)
 
     def read_from_names(self, text: str, read: frozenset[str]) -> bool:
         """Whether the categories read are read from the words of the text's names: with them blanked, none is."""

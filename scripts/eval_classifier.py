@@ -51,7 +51,8 @@ DEVELOPMENT = ("heldout_tasks.jsonl", "heldout_v2.jsonl", "heldout_v3.jsonl", "h
                "heldout_v10.jsonl", "heldout_v11.jsonl",  # development data since the second session of 2026-11-30
                "heldout_v12.jsonl", "heldout_v13.jsonl",  # development data since the third session of 2026-11-30
                "heldout_v14.jsonl",  # development data since the fourth session of 2026-11-30
-               "heldout_v15.jsonl")  # development data since the fifth session of 2026-11-30
+               "heldout_v15.jsonl",  # development data since the fifth session of 2026-11-30
+               "heldout_v16.jsonl")  # development data since the sixth session of 2026-11-30
 
 
 class E5Small:
