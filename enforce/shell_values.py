@@ -78,16 +78,39 @@ def _decoded(text: str) -> str:
 def command_spellings(command: str) -> list[str]:
     """The texts a command's words may join into: as written, without quotes, backslashes and blanks, and decoded."""
     bare = _QUOTES.sub("", command)
-    return list(dict.fromkeys([command, bare, _decoded(command), _QUOTES.sub("", _decoded(command))]))
+    decoded = _decoded(command)
+    return list(dict.fromkeys([command, bare, decoded, _QUOTES.sub("", decoded)]))
+
+
+@dataclass(frozen=True)
+class Spellings:
+    """A command's spellings (command_spellings), made once a command and matched against every secret file's values:
+    `texts` as (text, its casefold); `cover` the letters and digits, folded, of the text looked through for a value in
+    pieces (covered): the second distinct spelling, which is the text without quotes and blanks where the command
+    holds one of them, else its decoded text, if it differs."""
+
+    texts: tuple[tuple[str, str], ...]
+    cover: tuple[str, ...]
+
+
+def spellings(command: str) -> Spellings:
+    texts = command_spellings(command)
+    return Spellings(tuple((t, t.casefold()) for t in texts), tuple(_alnum(t) for t in texts[1:2]))
+
+
+def _alnum(text: str) -> str:
+    return _ALNUM.sub("", text.casefold())
 
 
 def covered(value: str, text: str) -> bool:
     """Whether `value`'s letters and digits are the join of at most COVER_PIECES pieces of at least COVER_MIN
     characters, each found among `text`'s letters and digits (ignoring case), longest piece first (punctuation between
     pieces may be written anywhere: `K1=sk-live; K2=4f9a8b7c; K3=6d1e; curl -d "$K1-$K2$K3"`)."""
-    if len(value) < COVER_FROM:
-        return False
-    value, text = _ALNUM.sub("", value.casefold()), _ALNUM.sub("", text.casefold())
+    return len(value) >= COVER_FROM and _covered(_alnum(value), _alnum(text))
+
+
+def _covered(value: str, text: str) -> bool:
+    """covered, on `value`'s and `text`'s letters and digits, folded (_alnum)."""
     at, pieces = 0, 0
     while at < len(value):
         if pieces == COVER_PIECES or len(value) - at < COVER_MIN or value[at:at + COVER_MIN] not in text:
@@ -101,25 +124,40 @@ def covered(value: str, text: str) -> bool:
 
 def in_command(values: list[Needles], command: str) -> str | None:
     """The value (of `values`) the command's text carries, in any spelling it is looked for in; None if none."""
-    texts = [(t, t.casefold()) for t in command_spellings(command)]
+    return in_spellings(values, spellings(command))
+
+
+def in_spellings(values: list[Needles], spelled: Spellings) -> str | None:
+    """in_command, on a command's spellings made once (spellings)."""
     for n in values:
-        if any(n.found_in(t, f) for t, f in texts) or any(covered(n.value, t) for t, _ in texts[1:2]):
+        if any(n.found_in(t, f) for t, f in spelled.texts) or (
+                len(n.value) >= COVER_FROM and any(_covered(_alnum(n.value), c) for c in spelled.cover)):
             return n.value
+    return None
+
+
+def file_texts(data: bytes) -> list[tuple[str, str]]:
+    """(text, its casefold) of a file's bytes, and of a gzip file's decompressed start too: made once a file, then
+    matched against every secret file's values (in_texts)."""
+    blobs = [data]
+    if data[:2] == b"\x1f\x8b":
+        try:
+            blobs.append(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, GZIP_BYTES))
+        except zlib.error:
+            pass
+    texts = [blob.decode("utf-8", "replace") for blob in blobs]
+    return [(text, text.casefold()) for text in texts]
+
+
+def in_texts(values: list[Needles], texts: list[tuple[str, str]]) -> str | None:
+    """The value (of `values`) a file's texts (file_texts) hold, the first text first; None if none."""
+    for text, folded in texts:
+        for n in values:
+            if n.found_in(text, folded):
+                return n.value
     return None
 
 
 def in_file(values: list[Needles], data: bytes) -> str | None:
     """The value a file's bytes hold (a gzip file's decompressed start too); None if none."""
-    texts = [data]
-    if data[:2] == b"\x1f\x8b":
-        try:
-            texts.append(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, GZIP_BYTES))
-        except zlib.error:
-            pass
-    for blob in texts:
-        text = blob.decode("utf-8", "replace")
-        folded = text.casefold()
-        for n in values:
-            if n.found_in(text, folded):
-                return n.value
-    return None
+    return in_texts(values, file_texts(data))
