@@ -37,7 +37,7 @@ from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, le
 from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved,
                                         link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
-from veriguard.enforce.shell_values import Needles, in_command, in_file, needles, secret_values
+from veriguard.enforce.shell_values import Needles, file_texts, in_spellings, in_texts, needles, secret_values, spellings
 from veriguard.enforce.shell_walk import (Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered,
                                          within)
 
@@ -181,16 +181,28 @@ def sent_files(a: Analysis, zones: Zones, carried: tuple[str, ...]) -> tuple[str
     """The regular files on disk now that `a`, a command that sends data out, reads by name, but for the secrets
     themselves (a `carried` zone's): a copy of a secret onto one of them, decided beside it, would be sent (one not
     made yet asks already: through_typed_secrets)."""
-    return tuple(dict.fromkeys(path for accesses, path, recursive in a.paths
-                               if "read" in accesses and not recursive and not path.startswith(_NOT_COPIES)
+    return tuple(dict.fromkeys(path for path in _read_paths(a, whole=False) if not path.startswith(NOT_COPIES)
                                and os.path.isfile(path) and not any(z in carried for z in _zones_of(zones, path))))
+
+
+def _read_paths(a: Analysis, *, whole: bool | None = None) -> Iterator[str]:
+    """The paths `a` reads by name (its globs left out): all of them, or only those read whole (`whole` True) or not
+    (False)."""
+    return (path for accesses, path, recursive in a.paths if "read" in accesses and (whole is None or recursive == whole))
+
+
+def _written(a: Analysis, kinds: tuple[str, ...] = ("write",)) -> list[tuple[str, bool]]:
+    """(a path `a` writes, whether whole): those of its paths that it accesses in one of `kinds`, then the literal
+    heads of the globs it writes (each whole)."""
+    writes = [(path, recursive) for accesses, path, recursive in a.paths if any(k in accesses for k in kinds)]
+    writes += [(literal_head(comps).rstrip("/") or "/", True) for accesses, comps, _ in a.patterns if "write" in accesses]
+    return writes
 
 
 def _read_names(a: Analysis, globs: dict[str, list[str] | None], *, whole: bool | None = None) -> Iterator[str]:
     """The paths `a` reads, a glob's by its matches on disk (`cp .en? /tmp/e`; past MAX_MATCHES, its text stands for
     them all): all of them, or only those read whole (`whole` True) or not (False)."""
-    yield from (path for accesses, path, recursive in a.paths
-                if "read" in accesses and (whole is None or recursive == whole))
+    yield from _read_paths(a, whole=whole)
     yield from (m for accesses, comps, recursive in a.patterns if "read" in accesses and (whole is None or recursive == whole)
                 for m in (_matches(comps, globs) or [_glob_text(comps)]))
 
@@ -202,7 +214,7 @@ def _carried_read(a: Analysis, zones: Zones, carried: tuple[str, ...],
 
 
 MAX_MATCHES = 2000      # a glob's matches read on disk; past them, its text stands for them all
-_NOT_COPIES = ("/dev/", "/proc/", "/sys/")   # writes that leave no file behind (`> /dev/null`) or change no file
+NOT_COPIES = ("/dev/", "/proc/", "/sys/")   # writes that leave no file behind (`> /dev/null`) or change no file
 
 
 def carried_copies(a: Analysis, zones: Zones, carried: tuple[str, ...], globs: dict[str, list[str] | None],
@@ -215,10 +227,9 @@ def carried_copies(a: Analysis, zones: Zones, carried: tuple[str, ...], globs: d
     `sed -i` over the project: files rewritten in place keep their names). A folder written whole ends in `/` (all under
     it may hold a copy: `cp -r . /tmp/x`); () where the command reads no such file."""
     whole = tuple(dict.fromkeys(_read_names(a, globs, whole=True)))
-    writes = [(path, recursive) for accesses, path, recursive in a.paths if "write" in accesses]
-    writes += [(literal_head(comps).rstrip("/") or "/", True) for accesses, comps, _ in a.patterns if "write" in accesses]
+    writes = _written(a)
     kept = [path + "/" if recursive else path for path, recursive in writes
-            if path != "/" and not path.startswith(_NOT_COPIES) and not any(z in carried for z in _zones_of(zones, path))
+            if path != "/" and not path.startswith(NOT_COPIES) and not any(z in carried for z in _zones_of(zones, path))
             and not (recursive and any(within(path, (w,)) or within(w, (path,)) for w in whole))]
     if not kept:
         return ()
@@ -355,13 +366,15 @@ def _held_values(found: list[tuple[str, str, list[Needles]]], a: Analysis, comma
     if absent is not None:
         return found[0][1], (f"read {absent} (as {found[0][1]}): it does not exist yet, so what it will hold is unknown "
                              "(a call decided beside this one may be copying one of the project's secrets there)")
+    spelled = spellings(command)      # the command's spellings made once, not once per secret file
     for path, zone, values in found:
-        value = in_command(values, command)
+        value = in_spellings(values, spelled)
         if value is not None:
             return zone, f"read {path} ({zone}): the command's text holds one of its values"
     for sent, data in _sent_bytes(a, workspace, disk):
+        texts = file_texts(data)      # decoded (and gunzipped) once a sent file, not once per secret file
         for path, zone, values in found:
-            if in_file(values, data) is not None:
+            if in_texts(values, texts) is not None:
                 return zone, f"read {path} ({zone}): {sent}, which the command sends, holds one of its values"
     return None
 
@@ -369,12 +382,10 @@ def _held_values(found: list[tuple[str, str, list[Needles]]], a: Analysis, comma
 def _absent_reads(a: Analysis) -> str | None:
     """A file `a` reads by name that is not on disk, that no step of the command writes and that is no word of a git
     command (`git show HEAD`: a revision); None if none."""
-    written = [(path, recursive) for accesses, path, recursive in a.paths if {"write", "create"} & set(accesses)]
-    written += [(literal_head(comps).rstrip("/") or "/", True) for accesses, comps, _ in a.patterns
-                if "write" in accesses]
+    written = _written(a, ("write", "create"))
     git_words = {w for r in a.rewrites for w in r.args if w}     # revisions and pathspecs git resolves itself
-    for accesses, path, recursive in a.paths:
-        if "read" not in accesses or recursive or path.startswith(_NOT_COPIES) or os.path.lexists(path):
+    for path in _read_paths(a, whole=False):
+        if path.startswith(NOT_COPIES) or os.path.lexists(path):
             continue
         if any(path == w or path.endswith("/" + w) for w in git_words):
             continue
@@ -388,12 +399,12 @@ def _sent_bytes(a: Analysis, workspace: str, disk: "_Walk") -> Iterator[tuple[st
     it reads whole, at most _SENT_FILES files (links not followed; a folder's first _SENT_ENTRIES entries, breadth
     first). The project's own folders are judged by their zones (a copy there of a value the project keeps in its
     configuration is the project's, and the secret files themselves are read by name)."""
-    files = [path for accesses, path, recursive in a.paths if "read" in accesses and not recursive]
-    folders = [path for accesses, path, recursive in a.paths if "read" in accesses and recursive
-               and not within(path, (workspace,)) and not within(workspace, (path,))]
+    files = list(_read_paths(a, whole=False))
+    folders = [path for path in _read_paths(a, whole=True)
+               if not within(path, (workspace,)) and not within(workspace, (path,))]
     left = _SENT_FILES
     for path in dict.fromkeys(files + list(_files_under(folders, disk))):
-        if left == 0 or path.startswith(_NOT_COPIES):
+        if left == 0 or path.startswith(NOT_COPIES):
             continue
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
