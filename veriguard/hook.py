@@ -686,15 +686,10 @@ def _state_fix(path: str) -> str:
             "secrets), or the hook must run with --no-state")
 
 
-def read_state(path: str) -> list[str]:
-    """The copies the state file names (a folder written whole ends in `/`); [] where there is no file yet. Anything
-    else that cannot be read (a link, a folder, a line that is no record, more than STATE_LIMIT paths) is Refused:
-    a state that cannot be read would forget copies."""
-    return read_state_entries(path)[0]
-
-
 def read_state_entries(path: str) -> tuple[list[str], list[str]]:
-    """(the copies, the files sends read: records marked `"sent": true`) the state file names (read_state)."""
+    """(the copies, the files sends read: records marked `"sent": true`) the state file names (a folder written whole
+    ends in `/`); ([], []) where there is no file yet. Anything else that cannot be read (a link, a folder, a line that
+    is no record, more than STATE_LIMIT paths) is Refused: a state that cannot be read would forget copies."""
     import fcntl
 
     from veriguard.contracts import strict_json
@@ -791,15 +786,14 @@ def unseen_writes(monitor: Any, record: Any, call: Mapping[str, Any], opts: Opti
     (`python3 -c "...copy('.env', '/tmp/x')"`, then `curl -d @/tmp/x`; a send decided beside it in a parallel batch
     sees it in the state). Refused where one is a file a command decided before sends (the state's `sent`), or named
     there by its name under the working directory: the copy would land under that send."""
-    from veriguard.enforce.shell import ShellExtractor
+    from veriguard.enforce.shell import NOT_COPIES, ShellExtractor
 
     _, _, sent = getattr(monitor, "hook_state", ("", [], []))
     text = call["tool_input"].get("command") if call.get("tool_name") == "Bash" else None
-    unknown = isinstance(text, str) and any(
-        isinstance(x, ShellExtractor) and x.part == "command"
-        and (record.arguments.get(name) or {}).get("kind") == x.commands.unknown
-        for name, x in monitor.extractors.items())
-    if not unknown or not isinstance(text, str):
+    if not isinstance(text, str) or not any(
+            isinstance(x, ShellExtractor) and x.part == "command"
+            and (record.arguments.get(name) or {}).get("kind") == x.commands.unknown
+            for name, x in monitor.extractors.items()):
         return []
     cwd = call["cwd"].rstrip("/") + "/"
 
@@ -813,7 +807,7 @@ def unseen_writes(monitor: Any, record: Any, call: Mapping[str, Any], opts: Opti
                       "project's secrets there")
     project = opts.env.get("CLAUDE_PROJECT_DIR", "").rstrip("/") + "/"
     return [p for p in dict.fromkeys(os.path.normpath(m) for m in _PATH_WORD.findall(text))
-            if not (p + "/").startswith(project) and not p.startswith(("/dev/", "/proc/", "/sys/"))
+            if not (p + "/").startswith(project) and not p.startswith(NOT_COPIES)
             and not os.path.isdir(p)]
 
 

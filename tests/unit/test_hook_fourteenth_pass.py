@@ -64,6 +64,22 @@ def run(m: dict[str, Path], command: str) -> None:
     subprocess.run(["bash", "-c", text], cwd=m["project"], capture_output=True, env={**os.environ, "HOME": str(m["home"])})
 
 
+def spawn(build: Path, m: dict[str, Path], command: str, tool_use_id: str) -> subprocess.Popen[bytes]:  # noqa: F811
+    """Starts the hook as Claude Code does, a process of its own, on one Bash command as written (none filled in), its
+    call already written to its stdin: the hooks of a parallel batch run at once."""
+    env = {**os.environ, "HOME": str(m["home"]), "CLAUDE_PROJECT_DIR": str(m["project"])}
+    call = {"session_id": "s", "cwd": str(m["project"]), "permission_mode": "default",
+            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": tool_use_id,
+            "tool_input": {"command": command}}
+    p = subprocess.Popen([sys.executable, "-m", "veriguard.hook", "claude-code", "--build", str(build)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         cwd=m["project"])
+    assert p.stdin is not None
+    p.stdin.write(json.dumps(call).encode())
+    p.stdin.close()
+    return p
+
+
 def state_of(m: dict[str, Path]) -> Path:
     return m["home"] / hook.STATE_FILE
 
@@ -198,22 +214,10 @@ def test_bad_state_options_deny(build: Path, options: list[str]) -> None:  # noq
 
 def test_concurrent_calls_each_keep_their_copy(build: Path, machine: dict[str, Path]) -> None:  # noqa: F811
     """Claude Code runs hooks of parallel tool calls at once: every append is whole and none is lost."""
-    env = {**os.environ, "HOME": str(machine["home"]), "CLAUDE_PROJECT_DIR": str(machine["project"])}
-    procs = []
-    for i in range(6):
-        call = {"session_id": "s", "cwd": str(machine["project"]), "permission_mode": "default",
-                "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": f"t{i}",
-                "tool_input": {"command": f"cp .env {machine['tmp']}p{i}"}}
-        p = subprocess.Popen([sys.executable, "-m", "veriguard.hook", "claude-code", "--build", str(build)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                             cwd=machine["project"])
-        assert p.stdin is not None
-        p.stdin.write(json.dumps(call).encode())
-        p.stdin.close()
-        procs.append(p)
+    procs = [spawn(build, machine, f"cp .env {machine['tmp']}p{i}", f"t{i}") for i in range(6)]
     for p in procs:
         assert p.wait(timeout=120) == 0
-    assert set(hook.read_state(str(state_of(machine)))) >= {f"{machine['tmp']}p{i}" for i in range(6)}
+    assert set(hook.read_state_entries(str(state_of(machine)))[0]) >= {f"{machine['tmp']}p{i}" for i in range(6)}
 
 
 # -- a code setting's key cut between two commands inside a word ---------------------------------------------------------
