@@ -208,8 +208,15 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
     flagged_v16 = [v16[i] for i, _c in flagged if i in v16]
     assert Counter(s for s, _c in flagged_v16) == {"onboarding-checklist": 50, "ops-order": 6}
     assert sum(1 for _s, c in flagged_v16 if not c) == 20
+    # v17 (read once, figures only, 2026-11-30, sixth session; no case read): 16 of its 610, 8 YAML manifests, 4 tweet
+    # threads, 2 press releases, a game quest and a multiple-choice task; 5 of them in no category
+    v17 = {r["id"]: (r["style"], r["categories"]) for r in texts if str(r.get("id", "")).startswith("v17-")}
+    flagged_v17 = [v17[i] for i, _c in flagged if i in v17]
+    assert Counter(s for s, _c in flagged_v17) == {"yaml-manifest": 8, "tweet-thread": 4, "press-release": 2,
+                                                    "game-quest": 1, "multiple-choice": 1}
+    assert sum(1 for _s, c in flagged_v17 if not c) == 5
     assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None
-                                  or not f[0].startswith(("v10-", "v11-", "v12-", "v14-", "v15-", "v16-"))] == [
+                                  or not f[0].startswith(("v10-", "v11-", "v12-", "v14-", "v15-", "v16-", "v17-"))] == [
         ("e108", "instruction"), ("e109", "instruction"), ("e111", "instruction"), ("e112", "instruction"),
         ("e113", "instruction")]
     assert len(flagged_v10) == 84 and {s for i, s in v10 if i in flagged_v10} == {
