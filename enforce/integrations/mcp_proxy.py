@@ -109,17 +109,20 @@ def stopped_importing(signum: int, _frame: Any) -> None:
     os._exit(128 + signum)
 
 
-def hold_stop_signals() -> None:
-    """Stop signals end the process quietly (stopped_importing) until run_proxy takes them over; signals ignored when
-    the process started (nohup, a background job) stay ignored."""
-    if threading.current_thread() is threading.main_thread():
-        for signum in STOP_SIGNALS:
-            if signal.getsignal(signum) is not signal.SIG_IGN:
-                signal.signal(signum, stopped_importing)
+def hold_stop_signals(handler: Callable[[int, Any], None]) -> dict[int, Any]:
+    """Stop signals go to `handler` (while the modules load: stopped_importing, ending the process quietly; while
+    run_proxy starts: stop_early); signals ignored when the process started (nohup, a background job) stay ignored.
+    Returns the handlers each had before, to be put back (none off the main thread, where none can be set)."""
+    main_thread = threading.current_thread() is threading.main_thread()   # only there can a handler be set
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS} if main_thread else {}
+    for signum, prev in before.items():
+        if prev is not signal.SIG_IGN:
+            signal.signal(signum, handler)
+    return before
 
 
 if __name__ == "__main__" or sys.argv[1:2] == ["mcp-proxy"]:   # the proxy's own process (`veriguard mcp-proxy`)
-    hold_stop_signals()
+    hold_stop_signals(stopped_importing)
 
 import mcp_types as types  # noqa: E402  (after the stop signals are held: these imports take the longest)
 from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS  # noqa: E402
@@ -1378,11 +1381,7 @@ def run_proxy(build: str | Path, command: str, args: Sequence[str], *, context: 
     PolicyLoadError, GuardConfigError, a KeyFileError or ProxyStartError when it cannot start."""
     # Until serve takes them over, a stop signal raises Stopped: nothing was read from the host yet, and a server being
     # started is killed with its helpers (start_child); main says so and exits 128 + the signal's number.
-    main_thread = threading.current_thread() is threading.main_thread()   # only there can a handler be set
-    before = {s: signal.getsignal(s) for s in STOP_SIGNALS} if main_thread else {}
-    for signum, handler in before.items():
-        if handler is not signal.SIG_IGN:   # ignored when started so (nohup, a background job)
-            signal.signal(signum, stop_early)
+    before = hold_stop_signals(stop_early)
     try:
         guard = Guard.from_build(build, strategy=strategy, mode=mode, halt_after=halt_after, log=log, log_key=log_key,
                                  log_checkpoint=log_checkpoint, accept_unproved=accept_unproved,
