@@ -96,7 +96,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
+from typing import IO, Any, Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
 
@@ -480,20 +480,26 @@ def ps_children() -> Callable[[int], list[int]]:
     return lambda pid: tree.get(pid, [])
 
 
-def freeze_below(child: asyncio.subprocess.Process) -> set[int]:
-    """Where there is no /proc: SIGSTOP the child and every process below it as `ps` shows them, again until none is
-    new, so that none exits (its children passing to launchd, out of reach) or forks before the kill. Before, on macOS
-    only the child's process group was killed: a helper of its that had left the group (setsid) lived on."""
-    stopped: set[int] = set()
-    for _ in range(20):
-        new = below([child.pid], ps_children()) - stopped
+def signal_each(pids: Iterable[int], signum: int, spared: tuple[type[OSError], ...] = (ProcessLookupError,)) -> None:
+    """Send `signum` to each of `pids`; a failure of the kinds `spared` (one already gone...) is passed over."""
+    for pid in pids:
+        with contextlib.suppress(*spared):
+            os.kill(pid, signum)
+
+
+def signal_below(roots: Callable[[], Sequence[int]], signum: int, kids: Callable[[], Callable[[int], list[int]]],
+                 rounds: int, spared: tuple[type[OSError], ...] = (ProcessLookupError,)) -> set[int]:
+    """Send `signum` to `roots()` and every process below them (`kids()`: a process's children, asked afresh with the
+    roots each round), again until none is new (one forked meanwhile is found the next round), at most `rounds`
+    times; returns every process signalled."""
+    done: set[int] = set()
+    for _ in range(rounds):
+        new = below(roots(), kids()) - done
         if not new:
             break
-        for pid in new:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGSTOP)
-        stopped |= new
-    return stopped
+        signal_each(new, signum, spared)
+        done |= new
+    return done
 
 
 def forget(child: asyncio.subprocess.Process) -> None:
@@ -516,11 +522,14 @@ def kill_tree(child: Any) -> None:
     """SIGKILL the child and every process below it: its process group (start_child makes it lead one), each
     descendant /proc shows (one that left the group: setsid) and, where the proxy adopts orphans, each process below
     it (a daemon whose parent exited), again until none is left (one forked meanwhile is found the next round).
-    Without /proc (macOS), the processes `ps` shows below the child are stopped first (freeze_below), then killed."""
+    Without /proc (macOS), the child and every process `ps` shows below it are first stopped (SIGSTOP, again until
+    none is new), so that none exits (its children passing to launchd, out of reach) or forks before the kill, then
+    killed. Before, on macOS only the child's process group was killed: a helper of its that had left the group
+    (setsid) lived on."""
     if isinstance(child, asyncio.subprocess.Process) and not os.path.isdir(PROC_TASKS):
-        for pid in freeze_below(child) - {child.pid}:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        either = (ProcessLookupError, PermissionError)
+        stopped = signal_below(lambda: [child.pid], signal.SIGSTOP, ps_children, 20, either)
+        signal_each(stopped - {child.pid}, signal.SIGKILL, either)
     try:
         if isinstance(child, asyncio.subprocess.Process) and os.getpgid(child.pid) == child.pid:
             os.killpg(child.pid, signal.SIGKILL)
@@ -530,18 +539,8 @@ def kill_tree(child: Any) -> None:
         pass
     if not isinstance(child, asyncio.subprocess.Process):
         return
-    killed: set[int] = set()
-    for _ in range(100):
-        roots = [p for p in children(os.getpid()) if p not in STARTED or p == child.pid] if ADOPTING else [child.pid]
-        alive = below(roots) - killed
-        if not alive:
-            break
-        for pid in alive:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        killed |= alive
+    signal_below(lambda: [p for p in children(os.getpid()) if p not in STARTED or p == child.pid] if ADOPTING
+                 else [child.pid], signal.SIGKILL, lambda: children, 100)
     reap_adopted()
 
 
