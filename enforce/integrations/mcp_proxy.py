@@ -357,6 +357,12 @@ def carries_call(params: Any) -> bool:
     return isinstance(params, dict) and type(params.get("name")) is str and "arguments" in params
 
 
+def carries_foreign_call(method: str, params: Any) -> bool:
+    """Whether a request's params hold a tool call (carries_call) that MCP does not give `method`: a prompt's name and
+    arguments are a prompts/get's own (FORWARDED_KEYS), a tool's on any other method are not."""
+    return carries_call(params) and not {"name", "arguments"} <= FORWARDED_KEYS.get(method, frozenset())
+
+
 def reads_as(c: str, letter: str, *, mixed: bool) -> bool:
     """Whether `c` (case and compatibility folded) may stand for the ASCII `letter` to the eye: itself, a digit of any
     script that looks like it (0 for o, 1 for l...), a letter of a script whose letters pass for Latin ones
@@ -693,7 +699,7 @@ class Proxy:
             say(f"refused {method!r} (id {host_id!r}): {reused}")
             self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {"code": types.INVALID_REQUEST,
                                                                      "message": f"refused: {reused}"}})
-        elif method in MCP_METHODS and method not in self.methods and method != "prompts/get" and carries_call(params):
+        elif method in MCP_METHODS and method not in self.methods and carries_foreign_call(method, params):
             # a request the proxy answers itself (ping, initialize, logging/setLevel...) carrying a tool call: before,
             # answered as if it were plain, the call unrecorded
             self.unanswerable(params, f"a {method} whose params carry a tool's name and arguments, which MCP does not "
@@ -732,7 +738,7 @@ class Proxy:
         if not problem:
             self.forward(host_id, method, sent)
             return
-        if carries_call(params) and not {"name", "arguments"} <= FORWARDED_KEYS[method]:
+        if carries_foreign_call(method, params):
             self.unanswerable(params, f"a {method} whose params carry a tool's name and arguments, which MCP does not "
                               f"give {method}: not forwarded")
         say(f"refused {method!r} (id {host_id!r}): {problem}")
