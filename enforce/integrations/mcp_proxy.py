@@ -871,10 +871,14 @@ class Proxy:
     def not_run(self, host_id: Any, name: str, why: str, *, allowed: bool = False) -> None:
         """Refuse a tools/call that no child could take (gone, or being started again), with a record that counts in no
         run's denials (the policy did not refuse it); `allowed`: the policy had allowed it."""
-        self.guard.refuse_run(f"{'allowed by the policy, but ' if allowed else ''}not run: {why}", integration="mcp_proxy",
-                              tool=name, action_id=action_id(host_id))
+        self.record_end(host_id, name, f"{'allowed by the policy, but ' if allowed else ''}not run: {why}")
         say(f"refused tools/call {name!r} (id {host_id!r}): {why}")
         self.to_host({"jsonrpc": "2.0", "id": host_id, "result": refusal(f"Not run: {why}.")})
+
+    def record_end(self, host_id: Any, name: str, why: str) -> None:
+        """Record how a tools/call that the policy did not refuse ended without its answer (not run, cancelled, did not
+        complete): a record that counts in no run's denials."""
+        self.guard.refuse_run(why, integration="mcp_proxy", tool=name, action_id=action_id(host_id))
 
     def refuse_undecided(self, host_id: Any, name: str, why: str) -> None:
         """Refuse a call the policy did not decide (in shadow mode too: nothing decided it), with a record."""
@@ -1012,9 +1016,8 @@ class Proxy:
                     pending.timer.cancel()
                 if pending.method == "tools/call":
                     self.linger(child_id)
-                    self.guard.refuse_run("allowed by the policy, then cancelled by the host after it went to the MCP "
-                                          "server: it may have run there; its answer is dropped", integration="mcp_proxy",
-                                          tool=pending.tool, action_id=action_id(pending.host_id))
+                    self.record_end(pending.host_id, pending.tool, "allowed by the policy, then cancelled by the host "
+                                    "after it went to the MCP server: it may have run there; its answer is dropped")
                 self.to_child({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
                     "requestId": child_id, **({"reason": params["reason"]} if "reason" in params else {})}})
         self.settle()
@@ -1156,8 +1159,7 @@ class Proxy:
     def fail(self, pending: Pending, reason: str) -> None:
         """The host's request could not be completed: a refusal for a tools/call, a JSON-RPC error otherwise."""
         if pending.method == "tools/call":   # its allow record is followed by one of its end (before: the allow alone)
-            self.guard.refuse_run(f"allowed by the policy, but did not complete: {reason}", integration="mcp_proxy",
-                                  tool=pending.tool, action_id=action_id(pending.host_id))
+            self.record_end(pending.host_id, pending.tool, f"allowed by the policy, but did not complete: {reason}")
             say(f"refused tools/call {pending.tool!r}: {reason}")
             self.to_host({"jsonrpc": "2.0", "id": pending.host_id,
                           "result": refusal(f"The call was allowed by the policy but did not complete: {reason}.")})
