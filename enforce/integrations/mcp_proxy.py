@@ -1024,8 +1024,11 @@ class Proxy:
 
     def in_use(self, host_id: Any) -> bool:
         """Whether a request with `host_id`, spelt either way (1 and "1"), awaits its decision or the child's answer."""
-        waiting = [p.host_id for p in self.pending.values()] + list(self.deciding.values())
-        return host_id is not None and any(str(h) == str(host_id) for h in waiting)
+        return host_id is not None and str(host_id) in self.awaited()
+
+    def awaited(self) -> set[str]:
+        """The ids, as strings, of the requests that await their decision or the child's answer."""
+        return {str(h) for h in [p.host_id for p in self.pending.values()] + list(self.deciding.values())}
 
     def to_host(self, message: Mapping[str, Any]) -> None:
         """Answer the host. The answer to a request whose id another request still awaiting its answer has (a reused
@@ -1039,9 +1042,14 @@ class Proxy:
         self.release_held()
 
     def release_held(self) -> None:
-        """The held answers whose id no request awaiting its answer has any more, in the order they were made."""
-        while ready := [m for m in self.held if not self.in_use(m.get("id"))]:
-            self.held = [m for m in self.held if self.in_use(m.get("id"))]
+        """The held answers whose id no request awaiting its answer has any more, in the order they were made (one pass:
+        writing them changes no request's state)."""
+        if not self.held:
+            return
+        awaited = self.awaited()
+        ready = [m for m in self.held if m.get("id") is None or str(m.get("id")) not in awaited]
+        if ready:
+            self.held = [m for m in self.held if m.get("id") is not None and str(m.get("id")) in awaited]
             for message in ready:
                 self.write_to_host(message)
 
