@@ -629,10 +629,8 @@ class Proxy:
         try:
             message = strict_loads(line)
         except StrictJSONError as e:   # it may have been a tools/call: nothing of it runs, and that is recorded
-            self.unanswerable(None, f"a host line that is not strict JSON ({str(e)[:200]}), so no call could be read "
-                              "from it; if it was a tools/call, it was not run")
-            self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.PARSE_ERROR,
-                                                                  "message": f"not JSON: {e}"}})
+            self.parse_error(f"a host line that is not strict JSON ({str(e)[:200]}), so no call could be read from it; "
+                             "if it was a tools/call, it was not run", f"not JSON: {e}")
             return
         if isinstance(message, list):   # a batch (MCP has none since 2025-06-18): answered as one invalid request
             for item in batch_items(message):
@@ -679,10 +677,15 @@ class Proxy:
     def too_long(self, length: int) -> None:
         """A host line longer than MAX_LINE, dropped unread: a parse error, recorded as a refused call (it may have been
         one)."""
-        self.unanswerable(None, f"a host line of {length} bytes, longer than the {MAX_LINE} the proxy reads, was dropped "
-                          "unread; if it was a tools/call, it was not run")
-        self.to_host({"jsonrpc": "2.0", "id": None, "error": {
-            "code": types.PARSE_ERROR, "message": f"a line of {length} bytes, longer than {MAX_LINE}: not read"}})
+        self.parse_error(f"a host line of {length} bytes, longer than the {MAX_LINE} the proxy reads, was dropped "
+                         "unread; if it was a tools/call, it was not run",
+                         f"a line of {length} bytes, longer than {MAX_LINE}: not read")
+
+    def parse_error(self, why: str, message: str) -> None:
+        """A host line that could not be read: the refusal of the tools/call it may have been is recorded (`why`), and
+        the host gets a parse error (`message`)."""
+        self.unanswerable(None, why)
+        self.to_host({"jsonrpc": "2.0", "id": None, "error": {"code": types.PARSE_ERROR, "message": message}})
 
     def unanswerable(self, params: Any, why: str) -> None:
         """Record the refusal of a tools/call the proxy cannot answer (it is never forwarded either)."""
