@@ -36,7 +36,7 @@ def daemon_before(received: str, context: str, after: float) -> None:
     if os.fork() > 0:
         os._exit(0)
     time.sleep(after)
-    record_payment(received, context, {"name": "send_payment", "arguments": {**{"amount_cents": 250000}}})
+    record_payment(received, context, {"name": "send_payment", "arguments": {"amount_cents": 250000}})
     os._exit(0)
 
 
