@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_guard import CONTEXT, OVER_LIMIT, PAYMENT
-from tests.unit.test_mcp_proxy_m25 import call, cancel, normal_session, records, session_fixture, stoppable, text
+from tests.unit.test_mcp_proxy_m25 import (call, cancel, normal_session, records, session_fixture, stoppable, text,
+                                         wait_for)
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
@@ -324,10 +325,21 @@ def test_without_proc_a_helper_that_left_the_servers_group_is_killed_with_it(mon
     asyncio.run(run())
     helper = int(pidfile.read_text())
     try:
-        end = time.monotonic() + 5
-        while alive(helper) and time.monotonic() < end:
-            time.sleep(0.05)
+        wait_for(lambda: not alive(helper), 5)
         assert not alive(helper)
     finally:
         if alive(helper):
             os.kill(helper, signal.SIGKILL)
+
+
+def test_only_prompts_get_has_a_tool_calls_keys_of_its_own():
+    """carries_foreign_call (review mend): a request's name and arguments are a call MCP does not give its method on
+    every MCP method but prompts/get, whose own params they are (as the proxy's former special case had it)."""
+    from veriguard.enforce.integrations import mcp_proxy
+
+    owning = {m for m in mcp_proxy.MCP_METHODS if {"name", "arguments"} <= mcp_proxy.FORWARDED_KEYS.get(m, frozenset())}
+    assert owning == {"prompts/get"}
+    params = {"name": "send_payment", "arguments": {}}
+    for method in mcp_proxy.MCP_METHODS:
+        assert mcp_proxy.carries_foreign_call(method, params) is (method != "prompts/get")
+        assert not mcp_proxy.carries_foreign_call(method, {"name": "send_payment"})
