@@ -168,29 +168,33 @@ class LLMExtractor:
             value, how, details = self._ask(observation)
             return Extracted(value, f"llm: {how}", 1.0, self.kind, details)
         assert self.classifier is not None
-        result = self.classifier.classify(_read_text(observation, self.text, self.max_chars))
+        text = _read_text(observation, self.text, self.max_chars)
+        result = self.classifier.classify(text)
         if not getattr(result, "readable", True):  # padding the text past the classifier must not pick the judge
             raise ExtractionError("extract.abstain", f"the classifier cannot read {self.text!r} ({result.reason}); "
                                   f"mode {self.mode!r} denies it as the classifier alone does, without asking the "
                                   "model to decide alone")
         if self.mode == "cascade" and foreign:  # the model must not decide alone what no check could read
             return self._union(observation, result, f"cascade on text with {foreign}, as 'both'")
-        more = (self._clause_fields(_read_text(observation, self.text, self.max_chars)) - set(result.labels)
-                if self.mode == "cascade" and not result.abstained else set())
-        if self.mode == "cascade" and not result.abstained and not more:
-            self.stats.classifier_only += 1
-            got = self._classifier_reading(observation, result)
-            return Extracted(got.value, f"cascade: classifier sure, model not called; {got.how}", got.confidence,
-                             self.kind, {"model_called": False})
+        more: set[str] = set()
+        reads: dict[str, set[str]] | None = None   # each clause's reading, for _disputed: read once
+        if self.mode == "cascade" and not result.abstained:
+            reads = self._clause_reads(_clauses(text))
+            more = set().union(*reads.values()) - set(result.labels)
+            if not more:
+                self.stats.classifier_only += 1
+                got = self._classifier_reading(observation, result)
+                return Extracted(got.value, f"cascade: classifier sure, model not called; {got.how}", got.confidence,
+                                 self.kind, {"model_called": False})
         if self.mode == "cascade":
-            unknown = (set(result.labels) | set(result.uncertain)) - set(self.classifier.categories)
+            unknown = _read_fields(result) - set(self.classifier.categories)
             if unknown:  # as the classifier extractor refuses them; the merge below would drop them silently
                 raise ExtractionError("extract.classifier", f"the classifier returned unknown categories "
                                       f"{sorted(unknown)}")
             kept = set(result.labels)
             if self.classifier.abstain == "restrict":  # the engineer's reading of an unsure category: it applies
                 kept |= set(result.uncertain)
-            value, how, details = self._ask(observation, frozenset(kept))
+            value, how, details = self._ask(observation, frozenset(kept), reads)
             merged = {c: bool(value[c]) or c in kept for c in value}
             which = "sure categories" + (" and, abstain = 'restrict', its uncertain ones"
                                          if self.classifier.abstain == "restrict" else "")
@@ -236,15 +240,18 @@ class LLMExtractor:
                                       "veriguard[llm]") from None
         return self._provider
 
-    def _ask(self, observation: Mapping[str, Any], settled: frozenset[str] = frozenset()) -> tuple[Any, str, dict[str, Any]]:
+    def _ask(self, observation: Mapping[str, Any], settled: frozenset[str] = frozenset(),
+             reads: dict[str, set[str]] | None = None) -> tuple[Any, str, dict[str, Any]]:
         """The model's reading of the agent's text, with the fields a clause of the text withdrew kept (_withdrawn);
-        `settled`: fields the classifier already holds true, which the merge keeps whatever the model says."""
+        `settled`: fields the classifier already holds true, which the merge keeps whatever the model says; `reads`:
+        the text's _clause_reads where the caller already has them."""
         text = _read_text(observation, self.text, self.max_chars)
         value, how, details = self._ask_text(text)
-        return self._withdrawn(text, value, how, details, settled)
+        return self._withdrawn(text, value, how, details, settled, reads)
 
     def _withdrawn(self, text: str, value: Any, how: str, details: dict[str, Any],
-                   settled: frozenset[str] = frozenset()) -> tuple[Any, str, dict[str, Any]]:
+                   settled: frozenset[str] = frozenset(),
+                   reads: dict[str, set[str]] | None = None) -> tuple[Any, str, dict[str, Any]]:
         """The answer with each field the model answered false kept true where the text withdrew it: a field the text
         names (in the checks' reading) that the model answers false is asked again of the text without the clauses
         that name it, and of each such clause alone; a field either reading finds stays true (the restrictive union),
@@ -255,7 +262,7 @@ class LLMExtractor:
         off = tuple(f for f in fields if isinstance(value, Mapping) and value.get(f) is False and f not in settled)
         clauses = _clauses(text) if off else []
         naming = _naming_clauses(clauses, off, self._names) if off else {}
-        for clause, said in self._disputed(text, clauses, off).items():
+        for clause, said in self._disputed(clauses, off, reads).items():
             naming[clause] = list(dict.fromkeys([*naming.get(clause, []), *said]))
         if not naming:
             return value, how, details
@@ -281,24 +288,23 @@ class LLMExtractor:
                       f"{why}, so a clause of the text withdrew them"), {**details, "withdrawn": sorted(found),
                                                                           "withdrawal_asks": asked}
 
-    def _disputed(self, text: str, clauses: list[str], off: tuple[str, ...]) -> dict[str, list[str]]:
+    def _disputed(self, clauses: list[str], off: tuple[str, ...],
+                  reads: dict[str, set[str]] | None = None) -> dict[str, list[str]]:
         """The clauses of a text of several in which the bank's classifier, reading each alone, reads a field the
         model answered false on the whole text (`off`): the two readers disagree, and the clause that holds the request
         is asked alone, whatever words the rest of the text withdraws it in ("Accommodation: not needed", "but I don't
         need the room anymore", "never mind": each clause alone, since the classifier's reading of the whole text takes
         such words as taking the request back), so that the model reads it without them. The classifier only picks what
-        is asked; the model's readings decide."""
+        is asked; the model's readings decide. `reads`: _clause_reads(clauses), where the caller has them."""
+        reads = self._clause_reads(clauses) if reads is None else reads
+        return {clause: said for clause, read in reads.items() if (said := [f for f in off if f in read])}
+
+    def _clause_reads(self, clauses: list[str]) -> dict[str, set[str]]:
+        """The categories the classifier reads in each clause of a text of several, each read alone; none for a text
+        of one clause or no reader."""
         if self.reader is None or len(clauses) < 2:
             return {}
-        found = {clause: [f for f in off if f in _read_fields(self.reader(clause))] for clause in clauses}
-        return {clause: said for clause, said in found.items() if said}
-
-    def _clause_fields(self, text: str) -> set[str]:
-        """The categories the classifier reads in one clause or another of a text of several, each read alone."""
-        clauses = _clauses(text)
-        if self.reader is None or len(clauses) < 2:
-            return set()
-        return set().union(*(_read_fields(self.reader(clause)) for clause in clauses))
+        return {clause: _read_fields(self.reader(clause)) for clause in clauses}
 
     @cached_property
     def _names(self) -> Mapping[str, tuple[str, ...]]:
