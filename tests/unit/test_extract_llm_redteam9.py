@@ -15,8 +15,9 @@ from typing import Any, Callable
 import pytest
 
 from tests.llm_fakes import ScriptedModel, agent_text_in, obeying_reader, reading_model
+from tests.unit import test_extract_llm_redteam8 as r8
 from tests.unit.test_extract_llm import (  # noqa: F401 (openai_server is a fixture)
-    NONE, anthropic_extractor, answer, chat, openai_extractor, openai_server, received, script,
+    NONE, anthropic_extractor, answer, chat, openai_extractor, openai_server, received, script, sure,
 )
 from veriguard.enforce.categories import Classification
 from veriguard.enforce.extract_errors import ExtractionError
@@ -36,13 +37,12 @@ def reads(*, sure: bool = True) -> Callable[[str], Classification]:
 
 
 def read_by(withdrawal: str, field: str) -> Any:
-    return obeying_reader(withdrawal, CUES[field], answer(**{field: True}), answer())
+    return r8.read_by(withdrawal, CUES[field], **{field: True})
 
 
 def extracted(text: str, read: Any, mode: str = "llm", **kw: Any) -> tuple[Any, ScriptedModel]:
-    model = reading_model(read, calls=12)
-    return anthropic_extractor(model, {"mode": mode}, **{"classify": reads(), **kw}).extract(
-        {"confirmed_task": text}), model
+    """test_extract_llm_redteam8's extracted, with the scripted classifier reads() unless `classify` is given."""
+    return r8.extracted(text, read, mode, **{"classify": reads(), **kw})
 
 
 UNNAMED = [  # (text, the withdrawal the scripted model obeys, the field): no field name or description word withdraws
@@ -106,10 +106,8 @@ def test_a_withdrawal_joined_by_while_plus_ampersand_slash_bar_dash_or_quotes_is
     """Before: these joins did not part clauses, so the text was one clause, its own reading, and the model's answer
     obeying the withdrawal stood. Now the request is asked alone. (The classifier here reads nothing: the split alone
     is tested.)"""
-    nothing = anthropic_extractor(reading_model(obeying_reader("the hotel", "Hilton", answer(hotel=True), answer()),
-                                                calls=12), {"mode": "llm"},
-                                  classify=lambda _t: Classification(frozenset(), {}, False, 0.9, "scripted"))
-    got = nothing.extract({"confirmed_task": text})
+    got, _model = extracted(text, obeying_reader("the hotel", "Hilton", answer(hotel=True), answer()),
+                            classify=lambda _t: sure())
     assert got.value["hotel"] is True and got.details["withdrawn"] == ["hotel"], got.how
 
 
