@@ -1537,8 +1537,8 @@ def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any],
     if mode != "llm":
         classifier = _classifier(name, cfg, t, base, classify)
         reader = classifier.classify
-    elif "bank" in cfg and "text" in cfg and t["kind"] == "record" and all(ft["kind"] == "bool" for _f, ft in t["fields"]):
-        categories = tuple(f for f, _ in t["fields"])
+    elif _unclassified(cfg, t) is None:   # t["kind"] and its fields' kinds were read by extraction_request above
+        categories = _categories(t)
         reader = classify or _lazy(lambda: category_classifier(name, cfg, base, categories))
     if make_provider is None:
         def make_provider() -> "Provider":
@@ -1568,18 +1568,30 @@ def _check_pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: P
                               "that the certificate covers what the monitor sends")
 
 
+def _unclassified(cfg: Mapping[str, Any], t: Mapping[str, Any]) -> str | None:
+    """Why the bank's category classifier cannot read for this entry, or None: it fills a record of booleans, from
+    the entry's `bank` read on its `text`."""
+    if t["kind"] != "record" or any(ft["kind"] != "bool" for _f, ft in t["fields"]):
+        return "combines the model with the category classifier, which fills a record of booleans"
+    if "bank" not in cfg or "text" not in cfg:
+        return "needs `bank` (the classifier's example bank) and `text`"
+    return None
+
+
+def _categories(t: Mapping[str, Any]) -> tuple[str, ...]:
+    """The categories of a record of booleans: its fields, in order."""
+    return tuple(f for f, _ in t["fields"])
+
+
 def _classifier(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any], base: Path,
                 classify: Callable[[str], Any] | None) -> ClassifierExtractor:
-    if t["kind"] != "record" or any(ft["kind"] != "bool" for _f, ft in t["fields"]):
-        raise ExtractionError("extract.config", f"argument {name!r}: mode {cfg.get('mode')!r} combines the model "
-                              "with the category classifier, which fills a record of booleans")
-    if "bank" not in cfg or "text" not in cfg:
-        raise ExtractionError("extract.config", f"argument {name!r}: mode {cfg.get('mode')!r} needs `bank` (the "
-                              "classifier's example bank) and `text`")
+    problem = _unclassified(cfg, t)
+    if problem is not None:
+        raise ExtractionError("extract.config", f"argument {name!r}: mode {cfg.get('mode')!r} {problem}")
     abstain = str(cfg.get("abstain", "deny"))
     if abstain not in ("deny", "restrict"):
         raise ExtractionError("extract.config", f"argument {name!r}: abstain must be 'deny' or 'restrict'")
-    categories = tuple(f for f, _ in t["fields"])
+    categories = _categories(t)
     if classify is None:
         classify = category_classifier(name, cfg, base, categories)
     return ClassifierExtractor(str(cfg["text"]), classify, categories, abstain)
