@@ -141,7 +141,8 @@ def test_a_failed_withdrawal_call_denies():
     model = ScriptedModel(tool_reply(OBEYS), message([], "pause_turn"), message([], "pause_turn"))
     with pytest.raises(ExtractionError) as e:
         anthropic_extractor(model, {"mode": "llm"}).extract({"confirmed_task": f"{HOTEL} Hotel: not needed."})
-    assert e.value.code == "extract.llm.malformed" and len(model.bodies) == 3
+    # the two extra calls run in parallel: when one fails first, the other may be cancelled before it is sent
+    assert e.value.code == "extract.llm.malformed" and len(model.bodies) in (2, 3)
 
 
 PLAIN = ["Book me a flight to Denver, no hotel, I'm staying with my sister.",
