@@ -322,11 +322,13 @@ def test_the_cascade_with_restrict_keeps_the_uncertain_categories_the_model_leav
 
 
 def test_the_cascade_with_deny_still_lets_the_model_decide_what_the_classifier_is_unsure_of():
-    model = ScriptedModel(tool_reply(answer()))
+    # the classifier reads hotel in each clause, which the model answered false on the whole text: each clause is asked
+    # alone (the withdrawal check, B29), answered false again, and hotel stays the model's to decide
+    model = ScriptedModel(*[tool_reply(answer()) for _ in range(3)])
     ex = anthropic_extractor(model, {"mode": "cascade", "abstain": "deny"},
                              classify=lambda _t: unsure("flight", uncertain=("hotel",)))
     got = ex.extract({"confirmed_task": "Sort out my overnight near the Ritz and the flight home"})
-    assert got.value == {**NONE, "flight": True}
+    assert got.value == {**NONE, "flight": True} and len(model.bodies) == 3
 
 
 # --- usage a server invents does not reach the stats and costs (class 10) ---------------------------------------
