@@ -55,6 +55,24 @@ def _same_shape(ch: str) -> bool:
     return ch in _SAME_SHAPE or _shows_as_ascii(ch, _SAME_SHAPE_SCRIPTS, digits=True)   # _SAME_SHAPE: none ASCII
 
 
+# scripts a word may mix with ASCII letters (UTS 39's highly restrictive level: Latin with Han, kana or Hangul)
+_MIXES_WITH_LATIN = ("LATIN", "CJK", "HIRAGANA", "KATAKANA", "HANGUL", "HALFWIDTH KATAKANA", "HALFWIDTH HANGUL")
+
+
+def _other_script_letter(word: str) -> str | None:
+    """In a word holding ASCII letters, a letter of a script that does not mix with Latin (Coptic ⲟ in `gⲟⲟgle`), or
+    None: browsers refuse such labels whatever the letter's shape, since no list of look-alikes is complete."""
+    if not any(c.isascii() and c.isalpha() for c in word):
+        return None
+    return next((c for c in word if c.isalpha() and not c.isascii() and not _mixes_with_latin(unicodedata.name(c, ""))),
+                None)
+
+
+def _mixes_with_latin(name: str) -> bool:
+    """A letter's Unicode name of a script that mixes with Latin, or of a sign used as a letter (micro: `5µs`)."""
+    return name.startswith(_MIXES_WITH_LATIN) or " SIGN" in name
+
+
 def _joined_to_ascii(text: str, word: re.Match[str]) -> bool:
     """Whether `word` (of `text`) is joined to ASCII letters or digits without a space (`рау.com`)."""
     start, end = word.span()
@@ -91,6 +109,10 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
             if odd is not None:
                 return (f"the word {word!r} mixes ASCII with {_named(odd)}, which looks like the ASCII letter "
                         f"{_latin_of(odd)!r} and is not it", word)
+            other = _other_script_letter(word)
+            if other is not None:
+                return (f"the word {word!r} mixes ASCII letters with {_named(other)}, a letter of another script: "
+                        "a look-alike no list holds (Coptic ⲟ) shows as the ASCII letter", word)
         elif all(_same_shape(c) for c in word):
             # read as an ASCII word: joined to ASCII (_joined_to_ascii), or nothing in `text` shows another script;
             # that second answer does not depend on the word, so it is read once, when first needed
