@@ -2,10 +2,12 @@
 bank's [training] section holds), the classifier is trained as synth trains it (enforce.categories.trained_on,
 frozen with to_frozen and thawed as the monitor thaws it) on the bank without that set's tasks, and measured on
 them with the whole classify() (pieces, cues, asks, abstentions). The shipped settings and a candidate (the bank's
-[settings] with --set overrides, e.g. attention=2) run side by side on the same folds. Figures only: no task is
+[settings] with --set overrides, e.g. attention=2, and --encoder, another encoder of enforce/embedder.py's ENCODERS)
+run side by side on the same folds. Figures only: no task is
 printed. Never pass a held-out set (v6, v7, v8): only the development sets are accepted.
 
-    .venv/bin/python scripts/loso_classifier.py [--sets heldout_v2,heldout_v5] [--set attention=2 ...] [--json]
+    .venv/bin/python scripts/loso_classifier.py [--sets heldout_v2,heldout_v5] [--set attention=2 ...] [--encoder E]
+        [--json]
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from eval_classifier import score  # noqa: E402
 
 from veriguard.enforce.categories import Bank, CategoryClassifier, read_bank, to_frozen, trained_on  # noqa: E402
-from veriguard.enforce.embedder import shared_embedder  # noqa: E402
+from veriguard.enforce.embedder import ENCODERS, shared_embedder  # noqa: E402
 
 DEVELOPMENT = ("heldout_tasks", "heldout_v2", "heldout_v3", "heldout_v4", "heldout_v5")
 BANK = ROOT / "specs" / "mind2web_sc" / "categories.toml"
@@ -38,7 +40,7 @@ def read_set(name: str) -> list[tuple[str, set[str]]]:
     return [(r["task"], set(r["categories"])) for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())]
 
 
-def without(bank: Bank, tasks: set[str], overrides: dict[str, float]) -> Bank:
+def without(bank: Bank, tasks: set[str], overrides: dict[str, Any]) -> Bank:
     """The bank without the [training] examples among `tasks`, its [settings] overridden."""
     keep = [i for i, t in enumerate(bank.texts) if not (t in tasks and t in bank.training)]
     return dataclasses.replace(bank, texts=tuple(bank.texts[i] for i in keep),
@@ -70,16 +72,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", default=",".join(DEVELOPMENT), help="development sets to leave out, comma-separated")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="the candidate's [settings] override (repeatable), e.g. attention=2")
+    ap.add_argument("--encoder", choices=list(ENCODERS), help="the candidate's encoder (its [settings] encoder)")
     ap.add_argument("--candidate-only", action="store_true", help="skip the shipped settings (measured before)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     try:
-        overrides = {k: float(v) for k, v in (s.split("=", 1) for s in args.set)}
+        overrides: dict[str, Any] = {k: float(v) for k, v in (s.split("=", 1) for s in args.set)}
     except ValueError:
         print("error: --set takes KEY=NUMBER", file=sys.stderr)
         return 2
+    if args.encoder:
+        overrides["encoder"] = args.encoder
     if args.candidate_only and not overrides:
-        print("error: --candidate-only needs --set", file=sys.stderr)
+        print("error: --candidate-only needs --set or --encoder", file=sys.stderr)
         return 2
     bank = read_bank(args.bank)
     report: dict[str, Any] = {}
