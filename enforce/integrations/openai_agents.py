@@ -14,7 +14,11 @@ a call runs only for the data its guardrail allowed for that invocation, so a ca
 a later guardrail rewrote after the decision does not run, recorded, and the model is told why, whether the tool was
 made by function_tool or by hand, with or without the SDK's prepared arguments; the same JSON written otherwise (keys
 reordered, spacing) runs the data decided. Without the hooks a tool made by hand is refused (nothing holds it to the
-text decided). The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
+text decided). Once it allows a call, the guardrail hands the hooks and later guardrails a copy of the call (the
+ToolContext's tool_call): a rewrite there, with the SDK's prepared arguments taken away or not, never reaches the text
+the SDK runs, with or without the hooks; a call whose text to run differs from the text the guardrail reads (a guardrail
+before it changed one) is refused. An on_tool_start hook (the agent's, or a PolicyHooks subclass's) that raises after
+the allow is recorded as not run. The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
 tested (SDK_TESTED) that lacks one gets AgentsSdkUnsupported (env.agents_sdk).
 
 The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
@@ -23,7 +27,8 @@ tool the guardrail was not attached to ran without a decision, in this agent, in
 an agent called as a tool. `Runner.run(agent, ..., hooks=policy_hooks(guard))` checks, before every model call,
 every tool the model could call there and in every agent reachable through agents-as-tools and handoffs, and raises
 UnguardedTools (the run stops before the model is asked) when one is not a function tool carrying a guardrail of this
-guard, or is a handoff that passes the model's arguments to its on_handoff (`input_type=`), or tools an agent's model
+guard, or is a handoff that passes the model's arguments to its on_handoff (`input_type=`) or whose on_invoke_handoff is not
+the one handoff() makes (built by hand or replaced: it is handed the model's arguments), or tools an agent's model
 settings send (`extra_body={"tools": [...]}`: a hosted tool beside the agent's list), unless `unguarded` names it; a
 hosted call in an answer (web_search_call...) that `unguarded` does not name is recorded (it ran on the provider's side).
 They check each tool again as it is about to run (on_tool_start, called for function, shell, patch, computer and local
@@ -184,14 +189,16 @@ class DecidedInvoker:
         name = str(getattr(self.tool, "name", ""))
         if not isinstance(decided, Decided) or decided.tool is not self.tool:
             return UNDECIDED.format(self.guard.policy_name, name) if self.guard.mode == "enforce" else ""
-        same = input == decided.text or same_json(input, decided.text)
-        if same and decided.prepared is not None and (input != decided.text or getattr(ctx, PREPARED, None)
-                                                      is not decided.prepared):
+        seen = getattr(getattr(ctx, "tool_call", None), "arguments", input)   # the call as the hooks left it
+        other = next((text for text in (input, seen) if text != decided.text and not same_json(text, decided.text)),
+                     None)
+        if other is None and decided.prepared is not None and (input != decided.text or getattr(ctx, PREPARED, None)
+                                                               is not decided.prepared):
             # the SDK runs prepared arguments only for their own text: the data decided, for this text of it
             setattr(ctx, PREPARED, dataclasses.replace(decided.prepared, arguments=input))
-        if same:
+        if other is None:
             return ""
-        why = REWRITTEN.format(name, self.guard.policy_name, str(input)[:200], decided.text[:200])
+        why = REWRITTEN.format(name, self.guard.policy_name, str(other)[:200], decided.text[:200])
         if not decided.held:   # shadow mode: it runs, recorded
             self.guard.refuse_run(f"{why}; it ran", integration="openai_agents", tool=name,
                                   action_id=str(getattr(ctx, "tool_call_id", "")))
@@ -279,9 +286,12 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         counted: RunName = (lambda: run(data)) if run else ""
         changed, prepared, found = validation_changes(data, check)
         invoker_held = held_by(getattr(found, "on_invoke_tool", None), guard)   # a DecidedInvoker of guard holds it
-        if not changed and prepared is None and not invoker_held and \
-                not agent_tool(found)[0]:   # an agent called as a tool: its input is a prompt, its tools decided apart
+        is_agent = agent_tool(found)[0]   # an agent called as a tool: its input is a prompt, its tools decided apart
+        if not changed and prepared is None and not invoker_held and not is_agent:
             changed = UNHELD.format(tool.tool_name)
+        runs = getattr(getattr(tool, "tool_call", None), "arguments", tool.tool_arguments)   # what the SDK runs
+        if not changed and runs != tool.tool_arguments:
+            changed = RUNS_OTHER.format(tool.tool_name, str(runs)[:200], tool.tool_arguments[:200])
         outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                                tool=tool.tool_name) if changed else \
             guard.check(call, context=facts, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
@@ -295,6 +305,8 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             decided[guard] = Decided(tool.tool_arguments, found, prepared if held else None, held, invoker_held)
             if held and prepared is not None:   # the SDK runs these, and only for the text decided
                 setattr(tool, PREPARED, prepared)
+            if held and not is_agent:   # the hooks see a copy: a change they make to it never reaches what runs
+                detach_call(tool)
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
         if not outcome.allowed:
@@ -303,6 +315,21 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
 
     setattr(check, GUARD_ATTRIBUTE, guard)
     return ToolInputGuardrail(guardrail_function=check, name=name)
+
+
+RUNS_OTHER = ("the SDK would run {!r} with the text {!r}, not with the arguments {!r} this guardrail reads (changed before "
+              "it, by another guardrail): not run")
+
+
+def detach_call(context: Any) -> None:
+    """Hand the hooks and later guardrails a copy of the call (the ToolContext's tool_call) in place of the object the SDK
+    invokes the tool with: a hook that rewrites the call's arguments (and takes the SDK's prepared arguments away) then
+    changes only the copy, with or without policy_hooks, so the text decided is what runs; DecidedInvoker still refuses
+    such a call, recorded, where the hooks hold the tool. A call object that cannot be copied is left as it is."""
+    call = getattr(context, "tool_call", None)
+    copy = getattr(call, "model_copy", None)
+    if callable(copy):
+        context.tool_call = copy()
 
 
 UNHELD = ("{!r} is a FunctionTool made by hand (its own on_invoke_tool), which runs the JSON text it is handed when it "
@@ -410,14 +437,41 @@ def _handoff_agents(agent: Any) -> Iterator[Any]:
             yield ref() if callable(ref) else None
 
 
-def takes_model_input(h: Any) -> bool:
-    """Whether a Handoff passes arguments the model wrote to its on_handoff function (`handoff(..., input_type=...)`):
-    such a handoff is a call of that function, and a tool input guardrail never sees it."""
+def takes_model_input(h: Any) -> str:
+    """Why a Handoff passes arguments the model wrote to code of the user's ("" when it does not): its on_handoff
+    function (`handoff(..., input_type=...)`), or an on_invoke_handoff not made by the SDK's handoff() (a Handoff built
+    by hand, or its invoker replaced), which is handed the model's arguments whatever its schema says. Such a handoff is
+    a call of that code, and a tool input guardrail never sees it."""
     if isinstance(h, Agent):
-        return False
+        return ""
+    if not made_by_handoff(getattr(h, "on_invoke_handoff", None)):
+        return "its on_invoke_handoff is not the one handoff() makes: that code is handed the model's arguments"
     schema = getattr(h, "input_json_schema", None)
-    return not isinstance(schema, Mapping) or bool(schema.get("properties") or schema.get("additionalProperties")
-                                                   or schema.get("type") not in (None, "object"))
+    takes = not isinstance(schema, Mapping) or bool(schema.get("properties") or schema.get("additionalProperties")
+                                                    or schema.get("type") not in (None, "object"))
+    return "it runs on_handoff with the model's arguments" if takes else ""
+
+
+@functools.lru_cache(maxsize=1)
+def _handoff_invoker() -> tuple[Any, Any]:
+    """(the function handoff()'s invoker is a partial of, or None; the code of the function it wraps, or of the invoker
+    itself): read from a handoff made here, so no private name of the SDK is read."""
+    made = agents.handoff(Agent(name="veriguard")).on_invoke_handoff
+    if isinstance(made, functools.partial):
+        return made.func, getattr(made.args[0], "__code__", None) if made.args else None
+    return None, getattr(made, "__code__", None)
+
+
+def made_by_handoff(invoke: Any) -> bool:
+    """Whether `invoke` (a Handoff's on_invoke_handoff) is one the SDK's handoff() made: it hands the model's arguments
+    only to an on_handoff declared with input_type (whose schema then says so)."""
+    func, code = _handoff_invoker()
+    if code is None:
+        return False
+    if isinstance(invoke, functools.partial):
+        return func is not None and invoke.func is func and len(invoke.args) == 1 and not invoke.keywords and \
+            getattr(invoke.args[0], "__code__", None) is code
+    return func is None and getattr(invoke, "__code__", None) is code
 
 
 def sandbox_capabilities(agent: Any) -> list[str]:
@@ -493,9 +547,10 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
     def handoffs(owner: Any) -> None:
         for h in getattr(owner, "handoffs", None) or ():
             name = str(getattr(h, "tool_name", ""))
-            if takes_model_input(h) and name not in unguarded:
-                found.append(f"handoff {name!r} of agent {getattr(owner, 'name', '?')!r} (it runs on_handoff with the "
-                             "model's arguments, which no guardrail decides)")
+            takes = takes_model_input(h)
+            if takes and name not in unguarded:
+                found.append(f"handoff {name!r} of agent {getattr(owner, 'name', '?')!r} ({takes}, which no guardrail "
+                             "decides)")
         for target in _handoff_agents(owner):
             if target is None:
                 found.append(f"a handoff of agent {getattr(owner, 'name', '?')!r} whose agent cannot be seen")
@@ -545,6 +600,37 @@ def hosted_calls(response: Any) -> list[tuple[str, str]]:
             and kind not in CLIENT_CALLS]
 
 
+RAISE_RECORDED = "veriguard_records_raise"   # set on an on_tool_start hook wrapped by recording_raise
+
+
+def recording_raise(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """`hook` (an on_tool_start the SDK runs after a call's guardrails, before the call) that, when it raises (or is
+    cancelled), records each decision that allowed the call as not run: the call never runs, and its one record would
+    otherwise be the allow."""
+    async def on_tool_start(context: Any, agent: Any, tool: Any) -> Any:
+        try:
+            return await hook(context, agent, tool)
+        except BaseException as e:
+            not_run(context, tool, f"an on_tool_start hook raised after the call was allowed ({type(e).__name__}: "
+                    f"{' '.join(str(e).split())[:200]})")
+            raise
+    setattr(on_tool_start, RAISE_RECORDED, True)
+    return on_tool_start
+
+
+def not_run(context: Any, tool: Any, why: str) -> None:
+    """Record, by each guard whose guardrail allowed the call of `context` (enforce mode), that it did not run; its
+    decision is taken away, so nothing runs it after."""
+    decided = getattr(context, DECIDED, None)
+    if not isinstance(decided, dict):
+        return
+    for guard, made in list(decided.items()):
+        if isinstance(made, Decided) and made.held:
+            del decided[guard]
+            guard.refuse_run(f"{why}: not run", integration="openai_agents", tool=str(getattr(tool, "name", "")),
+                             action_id=str(getattr(context, "tool_call_id", "")))
+
+
 NESTED_RUN = ("agent tool {!r} of agent {!r}, which runs agent {!r} in a nested run without policy_hooks: a tool that run "
               "adds to its agents at run time (by a tool, an agent's hooks) would run undecided")
 
@@ -566,6 +652,8 @@ class PolicyHooks(RunHooks[Any]):
     def __init__(self, guard: Guard, unguarded: Iterable[str] = (), run: str = "") -> None:
         self.guard, self.unguarded, self.run = guard, frozenset(unguarded), run
         RELEASED.add(guard)
+        if type(self).on_tool_start is not PolicyHooks.on_tool_start:   # the user's own, built on these hooks
+            self.on_tool_start = recording_raise(self.on_tool_start)  # type: ignore[method-assign]
 
     async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
         """The tool about to run, as the SDK holds it: one no guardrail of the guard decides stops the run here, recorded,
@@ -611,7 +699,7 @@ class PolicyHooks(RunHooks[Any]):
             return
         name = str(getattr(tool, "name", ""))
         self.guard.refuse_run(f"{REWRITTEN.format(name, self.guard.policy_name, str(sent)[:200], decided.text[:200])}"
-                              f"; {'the SDK runs the arguments decided for that text only' if decided.held else 'it ran'}",
+                              f"; {'not run on them: the tool is handed the arguments decided or nothing' if decided.held else 'it ran'}",
                               integration="openai_agents", tool=name,
                               action_id=str(getattr(context, "tool_call_id", "")))
 
@@ -623,6 +711,9 @@ class PolicyHooks(RunHooks[Any]):
         """Refuse a run that could call a tool undecided; hold each guarded tool to the data decided (hold_to_decided:
         here, before the model is asked, since the SDK compares a tool's invoker with the one it planned the call with)."""
         found = unguarded_tools(agent, self.guard, self.unguarded, hold=True)
+        own = getattr(agent, "hooks", None)   # the agent's hooks run beside these, after the guardrails
+        if own is not None and not getattr(getattr(own, "on_tool_start", None), RAISE_RECORDED, False):
+            own.on_tool_start = recording_raise(own.on_tool_start)
         if found:
             why = (f"refused to ask the model: it could call tools that policy {self.guard.policy_name} does not decide: "
                    f"{'; '.join(found[:5])}{' ...' if len(found) > 5 else ''}")
