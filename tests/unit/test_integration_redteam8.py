@@ -95,8 +95,8 @@ def test_a_hook_that_rewrites_the_arguments_after_the_decision_does_not_run_them
 
 
 def test_without_policy_hooks_the_rewritten_call_does_not_run_either(payments_build, tmp_path):
-    """The SDK refuses to run prepared arguments for another text (the model is told of an error); only policy_hooks
-    record why (their on_tool_end), so the one record here is the allow of 45000, which did not run."""
+    """The hook rewrites a copy of the call (A30: the guardrail hands the hooks one once it allows the call), so the
+    tool runs the 45000 decided, which the one record says (before A30 nothing ran, under an allow record)."""
     agents_fixture()
     from agents import Agent, AgentHooks, RunConfig, Runner
 
@@ -109,7 +109,7 @@ def test_without_policy_hooks_the_rewritten_call_does_not_run_either(payments_bu
     script = Script(calls(("send_payment", PAYMENT)))
     asyncio.run(Runner.run(Agent(name="payer", model=agents_model(script), tools=[pay(g, ran)], hooks=Rewriting()),
                            "Pay.", context=CONTEXT, run_config=RunConfig(tracing_disabled=True)))
-    assert ran == [] and records(log) == [(True, "")] and "error" in told(script).lower()
+    assert ran == [45000] and records(log) == [(True, "")] and told(script) == "sent"
 
 
 def test_shadow_mode_runs_the_rewritten_call_and_records_it(payments_build, tmp_path):
@@ -167,9 +167,9 @@ def test_a_guardrail_before_the_policys_that_rewrites_what_it_reads_does_not_run
     g, ran = guard(payments_build, log=log), []
     script = Script(calls(("send_payment", OVER_LIMIT)))
     run_agent(Agent(name="payer", model=agents_model(script), tools=[pay(g, ran, before=[tidy])]), g)
-    assert ran == [] and [(allowed, CHANGED_AFTER in why) for allowed, why in records(log)] == [(True, False),
-                                                                                                (False, True)]
-    assert "not run" in told(script).lower()   # A29: the hooks' DecidedInvoker tells the model why (was the SDK's error)
+    # A30: refused when decided (the text the SDK runs is not the one the policy read); was an allow, then a refusal
+    assert ran == [] and [(allowed, "changed before it" in why) for allowed, why in records(log)] == [(False, True)]
+    assert "not run" in told(script).lower()
 
 
 def chunk(delta, finish=None):
