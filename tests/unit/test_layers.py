@@ -25,7 +25,7 @@ MAY_IMPORT = {
     # the online side: only its own modules, the stdlib-only support it shares with frozen builds, and the
     # providers (imported lazily, by the `llm` extractor only)
     "enforce": {"enforce", "contracts.errors", "contracts.build_format", "contracts.cache_dir", "contracts.strict_json",
-                "contracts.regex_safety", "contracts.regular_file", "providers"},
+                "contracts.regex_safety", "contracts.regular_file", "contracts.shown", "providers"},
 }
 SYNTHESIS = ("nagini", "z3", "lark", "hypothesis", "jpype", "anthropic", "veriguard.synth", "veriguard.verify")
 LLM_CLIENTS = ("anthropic", "httpx2", "openai", "veriguard.providers.anthropic_api", "veriguard.providers.openai_api")
