@@ -18,7 +18,7 @@ LOADS = {
     "a Latin accent": "z\u00fcrich.com",
     "Latin with katakana": "T\u30b7\u30e3\u30c4",
     "Latin with Han": "\u6771\u4eacshop",
-    "a Coptic word alone": "\u2ca1\u2c81\u2ca3",
+    "a Georgian word alone": "\u10e1\u10d0\u10ee\u10da\u10d8",   # a Coptic one is refused since C30's pass
 }
 
 
