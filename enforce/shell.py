@@ -37,7 +37,8 @@ from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, le
 from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved,
                                         link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
-from veriguard.enforce.shell_values import Needles, file_texts, in_spellings, in_texts, needles, secret_values, spellings
+from veriguard.enforce.shell_values import (Needles, file_texts, in_spellings, in_texts, needles, opaque,
+                                           secret_values, spellings)
 from veriguard.enforce.shell_walk import (Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered,
                                          within)
 
@@ -331,9 +332,12 @@ def through_typed_secrets(a: Analysis, zones: Zones, carried: tuple[str, ...], c
     sk-…' URL` after the agent read the `.env`: the agent's own context carries it from one call to the next, where no
     file does), or in a file it reads (a copy the project's own code, approved inline code or the Write tool made,
     unseen by the copies the hook's state keeps). A file it reads that does not exist yet, and that no step of the
-    command writes, counts too: a call decided beside it (a parallel batch) may be making it. Defence in depth: the
-    project's first _TYPED_ENTRIES entries are looked at (a secret file deeper in a large project is not), and a value
-    enciphered or built by code is not seen."""
+    command writes, counts too: a call decided beside it (a parallel batch) may be making it; so does a file it sends
+    whose bytes cannot be looked through (shell_values.opaque: zstd, openssl enc, a binary of no known format: a value
+    compressed or enciphered by code). Defence in depth: the project's first _TYPED_ENTRIES entries are looked at (a
+    secret file deeper in a large project is not), and a value typed enciphered with a key, or a file's text enciphered
+    so that it stays text (other than by a Caesar shift in the command or an XOR below 32 in a small file), is not
+    seen."""
     if any(z in carried for _, z in a.touched):
         return a
     held = _held_values(_project_values(zones, carried, workspace, disk), a, command, workspace, disk)
@@ -372,10 +376,14 @@ def _held_values(found: list[tuple[str, str, list[Needles]]], a: Analysis, comma
         if value is not None:
             return zone, f"read {path} ({zone}): the command's text holds one of its values"
     for sent, data in _sent_bytes(a, workspace, disk):
-        texts = file_texts(data)      # decoded (and gunzipped) once a sent file, not once per secret file
+        texts = file_texts(data)      # decoded (and opened) once a sent file, not once per secret file
         for path, zone, values in found:
             if in_texts(values, texts) is not None:
                 return zone, f"read {path} ({zone}): {sent}, which the command sends, holds one of its values"
+        sealed = opaque(data)
+        if sealed is not None:
+            return found[0][1], (f"read {sent} (as {found[0][1]}): the command sends it, and it holds {sealed}: "
+                                 f"whether it carries a value of {found[0][0]} cannot be told")
     return None
 
 

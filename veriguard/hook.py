@@ -18,6 +18,8 @@ What is decided:
   anything else (mcp__* too)    denied (--other-tools deny, the default), or passed with
                                 --other-tools allow / --allow-tool NAME: not this policy's concern
   WebFetch, when let through    its url decided as `curl -s -- URL` (a send: a secret value in it asks)
+  WebSearch, when let through   its query and every other string of its input decided as the send of a URL that
+                                holds them, percent-encoded (a secret value in the query asks)
 File tools are analysed as the equivalent command (the path quoted with shlex.quote, so nothing in it
 expands): one analysis, one zone map and one log path serve every tool. Their paths must be absolute;
 where a path leads elsewhere through a symbolic link on this machine, the link's target is accessed too.
@@ -59,7 +61,8 @@ EDIT = ("Edit", "MultiEdit", "NotebookEdit")
 LIST = ("Glob", "LS")
 DECIDED = ("Bash", "Grep", *READ, *WRITE, *EDIT, *LIST)
 PATH_KEYS = ("file_path", "notebook_path", "path")   # where the file tools take their file
-FETCH = ("WebFetch",)        # tools that fetch an address: when let through (--allow-tool), their address is decided
+FETCH = ("WebFetch", "WebSearch")   # tools that send their input out: when let through (--allow-tool), it is decided
+SEARCH_URL = "https://websearch.invalid/search?q="   # where a WebSearch's words go, as `curl` would send them
 STATE_FILE = ".local/state/veriguard/carried.jsonl"   # under $HOME, unless --state names another file
 USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--log-checkpoint FILE] "
          "[--context FILE] [--state FILE | --no-state] "
@@ -393,7 +396,7 @@ def _decide(raw: bytes, opts: Options) -> Answer:
     if tool not in DECIDED and tool not in FETCH:
         return Answer(0)
     # a fetch tool let through is decided on its address, as the send of `curl URL` is
-    command = (fetch_command(call["tool_input"]) if tool in FETCH else
+    command = (fetch_command(tool, call["tool_input"]) if tool in FETCH else
                equivalent_command(tool, call["tool_input"], call["cwd"]))
     with decision_lock(opts):   # parallel calls decided one at a time: each sees the copies and sends before it
         return _judge(call, tool, command, opts)
@@ -479,11 +482,20 @@ def equivalent_command(tool: str, tool_input: Mapping[str, Any], cwd: str) -> st
     return " && ".join(f"{verb} -- {shlex.quote(p)}" for b in bases for p in _and_real(b))
 
 
-def fetch_command(tool_input: Mapping[str, Any]) -> str:
-    """A fetch tool let through with --allow-tool (WebFetch) as the command that sends what its address holds: `curl
-    -s -- URL` (a secret value typed into the address asks, as in a Bash send; a file:// address reads that file)."""
+def fetch_command(tool: str, tool_input: Mapping[str, Any]) -> str:
+    """A tool that sends its input out, let through with --allow-tool, as the command that sends the same: WebFetch as
+    `curl -s -- URL` (a secret value typed into the address asks, as in a Bash send; a file:// address reads that file),
+    WebSearch as the send of a URL holding its query and every other string of its input (`allowed_domains`...),
+    percent-encoded, since the search provider gets them."""
     import shlex
+    import urllib.parse
 
+    if tool == "WebSearch":
+        query = tool_input.get("query")
+        if not isinstance(query, str) or not query:
+            raise Refused(f"WebSearch without a query string (got {_short(query)})")
+        words = "&".join(urllib.parse.quote(s, safe="") for s in _strings_in(tool_input))
+        return f"curl -s -- {shlex.quote(SEARCH_URL + words)}"
     url = tool_input.get("url")
     if not isinstance(url, str) or not url:
         raise Refused(f"WebFetch without a url string (got {_short(url)})")
