@@ -132,7 +132,8 @@ def test_spellings_hold_the_value_and_nothing_shorter() -> None:
     assert shell_values.in_command(n, f"curl -d {B64[:-2]} x") == VALUE
     assert shell_values.in_file(n, b"zz" + base64.b64encode(b"A=" + VALUE.encode())) == VALUE
     assert shell_values.in_command(n, "curl -d sk-live-4f9a x") is None
-    assert not shell_values.covered("ab12cd34", "ab12 cd34")          # too short to be looked for in pieces
+    assert shell_values.covered("ab12cd34", "ab12 cd34")              # 8 characters: in pieces since F30's pass
+    assert not shell_values.covered("ab12cd3", "ab12 cd3")            # too short to be looked for in pieces
     assert shell_values.covered(VALUE, "sk-l ive- 4f9a 8b7c 6d1e")       # blanks taken out (tr -d)
     assert not shell_values.covered(VALUE, "6d1e 8b7c 4f9a ive- sk-l")   # its first piece too short
 
