@@ -37,6 +37,7 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, CERTIFIED_GATES,
                                                approval_problem, respelt, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
+from veriguard.contracts.shown import ascii_form, invisible_beside, latin_compat
 import veriguard.contracts.strict_json as strict_json
 from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
                                               writable_from_outside)
@@ -121,11 +122,9 @@ class FrozenPolicy:
         return self._call(self.module.evaluate_checked, args)
 
     def _call(self, entry: Any, args: Mapping[str, Any]) -> Decision:
-        odd = _decomposed(args)
+        odd = _shown_otherwise(args)
         if odd is not None:
-            raise ArgumentError(odd, "holds text not in Unicode's composed form (NFC): it shows as the spelling the "
-                                "spec's rules compare with (which synth holds to NFC) and never equals it, so it is "
-                                "denied rather than decided as another string")
+            raise ArgumentError(*odd)
         try:
             d = entry(args)
         except self.module.ArgumentError as e:  # the frozen module's own classes, as importable veriguard errors
@@ -148,11 +147,12 @@ class FrozenPolicy:
         return [(name, t) for name, t in self.module.ARGUMENTS]
 
 
-def _decomposed(args: Any) -> str | None:
-    """The argument holding a string not in NFC (`jose` U+0301 `.com`), or None. A rule `recipient != "josé.com"` is
-    NFC (synth.tables.compared_otherwise); the canonically equivalent decomposed spelling, which IDNA, macOS and a reader
-    take for the same text, compared as another string and was allowed. Normalising it instead would decide on other
-    code points than the tool receives (two files on ext4), so it is refused."""
+def _shown_otherwise(args: Any) -> tuple[str, str] | None:
+    """The argument holding a string that shows another text than it is, and why, or None. A rule
+    `recipient != "josé.com"` is NFC with ASCII letters (synth.tables.compared_otherwise); the canonically equivalent
+    decomposed `jose` U+0301 `.com`, the full-width `ｊｏｓé.com` and `josé.com` U+200B, which a reader and IDNA take for
+    josé.com, compared as other strings and were allowed. Mapping them instead would decide on other code points than
+    the tool receives (two files on ext4), so they are refused."""
     if not isinstance(args, Mapping):
         return None   # the frozen module's own checks say what is wrong with it
     seen: set[int] = set()   # a list that holds itself is walked once (the frozen checks refuse it)
@@ -161,11 +161,29 @@ def _decomposed(args: Any) -> str | None:
         while todo:
             for item in todo.pop():
                 if isinstance(item, str):   # str's own methods: a subclass's isascii() is not asked
-                    if not str.isascii(item) and not unicodedata.is_normalized("NFC", item):
-                        return str(name)
+                    why = None if str.isascii(item) else _text_shown_otherwise(str(item))
+                    if why is not None:
+                        return str(name), why
                 elif type(item) in (list, tuple, dict) and id(item) not in seen:
                     seen.add(id(item))
                     todo.append(tuple(item.values()) if type(item) is dict else item)
+    return None
+
+
+def _text_shown_otherwise(text: str) -> str | None:
+    if not unicodedata.is_normalized("NFC", text):
+        return ("holds text not in Unicode's composed form (NFC): it shows as the spelling the spec's rules compare "
+                "with (which synth holds to NFC) and never equals it, so it is denied rather than decided as another "
+                "string")
+    hidden = invisible_beside(text, spaces_too=False)
+    if hidden is not None:
+        return (f"holds U+{ord(hidden):04X}, an invisible character, beside ASCII text: it shows as the text without "
+                "it (which IDNA and a reader take it for) and never equals the spec's spelling, so it is denied")
+    compat = latin_compat(text, where_read_as_ascii=True)
+    if compat is not None:
+        return (f"holds U+{ord(compat):04X}, a compatibility form of the ASCII {ascii_form(compat)!r} "
+                "(full-width, mathematical, circled...): it shows as that letter (which IDNA maps it to) and never "
+                "equals the spec's spelling, so it is denied")
     return None
 
 

@@ -410,6 +410,10 @@ class _Loader:
                 raise self.relocate(e, ("contract", section)) from None
             key = ("contract", section)
             line_offset, col_offset = string_offsets(self.text, self.values[key]) if key in self.values else (0, 0)
+            hidden = _hidden_on_a_line(text, parsed)
+            if hidden is not None:
+                raise ContractError("spec.hidden_text", hidden[0], file=self.file,
+                                    pos=hidden[1].shifted(line_offset, col_offset), fix=_OWN_LINE_FIX)
             for d in parsed:
                 d = map_positions(d, lambda p: p.shifted(line_offset, col_offset) if p.line else p)  # type: ignore[assignment]
                 if (section == "rules") == (d.kind == "property"):
@@ -539,6 +543,30 @@ class _Loader:
 _DISPLAY_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\x80-\x9f]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # in a value; a tab and a line break read as they show
 _SHOWN_FIX = SHOWN_FIX
+MAX_BLANK_RUN = 40   # columns of spaces (a tab counts 8) between two parts of a rule's line: wider hides the second
+_BLANK_RUN = re.compile(r"(?<=\S)[ \t]+(?=[^\s#])")
+_OWN_LINE_FIX = "start each rule, assumption and property on its own line, and keep a line's parts within sight"
+
+
+def _hidden_on_a_line(text: str, decls: list[Decl]) -> tuple[str, Pos] | None:
+    """Why `text` (a contract) shows a reader less than it declares on a line, and where: a declaration that follows
+    another's text on its line (`... amount < 1000 rule big: ...` reads as part of the rule before it), or a run of
+    blanks wider than MAX_BLANK_RUN columns before more of a rule (`amount < 1000` + 300 spaces + `or amount > 0`
+    shows the rule without its second half in an editor or a review's diff). A comment may be aligned that far."""
+    lines = text.split("\n")
+    for d in decls:
+        line = lines[d.pos.line - 1] if 0 < d.pos.line <= len(lines) else ""
+        if line[:d.pos.col - 1].strip():
+            return (f"{d.kind} {d.id} begins after other text on its line ({line[:d.pos.col - 1].strip()[-40:]!r}): "
+                    "a reader takes it for part of what comes before it", d.pos)
+    for n, line in enumerate(lines, 1):
+        for m in _BLANK_RUN.finditer(line):
+            width = len(m.group().expandtabs(8))
+            if width > MAX_BLANK_RUN:
+                return (f"a run of {width} blank columns on this line hides what follows it "
+                        f"({line[m.end():m.end() + 40]!r}) beyond the edge of a reader's window",
+                        Pos(n, m.end() + 1, n, m.end() + 1))
+    return None
 
 
 def _char_name(ch: str) -> str:

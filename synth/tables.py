@@ -16,14 +16,19 @@ from veriguard.contracts.parse import MAX_INT_DIGITS
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.signature import Table, Value
 from veriguard.contracts.types import MAX_TEXT, BoolT, EnumT, IntT, Scalar
-from veriguard.enforce.textnorm import is_invisible, map_lookalikes, strip_invisible
+from veriguard.contracts.shown import ascii_form, invisible_beside, joined_to_ascii, latin_compat, latin_form
+from veriguard.enforce.textnorm import map_lookalikes
 
 SHOWN_FIX = "delete the character (or write the text without it): a spec must read as it is shown"
 
 
 # scripts with letters that read as Latin ones (enforce.textnorm's look-alikes): Cyrillic а, Greek ο, Cherokee Ꭺ ...
 _LATIN_LOOKING_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "LISU", "LATIN LETTER SMALL CAPITAL")
-_WORD = re.compile(r"[^\W_]+")
+# symbols that frame a Latin letter (circled ⓔ, parenthesized ⒠, squared 🄴, negative 🅴) read as the letter in a word;
+# Unicode keeps them in its two Enclosed Alphanumerics blocks (regional indicators are flags, not letters)
+_FRAMED = "".join(c for lo, hi in ((0x2460, 0x24FF), (0x1F100, 0x1F1FF)) for c in map(chr, range(lo, hi + 1))
+                  if not c.isalnum() and latin_form(c) is not None)
+_WORD = re.compile(rf"(?:[^\W_]|[{re.escape(_FRAMED)}])+")
 
 
 def _shows_as_ascii(ch: str, scripts: tuple[str, ...], *, digits: bool) -> bool:
@@ -33,7 +38,7 @@ def _shows_as_ascii(ch: str, scripts: tuple[str, ...], *, digits: bool) -> bool:
     if ch.isascii():
         return False
     folded = unicodedata.normalize("NFKC", ch)
-    return (folded.isascii() and (folded.isalpha() or (digits and ch.isdecimal()))) or (
+    return latin_form(ch) is not None or (folded.isascii() and (folded.isalpha() or (digits and ch.isdecimal()))) or (
         map_lookalikes(ch).isascii() and unicodedata.name(ch, "").startswith(scripts))
 
 
@@ -73,20 +78,10 @@ def _mixes_with_latin(name: str) -> bool:
     return name.startswith(_MIXES_WITH_LATIN) or " SIGN" in name
 
 
-def _joined_to_ascii(text: str, word: re.Match[str]) -> bool:
-    """Whether `word` (of `text`) is joined to ASCII letters or digits without a space (`рау.com`)."""
-    start, end = word.span()
-    while start and not text[start - 1].isspace():
-        start -= 1
-    while end < len(text) and not text[end].isspace():
-        end += 1
-    return any(c.isascii() and c.isalnum() for c in text[start:end])
-
-
 def _no_other_script(text: str) -> bool:
     """Whether nothing in `text` shows another script: each letter or digit is ASCII or _same_shape (`сор`, `ехе
     files`). Beside letters only other scripts have (`ООО Ромашка`), a reader knows the script."""
-    return all(c.isascii() or _same_shape(c) for c in text if c.isalnum())
+    return all(c.isascii() or _same_shape(c) for c in text if c.isalnum() or c in _FRAMED)
 
 
 def shown_otherwise(text: str) -> tuple[str, str] | None:
@@ -94,7 +89,7 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
     (None when none does): a word that mixes ASCII letters or digits with letters that only look like them
     (`еvil.com` with a Cyrillic е shows evil.com and never equals it), or an invisible character beside ASCII text
     (`evil` U+200B `.com`) or in a text with nothing visible, or a word written wholly with letters of _SAME_SHAPE
-    where it reads as ASCII (_joined_to_ascii or _no_other_script: `сор`, `ｅｖｉｌ.com`). A rule `recipient != "еvil.com"` showed evil.com denied
+    where it reads as ASCII (joined_to_ascii or _no_other_script: `сор`, `ｅｖｉｌ.com`). A rule `recipient != "еvil.com"` showed evil.com denied
     and was proved allowing it. Other scripts' own words (Платежи, José, αβγ) and the invisible joiners and selectors
     between their characters (emoji sequences, Persian ZWNJ, ❤ U+FE0F) read as written."""
     if text.isascii():   # neither check can fire: no letter or invisible character here is other than ASCII
@@ -114,9 +109,9 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
                 return (f"the word {word!r} mixes ASCII letters with {_named(other)}, a letter of another script: "
                         "a look-alike no list holds (Coptic ⲟ) shows as the ASCII letter", word)
         elif all(_same_shape(c) for c in word):
-            # read as an ASCII word: joined to ASCII (_joined_to_ascii), or nothing in `text` shows another script;
+            # read as an ASCII word: joined to ASCII (joined_to_ascii), or nothing in `text` shows another script;
             # that second answer does not depend on the word, so it is read once, when first needed
-            if not _joined_to_ascii(text, m):
+            if not joined_to_ascii(text, *m.span()):
                 if no_other_script is None:
                     no_other_script = _no_other_script(text)
                 if not no_other_script:
@@ -124,12 +119,9 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
             return (f"the word {word!r} is written wholly with letters that look like ASCII ones "
                     f"({', '.join(_named(c) for c in dict.fromkeys(word))[:200]}): it shows "
                     f"{''.join(_latin_of(c) for c in word)!r} and never equals it", word)
-    for i, ch in enumerate(text):
-        if not ch.isascii() and is_invisible(ch):
-            around = text[max(i - 1, 0):i] + text[i + 1:i + 2]
-            if any(c.isascii() for c in around) or not strip_invisible(text):
-                return f"{_named(ch)} is invisible: the text shows without it, and compares with it", ch
-    return None
+    hidden = invisible_beside(text)
+    return None if hidden is None else (f"{_named(hidden)} is invisible: the text shows without it, and compares with it",
+                                        hidden)
 
 
 def compared_otherwise(value: str) -> str | None:
@@ -144,13 +136,38 @@ def compared_otherwise(value: str) -> str | None:
         (c for c in value if not c.isascii() and c.isspace()), None))
     if space is not None:
         return f"it holds {_named(space)}, which shows as a space and is not one"
-    if not plain and not unicodedata.is_normalized("NFC", value):
+    if plain:
+        return None
+    if not unicodedata.is_normalized("NFC", value):
         return (f"it is not in Unicode's composed form (NFC): it shows as {unicodedata.normalize('NFC', value)!r}, "
                 "which an agent's text spells with other code points, and never equals it")
+    compat = latin_compat(value, where_read_as_ascii=True)
+    if compat is not None:
+        return (f"it holds {_named(compat)}, a compatibility form of the ASCII {ascii_form(compat)!r}: it shows "
+                "(and IDNA reads it) as that character, and never equals the agent's")
+    rare = next((c for c in value if c.isalpha() and not _recommended(c)), None)
+    if rare is not None:
+        return (f"it holds {_named(rare)}, a letter of a script Unicode does not recommend for identifiers (UAX 31): "
+                "no list tells its letters from Latin ones (Coptic ⲥⲟⲣ shows cop)")
     return None
 
 
-COMPARED_FIX = "write it in NFC (composed accents) with plain spaces (U+0020): the policy compares it as written"
+# UAX 31's recommended scripts (Table 5) by the names of their letters, with the modifier letters and signs used as
+# letters (µ) that Latin text holds: a value the policy compares may be written in any of them
+_RECOMMENDED = ("LATIN", "MODIFIER LETTER", "ARABIC", "ARMENIAN", "BENGALI", "BOPOMOFO", "CYRILLIC", "DEVANAGARI",
+                "ETHIOPIC", "GEORGIAN", "GREEK", "GUJARATI", "GURMUKHI", "CJK", "IDEOGRAPHIC", "HANGUL",
+                "HALFWIDTH HANGUL", "HALFWIDTH KATAKANA", "HEBREW", "HIRAGANA", "KANNADA", "KATAKANA", "KHMER", "LAO",
+                "MALAYALAM", "MYANMAR", "ORIYA", "SINHALA", "TAMIL", "TELUGU", "THAANA", "THAI", "TIBETAN")
+
+
+def _recommended(letter: str) -> bool:
+    """Whether a letter (its compatibility form's first letter: full-width Ａ is Latin) is of _RECOMMENDED."""
+    name = unicodedata.name(unicodedata.normalize("NFKC", letter)[:1] or letter, "")
+    return name.startswith(_RECOMMENDED) or " SIGN" in name
+
+
+COMPARED_FIX = ("write it in NFC (composed accents) with plain spaces (U+0020), ASCII letters for Latin ones and letters of "
+                "a script UAX 31 recommends: the policy compares it as written")
 
 
 def compared_problem(value: str) -> tuple[str, str] | None:

@@ -1,0 +1,101 @@
+"""Characters that show otherwise than they compare, read alike by synth (a spec's strings) and by the loader (an
+agent's arguments): the policy compares code points, so text that shows another string than it is can neither be
+denied nor allowed as shown. Stdlib only (the online side imports it)."""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# default-ignorable code points that are not format controls (category Cf counts as a whole): combining grapheme
+# joiner, Hangul fillers, Khmer inherent vowels, Mongolian selectors, braille blank, variation selectors, tags
+_IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
+                     (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
+_IGNORABLE = frozenset(cp for lo, hi in _IGNORABLE_RANGES for cp in range(lo, hi + 1))
+_PRINTABLE_IGNORABLE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _IGNORABLE_RANGES) + "]")
+# Unicode keeps the symbols that frame a Latin letter (ⓔ ⒠ 🄴 🅴) in its two Enclosed Alphanumerics blocks
+_ENCLOSED = re.compile("[\u2460-\u24ff\U0001f100-\U0001f1ff]")
+
+
+def is_invisible(ch: str) -> bool:
+    """A format control or another default-ignorable code point: it shows as nothing (U+200B, U+00AD, U+FE0F)."""
+    return ord(ch) in _IGNORABLE or unicodedata.category(ch) == "Cf"
+
+
+def invisible_beside(text: str, *, spaces_too: bool = True) -> str | None:
+    """An invisible character of `text` beside an ASCII character (but for `spaces_too`, one that is not a space), or
+    in a text with nothing visible, or None: `evil.com` U+200B shows evil.com and compares otherwise. Between other
+    scripts' characters (an emoji's ZWJ sequence, Persian ZWNJ, ❤ U+FE0F) it is part of how they are written."""
+    if text.isascii() or (_printable(text) and not _PRINTABLE_IGNORABLE.search(text)):
+        return None   # str.isprintable is false for every format control (Cf): the others are the ranges above
+    visible = False
+    found = None
+    for i, ch in enumerate(text):
+        if ch.isascii() or not is_invisible(ch):
+            visible = True
+        elif found is None and any(c.isascii() and (spaces_too or not c.isspace())
+                                   for c in text[max(i - 1, 0):i] + text[i + 1:i + 2]):
+            found = ch
+    return found if found is not None or visible else next(c for c in text if is_invisible(c))
+
+
+def _printable(text: str) -> bool:
+    """str.isprintable, but for line breaks and tabs (C loops only: a character loop in Python took 1 ms for 2,000)."""
+    return text.isprintable() or text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable()
+
+
+def latin_form(ch: str) -> str | None:
+    """The ASCII letter a character that is not ASCII stands for as a compatibility or framed form, or None: full-width
+    ｅ, mathematical 𝐞, modifier ᵉ, circled ⓔ, parenthesized ⒠, squared 🄴 (NFKC folds each to the letter, bar the
+    frame's parentheses), negative circled 🅔 and negative squared 🅴 (symbols named for the Latin letter). IDNA and a
+    reader take each for the letter; other signs (™, ², ①, ℃) fold to more or other than one letter."""
+    if ch.isascii():
+        return None
+    folded = unicodedata.normalize("NFKC", ch).removeprefix("(").removesuffix(")")
+    if len(folded) == 1 and folded.isascii() and folded.isalpha():
+        return folded
+    name = unicodedata.name(ch, "")
+    if unicodedata.category(ch) == "So" and " LATIN " in f" {name}" and " LETTER " in name:
+        return name[-1]
+    return None
+
+
+def ascii_form(ch: str) -> str | None:
+    """latin_form, or the ASCII digit a decimal digit that is not ASCII folds to (full-width １, mathematical 𝟏); other
+    scripts' digits (Arabic-Indic ٣) and superscripts (²) fold to none or are not decimal."""
+    letter = latin_form(ch)
+    if letter is not None or ch.isascii() or not ch.isdecimal():
+        return letter
+    folded = unicodedata.normalize("NFKC", ch)
+    return folded if folded.isascii() else None
+
+
+def latin_compat(text: str, *, where_read_as_ascii: bool = False) -> str | None:
+    """The first character of `text` that is a compatibility or framed form of an ASCII letter or digit (ascii_form),
+    or None. With `where_read_as_ascii`, only one joined to ASCII letters or digits without a space (`ｊｏｓé.com`), or
+    in a text whose every letter and digit is ASCII or such a form (`ｅｖｉｌ．ｃｏｍ`): Japanese text writes Latin
+    letters and digits full-width among its own (`ＡＢＣ株式会社`, `２０２４年`), and those read as written."""
+    if text.isascii():
+        return None
+    folds = not unicodedata.is_normalized("NFKC", text)   # else only a framed symbol (🅴, which NFKC keeps) can be one
+    if not folds and not _ENCLOSED.search(text):
+        return None
+    alone: bool | None = None
+    for i, ch in enumerate(text):
+        if ch.isascii() or ascii_form(ch) is None:
+            continue
+        if not where_read_as_ascii or joined_to_ascii(text, i, i + 1):
+            return ch
+        if alone is None:
+            alone = all(c.isascii() or ascii_form(c) is not None for c in text if c.isalnum() or ascii_form(c))
+        if alone:
+            return ch
+    return None
+
+
+def joined_to_ascii(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is joined to ASCII letters or digits without a space (`рау.com`)."""
+    while start and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return any(c.isascii() and c.isalnum() for c in text[start:end])
