@@ -597,10 +597,13 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
               if turn and len(text) >= _ENCODED_MIN else [])
     whole = _as_json(text, where)
     if whole is not None:
+        if turn:
+            _refuse_unnamed_letters(text, where)
         return [whole, *turned] if turned else whole
     encoded = _encoded(text, where) + turned
     if turn:   # a text turned (reversed, rotated) is as noisy as the text, which was read: a reversed UUID is no UUID
         _refuse_opaque(text, where)
+        _refuse_unnamed_letters(text, where)
     if not _MAY_HOLD_CALL.search(text):  # no mark of a call read or refused below can be written in it
         if tool is not None:
             _refuse_written_call(text, where, tool)
@@ -695,6 +698,8 @@ def _encoded(text: str, where: str) -> list[str]:
     decoded = _transforms(text)
     if len(text) < _ENCODED_MIN:
         return [d for d in decoded if d and d != text]
+    for numbers in _NUMBER_LIST.finditer(text):
+        decoded += _numbers_read(numbers.group(), where)
     runs = [(re.sub(r"\s", "", run) if "\n" in run else run).rstrip("=")
             for run in (m.group() for m in _BASE64.finditer(text))]
     squeezed_runs: list[str] = []
@@ -731,6 +736,21 @@ def _encoded(text: str, where: str) -> list[str]:
         if _UU_LINE.search(lines):   # one line: the whole text
             decoded += _read_bytes(_from_uu(lines), where)
     return [d for d in decoded if d and d != text]
+
+
+# A list of 16 numbers or more (`bytes([123, 34, ...])`, `chr(c + 1) for c in [...]`): the bytes or the characters
+# they are, read like any decoded bytes (a one-byte key, a shift, is undone there).
+_NUMBER = r"(?:0[xX][0-9A-Fa-f]{1,6}|[0-9]{1,7})"
+_NUMBER_LIST = re.compile(r"(?<![\w.])" + _NUMBER + r"(?:(?:[ \t]*[,;\n][ \t\n]*|[ \t]+)" + _NUMBER + r"){15,}(?![\w.])")
+_NUMBER_VALUE = re.compile(_NUMBER)
+
+
+def _numbers_read(written: str, where: str) -> list[str]:
+    values = [int(v, 16) if v[1:2] in "xX" and len(v) > 1 else int(v) for v in _NUMBER_VALUE.findall(written)]
+    if max(values) < 256:
+        return _read_bytes(bytes(values), where)
+    chars = "".join(chr(v) for v in values if v < 0x110000)
+    return [chars] if chars.isprintable() else []
 
 
 # A run the decoders above cannot read: letters and digits mixed as an encoding mixes them (reversed, re-grouped in
@@ -833,6 +853,9 @@ def _opaque(text: str) -> str:
         return ""
     if not text.isascii():
         text = strip_invisible(text)   # `e\u200by\u200bJ...`: a reader that forgives invisible characters joins them
+    written = _written_secret(text)
+    if written:
+        return written
     hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
     if not hints:   # blanking a secret (_blank_secret) only turns characters into blanks: it makes no hint
         return ""
@@ -890,6 +913,20 @@ _SECRET = re.compile(
     r"|(?<![\w-])sha(?:256|384|512)-([A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{64}|[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])")
 
 
+_ISSUED_MIN = 32
+_DIGIT = re.compile("[0-9]")
+
+
+def _written_secret(text: str) -> str:
+    """The first secret's characters in `text` without a digit (_ISSUED_MIN or more): an issued key's random
+    characters show one (all but 1 in 250 of 32 do), letters written under a key need not; '' for none."""
+    for found in _SECRET.finditer(text) if _SECRET_MARK.search(text) else ():
+        payload = next(g for g in found.groups() if g is not None)
+        if len(payload) >= _ISSUED_MIN and not _DIGIT.search(payload):
+            return payload
+    return ""
+
+
 def _blank_secret(found: re.Match[str]) -> str:
     """A secret's shape blanked (its label kept), unless what it decodes to shows a call (_keyed)."""
     payload = next(g for g in found.groups() if g is not None)
@@ -907,9 +944,29 @@ def _hidden_in_digest(digest: str) -> bool:
 
 @functools.lru_cache(maxsize=1024)
 def _keyed_shows_call(raw: bytes) -> bool:
-    """Whether `raw` shows a call's word under a one-byte or a periodic XOR key (_keyed): cached, as agents retry (the
-    same secret or digest is read again from call to call)."""
-    return bool(_keyed(raw))
+    """Whether `raw` shows a call's word under a one-byte or a periodic XOR key (_keyed), or is text under a periodic
+    XOR key of any length that repeats (_text_under_xor): cached, as agents retry (the same secret or digest is read
+    again from call to call)."""
+    return bool(_keyed(raw)) or _text_under_xor(raw)
+
+
+# Text (7-bit bytes) XORed with a key of period p keeps one top bit in each of the p columns: every byte's top bit is
+# the one p bytes before's. Random bytes (a digest, a secret) show that at some period with odds of 2**-_TOP_CHECKS at
+# most (each column holds two bytes at least): so a secret's or a digest's shape holding such bytes is no secret, and
+# is read as a run (it denies) whatever the key's length, up to half the bytes (a shorter cipher is a one-time pad).
+_TOP_CHECKS = 24
+_TOP_BIT = bytes(b >> 7 for b in range(256))
+
+
+def _text_under_xor(raw: bytes) -> bool:
+    tops = int.from_bytes(raw.translate(_TOP_BIT))
+    for period in range(1, len(raw) // 2 + 1):
+        checked = len(raw) - period
+        if checked < _TOP_CHECKS:
+            break
+        if not (tops ^ tops >> 8 * period) & ((1 << 8 * checked) - 1):
+            return True
+    return False
 
 
 _NOISE_HINT = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"   # inside a word: `yW`, `J1`, `4w`
@@ -971,6 +1028,54 @@ _HEX_TOKEN = re.compile(r"[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*|[0-9a-f]*[a-f][0
 _WORD_SHAPE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _LOWER_UPPER = re.compile(r"[a-z][A-Z]")
 _TAG_NAME = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*")
+
+
+# Letters under a key of any length (Vigenere, Beaufort, a running key): the words keep their lengths and marks but
+# their letter pairs are random, which no language's words are. Each word of 4 letters or more standing alone (no
+# digit, letter or base64 mark touching it: the letters between digits of an id are no word) is scored by how often
+# English puts each of its letter pairs (_BIGRAM_TABLE, in half-bits over random: /tmp/s30/e30/mktable.py); a text
+# whose _UNNAMED_WORDS distinct words in a row (_UNNAMED_PAIRS pairs at least) score _UNNAMED_MEAN or less per pair
+# is letters of no named kind, a cipher a runtime may read with a key this reader is not given, and denies.
+_BIGRAM_TABLE = ("kqrqkmplqjotrukqgusupomloktppotlmltpkunmsnhsrosjijpktjpmtlktqgsrolvniqpspkihmjtnnpwomlulkqonsmirrorlminhqmrspookohlrqtmolutslomqmjsloostmivhhrnltnitqrrilhneslnmwmoqsghrorrnhtsorlkjmkvkkmvljkthlpopulgqoqqjlgpiqqsqqoqiijmrqvsohqssjphmhouorqunnmslonopuqlnqntjnglktmnnvnmquknqnptnjqspqjohoitmnqvmljugltmltmglqqqmhhrivqmovlljtilnqmtthlqmqjiimeskrttptmsjonkprmilsuonjhmkmorrmoplnknsrvprdurqrpplljukomummqrglsmntriuqrqjlhpennnnmlljplhpmnmmoqpsynljhhtmppvmpjthnoqptngprrpmkfpirkrlummrthopnmrqjmsvrlmhoktlpnvnkruhkonmsnftrqpjmjplqrqpropkqinsrunqctttjkimjlvlnlxlnjufjmnmrnfmonmnkiljvlqpunlquglpnqsnjrrnlilnlhsosptplnsfkppmpufnqulnlqolsopprookqinrqsquiqtspnnjmmumnkwlkquimpomrmglnmpikipr")
+_BIGRAMS = {a + b: (ord(_BIGRAM_TABLE[26 * i + j]) - 97 - 16) / 2
+            for i, a in enumerate(string.ascii_lowercase) for j, b in enumerate(string.ascii_lowercase)}
+_LETTER_TOKEN = re.compile(r"(?<![^\W_]|[+=])[A-Za-z]{4,}(?![^\W_]|[+=])")   # a path's `/` parts words
+_LETTER_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}(?![a-z])")
+_UNNAMED_WORDS, _UNNAMED_PAIRS, _UNNAMED_MEAN = 8, 10, -0.8
+_ALPHABETS = string.ascii_lowercase + " " + string.ascii_lowercase[::-1]
+_UNNAMED_LETTERS = 8   # distinct letters at least: a key of letters spreads them (`aaaa aaaa` is no cipher)
+_RESIDUES = re.compile("[ACDEFGHIKLMNPQRSTVWXY]+|[acdefghiklmnpqrstvwxy]+")   # amino acids' one-letter codes
+
+
+@functools.lru_cache(maxsize=65_536)
+def _pair_score(word: str) -> float:
+    return sum(_BIGRAMS[word[i:i + 2]] for i in range(len(word) - 1))
+
+
+def _unnamed_letters(text: str) -> str:
+    """The first run of words (see above) whose letter pairs read as random letters, joined; '' for none."""
+    seen: dict[str, None] = {}
+    for token in _LETTER_TOKEN.findall(text):
+        if len(token) >= _OPAQUE_MIN and _RESIDUES.fullmatch(token):
+            continue   # a protein's or a nucleic acid's sequence: no cipher of words misses the letters they miss
+        for word in _LETTER_WORD.findall(token):
+            if word.lower() not in _ALPHABETS:   # `abcdefgh...` (a table, bytes counting up) is no cipher
+                seen[word.lower()] = None
+    words = list(seen)
+    scores = [_pair_score(w) for w in words]
+    for i in range(len(words)):
+        pairs = sum(len(w) - 1 for w in words[i:i + _UNNAMED_WORDS])
+        if (pairs >= _UNNAMED_PAIRS and sum(scores[i:i + _UNNAMED_WORDS]) <= _UNNAMED_MEAN * pairs
+                and len(set("".join(words[i:i + _UNNAMED_WORDS]))) >= _UNNAMED_LETTERS):
+            return " ".join(words[i:i + _UNNAMED_WORDS])
+    return ""
+
+
+def _refuse_unnamed_letters(text: str, where: str) -> None:
+    run = _unnamed_letters(text)
+    if run:
+        _bad_call(where, f"words whose letters read as no language's ({run[:40]!r}...): a text under a key of "
+                  "letters a runtime may be given, which this reader cannot undo")
 
 
 def _refuse_opaque(text: str, where: str) -> None:
