@@ -1,5 +1,6 @@
 """What the two SDK integrations (anthropic_sdk, openai_agents) share: whether the arguments a tool function would
-get after its SDK's validation are the data the model sent, which is what the policy decides."""
+get after its SDK's validation are the data the model sent, which is what the policy decides; the JSON body of a
+request their HTTP request hooks read."""
 from __future__ import annotations
 
 import datetime
@@ -9,7 +10,9 @@ import functools
 import json
 import uuid
 from pathlib import PurePath
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+import veriguard.contracts.strict_json as strict_json
 
 VALIDATION_CHANGED = ("the SDK's validation of the arguments changes what {}() would get from what the model sent, which "
                       "is what the policy decides, so it does not run")
@@ -91,3 +94,28 @@ def as_data(value: Any) -> Any:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def request_json(request: Any, refused: Callable[[str], BaseException]) -> Any:
+    """The JSON body of a POST request (None for other requests, and for a body that is not JSON sent under another
+    content type: a file upload); `refused(why)` is raised when a body said to be JSON cannot be read. A body that is
+    JSON is read whatever its content type says: the API may read `text/plain` as JSON too."""
+    if request.method != "POST":
+        return None
+    said_json = "json" in request.headers.get("content-type", "").lower()
+    try:
+        content = request.content or b"{}"
+    except Exception:   # a streamed body not read yet
+        if said_json:
+            raise refused("a JSON request whose body cannot be read: what it enables is unknown") from None
+        return None
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):   # the SDK sends none; the server would decode it and read what is unread here
+        raise refused(f"a request body under content-encoding {encoding[:40]!r} cannot be read here: what it enables "
+                      "is unknown")
+    if not said_json and content.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()[:1] not in (b"{", b"["):
+        return None
+    try:   # strictly: a duplicate key ({"tools": [server tool], "tools": []}) may be read otherwise by the server
+        return strict_json.loads(content)
+    except Exception:
+        raise refused("a JSON request whose body cannot be read: what it enables is unknown") from None
