@@ -38,6 +38,8 @@ OUTSIDE = {
                                                         "that names the SDK's private name which is gone",
     "enforce/integrations/anthropic_sdk.py:UnguardedTools": "a setup error of the integrating code (a ValueError, as "
                                                             "the SDK's own for a bad tool list), raised before a run",
+    "enforce/integrations/openai_agents.py:HostedToolsRefused": "control flow: a BaseException the OpenAI client "
+                                                                "does not retry, like anthropic_sdk's ProviderToolsRefused",
     "enforce/integrations/openai_agents.py:UnguardedTools": "an Agents SDK UserError, so the SDK reports it as its own "
                                                             "setup errors, before any model call",
     "providers/http.py:BodyRefused": "a read's signal: both providers re-raise it as provider.malformed",
