@@ -61,7 +61,7 @@ from pydantic import ValidationError, ValidatorFunctionWrapHandler, WrapValidato
 
 import veriguard.contracts.strict_json as strict_json
 from veriguard.enforce.guard import Context, Guard, GuardOutcome, RunTerminated
-from veriguard.enforce.integrations.arguments import VALIDATION_CHANGED, changed_arguments
+from veriguard.enforce.integrations.arguments import VALIDATION_CHANGED, changed_arguments, request_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 # The names of the tools require_guarded let through, per guard: what refuse_undecided_tools lets a request offer.
@@ -184,28 +184,9 @@ async def refuse_provider_tools_async(request: Any) -> None:
 
 
 def _json_body(request: Any) -> Any:
-    """The JSON body of a POST request (None for other requests, and for a body that is not JSON sent under another
-    content type: a file upload); ProviderToolsRefused when a body said to be JSON cannot be read. A body that is JSON is
-    read whatever its content type says: the API may read `text/plain` as JSON too."""
-    if request.method != "POST":
-        return None
-    said_json = "json" in request.headers.get("content-type", "").lower()
-    try:
-        content = request.content or b"{}"
-    except Exception:   # a streamed body not read yet
-        if said_json:
-            raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
-        return None
-    encoding = request.headers.get("content-encoding", "identity").strip().lower()
-    if encoding not in ("", "identity"):   # the SDK sends none; the server would decode it and read what is unread here
-        raise ProviderToolsRefused(f"a request body under content-encoding {encoding[:40]!r} cannot be read here: what "
-                                   "it enables is unknown")
-    if not said_json and content.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()[:1] not in (b"{", b"["):
-        return None
-    try:   # strictly: a duplicate key ({"tools": [server tool], "tools": []}) may be read otherwise by the server
-        return strict_json.loads(content)
-    except Exception:
-        raise ProviderToolsRefused("a JSON request whose body cannot be read: what it enables is unknown") from None
+    """The JSON body of a POST request (arguments.request_json); ProviderToolsRefused when a body said to be JSON cannot
+    be read."""
+    return request_json(request, ProviderToolsRefused)
 
 
 def offered_tools(body: Any, added: list[Any] | None = None) -> tuple[list[str], list[str]]:

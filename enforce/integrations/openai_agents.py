@@ -60,7 +60,7 @@ from pydantic import ValidationError
 import veriguard.contracts.strict_json as strict_json
 from veriguard.contracts.errors import EnvironmentProblem
 from veriguard.enforce.guard import Guard, RunName
-from veriguard.enforce.integrations.arguments import VALIDATION_CHANGED, changed_arguments
+from veriguard.enforce.integrations.arguments import VALIDATION_CHANGED, changed_arguments, request_json
 
 try:   # openai-agents 0.24's own holder of a call's validated arguments (private): see sdk_unreadable
     from agents._function_tool_arguments import PreparedFunctionArguments
@@ -585,6 +585,56 @@ def settings_tools(agent: Any) -> str:
             continue
         named += [f"{field}[{str(key)[:40]!r}]" for key in extra if any(w in str(key).lower() for w in ("tool", "mcp"))]
     return ", ".join(named)
+
+
+class HostedToolsRefused(BaseException):
+    """A model request enables tools the provider runs itself, which no guardrail decides (refuse_hosted_tools). A
+    BaseException, so that the OpenAI client does not take it for a connection error and retry."""
+
+
+# Tool types whose calls come back to the client, where the hooks see them (a function, a custom tool, the computer,
+# local shell, shell and patch tools, which policy_hooks refuse unless named); any other type runs on the provider's side
+CLIENT_TOOL_TYPES = frozenset({"function", "custom", "computer", "computer_use", "computer_use_preview", "local_shell",
+                               "shell", "apply_patch"})
+
+
+def hosted_tools(body: Any) -> list[str]:
+    """The provider-side tools a Chat Completions or Responses request body enables: each tool whose type is not a
+    client tool's (web_search, file_search, code_interpreter, image_generation, mcp, an unknown type), and chat's
+    web_search_options. A `tools` that is not a list of objects counts as one."""
+    if not isinstance(body, Mapping):
+        return []
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        return [f"tools of type {type(tools).__name__}"]
+    found = [str(t.get("type"))[:60] if isinstance(t, Mapping) else f"a tool of type {type(t).__name__}"
+             for t in tools or () if not (isinstance(t, Mapping) and t.get("type") in CLIENT_TOOL_TYPES)]
+    return found + (["web_search_options"] if body.get("web_search_options") is not None else [])
+
+
+def refuse_hosted_tools(guard: Guard, *, unguarded: Iterable[str] = ()) -> Callable[[Any], Any]:
+    """An HTTP request hook for the OpenAI client of the run's models (`AsyncOpenAI(http_client=httpx.AsyncClient(
+    event_hooks={"request": [refuse_hosted_tools(guard)]}))`): it refuses (HostedToolsRefused, recorded) to send a
+    request that enables a tool the provider runs itself, wherever it was set (the agent's tools, its model settings, a
+    RunConfig's model settings, which the hooks cannot see before the model is asked), unless `unguarded` names its type
+    ("hosted_mcp" for mcp). A JSON body that cannot be read is refused too; other requests (file uploads) pass."""
+    let = frozenset(unguarded)
+
+    async def hook(request: Any) -> None:
+        try:
+            found = [t for t in hosted_tools(request_json(request, HostedToolsRefused)) if t not in let
+                     and not (t == "mcp" and "hosted_mcp" in let)]
+        except HostedToolsRefused as e:
+            found = [str(e)]
+        except Exception as e:   # a body of an unexpected shape: what it enables is unknown
+            found = [f"a body that cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:120]})"]
+        if found:
+            why = (f"refused to send a model request that enables tools the provider runs itself, which policy "
+                   f"{guard.policy_name} does not decide: {', '.join(found[:5])}")
+            guard.refuse_run(why, integration="openai_agents", tool=found[0][:80])
+            raise HostedToolsRefused(f"{why}; remove them (from the agent, its model settings and the RunConfig's), or "
+                                     "name their types in refuse_hosted_tools(unguarded=...) to let them run undecided")
+    return hook
 
 
 # Responses output items of a tool the SDK runs here (the on_tool_start check sees them); any other item named

@@ -198,3 +198,69 @@ def test_benign_a_hook_that_does_not_raise_leaves_the_allow_alone(payments_build
     run_agent(paying(pay(g, ran), lambda context: None, "responses"), g)
     run_agent(paying(pay(g, ran), lambda context: None, "responses"), g)   # the hooks wrapped once per agent
     assert ran == [45000, 45000] and records(log) == [(True, "")] * 2
+
+
+# --- Agents: hosted tools set outside the agent (a RunConfig's model settings) ---------------------------------------
+def hooked_model(api, hook, *replies):
+    """The chat-completions or responses model over an OpenAI client whose HTTP client runs `hook` on every request;
+    the bodies that reached the transport are kept."""
+    import httpx2
+    from agents import OpenAIChatCompletionsModel, OpenAIResponsesModel
+    from openai import AsyncOpenAI
+
+    script, bodies = Script(*replies), []
+
+    def answer(request):
+        bodies.append(json.loads(request.content))
+        return script(request) if api == "chat" else httpx2.Response(
+            200, json=replies[len(bodies) - 1] if len(bodies) <= len(replies) else responses_reply(text="Done."))
+    client = AsyncOpenAI(api_key="sk-test", max_retries=0, http_client=httpx2.AsyncClient(
+        transport=httpx2.MockTransport(answer), event_hooks={"request": [hook]}))
+    made = OpenAIChatCompletionsModel if api == "chat" else OpenAIResponsesModel
+    return made("gpt-test", client), bodies
+
+
+def run_configured(agent, g, settings):
+    from agents import ModelSettings, RunConfig, Runner
+
+    from veriguard.enforce.integrations.openai_agents import policy_hooks
+
+    return asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g), run_config=RunConfig(
+        tracing_disabled=True, model_settings=ModelSettings(**settings))))
+
+
+@pytest.mark.parametrize("api, settings", [
+    ("responses", {"extra_body": {"tools": [{"type": "web_search"}]}}),
+    ("responses", {"extra_body": {"tools": [{"type": "mcp", "server_label": "bank", "server_url": "https://x"}]}}),
+    ("chat", {"extra_body": {"web_search_options": {}}})], ids=["web_search", "hosted-mcp", "chat-search"])
+def test_hosted_tools_a_run_config_enables_are_refused_before_the_request_leaves(payments_build, tmp_path, api, settings):
+    """Before (open since A29): a RunConfig's model settings are not visible to the hooks, and the hosted tool reached
+    the provider; only its calls in the answer were recorded. refuse_hosted_tools reads the request itself."""
+    agents_fixture()
+    from agents import Agent
+
+    from veriguard.enforce.integrations.openai_agents import HostedToolsRefused, refuse_hosted_tools
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    model, bodies = hooked_model(api, refuse_hosted_tools(g))
+    with pytest.raises(HostedToolsRefused, match="the provider runs itself"):
+        run_configured(Agent(name="payer", model=model, tools=[pay(g, ran)]), g, settings)
+    assert bodies == [] and [allowed for allowed, _ in records(log)] == [False]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_benign_function_tools_and_named_hosted_tools_pass_the_request_hook(payments_build, tmp_path, api):
+    agents_fixture()
+    from agents import Agent
+
+    from veriguard.enforce.integrations.openai_agents import refuse_hosted_tools
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    first = calls(("send_payment", PAYMENT)) if api == "chat" else responses_reply(("send_payment", PAYMENT))
+    model, bodies = hooked_model(api, refuse_hosted_tools(g, unguarded=["web_search"]), first)
+    settings = {"extra_body": {"tools": [{"type": "function", "name": "send_payment", "parameters": {}},
+                                         {"type": "web_search"}]}} if api == "responses" else {}
+    run_configured(Agent(name="payer", model=model, tools=[pay(g, ran)]), g, settings)
+    assert ran == [45000] and records(log) == [(True, "")] and len(bodies) == 2
