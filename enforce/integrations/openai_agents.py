@@ -31,6 +31,8 @@ guard, or is a handoff that passes the model's arguments to its on_handoff (`inp
 the one handoff() makes (built by hand or replaced: it is handed the model's arguments), or tools an agent's model
 settings send (`extra_body={"tools": [...]}`: a hosted tool beside the agent's list), unless `unguarded` names it; a
 hosted call in an answer (web_search_call...) that `unguarded` does not name is recorded (it ran on the provider's side).
+A RunConfig's model settings are not visible to the hooks: `refuse_hosted_tools(guard)`, a request hook for the OpenAI
+client of the run's models, refuses (recorded) a request that enables a provider-side tool wherever it was set.
 They check each tool again as it is about to run (on_tool_start, called for function, shell, patch, computer and local
 shell tools alike), so a tool the run added that the agent's list did not show stops the run there. A SandboxAgent's
 capabilities (files, a shell) add such tools, in this agent or in one called as a tool (a nested run, without the

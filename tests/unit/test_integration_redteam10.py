@@ -264,3 +264,35 @@ def test_benign_function_tools_and_named_hosted_tools_pass_the_request_hook(paym
                                          {"type": "web_search"}]}} if api == "responses" else {}
     run_configured(Agent(name="payer", model=model, tools=[pay(g, ran)]), g, settings)
     assert ran == [45000] and records(log) == [(True, "")] and len(bodies) == 2
+
+
+# --- Agents: output guardrails and max_turns (open since A29: never run in a test) ---------------------------------------
+@pytest.mark.parametrize("how", ["output-reject", "output-raise", "max-turns"])
+def test_benign_output_guardrails_and_max_turns_keep_one_record_per_call(payments_build, tmp_path, how):
+    """A ToolOutputGuardrail runs after the call (the allow of the call that ran stands, the denied call never reaches
+    it); max_turns=1 stops the run after the turn whose calls ran, before the next answer's call. Passed on 5795103 too:
+    regression rows."""
+    agents_fixture()
+    import contextlib
+
+    from agents import Agent, MaxTurnsExceeded, RunConfig, Runner, ToolGuardrailFunctionOutput, \
+        ToolOutputGuardrailTripwireTriggered, tool_output_guardrail
+
+    from veriguard.enforce.integrations.openai_agents import policy_hooks
+
+    @tool_output_guardrail
+    def hiding(data):
+        return ToolGuardrailFunctionOutput.reject_content("hidden") if how == "output-reject" else \
+            ToolGuardrailFunctionOutput.raise_exception()
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    tool = pay(g, ran)
+    tool.tool_output_guardrails = [] if how == "max-turns" else [hiding]
+    replies = [calls(("send_payment", OVER_LIMIT), ("send_payment", PAYMENT))] + \
+        ([calls(("send_payment", PAYMENT))] if how == "max-turns" else [])
+    agent = Agent(name="payer", model=agents_model(Script(*replies)), tools=[tool])
+    with {"output-reject": contextlib.nullcontext(), "output-raise": pytest.raises(ToolOutputGuardrailTripwireTriggered),
+          "max-turns": pytest.raises(MaxTurnsExceeded)}[how]:
+        asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g), max_turns=1 if how == "max-turns"
+                               else 10, run_config=RunConfig(tracing_disabled=True)))
+    assert ran == [45000] and sorted(allowed for allowed, _ in records(log)) == [False, True]
