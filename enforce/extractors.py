@@ -368,7 +368,7 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
         x, at, depth = stack.pop()
         if depth > _MAX_DEPTH:
             _bad_call(at, f"the agent data nests deeper than {_MAX_DEPTH} levels")
-        held = text(x, at) if text is not None and type(x) is str else None
+        held = text(x, at) if text is not None and (type(x) is str or type(x) is _Guessed) else None
         if held is not None:
             x = held
         if isinstance(x, Mapping):
@@ -1053,26 +1053,35 @@ def _pair_score(word: str) -> float:
 
 
 def _unnamed_letters(text: str) -> str:
-    """The first run of words (see above) whose letter pairs read as random letters, joined; '' for none."""
+    """The first run of words (see above) whose letter pairs read as random letters, joined; '' for none (cached up
+    to _CACHED_TEXT characters: an agent sends the same history again on each turn)."""
+    return _unnamed_letters_of(text) if len(text) <= _CACHED_TEXT else _unnamed_letters_of.__wrapped__(text)
+
+
+_CACHED_TEXT = 65_536
+
+
+@functools.lru_cache(maxsize=1024)
+def _unnamed_letters_of(text: str) -> str:
     seen: dict[str, None] = {}
     for token in _LETTER_TOKEN.findall(text):
         if len(token) >= _OPAQUE_MIN and _RESIDUES.fullmatch(token):
             continue   # a protein's or a nucleic acid's sequence: no cipher of words misses the letters they miss
-        for word in _LETTER_WORD.findall(token):
-            if word.lower() not in _ALPHABETS:   # `abcdefgh...` (a table, bytes counting up) is no cipher
-                seen[word.lower()] = None
-    words = list(seen)
-    scores = [_pair_score(w) for w in words]
+        for word in (token,) if token.islower() else _LETTER_WORD.findall(token):
+            seen[word.lower()] = None
+    words = [w for w in seen if w not in _ALPHABETS]   # `abcdefgh...` (a table, bytes counting up) is no cipher
+    scores = [0.0, *itertools.accumulate(map(_pair_score, words))]
+    pairs = [0, *itertools.accumulate(len(w) - 1 for w in words)]
     for i in range(len(words)):
-        pairs = sum(len(w) - 1 for w in words[i:i + _UNNAMED_WORDS])
-        if (pairs >= _UNNAMED_PAIRS and sum(scores[i:i + _UNNAMED_WORDS]) <= _UNNAMED_MEAN * pairs
-                and len(set("".join(words[i:i + _UNNAMED_WORDS]))) >= _UNNAMED_LETTERS):
-            return " ".join(words[i:i + _UNNAMED_WORDS])
+        j = min(i + _UNNAMED_WORDS, len(words))
+        if (scores[j] - scores[i] <= _UNNAMED_MEAN * (pairs[j] - pairs[i]) and pairs[j] - pairs[i] >= _UNNAMED_PAIRS
+                and len(set("".join(words[i:j]))) >= _UNNAMED_LETTERS):
+            return " ".join(words[i:j])
     return ""
 
 
 def _refuse_unnamed_letters(text: str, where: str) -> None:
-    run = _unnamed_letters(text)
+    run = _unnamed_letters(text) if type(text) is str else ""
     if run:
         _bad_call(where, f"words whose letters read as no language's ({run[:40]!r}...): a text under a key of "
                   "letters a runtime may be given, which this reader cannot undo")
@@ -1347,13 +1356,20 @@ def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
             held = _read_bytes(inflated, where, depth + 1)
             if held:
                 return held
-    return _keyed(raw) or [span.decode("ascii") for span in dict.fromkeys(_PRINTABLE_SPAN.findall(raw)) if _SPAN_MARK.search(span)]
+    return _keyed(raw) or [_Guessed(span.decode("ascii")) for span in dict.fromkeys(_PRINTABLE_SPAN.findall(raw))
+                           if _SPAN_MARK.search(span)]   # pieces of bytes that are no text: their letters may be noise
+
+
+class _Guessed(str):
+    """A text read under a key guessed from a crib: its letters are the guess's (a wrong key makes any bytes random
+    letters), so they are read for calls but not judged as a language's (_refuse_unnamed_letters)."""
 
 
 def _keyed(raw: bytes, *, periodic: bool = True) -> list[str]:
     """The texts `raw` is under a one-byte key (_unkeyed) or, when `periodic` (no text as it is: a key of several
     bytes makes text no text), a periodic XOR key (_xored), that show a word of a call."""
-    return [text for text in _unkeyed(raw) + (_xored(raw) if periodic else []) if _shows_call_word(text.lower())]
+    return [_Guessed(text) for text in _unkeyed(raw) + (_xored(raw) if periodic else [])
+            if _shows_call_word(text.lower())]
 
 
 # Bytes XORed with a key of several bytes: under a key of period p, c[i] ^ c[i + p] is the plaintext's own, so a crib
