@@ -1041,6 +1041,7 @@ _BIGRAMS = {a + b: (ord(_BIGRAM_TABLE[26 * i + j]) - 97 - 16) / 2
             for i, a in enumerate(string.ascii_lowercase) for j, b in enumerate(string.ascii_lowercase)}
 _LETTER_TOKEN = re.compile(r"(?<![^\W_]|[+=])[A-Za-z]{4,}(?![^\W_]|[+=])")   # a path's `/` parts words
 _LETTER_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}(?![a-z])")
+_CHUNKS = re.compile(r"(?<![^\W_]|[+=])[A-Za-z]{2,3}(?: [A-Za-z]{2,3}){3,}(?![^\W_]|[+=])")
 _UNNAMED_WORDS, _UNNAMED_PAIRS, _UNNAMED_MEAN = 8, 10, -0.8
 _ALPHABETS = string.ascii_lowercase + " " + string.ascii_lowercase[::-1]
 _UNNAMED_LETTERS = 8   # distinct letters at least: a key of letters spreads them (`aaaa aaaa` is no cipher)
@@ -1069,6 +1070,8 @@ def _unnamed_letters_of(text: str) -> str:
             continue   # a protein's or a nucleic acid's sequence: no cipher of words misses the letters they miss
         for word in (token,) if token.islower() else _LETTER_WORD.findall(token):
             seen[word.lower()] = None
+    for chunks in _CHUNKS.findall(text):   # a word cut into pieces a reader is told to join (`gwf nts jk`)
+        seen["".join(chunks.split()).lower()] = None
     words = [w for w in seen if w not in _ALPHABETS]   # `abcdefgh...` (a table, bytes counting up) is no cipher
     scores = [0.0, *itertools.accumulate(map(_pair_score, words))]
     pairs = [0, *itertools.accumulate(len(w) - 1 for w in words)]

@@ -34,6 +34,8 @@ LONG_KEYS = {   # each open on the start commit for at least one of the two extr
     "prose_running_key": _vigenere(PROSE, "itwasthebestoftimesitwastheworstoftimes"),
     "prose_every_character": _vigenere(PROSE, "itwasthebestoftimesitwas", every_character=True),
     "a_paths_parts": "https://example.com/" + "/".join(_vigenere(PROSE, "thequickbrownfoxjumps").split()[:12]),
+    "words_cut_in_threes": " ".join(w[i:i + 3] for w in _vigenere(PROSE, "thequickbrownfoxjumps").replace(".", "")
+                                    .replace(",", "").split() for i in range(0, len(w), 3)),
     "words_between_decoys": " ".join(f"their {w}" for w in _vigenere(PROSE, "thequickbrownfoxjumps").split()[:14]),
 }
 
