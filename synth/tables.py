@@ -104,10 +104,17 @@ def shown_otherwise(text: str) -> tuple[str, str] | None:
             if odd is not None:
                 return (f"the word {word!r} mixes ASCII with {_named(odd)}, which looks like the ASCII letter "
                         f"{_latin_of(odd)!r} and is not it", word)
+            digit = next((c for c in word if not c.isascii() and c.isdecimal()), None)
+            if digit is not None:   # UTS 39: one word, one numbering system (Devanagari ० in g००gle shows as o or 0)
+                return (f"the word {word!r} mixes ASCII with {_named(digit)}, a digit of another numbering system, "
+                        "which shows as an ASCII letter or digit and is not one", word)
             other = _other_script_letter(word)
             if other is not None:
                 return (f"the word {word!r} mixes ASCII letters with {_named(other)}, a letter of another script: "
                         "a look-alike no list holds (Coptic ⲟ) shows as the ASCII letter", word)
+        elif word.isdecimal() and joined_to_ascii(text, *m.span()):   # `०.com`, `١٢٣-45`
+            return (f"the word {word!r} is written with digits of another numbering system ({_named(word[0])}) "
+                    "joined to ASCII text, where they show as ASCII letters or digits and are not", word)
         elif all(_same_shape(c) for c in word):
             # read as an ASCII word: joined to ASCII (joined_to_ascii), or nothing in `text` shows another script;
             # that second answer does not depend on the word, so it is read once, when first needed

@@ -140,3 +140,24 @@ def test_a_line_that_hides_part_of_what_it_declares_is_refused(tmp_path, small):
 @pytest.mark.parametrize("small", SHOWN_ON_A_LINE.values(), ids=SHOWN_ON_A_LINE.keys())
 def test_rules_laid_out_in_sight_load(tmp_path, small):
     assert load_spec(with_rules(tmp_path, small))
+
+
+# digits of another numbering system in an ASCII word (UTS 39: one word, one numbering system): loaded on 5795103
+OTHER_DIGITS = {"Devanagari zeros in a domain": "g\u0966\u0966gle.com", "a Bengali zero in a year": "2\u09e624",
+                "Thai zeros": "g\u0e50\u0e50gle.com", "an N'Ko zero": "g\u07c0\u07c0gle.com",
+                "Arabic-Indic fives": "g\u0665\u0665gle.com", "Osmanya zeros": "g\U000104a0\U000104a0gle.com",
+                "a Devanagari zero as a label": "\u0966.com", "Myanmar zeros": "\u1040\u1040.com"}
+OWN_DIGITS = {"Arabic-Indic digits alone": "\u0662\u0660\u0662\u0664", "a Hindi year": "\u0938\u0928 \u0968\u0966\u0968\u096a",
+              "full-width digits in Japanese": "\u30d0\u30fc\u30b8\u30e7\u30f3\uff12", "ASCII digits": "COVID-19"}
+
+
+@pytest.mark.parametrize("value", OTHER_DIGITS.values(), ids=OTHER_DIGITS.keys())
+def test_digits_of_another_system_in_ascii_text_are_refused(tmp_path, value):
+    with pytest.raises(SpecError) as e:
+        load_spec(write(tmp_path, CONSTANT=value))
+    assert e.value.code == "spec.hidden_text" and "numbering system" in str(e.value), e.value
+
+
+@pytest.mark.parametrize("value", OWN_DIGITS.values(), ids=OWN_DIGITS.keys())
+def test_digits_among_their_own_scripts_text_load(tmp_path, value):
+    assert load_spec(write(tmp_path, CONSTANT=value))
