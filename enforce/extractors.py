@@ -593,14 +593,14 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     inside a call's arguments (`found` None) such a call denies. With `tool`, a call of it (of any tool: "*") written
     in a format not read as a call denies (_refuse_written_call). `turn`: the text rotated or reversed is read too,
     when that shows a word of a call (_turned; not again inside what that reads: both undo themselves)."""
-    turned = ([_text_data(t, where, found, tool, turn=False) for t in _turned(text, tool, where)]
+    turned = ([_text_data(t, where, found, tool, turn=False) for t in _read_once(_turned, text, tool, where)]
               if turn and len(text) >= _ENCODED_MIN else [])
     whole = _as_json(text, where)
     if whole is not None:
         if turn:
             _refuse_unnamed_letters(text, where)
         return [whole, *turned] if turned else whole
-    encoded = _encoded(text, where) + turned
+    encoded = _read_once(_encoded, text, None, where) + turned
     if turn:   # a text turned (reversed, rotated) is as noisy as the text, which was read: a reversed UUID is no UUID
         _refuse_opaque(text, where)
         _refuse_unnamed_letters(text, where)
@@ -617,6 +617,22 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     for call in calls:
         _accept(call, found if found is not None else [], tool)
     return _written_json(text, where, spans) + encoded
+
+
+_CACHED_TEXT = 65_536   # characters of a text whose readings are kept (an agent sends its history again each turn)
+
+
+def _read_once(reader: Callable[..., list[str]], text: str, tool: str | None, where: str) -> list[str]:
+    """reader(text, [tool,] where), kept for a text up to _CACHED_TEXT characters: the same text at the same place
+    is read the same way (a refusal is not kept: it is raised again)."""
+    if len(text) > _CACHED_TEXT:
+        return reader(text, tool, where) if reader is _turned else reader(text, where)
+    return list(_readings(reader, text, tool, where))
+
+
+@functools.lru_cache(maxsize=256)
+def _readings(reader: Callable[..., list[str]], text: str, tool: str | None, where: str) -> tuple[str, ...]:
+    return tuple(reader(text, tool, where) if reader is _turned else reader(text, where))
 
 
 # Text encoded in a string, which a tool or runtime may decode and read: base64 (standard or URL-safe, wrapped in lines
@@ -1062,9 +1078,6 @@ def _unnamed_letters(text: str) -> str:
     """The first run of words (see above) whose letter pairs read as random letters, joined; '' for none (cached up
     to _CACHED_TEXT characters: an agent sends the same history again on each turn)."""
     return _unnamed_letters_of(text) if len(text) <= _CACHED_TEXT else _unnamed_letters_of.__wrapped__(text)
-
-
-_CACHED_TEXT = 65_536
 
 
 @functools.lru_cache(maxsize=1024)

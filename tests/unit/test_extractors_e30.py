@@ -145,3 +145,10 @@ def test_random_letter_words_are_no_language_and_words_are():
                       for _ in range(8))
     assert extractors._unnamed_letters(cipher)
     assert not extractors._unnamed_letters(PROSE)
+
+
+def test_a_text_read_again_is_read_the_same_way():   # readings are kept per text (E30): a refusal is raised again
+    denying, passing = placements(LONG_KEYS["no_marks"])[0], placements(BENIGN["german"])[0]
+    for _ in range(3):
+        assert "no language" in denied(ANY, denying)
+        assert ANY.extract(passing).value["to"] == "bob"
