@@ -95,6 +95,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_repositories(a, compiled, commands)
     if content and a.leading_globs:
         a = through_leading_globs(a, commands)
+    unfollowed = a.kind == commands.unknown     # before the steps that make a command unknown for writes it sees
     if content and zones.approval:
         a = through_approval(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), commands)
     globs: dict[str, list[str] | None] = {}     # a glob's matches on disk, read once for both steps below
@@ -115,7 +116,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     if copies and zones.carried:
         a = replace(a, copies=carried_copies(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                              zones.carried, globs, disk))
-    return a
+    return replace(a, unfollowed=unfollowed)
 
 
 # ESC ] (an operating system command to the terminal) in any spelling printf, `echo -e` and $'...' read, the one byte
@@ -403,11 +404,11 @@ def _absent_reads(a: Analysis) -> str | None:
 
 
 def _sent_bytes(a: Analysis, workspace: str, disk: "_Walk") -> Iterator[tuple[str, bytes]]:
-    """(path, its first _TYPED_BYTES) of the regular files `a` reads, and of those under the folders outside the project
-    it reads whole, at most _SENT_FILES files (links not followed; a folder's first _SENT_ENTRIES entries, breadth
+    """(path, its first _TYPED_BYTES) of the regular files `a` reads, of its git commands' repository configurations
+    (_git_configs), and of the files under the folders outside the project it reads whole, at most _SENT_FILES files (links not followed; a folder's first _SENT_ENTRIES entries, breadth
     first). The project's own folders are judged by their zones (a copy there of a value the project keeps in its
     configuration is the project's, and the secret files themselves are read by name)."""
-    files = list(_read_paths(a, whole=False))
+    files = list(_read_paths(a, whole=False)) + _git_configs(a)
     folders = [path for path in _read_paths(a, whole=True)
                if not within(path, (workspace,)) and not within(workspace, (path,))]
     left = _SENT_FILES
@@ -427,6 +428,20 @@ def _sent_bytes(a: Analysis, workspace: str, disk: "_Walk") -> Iterator[tuple[st
         if data is not None:
             left -= 1
             yield path, data
+
+
+def _git_configs(a: Analysis) -> list[str]:
+    """The configuration file of each repository a git command of `a` runs in: the addresses of its remotes, a token in
+    one (`git remote add x https://u:TOKEN@host/r`, then `git push x`), go out with what git sends."""
+    found = []
+    for cwd, name, _, program in a.repositories:
+        if program.split()[0] != "git" or name != ".git":
+            continue
+        folder = cwd
+        while not os.path.isdir(os.path.join(folder, ".git")) and os.path.dirname(folder) != folder:
+            folder = os.path.dirname(folder)
+        found.append(os.path.join(folder, ".git", "config"))
+    return list(dict.fromkeys(found))
 
 
 def _files_under(folders: list[str], disk: "_Walk") -> Iterator[str]:
@@ -1232,11 +1247,12 @@ class ShellExtractor:
     follow_links: bool = False
     ask_git: bool = False
     places: Places = ()          # the paths the monitor protects (Monitor.from_build sets them)
-    # with track_copies, each command's Analysis.copies and .sends by its text, filled by extract (the Claude Code hook
-    # records them)
+    # with track_copies, each command's Analysis.copies and .sends (`touched`) and .unfollowed (`command`) by its text,
+    # filled by extract (the Claude Code hook records them)
     track_copies: bool = False
     copies: dict[str, tuple[str, ...]] = _field(default_factory=dict, compare=False, hash=False, repr=False)
     sends: dict[str, tuple[str, ...]] = _field(default_factory=dict, compare=False, hash=False, repr=False)
+    unfollowed: dict[str, bool] = _field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         text = _path(observation, self.field)
@@ -1258,6 +1274,8 @@ class ShellExtractor:
                     copies=self.track_copies and touched)
         if self.track_copies and touched:
             self.copies[text], self.sends[text] = a.copies, a.sends
+        if self.track_copies and not touched:
+            self.unfollowed[text] = a.unfollowed
         if self.part == "command":
             value: Any = {"kind": a.kind, "sudo": a.sudo, "pipes_to_shell": a.pipes_to_shell, "approved": approved}
         else:

@@ -80,6 +80,9 @@ class Analysis:
     # the files a command that sends data out reads by name (analyse's `copies`): a later copy of a secret onto one of
     # them may be sent by it, where the two were decided at once (the hook's state refuses that copy)
     sends: tuple[str, ...] = ()
+    # whether its class is unknown for code the analysis does not follow (an unknown program, inline code, eval...), not
+    # only for writes it sees that a human approves (a copy of a secret, a file that runs later): analyse fills it
+    unfollowed: bool = False
 
     @property
     def how(self) -> str:

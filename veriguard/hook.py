@@ -659,7 +659,7 @@ def load_monitor(opts: Options) -> Any:
     if opts.log_checkpoint is not None:
         check_checkpoint(opts.log_checkpoint)
     state = state_file(opts)
-    copies, sent = read_state_entries(state) if state else ([], [])
+    copies, sent, running = read_state(state) if state else ([], [], Running({}, {}))
     protect += [state] if state else []
     try:
         monitor = load()
@@ -673,6 +673,7 @@ def load_monitor(opts: Options) -> Any:
         return monitor
     monitor = with_copies(monitor, copies)
     monitor.hook_state = (state, copies, sent)   # remember_copies's: the file and what it named at load, read once
+    monitor.hook_running = running               # what may still run (remember_copies, unseen_writes)
     return monitor
 
 
@@ -702,6 +703,21 @@ def read_state_entries(path: str) -> tuple[list[str], list[str]]:
     """(the copies, the files sends read: records marked `"sent": true`) the state file names (a folder written whole
     ends in `/`); ([], []) where there is no file yet. Anything else that cannot be read (a link, a folder, a line that
     is no record, more than STATE_LIMIT paths) is Refused: a state that cannot be read would forget copies."""
+    copies, sent, _ = read_state(path)
+    return copies, sent
+
+
+class Running(NamedTuple):
+    """What calls decided before may still be doing (read_state): a path with the time, in seconds since the epoch,
+    until which it may run (a record's `until`; the latest of a path's records)."""
+
+    sends: Mapping[str, float]      # the files sends read
+    code: Mapping[str, float]       # the working directories of code the analysis does not follow
+
+
+def read_state(path: str) -> tuple[list[str], list[str], Running]:
+    """read_state_entries, and what may still be running (Running): records marked `"sent": true` or `"code": true`
+    with an `until`."""
     import fcntl
 
     from veriguard.contracts import strict_json
@@ -709,7 +725,7 @@ def read_state_entries(path: str) -> tuple[list[str], list[str]]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
-        return [], []
+        return [], [], Running({}, {})
     except OSError as e:
         raise Refused(f"the state file {path} cannot be read ({e.strerror}); {_state_fix(path)}") from None
     with os.fdopen(fd, "rb") as f:
@@ -721,6 +737,8 @@ def read_state_entries(path: str) -> tuple[list[str], list[str]]:
         raise Refused(f"the state file {path} is larger than {STATE_BYTES} bytes; {_state_fix(path)}")
     paths: dict[str, None] = {}
     sent: dict[str, None] = {}
+    running: dict[str, float] = {}
+    coding: dict[str, float] = {}
     for n, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
@@ -731,10 +749,18 @@ def read_state_entries(path: str) -> tuple[list[str], list[str]]:
         copy = entry.get("path") if isinstance(entry, dict) else None
         if not isinstance(copy, str) or not copy.startswith("/") or "\0" in copy:
             raise Refused(f"the state file {path}, line {n}, names no absolute path; {_state_fix(path)}")
+        until = entry.get("until")
+        if until is not None and (not isinstance(until, (int, float)) or isinstance(until, bool)):
+            raise Refused(f"the state file {path}, line {n}, has an `until` that is no number; {_state_fix(path)}")
+        if entry.get("code") is True:
+            coding[copy] = max(float(until or 0.0), coding.get(copy, 0.0))
+            continue
         (sent if entry.get("sent") is True else paths)[copy] = None
+        if entry.get("sent") is True and until is not None:
+            running[copy] = max(float(until), running.get(copy, 0.0))
     if len(paths) + len(sent) > STATE_LIMIT:
         raise Refused(f"the state file {path} names more than {STATE_LIMIT} copies; {_state_fix(path)}")
-    return list(paths), list(sent)
+    return list(paths), list(sent), Running(running, coding)
 
 
 @contextlib.contextmanager
@@ -773,7 +799,8 @@ def with_copies(monitor: Any, copies: list[str]) -> Any:
                        "carried_tree": [c for c in copies if c.endswith("/")]})
     for name, x in list(monitor.extractors.items()):
         if isinstance(x, ShellExtractor):
-            monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={}, sends={})
+            monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={}, sends={},
+                                               unfollowed={})
     return monitor
 
 
@@ -781,7 +808,8 @@ def copies_veto(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Any:
     """The monitor's veto for an allow: "" once the copies the command makes are in the state file, else why not."""
     def veto(record: Any) -> str:
         try:
-            remember_copies(monitor, opts, call, unseen_writes(monitor, record, call, opts))
+            code = runs_code(monitor, record, call)
+            remember_copies(monitor, opts, call, unseen_writes(monitor, record, call, opts, code), code=code)
         except Refused as e:
             return str(e)
         return ""
@@ -792,40 +820,86 @@ def copies_veto(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Any:
 _PATH_WORD = re.compile(r"(?<![\w.~-])/[\w.+~@%-]+(?:/[\w.+~@%-]+)*")
 
 
-def unseen_writes(monitor: Any, record: Any, call: Mapping[str, Any], opts: Options) -> list[str]:
-    """The files outside the project that code the analysis cannot follow (class unknown: a human approves it) names by
+def runs_code(monitor: Any, record: Any, call: Mapping[str, Any]) -> str:
+    """"unknown" where the Bash command is code the analysis cannot follow (class unknown, and not only for writes it
+    sees: Analysis.unfollowed), "project" where it runs a program of a zone (the project's own code: `python3 src/x.py`,
+    `make`, `pytest`), else "": what either writes when it runs is not seen."""
+    from veriguard.enforce.shell import ShellExtractor
+
+    if call.get("tool_name") != "Bash":
+        return ""
+    found = ""
+    for name, x in monitor.extractors.items():
+        got = record.arguments.get(name)
+        if not isinstance(x, ShellExtractor) or got is None:
+            continue
+        if (x.part == "command" and isinstance(got, Mapping) and got.get("kind") == x.commands.unknown
+                and x.unfollowed.get(call["tool_input"].get("command"), True)):
+            return "unknown"
+        if x.part == "touched" and any(isinstance(a, (list, tuple)) and len(a) == 2 and a[0] == "execute" for a in got):
+            found = "project"
+    return found
+
+
+def unseen_writes(monitor: Any, record: Any, call: Mapping[str, Any], opts: Options, code: str) -> list[str]:
+    """The files outside the project that code the analysis cannot follow (`code` "unknown": runs_code) names by
     an absolute path in its text: what it writes there is unseen, so each counts as a copy of the project's secrets
     (`python3 -c "...copy('.env', '/tmp/x')"`, then `curl -d @/tmp/x`; a send decided beside it in a parallel batch
     sees it in the state). Refused where one is a file a command decided before sends (the state's `sent`), or named
-    there by its name under the working directory: the copy would land under that send."""
-    from veriguard.enforce.shell import NOT_COPIES, ShellExtractor
+    there by its name under the working directory: the copy would land under that send; and where any code (`code`
+    "unknown" or "project") runs while a send decided before may still be running (the state's `until`): a path the
+    code builds (`'ou' + 't.txt'`) or the project's code writes is not seen."""
+    from veriguard.enforce.shell import NOT_COPIES
 
     _, _, sent = getattr(monitor, "hook_state", ("", [], []))
-    text = call["tool_input"].get("command") if call.get("tool_name") == "Bash" else None
-    if not isinstance(text, str) or not any(
-            isinstance(x, ShellExtractor) and x.part == "command"
-            and (record.arguments.get(name) or {}).get("kind") == x.commands.unknown
-            for name, x in monitor.extractors.items()):
+    text = call["tool_input"].get("command")
+    if not code or not isinstance(text, str):
         return []
     cwd = call["cwd"].rstrip("/") + "/"
 
     def names(f: str) -> bool:    # by its path, or by its name under the working directory as a word of its own
         rest = f[len(cwd):] if f.startswith(cwd) else ""
         return f in text or (rest != "" and re.search(rf"(?<![\w./-]){re.escape(rest)}(?![\w./-])", text) is not None)
-    named = next((f for f in sent if names(f)), None)
+    named = next((f for f in sent if names(f)), None) if code == "unknown" else None
     if named is not None:
         raise Refused(f"the command runs code the analysis cannot follow and names {named}, which a command decided "
                       "before sends (two calls of one parallel batch, or a send still running): it may copy one of the "
                       "project's secrets there")
+    still = _still_running(getattr(monitor, "hook_running", Running({}, {})).sends)
+    if still is not None:
+        raise Refused(f"the command runs code the analysis does not follow (the project's own, or code a human "
+                      f"approves), while a send decided before it may still be reading {still[0]} (for up to "
+                      f"{still[1]:.0f} s more: a call of the same parallel batch, or a send run in the background): the "
+                      "code could write one of the project's secrets there unseen; run it once the send has ended")
+    if code != "unknown":
+        return []
     project = opts.env.get("CLAUDE_PROJECT_DIR", "").rstrip("/") + "/"
     return [p for p in dict.fromkeys(os.path.normpath(m) for m in _PATH_WORD.findall(text))
             if not (p + "/").startswith(project) and not p.startswith(NOT_COPIES)
             and not os.path.isdir(p)]
 
 
-def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen: Sequence[str] = ()) -> None:
+SEND_RUNS_S = 10.0            # how long a send decided may still be running beside a call of its parallel batch
+BACKGROUND_SEND_RUNS_S = 600.0   # ... where it runs in the background (Claude Code's run_in_background)
+
+
+def _still_running(running: Mapping[str, float]) -> tuple[str, float] | None:
+    """(a path, the seconds for which what was decided on it may still run) of `running` (Running's), the longest; None
+    where none may still run."""
+    import time
+
+    now = time.time()
+    left = [(path, until - now) for path, until in running.items() if until > now]
+    return max(left, key=lambda r: r[1]) if left else None
+
+
+def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen: Sequence[str] = (),
+                    code: str = "") -> None:
     """Appends to the state file the copies the decided command makes (it is allowed, or a person may let it run), so
-    that later calls read them as the project's secrets. Refused (the call is denied) where they cannot be written."""
+    that later calls read them as the project's secrets, the files it sends and, where it runs code the analysis does
+    not follow (`code`: runs_code), its working directory, each with the time until which it may run. Refused (the
+    call is denied) where they cannot be written, and where it sends files while such code decided before may still be
+    running (it may be writing one of the project's secrets into them)."""
     import fcntl
     import json
     import time
@@ -836,23 +910,37 @@ def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen
     shells = [x for x in monitor.extractors.values() if isinstance(x, ShellExtractor)]
     made = list(dict.fromkeys([c for x in shells for found in x.copies.values() for c in found] + list(unseen)))
     sends = list(dict.fromkeys(c for x in shells for found in x.sends.values() for c in found))
-    if not path or not (made or sends):
+    if not path or not (made or sends or code):
         return
+    running = getattr(monitor, "hook_running", Running({}, {}))
+    coding = _still_running(running.code) if sends else None
+    if coding is not None:
+        raise Refused(f"the command sends {sends[0]} while code the analysis does not follow, decided before it in "
+                      f"{coding[0]}, may still be running (for up to {coding[1]:.0f} s more: a call of the same parallel "
+                      "batch, or one run in the background): it may be writing one of the project's secrets there "
+                      "unseen; send it once that code has ended")
     onto = next((f for c in made for f in sent if f == c or (c.endswith("/") and f.startswith(c))), None)
     if onto is not None:
         raise Refused(f"the command copies one of the project's secrets onto {onto}, which a command decided before it "
                       "sends (two calls of one parallel batch, or a send still running): it would send the copy")
     known, was_sent = set(read), set(sent)   # as load_monitor read them; the next call's read enforces STATE_LIMIT
-    new = [(c, False) for c in made if c not in known] + [(c, True) for c in sends if c not in was_sent]
-    if not new:
+    now = time.time()
+    new = [(c, False) for c in made if c not in known] + [
+        (c, True) for c in sends if c not in was_sent or running.sends.get(c, 0.0) < now]    # its run noted again
+    cwd = os.path.normpath(call["cwd"])
+    ran = [cwd] if code and running.code.get(cwd, 0.0) < now + SEND_RUNS_S / 2 else []   # not once a call of a burst
+    if not (new or ran):
         return
-    if len(known) + len(was_sent) + len(new) > STATE_LIMIT:
+    if len(known | was_sent | {c for c, _ in new}) > STATE_LIMIT:
         raise Refused(f"the state file {path} would name more than {STATE_LIMIT} copies; {_state_fix(path)}")
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    lines = "".join(json.dumps({"path": c, **({"sent": True} if is_sent else {}),
+    until = round(now + (BACKGROUND_SEND_RUNS_S if call["tool_input"].get("run_in_background") is True
+                         else SEND_RUNS_S), 3)
+    lines = "".join(json.dumps({"path": c, **({"code": True, "until": until} if is_sent is None else
+                                               {"sent": True, "until": until} if is_sent else {}),
                                 "session_id": str(call.get("session_id", ""))[:200],
                                 "tool_use_id": str(call.get("tool_use_id", ""))[:200], "time": when}) + "\n"
-                    for c, is_sent in new).encode()
+                    for c, is_sent in [*new, *((c, None) for c in ran)]).encode()
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)

