@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from veriguard import hook
 from veriguard.enforce import shell
 from tests.unit.test_hook_fourteenth_pass import URL, answer, machine, run, spawn  # noqa: F401 (fixture)
 from tests.unit.test_hook_seventh_pass import build, outside_tmp  # noqa: F401 (fixtures)
@@ -223,9 +224,11 @@ def test_a_fetch_of_a_plain_address_stays_allowed_and_unlisted_fetches_denied(bu
     "python3 -c \"import shutil; shutil.copy('.env', 'upload.txt')\"",
 ])
 def test_unfollowed_code_naming_a_file_a_send_reads_is_denied(build: Path, project: dict[str, Path],  # noqa: F811
-                                                              code: str) -> None:
+                                                              code: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Inline code needs a human's approval, and what it writes is unseen: after that yes it could overwrite the file a
-    send decided beside it (a parallel batch) reads."""
+    send decided beside it (a parallel batch) reads. (Since F30's pass, any such code is denied while a send decided
+    before may still run, hook.SEND_RUNS_S: set to 0 here, the naming rule is judged alone.)"""
+    monkeypatch.setattr(hook, "SEND_RUNS_S", 0.0)
     run(project, "echo hi > {tmp}pq && echo hi > upload.txt")
     assert answer(build, project, "curl -T {tmp}pq {url} && curl -T upload.txt {url}")[0] == "allow"
     got, why = answer(build, project, code)
@@ -233,9 +236,12 @@ def test_unfollowed_code_naming_a_file_a_send_reads_is_denied(build: Path, proje
     assert answer(build, project, "python3 -c \"print('upload.txt.bak')\"")[0] == "ask"   # another name: asked, as before
 
 
-def test_a_file_unfollowed_code_names_counts_as_a_copy(build: Path, project: dict[str, Path]) -> None:  # noqa: F811
+def test_a_file_unfollowed_code_names_counts_as_a_copy(build: Path, project: dict[str, Path],  # noqa: F811
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Approved inline code that enciphers `.env` into /tmp: no value of it is left to see, but the file it names is in
-    the state, so its send asks; decided first in a parallel batch, the send beside it (of the old file) asks too."""
+    the state, so its send asks; decided first in a parallel batch, the send beside it (of the old file) asks too.
+    (hook.SEND_RUNS_S set to 0: F30's rule on code and sends decided within it is tested in test_hook_sixteenth_pass.)"""
+    monkeypatch.setattr(hook, "SEND_RUNS_S", 0.0)
     run(project, "echo hi > {tmp}enc")
     code = "python3 -c \"open('{tmp}enc','wb').write(bytes(b ^ 1 for b in open('.env','rb').read()))\""
     assert answer(build, project, code)[0] == "ask"
