@@ -1,4 +1,4 @@
-"""Tenth red-team pass on the integrations (A30, 2026-11-30). Each test but those marked as benign controls failed on
+"""Tenth red-team pass on the integrations (A30, 2026-11-30). Each test but the benign and regression rows failed on
 5795103:
 
 - Agents, without policy_hooks: a hook that rewrote the call's arguments (context.tool_call) and took away the SDK's
@@ -12,7 +12,11 @@
   replaced) is handed the model's arguments whatever its schema says: it paid 250000 undecided behind policy_hooks. The
   hooks now refuse such a handoff before the model is asked unless `unguarded` names it;
 - an on_tool_start hook of the agent (or of the user's PolicyHooks subclass) that raised after the guardrail allowed
-  the call: nothing ran, and the allow was the call's one record. The hooks now record it as not run.
+  the call: nothing ran, and the allow was the call's one record. The hooks now record it as not run;
+- hosted tools a RunConfig's model settings enable (which the hooks cannot see) reached the provider:
+  refuse_hosted_tools, a request hook for the OpenAI client, refuses them before the request leaves (these rows, and
+  its benign rows, fail on 5795103 as the hook did not exist);
+- ToolOutputGuardrail and max_turns rows (run in a test for the first time; they pass on 5795103 too).
 Real SDK code paths: the Agents SDK's chat-completions and responses models over httpx2.MockTransport."""
 import asyncio
 import json
