@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -26,9 +27,9 @@ SHOWN_FIX = "delete the character (or write the text without it): a spec must re
 _LATIN_LOOKING_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "LISU", "LATIN LETTER SMALL CAPITAL")
 # symbols that frame a Latin letter (circled ⓔ, parenthesized ⒠, squared 🄴, negative 🅴) read as the letter in a word;
 # Unicode keeps them in its two Enclosed Alphanumerics blocks (regional indicators are flags, not letters)
-_FRAMED = "".join(c for lo, hi in ((0x2460, 0x24FF), (0x1F100, 0x1F1FF)) for c in map(chr, range(lo, hi + 1))
-                  if not c.isalnum() and latin_form(c) is not None)
-_WORD = re.compile(rf"(?:[^\W_]|[{re.escape(_FRAMED)}])+")
+_FRAMED = frozenset(c for lo, hi in ((0x2460, 0x24FF), (0x1F100, 0x1F1FF)) for c in map(chr, range(lo, hi + 1))
+                    if not c.isalnum() and latin_form(c) is not None)
+_WORD = re.compile(rf"(?:[^\W_]|[{re.escape(''.join(sorted(_FRAMED)))}])+")
 
 
 def _shows_as_ascii(ch: str, scripts: tuple[str, ...], *, digits: bool) -> bool:
@@ -38,7 +39,7 @@ def _shows_as_ascii(ch: str, scripts: tuple[str, ...], *, digits: bool) -> bool:
     if ch.isascii():
         return False
     folded = unicodedata.normalize("NFKC", ch)
-    return latin_form(ch) is not None or (folded.isascii() and (folded.isalpha() or (digits and ch.isdecimal()))) or (
+    return ch in _FRAMED or (folded.isascii() and (folded.isalpha() or (digits and ch.isdecimal()))) or (
         map_lookalikes(ch).isascii() and unicodedata.name(ch, "").startswith(scripts))
 
 
@@ -152,7 +153,8 @@ def compared_otherwise(value: str) -> str | None:
     if compat is not None:
         return (f"it holds {_named(compat)}, a compatibility form of the ASCII {ascii_form(compat)!r}: it shows "
                 "(and IDNA reads it) as that character, and never equals the agent's")
-    rare = next((c for c in value if c.isalpha() and not _recommended(c)), None)
+    rare = None if _SURELY_RECOMMENDED.fullmatch(value) else next(
+        (c for c in value if c.isalpha() and not _recommended(c)), None)
     if rare is not None:
         return (f"it holds {_named(rare)}, a letter of a script Unicode does not recommend for identifiers (UAX 31): "
                 "no list tells its letters from Latin ones (Coptic ⲥⲟⲣ shows cop)")
@@ -167,6 +169,11 @@ _RECOMMENDED = ("LATIN", "MODIFIER LETTER", "ARABIC", "ARMENIAN", "BENGALI", "BO
                 "MALAYALAM", "MYANMAR", "ORIYA", "SINHALA", "TAMIL", "TELUGU", "THAANA", "THAI", "TIBETAN")
 
 
+# Latin, IPA, Greek (bar its Coptic letters, U+03E2-03EF), Cyrillic and Armenian: no letter here needs a name read
+_SURELY_RECOMMENDED = re.compile("[\x00-\u03e1\u03f0-\u058f]*")
+
+
+@functools.lru_cache(maxsize=4096)   # read once per letter: a 100,000-row table repeats its alphabet
 def _recommended(letter: str) -> bool:
     """Whether a letter (its compatibility form's first letter: full-width Ａ is Latin) is of _RECOMMENDED."""
     name = unicodedata.name(unicodedata.normalize("NFKC", letter)[:1] or letter, "")
