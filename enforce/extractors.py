@@ -81,7 +81,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, NamedTuple, NoReturn, Protocol
+from typing import Any, NamedTuple, NoReturn, Protocol, TypeVar
 
 import veriguard.contracts.strict_json as strict_json
 from veriguard.enforce.extract_errors import ExtractionError
@@ -600,7 +600,7 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
         if turn:
             _refuse_unnamed_letters(text, where)
         return [whole, *turned] if turned else whole
-    encoded = _read_once(_encoded, text, None, where) + turned
+    encoded = _read_once(_encoded, text, where) + turned
     if turn:   # a text turned (reversed, rotated) is as noisy as the text, which was read: a reversed UUID is no UUID
         _refuse_opaque(text, where)
         _refuse_unnamed_letters(text, where)
@@ -620,19 +620,20 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
 
 
 _CACHED_TEXT = 65_536   # characters of a text whose readings are kept (an agent sends its history again each turn)
+_Read = TypeVar("_Read", list[str], str)
 
 
-def _read_once(reader: Callable[..., list[str]], text: str, tool: str | None, where: str) -> list[str]:
-    """reader(text, [tool,] where), kept for a text up to _CACHED_TEXT characters: the same text at the same place
-    is read the same way (a refusal is not kept: it is raised again)."""
+def _read_once(reader: Callable[..., _Read], text: str, *args: str | None) -> _Read:
+    """reader(text, *args), kept for a text up to _CACHED_TEXT characters: the same text at the same place is read
+    the same way (a refusal is not kept: it is raised again)."""
     if len(text) > _CACHED_TEXT:
-        return reader(text, tool, where) if reader is _turned else reader(text, where)
-    return list(_readings(reader, text, tool, where))
+        return reader(text, *args)
+    return _readings(reader, text, *args)[:]   # a list kept is handed out as a copy
 
 
 @functools.lru_cache(maxsize=256)
-def _readings(reader: Callable[..., list[str]], text: str, tool: str | None, where: str) -> tuple[str, ...]:
-    return tuple(reader(text, tool, where) if reader is _turned else reader(text, where))
+def _readings(reader: Callable[..., _Read], text: str, *args: str | None) -> _Read:
+    return reader(text, *args)
 
 
 # Text encoded in a string, which a tool or runtime may decode and read: base64 (standard or URL-safe, wrapped in lines
@@ -869,13 +870,14 @@ def _opaque(text: str) -> str:
         return ""
     if not text.isascii():
         text = strip_invisible(text)   # `e\u200by\u200bJ...`: a reader that forgives invisible characters joins them
-    written = _written_secret(text)
+    secrets = list(_SECRET.finditer(text)) if _SECRET_MARK.search(text) else []
+    written = _written_secret(secrets)
     if written:
         return written
     hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
     if not hints:   # blanking a secret (_blank_secret) only turns characters into blanks: it makes no hint
         return ""
-    if _SECRET_MARK.search(text):
+    if secrets:
         text = _SECRET.sub(_blank_secret, text)
         hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
         if not hints:
@@ -930,22 +932,27 @@ _SECRET = re.compile(
 
 
 _ISSUED_MIN = 32
-_DIGIT = re.compile("[0-9]")
 
 
-def _written_secret(text: str) -> str:
-    """The first secret's characters in `text` without a digit (_ISSUED_MIN or more): an issued key's random
-    characters show one (all but 1 in 250 of 32 do), letters written under a key need not; '' for none."""
-    for found in _SECRET.finditer(text) if _SECRET_MARK.search(text) else ():
-        payload = next(g for g in found.groups() if g is not None)
-        if len(payload) >= _ISSUED_MIN and not _DIGIT.search(payload):
+def _written_secret(secrets: Iterable[re.Match[str]]) -> str:
+    """The first secret's characters (of `secrets`, _SECRET's matches) without a digit (_ISSUED_MIN or more): an
+    issued key's random characters show one (all but 1 in 250 of 32 do), letters written under a key need not; ''
+    for none."""
+    for found in secrets:
+        payload = _secret_payload(found)
+        if len(payload) >= _ISSUED_MIN and not _DIGITS.search(payload):
             return payload
     return ""
 
 
+def _secret_payload(found: re.Match[str]) -> str:
+    """A _SECRET match's characters (each of its alternatives has one group)."""
+    return found[found.lastindex or 0]
+
+
 def _blank_secret(found: re.Match[str]) -> str:
     """A secret's shape blanked (its label kept), unless what it decodes to shows a call (_keyed)."""
-    payload = next(g for g in found.groups() if g is not None)
+    payload = _secret_payload(found)
     if _keyed_shows_call(_from_base64(payload.replace("_", ""))):
         return found.group()
     start = found.start(found.lastindex or 0) - found.start()
@@ -975,14 +982,8 @@ _TOP_BIT = bytes(b >> 7 for b in range(256))
 
 
 def _text_under_xor(raw: bytes) -> bool:
-    tops = int.from_bytes(raw.translate(_TOP_BIT))
-    for period in range(1, len(raw) // 2 + 1):
-        checked = len(raw) - period
-        if checked < _TOP_CHECKS:
-            break
-        if not (tops ^ tops >> 8 * period) & ((1 << 8 * checked) - 1):
-            return True
-    return False
+    tops = raw.translate(_TOP_BIT)
+    return any(tops[p:] == tops[:-p] for p in range(1, min(len(raw) // 2, len(raw) - _TOP_CHECKS) + 1))
 
 
 _NOISE_HINT = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"   # inside a word: `yW`, `J1`, `4w`
@@ -1075,12 +1076,11 @@ def _pair_score(word: str) -> float:
 
 
 def _unnamed_letters(text: str) -> str:
-    """The first run of words (see above) whose letter pairs read as random letters, joined; '' for none (cached up
-    to _CACHED_TEXT characters: an agent sends the same history again on each turn)."""
-    return _unnamed_letters_of(text) if len(text) <= _CACHED_TEXT else _unnamed_letters_of.__wrapped__(text)
+    """The first run of words (see above) whose letter pairs read as random letters, joined; '' for none (kept by
+    _read_once: an agent sends the same history again on each turn)."""
+    return _read_once(_unnamed_letters_of, text)
 
 
-@functools.lru_cache(maxsize=1024)
 def _unnamed_letters_of(text: str) -> str:
     seen: dict[str, None] = {}
     for token in _LETTER_TOKEN.findall(text):
