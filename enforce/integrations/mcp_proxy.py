@@ -73,6 +73,13 @@ groups: elsewhere (Windows) it exits 2 with error[mcp.platform]. Without /proc (
 the child are stopped, then killed with it; a process the child handed work to outside its tree (a daemon started
 before, at, cron, systemd-run, launchd) is out of any proxy's reach.
 
+A request whose id a client would take for the id of one still running (id_keys: the Python SDK reads " 1", "01",
+"+1" as 1 with int(), the TypeScript SDK "1.0", "1e0", "0x1" with Number()) is answered after it, as 1 and "1" are. When
+a write to the host fails (it closed the proxy's output), the proxy stops reading: the calls it had read, or was
+deciding, are refused unrun, recorded, and it ends (before, the next call read was run, its answer lost). A request of
+the child's that carries a tool call (a tools/call, a sampling with a tool's name and arguments) is recorded as
+refused, counting in no run. A stop signal while the console script loads its modules is `veriguard/entry.py`'s.
+
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
 sampling, elicitation; its requests are answered "method not found"), the host's notifications but
 cancellation, resource subscriptions, logging/setLevel. The child's stderr goes to the proxy's, each line marked as
@@ -87,6 +94,7 @@ import itertools
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -165,6 +173,7 @@ LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPT
                      "NKO", "VAI", "OSAGE", "DESERET", "GOTHIC", "OLD ITALIC", "RUNIC", "GLAGOLITIC")   # letters that pass for Latin
 INIT_ID = "veriguard-proxy-initialize"
 GONE = "the MCP server is gone (it exited or closed its output)"
+HOST_GONE = "the host closed the proxy's output (a write failed), so no answer can reach it"
 TOOLS_CALL = "toolscall"       # tools/call's letters: a method whose letters read as these may have been a call
 AS_L = str.maketrans("I|", "ll")   # ASCII that reads as l ("tools/caIl"); for a letter of another script see reads_as
 DIGIT_READS_AS = "ol-eas-t--"   # the letter each digit 0-9 looks like ("-": none): "t00ls/ca11", not "123456789"
@@ -321,6 +330,41 @@ def action_id(host_id: int | str) -> str:
         return str(host_id)
     text = str(host_id)
     return json.dumps(text) if not text or text.startswith('"') or text.lstrip("-").isdigit() else text
+
+
+JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_NUMBER = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+",
+                       re.ASCII)
+
+
+def js_number(text: str) -> float | None:
+    """JavaScript's Number(text) (None for NaN): how the TypeScript SDK matches an answer's id to its request."""
+    text = text.strip(JS_SPACE)
+    if not text:
+        return 0.0
+    if not JS_NUMBER.fullmatch(text):
+        return None
+    if text[:2].lower() in ("0x", "0o", "0b"):
+        value = int(text, 0)
+        return float(value) if value.bit_length() <= 1000 else float("inf")
+    return float(text.replace("Infinity", "inf"))
+
+
+def id_keys(host_id: int | str) -> set[tuple[str, Any]]:
+    """What a client may take `host_id` for when it matches an answer to its request: itself, the integer Python's
+    int() reads in a string (the official Python SDK's coerce_request_id: " 1", "01", "+1", "1_0", "١"), and the
+    number JavaScript's Number() reads (the TypeScript SDK: "1.0", "1e0", "0x1", "" for 0). Two ids sharing a key
+    cannot be told apart by such a client."""
+    if type(host_id) is int:
+        return {("int", host_id), ("number", float(host_id) if host_id.bit_length() <= 1000 else float("inf"))}
+    text = str(host_id)
+    keys: set[tuple[str, Any]] = {("str", text)}
+    with contextlib.suppress(ValueError):
+        keys.add(("int", int(text)))
+    number = js_number(text)
+    if number is not None:
+        keys.add(("number", number))
+    return keys
 
 
 def malformed_call(params: Any) -> str:
@@ -606,7 +650,8 @@ class Proxy:
         self.ids = itertools.count(1)
         self.gone = ""             # why the child can no longer answer ("" while it can)
         self.stray = ""            # the child's last line that was not JSON-RPC, to say why a call got no answer
-        self.host_gone = False
+        self.host_gone = False     # the host's output failed: nothing more is run (refusing)
+        self.wake: Callable[[], None] = lambda: None   # ends the serve loop's wait for the host's next line
         self.decision_timeout_s = decision_timeout_s
         self.deciding: dict[int, Any] = {}   # decisions under way on threads: token -> the host's id
         self.settled: dict[int, Settled] = {}   # token -> who settles it: the decision or the caller giving up
@@ -624,7 +669,20 @@ class Proxy:
         """Why nothing can go to the child now: it is gone or being started again ("" while it can answer)."""
         return self.gone or self.replacing
 
+    @property
+    def refusing(self) -> str:
+        """Why no call may go to the child now ("" while one may): nothing can go there (unavailable), or nobody could
+        read its answer (the host's output failed: before, the next call read was decided and run, its answer lost)."""
+        return self.unavailable or (HOST_GONE if self.host_gone else "")
+
     # --- the host's side -----------------------------------------------------------------------
+    def host_line(self, line: bytes | int) -> None:
+        """A line of the host's (host_lines: its bytes, or the length of one too long to read)."""
+        if isinstance(line, int):
+            self.too_long(line)
+        elif line.strip():
+            self.from_host(line)
+
     def from_host(self, line: bytes) -> None:
         try:
             message = strict_loads(line)
@@ -763,8 +821,8 @@ class Proxy:
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
         arguments = (params.get("arguments") or {}) if not problem else {}
-        if not problem and self.unavailable:   # nothing could run it: refused undecided, recorded
-            self.not_run(host_id, name, self.unavailable)
+        if not problem and self.refusing:   # nothing could run it, or nobody read its answer: refused undecided, recorded
+            self.not_run(host_id, name, self.refusing)
             return
         if problem:   # refused in shadow mode too: there is no call to forward
             reason = problem
@@ -989,11 +1047,11 @@ class Proxy:
 
     def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
         pending = Pending(host_id, method, tool)
-        if self.unavailable:
-            if method == "tools/call":   # decided before the child went: recorded as not run
-                self.not_run(host_id, tool, self.unavailable, allowed=True)
+        if self.refusing:
+            if method == "tools/call":   # decided before the child or the host went: recorded as not run
+                self.not_run(host_id, tool, self.refusing, allowed=True)
             else:
-                self.fail(pending, self.unavailable)
+                self.fail(pending, self.refusing)
             self.settle()
             return
         child_id = next(self.ids)
@@ -1025,13 +1083,18 @@ class Proxy:
                     "requestId": child_id, **({"reason": params["reason"]} if "reason" in params else {})}})
         self.settle()
 
-    def in_use(self, host_id: Any) -> bool:
-        """Whether a request with `host_id`, spelt either way (1 and "1"), awaits its decision or the child's answer."""
-        return host_id is not None and str(host_id) in self.awaited()
+    def in_use(self, host_id: Any, awaited: set[tuple[str, Any]] | None = None) -> bool:
+        """Whether a request with an id a client may take for `host_id` (id_keys: 1 and "1", " 1", "1.0", "0x1")
+        awaits its decision or the child's answer (`awaited`: self.awaited(), when known). Before, only 1 and "1"
+        were: the answer to " 1" went out while 1 ran, and the SDKs' clients took it for 1's."""
+        if type(host_id) not in (int, str):
+            return False
+        return not id_keys(host_id).isdisjoint(self.awaited() if awaited is None else awaited)
 
-    def awaited(self) -> set[str]:
-        """The ids, as strings, of the requests that await their decision or the child's answer."""
-        return {str(h) for h in [p.host_id for p in self.pending.values()] + list(self.deciding.values())}
+    def awaited(self) -> set[tuple[str, Any]]:
+        """The id_keys of the requests that await their decision or the child's answer."""
+        return set().union(*(id_keys(h) for h in [p.host_id for p in self.pending.values()]
+                             + list(self.deciding.values())))
 
     def to_host(self, message: Mapping[str, Any]) -> None:
         """Answer the host. The answer to a request whose id another request still awaiting its answer has (a reused
@@ -1050,9 +1113,9 @@ class Proxy:
         if not self.held:
             return
         awaited = self.awaited()
-        ready = [m for m in self.held if m.get("id") is None or str(m.get("id")) not in awaited]
+        ready = [m for m in self.held if not self.in_use(m.get("id"), awaited)]
         if ready:
-            self.held = [m for m in self.held if m.get("id") is not None and str(m.get("id")) in awaited]
+            self.held = [m for m in self.held if self.in_use(m.get("id"), awaited)]
             for message in ready:
                 self.write_to_host(message)
 
@@ -1063,7 +1126,10 @@ class Proxy:
             self.host_out.write(encode(message))
             self.host_out.flush()
         except (OSError, ValueError):   # the host hung up
-            self.host_gone = True
+            if not self.host_gone:
+                self.host_gone = True
+                say(HOST_GONE + ": later calls are refused unrun, recorded")
+                self.wake()
 
     # --- the child's side ----------------------------------------------------------------------
     async def read_child(self) -> None:
@@ -1102,6 +1168,7 @@ class Proxy:
             return
         if "method" in message:     # the child's own requests and notifications
             if "id" in message:
+                self.childs_request(message)
                 self.to_child({"jsonrpc": "2.0", "id": message["id"], "result": {}} if message["method"] == "ping" else
                               {"jsonrpc": "2.0", "id": message["id"], "error": {
                                   "code": types.METHOD_NOT_FOUND, "message": "the veriguard proxy forwards no requests "
@@ -1117,6 +1184,20 @@ class Proxy:
             pending.timer.cancel()
         self.answered(pending, message)
         self.settle()
+
+    def childs_request(self, message: dict[str, Any]) -> None:
+        """Record a request of the child's that carries a tool call (a tools/call, or a sampling or elicitation whose
+        params hold a tool's name and arguments): never forwarded to the host, so never run, but a server asking its
+        client to run a tool is worth a record (before: answered "method not found", no trace). Counted in no run's
+        denials: the host did not make it. A notification's params are not read (a server may log its own calls)."""
+        method, params = message.get("method"), message.get("params")
+        if not (calls_a_tool(method, params) or carries_call(params)):
+            return
+        name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
+        why = (f"the MCP server sent the client a request {_show(method)} (id {_show(message.get('id'))}) carrying a "
+               "tool call: not forwarded to the host, not run")
+        say(f"refused tools/call {name!r}: {why}")
+        self.guard.refuse_run(why, integration="mcp_proxy", tool=name)
 
     def answered(self, pending: Pending, message: dict[str, Any]) -> None:
         error, result = message.get("error"), message.get("result")
@@ -1368,12 +1449,17 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
             loop.add_signal_handler(signum, stop, signum)
     if ADOPTING:   # an adopted orphan that ends is reaped, not left a zombie of the proxy
         loop.add_signal_handler(signal.SIGCHLD, reap_adopted)
+    proxy.wake = lambda: lines.put_nowait(None)
     try:
-        while not proxy.host_gone and (line := await lines.get()) is not None:
-            if isinstance(line, int):
-                proxy.too_long(line)
-            elif line.strip():
-                proxy.from_host(line)
+        while (line := await lines.get()) is not None:
+            proxy.host_line(line)
+        # lines read before the end came (a stop signal, the host's output gone) are served too: their calls refused
+        # unrun (the child or the host is gone), recorded; before, they were dropped with no record. One turn of the
+        # loop first, for the lines the pump has read and handed over but not yet put in the queue.
+        await asyncio.sleep(0)
+        while not lines.empty():
+            if (line := lines.get_nowait()) is not None:
+                proxy.host_line(line)
         # the host is done: the calls it sent are decided first, and those the child runs end (answered, or at their
         # --timeout) before its input is closed; before, a call still running 2 s after the host's last line was
         # killed with the child, its record an allow with nothing after it

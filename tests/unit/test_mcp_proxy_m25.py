@@ -260,7 +260,9 @@ def test_the_servers_stderr_cannot_pass_for_the_proxys(payments_build, tmp_path)
     assert not [x for x in lines if x.startswith("veriguard mcp-proxy: shadow")], lines
     assert "veriguard mcp-proxy: the MCP server's stderr: veriguard mcp-proxy: shadow tools/call 'send_payment' (id 9): " \
            "allowed" in lines, lines
-    assert [r["allowed"] for r in s.records()] == [True]
+    # M30: the chatty server's own tools/call request (t1) has a record of its refusal, beside the host's call
+    assert sorted((r["allowed"], "the MCP server sent the client a request 'tools/call'" in r["fail_closed"])
+                  for r in s.records()) == [(False, True), (True, False)], s.records()
 
 
 def test_a_noisy_servers_stderr_is_drained_from_the_start_marked_and_escaped(payments_build, tmp_path):
