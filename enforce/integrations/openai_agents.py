@@ -288,8 +288,8 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         counted: RunName = (lambda: run(data)) if run else ""
         changed, prepared, found = validation_changes(data, check)
         invoker_held = held_by(getattr(found, "on_invoke_tool", None), guard)   # a DecidedInvoker of guard holds it
-        is_agent = agent_tool(found)[0]   # an agent called as a tool: its input is a prompt, its tools decided apart
-        if not changed and prepared is None and not invoker_held and not is_agent:
+        if not changed and prepared is None and not invoker_held and \
+                not agent_tool(found)[0]:   # an agent called as a tool: its input is a prompt, its tools decided apart
             changed = UNHELD.format(tool.tool_name)
         runs = getattr(getattr(tool, "tool_call", None), "arguments", tool.tool_arguments)   # what the SDK runs
         if not changed and runs != tool.tool_arguments:
@@ -307,7 +307,9 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             decided[guard] = Decided(tool.tool_arguments, found, prepared if held else None, held, invoker_held)
             if held and prepared is not None:   # the SDK runs these, and only for the text decided
                 setattr(tool, PREPARED, prepared)
-            if held and not is_agent:   # the hooks see a copy: a change they make to it never reaches what runs
+            # the hooks see a copy: a change they make to it never reaches what runs (not for an agent called as a
+            # tool; a tool a DecidedInvoker holds is none: _hold is reached only for a tool agent_tool says is no agent)
+            if held and (invoker_held or not agent_tool(found)[0]):
                 detach_call(tool)
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
