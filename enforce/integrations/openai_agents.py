@@ -191,7 +191,7 @@ class DecidedInvoker:
         name = str(getattr(self.tool, "name", ""))
         if not isinstance(decided, Decided) or decided.tool is not self.tool:
             return UNDECIDED.format(self.guard.policy_name, name) if self.guard.mode == "enforce" else ""
-        seen = getattr(getattr(ctx, "tool_call", None), "arguments", input)   # the call as the hooks left it
+        seen = call_text(ctx, input)   # the call as the hooks left it
         other = next((text for text in (input, seen) if text != decided.text and not same_json(text, decided.text)),
                      None)
         if other is None and decided.prepared is not None and (input != decided.text or getattr(ctx, PREPARED, None)
@@ -291,7 +291,7 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         if not changed and prepared is None and not invoker_held and \
                 not agent_tool(found)[0]:   # an agent called as a tool: its input is a prompt, its tools decided apart
             changed = UNHELD.format(tool.tool_name)
-        runs = getattr(getattr(tool, "tool_call", None), "arguments", tool.tool_arguments)   # what the SDK runs
+        runs = call_text(tool, tool.tool_arguments)   # what the SDK runs (read before detach_call)
         if not changed and runs != tool.tool_arguments:
             changed = RUNS_OTHER.format(tool.tool_name, str(runs)[:200], tool.tool_arguments[:200])
         outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
@@ -334,6 +334,12 @@ def detach_call(context: Any) -> None:
     copy = getattr(call, "model_copy", None)
     if callable(copy):
         context.tool_call = copy()
+
+
+def call_text(context: Any, default: Any) -> Any:
+    """The arguments text of the call of `context` (its tool_call's `arguments`; `default` when it has none): before
+    detach_call, the text the SDK invokes the tool with; after it, the copy as the hooks and later guardrails left it."""
+    return getattr(getattr(context, "tool_call", None), "arguments", default)
 
 
 UNHELD = ("{!r} is a FunctionTool made by hand (its own on_invoke_tool), which runs the JSON text it is handed when it "
@@ -755,7 +761,7 @@ class PolicyHooks(RunHooks[Any]):
                                   integration="openai_agents", tool=name,
                                   action_id=str(getattr(context, "tool_call_id", "")))
             return
-        sent = getattr(getattr(context, "tool_call", None), "arguments", None)
+        sent = call_text(context, None)
         if not isinstance(decided, Decided) or sent is None or sent == decided.text or same_json(sent, decided.text):
             return
         name = str(getattr(tool, "name", ""))
