@@ -402,7 +402,9 @@ def _joined_items(items: list[Any] | tuple[Any, ...]) -> str:
                         and not _DIGEST.fullmatch(piece) and not _UUID.fullmatch(piece)):
                     pieces.append(piece)   # a longer piece, a digest or a UUID is read, or refused, on its own
     joined = "".join("".join(pieces).split())
-    return joined if len(pieces) > 1 and len(joined) >= _ENCODED_MIN else ""
+    if len(pieces) <= 1 or len(joined) < _ENCODED_MIN:
+        return ""
+    return _Guessed(joined) if len(_codes(pieces)) == len(pieces) else joined   # codes' letters are drawn at random
 
 
 _MAX_JSON_TEXT = 1_000_000   # a longer argument string is not decoded: it denies if it may be JSON (see _as_json)
@@ -1065,6 +1067,15 @@ _LETTER_TOKEN = re.compile(r"(?<![^\W_]|[+=])[A-Za-z]{4,}(?![^\W_]|[+=])")   # a
 _LETTER_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}(?![a-z])")
 _CHUNKS = re.compile(r"(?<![^\W_]|[+=])[A-Za-z]{2,3}(?: [A-Za-z]{2,3}){3,}(?![^\W_]|[+=])")
 _UNNAMED_WORDS, _UNNAMED_PAIRS, _UNNAMED_MEAN = 8, 10, -0.8
+_UNNAMED_FEW_PAIRS = 11   # pairs at least where fewer than _UNNAMED_WORDS words are judged: more than two 6-letter words
+# Not judged as words of a text (each drawn at random, or a language's own shape; E30b): codes, an upper-case token of
+# _CODE_MAX letters or fewer (currencies, airports, tickers, booking references) or _CODE_RUN tokens in a row of one
+# length and one case (VINs, licence and TOTP key groups); abbreviations, a word of _ABBREVIATION_MAX letters or fewer
+# with no vowel and none of English's rarest letters (`bkng`, `tmrw`, Welsh `cwtch`; not `dnzx`); a word typed along one
+# row of a keyboard (`asdfghjkl`, `sdkfjh`).
+_CODE_MAX, _CODE_RUN, _ABBREVIATION_MAX = 6, 3, 5
+_VOWELS, _RAREST = frozenset("aeiouy"), frozenset("jqxz")
+_KEYBOARD_ROWS = tuple(frozenset(row) for row in ("qwertyuiop", "asdfghjkl", "zxcvbnm"))
 _ALPHABETS = string.ascii_lowercase + " " + string.ascii_lowercase[::-1]
 _UNNAMED_LETTERS = 8   # distinct letters at least: a key of letters spreads them (`aaaa aaaa` is no cipher)
 _RESIDUES = re.compile("[ACDEFGHIKLMNPQRSTVWXY]+|[acdefghiklmnpqrstvwxy]+")   # amino acids' one-letter codes
@@ -1083,22 +1094,45 @@ def _unnamed_letters(text: str) -> str:
 
 def _unnamed_letters_of(text: str) -> str:
     seen: dict[str, None] = {}
-    for token in _LETTER_TOKEN.findall(text):
-        if len(token) >= _OPAQUE_MIN and _RESIDUES.fullmatch(token):
+    tokens = _LETTER_TOKEN.findall(text)
+    codes = _codes(tokens)
+    for at, token in enumerate(tokens):
+        if at in codes or len(token) >= _OPAQUE_MIN and _RESIDUES.fullmatch(token):
             continue   # a protein's or a nucleic acid's sequence: no cipher of words misses the letters they miss
         for word in (token,) if token.islower() else _LETTER_WORD.findall(token):
             seen[word.lower()] = None
     for chunks in _CHUNKS.findall(text):   # a word cut into pieces a reader is told to join (`gwf nts jk`)
-        seen["".join(chunks.split()).lower()] = None
-    words = [w for w in seen if w not in _ALPHABETS]   # `abcdefgh...` (a table, bytes counting up) is no cipher
+        pieces = chunks.split()
+        if sum(_VOWELS.isdisjoint(p.lower()) for p in pieces) * 3 <= len(pieces) * 2 and not chunks.isupper():   # not codes, `nvm lmk`, `kWh MHz`
+            seen["".join(pieces).lower()] = None
+    words = [w for w in seen if w not in _ALPHABETS and not _abbreviation(w) and not _typed_along_a_row(w)]
     scores = [0.0, *itertools.accumulate(map(_pair_score, words))]
     pairs = [0, *itertools.accumulate(len(w) - 1 for w in words)]
     for i in range(len(words)):
         j = min(i + _UNNAMED_WORDS, len(words))
-        if (scores[j] - scores[i] <= _UNNAMED_MEAN * (pairs[j] - pairs[i]) and pairs[j] - pairs[i] >= _UNNAMED_PAIRS
+        least = _UNNAMED_PAIRS if j - i == _UNNAMED_WORDS else _UNNAMED_FEW_PAIRS
+        if (scores[j] - scores[i] <= _UNNAMED_MEAN * (pairs[j] - pairs[i]) and pairs[j] - pairs[i] >= least
                 and len(set("".join(words[i:j]))) >= _UNNAMED_LETTERS):
             return " ".join(words[i:j])
     return ""
+
+
+def _codes(tokens: list[str]) -> set[int]:
+    """The places of `tokens` that are codes (see above): upper case and short, or in a run of one length and case."""
+    codes = {at for at, token in enumerate(tokens) if token.isupper() and len(token) <= _CODE_MAX}
+    for _, run in itertools.groupby(enumerate(tokens), lambda item: (len(item[1]), item[1].isupper(), item[1].islower())):
+        places = [at for at, token in run if token.isupper() or token.islower()]
+        if len(places) >= _CODE_RUN:
+            codes.update(places)
+    return codes
+
+
+def _abbreviation(word: str) -> bool:
+    return len(word) <= _ABBREVIATION_MAX and _VOWELS.isdisjoint(word.lower()) and _RAREST.isdisjoint(word.lower())
+
+
+def _typed_along_a_row(word: str) -> bool:
+    return any(row.issuperset(word) for row in _KEYBOARD_ROWS)
 
 
 def _refuse_unnamed_letters(text: str, where: str) -> None:
@@ -1383,7 +1417,8 @@ def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
 
 class _Guessed(str):
     """A text read under a key guessed from a crib: its letters are the guess's (a wrong key makes any bytes random
-    letters), so they are read for calls but not judged as a language's (_refuse_unnamed_letters)."""
+    letters), so they are read for calls but not judged as a language's (_refuse_unnamed_letters); so are a list's
+    codes joined (_joined_items: `["QXZPVK", "BGHTRM"]`)."""
 
 
 def _keyed(raw: bytes, *, periodic: bool = True) -> list[str]:
