@@ -192,8 +192,9 @@ class DecidedInvoker:
         if not isinstance(decided, Decided) or decided.tool is not self.tool:
             return UNDECIDED.format(self.guard.policy_name, name) if self.guard.mode == "enforce" else ""
         seen = call_text(ctx, input)   # the call as the hooks left it
-        other = next((text for text in (input, seen) if text != decided.text and not same_json(text, decided.text)),
-                     None)
+        # the text seen, read once where it is the text run (the same string: its check would repeat that one)
+        texts = (input,) if seen is input or (type(seen) is type(input) is str and seen == input) else (input, seen)
+        other = next((text for text in texts if text != decided.text and not same_json(text, decided.text)), None)
         if other is None and decided.prepared is not None and (input != decided.text or getattr(ctx, PREPARED, None)
                                                                is not decided.prepared):
             # the SDK runs prepared arguments only for their own text: the data decided, for this text of it
