@@ -178,40 +178,41 @@ def test_calls_read_with_the_failed_answer_are_recorded_as_not_run(payments_buil
 
 
 # --- 3. ids a client takes for the id of a call still running ------------------------------------------------------
-@pytest.mark.parametrize("second", [" 1", "01", "+1", "\u0661", "1.0", "1e0", "0x1"])
-def test_an_id_a_client_reads_as_a_running_ones_is_answered_after_it(session, second):
-    """Call 1 runs in the server (1.5 s); a second call comes with an id the official Python SDK (int()) or the
-    TypeScript SDK (Number()) matches to 1. Before: its refusal went out at once, and such a client took it for the
-    answer to the payment, which ran. Now it is refused as an id still in use, after the running call's answer."""
+EQUATED = [" 1", "01", "+1", "\u0661", "1.0", "1e0", "0x1"]   # 1 to the Python SDK's int() or to JavaScript's Number()
+
+
+def while_call_1_runs(session, ids: list) -> tuple[list[dict], list[tuple[str, bool, str]], list[int]]:
+    """Call 1 runs in the server (1.5 s) while a call over the limit comes under each of `ids`; returns every answer
+    in order, the records and the payments made."""
     s = session(child=["slow=1.5"])
     try:
         s.send(call(1))
         s.wait_received(1)
-        s.send(call(second, OVER_LIMIT))
+        s.send(*(call(other, OVER_LIMIT) for other in ids))
         time.sleep(2.5)
     finally:
         s.close()
-    got = everything(s)
-    assert [a["id"] for a in got] == [1, second], got
-    assert text(got[0]) == "sent 45000" and got[1]["result"]["isError"], got
-    assert records(s)[0] == ("1", True, "") and "still in use" in records(s)[1][2], records(s)
-    assert s.paid() == [45000]
+    return everything(s), records(s), s.paid()
 
 
-@pytest.mark.parametrize("second", ["10", "1.5", "one", 2])
-def test_ids_no_client_reads_as_the_running_ones_are_answered_at_once(session, second):
+def test_an_id_a_client_reads_as_a_running_ones_is_answered_after_it(session):
+    """Calls come with ids the official Python SDK (int()) or the TypeScript SDK (Number()) matches to 1 while call 1
+    runs. Before: each refusal went out at once, and such a client took it for the answer to the payment, which ran.
+    Now each is refused as an id still in use, after the running call's answer."""
+    got, logged_, paid = while_call_1_runs(session, EQUATED)
+    assert [a["id"] for a in got] == [1, *EQUATED], got
+    assert text(got[0]) == "sent 45000" and all(a["result"]["isError"] for a in got[1:]), got
+    assert logged_[0] == ("1", True, "") and all("still in use" in why for _, _, why in logged_[1:]), logged_
+    assert paid == [45000]
+
+
+def test_ids_no_client_reads_as_the_running_ones_are_answered_at_once(session):
     """Control: ids that no client matches to 1 are decided and answered while call 1 runs, as before."""
-    s = session(child=["slow=1.5"])
-    try:
-        s.send(call(1))
-        s.wait_received(1)
-        s.send(call(second, OVER_LIMIT))
-        time.sleep(2.5)
-    finally:
-        s.close()
-    got = everything(s)
-    assert [a["id"] for a in got] == [second, 1], got
-    assert "per-payment limit" in text(got[0]) and text(got[1]) == "sent 45000", got
+    others = ["10", "1.5", "one", 2]
+    got, _, paid = while_call_1_runs(session, others)
+    assert sorted(map(str, (a["id"] for a in got[:-1]))) == sorted(map(str, others)) and got[-1]["id"] == 1, got
+    assert all("per-payment limit" in text(a) for a in got[:-1]) and text(got[-1]) == "sent 45000", got
+    assert paid == [45000]
 
 
 def test_the_ids_each_sdk_matches():
