@@ -156,7 +156,7 @@ def refuse_provider_tools(request: Any) -> None:
     if counts_tokens(request):
         return
     with refusing(None):
-        refuse_provider_side(_json_body(request))
+        refuse_provider_side(request_json(request, ProviderToolsRefused))
         refuse_undecided_runner(None)
 
 
@@ -181,12 +181,6 @@ def refuse_provider_side(body: Any, added: list[Any] | None = None) -> None:
 async def refuse_provider_tools_async(request: Any) -> None:
     """refuse_provider_tools for an async HTTP client (AsyncAnthropic)."""
     refuse_provider_tools(request)
-
-
-def _json_body(request: Any) -> Any:
-    """The JSON body of a POST request (arguments.request_json); ProviderToolsRefused when a body said to be JSON cannot
-    be read."""
-    return request_json(request, ProviderToolsRefused)
 
 
 def offered_tools(body: Any, added: list[Any] | None = None) -> tuple[list[str], list[str]]:
@@ -222,7 +216,7 @@ def refuse_undecided_tools(guard: Guard) -> Callable[[Any], None]:
         if counts_tokens(request):
             return
         with refusing(guard):
-            body = _json_body(request)
+            body = request_json(request, ProviderToolsRefused)
             added = added_tools(body)   # one walk of the history for both checks
             refuse_provider_side(body, added)
             found = undecided_offers(body, frozenset(CHECKED.get(guard, ())), added)
