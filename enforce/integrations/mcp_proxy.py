@@ -173,6 +173,8 @@ LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPT
                      "NKO", "VAI", "OSAGE", "DESERET", "GOTHIC", "OLD ITALIC", "RUNIC", "GLAGOLITIC")   # letters that pass for Latin
 INIT_ID = "veriguard-proxy-initialize"
 GONE = "the MCP server is gone (it exited or closed its output)"
+FRAMED = ("; the proxy reads one JSON-RPC message per line (MCP's stdio transport), not Content-Length frames (the "
+          "Language Server Protocol's)")
 HOST_GONE = "the host closed the proxy's output (a write failed), so no answer can reach it"
 TOOLS_CALL = "toolscall"       # tools/call's letters: a method whose letters read as these may have been a call
 AS_L = str.maketrans("I|", "ll")   # ASCII that reads as l ("tools/caIl"); for a letter of another script see reads_as
@@ -687,8 +689,9 @@ class Proxy:
         try:
             message = strict_loads(line)
         except StrictJSONError as e:   # it may have been a tools/call: nothing of it runs, and that is recorded
+            framed = FRAMED if line.lstrip().lower().startswith(b"content-length:") else ""
             self.parse_error(f"a host line that is not strict JSON ({str(e)[:200]}), so no call could be read from it; "
-                             "if it was a tools/call, it was not run", f"not JSON: {e}")
+                             f"if it was a tools/call, it was not run{framed}", f"not JSON: {e}{framed}")
             return
         if isinstance(message, list):   # a batch (MCP has none since 2025-06-18): answered as one invalid request
             for item in batch_items(message):

@@ -260,3 +260,21 @@ def test_a_servers_notifications_carrying_a_call_leave_no_record(asking):
     finally:
         s.close()
     assert records(s) == [("1", True, "")]
+
+
+# --- 5. Content-Length frames on stdio -------------------------------------------------------------------------------
+def test_a_content_length_header_is_refused_saying_how_the_proxy_reads(session):
+    """A host speaking LSP-style frames ("Content-Length: N", a blank line, the body): each header line was a bare
+    parse error. Now the error and its record say that the proxy reads one message per line; nothing is forwarded.
+    A line-delimited call after it is served as usual (the control)."""
+    s = session()
+    body = json.dumps(call(1)).encode()
+    try:
+        s.send(b"Content-Length: %d\r\n\r\n" % len(body) + body + b"Content-Length: 2\r\n\r\n{}\n", call(2))
+        assert text(s.answer(2)) == "sent 45000"
+    finally:
+        s.close()
+    errors = [a for a in everything(s) if a.get("id") is None]
+    assert errors and all("not Content-Length frames" in a["error"]["message"] for a in errors[:1]), errors
+    assert "not Content-Length frames" in records(s)[0][2], records(s)
+    assert s.paid() == [45000] and records(s)[-1] == ("2", True, "") and len(records(s)) == 3, records(s)
