@@ -1105,7 +1105,7 @@ def _unnamed_letters_of(text: str) -> str:
         pieces = chunks.split()
         if sum(_VOWELS.isdisjoint(p.lower()) for p in pieces) * 3 <= len(pieces) * 2 and not chunks.isupper():   # not codes, `nvm lmk`, `kWh MHz`
             seen["".join(pieces).lower()] = None
-    words = [w for w in seen if w not in _ALPHABETS and not _abbreviation(w) and not _typed_along_a_row(w)]
+    words = [w for w in seen if _judged(w)]
     scores = [0.0, *itertools.accumulate(map(_pair_score, words))]
     pairs = [0, *itertools.accumulate(len(w) - 1 for w in words)]
     for i in range(len(words)):
@@ -1119,12 +1119,22 @@ def _unnamed_letters_of(text: str) -> str:
 
 def _codes(tokens: list[str]) -> set[int]:
     """The places of `tokens` that are codes (see above): upper case and short, or in a run of one length and case."""
-    codes = {at for at, token in enumerate(tokens) if token.isupper() and len(token) <= _CODE_MAX}
-    for _, run in itertools.groupby(enumerate(tokens), lambda item: (len(item[1]), item[1].isupper(), item[1].islower())):
-        places = [at for at, token in run if token.isupper() or token.islower()]
-        if len(places) >= _CODE_RUN:
-            codes.update(places)
+    shapes = [(len(token), 1 if token.isupper() else 2 if token.islower() else 0) for token in tokens]
+    codes = {at for at, (size, case) in enumerate(shapes) if case == 1 and size <= _CODE_MAX}
+    start = 0
+    for at in range(1, len(shapes) + 1):
+        if at == len(shapes) or shapes[at] != shapes[start]:
+            if at - start >= _CODE_RUN and shapes[start][1]:
+                codes.update(range(start, at))
+            start = at
     return codes
+
+
+@functools.lru_cache(maxsize=65_536)
+def _judged(word: str) -> bool:
+    """Whether a word (lower case) is judged: `abcdefgh...` (a table, bytes counting up) is no cipher, nor are
+    abbreviations and a keyboard's rows."""
+    return word not in _ALPHABETS and not _abbreviation(word) and not _typed_along_a_row(word)
 
 
 def _abbreviation(word: str) -> bool:
