@@ -76,6 +76,12 @@ TEXTESE = frozenset("pls plz thx thnx tks tmrw tmr tmw btw idk asap msg msgs pkg
 # A category read from no topic the text names below this probability is a guess (`classify`): an act on a pronoun
 # or a name beside it may ask any category
 GUESS = 0.75
+# A category read below this probability beside another category found, while the text names none of its topic, act or
+# ask words and quotes no title, is read from the text's register ("PRESS RELEASE", "Greetings from", a YAML manifest)
+# and set aside (`unnamed_weak`). Only media: its words name every media ask of v1-v17, while a weak flight, car,
+# hotel, shop or job reading without its words was as often right as wrong there (D30, 2026-11-30)
+UNNAMED_WEAK = {"media": 0.9}
+_QUOTED = re.compile(r"\"[^\"\n]+\"|“[^”\n]+”|(?<!\w)'[^'\n]+'(?!\w)")
 SURE_MARGIN = 1e-3   # over min_similarity: far above a float32 product's rounding (see CategoryClassifier.like_the_bank)
 MIN_SIMILARITY = 0.25  # below the least similar benchmark task (0.263) and bank example to its nearest other (0.267)
 # Two-letter shorthand of a category's object that abbreviates nothing else (APPLY JB STARBUCKS), read as the word
@@ -1333,6 +1339,7 @@ class CategoryClassifier:
         clauses = clause_reading(kept)   # read once: unasked and names_beside both need it
         quiet = self.unasked(kept, asked, frozenset().union(*(r.labels | r.uncertain for r in results)), clauses)
         quiet |= self.declined(kept) - frozenset(asked)
+        quiet |= self.unnamed_weak(text, results, asked)
         if quiet:   # read from a topic that no clause asks an act on
             results = [dataclasses.replace(r, labels=r.labels - quiet, uncertain=r.uncertain - quiet) for r in results]
         found = asked or any(r.labels for r in results)
@@ -1385,6 +1392,17 @@ class CategoryClassifier:
             act = m.group("act")
             out |= named or {n for n in self.names if any(p.fullmatch(act) for p in self.model.cues.act[n])}
         return frozenset(out)
+
+    def unnamed_weak(self, text: str, results: list[Classification], asked: Mapping[str, str]) -> frozenset[str]:
+        """The categories of UNNAMED_WEAK read below their bar beside another category found, whose topic, act and ask
+        words the text names nowhere, in a text that quotes nothing (a song or a film may be a quoted title)."""
+        read = frozenset().union(*(r.labels for r in results))
+        if len(read | frozenset(asked)) < 2 or _QUOTED.search(text):
+            return frozenset()
+        cues = self.model.cues
+        return frozenset(n for n, bar in UNNAMED_WEAK.items()
+                         if n in read and n not in asked and max(r.scores[n] for r in results) < bar
+                         and not any(p.search(text) for p in (*cues.topic[n], *cues.act[n], *cues.ask[n])))
 
     def read_from_names(self, text: str, read: frozenset[str]) -> bool:
         """Whether the categories read are read from the words of the text's names: with them blanked, none is."""
