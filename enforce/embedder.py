@@ -136,8 +136,13 @@ class Embedder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # optimised in the copy
-        self.session = ort.InferenceSession(str(self.runtime / RUNTIME_GRAPH), options,
-                                            providers=["CPUExecutionProvider"])
+        try:
+            self.session = ort.InferenceSession(str(self.runtime / RUNTIME_GRAPH), options,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as e:  # onnxruntime raises its own exception types (a damaged graph: InvalidProtobuf)
+            raise EmbedderUnavailable(f"the {encoder} encoder's runtime copy in {self.runtime} is damaged: onnxruntime "
+                                      f"cannot load it ({type(e).__name__}: {str(e)[:200]}); remove that folder (it "
+                                      "is made again from the package)") from None
         self._identity = identity_of(self.encoder, self.runtime)  # hashed after loading: what runs is what is named
         if self._scratch is not None:
             self._scratch.cleanup()
