@@ -18,6 +18,7 @@ import base64
 import binascii
 import bz2
 import codecs
+import html
 import io
 import itertools
 import lzma
@@ -94,14 +95,21 @@ def needles(value: str) -> Needles:
 
 
 def _decoded(text: str) -> str:
-    """`text` with ANSI-C escapes (`$'\\x34'`, printf's `\\064`) and URL escapes (`%2D`) decoded."""
+    """`text` with ANSI-C escapes (`$'\\x34'`, printf's `\\064`), HTML's character references (`&#115;`) and URL escapes
+    (`%2D`, and `%252D` quoted twice: up to three times) decoded."""
     def one(m: re.Match[str]) -> str:
         body = m.group(1)
         try:
             return chr(int(body[1:], 16) if body[0] in "xuU" else int(body, 8))
         except (ValueError, OverflowError):
             return m.group(0)
-    return urllib.parse.unquote(_ESCAPE.sub(one, text))
+    text = html.unescape(_ESCAPE.sub(one, text))
+    for _ in range(3):
+        unquoted = urllib.parse.unquote(text)
+        if unquoted == text:
+            break
+        text = unquoted
+    return text
 
 
 def command_spellings(command: str) -> list[str]:
@@ -125,7 +133,8 @@ class Spellings:
 
 def spellings(command: str) -> Spellings:
     texts = command_spellings(command)
-    decoded = list(dict.fromkeys(d for text in texts for d in decoded_texts(text)))
+    joined = [text.replace(".", "") for text in texts[:1]]    # a token cut into labels: `dig ONSWG4TF.OQYTEMZU.x.example`
+    decoded = list(dict.fromkeys(d for text in texts + joined for d in decoded_texts(text)))
     return Spellings(tuple((t, t.casefold()) for t in texts + decoded), tuple(_alnum(t) for t in texts[1:2]),
                      tuple(_alnum(t) for t in texts[:2]))
 
@@ -338,9 +347,9 @@ def _listed(text: str) -> Iterator[bytes]:
     (decimal, octal, bits: `115,107,45`) in `text` spell: runs of their characters found first (one linear search)."""
     for m in _LISTED.finditer(text):
         run = m.group(0)
-        digits = _HEX_MARKS.sub("", run)
-        if len(digits) >= 16 and len(digits) % 2 == 0 and _HEX_DIGITS.fullmatch(digits):
-            yield bytes.fromhex(digits)
+        digits = _HEX_DIGITS.match(_HEX_MARKS.sub("", run))     # hex digits, up to what follows them (`….x.example`)
+        if digits is not None and len(digits.group(0)) >= 16:
+            yield bytes.fromhex(digits.group(0)[:len(digits.group(0)) // 2 * 2])
         numbers = _NUMBER.findall(run)
         if _NOT_LIST.search(run) or not numbers:
             continue
