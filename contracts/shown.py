@@ -28,14 +28,12 @@ def invisible_beside(text: str, *, spaces_too: bool = True) -> str | None:
     if text.isascii() or (_printable(text) and not _PRINTABLE_IGNORABLE.search(text)):
         return None   # str.isprintable is false for every format control (Cf): the others are the ranges above
     visible = False
-    found = None
     for i, ch in enumerate(text):
         if ch.isascii() or not is_invisible(ch):
             visible = True
-        elif found is None and any(c.isascii() and (spaces_too or not c.isspace())
-                                   for c in text[max(i - 1, 0):i] + text[i + 1:i + 2]):
-            found = ch
-    return found if found is not None or visible else next(c for c in text if is_invisible(c))
+        elif any(c.isascii() and (spaces_too or not c.isspace()) for c in text[max(i - 1, 0):i] + text[i + 1:i + 2]):
+            return ch
+    return None if visible else text[0]   # nothing visible: every character is invisible, the first one too
 
 
 def _printable(text: str) -> bool:
@@ -86,7 +84,7 @@ def latin_compat(text: str, *, where_read_as_ascii: bool = False) -> str | None:
         if not where_read_as_ascii or joined_to_ascii(text, i, i + 1):
             return ch
         if alone is None:
-            alone = all(c.isascii() or ascii_form(c) is not None for c in text if c.isalnum() or ascii_form(c))
+            alone = all(c.isascii() or ascii_form(c) is not None for c in text if c.isalnum())
         if alone:
             return ch
     return None
