@@ -1068,11 +1068,12 @@ _LETTER_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}(?![a-z])")
 _CHUNKS = re.compile(r"(?<![^\W_]|[+=])[A-Za-z]{2,3}(?: [A-Za-z]{2,3}){3,}(?![^\W_]|[+=])")
 _UNNAMED_WORDS, _UNNAMED_PAIRS, _UNNAMED_MEAN = 8, 10, -0.8
 _UNNAMED_FEW_PAIRS = 11   # pairs at least where fewer than _UNNAMED_WORDS words are judged: more than two 6-letter words
-# Not judged as words of a text (each drawn at random, or a language's own shape; E30b): codes, an upper-case token of
-# _CODE_MAX letters or fewer (currencies, airports, tickers, booking references) or _CODE_RUN tokens in a row of one
-# length and one case (VINs, licence and TOTP key groups); abbreviations, a word of _ABBREVIATION_MAX letters or fewer
-# with no vowel and none of English's rarest letters (`bkng`, `tmrw`, Welsh `cwtch`; not `dnzx`); a word typed along one
-# row of a keyboard (`asdfghjkl`, `sdkfjh`).
+# Not judged as words of a text (each drawn at random, or a language's own shape; E30b): codes, an upper-case token or
+# part of a token of _CODE_MAX letters or fewer (currencies, airports, tickers, booking references, `parseHTTPResponse`)
+# or _CODE_RUN tokens in a row of one length and one case (VINs, licence and TOTP key groups); abbreviations, a word
+# of _ABBREVIATION_MAX letters or fewer with no vowel and none of English's rarest letters (`bkng`, `tmrw`, Welsh
+# `cwtch`; not `dnzx`); a word typed along one row of a keyboard (`asdfghjkl`, `sdkfjh`). A cipher written in the
+# shape of codes (upper-case groups of 6 letters or fewer, or groups of one length) is therefore not judged here.
 _CODE_MAX, _CODE_RUN, _ABBREVIATION_MAX = 6, 3, 5
 _VOWELS, _RAREST = frozenset("aeiouy"), frozenset("jqxz")
 _KEYBOARD_ROWS = tuple(frozenset(row) for row in ("qwertyuiop", "asdfghjkl", "zxcvbnm"))
@@ -1100,10 +1101,12 @@ def _unnamed_letters_of(text: str) -> str:
         if at in codes or len(token) >= _OPAQUE_MIN and _RESIDUES.fullmatch(token):
             continue   # a protein's or a nucleic acid's sequence: no cipher of words misses the letters they miss
         for word in (token,) if token.islower() else _LETTER_WORD.findall(token):
-            seen[word.lower()] = None
+            if not _code(word):   # `parseHTTPResponse`, `\nUSDEUR` (an escape's letter)
+                seen[word.lower()] = None
     for chunks in _CHUNKS.findall(text):   # a word cut into pieces a reader is told to join (`gwf nts jk`)
         pieces = chunks.split()
-        if sum(_VOWELS.isdisjoint(p.lower()) for p in pieces) * 3 <= len(pieces) * 2 and not chunks.isupper():   # not codes, `nvm lmk`, `kWh MHz`
+        shorthand = sum(_VOWELS.isdisjoint(piece.lower()) for piece in pieces) * 3 > len(pieces) * 2   # `nvm lmk`
+        if not shorthand and not chunks.isupper():   # nor codes (`USD EUR GBP`)
             seen["".join(pieces).lower()] = None
     words = [w for w in seen if _judged(w)]
     scores = [0.0, *itertools.accumulate(map(_pair_score, words))]
@@ -1120,7 +1123,7 @@ def _unnamed_letters_of(text: str) -> str:
 def _codes(tokens: list[str]) -> set[int]:
     """The places of `tokens` that are codes (see above): upper case and short, or in a run of one length and case."""
     shapes = [(len(token), 1 if token.isupper() else 2 if token.islower() else 0) for token in tokens]
-    codes = {at for at, (size, case) in enumerate(shapes) if case == 1 and size <= _CODE_MAX}
+    codes = {at for at, token in enumerate(tokens) if _code(token)}
     start = 0
     for at in range(1, len(shapes) + 1):
         if at == len(shapes) or shapes[at] != shapes[start]:
@@ -1128,6 +1131,10 @@ def _codes(tokens: list[str]) -> set[int]:
                 codes.update(range(start, at))
             start = at
     return codes
+
+
+def _code(word: str) -> bool:
+    return len(word) <= _CODE_MAX and word.isupper()
 
 
 @functools.lru_cache(maxsize=65_536)

@@ -19,6 +19,7 @@ from veriguard.enforce import extractors
 CODES = {   # each denied by the letter check before this pass (E30), for both tools
     "currencies": "Rates: USD EUR GBP JPY CHF CAD AUD NZD SEK NOK DKK PLN CZK HUF",
     "currency_pairs": "pair,bid\nDKKZAR,2.61\nDKKKWD,0.044\nDKKBGN,0.262\nDKKNGN,221.4\nDKKAED,0.53\nDKKMXN,2.46",
+    "escaped_newlines": r'rates = "pair,bid\nDKKZAR,2.61\nDKKKWD,0.044\nDKKBGN,0.262\nDKKNGN,221.4\nDKKAED,0.53\nDKKMXN,2.46"',
     "airports": "Route options: LHR JFK CDG FRA AMS MUC ZRH SFO LAX ORD ATL DXB HKG NRT",
     "icao": "METAR stations: VHHH EDDF LSZH CYYZ EGLL OMDB KORD ZBAA RJAA WSSS",
     "tickers": "Portfolio: AAPL MSFT GOOGL AMZN NVDA TSLA BRK JPM XOM WMT PFE KO",
