@@ -215,7 +215,8 @@ def file_texts(data: bytes) -> list[tuple[str, str]]:
     file's values (in_texts)."""
     blobs = opened(data)
     texts = [blob.decode("utf-8", "replace") for blob in blobs]
-    texts += [d for text in texts for d in decoded_texts(text)]
+    # tokens are decoded in text only: binary bytes are judged opaque where no format is known (opaque)
+    texts += [d for blob, text in zip(blobs, texts) if not _binary(blob) for d in decoded_texts(text)]
     texts += [blob.translate(table).decode("utf-8", "replace") for blob in blobs if len(blob) <= XOR_BYTES
               for table in _XOR_TABLES]
     return [(text, text.casefold()) for text in texts]
