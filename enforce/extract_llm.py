@@ -194,7 +194,8 @@ class LLMExtractor:
             kept = set(result.labels)
             if self.classifier.abstain == "restrict":  # the engineer's reading of an unsure category: it applies
                 kept |= set(result.uncertain)
-            value, how, details = self._ask(observation, frozenset(kept), reads, frozenset(result.uncertain))
+            # what the whole reading is unsure of, and what only a clause alone reads (why the model is called)
+            value, how, details = self._ask(observation, frozenset(kept), reads, frozenset(result.uncertain) | more)
             merged = {c: bool(value[c]) or c in kept for c in value}
             which = "sure categories" + (" and, abstain = 'restrict', its uncertain ones"
                                          if self.classifier.abstain == "restrict" else "")
@@ -296,8 +297,8 @@ class LLMExtractor:
     def _disputed(self, clauses: list[str], off: tuple[str, ...], reads: dict[str, Any] | None = None,
                   unsure: frozenset[str] = frozenset()) -> dict[str, list[str]]:
         """The clauses of a text of several in which the bank's classifier, reading each alone, is sure of a field the
-        model answered false on the whole text (`off`), or unsure of one the classifier's reading of the whole text is
-        unsure of too (`unsure`: the cascade's, which it does not keep): the two readers disagree, and the clause that
+        model answered false on the whole text (`off`), or unsure of one in `unsure` (the cascade's: what its reading of
+        the whole text is unsure of and does not keep, or does not read at all): the two readers disagree, and the clause that
         holds the request is asked alone, whatever words the rest of the text withdraws it in ("Accommodation: not
         needed", "but I don't need the room anymore", "never mind": each clause alone, since the classifier's reading
         of the whole text takes such words as taking the request back), so that the model reads it without them. A

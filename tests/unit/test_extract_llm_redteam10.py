@@ -72,3 +72,16 @@ def test_guard_the_cascade_still_asks_apart_a_clause_it_is_unsure_of_as_of_the_w
     got, model = r9.extracted(f"{r9.HOTEL}. Accommodation: not needed.", r9.read_by("not needed", "hotel"), "cascade",
                               classify=unsure_alone())
     assert got.value["hotel"] is True and len(model.bodies) >= 2, got.how
+
+
+def test_guard_the_cascade_asks_apart_an_unsure_clause_its_sure_whole_reading_takes_back():
+    """The classifier, sure of the whole text, reads the request as taken back (never mind) and is only unsure of it in
+    the request's clause alone: the cascade calls the model for that clause's reading, and asks the clause alone (the
+    sure-reading rule of 9624f7c alone left the model's false standing)."""
+    def classify(text: str) -> Classification:
+        if "Never mind" in text:
+            return Classification(frozenset(), {}, False, 0.9, "scripted: taken back")
+        return unsure_alone()(text)
+    got, model = r9.extracted(f"{r9.HOTEL}. Never mind.", r9.read_by("Never mind", "hotel"), "cascade",
+                              classify=classify)
+    assert got.value["hotel"] is True and len(model.bodies) >= 2, got.how
