@@ -13,7 +13,8 @@ _IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x18
 _IGNORABLE = frozenset(cp for lo, hi in _IGNORABLE_RANGES for cp in range(lo, hi + 1))
 _PRINTABLE_IGNORABLE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _IGNORABLE_RANGES) + "]")
 # Unicode keeps the symbols that frame a Latin letter (ⓔ ⒠ 🄴 🅴) in its two Enclosed Alphanumerics blocks
-_ENCLOSED = re.compile("[\u2460-\u24ff\U0001f100-\U0001f1ff]")
+ENCLOSED_RANGES = ((0x2460, 0x24FF), (0x1F100, 0x1F1FF))
+_ENCLOSED = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in ENCLOSED_RANGES) + "]")
 
 
 def is_invisible(ch: str) -> bool:

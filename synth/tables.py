@@ -17,7 +17,8 @@ from veriguard.contracts.parse import MAX_INT_DIGITS
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.signature import Table, Value
 from veriguard.contracts.types import MAX_TEXT, BoolT, EnumT, IntT, Scalar
-from veriguard.contracts.shown import ascii_form, invisible_beside, joined_to_ascii, latin_compat, latin_form
+from veriguard.contracts.shown import (ENCLOSED_RANGES, ascii_form, invisible_beside, joined_to_ascii, latin_compat,
+                                       latin_form)
 from veriguard.enforce.textnorm import map_lookalikes
 
 SHOWN_FIX = "delete the character (or write the text without it): a spec must read as it is shown"
@@ -27,7 +28,7 @@ SHOWN_FIX = "delete the character (or write the text without it): a spec must re
 _LATIN_LOOKING_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "LISU", "LATIN LETTER SMALL CAPITAL")
 # symbols that frame a Latin letter (circled ⓔ, parenthesized ⒠, squared 🄴, negative 🅴) read as the letter in a word;
 # Unicode keeps them in its two Enclosed Alphanumerics blocks (regional indicators are flags, not letters)
-_FRAMED = frozenset(c for lo, hi in ((0x2460, 0x24FF), (0x1F100, 0x1F1FF)) for c in map(chr, range(lo, hi + 1))
+_FRAMED = frozenset(c for lo, hi in ENCLOSED_RANGES for c in map(chr, range(lo, hi + 1))
                     if not c.isalnum() and latin_form(c) is not None)
 _WORD = re.compile(rf"(?:[^\W_]|[{re.escape(''.join(sorted(_FRAMED)))}])+")
 
@@ -70,19 +71,20 @@ def _other_script_letter(word: str) -> str | None:
     None: browsers refuse such labels whatever the letter's shape, since no list of look-alikes is complete."""
     if not any(c.isascii() and c.isalpha() for c in word):
         return None
-    return next((c for c in word if c.isalpha() and not c.isascii() and not _mixes_with_latin(unicodedata.name(c, ""))),
-                None)
+    return next((c for c in word if c.isalpha() and not c.isascii()
+                 and not _of_scripts(unicodedata.name(c, ""), _MIXES_WITH_LATIN)), None)
 
 
-def _mixes_with_latin(name: str) -> bool:
-    """A letter's Unicode name of a script that mixes with Latin, or of a sign used as a letter (micro: `5µs`)."""
-    return name.startswith(_MIXES_WITH_LATIN) or " SIGN" in name
+def _of_scripts(name: str, scripts: tuple[str, ...]) -> bool:
+    """A letter's Unicode name of one of `scripts` (_MIXES_WITH_LATIN, _RECOMMENDED), or of a sign used as a letter
+    (micro: `5µs`)."""
+    return name.startswith(scripts) or " SIGN" in name
 
 
 def _no_other_script(text: str) -> bool:
     """Whether nothing in `text` shows another script: each letter or digit is ASCII or _same_shape (`сор`, `ехе
     files`). Beside letters only other scripts have (`ООО Ромашка`), a reader knows the script."""
-    return all(c.isascii() or _same_shape(c) for c in text if c.isalnum() or c in _FRAMED)
+    return all(c.isascii() or _same_shape(c) for c in text if c.isalnum())   # framed letters: _same_shape, none fails
 
 
 def shown_otherwise(text: str) -> tuple[str, str] | None:
@@ -163,10 +165,10 @@ def compared_otherwise(value: str) -> str | None:
 
 # UAX 31's recommended scripts (Table 5) by the names of their letters, with the modifier letters and signs used as
 # letters (µ) that Latin text holds: a value the policy compares may be written in any of them
-_RECOMMENDED = ("LATIN", "MODIFIER LETTER", "ARABIC", "ARMENIAN", "BENGALI", "BOPOMOFO", "CYRILLIC", "DEVANAGARI",
-                "ETHIOPIC", "GEORGIAN", "GREEK", "GUJARATI", "GURMUKHI", "CJK", "IDEOGRAPHIC", "HANGUL",
-                "HALFWIDTH HANGUL", "HALFWIDTH KATAKANA", "HEBREW", "HIRAGANA", "KANNADA", "KATAKANA", "KHMER", "LAO",
-                "MALAYALAM", "MYANMAR", "ORIYA", "SINHALA", "TAMIL", "TELUGU", "THAANA", "THAI", "TIBETAN")
+_RECOMMENDED = _MIXES_WITH_LATIN + (
+    "MODIFIER LETTER", "ARABIC", "ARMENIAN", "BENGALI", "BOPOMOFO", "CYRILLIC", "DEVANAGARI", "ETHIOPIC", "GEORGIAN",
+    "GREEK", "GUJARATI", "GURMUKHI", "IDEOGRAPHIC", "HEBREW", "KANNADA", "KHMER", "LAO", "MALAYALAM", "MYANMAR", "ORIYA",
+    "SINHALA", "TAMIL", "TELUGU", "THAANA", "THAI", "TIBETAN")
 
 
 # Latin, IPA, Greek (bar its Coptic letters, U+03E2-03EF), Cyrillic and Armenian: no letter here needs a name read
@@ -177,7 +179,7 @@ _SURELY_RECOMMENDED = re.compile("[\x00-\u03e1\u03f0-\u058f]*")
 def _recommended(letter: str) -> bool:
     """Whether a letter (its compatibility form's first letter: full-width Ａ is Latin) is of _RECOMMENDED."""
     name = unicodedata.name(unicodedata.normalize("NFKC", letter)[:1] or letter, "")
-    return name.startswith(_RECOMMENDED) or " SIGN" in name
+    return _of_scripts(name, _RECOMMENDED)
 
 
 COMPARED_FIX = ("write it in NFC (composed accents) with plain spaces (U+0020), ASCII letters for Latin ones and letters of "
