@@ -18,6 +18,7 @@ import base64
 import binascii
 import bz2
 import codecs
+import functools
 import html
 import io
 import itertools
@@ -128,15 +129,17 @@ class Spellings:
 
     texts: tuple[tuple[str, str], ...]
     cover: tuple[str, ...]
-    shifted: tuple[str, ...] = ()     # the letters and digits, folded, looked through for a value shifted (_shifted)
+    shifted: tuple[str, ...] = ()     # the letters and digits, folded, looked through for a value shifted (_shifted),
+                                      # as _shift_coded writes them
 
 
 def spellings(command: str) -> Spellings:
     texts = command_spellings(command)
     joined = [text.replace(".", "") for text in texts[:1]]    # a token cut into labels: `dig ONSWG4TF.OQYTEMZU.x.example`
     decoded = list(dict.fromkeys(d for text in texts + joined for d in decoded_texts(text)))
-    return Spellings(tuple((t, t.casefold()) for t in texts + decoded), tuple(_alnum(t) for t in texts[1:2]),
-                     tuple(_alnum(t) for t in texts[:2]))
+    alnums = [_alnum(t) for t in texts[:2]]     # the second is often the first again (_alnum drops quotes and blanks)
+    return Spellings(tuple((t, t.casefold()) for t in texts + decoded), tuple(alnums[1:2]),
+                     tuple(_shift_coded(t) for t in dict.fromkeys(alnums)))
 
 
 def _alnum(text: str) -> str:
@@ -177,7 +180,7 @@ def in_spellings(values: list[Needles], spelled: Spellings) -> str | None:
     for n in values:
         bare = _alnum(n.value)
         if len(bare) >= SHIFT_FROM and sum(c.isalpha() for c in bare) >= 4 and bare.isascii() and any(
-                _shifted(v, t) for t in spelled.shifted
+                _shift_pattern(v).search(t) for t in spelled.shifted
                 for v in (bare, bare[::-1])):
             return n.value
     return None
@@ -186,27 +189,38 @@ def in_spellings(values: list[Needles], spelled: Spellings) -> str | None:
 def _shifted(value: str, text: str) -> bool:
     """Whether `value` (ASCII letters and digits, folded) is in `text` with each letter shifted by one amount and each
     digit by another (a Caesar shift, ROT-N): the first letter and the first digit give the amounts at each place."""
-    n = len(value)
-    for at in range(len(text) - n + 1):
-        letter = digit = -1
-        for a, b in zip(value, text[at:at + n]):
-            if a.isdigit() != b.isdigit() or not b.isascii():
-                break
-            if a.isdigit():
-                shift = (ord(b) - ord(a)) % 10
-                if digit < 0:
-                    digit = shift
-                elif shift != digit:
-                    break
-            else:
-                shift = (ord(b) - ord(a)) % 26
-                if letter < 0:
-                    letter = shift
-                elif shift != letter:
-                    break
+    return _shift_pattern(value).search(_shift_coded(text)) is not None
+
+
+def _shift_coded(text: str) -> str:
+    """`text` with each ASCII digit written as its distance (mod 10, as a digit) from the ASCII digit before it, each
+    other ASCII character (a letter) as its distance (mod 26, as a letter) from the one before it, and every other
+    character as NUL: a window of `text` holds a value shifted (_shifted) exactly where its characters are of the
+    value's kinds and its distances after the first letter and the first digit are the value's (_shift_pattern), which
+    one search finds in a time linear in `text`."""
+    out, letter, digit = [], 0, 0
+    for c in text:
+        o = ord(c)
+        if 48 <= o <= 57:
+            out.append(chr(48 + (o - digit) % 10))
+            digit = o
+        elif o < 128:
+            out.append(chr(97 + (o - letter) % 26))
+            letter = o
         else:
-            return True
-    return False
+            out.append("\0")
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shift_pattern(value: str) -> re.Pattern[str]:
+    """The pattern of `value` (ASCII) shifted, in _shift_coded text: its first letter any letter and its first digit any
+    digit (their distances reach outside the window), each later one its distance from the one before."""
+    coded = _shift_coded(value)
+    first_letter = next((i for i, c in enumerate(value) if not c.isdigit()), -1)
+    first_digit = next((i for i, c in enumerate(value) if c.isdigit()), -1)
+    return re.compile("".join("[a-z]" if i == first_letter else "[0-9]" if i == first_digit else re.escape(c)
+                              for i, c in enumerate(coded)))
 
 
 def file_texts(data: bytes) -> list[tuple[str, str]]:
