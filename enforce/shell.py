@@ -37,8 +37,8 @@ from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, le
 from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved,
                                         link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
-from veriguard.enforce.shell_values import (Needles, file_texts, in_spellings, in_texts, needles, opaque,
-                                           secret_values, spellings)
+from veriguard.enforce.shell_values import (Needles, blob_texts, in_spellings, in_texts, needles, opaque_held,
+                                           opened_held, secret_values, spellings)
 from veriguard.enforce.shell_walk import (Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered,
                                          within)
 
@@ -377,11 +377,12 @@ def _held_values(found: list[tuple[str, str, list[Needles]]], a: Analysis, comma
         if value is not None:
             return zone, f"read {path} ({zone}): the command's text holds one of its values"
     for sent, data in _sent_bytes(a, workspace, disk):
-        texts = file_texts(data)      # decoded (and opened) once a sent file, not once per secret file
+        blobs = opened_held(data)     # opened once a sent file, for its texts and for whether it is opaque
+        texts = blob_texts([blob for blob, _ in blobs])   # decoded once a sent file, not once per secret file
         for path, zone, values in found:
             if in_texts(values, texts) is not None:
                 return zone, f"read {path} ({zone}): {sent}, which the command sends, holds one of its values"
-        sealed = opaque(data)
+        sealed = opaque_held(blobs)
         if sealed is not None:
             return found[0][1], (f"read {sent} (as {found[0][1]}): the command sends it, and it holds {sealed}: "
                                  f"whether it carries a value of {found[0][0]} cannot be told")

@@ -227,7 +227,11 @@ def file_texts(data: bytes) -> list[tuple[str, str]]:
     """(text, its casefold) of a file's bytes, of what a compressed file or an archive holds (gzip, bzip2, xz, zip, tar:
     opened), and of the tokens in them that decode (decoded_texts): made once a file, then matched against every secret
     file's values (in_texts)."""
-    blobs = opened(data)
+    return blob_texts(opened(data))
+
+
+def blob_texts(blobs: list[bytes]) -> list[tuple[str, str]]:
+    """file_texts, on a file's bytes opened once (opened)."""
     texts = [blob.decode("utf-8", "replace") for blob in blobs]
     # tokens are decoded in text only: binary bytes are judged opaque where no format is known (opaque)
     texts += [d for blob, text in zip(blobs, texts) if not _binary(blob) for d in decoded_texts(text)]
@@ -239,9 +243,16 @@ def file_texts(data: bytes) -> list[tuple[str, str]]:
 def opened(data: bytes, depth: int = DECODE_DEPTH) -> list[bytes]:
     """`data`, and what it holds where it is a compressed stream or an archive this module opens (each up to
     GZIP_BYTES, nested up to `depth`)."""
-    found = [data]
-    for inner in _unpacked(data):
-        found += opened(inner, depth - 1) if depth > 1 else [inner]
+    return [blob for blob, _ in opened_held(data, depth)]
+
+
+def opened_held(data: bytes, depth: int = DECODE_DEPTH) -> list[tuple[bytes, bool | None]]:
+    """opened, each with whether it held something (_unpacked found something in it); None where it was left unopened
+    (nested `depth` deep)."""
+    inner = _unpacked(data)
+    found: list[tuple[bytes, bool | None]] = [(data, bool(inner))]
+    for blob in inner:
+        found += opened_held(blob, depth - 1) if depth > 1 else [(blob, None)]
     return found
 
 
@@ -424,10 +435,15 @@ def opaque(data: bytes) -> str | None:
     """Why a file's bytes cannot be looked through for a secret value (a format this module cannot open, an archive
     member that could not be read, or binary bytes of no known format: enciphered or compressed by code), or None
     where they are text or a known format (opened first: what a gzip file or an archive holds is judged too)."""
-    for blob in opened(data):
+    return opaque_held(opened_held(data))
+
+
+def opaque_held(blobs: list[tuple[bytes, bool | None]]) -> str | None:
+    """opaque, on a file's bytes opened once (opened_held: a blob known to hold something is not opened again)."""
+    for blob, held in blobs:
         if blob == UNREADABLE:
             return "an archive member that cannot be read (enciphered or damaged)"
-        if _unpacked(blob) or len(blob) < OPAQUE_FROM:
+        if len(blob) < OPAQUE_FROM or (held if held is not None else bool(_unpacked(blob))):
             continue
         sealed = next((name for mark, name in _SEALED if blob.startswith(mark)), None)
         if sealed is not None:
