@@ -699,14 +699,6 @@ def _state_fix(path: str) -> str:
             "secrets), or the hook must run with --no-state")
 
 
-def read_state_entries(path: str) -> tuple[list[str], list[str]]:
-    """(the copies, the files sends read: records marked `"sent": true`) the state file names (a folder written whole
-    ends in `/`); ([], []) where there is no file yet. Anything else that cannot be read (a link, a folder, a line that
-    is no record, more than STATE_LIMIT paths) is Refused: a state that cannot be read would forget copies."""
-    copies, sent, _ = read_state(path)
-    return copies, sent
-
-
 class Running(NamedTuple):
     """What calls decided before may still be doing (read_state): a path with the time, in seconds since the epoch,
     until which it may run (a record's `until`; the latest of a path's records)."""
@@ -716,8 +708,11 @@ class Running(NamedTuple):
 
 
 def read_state(path: str) -> tuple[list[str], list[str], Running]:
-    """read_state_entries, and what may still be running (Running): records marked `"sent": true` or `"code": true`
-    with an `until`."""
+    """(the copies, the files sends read: records marked `"sent": true`) the state file names (a folder written whole
+    ends in `/`), and what may still be running (Running): records marked `"sent": true` or `"code": true` with an
+    `until`; ([], [], nothing running) where there is no file yet. Anything else that cannot be read (a link, a folder,
+    a line that is no record, more than STATE_LIMIT paths) is Refused: a state that cannot be read would forget
+    copies."""
     import fcntl
 
     from veriguard.contracts import strict_json
@@ -752,12 +747,13 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
         until = entry.get("until")
         if until is not None and (not isinstance(until, (int, float)) or isinstance(until, bool)):
             raise Refused(f"the state file {path}, line {n}, has an `until` that is no number; {_state_fix(path)}")
-        if entry.get("code") is True:
-            coding[copy] = max(float(until or 0.0), coding.get(copy, 0.0))
+        code, sends = entry.get("code") is True, entry.get("sent") is True
+        times = coding if code else running if sends and until is not None else None
+        if times is not None:       # a send's `until` of -0.0 is kept as 0.0: the same time
+            times[copy] = max(float(until or 0.0), times.get(copy, 0.0))
+        if code:
             continue
-        (sent if entry.get("sent") is True else paths)[copy] = None
-        if entry.get("sent") is True and until is not None:
-            running[copy] = max(float(until), running.get(copy, 0.0))
+        (sent if sends else paths)[copy] = None
     if len(paths) + len(sent) > STATE_LIMIT:
         raise Refused(f"the state file {path} names more than {STATE_LIMIT} copies; {_state_fix(path)}")
     return list(paths), list(sent), Running(running, coding)
