@@ -633,7 +633,7 @@ def _read_once(reader: Callable[..., _Read], text: str, *args: str | None) -> _R
     return _readings(reader, text, *args)[:]   # a list kept is handed out as a copy
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=1024)   # three readers share it (_turned, _encoded, _unnamed_letters_of)
 def _readings(reader: Callable[..., _Read], text: str, *args: str | None) -> _Read:
     return reader(text, *args)
 
@@ -880,7 +880,12 @@ def _opaque(text: str) -> str:
     if not hints:   # blanking a secret (_blank_secret) only turns characters into blanks: it makes no hint
         return ""
     if secrets:
-        text = _SECRET.sub(_blank_secret, text)
+        parts: list[str] = []
+        last = 0   # the secrets found above blanked (what _SECRET.sub(_blank_secret, text) gives)
+        for found in secrets:
+            parts += (text[last:found.start()], _blank_secret(found))
+            last = found.end()
+        text = "".join(parts) + text[last:]
         hints = [m.start() for m in _DENSE_HINTS.finditer(text)]
         if not hints:
             return ""
@@ -985,7 +990,7 @@ _TOP_BIT = bytes(b >> 7 for b in range(256))
 
 def _text_under_xor(raw: bytes) -> bool:
     tops = raw.translate(_TOP_BIT)
-    return any(tops[p:] == tops[:-p] for p in range(1, min(len(raw) // 2, len(raw) - _TOP_CHECKS) + 1))
+    return any(tops.startswith(tops[p:]) for p in range(1, min(len(raw) // 2, len(raw) - _TOP_CHECKS) + 1))
 
 
 _NOISE_HINT = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"   # inside a word: `yW`, `J1`, `4w`
@@ -1123,13 +1128,13 @@ def _unnamed_letters_of(text: str) -> str:
 def _codes(tokens: list[str]) -> set[int]:
     """The places of `tokens` that are codes (see above): upper case and short, or in a run of one length and case."""
     shapes = [(len(token), 1 if token.isupper() else 2 if token.islower() else 0) for token in tokens]
-    codes = {at for at, token in enumerate(tokens) if _code(token)}
-    start = 0
-    for at in range(1, len(shapes) + 1):
-        if at == len(shapes) or shapes[at] != shapes[start]:
-            if at - start >= _CODE_RUN and shapes[start][1]:
-                codes.update(range(start, at))
-            start = at
+    codes = {at for at, (n, case) in enumerate(shapes) if case == 1 and n <= _CODE_MAX}   # _code
+    at = 0
+    for (_, case), run in itertools.groupby(shapes):
+        n = len(list(run))
+        if n >= _CODE_RUN and case:
+            codes.update(range(at, at + n))
+        at += n
     return codes
 
 
@@ -1145,7 +1150,7 @@ def _judged(word: str) -> bool:
 
 
 def _abbreviation(word: str) -> bool:
-    return len(word) <= _ABBREVIATION_MAX and _VOWELS.isdisjoint(word.lower()) and _RAREST.isdisjoint(word.lower())
+    return len(word) <= _ABBREVIATION_MAX and _VOWELS.isdisjoint(word) and _RAREST.isdisjoint(word)
 
 
 def _typed_along_a_row(word: str) -> bool:
