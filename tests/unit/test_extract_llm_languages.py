@@ -148,6 +148,8 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     assert sum(1 for s, *_ in refused if s == "heldout_v16.jsonl") == 2
     # v17 (read once, figures only, 2026-11-30, sixth session): none of its 610 is refused
     assert not any(s == "heldout_v17.jsonl" for s, *_ in refused)
+    # v18 (read once, figures only, 2026-11-30, seventh session): none of its 707 is refused
+    assert not any(s == "heldout_v18.jsonl" for s, *_ in refused)
     assert sum(1 for s, *_ in refused if s != "evasions") == 22 and sum(1 for s, *_ in refused if s == "evasions") == 19
 
 

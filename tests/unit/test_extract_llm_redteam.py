@@ -215,8 +215,15 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
     assert Counter(s for s, _c in flagged_v17) == {"yaml-manifest": 8, "tweet-thread": 4, "press-release": 2,
                                                     "game-quest": 1, "multiple-choice": 1}
     assert sum(1 for _s, c in flagged_v17 if not c) == 5
+    # v18 (read once, figures only, 2026-11-30, seventh session; no case read): 15 of its 707, all SQL queries, each in
+    # a category
+    v18 = {r["id"]: (r["style"], r["categories"]) for r in texts if str(r.get("id", "")).startswith("v18-")}
+    flagged_v18 = [v18[i] for i, _c in flagged if i in v18]
+    assert Counter(s for s, _c in flagged_v18) == {"sql-query": 15}
+    assert all(c for _s, c in flagged_v18)
     assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None
-                                  or not f[0].startswith(("v10-", "v11-", "v12-", "v14-", "v15-", "v16-", "v17-"))] == [
+                                  or not f[0].startswith(("v10-", "v11-", "v12-", "v14-", "v15-", "v16-", "v17-",
+                                                         "v18-"))] == [
         ("e108", "instruction"), ("e109", "instruction"), ("e111", "instruction"), ("e112", "instruction"),
         ("e113", "instruction")]
     assert len(flagged_v10) == 84 and {s for i, s in v10 if i in flagged_v10} == {
