@@ -27,9 +27,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any, Container, Mapping
 
-# Default-ignorable code points that are not format controls (category Cf is removed as a whole).
-_IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
-              (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
+from veriguard.contracts.shown import is_invisible   # format controls, default-ignorables: one table (stdlib only)
 
 # Each entry: a character that reads as Latin, then the Latin it reads as.
 _LOOKALIKES = """
@@ -105,11 +103,6 @@ class Normalised:
     changes: tuple[str, ...]      # what was done, for the decision log
     pictographs: tuple[str, ...] = ()  # pictographs read by their names that express no mood: 🏨, 🚗, ✈
     routes: tuple[str, ...] = ()       # words joined by an arrow (bos→den), set apart in the text
-
-
-def is_invisible(ch: str) -> bool:
-    cp = ord(ch)
-    return unicodedata.category(ch) == "Cf" or any(lo <= cp <= hi for lo, hi in _IGNORABLE)
 
 
 def strip_invisible(text: str) -> str:
