@@ -90,6 +90,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -106,15 +107,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+from veriguard.entry import LOADING, stopped_loading   # os, signal, sys only: cheap before the signals are held
 
-
-def stopped_importing(signum: int, _frame: Any) -> None:
-    """A stop signal while the proxy's modules load (half a second and more: the SDK's types): nothing was read and no
-    server started, so the process ends at once, saying so, where a KeyboardInterrupt printed a traceback."""
-    os.write(2, f"veriguard mcp-proxy: stopped by {signal.Signals(signum).name} while it loaded: no call was read "
-                "and no MCP server was started\n".encode())
-    os._exit(128 + signum)
+STOP_SIGNALS = tuple(getattr(signal, name) for name in LOADING["mcp-proxy"][0] if hasattr(signal, name))
+# A stop signal while the proxy's modules load (half a second and more: the SDK's types): nothing was read and no
+# server started, so the process ends at once, saying so, where a KeyboardInterrupt printed a traceback. The same
+# handler, words and status as `veriguard mcp-proxy` holds from its start (veriguard.entry.LOADING).
+stopped_importing = stopped_loading(*LOADING["mcp-proxy"][1:])
 
 
 def hold_stop_signals(handler: Callable[[int, Any], None]) -> dict[int, Any]:
@@ -129,7 +128,8 @@ def hold_stop_signals(handler: Callable[[int, Any], None]) -> dict[int, Any]:
     return before
 
 
-if __name__ == "__main__" or sys.argv[1:2] == ["mcp-proxy"]:   # the proxy's own process (`veriguard mcp-proxy`)
+# the proxy's own process: `veriguard mcp-proxy` (held by veriguard.entry already), `python -m veriguard.cli mcp-proxy`
+if __name__ == "__main__" or sys.argv[1:2] == ["mcp-proxy"]:
     hold_stop_signals(stopped_importing)
 
 import mcp_types as types  # noqa: E402  (after the stop signals are held: these imports take the longest)
@@ -339,6 +339,11 @@ JS_NUMBER = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|
                        re.ASCII)
 
 
+def int_number(value: int) -> float:
+    """The float JavaScript's Number() gives an integer (infinity past 1000 bits, where float() raises)."""
+    return float(value) if value.bit_length() <= 1000 else float("inf")
+
+
 def js_number(text: str) -> float | None:
     """JavaScript's Number(text) (None for NaN): how the TypeScript SDK matches an answer's id to its request."""
     text = text.strip(JS_SPACE)
@@ -347,18 +352,19 @@ def js_number(text: str) -> float | None:
     if not JS_NUMBER.fullmatch(text):
         return None
     if text[:2].lower() in ("0x", "0o", "0b"):
-        value = int(text, 0)
-        return float(value) if value.bit_length() <= 1000 else float("inf")
-    return float(text.replace("Infinity", "inf"))
+        return int_number(int(text, 0))
+    return float(text)   # reads "Infinity", "+Infinity", "-Infinity" too
 
 
-def id_keys(host_id: int | str) -> set[tuple[str, Any]]:
+@functools.lru_cache(maxsize=1024, typed=True)   # typed: 1, True and "1" are kept apart
+def id_keys(host_id: int | str) -> frozenset[tuple[str, Any]]:
     """What a client may take `host_id` for when it matches an answer to its request: itself, the integer Python's
     int() reads in a string (the official Python SDK's coerce_request_id: " 1", "01", "+1", "1_0", "١"), and the
     number JavaScript's Number() reads (the TypeScript SDK: "1.0", "1e0", "0x1", "" for 0). Two ids sharing a key
-    cannot be told apart by such a client."""
+    cannot be told apart by such a client. Cached: it runs for every awaited id on each message (in_use)."""
     if type(host_id) is int:
-        return {("int", host_id), ("number", float(host_id) if host_id.bit_length() <= 1000 else float("inf"))}
+        value = int_number(host_id)
+        return frozenset({("int", host_id), ("number", value)})
     text = str(host_id)
     keys: set[tuple[str, Any]] = {("str", text)}
     with contextlib.suppress(ValueError):
@@ -366,7 +372,7 @@ def id_keys(host_id: int | str) -> set[tuple[str, Any]]:
     number = js_number(text)
     if number is not None:
         keys.add(("number", number))
-    return keys
+    return frozenset(keys)
 
 
 def malformed_call(params: Any) -> str:
@@ -396,6 +402,11 @@ def calls_a_tool(method: Any, params: Any = None) -> bool:
     kept = [c for c in folded if c.isalnum()]   # NFKD: combining marks apart, dropped ("ća")
     mixed = any(c.isascii() and c.isalpha() for c in kept)   # Latin letters beside others: a spelling, not a word
     return len(kept) == len(TOOLS_CALL) and all(reads_as(c, t, mixed=mixed) for c, t in zip(kept, TOOLS_CALL))
+
+
+def call_name(params: Any) -> str:
+    """The tool's name a request's params give ("" where they give none)."""
+    return params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
 
 
 def carries_call(params: Any) -> bool:
@@ -652,7 +663,7 @@ class Proxy:
         self.ids = itertools.count(1)
         self.gone = ""             # why the child can no longer answer ("" while it can)
         self.stray = ""            # the child's last line that was not JSON-RPC, to say why a call got no answer
-        self.host_gone = False     # the host's output failed: nothing more is run (refusing)
+        self.host_gone = ""        # HOST_GONE once the host's output failed ("" before): nothing more is run (refusing)
         self.wake: Callable[[], None] = lambda: None   # ends the serve loop's wait for the host's next line
         self.decision_timeout_s = decision_timeout_s
         self.deciding: dict[int, Any] = {}   # decisions under way on threads: token -> the host's id
@@ -675,7 +686,7 @@ class Proxy:
     def refusing(self) -> str:
         """Why no call may go to the child now ("" while one may): nothing can go there (unavailable), or nobody could
         read its answer (the host's output failed: before, the next call read was decided and run, its answer lost)."""
-        return self.unavailable or (HOST_GONE if self.host_gone else "")
+        return self.unavailable or self.host_gone
 
     # --- the host's side -----------------------------------------------------------------------
     def host_line(self, line: bytes | int) -> None:
@@ -750,7 +761,7 @@ class Proxy:
 
     def unanswerable(self, params: Any, why: str) -> None:
         """Record the refusal of a tools/call the proxy cannot answer (it is never forwarded either)."""
-        name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
+        name = call_name(params)
         say(f"refused tools/call {name!r}: {why}")
         if self.guard.refuse(why, run=RUN, integration="mcp_proxy", tool=name).action in ("halt", "terminate"):
             self.halt_in_flight()
@@ -822,7 +833,7 @@ class Proxy:
         call_id = action_id(host_id)
         malformed = malformed_call(params)
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
-        name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
+        name = call_name(params)
         arguments = (params.get("arguments") or {}) if not problem else {}
         if not problem and self.refusing:   # nothing could run it, or nobody read its answer: refused undecided, recorded
             self.not_run(host_id, name, self.refusing)
@@ -1116,9 +1127,12 @@ class Proxy:
         if not self.held:
             return
         awaited = self.awaited()
-        ready = [m for m in self.held if not self.in_use(m.get("id"), awaited)]
+        ready: list[Mapping[str, Any]] = []
+        waiting: list[Mapping[str, Any]] = []
+        for message in self.held:
+            (waiting if self.in_use(message.get("id"), awaited) else ready).append(message)
         if ready:
-            self.held = [m for m in self.held if self.in_use(m.get("id"), awaited)]
+            self.held = waiting
             for message in ready:
                 self.write_to_host(message)
 
@@ -1128,11 +1142,10 @@ class Proxy:
         try:
             self.host_out.write(encode(message))
             self.host_out.flush()
-        except (OSError, ValueError):   # the host hung up
-            if not self.host_gone:
-                self.host_gone = True
-                say(HOST_GONE + ": later calls are refused unrun, recorded")
-                self.wake()
+        except (OSError, ValueError):   # the host hung up (host_gone was "": checked above, on this loop's thread)
+            self.host_gone = HOST_GONE
+            say(HOST_GONE + ": later calls are refused unrun, recorded")
+            self.wake()
 
     # --- the child's side ----------------------------------------------------------------------
     async def read_child(self) -> None:
@@ -1194,9 +1207,9 @@ class Proxy:
         client to run a tool is worth a record (before: answered "method not found", no trace). Counted in no run's
         denials: the host did not make it. A notification's params are not read (a server may log its own calls)."""
         method, params = message.get("method"), message.get("params")
-        if not (calls_a_tool(method, params) or carries_call(params)):
+        if not (carries_call(params) or calls_a_tool(method)):   # calls_a_tool(method, params) adds nothing here
             return
-        name: str = params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
+        name = call_name(params)
         why = (f"the MCP server sent the client a request {_show(method)} (id {_show(message.get('id'))}) carrying a "
                "tool call: not forwarded to the host, not run")
         say(f"refused tools/call {name!r}: {why}")
