@@ -194,8 +194,12 @@ class LLMExtractor:
             kept = set(result.labels)
             if self.classifier.abstain == "restrict":  # the engineer's reading of an unsure category: it applies
                 kept |= set(result.uncertain)
-            # what the whole reading is unsure of, and what only a clause alone reads (why the model is called)
-            value, how, details = self._ask(observation, frozenset(kept), reads, frozenset(result.uncertain) | more)
+            # the fields whose unsure reading in a clause alone disputes (_disputed). Sure cascade: what only a clause
+            # alone reads (why the model is called), so any clause reading of a field the model answered false disputes
+            # it; unsure cascade (`more` empty): what the whole reading is unsure of, so a clause's sure reading
+            # disputes, and its unsure reading of a field the whole reading is unsure of too
+            value, how, details = self._ask(observation, frozenset(kept), reads,
+                                            frozenset(more) if more else frozenset(result.uncertain))
             merged = {c: bool(value[c]) or c in kept for c in value}
             which = "sure categories" + (" and, abstain = 'restrict', its uncertain ones"
                                          if self.classifier.abstain == "restrict" else "")
@@ -245,8 +249,8 @@ class LLMExtractor:
              reads: dict[str, Any] | None = None, unsure: frozenset[str] = frozenset()) -> tuple[Any, str, dict[str, Any]]:
         """The model's reading of the agent's text, with the fields a clause of the text withdrew kept (_withdrawn);
         `settled`: fields the classifier already holds true, which the merge keeps whatever the model says; `reads`:
-        the text's _clause_reads where the caller already has them; `unsure`: the fields the classifier's reading of
-        the whole text is unsure of (_disputed)."""
+        the text's _clause_reads where the caller already has them; `unsure`: the fields whose unsure reading in a
+        clause alone also disputes (_disputed)."""
         text = _read_text(observation, self.text, self.max_chars)
         value, how, details = self._ask_text(text)
         return self._withdrawn(text, value, how, details, settled, reads, unsure)
@@ -297,20 +301,24 @@ class LLMExtractor:
     def _disputed(self, clauses: list[str], off: tuple[str, ...], reads: dict[str, Any] | None = None,
                   unsure: frozenset[str] = frozenset()) -> dict[str, list[str]]:
         """The clauses of a text of several in which the bank's classifier, reading each alone, is sure of a field the
-        model answered false on the whole text (`off`), or unsure of one in `unsure` (the cascade's: what its reading of
-        the whole text is unsure of and does not keep, or does not read at all): the two readers disagree, and the clause that
-        holds the request is asked alone, whatever words the rest of the text withdraws it in ("Accommodation: not
-        needed", "but I don't need the room anymore", "never mind": each clause alone, since the classifier's reading
-        of the whole text takes such words as taking the request back), so that the model reads it without them. A
-        clause read alone is often short, and the classifier unsure of it: asking those readings too (and the rest of
-        the text beside each) took the extra calls on benign texts from 40.6% of the texts sent to 100.5% (v1-v17, the
-        evasions, Mind2Web-SC; a model answering gold), and 18 over MAX_WITHDRAWN; sure readings alone: 52.9%, 2. A
-        category a text asks is read sure in a clause of it alone 94.7% of the time (97.9% sure or not). The classifier
-        only picks what is asked; the model's readings decide. `reads`: _clause_reads(clauses), where the caller has
-        them."""
+        model answered false on the whole text (`off`), or unsure of one in `unsure` (fields whose unsure reading in a
+        clause also disputes; the cascade's choice of them is stated where it calls _ask): the two readers disagree,
+        and the clause that holds the request is asked alone, whatever words the rest of the text withdraws it in
+        ("Accommodation: not needed", "but I don't need the room anymore", "never mind": each clause alone, since the
+        classifier's reading of the whole text takes such words as taking the request back), so that the model reads
+        it without them. A clause read alone is often short, and the classifier unsure of it: asking those readings
+        too (and the rest of the text beside each) took the extra calls on benign texts from 40.6% of the texts sent
+        to 100.5% (v1-v17, the evasions, Mind2Web-SC; a model answering gold), and 18 over MAX_WITHDRAWN; sure
+        readings alone: 52.9%, 2.
+        These are llm/'both' figures (there `unsure` is empty); in the cascade, sure of the whole text, a clause's sure
+        or unsure reading of a field the whole reading lacks disputes it (062e1f4). A category a text asks is read sure
+        in a clause of it alone 94.7% of the time (97.9% sure or not). The classifier only picks what is asked; the
+        model's readings decide. `reads`: _clause_reads(clauses), where the caller has them."""
+        if not off:   # nothing to dispute (and, `reads` not given, `clauses` is empty: no reading to make)
+            return {}
         reads = self._clause_reads(clauses) if reads is None else reads
-        return {clause: said for clause, read in reads.items()
-                if (said := [f for f in off if f in _sure_fields(read) or f in _read_fields(read) & unsure])}
+        hold = {clause: _sure_fields(read) | (_read_fields(read) & unsure) for clause, read in reads.items()}
+        return {clause: said for clause, held in hold.items() if (said := [f for f in off if f in held])}
 
     def _clause_reads(self, clauses: list[str]) -> dict[str, Any]:
         """The classifier's reading of each clause of a text of several, each read alone; none for a text of one
