@@ -4,7 +4,8 @@ false, and the text without it: on benign texts (v1-v17, the evasions, Mind2Web-
 calls went from 40.6% of the texts sent to 100.5%, and 18 benign texts went over the cap (fields kept true unasked).
 Now a clause disputes a field where the classifier is sure of it read alone (or unsure of one the whole text's reading
 is unsure of too), and the text without it is asked only where a clause names the field in words: 52.9%, 2 over the
-cap (B30's report). Every model answer is scripted through the real Anthropic SDK over httpx2.MockTransport
+cap (B30's report; llm/'both' figures: in the cascade, sure of the whole text, a clause's sure or unsure reading of a
+field the whole reading lacks counts, 062e1f4). Every model answer is scripted through the real Anthropic SDK over httpx2.MockTransport
 (tests.llm_fakes): how a model reads each text, never a model's accuracy; the classifier is scripted through the
 extractor's `classify`. Each test fails on the start commit (5795103) unless its name says guard."""
 from __future__ import annotations
