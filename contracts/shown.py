@@ -98,3 +98,40 @@ def joined_to_ascii(text: str, start: int, end: int) -> bool:
     while end < len(text) and not text[end].isspace():
         end += 1
     return any(c.isascii() and c.isalnum() for c in text[start:end])
+
+
+# IDNA (UTS 46) maps these to the label separator `.`; NFKC keeps them
+_IDNA_DOTS = "\u3002\uff61"
+# the blocks holding every character NFKC folds to one ASCII sign (test_spec_lead30 checks all of Unicode)
+SIGN_BLOCKS = ((0x037E, 0x037E), (0x1FEF, 0x1FEF), (0x2000, 0x20FF), (0xFB00, 0xFB4F), (0xFE10, 0xFE6F),
+               (0xFF00, 0xFF65))
+
+
+def _folds_to_sign(ch: str) -> str:
+    folded = unicodedata.normalize("NFKC", ch)
+    return folded if len(folded) == 1 and folded.isascii() and not folded.isalnum() and not folded.isspace() else ""
+
+
+_SIGNS = {ch: sign for lo, hi in SIGN_BLOCKS for ch in map(chr, range(lo, hi + 1)) if (sign := _folds_to_sign(ch))}
+_SIGNS.update(dict.fromkeys(_IDNA_DOTS, "."))
+_SIGN = re.compile("[" + re.escape("".join(_SIGNS)) + "]")
+
+
+def sign_of(ch: str) -> str:
+    """The ASCII sign a character that is not ASCII stands for (`．` `․` `。` `｡` are `.`, `＠` is `@`), or ''."""
+    return _SIGNS.get(ch, "")
+
+
+def separator_form(text: str) -> str | None:
+    """The first character of `text` that stands for an ASCII sign but is none (full-width `．` `＠` `：`, small `﹒`, the
+    leader `․`, which NFKC folds to the sign; ideographic `。` and `｡`, which IDNA takes for `.`) written after an
+    ASCII letter or digit and before an ASCII sign, letter or digit (`https：//`), or after a letter or digit and
+    before an ASCII one (`josé｡com` is josé.com to IDNA and a reader), or None. After other scripts' words, before
+    them or beside a space (`東京。`, `3.12。次`, `株式会社．`) it ends a sentence as written."""
+    for found in _SIGN.finditer(text):
+        i = found.start()
+        before, after = text[i - 1:i], text[i + 1:i + 2]
+        if (before.isascii() and before.isalnum() and after.isascii() and after.isprintable() and not after.isspace()
+                or after.isascii() and after.isalnum() and before.isalnum()):
+            return found.group()
+    return None

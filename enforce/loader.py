@@ -37,7 +37,7 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, CERTIFIED_GATES,
                                                approval_problem, respelt, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
-from veriguard.contracts.shown import ascii_form, invisible_beside, latin_compat
+from veriguard.contracts.shown import ascii_form, invisible_beside, latin_compat, separator_form, sign_of
 import veriguard.contracts.strict_json as strict_json
 from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
                                               writable_from_outside)
@@ -184,6 +184,10 @@ def _text_shown_otherwise(text: str) -> str | None:
         return (f"holds U+{ord(compat):04X}, a compatibility form of the ASCII {ascii_form(compat)!r} "
                 "(full-width, mathematical, circled...): it shows as that letter (which IDNA maps it to) and never "
                 "equals the spec's spelling, so it is denied")
+    sign = separator_form(text)
+    if sign is not None:
+        return (f"holds U+{ord(sign):04X}, another form of the ASCII separator {sign_of(sign)!r} (which IDNA and a "
+                "reader take it for) joined to ASCII text: it never equals the spec's spelling, so it is denied")
     return None
 
 
