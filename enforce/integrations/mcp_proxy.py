@@ -98,6 +98,7 @@ import queue
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -150,6 +151,7 @@ SWITCH_INTERVAL_S = 0.0005     # the GIL's switch interval in the proxy process 
 MAX_DECIDING = 8               # decisions on threads (in time or past their deadline), beyond which calls are refused unread
 START_TIMEOUT_S = 60.0         # starting the child and its handshake (an interpreter with the SDK takes seconds)
 STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is killed
+DRAIN_S, DRAIN_QUIET_S = 0.5, 0.02   # at the end, the lines the pump still hands over are served (recorded) so long
 MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
 MAX_UNSAID = 10_000            # lines for the proxy's stderr waiting to be written, beyond which they are dropped
 MAX_UNSAID_CHARS = 4 << 20     # and their characters: 10,000 lines of a server's 16 KiB escaped fourfold held 640 MB
@@ -237,7 +239,9 @@ class SaidLater:
     """The proxy's stderr written by a thread of its own while it serves (said_later), through a descriptor of its
     own: a host that never reads the proxy's stderr (a pipe left full) blocks that thread in the write, never the loop
     that answers the host, nor sys.stderr's lock at the interpreter's exit; beyond MAX_UNSAID lines or
-    MAX_UNSAID_CHARS characters waiting, lines are dropped, and how many is said once the pipe takes lines again."""
+    MAX_UNSAID_CHARS characters waiting, lines are dropped, and how many is said once the pipe takes lines again. A
+    regular file never blocks a write: it is written at once, nothing dropped (the thread fell behind a server's 8 MB
+    burst on a quiet machine, and 1-2 MB of it were dropped although the file would have taken them)."""
 
     def __init__(self, fd: int) -> None:
         self.fd = os.dup(fd)
@@ -246,9 +250,15 @@ class SaidLater:
         self.waiting = 0           # the characters of the lines waiting
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.write, name="veriguard-stderr", daemon=True)
-        self.thread.start()
+        self.at_once = stat.S_ISREG(os.fstat(self.fd).st_mode)
+        if not self.at_once:
+            self.thread.start()
 
     def put(self, line: str) -> None:
+        if self.at_once:
+            with self.lock:   # decisions' threads say things too
+                self.written(line)
+            return
         with self.lock:
             if self.waiting + len(line) > MAX_UNSAID_CHARS or self.lines.full():
                 self.dropped += 1
@@ -261,18 +271,23 @@ class SaidLater:
             with self.lock:
                 self.waiting -= len(line)
                 dropped, self.dropped = self.dropped, 0
-            data = (f"veriguard mcp-proxy: {dropped} lines were dropped: stderr was not read\n" if dropped else ""
-                    ) + line
-            try:
-                view = memoryview(data.encode("utf-8", "backslashreplace"))
-                while view:
-                    view = view[os.write(self.fd, view):]
-            except OSError:
-                pass
+            self.written((f"veriguard mcp-proxy: {dropped} lines were dropped: stderr was not read\n" if dropped
+                          else "") + line)
         os.close(self.fd)
+
+    def written(self, data: str) -> None:
+        try:
+            view = memoryview(data.encode("utf-8", "backslashreplace"))
+            while view:
+                view = view[os.write(self.fd, view):]
+        except OSError:
+            pass
 
     def close(self, timeout_s: float) -> None:
         """Wait up to timeout_s for the lines waiting to be written, then end the thread."""
+        if self.at_once:
+            os.close(self.fd)
+            return
         end = time.monotonic() + timeout_s
         try:
             self.lines.put(None, timeout=timeout_s)
@@ -1470,12 +1485,19 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
         while (line := await lines.get()) is not None:
             proxy.host_line(line)
         # lines read before the end came (a stop signal, the host's output gone) are served too: their calls refused
-        # unrun (the child or the host is gone), recorded; before, they were dropped with no record. One turn of the
-        # loop first, for the lines the pump has read and handed over but not yet put in the queue.
-        await asyncio.sleep(0)
-        while not lines.empty():
-            if (line := lines.get_nowait()) is not None:
-                proxy.host_line(line)
+        # unrun (the child or the host is gone), recorded; before, they were dropped with no record. Until the pump has
+        # been quiet for DRAIN_QUIET_S (at most DRAIN_S): one turn of the loop was not always enough for the lines it
+        # had read in the same chunk as the one that ended the loop (a loaded machine, CI: no record of them)
+        drained_by = loop.time() + DRAIN_S
+        while True:
+            while not lines.empty():
+                if (line := lines.get_nowait()) is not None:
+                    proxy.host_line(line)
+            if loop.time() >= drained_by:
+                break
+            await asyncio.sleep(DRAIN_QUIET_S)
+            if lines.empty():
+                break
         # the host is done: the calls it sent are decided first, and those the child runs end (answered, or at their
         # --timeout) before its input is closed; before, a call still running 2 s after the host's last line was
         # killed with the child, its record an allow with nothing after it
