@@ -249,9 +249,10 @@ class SaidLater:
         self.dropped = 0
         self.waiting = 0           # the characters of the lines waiting
         self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self.write, name="veriguard-stderr", daemon=True)
         self.at_once = stat.S_ISREG(os.fstat(self.fd).st_mode)
-        if not self.at_once:
+        self.thread = None if self.at_once else threading.Thread(target=self.write, name="veriguard-stderr",
+                                                                  daemon=True)
+        if self.thread is not None:
             self.thread.start()
 
     def put(self, line: str) -> None:
@@ -285,7 +286,7 @@ class SaidLater:
 
     def close(self, timeout_s: float) -> None:
         """Wait up to timeout_s for the lines waiting to be written, then end the thread."""
-        if self.at_once:
+        if self.thread is None:
             os.close(self.fd)
             return
         end = time.monotonic() + timeout_s
