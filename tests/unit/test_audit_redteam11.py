@@ -7,7 +7,7 @@ and IDNA take each for josé.com, the policy compared other code points. FrozenP
 beside ASCII text, or a compatibility form of an ASCII letter or digit where it reads as ASCII (joined to ASCII, or in
 a text of nothing else): contracts/shown.py, which synth's spec checks read too. Emoji sequences, Persian ZWNJ, a
 variation selector before a space, Japanese text with full-width Latin, ™ and ² are decided as before.
-Still decided as written (the rule's meaning, not a spelling): case (`JOSÉ.COM`) and IDNA's other dots (`josé。com`).
+Case (`JOSÉ.COM`), spaces around it and punycode are C31's (test_audit_redteam12): another spelling of a compared value.
 """
 import json
 
@@ -72,7 +72,7 @@ DECIDED = {
     "Japanese with full-width digits": ("\uff12\uff10\uff12\uff14\u5e74", True),
     "a trade mark sign": ("Acme\u2122.com", True),
     "a superscript two": ("m\u00b2.com", True),
-    "case, which the rule compares as written": ("JOS\u00c9.COM", True),
+    "another domain's capitals (JOSÉ.COM is refused: test_audit_redteam12)": ("ACME.COM", True),
 }
 
 
