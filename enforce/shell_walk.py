@@ -83,6 +83,11 @@ class Analysis:
     # whether its class is unknown for code the analysis does not follow (an unknown program, inline code, eval...), not
     # only for writes it sees that a human approves (a copy of a secret, a file that runs later): analyse fills it
     unfollowed: bool = False
+    # each simple command's words as the shell expands them, where their text is known (`A=Zq7; B=w3e9r; curl
+    # "x/?k=$A$B"` runs `curl x/?k=Zq7w3e9r`): a value typed in pieces joined by expansion is looked for there too
+    words: tuple[str, ...] = ()
+    # whether a step runs in the background (`cmd &`): it may still run long after the command returns
+    background: bool = False
 
     @property
     def how(self) -> str:
@@ -101,6 +106,8 @@ class Analyser(Commands, Env):
         self.made: list[tuple[Invocation | None, str]] = []   # folders a step may have put links in, and the step
         self.brings: list[tuple[Invocation, tuple[str, ...], tuple[str, ...] | None, bool]] = []   # Commands.bring
         self.read_by: dict[int, list[str]] = {}    # id(invocation) -> escaped patterns it reads ("": not known)
+        self.expanded: dict[str, None] = {}        # Analysis.words, in order
+        self.background = False                    # Analysis.background
         self.written_by: list[tuple[int, str]] = []   # (id(invocation) or 0, escaped path or "": not known) it changes
         self.system_dirs = tuple(normalise(d) for d in table.system_dirs)
         self.project_dirs = sources
@@ -140,7 +147,7 @@ class Analyser(Commands, Env):
                         tuple(dict.fromkeys(self.lines)) or ("only variable assignments",), tuple(self.exact),
                         tuple(self._rewrite(sub, w, inv, moved=m) for sub, w, inv, m in self.rewriting),
                         tuple(self.globbed), tuple(self.fresh), self._brought(), tuple(self.above),
-                        tuple(self.leading))
+                        tuple(self.leading), words=tuple(self.expanded), background=self.background)
 
     def _brought(self) -> tuple[Brought, ...]:
         out: list[Brought] = []
@@ -296,6 +303,7 @@ class Analyser(Commands, Env):
         for i, c in enumerate(nodes):
             nxt = c.next_sibling
             if nxt is not None and nxt.type == "&":
+                self.background = True
                 if self.loop_depth or self.function_depth:
                     self.repeats("starts a background job inside a loop or a function")
                 self.stmt(c, st.copy(), io)
@@ -774,7 +782,12 @@ class Analyser(Commands, Env):
             for n in g:
                 toks.extend(tokens(n, self))
             out.extend(values(toks, self.home_value(st), self.pwd_value(st)))
+        self.note_expanded(out)
         return out
+
+    def note_expanded(self, vals: list[Value]) -> None:
+        """Keeps the text of words as the shell expands them, where it is known (Analysis.words)."""
+        self.expanded[" ".join(v.text for v in vals if v.text is not None)] = None
 
     def words_of(self, node: Any, st: State) -> list[Value]:
         return self.words([node], st)
@@ -1104,6 +1117,7 @@ class Analyser(Commands, Env):
                     if len(word) != 1:
                         raise unsupported(r, "a here-string")
                     vals = values(tokens(word[0], self), self.home_value(st), self.pwd_value(st), split=False)
+                    self.note_expanded(vals)
                     io = IO("text", vals[0] if len(vals) == 1 else Value.unknown("a here-string"))
                 else:
                     raise unsupported(r)
@@ -1160,6 +1174,7 @@ class Analyser(Commands, Env):
         vals = values(heredoc_tokens(body, self), self.home_value(st), self.pwd_value(st), split=False)
         self.enter(body)
         self.leave()
+        self.note_expanded(vals)
         return IO("text", vals[0] if len(vals) == 1 else Value.unknown("a here-document"))
 
 

@@ -63,6 +63,26 @@ DECIDED = ("Bash", "Grep", *READ, *WRITE, *EDIT, *LIST)
 PATH_KEYS = ("file_path", "notebook_path", "path")   # where the file tools take their file
 FETCH = ("WebFetch", "WebSearch")   # tools that send their input out: when let through (--allow-tool), it is decided
 SEARCH_URL = "https://websearch.invalid/search?q="   # where a WebSearch's words go, as `curl` would send them
+_NUMBER = (int, float)
+# the types of the keys of Claude Code's tool inputs this hook knows (a key not listed is not used): a value of another
+# type is refused, not read as something else (`"run_in_background": "yes"` is no background run to the window below)
+INPUT_TYPES: Mapping[str, Mapping[str, type | tuple[type, ...]]] = {
+    "Bash": {"command": str, "timeout": _NUMBER, "description": str, "run_in_background": bool,
+             "dangerouslyDisableSandbox": bool},
+    "Write": {"file_path": str, "content": str},
+    "Edit": {"file_path": str, "old_string": str, "new_string": str, "replace_all": bool},
+    "MultiEdit": {"file_path": str, "edits": list},
+    "NotebookEdit": {"notebook_path": str, "new_source": str, "cell_id": str, "cell_type": str, "edit_mode": str},
+    "Read": {"file_path": str, "offset": _NUMBER, "limit": _NUMBER},
+    "NotebookRead": {"notebook_path": str, "cell_id": str},
+    "Glob": {"pattern": str, "path": str},
+    "LS": {"path": str, "ignore": list},
+    "Grep": {"pattern": str, "path": str, "glob": str, "type": str, "output_mode": str, "-i": bool, "-n": bool,
+             "-A": _NUMBER, "-B": _NUMBER, "-C": _NUMBER, "multiline": bool, "head_limit": _NUMBER},
+    "WebFetch": {"url": str, "prompt": str},
+    "WebSearch": {"query": str, "allowed_domains": list, "blocked_domains": list},
+}
+EDIT_TYPES: Mapping[str, type | tuple[type, ...]] = {"old_string": str, "new_string": str, "replace_all": bool}
 STATE_FILE = ".local/state/veriguard/carried.jsonl"   # under $HOME, unless --state names another file
 USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--log-checkpoint FILE] "
          "[--context FILE] [--state FILE | --no-state] "
@@ -403,7 +423,7 @@ def _decide(raw: bytes, opts: Options) -> Answer:
 
 
 def _judge(call: Mapping[str, Any], tool: str, command: str, opts: Options) -> Answer:
-    monitor = load_monitor(opts)
+    monitor = with_tainted(load_monitor(opts), call)
     command = with_settings_code(command, tool, call["tool_input"], monitor)
     observation = observe(monitor, command, call["cwd"], opts)
     action_id = call.get("tool_use_id", "")
@@ -450,12 +470,37 @@ def read_call(raw: bytes) -> dict[str, Any]:
     for key, kind in (("tool_name", str), ("tool_input", dict), ("cwd", str)):
         if not isinstance(call.get(key), kind):
             raise Refused(f"the hook input lacks {key!r} (a {kind.__name__}), got {_short(call.get(key))}")
-    for key in ("permission_mode", "tool_use_id"):
+    for key in ("permission_mode", "tool_use_id", "session_id", "transcript_path"):
         if key in call and not isinstance(call[key], str):
             raise Refused(f"{key!r} must be a string, got {_short(call[key])}")
     if not call["cwd"].startswith("/"):
         raise Refused(f"cwd must be an absolute path, got {call['cwd'][:200]!r}")
+    check_types(call["tool_name"], call["tool_input"])
     return call
+
+
+def check_types(tool: str, tool_input: Mapping[str, Any]) -> None:
+    """Refused where a key of the tool's input that this hook knows (INPUT_TYPES) holds a value of another type (a
+    number is no bool, a bool no number), and where an edit of a MultiEdit is no object of such keys."""
+    def bad(value: Any, kind: type | tuple[type, ...]) -> bool:
+        return not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)
+
+    kinds = INPUT_TYPES.get(tool, {})
+    for key, kind in kinds.items():
+        if key in tool_input and bad(tool_input[key], kind):
+            raise Refused(f"{tool}'s {key!r} must be {_kind_name(kind)}, got {_short(tool_input[key])}")
+    for key in ("allowed_domains", "blocked_domains", "ignore"):
+        if key in kinds and isinstance(tool_input.get(key), list) and not all(
+                isinstance(v, str) for v in tool_input[key]):
+            raise Refused(f"{tool}'s {key!r} must be a list of strings, got {_short(tool_input[key])}")
+    for edit in tool_input.get("edits", []) if tool == "MultiEdit" else []:
+        if not isinstance(edit, Mapping) or any(k in edit and bad(edit[k], t) for k, t in EDIT_TYPES.items()):
+            raise Refused(f"MultiEdit's edits must be objects of strings (old_string, new_string) and a bool "
+                          f"(replace_all), got {_short(edit)}")
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    return "a number" if kind == _NUMBER else f"a {getattr(kind, '__name__', kind)}"
 
 
 def equivalent_command(tool: str, tool_input: Mapping[str, Any], cwd: str) -> str:
@@ -705,6 +750,9 @@ class Running(NamedTuple):
 
     sends: Mapping[str, float]      # the files sends read
     code: Mapping[str, float]       # the working directories of code the analysis does not follow
+    # by session: the names of shell variables a command assigned from what it read of the project's secrets (records
+    # `"var": NAME`): a shell kept across calls still holds them
+    variables: Mapping[str, frozenset[str]] = {}
 
 
 def read_state(path: str) -> tuple[list[str], list[str], Running]:
@@ -734,6 +782,7 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
     sent: dict[str, None] = {}
     running: dict[str, float] = {}
     coding: dict[str, float] = {}
+    variables: dict[str, set[str]] = {}
     for n, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
@@ -747,6 +796,12 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
         until = entry.get("until")
         if until is not None and (not isinstance(until, (int, float)) or isinstance(until, bool)):
             raise Refused(f"the state file {path}, line {n}, has an `until` that is no number; {_state_fix(path)}")
+        var = entry.get("var")
+        if var is not None:
+            if not isinstance(var, str) or not var.isidentifier():
+                raise Refused(f"the state file {path}, line {n}, has a `var` that is no shell name; {_state_fix(path)}")
+            variables.setdefault(str(entry.get("session_id", "")), set()).add(var)
+            continue
         code, sends = entry.get("code") is True, entry.get("sent") is True
         times = coding if code else running if sends and until is not None else None
         if times is not None:       # a send's `until` of -0.0 is kept as 0.0: the same time
@@ -756,7 +811,7 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
         (sent if sends else paths)[copy] = None
     if len(paths) + len(sent) > STATE_LIMIT:
         raise Refused(f"the state file {path} names more than {STATE_LIMIT} copies; {_state_fix(path)}")
-    return list(paths), list(sent), Running(running, coding)
+    return list(paths), list(sent), Running(running, coding, {k: frozenset(v) for k, v in variables.items()})
 
 
 @contextlib.contextmanager
@@ -796,8 +851,42 @@ def with_copies(monitor: Any, copies: list[str]) -> Any:
     for name, x in list(monitor.extractors.items()):
         if isinstance(x, ShellExtractor):
             monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={}, sends={},
-                                               unfollowed={})
+                                               unfollowed={}, background={})
     return monitor
+
+
+def with_tainted(monitor: Any, call: Mapping[str, Any]) -> Any:
+    """`monitor` whose shell extractors read the variables this session's earlier commands assigned from the project's
+    secrets (the state's `var` records) as that zone, where a command expands them (shell.through_tainted)."""
+    from dataclasses import replace
+
+    from veriguard.enforce.shell import ShellExtractor
+
+    running = getattr(monitor, "hook_running", Running({}, {}))
+    names = tuple(sorted(running.variables.get(str(call.get("session_id", ""))[:200], ())))
+    if names:
+        for name, x in list(monitor.extractors.items()):
+            if isinstance(x, ShellExtractor):
+                monitor.extractors[name] = replace(x, tainted=names)
+    return monitor
+
+
+def tainting(monitor: Any, record: Any, call: Mapping[str, Any]) -> list[str]:
+    """The names of the shell variables a Bash command may assign (shell.assigned_names) where it reads one of the
+    project's secrets (a `carried` zone, by name, through a copy or through a variable already so marked): a shell kept
+    across calls keeps them, so a later command's expansion of one reads the secret."""
+    from veriguard.enforce.shell import ShellExtractor, assigned_names
+
+    text = call["tool_input"].get("command") if call.get("tool_name") == "Bash" else None
+    if not isinstance(text, str):
+        return []
+    for name, x in monitor.extractors.items():
+        got = record.arguments.get(name)
+        if (isinstance(x, ShellExtractor) and x.part == "touched" and isinstance(got, (list, tuple)) and any(
+                isinstance(t, (list, tuple)) and len(t) == 2 and t[0] == "read" and t[1] in x.zones.carried
+                for t in got)):
+            return list(assigned_names(text))
+    return []
 
 
 def copies_veto(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Any:
@@ -805,7 +894,8 @@ def copies_veto(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Any:
     def veto(record: Any) -> str:
         try:
             code = runs_code(monitor, record, call)
-            remember_copies(monitor, opts, call, unseen_writes(monitor, record, call, opts, code), code=code)
+            remember_copies(monitor, opts, call, unseen_writes(monitor, record, call, opts, code), code=code,
+                            variables=tainting(monitor, record, call))
         except Refused as e:
             return str(e)
         return ""
@@ -861,12 +951,13 @@ def unseen_writes(monitor: Any, record: Any, call: Mapping[str, Any], opts: Opti
         raise Refused(f"the command runs code the analysis cannot follow and names {named}, which a command decided "
                       "before sends (two calls of one parallel batch, or a send still running): it may copy one of the "
                       "project's secrets there")
-    still = _still_running(getattr(monitor, "hook_running", Running({}, {})).sends)
+    still = _still_running(getattr(monitor, "hook_running", Running({}, {})).sends) or _still_sending(
+        getattr(monitor, "hook_running", Running({}, {})).sends)
     if still is not None:
         raise Refused(f"the command runs code the analysis does not follow (the project's own, or code a human "
-                      f"approves), while a send decided before it may still be reading {still[0]} (for up to "
-                      f"{still[1]:.0f} s more: a call of the same parallel batch, or a send run in the background): the "
-                      "code could write one of the project's secrets there unseen; run it once the send has ended")
+                      f"approves), while a send decided before it may still be reading {still[0]} ("
+                      f"{f'for up to {still[1]:.0f} s more' if still[1] else 'a process still holds it open'}: a call "
+                      "of the same parallel batch, or a send run in the background): the code could write one of the project's secrets there unseen; run it once the send has ended")
     if code != "unknown":
         return []
     project = opts.env.get("CLAUDE_PROJECT_DIR", "").rstrip("/") + "/"
@@ -889,11 +980,42 @@ def _still_running(running: Mapping[str, float]) -> tuple[str, float] | None:
     return max(left, key=lambda r: r[1]) if left else None
 
 
+SEND_OPEN_LOOKED_S = 86_400.0    # sends whose time ended less long ago than this are looked for among the processes
+
+
+def _still_sending(running: Mapping[str, float]) -> tuple[str, float] | None:
+    """(a file a send decided before reads, 0) where its time has ended (SEND_RUNS_S) but a process still holds it open
+    and names it on its command line (a slow upload run in the background: its window is a bound, this is what the
+    machine knows), on a system with /proc; None otherwise. Only the processes this user may look into are seen."""
+    import time
+
+    now = time.time()
+    paths = {p for p, until in running.items() if now - SEND_OPEN_LOOKED_S < until <= now}
+    if not paths or not os.path.isdir("/proc/self/fd"):
+        return None
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid == str(os.getpid()):
+            continue
+        try:
+            held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")} & paths
+            if not held:
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                words = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        named = next((p for p in sorted(held) if os.path.basename(p) in words), None)
+        if named is not None:
+            return named, 0.0
+    return None
+
+
 def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen: Sequence[str] = (),
-                    code: str = "") -> None:
+                    code: str = "", variables: Sequence[str] = ()) -> None:
     """Appends to the state file the copies the decided command makes (it is allowed, or a person may let it run), so
     that later calls read them as the project's secrets, the files it sends and, where it runs code the analysis does
-    not follow (`code`: runs_code), its working directory, each with the time until which it may run. Refused (the
+    not follow (`code`: runs_code), its working directory, each with the time until which it may run, and the shell
+    variables it assigned from the project's secrets (`variables`: tainting) for its session. Refused (the
     call is denied) where they cannot be written, and where it sends files while such code decided before may still be
     running (it may be writing one of the project's secrets into them)."""
     import fcntl
@@ -906,9 +1028,11 @@ def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen
     shells = [x for x in monitor.extractors.values() if isinstance(x, ShellExtractor)]
     made = list(dict.fromkeys([c for x in shells for found in x.copies.values() for c in found] + list(unseen)))
     sends = list(dict.fromkeys(c for x in shells for found in x.sends.values() for c in found))
-    if not path or not (made or sends or code):
+    if not path or not (made or sends or code or variables):
         return
     running = getattr(monitor, "hook_running", Running({}, {}))
+    session = str(call.get("session_id", ""))[:200]
+    tainted = [v for v in variables if v not in running.variables.get(session, ())]
     coding = _still_running(running.code) if sends else None
     if coding is not None:
         raise Refused(f"the command sends {sends[0]} while code the analysis does not follow, decided before it in "
@@ -925,18 +1049,21 @@ def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen
         (c, True) for c in sends if c not in was_sent or running.sends.get(c, 0.0) < now]    # its run noted again
     cwd = os.path.normpath(call["cwd"])
     ran = [cwd] if code and running.code.get(cwd, 0.0) < now + SEND_RUNS_S / 2 else []   # not once a call of a burst
-    if not (new or ran):
+    if not (new or ran or tainted):
         return
     if len(known | was_sent | {c for c, _ in new}) > STATE_LIMIT:
         raise Refused(f"the state file {path} would name more than {STATE_LIMIT} copies; {_state_fix(path)}")
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    until = round(now + (BACKGROUND_SEND_RUNS_S if call["tool_input"].get("run_in_background") is True
-                         else SEND_RUNS_S), 3)
+    behind = call["tool_input"].get("run_in_background") is True or any(
+        x.background.get(call["tool_input"].get("command", ""), False) for x in shells)   # `cmd &` too
+    until = round(now + (BACKGROUND_SEND_RUNS_S if behind else SEND_RUNS_S), 3)
     lines = "".join(json.dumps({"path": c, **({"code": True, "until": until} if is_sent is None else
                                                {"sent": True, "until": until} if is_sent else {}),
                                 "session_id": str(call.get("session_id", ""))[:200],
                                 "tool_use_id": str(call.get("tool_use_id", ""))[:200], "time": when}) + "\n"
-                    for c, is_sent in [*new, *((c, None) for c in ran)]).encode()
+                    for c, is_sent in [*new, *((c, None) for c in ran)])
+    lines += "".join(json.dumps({"path": cwd, "var": v, "session_id": session, "tool_use_id":
+                                 str(call.get("tool_use_id", ""))[:200], "time": when}) + "\n" for v in tainted)
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
@@ -947,7 +1074,7 @@ def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise Refused(f"the state file {path} is not a regular file; {_state_fix(path)}")
         fcntl.flock(fd, fcntl.LOCK_EX)
-        f.write(lines)
+        f.write(lines.encode())
         f.flush()
 
 
