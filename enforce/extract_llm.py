@@ -267,32 +267,38 @@ class LLMExtractor:
         fields = _answer_fields(self.argument, self.type)[1:]
         off = tuple(f for f in fields if isinstance(value, Mapping) and value.get(f) is False and f not in settled)
         clauses = _clauses(text) if off else []
-        naming = _naming_clauses(clauses, off, self._names) if off else {}
+        # with no bank there is no second reader to find a request in words no field holds: the field's description
+        # words name it in a clause of any length (B31; the cost: no_bank_cost.py in the report)
+        naming = _naming_clauses(clauses, off, self._names, anywhere=self.reader is None) if off else {}
         # the rest is asked for a clause that names the field, which may be the withdrawal ("Hotel: not needed"); a
         # clause only the classifier disputes is where it reads the request, asked alone
         named_in_words = bool(naming)
         for clause, said in self._disputed(clauses, off, reads, unsure).items():
             naming[clause] = list(dict.fromkeys([*naming.get(clause, []), *said]))
-        if not naming:
+        # struck-through words (~~Book the Hilton~~) a model reads as taken back: the text is asked unstruck too
+        struck = _unstruck(text) if off and _STRUCK.search(text) else ""
+        if not naming and not struck:
             return value, how, details
         named = {f for said in naming.values() for f in said}
         pieces = list(dict.fromkeys(naming))
-        if len(pieces) > MAX_WITHDRAWN:
-            found, asked = named, 0
-        else:
+        over = len(pieces) > MAX_WITHDRAWN
+        asks = []
+        if not over:
             rest = _without(clauses, naming)
-            # a text of one clause is that clause: its reading is the one the model gave
-            asks = ([rest] if named_in_words and _LETTER_RUN.search(rest) else []) + (pieces if len(clauses) > 1
-                                                                                      else [])
-            readings = []
-            if asks:
-                with ThreadPoolExecutor(len(asks), thread_name_prefix="veriguard-withdrawn") as pool:  # one wait
-                    readings = [r[0] for r in pool.map(self._ask_text, asks)]   # the first failure raises: denied
-            found, asked = {f for f in named if any(r.get(f) is True for r in readings)}, len(readings)
+            # a text of one clause is that clause: its reading is the one the model gave; each piece unstruck
+            asks = [_unstruck(a) for a in dict.fromkeys(([rest] if named_in_words and _LETTER_RUN.search(rest) else [])
+                                                        + (pieces if len(clauses) > 1 else []))]
+        asks += [struck] if struck else []
+        readings = []
+        if asks:
+            with ThreadPoolExecutor(len(asks), thread_name_prefix="veriguard-withdrawn") as pool:  # one wait
+                readings = [r[0] for r in pool.map(self._ask_text, asks)]   # the first failure raises: denied
+        found, asked = {f for f in named if over or any(r.get(f) is True for r in readings)}, len(readings)
+        found |= {f for f in off if struck and readings[-1].get(f) is True}
         if not found:
             return value, how, {**details, "withdrawal_asks": asked}
         kept = {**value, **{f: True for f in found}}
-        why = (f"more than {MAX_WITHDRAWN} clauses name them" if not asked else
+        why = (f"more than {MAX_WITHDRAWN} clauses name them" if over else
                f"the model read them in the text's other clauses or a clause alone ({asked} more calls)")
         return kept, (f"{how}; {sorted(found)} kept: the text names them and the model answered them false, but "
                       f"{why}, so a clause of the text withdrew them"), {**details, "withdrawn": sorted(found),
@@ -1447,13 +1453,14 @@ def _singular(word: str, known: frozenset[str]) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
-def _naming_clauses(clauses: list[str], fields: tuple[str, ...],
-                    names: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
+def _naming_clauses(clauses: list[str], fields: tuple[str, ...], names: Mapping[str, tuple[str, ...]], *,
+                    anywhere: bool = False) -> dict[str, list[str]]:
     """The `clauses` (a text's _clauses) that name one of `fields` (in _plain's reading, leetspeak and plurals too),
     each with the fields it names, in order: by the field's own name, or in a short clause (MAX_FRAGMENT_WORDS words
     at most: Room: not needed; Skip the truck) by the other words of `names` (_field_names). Those words are common
     (room, trip, order): read in every clause they doubled the extra calls on benign texts, and a withdrawal that
-    names its category by them alone is short."""
+    names its category by them alone is short. `anywhere`: by those words in a clause of any length (an entry with no
+    bank, whose classifier would find the request's clause)."""
     if not fields:
         return {}
     own = {f: _named_pattern((f,)) for f in fields}
@@ -1462,7 +1469,7 @@ def _naming_clauses(clauses: list[str], fields: tuple[str, ...],
     for clause in clauses:
         # uncached: single clauses would evict the whole texts both checks read from _plain's cache
         plain = _plain.__wrapped__(clause).casefold()
-        patterns = described if len(plain.split()) <= MAX_FRAGMENT_WORDS else own
+        patterns = described if anywhere or len(plain.split()) <= MAX_FRAGMENT_WORDS else own
         said = [f for f, p in patterns.items() if p.search(plain)]
         if said:
             out[clause] = said
@@ -1475,6 +1482,16 @@ def _without(clauses: list[str], naming: Mapping[str, list[str]]) -> str:
     near = {j for i, c in enumerate(clauses) if c in naming for j in (i - 1, i + 1)}
     return ". ".join(c for i, c in enumerate(clauses)
                      if c not in naming and not (i in near and len(c.split()) <= MAX_FRAGMENT_WORDS))
+
+
+# what strikes words through for a reader: markdown's ~~, HTML's <del>, <strike> and <s>, and the combining
+# overlays that draw a stroke through each letter (B̶o̶o̶k̶)
+_STRUCK = re.compile(r"~~|</?\s*(?:del|strike|s)\s*>|[\u0334-\u0338]", re.IGNORECASE)
+
+
+def _unstruck(piece: str) -> str:
+    """`piece` with its strike-through marks removed, the words kept."""
+    return _STRUCK.sub("", piece)
 
 
 @lru_cache(maxsize=64)
