@@ -1,4 +1,4 @@
-"""The held-out sets v5-v18 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v18.jsonl, each
+"""The held-out sets v5-v19 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v19.jsonl, each
 hand-written in ten or more styles no earlier set used; their README sections in tests/data/README.md state what each
 holds): well formed, the size, decoy share and coverage each states, sharing no run of six words with the bank, the
 earlier held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between two of its
@@ -94,6 +94,10 @@ SETS = (
                            "radio-dispatch", "victorian-letter", "shakespearean", "sql-query", "budget-table",
                            "sports-commentary", "pirate-talk", "riddle-clue"}), 700,
             per_category=80, per_style=52, two=70, three=13, elsewhere=100, plain=35, lengths=True),
+    HeldOut(19, frozenset({"voicemail-transcript", "bullet-journal", "horoscope-fortune", "news-ticker",
+                           "childrens-story", "yorkshire-english", "malaysian-english", "log-lines", "html-snippet",
+                           "shift-handover", "advice-column", "yoda-inverted", "gen-z-slang"}), 660,
+            per_category=70, per_style=50, two=65, three=13, elsewhere=100, plain=25, lengths=True),
 )
 each_set = pytest.mark.parametrize("s", SETS, ids=[f"v{s.n}" for s in SETS])
 
