@@ -117,6 +117,9 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     if copies and zones.carried and a.kind == SENDING_KIND:
         a = replace(a, sends=sent_files(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                         zones.carried))
+    if copies and zones.carried and _SOURCING.search(command):
+        a = replace(a, sourced=sourced_names(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
+                                             zones.carried, globs))
     if copies and zones.carried:
         a = replace(a, copies=carried_copies(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                              zones.carried, globs, disk))
@@ -174,6 +177,29 @@ _ASSIGNED = re.compile(r"(?<![\w$\-])([A-Za-z_]\w*)(?:\[[^\]\s]*\])?\+?=")
 _READ_INTO = re.compile(r"\b(?:read|mapfile|readarray|getopts|printf\s+-v|for|select|coproc|declare|typeset|local|"
                         r"export|readonly)\b([^;&|<>()\n`]*)")
 _NAME = re.compile(r"(?<![\w$\-])[A-Za-z_]\w*(?![\w-])")
+
+
+# a command that sets variables whose names come from what it reads: `source`/`.` of a file, `eval`, `set -a`, an
+# assignment or `export`/`declare` of a name that is itself expanded (`export "$k=$v"`), `envsubst`-free `read` loops
+_SOURCING = re.compile(r"(?:^|[\s;&|(`])(?:(?:source|\.|eval)(?=[\s\"'$])|set\s+-a|"
+                       r"(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*[\"']?\$|[\"']?\$\{?\w+\}?=)")
+_KEY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)\s*[=:]", re.M)
+
+
+def sourced_names(a: Analysis, zones: Zones, carried: tuple[str, ...],
+                  globs: dict[str, list[str] | None]) -> tuple[str, ...]:
+    """The keys (`KEY=`, `export KEY=`, `KEY:`) of the files of a `carried` zone `a` reads by name (their first
+    _TYPED_BYTES): the names a command that sources or evaluates one sets (`set -a; source .env`)."""
+    names: dict[str, None] = {}
+    for path in dict.fromkeys(_read_names(a, globs)):
+        if not any(z in carried for z in _zones_of(zones, path)):
+            continue
+        try:
+            with open(path, "rb") as f:
+                names.update(dict.fromkeys(_KEY.findall(f.read(_TYPED_BYTES).decode("utf-8", "replace"))))
+        except OSError:
+            continue
+    return tuple(names)
 
 
 def assigned_names(command: str) -> tuple[str, ...]:
@@ -1293,6 +1319,7 @@ class ShellExtractor:
     # commands (the Claude Code hook's state fills them for its session): their expansion reads that zone
     tainted: tuple[str, ...] = ()
     background: dict[str, bool] = _field(default_factory=dict, compare=False, hash=False, repr=False)
+    sourced: dict[str, tuple[str, ...]] = _field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def extract(self, observation: Mapping[str, Any]) -> Extracted:
         text = _path(observation, self.field)
@@ -1314,6 +1341,7 @@ class ShellExtractor:
                     copies=self.track_copies and touched, tainted=self.tainted)
         if self.track_copies and touched:
             self.copies[text], self.sends[text], self.background[text] = a.copies, a.sends, a.background
+            self.sourced[text] = a.sourced
         if self.track_copies and not touched:
             self.unfollowed[text] = a.unfollowed
         if self.part == "command":

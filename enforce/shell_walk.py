@@ -88,6 +88,9 @@ class Analysis:
     words: tuple[str, ...] = ()
     # whether a step runs in the background (`cmd &`): it may still run long after the command returns
     background: bool = False
+    # the names a command may set from a secret file it reads whose names its text does not show (`source .env`,
+    # `eval "$(cat .env)"`, `export "$k=$v"`): the file's own keys (shell.sourced_names; with analyse's `copies`)
+    sourced: tuple[str, ...] = ()
 
     @property
     def how(self) -> str:

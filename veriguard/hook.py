@@ -851,7 +851,7 @@ def with_copies(monitor: Any, copies: list[str]) -> Any:
     for name, x in list(monitor.extractors.items()):
         if isinstance(x, ShellExtractor):
             monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={}, sends={},
-                                               unfollowed={}, background={})
+                                               unfollowed={}, background={}, sourced={})
     return monitor
 
 
@@ -871,6 +871,9 @@ def with_tainted(monitor: Any, call: Mapping[str, Any]) -> Any:
     return monitor
 
 
+SHELL_OWN = frozenset({"IFS"})   # set by `IFS== read -r k v < .env` itself, never from what it reads
+
+
 def tainting(monitor: Any, record: Any, call: Mapping[str, Any]) -> list[str]:
     """The names of the shell variables a Bash command may assign (shell.assigned_names) where it reads one of the
     project's secrets (a `carried` zone, by name, through a copy or through a variable already so marked): a shell kept
@@ -885,7 +888,9 @@ def tainting(monitor: Any, record: Any, call: Mapping[str, Any]) -> list[str]:
         if (isinstance(x, ShellExtractor) and x.part == "touched" and isinstance(got, (list, tuple)) and any(
                 isinstance(t, (list, tuple)) and len(t) == 2 and t[0] == "read" and t[1] in x.zones.carried
                 for t in got)):
-            return list(assigned_names(text))
+            names = [*assigned_names(text), *(n for s in monitor.extractors.values() if isinstance(s, ShellExtractor)
+                                              for n in s.sourced.get(text, ()))]
+            return [n for n in dict.fromkeys(names) if n not in SHELL_OWN]
     return []
 
 
