@@ -9,6 +9,7 @@ outcome says what enforcing would have done.
 """
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ CALL_KEY = "tool_call"        # where the call sits in the observation, beside t
 BUSY = ("another allowed call of this run has not finished, and the policy decided on facts beside the call (a ledger) "
         "that it may change: calls are run one at a time")
 HALTED = "halted"
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 Context = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]], None]
 RunName = Union[str, Callable[[], str]]
@@ -151,6 +153,28 @@ class Guard:
         or a call refused outside any run's count (the SDK would not run it: a tool the runner does not have, an input
         the stream cut): a logged denial that counts in no run. None when even that failed."""
         return self._refusal(reason, {"action_id": str(action_id), "integration": str(integration), "tool": str(tool)})
+
+    def record_unchecked(self, method: str, params_hash: str, *, action_id: str = "",
+                         integration: str = "mcp_proxy") -> DecisionRecord | None:
+        """Record a request the enforcement point forwards without a decision because the operator chose not to check
+        its kind (the MCP proxy's `--unchecked resources`): `method` (resources/read...) and `params_hash` (the sha256,
+        64 hex digits, of its params) go into an allowed record marked `unchecked: true`, which counts in no run. Pass
+        the request only when the answer is allowed: a log that cannot be written, or a method or hash of another shape,
+        makes it a logged denial saying why (None when even that failed)."""
+        meta = {"action_id": str(action_id), "integration": str(integration)}
+        if type(method) is not str or not method.strip():
+            return self._refusal(f"an unchecked pass cannot be recorded: the method must be a non-empty string, not "
+                                 f"{method!r}"[:300], {**meta, "tool": ""})
+        if type(params_hash) is not str or not SHA256_HEX.fullmatch(params_hash):
+            return self._refusal(f"an unchecked pass of {method[:100]!r} cannot be recorded: its params hash must be "
+                                 f"a sha256 in 64 lowercase hex digits, not {params_hash!r}"[:300], {**meta, "tool": method})
+        try:
+            return self.monitor.unchecked(f"{method} forwarded without a decision, by the operator's choice",
+                                          {"method": method, "params_sha256": params_hash}, mode=self.mode,
+                                          tool=method, **meta)
+        except Exception as e:   # nothing was recorded: refused
+            return self._refusal(f"an unchecked pass of {method[:100]!r} could not be recorded ({type(e).__name__}: "
+                                 f"{' '.join(str(e).split())[:200]})", {**meta, "tool": method})
 
     def _outcome(self, decide: Callable[[Veto], tuple[DecisionRecord | None, str]], run: str,
                  meta: dict[str, str], *, exclusive: bool = False, given_up: Sequence[str] = ()) -> GuardOutcome:

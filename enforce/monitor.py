@@ -61,10 +61,13 @@ class DecisionRecord:
     arguments_sha256: str = ""   # of the canonical JSON of `arguments`
     decision_sha256: str = ""    # of the policy hash, the arguments hash and the decision (allowed, violations, denied)
     build_sha256: str = ""       # of the build's certificate.json: which build (policy and extractors) decided
+    unchecked: bool = False      # let through undecided by the operator's choice (Monitor.unchecked), not by the policy
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["denied"] = [list(x) if isinstance(x, tuple) else x for x in self.denied]
+        if not self.unchecked:   # a decision's record keeps the fields it always had
+            del d["unchecked"]
         return d
 
 
@@ -173,6 +176,19 @@ class Monitor:
         record = self._failed(reason, str(action_id), time.perf_counter())
         return self._logged(_placed(record, integration, tool, mode))
 
+    def unchecked(self, what: str, arguments: Mapping[str, Any], *, action_id: str = "", integration: str = "",
+                  tool: str = "", mode: str = "enforce") -> DecisionRecord:
+        """Record and log an action the enforcement point lets through without a decision because the operator chose
+        not to check it (`what` says which and why; `arguments` what identifies it): an allow marked `unchecked`, which
+        the policy did not make. A log that cannot be written makes it a denial: then the action must not pass."""
+        t0 = time.perf_counter()
+        message = f"unchecked: {what}"
+        record = DecisionRecord(_now(), self.policy.name, self.policy.sha256, True, (), (), (message,), dict(arguments),
+                                {}, Enforcement(self.strategy, "allow", message), "",
+                                round((time.perf_counter() - t0) * 1e6, 1), str(action_id),
+                                build_sha256=self.policy.build_sha256, unchecked=True)
+        return self._logged(_placed(record, integration, tool, mode))
+
     def _logged(self, record: DecisionRecord) -> DecisionRecord:
         """`record` appended to the log (a denial when that fails), and counted."""
         if self.log is not None:
@@ -263,7 +279,8 @@ def _sealed(record: DecisionRecord) -> DecisionRecord:
     arguments = _sha256_json(record.arguments)
     decision = _sha256_json({"policy_sha256": record.policy_sha256, "arguments_sha256": arguments,
                              "allowed": record.allowed, "violations": list(record.violations),
-                             "denied": [list(x) if isinstance(x, tuple) else x for x in record.denied]})
+                             "denied": [list(x) if isinstance(x, tuple) else x for x in record.denied],
+                             **({"unchecked": True} if record.unchecked else {})})
     return replace(record, arguments_sha256=arguments, decision_sha256=decision)
 
 
