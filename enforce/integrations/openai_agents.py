@@ -18,7 +18,11 @@ text decided). Once it allows a call, the guardrail hands the hooks and later gu
 ToolContext's tool_call): a rewrite there, with the SDK's prepared arguments taken away or not, never reaches the text
 the SDK runs, with or without the hooks; a call whose text to run differs from the text the guardrail reads (a guardrail
 before it changed one) is refused. An on_tool_start hook (the agent's, or a PolicyHooks subclass's) that raises after
-the allow is recorded as not run. The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
+the allow is recorded as not run, and so is a call that a guardrail run after the policy's refuses (reject_content,
+raise_exception, an error; another guard's policy guardrail): the policy's guardrail makes each later guardrail of the
+tool record that, with or without the hooks. An on_invoke_tool of the user's that wears the attributes of the SDK's
+invoker (functools.wraps, a copied __dict__, a subclass, a partial) runs code of its own on the text it is handed: it
+counts as a tool made by hand. The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
 tested (SDK_TESTED) that lacks one gets AgentsSdkUnsupported (env.agents_sdk).
 
 The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import json
 import types
 import weakref
@@ -312,6 +317,10 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             # tool; a tool a DecidedInvoker holds is none: _hold is reached only for a tool agent_tool says is no agent)
             if held and (invoker_held or not agent_tool(found)[0]):
                 detach_call(tool)
+            if held:
+                record_later_refusals(found, check)
+        elif not outcome.allowed:   # an earlier guardrail of another guard allowed it: that allow did not run
+            not_run(tool, tool.tool_name, f"policy {guard.policy_name} refused the call after it was allowed")
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
         if not outcome.allowed:
@@ -320,6 +329,56 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
 
     setattr(check, GUARD_ATTRIBUTE, guard)
     return ToolInputGuardrail(guardrail_function=check, name=name)
+
+
+LATER = "veriguard_records_refusal"   # set on a guardrail function wrapped by refusal_recorded
+
+
+def record_later_refusals(tool: Any, check: Callable[..., Any]) -> None:
+    """Make each guardrail of `tool` after the policy's (`check`) record, when it refuses the call (reject_content,
+    raise_exception, an error), that the allow did not run: the SDK runs them after the allow, and a refusal there left
+    the allow as the call's one record. Each guardrail object is wrapped once (its guardrail_function, in place: the
+    tool's list and the SDK's results keep the user's objects); a policy guardrail of another guard records itself."""
+    guardrails = list(getattr(tool, "tool_input_guardrails", None) or ())
+    mine = next((i for i, g in enumerate(guardrails) if g.guardrail_function is check), len(guardrails))
+    for later in guardrails[mine + 1:]:
+        function = later.guardrail_function
+        if not getattr(function, LATER, False) and getattr(function, GUARD_ATTRIBUTE, None) is None:
+            later.guardrail_function = refusal_recorded(function, str(getattr(later, "name", "") or "?"))
+
+
+def refusal_recorded(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A guardrail function that records (not_run) the allows of the call it refuses, or fails on."""
+    def refused(data: Any, out: Any) -> Any:
+        behavior = getattr(out, "behavior", None)
+        kind = behavior.get("type") if isinstance(behavior, Mapping) else None
+        if kind != "allow":
+            not_run(data.context, str(getattr(data.context, "tool_name", "")),
+                    f"guardrail {name!r}, run after the policy's, refused the call after it was allowed ({kind})")
+        return out
+
+    async def awaited(data: Any, pending: Any) -> Any:
+        try:
+            return refused(data, await pending)
+        except BaseException as e:
+            not_run(data.context, str(getattr(data.context, "tool_name", "")), failed_after(name, e))
+            raise
+
+    @functools.wraps(function)
+    def guardrail(data: Any) -> Any:
+        try:
+            out = function(data)
+        except BaseException as e:
+            not_run(data.context, str(getattr(data.context, "tool_name", "")), failed_after(name, e))
+            raise
+        return awaited(data, out) if inspect.isawaitable(out) else refused(data, out)
+    setattr(guardrail, LATER, True)
+    return guardrail
+
+
+def failed_after(name: str, e: BaseException) -> str:
+    return (f"guardrail {name!r}, run after the policy's, failed after the call was allowed ({type(e).__name__}: "
+            f"{' '.join(str(e).split())[:200]})")
 
 
 RUNS_OTHER = ("the SDK would run {!r} with the text {!r}, not with the arguments {!r} this guardrail reads (changed before "
@@ -377,6 +436,8 @@ def prepared_call(tool: FunctionTool, name: str, arguments: str) -> tuple[str, A
     whose text a hook (on_tool_start) or another guardrail changed after this decision does not run."""
     invoker = sdk_invoker(tool.on_invoke_tool)   # the SDK's invoker of function_tool's, or one made by hand
     made = getattr(invoker, "_invoke_tool_impl", invoker)
+    if not made_by_function_tool(invoker, made):   # made by hand, or wearing the attributes of the SDK's (wraps)
+        return "", None
     if getattr(made, WRAPPED, None) is None:
         if hasattr(made, "__agents_prepare_arguments__"):   # made by function_tool, its function no longer found
             raise LookupError(f"openai-agents keeps the function of a function tool no longer as {WRAPPED} (0.24 did)")
@@ -399,6 +460,27 @@ def prepared_call(tool: FunctionTool, name: str, arguments: str) -> tuple[str, A
         return f"{VALIDATION_CHANGED.format(name)}: {changed}", None
     args, kwargs = schema.to_call_args(parsed)
     return "", PreparedFunctionArguments(owner=prepare, arguments=arguments, args=args, kwargs=kwargs)
+
+
+@functools.lru_cache(maxsize=1)
+def _function_tool_invoker() -> tuple[type, Any]:
+    """(the type of the on_invoke_tool function_tool() makes, the code its invocation runs): read from a tool made here,
+    so no private name of the SDK is read."""
+    def veriguard_probe() -> None:
+        """Probe."""
+    invoker = agents.function_tool(veriguard_probe).on_invoke_tool
+    made = getattr(invoker, "_invoke_tool_impl", invoker)
+    return type(invoker), getattr(made, "__code__", None)
+
+
+def made_by_function_tool(invoker: Any, made: Any) -> bool:
+    """Whether `invoker` (the one a tool had before any DecidedInvoker) is the one function_tool() makes, and `made`
+    the invocation it runs: an invoker of the user's that copied the attributes of the SDK's (functools.wraps) shows
+    the SDK's invocation but runs code of its own, which reads the text it is handed, as a tool made by hand does."""
+    kind, code = _function_tool_invoker()
+    if kind is FunctionType:   # an SDK whose function_tool makes a plain function: its code is the invocation
+        return type(invoker) is FunctionType and invoker.__code__ is code
+    return type(invoker) is kind and type(made) is FunctionType and made.__code__ is code
 
 
 REFUSED_BY_SDK = "the SDK's validation refuses the arguments of {}(), so it does not run"
@@ -679,23 +761,23 @@ def recording_raise(hook: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return await hook(context, agent, tool)
         except BaseException as e:
-            not_run(context, tool, f"an on_tool_start hook raised after the call was allowed ({type(e).__name__}: "
-                    f"{' '.join(str(e).split())[:200]})")
+            not_run(context, str(getattr(tool, "name", "")), f"an on_tool_start hook raised after the call was allowed "
+                    f"({type(e).__name__}: {' '.join(str(e).split())[:200]})")
             raise
     setattr(on_tool_start, RAISE_RECORDED, True)
     return on_tool_start
 
 
-def not_run(context: Any, tool: Any, why: str) -> None:
-    """Record, by each guard whose guardrail allowed the call of `context` (enforce mode), that it did not run; its
-    decision is taken away, so nothing runs it after."""
+def not_run(context: Any, name: str, why: str) -> None:
+    """Record, by each guard whose guardrail allowed the call of `context` (enforce mode), that it did not run (tool
+    `name`); its decision is taken away, so nothing runs it after."""
     decided = getattr(context, DECIDED, None)
     if not isinstance(decided, dict):
         return
     for guard, made in list(decided.items()):
         if isinstance(made, Decided) and made.held:
             del decided[guard]
-            guard.refuse_run(f"{why}: not run", integration="openai_agents", tool=str(getattr(tool, "name", "")),
+            guard.refuse_run(f"{why}: not run", integration="openai_agents", tool=name,
                              action_id=str(getattr(context, "tool_call_id", "")))
 
 
