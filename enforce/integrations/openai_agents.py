@@ -22,7 +22,8 @@ the allow is recorded as not run, and so is a call that a guardrail run after th
 raise_exception, an error; another guard's policy guardrail): the policy's guardrail makes each later guardrail of the
 tool record that, with or without the hooks. An on_invoke_tool of the user's that wears the attributes of the SDK's
 invoker (functools.wraps, a copied __dict__, a subclass, a partial) runs code of its own on the text it is handed: it
-counts as a tool made by hand. The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
+counts as a tool made by hand. The check the SDK makes before it asks for a call's approval (pre_approval_tool_input_guardrails)
+does not take the run's one running call: the approved call is decided again before it runs. The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
 tested (SDK_TESTED) that lacks one gets AgentsSdkUnsupported (env.agents_sdk).
 
 The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
@@ -303,7 +304,7 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                                tool=tool.tool_name) if changed else \
             guard.check(call, context=facts, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
-                        tool=tool.tool_name, exclusive=guard in RELEASED)
+                        tool=tool.tool_name, exclusive=guard in RELEASED and not approval_preview(tool, found))
         if outcome.allowed and not changed:
             held = guard.mode == "enforce"   # shadow mode refuses nothing
             decided = getattr(tool, DECIDED, None)
@@ -329,6 +330,22 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
 
     setattr(check, GUARD_ATTRIBUTE, guard)
     return ToolInputGuardrail(guardrail_function=check, name=name)
+
+
+def approval_preview(context: Any, tool: Any) -> bool:
+    """Whether this is the SDK's check of a call before it asks for its approval (RunConfig(tool_execution=
+    ToolExecutionConfig(pre_approval_tool_input_guardrails=True)), a tool whose needs_approval is True, the call not
+    approved yet): nothing runs in this pass, and the approved call is decided again before it runs, so this decision
+    does not take the run's one running call (it took it, and the approved call was refused as busy). A needs_approval
+    function, or a status that cannot be read, counts as a call that runs."""
+    config = getattr(getattr(context, "run_config", None), "tool_execution", None)
+    if getattr(config, "pre_approval_tool_input_guardrails", False) is not True or \
+            getattr(tool, "needs_approval", False) is not True:
+        return False
+    try:
+        return context.is_tool_approved(context.tool_name, context.tool_call_id) is None
+    except Exception:
+        return False
 
 
 LATER = "veriguard_records_refusal"   # set on a guardrail function wrapped by refusal_recorded

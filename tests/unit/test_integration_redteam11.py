@@ -9,6 +9,9 @@
   (functools.wraps, a copied __dict__, a subclass, a partial) was read as the SDK's, which runs the text decided; it ran
   its own code on other text (250000 under an allow of 45000). It is now read as a tool made by hand: refused without
   the hooks, held by them;
+- Agents, with RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True)): the check made
+  before a call's approval took the run's one running call (a policy reading a ledger), nothing released it, and the
+  approved call was refused as busy: it never ran (a false refusal). That check now takes nothing;
 - Guard.record_unchecked (asked for by the MCP proxy's helper): a pass the operator left unchecked is an allowed record
   marked unchecked: true (the rows fail on 6d7c2a0 as the method did not exist).
 Real SDK code paths: the Agents SDK's chat-completions and responses models over httpx2.MockTransport."""
@@ -270,3 +273,33 @@ def test_an_unchecked_pass_whose_log_cannot_be_written_is_a_denial(payments_buil
     blocker.write_text("a file where the log's folder should be")
     record = guard(payments_build, log=blocker / "log.jsonl").record_unchecked("prompts/get", HASH)
     assert record is not None and not record.allowed and record.fail_closed.startswith("decision log write failed")
+
+
+# --- Agents: guardrails run before approval (ToolExecutionConfig.pre_approval_tool_input_guardrails) --------------------
+@pytest.mark.parametrize("payments", [[PAYMENT], [PAYMENT, PAYMENT]], ids=["one", "parallel"])
+def test_a_call_checked_before_its_approval_runs_once_approved(payments_build, tmp_path, payments):
+    """The check before approval took the run's one running call, and nothing released it: the approved call was then
+    refused as busy (nothing ran). Now that check takes nothing; the approved calls are decided again, one at a time (of
+    two parallel ones the first runs, the second is refused as busy)."""
+    agents_fixture()
+    from agents import RunConfig, Runner
+    from agents.run_config import ToolExecutionConfig
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail, policy_hooks
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    config = RunConfig(tracing_disabled=True, tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
+    agent = agent_paying(send_tool(ran, [policy_guardrail(g)], needs_approval=True),
+                         calls(*[("send_payment", p) for p in payments]))
+
+    async def approved():
+        first = await Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g), run_config=config)
+        state = first.to_state()
+        for item in state.get_interruptions():
+            state.approve(item)
+        return await Runner.run(agent, state, hooks=policy_hooks(g), run_config=config)
+    asyncio.run(approved())
+    busy = "another allowed call of this run has not finished"
+    assert ran == [45000] and [(a, busy in why) for a, why in records(log)] == \
+        [(True, False)] * (2 * len(payments) - 1) + [(len(payments) == 1, len(payments) == 2)]
