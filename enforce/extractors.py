@@ -71,6 +71,7 @@ import itertools
 import html
 import json
 import lzma
+import math
 import re
 import string
 import tempfile
@@ -359,29 +360,38 @@ def _call_like(x: Mapping[Any, Any]) -> str:
 
 
 def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Iterable[tuple[Any, Any]]],
-          text: Callable[[Any, str], Any] | None = None) -> None:
+          text: Callable[[Any, str], Any] | None = None, *, join: bool = True) -> None:
     """visit(mapping, path) for every mapping in `root`, in document order; it returns the (key, value)
     pairs to descend into. Lists and tuples are descended; strings are data, read only by `text` (path -> the data
-    the string holds, None for none), which descends into what it returns."""
+    the string holds, None for none), which descends into what it returns. With `text` and `join`, the text pieces of
+    a list or a mapping are read joined too (_Joined), and a list's runs and numbers (_joined_items, _number_items)."""
     stack: list[tuple[Any, str, int]] = [(root, where, 0)]
     while stack:
         x, at, depth = stack.pop()
         if depth > _MAX_DEPTH:
             _bad_call(at, f"the agent data nests deeper than {_MAX_DEPTH} levels")
-        held = text(x, at) if text is not None and (type(x) is str or type(x) is _Guessed) else None
+        held = text(x, at) if text is not None and type(x) in (str, _Guessed, _Joined) else None
         if held is not None:
             x = held
         if isinstance(x, Mapping):
             children = [(v, f"{at}.{k if type(k) is str else _show(k)}".lstrip(".")) for k, v in visit(x, at)]
             if text is not None:  # a key is a string too: a call written there is read, or denies (a word cannot)
                 children += [(k, f"{at}[key {_show(k)}]") for k in x if type(k) is str and not _WORD.fullmatch(k)]
+            pieces = ([v for v in x.values() if type(v) is str and not _WORD.fullmatch(v)]   # not a kind, an id
+                      if text is not None and join else [])
         elif isinstance(x, (list, tuple)):
             children = [(v, f"{at}[{i}]") for i, v in enumerate(x)]
-            joined = _joined_items(x) if text is not None else ""
+            joined = _joined_items(x) if text is not None and join else ""
             if joined:   # a run cut into the items of a list (a notebook's lines or cells, text blocks)
                 children.append((joined, f"{at}[joined]"))
+            numbers = _number_items(x) if text is not None and join else ""
+            if numbers:   # a list of numbers held as data is read as the same list written in text
+                children.append((numbers, f"{at}[numbers]"))
+            pieces = _text_pieces(x) if text is not None and join else []
         else:
             continue
+        if len(pieces) > 1:   # a call written across text blocks, or across an object's strings
+            children.append((_Joined("".join(pieces), pieces), f"{at}[joined text]"))
         stack.extend((v, p, depth + 1) for v, p in reversed(children))
 
 
@@ -405,6 +415,64 @@ def _joined_items(items: list[Any] | tuple[Any, ...]) -> str:
     if len(pieces) <= 1 or len(joined) < _ENCODED_MIN:
         return ""
     return _Guessed(joined) if len(_codes(pieces)) == len(pieces) else joined   # codes' letters are drawn at random
+
+
+class _Joined(str):
+    """The text pieces of a list (text blocks, a list's strings) or the string values of a mapping, joined: what a
+    reader that joins them reads. Read for calls no piece shows alone (_split_call), not decoded again."""
+    pieces: tuple[str, ...]
+
+    def __new__(cls, joined: str, pieces: list[str]) -> _Joined:
+        made = super().__new__(cls, joined)
+        made.pieces = tuple(pieces)
+        return made
+
+
+def _text_pieces(items: list[Any] | tuple[Any, ...]) -> list[str]:
+    """A list's strings, and the strings under a text-like key of its objects (text blocks), in order."""
+    pieces: list[str] = []
+    for item in items:
+        values: list[Any] = [item] if type(item) is str else [item.get(k) for k in _PIECE_KEYS] if isinstance(
+            item, Mapping) else []
+        pieces += [v for v in values if type(v) is str]
+    return pieces
+
+
+def _split_call(joined: _Joined, where: str, tool: str | None) -> None:
+    """A call read in text pieces joined (a JSON object, an open model's wrapper, a written form refused) that the
+    pieces read one by one do not show: written across them, it denies. A piece refused alone is refused where it
+    is read."""
+    whole = _calls_written(str(joined), tool)
+    if whole == 0:
+        return
+    alone = [_calls_written(p, tool) for p in joined.pieces]
+    if -1 not in alone and (whole < 0 or whole > sum(alone)):
+        _bad_call(where, f"a tool call written across {len(joined.pieces)} text pieces (text blocks, a list's "
+                  "strings, an object's values): a reader that joins them reads it")
+
+
+def _calls_written(text: str, tool: str | None) -> int:
+    """The calls read in `text` as written (not decoded); -1 when it is refused. Kept for a text up to _CACHED_TEXT
+    characters (an agent sends its history again each turn)."""
+    return _calls_written_kept(text, tool) if len(text) <= _CACHED_TEXT else _calls_written_now(text, tool)
+
+
+def _calls_written_now(text: str, tool: str | None) -> int:
+    try:
+        return len(tool_calls(text, tool, decode=False))
+    except ExtractionError:
+        return -1
+
+
+_calls_written_kept = functools.lru_cache(maxsize=256)(_calls_written_now)
+
+
+def _number_items(items: list[Any] | tuple[Any, ...]) -> str:
+    """A list of _NUMBER_LIST's length or more whose items are all integers or numbers written as strings, written
+    as text (`1, 2, 3`) for _encoded's reading of number lists; '' otherwise."""
+    if len(items) < 16 or not all(type(v) is int or type(v) is str and _NUMBER_VALUE.fullmatch(v) for v in items):
+        return ""
+    return ", ".join(str(v) for v in items)
 
 
 _MAX_JSON_TEXT = 1_000_000   # a longer argument string is not decoded: it denies if it may be JSON (see _as_json)
@@ -589,20 +657,28 @@ def _object_at(text: str, start: int, where: str) -> tuple[Any, int | None, int]
         window *= 8
 
 
-def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | None, *, turn: bool = True) -> Any:
+def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | None, *, turn: bool = True,
+               decode: bool = True) -> Any:
     """What a string holds for the tool-call reader: the data it is as JSON text (_as_json), or the JSON objects
     written in it and the texts encoded in it (_encoded), and the calls in open models' wrappers, appended to `found`;
     inside a call's arguments (`found` None) such a call denies. With `tool`, a call of it (of any tool: "*") written
     in a format not read as a call denies (_refuse_written_call). `turn`: the text rotated or reversed is read too,
-    when that shows a word of a call (_turned; not again inside what that reads: both undo themselves)."""
-    turned = ([_text_data(t, where, found, tool, turn=False) for t in _read_once(_turned, text, tool, where)]
+    when that shows a word of a call (_turned; not again inside what that reads: both undo themselves). Not `decode`:
+    only calls written as they are (no encoding read, no text judged); text pieces joined are read so (_Joined)."""
+    if type(text) is _Joined:   # a call written across its pieces, or bytes in one under a key written in another
+        _split_call(text, where, tool)
+        spaced = " ".join(text.pieces)
+        return _keyed_beside(spaced, [m.group().rstrip("=") for m in _BASE64.finditer(spaced)]) or None
+    if not decode:
+        turn = False
+    turned = ([_text_data(t, where, found, tool, turn=False) for t in _read_once(_turned, text, tool, where=where)]
               if turn and len(text) >= _ENCODED_MIN else [])
     whole = _as_json(text, where)
     if whole is not None:
         if turn:
             _refuse_unnamed_letters(text, where)
         return [whole, *turned] if turned else whole
-    encoded = _read_once(_encoded, text, where) + turned
+    encoded = _read_once(_encoded, text, where=where) + turned if decode else []
     if turn:   # a text turned (reversed, rotated) is as noisy as the text, which was read: a reversed UUID is no UUID
         _refuse_opaque(text, where)
         _refuse_unnamed_letters(text, where)
@@ -625,12 +701,16 @@ _CACHED_TEXT = 65_536   # characters of a text whose readings are kept (an agent
 _Read = TypeVar("_Read", list[str], str)
 
 
-def _read_once(reader: Callable[..., _Read], text: str, *args: str | None) -> _Read:
-    """reader(text, *args), kept for a text up to _CACHED_TEXT characters: the same text at the same place is read
-    the same way (a refusal is not kept: it is raised again)."""
+def _read_once(reader: Callable[..., _Read], text: str, *args: str | None, where: str | None = None) -> _Read:
+    """reader(text, *args[, where]), kept for a text up to _CACHED_TEXT characters at any place: `where` only names
+    the place in a refusal, and a refusal is not kept (the text is read again at its place, to be refused there)."""
+    placed = () if where is None else (where,)
     if len(text) > _CACHED_TEXT:
-        return reader(text, *args)
-    return _readings(reader, text, *args)[:]   # a list kept is handed out as a copy
+        return reader(text, *args, *placed)
+    try:
+        return _readings(reader, text, *args, *(() if where is None else ("",)))[:]   # a list kept is handed out as a copy
+    except ExtractionError:
+        return reader(text, *args, *placed)
 
 
 @functools.lru_cache(maxsize=1024)   # three readers share it (_turned, _encoded, _unnamed_letters_of)
@@ -718,7 +798,7 @@ def _encoded(text: str, where: str) -> list[str]:
     if len(text) < _ENCODED_MIN:
         return [d for d in decoded if d and d != text]
     for numbers in _NUMBER_LIST.finditer(text):
-        decoded += _numbers_read(numbers.group(), where)
+        decoded += _numbers_read(numbers.group(), where, text)
     runs = [(re.sub(r"\s", "", run) if "\n" in run else run).rstrip("=")
             for run in (m.group() for m in _BASE64.finditer(text))]
     squeezed_runs: list[str] = []
@@ -744,6 +824,8 @@ def _encoded(text: str, where: str) -> list[str]:
     for run in _HEX.finditer(text):
         digits = run.group()
         decoded += _read_bytes(bytes.fromhex(digits[:len(digits) // 2 * 2]), where)
+    if len(text) <= _MAX_BASE85:
+        decoded += _keyed_beside(text, runs)
     unwrapped = "".join(text.split()) if len(text) <= _MAX_BASE85 else ""   # Ascii85 wraps in lines
     # a run decoded shows a character outside base64's (`<` in `<~ ~>`, the others no blank), so unwrapped does too
     if _NOT_BASE64_RUN.search(unwrapped or text):
@@ -757,19 +839,91 @@ def _encoded(text: str, where: str) -> list[str]:
     return [d for d in decoded if d and d != text]
 
 
-# A list of 16 numbers or more (`bytes([123, 34, ...])`, `chr(c + 1) for c in [...]`): the bytes or the characters
-# they are, read like any decoded bytes (a one-byte key, a shift, is undone there).
-_NUMBER = r"(?:0[xX][0-9A-Fa-f]{1,6}|[0-9]{1,7})"
+# Bytes XORed with a key written beside them (`key=<hex> data=<hex>`, a one-time pad, or a key of any length repeated;
+# the key in hex, base64 or as a word of 8 characters or more): each run of bytes that is no text, XORed with each
+# other run and each such word, is read when it is text showing a word of a call.
+_KEYS_BESIDE = 16     # runs of bytes, and words, tried as keys at most
+_KEY_WORD = re.compile(r"[!-~]{8,64}")
+
+
+def _keyed_beside(text: str, runs: list[str]) -> list[str]:
+    raws = [bytes.fromhex(d[:len(d) // 2 * 2]) for d in (m.group() for m in _HEX.finditer(text))]
+    raws += [_from_base64(run) for run in runs if not _HEX.fullmatch(run)]
+    data = [r for r in dict.fromkeys(raws) if len(r) >= _ENCODED_MIN and not _printable(r)][:_KEYS_BESIDE]
+    if not data:
+        return []
+    keys = [r for r in dict.fromkeys(raws) if len(r) >= 4][:_KEYS_BESIDE] + [
+        w.encode() for w in dict.fromkeys(_KEY_WORD.findall(text))][:_KEYS_BESIDE]
+    found: list[str] = []
+    for raw in data:
+        for key in keys:
+            if key is raw or len(key) > len(raw):
+                continue
+            pad = (key * (len(raw) // len(key) + 1))[:len(raw)]
+            plain = _printable((int.from_bytes(raw) ^ int.from_bytes(pad)).to_bytes(len(raw)))
+            if plain and _shows_call_word(plain.lower()):
+                found.append(_Guessed(plain))
+    return found
+
+
+# A list of 16 numbers or more (`bytes([123, 34, ...])`, `chr(c + 1) for c in [...]`, `["123", "34", ...]`): the bytes
+# or the characters they are, read like any decoded bytes (a one-byte key, a shift, is undone there), and under every
+# invertible affine map mod 256 (`chr(200 - c)`, `(37 * c + 101) % 256`: a multiplier, then a shift) or on the
+# integers (`chr(c - 1000)`, `chr((c - 3) // 7)`: the differences' common factor, then a shift). A list no reading of
+# which shows words (or a call's), beside code that makes characters of numbers (`chr(`, `.decode(`, `char(`, bytes
+# computed from each: `bytes(f(c) for c in`), is made into text by arithmetic this reader does not follow
+# (`(c - 3) ^ 90`, `c // 2` over noise): it denies.
+_NUMBER = r"""["']?(?:0[xX][0-9A-Fa-f]{1,6}|[0-9]{1,7})["']?"""
 _NUMBER_LIST = re.compile(r"(?<![\w.])" + _NUMBER + r"(?:(?:[ \t]*[,;\n][ \t\n]*|[ \t]+)" + _NUMBER + r"){15,}(?![\w.])")
-_NUMBER_VALUE = re.compile(_NUMBER)
+_NUMBER_VALUE = re.compile(r"0[xX][0-9A-Fa-f]{1,6}|[0-9]{1,7}")
+_MULTIPLIERS = tuple(bytes(m * b % 256 for b in range(256)) for m in range(3, 256, 2))   # 1 is _read_bytes' own
+_MAKES_CHARACTERS = re.compile(r"(?i:\b(?:chr|unichr|fromCharCode|fromCodePoint|char|rune|decode)\s*\(|%c|"
+                               r"\b(?:bytes|bytearray)\s*\((?=[^\n]{0,200}?(?:\bfor\s+\w+\s+in\b|\bmap\s*\()))")
 
 
-def _numbers_read(written: str, where: str) -> list[str]:
+def _numbers_read(written: str, where: str, text: str) -> list[str]:
     values = [int(v, 16) if v[1:2] in "xX" and len(v) > 1 else int(v) for v in _NUMBER_VALUE.findall(written)]
     if max(values) < 256:
-        return _read_bytes(bytes(values), where)
-    chars = "".join(chr(v) for v in values if v < 0x110000)
-    return [chars] if chars.isprintable() else []
+        read = _read_bytes(bytes(values), where)
+        if not any(map(_followed, read)):
+            read += _multiplied(bytes(values)) + _scaled(values)
+    else:   # code points shifted stay letters (`chr(c + 1000)` is Cyrillic): read shifted back too
+        chars = "".join(chr(v) for v in values if v < 0x110000)
+        read = ([chars] if chars.isprintable() else []) + _scaled(values)
+    if not any(map(_followed, read)) and _MAKES_CHARACTERS.search(text):
+        _bad_call(where, f"a list of {len(values)} numbers beside code that makes characters of numbers, and no "
+                  "reading of them (bytes, characters, a one-byte key, an affine map) shows words: arithmetic this "
+                  "reader does not follow may make them a tool call")
+    return read
+
+
+def _followed(text: str) -> bool:
+    """Whether a reading of numbers is words (two thirds letters and blanks), or shows a word of a call (read on),
+    and not noise."""
+    return sum(c.isalpha() or c == " " for c in text) * 3 >= len(text) * 2 or _shows_call_word(text.lower())
+
+
+def _multiplied(raw: bytes) -> list[str]:
+    """The texts `raw` is under an invertible affine map mod 256 other than a shift: each odd multiplier, then the
+    shifts (_unkeyed) that make every byte printable ASCII; kept when they show a word of a call."""
+    found: list[str] = []
+    for table in _MULTIPLIERS:
+        turned = raw.translate(table)
+        found += [t for t in [_printable(turned), *_unkeyed(turned)] if t and _shows_call_word(t.lower())]
+    return [_Guessed(t) for t in found]
+
+
+def _scaled(values: list[int]) -> list[str]:
+    """The texts integers are under an affine map on the integers (c = a * p + b, a positive or negative): their
+    differences over a (their common factor), then the shifts (_unkeyed) that make every byte printable ASCII."""
+    low, high = min(values), max(values)
+    step = math.gcd(*(v - low for v in values))
+    if not step or (high - low) // step > 0x7E - 0x09:
+        return []
+    found: list[str] = []
+    for base in (bytes((v - low) // step for v in values), bytes((high - v) // step for v in values)):
+        found += [t for t in _unkeyed(base) if _shows_call_word(t.lower())]
+    return [_Guessed(t) for t in found]
 
 
 # A run the decoders above cannot read: letters and digits mixed as an encoding mixes them (reversed, re-grouped in
@@ -1671,11 +1825,11 @@ def _accept(call: ToolCall, found: list[ToolCall], tool: str | None) -> None:
     found.append(call)
 
 
-def tool_calls(observation: Mapping[str, Any], tool: str | None = None) -> list[ToolCall]:
+def tool_calls(observation: Mapping[str, Any] | str, tool: str | None = None, *, decode: bool = True) -> list[ToolCall]:
     """Every tool call in the agent data, in document order; ExtractionError for anything call-like
     that is not exactly one of the recognised shapes (see the module docstring), and, with `tool`, for a text that
     writes a call of it (of any tool: "*") in a format not read as a call (_refuse_written_call). One walk reads every
-    string and key once."""
+    string and key once. Not `decode`: only calls written as they are (_split_call's reading)."""
     found: list[ToolCall] = []
 
     def visit(x: Mapping[Any, Any], at: str) -> Iterable[tuple[Any, Any]]:
@@ -1706,7 +1860,8 @@ def tool_calls(observation: Mapping[str, Any], tool: str | None = None) -> list[
                 rest.append((k, v))
         return rest
 
-    _walk(observation, "", visit, text=lambda value, at: _text_data(value, at, found, tool))
+    _walk(observation, "", visit, text=lambda value, at: _text_data(value, at, found, tool, decode=decode),
+          join=decode)
     return found
 
 
@@ -1936,10 +2091,45 @@ def _refuse_written_call(text: str, where: str, tool: str) -> None:
     (_any_call), denies."""
     plain = _plain(text)
     found = next((f for t in ((text, plain) if plain != text else (text,))
-                  if (f := _any_call(t) if tool == ANY_TOOL else _names_a_call(t, tool))), "")
+                  if (f := _any_call(t) if tool == ANY_TOOL else _names_a_call(t, tool) or _keyed_name(t, tool))), "")
     if found:
         _bad_call(where, f"text with {found[:40]!r} writes a call of {tool!r} in a format not read as a call here: a "
                   "runtime that parses the model's text may run it, unchecked")
+
+
+# The named tool's call as a call form with keyword arguments, under a key of letters (`lvcewywv(iow="eve", eofygl=
+# 5000)`): a key keeps the name's shape (its length, its marks where they are) and makes its letters and the keywords'
+# random. A callee of the tool's shape, not its name, whose letters and keywords' letters read as no language
+# (_KEYED_NAME_MEAN per pair, _KEYED_NAME_PAIRS pairs at least) denies; a key of any length (a one-time pad included).
+# Measured: random letters in the shape `xxxxxxxx(xx=, xxxxxx=)` score so 93% of the time; of the Python stdlib's 654
+# keyword calls of 8-letter callees (`callee` and keywords scored alike), none does (English scores about +1.2).
+_KEYED_NAME_PAIRS, _KEYED_NAME_MEAN = 6, -0.4
+_KEYWORDS = re.compile(r"(?:^|,)\s*([A-Za-z_][A-Za-z_]*)\s*[=:]")
+
+
+@functools.lru_cache(maxsize=256)
+def _name_shape(tool: str) -> re.Pattern[str] | None:
+    if sum(c.isalpha() for c in tool) < 5:
+        return None   # a name of 4 letters or fewer has too few pairs to judge
+    shape = "".join("[A-Za-z]" if c.isascii() and c.isalpha() else re.escape(c) for c in tool)
+    return re.compile(r"(?<![\w.$-])(" + shape + r")\s*\(([^()]{0,400})\)")
+
+
+def _keyed_name(text: str, tool: str) -> str:
+    """The first call form of `tool`'s shape, with keyword arguments, whose names read as no language; '' for none."""
+    shape = _name_shape(tool)
+    if shape is None or "(" not in text:
+        return ""
+    for found in shape.finditer(text):
+        callee, arguments = found.group(1).lower(), found.group(2)
+        keywords = [k.lower() for k in _KEYWORDS.findall(arguments)]
+        if callee == tool.lower() or not keywords:
+            continue
+        words = [w for w in re.split(r"[^a-z]+", " ".join([callee, *keywords])) if len(w) > 1]
+        pairs = sum(len(w) - 1 for w in words)
+        if pairs >= _KEYED_NAME_PAIRS and sum(map(_pair_score, words)) <= _KEYED_NAME_MEAN * pairs:
+            return found.group()
+    return ""
 
 
 def _table_call(text: str, lowered: str, named: re.Pattern[str]) -> str:
