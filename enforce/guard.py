@@ -49,6 +49,7 @@ class GuardOutcome:
     record: DecisionRecord | None  # the logged record (of a refusal too); None only when not even that could be made
     would: str = ""                # shadow mode: the action enforcing would have taken
     run: str = ""                  # the run the call counted in (its name, read once)
+    claimed: bool = False          # it took its run's one running call (exclusive): finished(run) gives it back
 
 
 class RunTerminated(BaseException):
@@ -211,7 +212,8 @@ class Guard:
         if self.mode == "shadow":
             return GuardOutcome(True, "allow", f"shadow mode, not enforced: {message}" if message else "", record,
                                 would=action, run=run)
-        return GuardOutcome(action == "allow", action, message, record, run=run)
+        return GuardOutcome(action == "allow", action, message, record, run=run,
+                            claimed="claimed" in held and action == "allow")
 
     def _veto(self, state: _Run, held: list[str], *, exclusive: bool) -> Veto:
         """The check made just before an allow is logged (enforce mode): the run halted while the call was decided, or

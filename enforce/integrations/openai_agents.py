@@ -142,6 +142,8 @@ class Decided:
     prepared: Any
     held: bool
     invoker_held: bool = False   # a DecidedInvoker of the guard stood in front of the tool when the call was decided
+    run: str = ""                # the run the call counts in
+    claimed: bool = False        # the decision took the run's one running call (GuardOutcome.claimed)
 
 
 UNDECIDED = ("no guardrail of policy {} allowed this invocation of {!r} (its decision is missing from the call's "
@@ -311,7 +313,8 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             if not isinstance(decided, dict):
                 decided = {}
                 setattr(tool, DECIDED, decided)
-            decided[guard] = Decided(tool.tool_arguments, found, prepared if held else None, held, invoker_held)
+            decided[guard] = Decided(tool.tool_arguments, found, prepared if held else None, held, invoker_held,
+                                     outcome.run, outcome.claimed)
             if held and prepared is not None:   # the SDK runs these, and only for the text decided
                 setattr(tool, PREPARED, prepared)
             # the hooks see a copy: a change they make to it never reaches what runs (not for an agent called as a
@@ -787,13 +790,16 @@ def recording_raise(hook: Callable[..., Any]) -> Callable[..., Any]:
 
 def not_run(context: Any, name: str, why: str) -> None:
     """Record, by each guard whose guardrail allowed the call of `context` (enforce mode), that it did not run (tool
-    `name`); its decision is taken away, so nothing runs it after."""
+    `name`); its decision is taken away, so nothing runs it after, and the run's one running call it took is given
+    back (another call of the run may be allowed now)."""
     decided = getattr(context, DECIDED, None)
     if not isinstance(decided, dict):
         return
     for guard, made in list(decided.items()):
         if isinstance(made, Decided) and made.held:
             del decided[guard]
+            if made.claimed:
+                guard.finished(made.run)
             guard.refuse_run(f"{why}: not run", integration="openai_agents", tool=name,
                              action_id=str(getattr(context, "tool_call_id", "")))
 

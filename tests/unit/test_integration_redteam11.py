@@ -303,3 +303,17 @@ def test_a_call_checked_before_its_approval_runs_once_approved(payments_build, t
     busy = "another allowed call of this run has not finished"
     assert ran == [45000] and [(a, busy in why) for a, why in records(log)] == \
         [(True, False)] * (2 * len(payments) - 1) + [(len(payments) == 1, len(payments) == 2)]
+
+
+def test_a_call_refused_after_its_allow_gives_back_the_runs_running_call(payments_build, tmp_path):
+    """A policy reading a ledger runs one allowed call at a time (behind policy_hooks). Of two parallel calls, a later
+    guardrail refuses the first after its allow: before, it kept the run's running call, and the second (45000) was
+    refused as busy though nothing ran; now it is given back and the second runs."""
+    agents_fixture()
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    run(agent_paying(send_tool(ran, [policy_guardrail(g), second(amount=100)]),
+                     calls(("send_payment", SMALL), ("send_payment", PAYMENT))), g)
+    assert ran == [45000] and said(log) == [(True, False), (False, True), (True, False)]
