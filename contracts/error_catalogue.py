@@ -195,7 +195,7 @@ CATALOGUE: dict[str, Entry] = {
     "log.unreadable": Entry(O, "the decision log cannot be read"),
     "log.write": Entry(O, "the decision log cannot be written"),
     # the frozen policy at run time (enforce/loader.py)
-    "policy.argument": Entry(A, "an argument is not of the frozen policy's declared type, or shows other text than it is"),
+    "policy.argument": Entry(A, "an argument is mistyped, shows other text than it is, or respells a compared string"),
     "policy.mismatch": Entry(B, "the frozen policy's decision disagrees with its contract"),
     # model providers (providers/)
     "provider.auth": Entry(E, "the provider refused the API key or its access to the model (HTTP 401/403)"),
