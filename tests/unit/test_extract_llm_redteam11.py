@@ -18,8 +18,9 @@ import pytest
 from tests.conftest import SPECS
 from tests.llm_fakes import ScriptedModel, agent_text_in, obeying_reader, reading_model, tool_reply
 from tests.unit import test_extract_llm_redteam9 as r9
+from tests.unit import test_extract_llm_redteam10 as r10
 from tests.unit.test_extract_llm import (  # noqa: F401 (openai_server is a fixture)
-    NONE, TASK_T, answer, chat, openai_server, received, script,
+    NONE, TASK_T, answer, chat, openai_server, received, script, sure,
 )
 from veriguard.enforce.extract_errors import ExtractionError
 from veriguard.enforce.extract_llm import build_llm_extractor
@@ -166,3 +167,29 @@ def test_guard_an_answer_in_another_case_spelling_or_word_is_refused(t, argument
     with pytest.raises(ExtractionError) as e:
         extractor.extract({"c": "Write the report to disk"})
     assert e.value.code == "extract.llm.malformed"
+
+
+# --- the cost: a clause that names a field the bank's classifier reads in no clause is not asked alone -------------
+
+def test_a_mention_the_classifier_reads_nowhere_costs_only_the_rest():
+    """Before: the naming clause was asked alone and the rest beside it (three calls). A clause that names a field the
+    classifier reads (sure or unsure) in no clause of the text is the request's words in 1.0% of the texts that ask
+    and name it (B31's report), and asking it alone took 8.9 points of the extra calls: now only the rest is asked."""
+    text = "The hotel shuttle leaves at nine. Tell me the weather in Rome."
+    got, model = r9.extracted(text, lambda _t: answer(), classify=lambda _t: sure())
+    assert got.value == NONE and [agent_text_in(b) for b in model.bodies][1:] == ["Tell me the weather in Rome"]
+
+
+def test_guard_a_naming_clause_the_classifier_reads_only_unsure_is_still_asked_alone():
+    got, model = r9.extracted("Book a hotel room at the Hilton in Rome. Never mind.",
+                              obeying_reader("Never mind", "Hilton", answer(hotel=True), answer()),
+                              classify=r10.unsure_alone())
+    assert got.value["hotel"] is True and "Book a hotel room at the Hilton in Rome" in [
+        agent_text_in(b) for b in model.bodies]
+
+
+def test_guard_a_withdrawal_that_names_the_field_still_has_the_rest_asked_where_the_classifier_reads_nothing():
+    text = "Reserve two nights at the Four Seasons in Rome for my family. The hotel part can wait until later."
+    got, _model = r9.extracted(text, obeying_reader("can wait", "Four Seasons", answer(hotel=True), answer()),
+                               classify=lambda _t: sure())
+    assert got.value["hotel"] is True and got.details["withdrawn"] == ["hotel"]
