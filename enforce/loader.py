@@ -29,6 +29,7 @@ import stat
 import sys
 import unicodedata
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -37,7 +38,8 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, CERTIFIED_GATES,
                                                approval_problem, respelt, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
-from veriguard.contracts.shown import ascii_form, invisible_beside, latin_compat, separator_form, sign_of
+from veriguard.contracts.shown import (ascii_form, invisible_beside, latin_compat, separator_form, sign_of,
+                                       spelling_key, visible)
 import veriguard.contracts.strict_json as strict_json
 from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
                                               writable_from_outside)
@@ -121,8 +123,16 @@ class FrozenPolicy:
         """evaluate(), double-checked by the runtime contract checker; PolicyMismatch if they disagree."""
         return self._call(self.module.evaluate_checked, args)
 
+    @cached_property
+    def spellings(self) -> Spellings:
+        """The strings the policy compares, and each one's spelling_key (made on the first call, not at load: a hook
+        loads the build for one call, and a large table's keys take time)."""
+        texts = compared_texts(self.module, self.certificate)
+        keys = {spelling_key(t): t for t in texts}
+        return texts, keys, max(map(len, keys), default=0)
+
     def _call(self, entry: Any, args: Mapping[str, Any]) -> Decision:
-        odd = _shown_otherwise(args)
+        odd = _shown_otherwise(args, self.spellings)
         if odd is not None:
             raise ArgumentError(*odd)
         try:
@@ -147,7 +157,42 @@ class FrozenPolicy:
         return [(name, t) for name, t in self.module.ARGUMENTS]
 
 
-def _shown_otherwise(args: Any) -> tuple[str, str] | None:
+Spellings = tuple[frozenset[str], dict[str, str], int]   # the compared strings, by spelling_key, the longest key
+_CHECKER = ("vg_assumes", "vg_spec_decision", "vg_failed_properties")   # contracts.to_python's runtime checker
+
+
+def compared_texts(module: ModuleType, certificate: Mapping[str, Any]) -> frozenset[str]:
+    """Every string the policy compares an argument with: the literals of its rules, assumptions and properties (the
+    runtime checker's string constants, but the declarations' ids it reports) and its tables' keys and values. The
+    contract language compares strings only for equality (==, !=, in {...}, a table's key); an enum argument is held to
+    its values exactly by the frozen module's own checks."""
+    found: set[str] = set()
+    _strings_of([getattr(getattr(module, name, None), "__code__", None) for name in _CHECKER], found)
+    text = certificate.get("contract_text")
+    quoted = "\n".join(v for v in text.values() if isinstance(v, str)) if isinstance(text, dict) else ""
+    ids = {str(d.get("id")) for key in ("assumptions", "properties") for d in certificate.get(key) or ()
+           if isinstance(d, dict)} | set(getattr(module, "RULE_IDS", ()))
+    found -= {i for i in ids if f'"{i}"' not in quoted}   # an id the contract also compares as a string is kept
+    for table in (v for k, v in vars(module).items() if k.startswith("VG_TABLE_") and type(v) is dict):
+        for key, value in table.items():   # contracts.to_python.table_source: a tuple of scalars -> a scalar
+            found.update(part for part in (*key, value) if type(part) is str)
+    return frozenset(found)
+
+
+def _strings_of(todo: list[Any], found: set[str]) -> None:
+    while todo:
+        item = todo.pop()
+        if type(item) is str:
+            found.add(item)
+        elif type(item) in (tuple, list, frozenset):
+            todo.extend(item)
+        elif type(item) is dict:
+            todo.extend(item.items())
+        elif isinstance(item, CodeType):
+            todo.extend(item.co_consts)   # a quantifier's generator is a code object among them
+
+
+def _shown_otherwise(args: Any, spellings: Spellings = (frozenset(), {}, 0)) -> tuple[str, str] | None:
     """The argument holding a string that shows another text than it is, and why, or None. A rule
     `recipient != "josé.com"` is NFC with ASCII letters (synth.tables.compared_otherwise); the canonically equivalent
     decomposed `jose` U+0301 `.com`, the full-width `ｊｏｓé.com` and `josé.com` U+200B, which a reader and IDNA take for
@@ -161,7 +206,10 @@ def _shown_otherwise(args: Any) -> tuple[str, str] | None:
         while todo:
             for item in todo.pop():
                 if isinstance(item, str):   # str's own methods: a subclass's isascii() is not asked
-                    why = None if str.isascii(item) else _text_shown_otherwise(str(item))
+                    text = str(item)
+                    why = None if str.isascii(text) else _text_shown_otherwise(text)
+                    if why is None and spellings[1] and text not in spellings[0]:
+                        why = _another_spelling(text, spellings[1], spellings[2])
                     if why is not None:
                         return str(name), why
                 elif type(item) in (list, tuple, dict) and id(item) not in seen:
@@ -189,6 +237,23 @@ def _text_shown_otherwise(text: str) -> str | None:
         return (f"holds U+{ord(sign):04X}, another form of the ASCII separator {sign_of(sign)!r} (which IDNA and a "
                 "reader take it for) joined to ASCII text: it never equals the spec's spelling, so it is denied")
     return None
+
+
+def _another_spelling(text: str, keys: Mapping[str, str], longest: int) -> str | None:
+    if len(text) > 4 * longest + 4 and len(_core(text)) > 4 * longest + 4:
+        return None   # NFKC shortens a text at most 3 to 1 (ㅎㅏㄴ is 한): it has no compared string's key
+    same = keys.get(spelling_key(text))
+    if same is None:
+        return None
+    return (f"is another spelling of {same!r}, a string the policy compares with (case, width, spaces around it, "
+            "invisible characters, IDNA's dots, a DNS root dot or punycode: a mail server, IDNA or a tool takes the two "
+            "for one name): the policy compares strings as written, so it is denied rather than decided as another "
+            "string; pass it spelt as the policy writes it")
+
+
+def _core(text: str) -> str:
+    """`text` without what spelling_key drops whatever its length: spaces and root dots around it, invisible characters."""
+    return visible(text).strip().rstrip(".\u3002\uff61\uff0e\ufe52").strip()
 
 
 def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted_keys: TrustedKeys | None = None,
