@@ -1256,10 +1256,14 @@ def _unnamed_letters_of(text: str) -> str:
     seen: dict[str, None] = {}
     tokens = _LETTER_TOKEN.findall(text)
     codes = _codes(tokens)
+    coins = {t for t in _CASED_TOKEN.findall(text) if _random_case(t)} if not text.islower() else set()
+    if len(coins) < 2:   # one is an id drawn from letters and digits that drew no digit (1 in 8 of 12 characters)
+        coins = set()
     for at, token in enumerate(tokens):
         if at in codes or len(token) >= _OPAQUE_MIN and _RESIDUES.fullmatch(token):
             continue   # a protein's or a nucleic acid's sequence: no cipher of words misses the letters they miss
-        for word in (token,) if token.islower() else _LETTER_WORD.findall(token):
+        for word in (token,) if token.islower() else (token.lower(),) if token in coins else \
+                _LETTER_WORD.findall(token):
             if not _code(word):   # `parseHTTPResponse`, `\nUSDEUR` (an escape's letter)
                 seen[word.lower()] = None
     for chunks in _CHUNKS.findall(text):   # a word cut into pieces a reader is told to join (`gwf nts jk`)
@@ -1277,6 +1281,19 @@ def _unnamed_letters_of(text: str) -> str:
                 and len(set("".join(words[i:j]))) >= _UNNAMED_LETTERS):
             return " ".join(words[i:j])
     return ""
+
+
+_CASE_SWITCH = re.compile(r"(?=[a-z][A-Z]|[A-Z][a-z])")
+_CASE_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")   # camelCase's words: `to`, `String`; a coin's: `f`, `FN`
+_CASED_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z]{6,20}(?![\w+/=-])")   # standing alone, no encoded run
+
+
+def _random_case(token: str) -> bool:
+    """Whether a token's case changes as a coin's does (`gWfNtSjK`: at a third of its letter pairs or more; `fFNBmqxi`:
+    twice or more, leaving a letter alone), not as words join (`toString`, `parseHTTPResponse`): a key's letters
+    written in random case, judged as one word."""
+    switches = len(_CASE_SWITCH.findall(token))
+    return switches >= 2 and (switches * 3 >= len(token) - 1 or min(map(len, _CASE_PART.findall(token))) == 1)
 
 
 def _codes(tokens: list[str]) -> set[int]:
