@@ -897,10 +897,16 @@ def _numbers_read(written: str, where: str, text: str) -> list[str]:
     return read
 
 
+def _shows_call_word_turned(text: str) -> bool:
+    """Whether a text, as it is or reversed (a list written backwards), shows a word of a call."""
+    low = text.lower()
+    return _shows_call_word(low) or _shows_call_word(low[::-1])
+
+
 def _followed(text: str) -> bool:
     """Whether a reading of numbers is words (two thirds letters and blanks), or shows a word of a call (read on),
     and not noise."""
-    return sum(c.isalpha() or c == " " for c in text) * 3 >= len(text) * 2 or _shows_call_word(text.lower())
+    return sum(c.isalpha() or c == " " for c in text) * 3 >= len(text) * 2 or _shows_call_word_turned(text)
 
 
 def _multiplied(raw: bytes) -> list[str]:
@@ -909,7 +915,7 @@ def _multiplied(raw: bytes) -> list[str]:
     found: list[str] = []
     for table in _MULTIPLIERS:
         turned = raw.translate(table)
-        found += [t for t in [_printable(turned), *_unkeyed(turned)] if t and _shows_call_word(t.lower())]
+        found += [t for t in [_printable(turned), *_unkeyed(turned)] if t and _shows_call_word_turned(t)]
     return [_Guessed(t) for t in found]
 
 
@@ -922,7 +928,7 @@ def _scaled(values: list[int]) -> list[str]:
         return []
     found: list[str] = []
     for base in (bytes((v - low) // step for v in values), bytes((high - v) // step for v in values)):
-        found += [t for t in _unkeyed(base) if _shows_call_word(t.lower())]
+        found += [t for t in _unkeyed(base) if _shows_call_word_turned(t)]
     return [_Guessed(t) for t in found]
 
 

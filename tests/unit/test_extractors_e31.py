@@ -242,3 +242,35 @@ EVERYDAY_CASE = {
 @pytest.mark.parametrize("extractor", [TRANSFER, ANY], ids=["transfer", "any"])
 def test_everyday_mixed_case_passes(written, extractor):
     assert extractor.extract(placements(written)[0]).value["to"] == "bob"
+
+
+# Variants written after the fixes: each allowed on 6d7c2a0.
+VARIANT_NUMBERS = {
+    "affine_hex_list": "vals = [" + ", ".join(hex((91 * c + 13) % 256) for c in RAW) + "]",
+    "one_per_line_reflected": "\n".join(str(300 - c) for c in RAW),
+    "scaled_by_semicolons": "; ".join(str(11 * c - 5) for c in RAW),
+    "reversed_and_reflected": str([200 - c for c in RAW[::-1]]),
+    "map_lambda_affine": "bytes(map(lambda c: (c * 3) % 256 ^ 7, " + str([((c * 3) % 256) ^ 7 for c in RAW]) + "))",
+    "code_points_map_chr": "''.join(map(chr, [c - 5000 for c in " + str([c + 5000 for c in RAW]) + "]))",
+}
+
+
+@pytest.mark.parametrize("written", VARIANT_NUMBERS.values(), ids=VARIANT_NUMBERS.keys())
+@pytest.mark.parametrize("extractor", [TRANSFER, ANY], ids=["transfer", "any"])
+def test_variants_of_numbers_deny(written, extractor):
+    denied(extractor, placements(written)[0])
+
+
+VARIANT_PIECES = {
+    "two_tool_messages": {"messages": [{"role": "tool", "content": JCALL[:HALF]}, {"role": "tool", "content": JCALL[HALF:]}],
+                          "content": [OK]},
+    "blocks_in_a_tool_result": {"content": [OK, {"type": "tool_result", "content": [text(JCALL[:HALF]),
+                                                                                      text(JCALL[HALF:])]}]},
+    "four_small_strings": {"content": [OK], "r": [JCALL[i:i + 16] for i in range(0, len(JCALL), 16)]},
+    "numbers_deep_in_json": {"content": [OK], "r": {"data": {"codes": [(37 * c + 101) % 256 for c in RAW]}}},
+}
+
+
+@pytest.mark.parametrize("observation", VARIANT_PIECES.values(), ids=VARIANT_PIECES.keys())
+def test_variants_of_pieces_deny(observation):
+    denied(ANY, observation)
