@@ -163,7 +163,12 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
 def tainted_expansion(command: str, tainted: tuple[str, ...]) -> str | None:
     """The first of the `tainted` variables the command's text expands (`$K`, `${K}`, `${K:0:4}`, `${#K}`, `${!K}`),
     quoted or not, where it is written: a command that assigns the name again before it expands it is counted too."""
-    return next((n for n in tainted if re.search(r"\$\{?[#!]?" + re.escape(n) + r"(?!\w)", command)), None)
+    return next((n for n in tainted if re.search(_FD_USE.format(n=n) if n.isdigit() else
+                                                 r"\$\{?[#!]?" + re.escape(n) + r"(?!\w)", command)), None)
+
+
+# a read of descriptor {n} that an earlier `exec {n}< FILE` left open in the shell: `<&3`, `/dev/fd/3`, `read -u 3`
+_FD_USE = r"(?:<&\s*{n}(?!\d)|/dev/fd/{n}(?!\d)|/proc/(?:self|\$\$|\$BASHPID|\d+)/fd/{n}(?!\d)|\bread\b[^;&|\n]*-u\s*{n}(?!\d))"
 
 
 def through_tainted(a: Analysis, found: str, zone: str) -> Analysis:
@@ -207,11 +212,19 @@ def sourced_names(a: Analysis, zones: Zones, carried: tuple[str, ...],
     return tuple(names)
 
 
+_EXEC_OPENS = re.compile(r"\bexec\b[^;&|\n]*")
+_OPENED = re.compile(r"(?<![\w&])(\d+)<>?(?!&)")
+
+
 def assigned_names(command: str) -> tuple[str, ...]:
     """The names of the shell variables `command` may assign, written anywhere in its text (`K=`, `export K=`, `read
-    K`, `mapfile -t L`, `printf -v K`, `for K in`): more than it does (an option's value, a word of a prompt), never
+    K`, `mapfile -t L`, `printf -v K`, `for K in`, `exec {K}< f`), and the descriptors its `exec` opens for reading
+    (`exec 3< .env`: "3"), which the shell keeps open: more than it does (an option's value, a word of a prompt), never
     fewer where its text names them."""
     names = dict.fromkeys(_ASSIGNED.findall(command))
+    for m in _EXEC_OPENS.finditer(command):
+        names.update(dict.fromkeys(_OPENED.findall(m.group(0))))
+        names.update(dict.fromkeys(re.findall(r"\{([A-Za-z_]\w*)\}<", m.group(0))))
     for m in _READ_INTO.finditer(command):
         names.update(dict.fromkeys(_NAME.findall(m.group(1))))
     return tuple(names)

@@ -750,8 +750,8 @@ class Running(NamedTuple):
 
     sends: Mapping[str, float]      # the files sends read
     code: Mapping[str, float]       # the working directories of code the analysis does not follow
-    # by session: the names of shell variables a command assigned from what it read of the project's secrets (records
-    # `"var": NAME`): a shell kept across calls still holds them
+    # by session: the names of shell variables a command assigned from what it read of the project's secrets, and the
+    # descriptors its `exec` left open on them (records `"var": NAME`): a shell kept across calls still holds them
     variables: Mapping[str, frozenset[str]] = {}
 
 
@@ -798,7 +798,7 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
             raise Refused(f"the state file {path}, line {n}, has an `until` that is no number; {_state_fix(path)}")
         var = entry.get("var")
         if var is not None:
-            if not isinstance(var, str) or not var.isidentifier():
+            if not isinstance(var, str) or not (var.isidentifier() or (var.isascii() and var.isdigit())):
                 raise Refused(f"the state file {path}, line {n}, has a `var` that is no shell name; {_state_fix(path)}")
             variables.setdefault(str(entry.get("session_id", "")), set()).add(var)
             continue
