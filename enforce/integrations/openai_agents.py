@@ -362,9 +362,13 @@ def record_later_refusals(tool: Any, check: Callable[..., Any]) -> None:
     guardrails = list(getattr(tool, "tool_input_guardrails", None) or ())
     mine = next((i for i, g in enumerate(guardrails) if g.guardrail_function is check), len(guardrails))
     for later in guardrails[mine + 1:]:
-        function = later.guardrail_function
-        if not getattr(function, LATER, False) and getattr(function, GUARD_ATTRIBUTE, None) is None:
-            later.guardrail_function = refusal_recorded(function, str(getattr(later, "name", "") or "?"))
+        function = getattr(later, "guardrail_function", None)
+        if callable(function) and not getattr(function, LATER, False) and getattr(function, GUARD_ATTRIBUTE, None) \
+                is None:
+            try:
+                later.guardrail_function = refusal_recorded(function, str(getattr(later, "name", "") or "?"))
+            except Exception:   # an object that cannot be changed: its refusal stays unrecorded, the call unrun
+                continue
 
 
 def refusal_recorded(function: Callable[..., Any], name: str) -> Callable[..., Any]:
