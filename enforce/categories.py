@@ -1078,13 +1078,14 @@ def cue_vector(names: tuple[str, ...], cues: Cues, text: str) -> np.ndarray:
              if (hit := {bisect.bisect_right(ends, m.start()) for m in p.finditer(text)})}
     if not found:
         return np.zeros(2 * len(names) + 1, np.float32)
-    held = found.keys()
+    # the bank's id sets are intersected by walking the few ids found (a frozenset's own methods), never by walking
+    # each set (`found.keys() & ids` goes through every id of a category's patterns for each text)
 
     def clauses(ids: frozenset[int]) -> set[int]:
-        return set().union(*(found[i] for i in held & ids))
+        return set().union(*(found[i] for i in ids.intersection(found)))
 
     free, aside, asides, acts = [], [], set(), set()
-    kinds = [k if held & k[3] else None for k in cue_ids(names, cues)]   # None: no cue of the category is found
+    kinds = [None if k[3].isdisjoint(found) else k for k in cue_ids(names, cues)]   # None: no cue of the category found
     topics = [clauses(k[0]) if k else set() for k in kinds]
     named = set().union(*topics)
     for k, topic in zip(kinds, topics):
