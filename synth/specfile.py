@@ -546,6 +546,8 @@ _SHOWN_FIX = SHOWN_FIX
 MAX_BLANK_RUN = 40   # columns of spaces (a tab counts 8) between two parts of a rule's line: wider hides the second
 _BLANK_RUN = re.compile(r"(?<=\S)[ \t]+(?=[^\s#])")
 _OWN_LINE_FIX = "start each rule, assumption and property on its own line, and keep a line's parts within sight"
+MAX_BODY_COLUMN = 160   # a body that begins further right on its declaration's line is off a reader's screen
+_HEADER = re.compile(r'[a-z]+\s+\w+\s+"(?:[^"\\\n]|\\.)*"\s*:[ \t]*(?=[^\s#])')
 
 
 def _hidden_on_a_line(text: str, decls: list[Decl]) -> tuple[str, Pos] | None:
@@ -559,6 +561,11 @@ def _hidden_on_a_line(text: str, decls: list[Decl]) -> tuple[str, Pos] | None:
         if line[:d.pos.col - 1].strip():
             return (f"{d.kind} {d.id} begins after other text on its line ({line[:d.pos.col - 1].strip()[-40:]!r}): "
                     "a reader takes it for part of what comes before it", d.pos)
+        header = _HEADER.match(line, d.pos.col - 1)
+        if header is not None and len(line[:header.end()].expandtabs(8)) > MAX_BODY_COLUMN:
+            return (f"the body of {d.kind} {d.id} begins at column {len(line[:header.end()].expandtabs(8)) + 1} of its "
+                    f"line, after its message: a reader sees the message and not what the {d.kind} says; put the body "
+                    "on the next line", Pos(d.pos.line, header.end() + 1, d.pos.line, header.end() + 1))
     for n, line in enumerate(lines, 1):
         for m in _BLANK_RUN.finditer(line):
             width = len(m.group().expandtabs(8))

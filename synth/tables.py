@@ -146,6 +146,9 @@ def compared_otherwise(value: str) -> str | None:
         (c for c in value if not c.isascii() and c.isspace()), None))
     if space is not None:
         return f"it holds {_named(space)}, which shows as a space and is not one"
+    if value != value.strip():
+        return ("it begins or ends with a space or a line break, which shows as nothing (in a table's cell, a JSON key) "
+                "and which a tool strips: the agent's name never equals it")
     if plain:
         return None
     if not unicodedata.is_normalized("NFC", value):
@@ -211,6 +214,8 @@ def _latin_of(ch: str) -> str:
 def _line_of(raw: str, value: object) -> Pos:
     needle = json.dumps(value) if isinstance(value, str) else str(value)
     idx = raw.find(needle)
+    if idx < 0 and isinstance(value, str) and value.strip():
+        idx = raw.find(value)   # a CSV cell, or JSON text holding the letters unescaped
     if idx < 0:
         return Pos(0, 0)
     line = raw.count("\n", 0, idx) + 1
