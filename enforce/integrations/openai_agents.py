@@ -339,11 +339,13 @@ def approval_preview(context: Any, tool: Any) -> bool:
     """Whether this is the SDK's check of a call before it asks for its approval (RunConfig(tool_execution=
     ToolExecutionConfig(pre_approval_tool_input_guardrails=True)), a tool whose needs_approval is True, the call not
     approved yet): nothing runs in this pass, and the approved call is decided again before it runs, so this decision
-    does not take the run's one running call (it took it, and the approved call was refused as busy). A needs_approval
-    function, or a status that cannot be read, counts as a call that runs."""
+    does not take the run's one running call (it took it, and the approved call was refused as busy). The status is
+    read by the call's own tool name (the SDK's approvals are kept by it), so a call of a namespaced tool, a
+    needs_approval function, or a status that cannot be read counts as a call that runs: its check takes the call."""
     config = getattr(getattr(context, "run_config", None), "tool_execution", None)
     if getattr(config, "pre_approval_tool_input_guardrails", False) is not True or \
-            getattr(tool, "needs_approval", False) is not True:
+            getattr(tool, "needs_approval", False) is not True or getattr(context, "tool_namespace", None) is not None \
+            or getattr(context, "tool_name", None) != getattr(tool, "name", None):
         return False
     try:
         return context.is_tool_approved(context.tool_name, context.tool_call_id) is None
