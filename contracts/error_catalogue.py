@@ -220,7 +220,7 @@ CATALOGUE: dict[str, Entry] = {
     "spec.enum": Entry(S, "an enum is not a non-empty list of distinct strings"),
     "spec.example": Entry(S, "an example does not fit the rules"),
     "spec.contract_escape": Entry(S, "the contract's text uses a TOML escape, so it reads otherwise than the file shows"),
-    "spec.hidden_text": Entry(S, "the spec shows otherwise than it reads: bidi, invisible or look-alike letters, a value not NFC"),
+    "spec.hidden_text": Entry(S, "the spec shows otherwise than it reads: bidi, look-alike, invisible, outer spaces, a rule off-screen"),
     "spec.example_args": Entry(S, "an example's arguments do not fit their types"),
     "spec.extraction": Entry(S, "an [extraction] entry's keys or values are wrong, or an endpoint or key it may not use"),
     "spec.file": Entry(S, "a file the spec names cannot be read"),
