@@ -53,6 +53,10 @@ SPELLINGS = {
     "no-break spaces around": ("\u00a0bad.com\u00a0", "bad.com"),
     "a vertical tab": ("bad.com\x0b", "bad.com"),
     "two root dots": ("bad.com..", "bad.com"),
+    "5,000 spaces before a table key": (" " * 5000 + "bad.com", "bad.com"),
+    "capitals and 5,000 no-break spaces after": ("BAD.COM" + "\u00a0" * 5000, "bad.com"),
+    "a tab before and a carriage return after": ("\tbad.com\r", "bad.com"),
+    "punycode and a root dot": ("xn--jos-dma.com.", J + ".com"),
 }
 
 
@@ -104,6 +108,9 @@ DECIDED = {
     "a sentence's stop after one word": ("Done.", True),
     "Japanese text": ("\u682a\u5f0f\u4f1a\u793e", True),
     "a punycode label too long for DNS": ("xn--" + "a" * 5000, True),
+    "another accent in capitals": ("JOS\u00c8.COM", True),
+    "a dotted capital I (IDNA keeps its dot)": ("\u0130stanbul.com", True),
+    "5,000 spaces before another name": (" " * 5000 + "acme.com", True),
     "a label that is not punycode": ("xn--\u00e9.com".encode("ascii", "replace").decode(), True),
 }
 
@@ -117,6 +124,32 @@ def test_other_strings_are_decided_as_written(pay, recipient, allowed):  # noqa:
 def test_the_compared_strings_are_the_literals_and_table_cells_not_ids_or_messages(pay):  # noqa: F811
     policy = load_policy(pay)
     assert loader.compared_texts(policy.module, policy.certificate) == {J + ".com", "bad.com"}
+
+
+RU = "\u043f\u0440\u0438\u043c\u0435\u0440.\u0440\u0444"   # пример.рф
+RUSSIAN = {
+    "in capitals": "\u041f\u0420\u0418\u041c\u0415\u0420.\u0420\u0424",
+    "a zero-width space between its letters": "\u043f\u200b\u0440\u0438\u043c\u0435\u0440.\u0440\u0444",
+    "300 zero-width spaces between its letters": "\u043f" + "\u200b" * 300 + "\u0440\u0438\u043c\u0435\u0440.\u0440\u0444",
+    "punycode": "xn--e1afmkfd.xn--p1ai",
+}
+
+
+@pytest.fixture(scope="module")
+def russian(tmp_path_factory):
+    d = tmp_path_factory.mktemp("russian")
+    return load_policy(write_build(fake_result(load_spec(write(d, CONSTANT=RU))), d / "out", run_info={})[0])
+
+
+@pytest.mark.parametrize("recipient", RUSSIAN.values(), ids=RUSSIAN.keys())
+def test_another_spelling_of_a_russian_name_is_refused(russian, recipient):
+    """A zero-width space between two Cyrillic letters is beside no ASCII one, which C30's check reads."""
+    with pytest.raises(ArgumentError, match=f"another spelling of {RU!r}"):
+        russian.evaluate_checked(paying(recipient))
+
+
+def test_a_russian_sentence_is_decided(russian):
+    assert russian.evaluate_checked(paying("\u041f\u0440\u0438\u0432\u0435\u0442, \u043c\u0438\u0440")).allowed
 
 
 @pytest.fixture(scope="module")
