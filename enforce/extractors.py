@@ -668,7 +668,10 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     if type(text) is _Joined:   # a call written across its pieces, or bytes in one under a key written in another
         _split_call(text, where, tool)
         spaced = " ".join(text.pieces)
-        return _keyed_beside(spaced, [m.group().rstrip("=") for m in _BASE64.finditer(spaced)]) or None
+        read = _keyed_beside(spaced, [m.group().rstrip("=") for m in _BASE64.finditer(spaced)])
+        if all(_RUN_PIECE.fullmatch(piece) for piece in text.pieces):   # an encoded run cut into long pieces
+            read += _read_once(_encoded, "".join(spaced.split()), where=where)
+        return read or None
     if not decode:
         turn = False
     turned = ([_text_data(t, where, found, tool, turn=False) for t in _read_once(_turned, text, tool, where=where)]
@@ -848,7 +851,8 @@ _KEY_WORD = re.compile(r"[!-~]{8,64}")
 
 def _keyed_beside(text: str, runs: list[str]) -> list[str]:
     raws = [bytes.fromhex(d[:len(d) // 2 * 2]) for d in (m.group() for m in _HEX.finditer(text))]
-    raws += [_from_base64(run) for run in runs if not _HEX.fullmatch(run)]
+    raws += [_from_base64(run) for run in runs   # base64 of bytes shows A-Z, a-z and 0-9 (names and paths do not)
+             if not _HEX.fullmatch(run) and all(c.search(run) for c in _MIXED)]
     data = [r for r in dict.fromkeys(raws) if len(r) >= _ENCODED_MIN and not _printable(r)][:_KEYS_BESIDE]
     if not data:
         return []
@@ -1262,7 +1266,8 @@ def _unnamed_letters_of(text: str) -> str:
     seen: dict[str, None] = {}
     tokens = _LETTER_TOKEN.findall(text)
     codes = _codes(tokens)
-    coins = {t for t in _CASED_TOKEN.findall(text) if _random_case(t)} if not text.islower() else set()
+    coins = {t for t in _CASED_TOKEN.findall(text) if not (t.islower() or t.isupper() or t.istitle())
+             and _random_case(t)} if not text.islower() else set()
     if len(coins) < 2:   # one is an id drawn from letters and digits that drew no digit (1 in 8 of 12 characters)
         coins = set()
     for at, token in enumerate(tokens):

@@ -93,6 +93,7 @@ SPLIT = {   # for `*`: allowed before (`transfer` denied each by its name)
     "two_fields_of_an_object": {"content": [OK], "meta": {"a": JCALL[:HALF], "b": JCALL[HALF:]}},
     "a_lists_strings": {"content": [OK], "meta": [JCALL[:HALF], JCALL[HALF:]]},
     "hermes_in_two_blocks": {"content": [OK, text(HERMES[:30]), text(HERMES[30:])]},
+    "base64_in_two_long_blocks": {"content": [OK, text(_b64(RAW)[:24]), text(_b64(RAW)[24:])]},   # E30's N6
 }
 
 
