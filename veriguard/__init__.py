@@ -16,7 +16,14 @@ group of who must act: SpecError, OperatorError, EnvironmentProblem, AgentInputE
 """
 from __future__ import annotations
 
-import importlib
+import sys
+
+if sys.argv[:1] == ["-m"]:   # `python -m veriguard.cli hook ...` as it starts: stop signals held as veriguard.entry does
+    from veriguard.entry import hold_for_module
+
+    hold_for_module(sys.orig_argv, sys.argv)
+
+import importlib  # noqa: E402
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
