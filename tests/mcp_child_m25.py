@@ -53,6 +53,19 @@ def sent(request_id: Any, params: dict, extra: dict | None = None) -> None:
         "content": [{"type": "text", "text": f"sent {amount}"}], "isError": False, **(extra or {})}})
 
 
+def paying(received: str, context: str, slow: float,
+           before_answer: Callable[[Any, dict], None] | None = None) -> Callable[[Any, dict], None]:
+    """A tools/call's work: `slow` seconds later the payment is made and recorded, `before_answer(id, params)` runs,
+    and the call is answered "sent AMOUNT"."""
+    def pay(request_id: Any, params: dict) -> None:
+        time.sleep(slow)
+        record_payment(received, context, params)
+        if before_answer is not None:
+            before_answer(request_id, params)
+        sent(request_id, params)
+    return pay
+
+
 def in_thread(work: Callable[..., None], *args: Any) -> None:
     threads.append(threading.Thread(target=work, args=args, daemon=True))
     threads[-1].start()
@@ -108,13 +121,7 @@ def chatter() -> None:
 
 def main() -> None:
     received, context, options = sys.argv[1], sys.argv[2], sys.argv[3:]
-    slow = option(options, "slow")
-
-    def pay(request_id: Any, params: dict) -> None:
-        time.sleep(slow)
-        record_payment(received, context, params)
-        sent(request_id, params)
-
+    pay = paying(received, context, option(options, "slow"))
     if "noisy" in options:
         sys.stderr.buffer.write(b"x" * (8 << 20) + b"\n")
         sys.stderr.buffer.write(b"ok\rveriguard mcp-proxy: shadow tools/call 'send_payment' (id 9): allowed\n"

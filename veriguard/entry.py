@@ -9,14 +9,15 @@ A stop signal while the command's modules load (0.1-0.3 s of imports) is answere
 imported: before, a hook stopped there died by the signal or exited 1 with a KeyboardInterrupt traceback, both of
 which Claude Code takes for a hook error and RUNS the tool; `mcp-proxy` printed the traceback or died unannounced.
 Each command's own handlers take over once its module runs (veriguard.hook.main, mcp_proxy's); the interpreter's
-own start before this module (about 20 ms) is out of any Python code's reach.
+own start before this module (about 20 ms) is out of any Python code's reach. `python -m veriguard...` runs no
+main() here: veriguard/__init__.py holds the same signals for it (hold_for_module).
 """
 from __future__ import annotations
 
 import os
 import signal
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 # per command: the signals held while it loads, what it says when one comes, and its exit status (None: 128 + n)
 LOADING: dict[str, tuple[tuple[str, ...], str, int | None]] = {
@@ -46,6 +47,34 @@ def hold_while_loading(command: str) -> Callable[[int, Any], None]:
         if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, handler)
     return handler
+
+
+MODULE_COMMANDS = {"veriguard.hook": "hook", "veriguard.enforce.integrations.mcp_proxy": "mcp-proxy"}   # -m X: X's command
+
+
+def run_as_module(orig_argv: Sequence[str], argv: Sequence[str]) -> tuple[str, list[str]]:
+    """The module `python -m MODULE ARGS...` runs and its ARGS, read while the interpreter locates MODULE (then
+    sys.argv is ["-m", *ARGS], and MODULE is the word before ARGS in sys.orig_argv, alone or joined to its -m); ("", [])
+    for any other start (a script, -c, a library import)."""
+    if list(argv[:1]) != ["-m"] or len(orig_argv) < len(argv) + 1:
+        return "", []
+    word = orig_argv[len(orig_argv) - len(argv)]
+    module = word.split("m", 1)[1] if word.startswith("-") and "m" in word else word
+    return module, list(argv[1:])
+
+
+def hold_for_module(orig_argv: Sequence[str], argv: Sequence[str]) -> str:
+    """`python -m veriguard.cli hook|mcp-proxy ...`, `python -m veriguard.hook ...` and `python -m
+    veriguard.enforce.integrations.mcp_proxy ...` skip main(): veriguard/__init__.py calls this as the interpreter
+    locates the module, so that their stop signals are held from there as the console script's are (before, the
+    first 0.2 s of the module's imports were Python's default: a hook killed, and Claude Code ran the tool). Returns
+    the command held ("" when none: another module, another command, a library import)."""
+    module, args = run_as_module(orig_argv, argv)
+    command = args[0] if module == "veriguard.cli" and args else MODULE_COMMANDS.get(module, "")
+    if command not in LOADING:
+        return ""
+    hold_while_loading(command)
+    return command
 
 
 def main() -> int:

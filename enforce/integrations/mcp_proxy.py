@@ -80,6 +80,13 @@ deciding, are refused unrun, recorded, and it ends (before, the next call read w
 the child's that carries a tool call (a tools/call, a sampling with a tool's name and arguments) is recorded as
 refused, counting in no run. A stop signal while the console script loads its modules is `veriguard/entry.py`'s.
 
+Each tool's definition is kept as the server first lists it (the host's tools/list answers, every page): a call to a
+tool the server then lists otherwise (re-described, a new schema), or lists twice otherwise, is refused undecided,
+recorded, since the host and the policy read the tool as first listed. When the server says its tools changed
+(notifications/tools/list_changed, after the host listed them), the proxy lists them itself; calls meanwhile are
+refused undecided ("send the call again"). A request passed unchecked (--unchecked) gets an allowed record marked
+unchecked with its params' sha256 (Guard.record_unchecked), and is not forwarded when that record cannot be written.
+
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
 sampling, elicitation; its requests are answered "method not found"), the host's notifications but
 cancellation, resource subscriptions, logging/setLevel. The child's stderr goes to the proxy's, each line marked as
@@ -91,8 +98,10 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import hashlib
 import itertools
 import json
+import math
 import os
 import queue
 import re
@@ -153,6 +162,7 @@ START_TIMEOUT_S = 60.0         # starting the child and its handshake (an interp
 STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is killed
 DRAIN_S, DRAIN_QUIET_S = 0.5, 0.02   # at the end, the lines the pump still hands over are served (recorded) so long
 MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
+MAX_RELIST_PAGES = 100         # pages of the proxy's own tools/list after the server said its tools changed
 MAX_UNSAID = 10_000            # lines for the proxy's stderr waiting to be written, beyond which they are dropped
 MAX_UNSAID_CHARS = 4 << 20     # and their characters: 10,000 lines of a server's 16 KiB escaped fourfold held 640 MB
 UNCHECKED = ("resources", "prompts", "completions")   # capabilities the policy does not decide: off by default
@@ -356,8 +366,13 @@ JS_NUMBER = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|
 
 
 def int_number(value: int) -> float:
-    """The float JavaScript's Number() gives an integer (infinity past 1000 bits, where float() raises)."""
-    return float(value) if value.bit_length() <= 1000 else float("inf")
+    """The float JavaScript's Number() gives an integer: the nearest double, and past the largest one infinity of the
+    integer's sign, where float() raises. Before, every integer over 1000 bits was +infinity: -(2**1100) was not taken
+    for "-Infinity", nor 2**1010 for "1.0972248137587377e+304", which the TypeScript SDK matches alike."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def js_number(text: str) -> float | None:
@@ -692,6 +707,11 @@ class Proxy:
         self.replacing = ""        # why the child is being stopped and started again ("" while it is not)
         self.tasks: set[asyncio.Task[None]] = set()   # the child's readers and restarts (the loop keeps weak references)
         self.held: list[Mapping[str, Any]] = []   # answers to a request whose id another still awaiting its answer has
+        self.listed: dict[str, str] = {}    # each tool's definition as the server first listed it (its JSON, no _meta)
+        self.changed: dict[str, str] = {}   # tools the server listed again otherwise: why a call to one is refused
+        self.relisting = 0         # the proxy's own tools/list chains under way (the server said its tools changed)
+        self.relist_pages = 0      # pages read by those chains
+        self.relist_failed = ""    # why the server's changed tool list could not be read ("" while it could)
 
     @property
     def unavailable(self) -> str:
@@ -826,6 +846,8 @@ class Proxy:
         """Forward a request the proxy offers (not a tools/call) with only its own params; else refuse it, recording a
         tool call it carried (a prompt's name and arguments are a prompts/get's own)."""
         sent, problem = forwarded_params(method, params)
+        if not problem and method not in FORWARDED["tools"]:
+            problem = self.unrecorded(host_id, method, sent)
         if not problem:
             self.forward(host_id, method, sent)
             return
@@ -835,6 +857,72 @@ class Proxy:
         say(f"refused {method!r} (id {host_id!r}): {problem}")
         self.to_host({"jsonrpc": "2.0", "id": host_id, "error": {"code": types.INVALID_PARAMS,
                                                                  "message": f"refused: {problem}"}})
+
+    def unrecorded(self, host_id: Any, method: str, params: dict[str, Any] | None) -> str:
+        """Record a request the operator chose to forward unchecked (--unchecked: resources/read, prompts/get...) as an
+        allowed record marked unchecked, with the sha256 of the params sent; why it may not go ('' when it may): a
+        record that could not be written. Before, such a pass was said on stderr only, and the log held nothing of it.
+        A Guard without record_unchecked (enforce/guard.py before A31) passes it unrecorded, as before."""
+        record_unchecked = getattr(self.guard, "record_unchecked", None)
+        if record_unchecked is None:
+            return ""
+        digest = hashlib.sha256(json.dumps(params, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
+        record = record_unchecked(method, digest, action_id=action_id(host_id))
+        if record is not None and record.allowed is True:
+            return ""
+        why = record.fail_closed if record is not None else "nor could its refusal"
+        return f"the unchecked pass could not be recorded ({why[:300]}), so it is not forwarded"
+
+    def unlisted(self, name: str) -> str:
+        """Why a call to tool `name` is refused undecided because of what the server listed ('' when it is not): the
+        server changed the tool's definition after it was first listed (the host and the policy's author read it as it
+        was: a tool re-described to pay in dollars where it paid in cents), it listed the name twice, or it said its
+        tools changed and the proxy has not read them again yet (or could not)."""
+        if self.relist_failed or self.relisting:
+            return self.relist_failed or ("the MCP server said its tools changed, and the proxy is reading them again; "
+                                          "send the call again")
+        return self.changed.get(name, "")
+
+    def pin(self, result: Any) -> None:
+        """Keep each tool's definition (its JSON but _meta) as the server first lists it, in the host's tools/list
+        answers (every page) and the proxy's own; a tool listed again otherwise, or twice in one answer otherwise,
+        goes into `changed`. Before, a call was forwarded to whatever the tool had become."""
+        tools = result.get("tools") if isinstance(result, dict) else None
+        seen: dict[str, str] = {}
+        for tool in tools if isinstance(tools, list) else ():
+            if not isinstance(tool, dict) or type(tool.get("name")) is not str:
+                continue
+            name = tool["name"]
+            shape = json.dumps({k: v for k, v in tool.items() if k != "_meta"}, sort_keys=True)
+            if self.listed.setdefault(name, shape) != shape or seen.setdefault(name, shape) != shape:
+                self.changed.setdefault(name, f"the MCP server changed the definition of tool {name[:100]!r} (its "
+                                        "description, schema or annotations) after it was first listed, or listed it "
+                                        "twice: the host and the policy read the tool as first listed; restart the "
+                                        "proxy to take the new definition")
+
+    def relist(self, cursor: str | None = None) -> None:
+        """The proxy's own tools/list (a page at `cursor`), after the server said its tools changed: calls wait for
+        none, they are refused undecided until every page is read and pinned (relisted)."""
+        self.relisting += 0 if cursor else 1
+        self.forward(None, "tools/list", {"cursor": cursor} if cursor else None)
+
+    def relisted(self, message: Mapping[str, Any]) -> None:
+        result = message.get("result")
+        cursor = result.get("nextCursor") if isinstance(result, dict) else None
+        if "error" in message or not isinstance(result, dict):
+            self.relist_failed = (f"the MCP server said its tools changed, and its tool list could not be read again "
+                                  f"({_show(message.get('error'))})")
+            return
+        self.pin(result)
+        self.relist_pages += 1
+        if type(cursor) is str and cursor and self.relist_pages >= MAX_RELIST_PAGES:
+            self.relist_failed = (f"the MCP server said its tools changed, and its tool list had more than "
+                                  f"{MAX_RELIST_PAGES} pages")
+        elif type(cursor) is str and cursor:
+            self.relist(cursor)
+        else:
+            self.relisting -= 1
+            self.relist_pages = 0 if not self.relisting else self.relist_pages
 
     def reused_id(self, host_id: Any) -> str:
         """Why the host may not use `host_id` now ('' when it may): a request of its with that id, or with the same id
@@ -851,8 +939,8 @@ class Proxy:
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         name = call_name(params)
         arguments = (params.get("arguments") or {}) if not problem else {}
-        if not problem and self.refusing:   # nothing could run it, or nobody read its answer: refused undecided, recorded
-            self.not_run(host_id, name, self.refusing)
+        if not problem and (self.refusing or self.unlisted(name)):   # refused undecided, recorded
+            self.not_run(host_id, name, self.refusing or self.unlisted(name))
             return
         if problem:   # refused in shadow mode too: there is no call to forward
             reason = problem
@@ -1123,7 +1211,7 @@ class Proxy:
 
     def awaited(self) -> set[tuple[str, Any]]:
         """The id_keys of the requests that await their decision or the child's answer."""
-        return set().union(*(id_keys(h) for h in [p.host_id for p in self.pending.values()]
+        return set().union(*(id_keys(h) for h in [p.host_id for p in self.pending.values() if p.host_id is not None]
                              + list(self.deciding.values())))
 
     def to_host(self, message: Mapping[str, Any]) -> None:
@@ -1199,7 +1287,10 @@ class Proxy:
             self.stray = repr(line.decode("utf-8", "replace").strip())[:200]
             return
         if "method" in message:     # the child's own requests and notifications
-            if "id" in message:
+            if message["method"] == "notifications/tools/list_changed" and "id" not in message:
+                if self.listed:   # before the host listed any tool there is nothing to compare
+                    self.relist()
+            elif "id" in message:
                 self.childs_request(message)
                 self.to_child({"jsonrpc": "2.0", "id": message["id"], "result": {}} if message["method"] == "ping" else
                               {"jsonrpc": "2.0", "id": message["id"], "error": {
@@ -1233,6 +1324,11 @@ class Proxy:
 
     def answered(self, pending: Pending, message: dict[str, Any]) -> None:
         error, result = message.get("error"), message.get("result")
+        if pending.host_id is None:   # the proxy's own tools/list
+            self.relisted(message)
+            return
+        if pending.method == "tools/list" and error is None:
+            self.pin(result)
         if pending.method != "tools/call":
             self.to_host({"jsonrpc": "2.0", "id": pending.host_id,
                           **({"error": error} if error is not None else {"result": result})})
@@ -1282,6 +1378,9 @@ class Proxy:
 
     def fail(self, pending: Pending, reason: str) -> None:
         """The host's request could not be completed: a refusal for a tools/call, a JSON-RPC error otherwise."""
+        if pending.host_id is None:   # the proxy's own tools/list: later calls are refused
+            self.relisted({"error": reason})
+            return
         if pending.method == "tools/call":   # its allow record is followed by one of its end (before: the allow alone)
             self.record_end(pending.host_id, pending.tool, f"allowed by the policy, but did not complete: {reason}")
             say(f"refused tools/call {pending.tool!r}: {reason}")

@@ -171,6 +171,10 @@ def test_forwarding_allowed_denied_and_malformed_calls(setup):
         assert got[case].is_error and says in text(got[case]), (case, text(got[case]))
     assert reached_child(setup) == [repr(PAYMENT)]
     records = list(DecisionLog(setup["log"]).records())    # every call has its record, refusals unread too
+    # each request passed unchecked has an allowed record marked so (M31; before, none)
+    assert [(r["arguments"]["method"], r["allowed"]) for r in records if r.get("unchecked")] == [
+        ("resources/list", True), ("resources/read", True), ("prompts/list", True), ("prompts/get", True)]
+    records = [r for r in records if not r.get("unchecked")]
     assert [r["allowed"] for r in records] == [True] + [False] * 11
     assert all(r["action_id"].isdigit() and r["integration"] == "mcp_proxy" for r in records)
     assert "not valid MCP" in records[6]["fail_closed"] and "could not be checked" in records[-1]["fail_closed"]

@@ -46,11 +46,12 @@ SLOW_LOAD = ("import importlib.abc, os, sys, time\n"
              "sys.exit(main())\n")
 
 
-def loading(tmp_path: Path, module: str, argv: list[str], signum: int, *, ignored: bool = False):
-    """Start the console script's main with `module` made slow to load, send `signum` while it loads; returns the
-    process (ended), its stderr, and the flag file (whose `.go` lets the load go on)."""
+def loading(tmp_path: Path, module: str, argv: list[str], signum: int, *, ignored: bool = False, code: str = SLOW_LOAD):
+    """Start the console script's main (or another `code` reading the same argv) with `module` made slow to load, send
+    `signum` while it loads; returns the process (ended), its stderr, and the flag file (whose `.go` lets the load go
+    on)."""
     flag = tmp_path / "loading"
-    full = [sys.executable, "-c", SLOW_LOAD, str(flag), module, *argv]
+    full = [sys.executable, "-c", code, str(flag), module, *argv]
     previous = signal.signal(signum, signal.SIG_IGN) if ignored else None
     try:
         with stoppable(full) as p:
