@@ -909,9 +909,9 @@ class Proxy:
     def relisted(self, message: Mapping[str, Any]) -> None:
         result = message.get("result")
         cursor = result.get("nextCursor") if isinstance(result, dict) else None
-        if "error" in message or not isinstance(result, dict):
-            self.relist_failed = (f"the MCP server said its tools changed, and its tool list could not be read again "
-                                  f"({_show(message.get('error'))})")
+        if "error" in message or not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            why = _show(message["error"]) if "error" in message else "its answer held no list of tools"
+            self.relist_failed = f"the MCP server said its tools changed, and its tool list could not be read again ({why})"
             return
         self.pin(result)
         self.relist_pages += 1
