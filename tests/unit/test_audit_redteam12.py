@@ -173,3 +173,23 @@ def test_each_of_two_compared_spellings_is_decided_as_written(twins, recipient):
 def test_a_third_spelling_of_two_compared_ones_is_refused(twins):
     with pytest.raises(ArgumentError, match="another spelling of 'acme'|another spelling of 'Acme'"):
         twins.evaluate_checked(paying("ACME"))
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory):
+    d = tmp_path_factory.mktemp("room")
+    return load_policy(write_build(fake_result(load_spec(write(d, CONSTANT="room2.example"))), d / "out", run_info={})[0])
+
+
+@pytest.mark.parametrize("recipient", ["room\u00b2.example", "room\u2461.example", "room\u2082.example"],
+                         ids=["a superscript two", "a circled two", "a subscript two"])
+def test_a_digit_in_another_form_of_a_compared_string_is_refused(room, recipient):
+    """C30's check decides ² and ② as written (they are no decimal digits); NFKC, IDNA and a reader take each for 2."""
+    with pytest.raises(ArgumentError, match="another spelling of 'room2.example'"):
+        room.evaluate_checked(paying(recipient))
+
+
+@pytest.mark.parametrize("recipient", ["m\u00b2 of room", "\U0001f1f7\U0001f1f4\U0001f1f4\U0001f1f22.example"],
+                         ids=["a superscript elsewhere", "regional indicators (flags, which IDNA refuses)"])
+def test_signs_that_respell_no_compared_string_are_decided(room, recipient):
+    assert room.evaluate_checked(paying(recipient)).allowed
