@@ -23,7 +23,8 @@ raise_exception, an error; another guard's policy guardrail): the policy's guard
 tool record that, with or without the hooks. An on_invoke_tool of the user's that wears the attributes of the SDK's
 invoker (functools.wraps, a copied __dict__, a subclass, a partial) runs code of its own on the text it is handed: it
 counts as a tool made by hand. The check the SDK makes before it asks for a call's approval (pre_approval_tool_input_guardrails)
-does not take the run's one running call: the approved call is decided again before it runs. The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
+does not take the run's one running call: the approved call is decided again before it runs; one whose approval is
+refused is recorded as not run by the hooks when its result reaches the model. The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
 tested (SDK_TESTED) that lacks one gets AgentsSdkUnsupported (env.agents_sdk).
 
 The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
@@ -306,7 +307,9 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                                tool=tool.tool_name) if changed else \
             guard.check(call, context=facts, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
-                        tool=tool.tool_name, exclusive=guard in RELEASED and not approval_preview(tool, found))
+                        tool=tool.tool_name, exclusive=guard in RELEASED and not (preview := approval_preview(tool, found)))
+        awaiting(guard, tool.tool_call_id, tool.tool_name if outcome.allowed and not changed and preview and
+                 guard.mode == "enforce" else None)
         if outcome.allowed and not changed:
             held = guard.mode == "enforce"   # shadow mode refuses nothing
             decided = getattr(tool, DECIDED, None)
@@ -351,6 +354,41 @@ def approval_preview(context: Any, tool: Any) -> bool:
         return context.is_tool_approved(context.tool_name, context.tool_call_id) is None
     except Exception:
         return False
+
+
+# Per guard, the calls its guardrail allowed before their approval was asked (approval_preview), by call id: each is
+# decided again once approved; one whose result comes back undecided (its approval was refused) is recorded by the
+# hooks as not run. The oldest are forgotten past AWAITING_KEPT (a run never resumed).
+AWAITING: "weakref.WeakKeyDictionary[Guard, dict[str, str]]" = weakref.WeakKeyDictionary()
+AWAITING_KEPT = 1024
+
+
+def awaiting(guard: Guard, call_id: str, tool: str | None) -> None:
+    """Note that the call `call_id` of `tool` awaits its approval, allowed (`tool` given), or that it was decided now
+    (None: any note of it is dropped)."""
+    calls = AWAITING.get(guard)
+    if tool is None:
+        if calls:
+            calls.pop(call_id, None)
+        return
+    calls = AWAITING.setdefault(guard, {})
+    calls[call_id] = tool
+    while len(calls) > AWAITING_KEPT:
+        del calls[next(iter(calls))]
+
+
+def approval_refused(guard: Guard, items: Any) -> None:
+    """Record, by `guard`, each call whose result is among the model's input `items` though it was allowed only before
+    its approval and never decided after (its approval was refused): the allow was its one record."""
+    calls = AWAITING.get(guard)
+    if not calls:
+        return
+    for item in items if isinstance(items, list) else ():
+        call_id = item.get("call_id") if isinstance(item, Mapping) else getattr(item, "call_id", None)
+        kind = item.get("type") if isinstance(item, Mapping) else getattr(item, "type", None)
+        if kind == "function_call_output" and isinstance(call_id, str) and call_id in calls:
+            guard.refuse_run("the call was allowed before its approval was asked, and its approval was refused: "
+                             "not run", integration="openai_agents", tool=calls.pop(call_id), action_id=call_id)
 
 
 LATER = "veriguard_records_refusal"   # set on a guardrail function wrapped by refusal_recorded
@@ -885,6 +923,7 @@ class PolicyHooks(RunHooks[Any]):
     async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
         self.guard.finished(self.run)   # the model is asked again: the calls of its last answer have ended
         self._failing_closed("refused to ask the model", lambda: self._llm_start(agent))
+        self._failing_closed("refused to ask the model", lambda: approval_refused(self.guard, input_items))
 
     def _llm_start(self, agent: Any) -> None:
         """Refuse a run that could call a tool undecided; hold each guarded tool to the data decided (hold_to_decided:

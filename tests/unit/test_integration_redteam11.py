@@ -11,7 +11,8 @@
   the hooks, held by them;
 - Agents, with RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True)): the check made
   before a call's approval took the run's one running call (a policy reading a ledger), nothing released it, and the
-  approved call was refused as busy: it never ran (a false refusal). That check now takes nothing;
+  approved call was refused as busy: it never ran (a false refusal). That check now takes nothing; and a call it
+  allowed whose approval the person refused had that allow as its one record: the hooks now record it as not run;
 - Guard.record_unchecked (asked for by the MCP proxy's helper): a pass the operator left unchecked is an allowed record
   marked unchecked: true (the rows fail on 6d7c2a0 as the method did not exist).
 Real SDK code paths: the Agents SDK's chat-completions and responses models over httpx2.MockTransport."""
@@ -275,6 +276,26 @@ def test_an_unchecked_pass_whose_log_cannot_be_written_is_a_denial(payments_buil
     assert record is not None and not record.allowed and record.fail_closed.startswith("decision log write failed")
 
 
+async def approve(agent, g, config, *, refuse=False):
+    """Run `agent` to its approvals, approve (or refuse) each, and resume: the run's result."""
+    from agents import Runner
+
+    from veriguard.enforce.integrations.openai_agents import policy_hooks
+
+    first = await Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g), run_config=config)
+    state = first.to_state()
+    for item in state.get_interruptions():
+        (state.reject if refuse else state.approve)(item)
+    return await Runner.run(agent, state, hooks=policy_hooks(g), run_config=config)
+
+
+def pre_approval():
+    from agents import RunConfig
+    from agents.run_config import ToolExecutionConfig
+
+    return RunConfig(tracing_disabled=True, tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
+
+
 # --- Agents: guardrails run before approval (ToolExecutionConfig.pre_approval_tool_input_guardrails) --------------------
 @pytest.mark.parametrize("payments", [[PAYMENT], [PAYMENT, PAYMENT]], ids=["one", "parallel"])
 def test_a_call_checked_before_its_approval_runs_once_approved(payments_build, tmp_path, payments):
@@ -282,24 +303,15 @@ def test_a_call_checked_before_its_approval_runs_once_approved(payments_build, t
     refused as busy (nothing ran). Now that check takes nothing; the approved calls are decided again, one at a time (of
     two parallel ones the first runs, the second is refused as busy)."""
     agents_fixture()
-    from agents import RunConfig, Runner
-    from agents.run_config import ToolExecutionConfig
-
-    from veriguard.enforce.integrations.openai_agents import policy_guardrail, policy_hooks
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
 
     log = tmp_path / "log.jsonl"
     g, ran = guard(payments_build, log=log), []
-    config = RunConfig(tracing_disabled=True, tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
+    config = pre_approval()
     agent = agent_paying(send_tool(ran, [policy_guardrail(g)], needs_approval=True),
                          calls(*[("send_payment", p) for p in payments]))
 
-    async def approved():
-        first = await Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g), run_config=config)
-        state = first.to_state()
-        for item in state.get_interruptions():
-            state.approve(item)
-        return await Runner.run(agent, state, hooks=policy_hooks(g), run_config=config)
-    asyncio.run(approved())
+    asyncio.run(approve(agent, g, config))
     busy = "another allowed call of this run has not finished"
     assert ran == [45000] and [(a, busy in why) for a, why in records(log)] == \
         [(True, False)] * (2 * len(payments) - 1) + [(len(payments) == 1, len(payments) == 2)]
@@ -317,3 +329,17 @@ def test_a_call_refused_after_its_allow_gives_back_the_runs_running_call(payment
     run(agent_paying(send_tool(ran, [policy_guardrail(g), second(amount=100)]),
                      calls(("send_payment", SMALL), ("send_payment", PAYMENT))), g)
     assert ran == [45000] and said(log) == [(True, False), (False, True), (True, False)]
+
+
+def test_a_call_allowed_before_its_approval_that_the_approval_refuses_is_recorded(payments_build, tmp_path):
+    """Before: the allow made before the approval was asked was the one record of a call that never ran (the person
+    refused it). The hooks now record it as not run when its result reaches the model."""
+    agents_fixture()
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    agent = agent_paying(send_tool(ran, [policy_guardrail(g)], needs_approval=True))
+    asyncio.run(approve(agent, g, pre_approval(), refuse=True))
+    assert ran == [] and [(a, "its approval was refused" in why) for a, why in records(log)] == [(True, False),
+                                                                                                (False, True)]
