@@ -304,10 +304,11 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         runs = call_text(tool, tool.tool_arguments)   # what the SDK runs (read before detach_call)
         if not changed and runs != tool.tool_arguments:
             changed = RUNS_OTHER.format(tool.tool_name, str(runs)[:200], tool.tool_arguments[:200])
+        preview = approval_preview(tool, found)
         outcome = guard.refuse(changed, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                                tool=tool.tool_name) if changed else \
             guard.check(call, context=facts, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
-                        tool=tool.tool_name, exclusive=guard in RELEASED and not (preview := approval_preview(tool, found)))
+                        tool=tool.tool_name, exclusive=guard in RELEASED and not preview)
         awaiting(guard, tool.tool_call_id, tool.tool_name if outcome.allowed and not changed and preview and
                  guard.mode == "enforce" else None)
         if outcome.allowed and not changed:
