@@ -38,7 +38,7 @@ from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS,
                                         link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
 from veriguard.enforce.shell_values import (Needles, blob_texts, in_spellings, in_texts, needles, opaque_held,
-                                           opened_held, secret_values, spellings)
+                                           opened_held, secret_keys, secret_values, spellings)
 from veriguard.enforce.shell_walk import (Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered,
                                          within)
 
@@ -193,7 +193,6 @@ _NAME = re.compile(r"(?<![\w$\-])[A-Za-z_]\w*(?![\w-])")
 # assignment or `export`/`declare` of a name that is itself expanded (`export "$k=$v"`), `envsubst`-free `read` loops
 _SOURCING = re.compile(r"(?:^|[\s;&|(`])(?:(?:source|\.|eval)(?=[\s\"'$])|set\s+-a|"
                        r"(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*[\"']?\$|[\"']?\$\{?\w+\}?=)")
-_KEY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)\s*[=:]", re.M)
 
 
 def sourced_names(a: Analysis, zones: Zones, carried: tuple[str, ...],
@@ -206,7 +205,7 @@ def sourced_names(a: Analysis, zones: Zones, carried: tuple[str, ...],
             continue
         try:
             with open(path, "rb") as f:
-                names.update(dict.fromkeys(_KEY.findall(f.read(_TYPED_BYTES).decode("utf-8", "replace"))))
+                names.update(dict.fromkeys(secret_keys(f.read(_TYPED_BYTES).decode("utf-8", "replace"))))
         except OSError:
             continue
     return tuple(names)

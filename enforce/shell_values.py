@@ -38,7 +38,11 @@ SHIFT_FROM = 12        # letters and digits a value holds at least to be looked 
 GZIP_BYTES = 1 << 20   # what a gzip file a command sends is read to, decompressed
 XOR_BYTES = 4096       # a file up to this size is also read XORed with each key below 32 (its text stays text: not opaque)
 
-_VALUE = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(.*?)\s*$", re.M)
+# a setting's line, `KEY=`, `export KEY=` or `KEY:`, up to its `=` or `:` ({key}: the key's pattern): a value's key may
+# hold `.` and `-` (secret_values), a key a shell sets may not (secret_keys)
+_SETTING = r"^\s*(?:export\s+)?{key}\s*[=:]"
+_VALUE = re.compile(_SETTING.format(key=r"[A-Za-z_][\w.-]*") + r"\s*(.*?)\s*$", re.M)
+_KEY = re.compile(_SETTING.format(key=r"([A-Za-z_]\w*)"), re.M)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~@:]{20,}")
 _ALNUM = re.compile(r"[\W_]+")
 _QUOTES = re.compile(r"[\s'\"\\`]+")
@@ -68,6 +72,12 @@ def secret_values(text: str) -> set[str]:
     found = {v for v in values if len(v) >= 8 and not v.isalpha() and " " not in v}
     found |= {t for t in _TOKEN.findall(text) if any(c.isdigit() for c in t) and any(c.isalpha() for c in t)}
     return found
+
+
+def secret_keys(text: str) -> list[str]:
+    """The keys of a secret file's settings (`KEY=`, `export KEY=`, `KEY:`) that are shell names, in their order: the
+    names a command that sources or evaluates it sets."""
+    return _KEY.findall(text)
 
 
 @dataclass(frozen=True)
