@@ -30,6 +30,7 @@ import sys
 import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
 from pathlib import Path, PurePosixPath
 from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -128,7 +129,7 @@ class FrozenPolicy:
         """The strings the policy compares, and each one's spelling_key (made on the first call, not at load: a hook
         loads the build for one call, and a large table's keys take time)."""
         texts = compared_texts(self.module, self.certificate)
-        keys = {spelling_key(t): t for t in texts}
+        keys = {spelling_key(text): text for text in texts}
         return texts, keys, max(map(len, keys), default=0)
 
     def _call(self, entry: Any, args: Mapping[str, Any]) -> Decision:
@@ -174,8 +175,9 @@ def compared_texts(module: ModuleType, certificate: Mapping[str, Any]) -> frozen
            if isinstance(d, dict)} | set(getattr(module, "RULE_IDS", ()))
     found -= {i for i in ids if f'"{i}"' not in quoted}   # an id the contract also compares as a string is kept
     for table in (v for k, v in vars(module).items() if k.startswith("VG_TABLE_") and type(v) is dict):
-        for key, value in table.items():   # contracts.to_python.table_source: a tuple of scalars -> a scalar
-            found.update(part for part in (*key, value) if type(part) is str)
+        cells = set(chain.from_iterable(table))   # contracts.to_python.table_source: a tuple of scalars -> a scalar
+        cells.update(table.values())
+        found.update(cell for cell in cells if type(cell) is str)
     return frozenset(found)
 
 
