@@ -861,13 +861,9 @@ class Proxy:
     def unrecorded(self, host_id: Any, method: str, params: dict[str, Any] | None) -> str:
         """Record a request the operator chose to forward unchecked (--unchecked: resources/read, prompts/get...) as an
         allowed record marked unchecked, with the sha256 of the params sent; why it may not go ('' when it may): a
-        record that could not be written. Before, such a pass was said on stderr only, and the log held nothing of it.
-        A Guard without record_unchecked (enforce/guard.py before A31) passes it unrecorded, as before."""
-        record_unchecked = getattr(self.guard, "record_unchecked", None)
-        if record_unchecked is None:
-            return ""
+        record that could not be written. Before, such a pass was said on stderr only, and the log held nothing of it."""
         digest = hashlib.sha256(json.dumps(params, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
-        record = record_unchecked(method, digest, action_id=action_id(host_id))
+        record = self.guard.record_unchecked(method, digest, action_id=action_id(host_id))
         if record is not None and record.allowed is True:
             return ""
         why = record.fail_closed if record is not None else "nor could its refusal"

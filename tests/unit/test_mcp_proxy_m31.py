@@ -73,6 +73,21 @@ def test_an_unchecked_pass_is_recorded(lenient):
     assert got[0]["arguments"]["method"] == "resources/read" and len(got[0]["arguments"]["params_sha256"]) == 64
 
 
+def test_an_unchecked_pass_that_cannot_be_recorded_is_not_forwarded(lenient):
+    """The log file replaced by a folder mid-session: the resources/read is refused (its record could not be written)
+    and never reaches the server."""
+    s = lenient(child=["lenient"], options=["--unchecked", "resources"])
+    try:
+        s.log.unlink(missing_ok=True)
+        s.log.mkdir()
+        s.send({"jsonrpc": "2.0", "id": "r", "method": "resources/read", "params": {"uri": "ledger://x"}})
+        assert "could not be recorded" in s.answer("r")["error"]["message"]
+    finally:
+        s.p.stdin.close()
+        s.p.wait(timeout=60)
+    assert [m.get("method") for m in s.requests()].count("resources/read") == 0
+
+
 # --- 3. a tool re-described after it was listed -----------------------------------------------------------------------
 def refused_after_first(s, *, relist: bool) -> str:
     """List, pay 45000 (the server may change its tool then), list again when `relist`, then ask the same payment:
