@@ -452,19 +452,12 @@ def _split_call(joined: _Joined, where: str, tool: str | None) -> None:
 
 
 def _calls_written(text: str, tool: str | None) -> int:
-    """The calls read in `text` as written (not decoded); -1 when it is refused. Kept for a text up to _CACHED_TEXT
-    characters (an agent sends its history again each turn)."""
-    return _calls_written_kept(text, tool) if len(text) <= _CACHED_TEXT else _calls_written_now(text, tool)
-
-
-def _calls_written_now(text: str, tool: str | None) -> int:
+    """The calls read in `text` as written (not decoded: _WRITTEN_CALLS); -1 when it is refused. Kept for a text up to
+    _CACHED_TEXT characters, as _read_once keeps readings (an agent sends its history again each turn)."""
     try:
-        return len(tool_calls(text, tool, decode=False))
+        return len(_read_once(_WRITTEN_CALLS, text, tool))
     except ExtractionError:
         return -1
-
-
-_calls_written_kept = functools.lru_cache(maxsize=256)(_calls_written_now)
 
 
 def _number_items(items: list[Any] | tuple[Any, ...]) -> str:
@@ -668,7 +661,7 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     if type(text) is _Joined:   # a call written across its pieces, or bytes in one under a key written in another
         _split_call(text, where, tool)
         spaced = " ".join(text.pieces)
-        read = _keyed_beside(spaced, [m.group().rstrip("=") for m in _BASE64.finditer(spaced)])
+        read = _keyed_beside(spaced, _beside_raws(spaced, [m.group().rstrip("=") for m in _BASE64.finditer(spaced)]))
         if all(_RUN_PIECE.fullmatch(piece) for piece in text.pieces):   # an encoded run cut into long pieces
             read += _read_once(_encoded, "".join(spaced.split()), where=where)
         return read or None
@@ -701,22 +694,22 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
 
 
 _CACHED_TEXT = 65_536   # characters of a text whose readings are kept (an agent sends its history again each turn)
-_Read = TypeVar("_Read", list[str], str)
+_Read = TypeVar("_Read", list[str], str, list[ToolCall])
 
 
 def _read_once(reader: Callable[..., _Read], text: str, *args: str | None, where: str | None = None) -> _Read:
     """reader(text, *args[, where]), kept for a text up to _CACHED_TEXT characters at any place: `where` only names
     the place in a refusal, and a refusal is not kept (the text is read again at its place, to be refused there)."""
-    placed = () if where is None else (where,)
+    placed, unplaced = ((), ()) if where is None else ((where,), ("",))
     if len(text) > _CACHED_TEXT:
         return reader(text, *args, *placed)
     try:
-        return _readings(reader, text, *args, *(() if where is None else ("",)))[:]   # a list kept is handed out as a copy
+        return _readings(reader, text, *args, *unplaced)[:]   # a list kept is handed out as a copy
     except ExtractionError:
         return reader(text, *args, *placed)
 
 
-@functools.lru_cache(maxsize=1024)   # three readers share it (_turned, _encoded, _unnamed_letters_of)
+@functools.lru_cache(maxsize=1024)   # four readers share it (_turned, _encoded, _unnamed_letters_of, _WRITTEN_CALLS)
 def _readings(reader: Callable[..., _Read], text: str, *args: str | None) -> _Read:
     return reader(text, *args)
 
@@ -800,8 +793,9 @@ def _encoded(text: str, where: str) -> list[str]:
     decoded = _transforms(text)
     if len(text) < _ENCODED_MIN:
         return [d for d in decoded if d and d != text]
+    makes_characters = functools.cache(lambda: _MAKES_CHARACTERS.search(text) is not None)   # once, when asked
     for numbers in _NUMBER_LIST.finditer(text):
-        decoded += _numbers_read(numbers.group(), where, text)
+        decoded += _numbers_read(numbers.group(), where, makes_characters)
     runs = [(re.sub(r"\s", "", run) if "\n" in run else run).rstrip("=")
             for run in (m.group() for m in _BASE64.finditer(text))]
     squeezed_runs: list[str] = []
@@ -818,17 +812,24 @@ def _encoded(text: str, where: str) -> list[str]:
     if len(text) <= _MAX_BASE85:
         squeezed_runs += [r for r in (*_joined_literals(text), _odd_tokens(text))
                           if len(r) >= _ENCODED_MIN and r not in runs and r not in squeezed_runs]
-    for packed in runs + squeezed_runs:
-        if _HEX.fullmatch(packed):   # hex in bytes apart (`7b 22 6e`), or `=7B=22` (quoted-printable)
+    hex_raws: list[bytes] = []
+    base64_raws: list[bytes] = []   # with hex_raws, what _keyed_beside tries (_beside_raws), decoded once here
+    for at, packed in enumerate(runs + squeezed_runs):
+        hexed = _HEX.fullmatch(packed) is not None
+        if hexed:   # hex in bytes apart (`7b 22 6e`), or `=7B=22` (quoted-printable)
             decoded += _read_bytes(bytes.fromhex(packed[:len(packed) // 2 * 2]), where)
-        decoded += _read_base64(packed, where, shifted=True)   # a label or a word glued before groups shifts them too
+        raw = _from_base64(packed)
+        decoded += _read_base64(packed, where, shifted=True, raw=raw)   # a word glued before groups shifts them too
+        if at < len(runs) and not hexed and all(c.search(packed) for c in _MIXED):
+            base64_raws.append(raw)
         if _BASE32.fullmatch(packed):
             decoded += _read_bytes(_from_base32(packed), where)
     for run in _HEX.finditer(text):
         digits = run.group()
-        decoded += _read_bytes(bytes.fromhex(digits[:len(digits) // 2 * 2]), where)
+        hex_raws.append(bytes.fromhex(digits[:len(digits) // 2 * 2]))
+        decoded += _read_bytes(hex_raws[-1], where)
     if len(text) <= _MAX_BASE85:
-        decoded += _keyed_beside(text, runs)
+        decoded += _keyed_beside(text, hex_raws + base64_raws)
     unwrapped = "".join(text.split()) if len(text) <= _MAX_BASE85 else ""   # Ascii85 wraps in lines
     # a run decoded shows a character outside base64's (`<` in `<~ ~>`, the others no blank), so unwrapped does too
     if _NOT_BASE64_RUN.search(unwrapped or text):
@@ -849,14 +850,22 @@ _KEYS_BESIDE = 16     # runs of bytes, and words, tried as keys at most
 _KEY_WORD = re.compile(r"[!-~]{8,64}")
 
 
-def _keyed_beside(text: str, runs: list[str]) -> list[str]:
+def _beside_raws(text: str, runs: list[str]) -> list[bytes]:
+    """The bytes _keyed_beside tries: each hex run of `text`, then each of `runs` (base64) that is no hex run."""
     raws = [bytes.fromhex(d[:len(d) // 2 * 2]) for d in (m.group() for m in _HEX.finditer(text))]
     raws += [_from_base64(run) for run in runs   # base64 of bytes shows A-Z, a-z and 0-9 (names and paths do not)
              if not _HEX.fullmatch(run) and all(c.search(run) for c in _MIXED)]
-    data = [r for r in dict.fromkeys(raws) if len(r) >= _ENCODED_MIN and not _printable(r)][:_KEYS_BESIDE]
+    return raws
+
+
+def _keyed_beside(text: str, raws: list[bytes]) -> list[str]:
+    """The texts the runs of bytes `raws` (_beside_raws, in its order) are XORed with another or with a word of
+    `text`, when they show a word of a call."""
+    unique = list(dict.fromkeys(raws))
+    data = [r for r in unique if len(r) >= _ENCODED_MIN and not _printable(r)][:_KEYS_BESIDE]
     if not data:
         return []
-    keys = [r for r in dict.fromkeys(raws) if len(r) >= 4][:_KEYS_BESIDE] + [
+    keys = [r for r in unique if len(r) >= 4][:_KEYS_BESIDE] + [
         w.encode() for w in dict.fromkeys(_KEY_WORD.findall(text))][:_KEYS_BESIDE]
     found: list[str] = []
     for raw in data:
@@ -885,16 +894,22 @@ _MAKES_CHARACTERS = re.compile(r"(?i:\b(?:chr|unichr|fromCharCode|fromCodePoint|
                                r"\b(?:bytes|bytearray)\s*\((?=[^\n]{0,200}?(?:\bfor\s+\w+\s+in\b|\bmap\s*\()))")
 
 
-def _numbers_read(written: str, where: str, text: str) -> list[str]:
+def _numbers_read(written: str, where: str, makes_characters: Callable[[], bool]) -> list[str]:
+    """The readings of a list of numbers written in a text; `makes_characters`: whether the text shows code that makes
+    characters of numbers (_MAKES_CHARACTERS, searched once a text)."""
     values = [int(v, 16) if v[1:2] in "xX" and len(v) > 1 else int(v) for v in _NUMBER_VALUE.findall(written)]
     if max(values) < 256:
         read = _read_bytes(bytes(values), where)
-        if not any(map(_followed, read)):
-            read += _multiplied(bytes(values)) + _scaled(values)
+        followed = any(map(_followed, read))
+        if not followed:
+            more = _multiplied(bytes(values)) + _scaled(values)
+            read += more
+            followed = any(map(_followed, more))
     else:   # code points shifted stay letters (`chr(c + 1000)` is Cyrillic): read shifted back too
         chars = "".join(chr(v) for v in values if v < 0x110000)
         read = ([chars] if chars.isprintable() else []) + _scaled(values)
-    if not any(map(_followed, read)) and _MAKES_CHARACTERS.search(text):
+        followed = any(map(_followed, read))
+    if not followed and makes_characters():
         _bad_call(where, f"a list of {len(values)} numbers beside code that makes characters of numbers, and no "
                   "reading of them (bytes, characters, a one-byte key, an affine map) shows words: arithmetic this "
                   "reader does not follow may make them a tool call")
@@ -917,9 +932,13 @@ def _multiplied(raw: bytes) -> list[str]:
     """The texts `raw` is under an invertible affine map mod 256 other than a shift: each odd multiplier, then the
     shifts (_unkeyed) that make every byte printable ASCII; kept when they show a word of a call."""
     found: list[str] = []
+    # an odd multiplier maps bytes one to one: the distinct bytes _unkeyed bounds are as many under each, so a raw
+    # outside its bounds is outside them under all (_unkeyed would read nothing): checked once
+    keyed = _ENCODED_MIN <= len(raw) <= _MAX_KEYED and _KEYED_FEWEST <= len(set(raw)) <= _KEYED_DISTINCT
     for table in _MULTIPLIERS:
         turned = raw.translate(table)
-        found += [t for t in [_printable(turned), *_unkeyed(turned)] if t and _shows_call_word_turned(t)]
+        found += [t for t in [_printable(turned), *(_unkeyed(turned) if keyed else ())]
+                  if t and _shows_call_word_turned(t)]
     return [_Guessed(t) for t in found]
 
 
@@ -1591,10 +1610,10 @@ def _unescaped(escape: str) -> str:
     return chr(code) if code < 0x110000 else ""
 
 
-def _read_base64(packed: str, where: str, *, shifted: bool) -> list[str]:
+def _read_base64(packed: str, where: str, *, shifted: bool, raw: bytes | None = None) -> list[str]:
     """The texts a base64 run holds, at the alignment it has and, when that is no text and `shifted` (a run as written:
-    a word may be glued before it), at the three others."""
-    first = _read_bytes(_from_base64(packed), where)
+    a word may be glued before it), at the three others. `raw`: the run decoded (_from_base64), when it is."""
+    first = _read_bytes(_from_base64(packed) if raw is None else raw, where)
     if first or not shifted or not all(c.search(packed) for c in _MIXED):   # base64 shows A-Z, a-z and 0-9
         return first
     return [text for k in (1, 2, 3) if _PRINTABLE_SPAN.search(_from_base64(packed[k:k + 256]))   # text shows at once
@@ -1891,6 +1910,9 @@ def tool_calls(observation: Mapping[str, Any] | str, tool: str | None = None, *,
     _walk(observation, "", visit, text=lambda value, at: _text_data(value, at, found, tool, decode=decode),
           join=decode)
     return found
+
+
+_WRITTEN_CALLS = functools.partial(tool_calls, decode=False)   # _calls_written's reader, one object: kept by _read_once
 
 
 _STRING = r"""(?:"[^"\n]{0,200}"|'[^'\n]{0,200}')"""
