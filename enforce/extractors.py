@@ -381,13 +381,14 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
                       if text is not None and join else [])
         elif isinstance(x, (list, tuple)):
             children = [(v, f"{at}[{i}]") for i, v in enumerate(x)]
-            joined = _joined_items(x) if text is not None and join else ""
+            values = _piece_values(x) if text is not None and join else []   # collected once for both readings
+            joined = _joined_items(values)
             if joined:   # a run cut into the items of a list (a notebook's lines or cells, text blocks)
                 children.append((joined, f"{at}[joined]"))
             numbers = _number_items(x) if text is not None and join else ""
             if numbers:   # a list of numbers held as data is read as the same list written in text
                 children.append((numbers, f"{at}[numbers]"))
-            pieces = _text_pieces(x) if text is not None and join else []
+            pieces = [v for v in values if type(v) is str]   # its text pieces (text blocks), in order
         else:
             continue
         if len(pieces) > 1:   # a call written across text blocks, or across an object's strings
@@ -399,18 +400,25 @@ _PIECE_KEYS = ("text", "source", "content", "data", "value", "chunk", "body", "o
 _RUN_PIECE = re.compile(r"[A-Za-z0-9+/=_\s-]+")
 
 
-def _joined_items(items: list[Any] | tuple[Any, ...]) -> str:
-    """The pieces of an encoding's characters that a list holds (its strings, and the strings or lists of strings
-    under a text-like key of its objects), joined, when two or more; '' otherwise (blanks dropped)."""
-    pieces: list[str] = []
+def _piece_values(items: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """A list's strings, and the values under a text-like key of its objects (None where there is none), in order:
+    its text pieces are the strings among them (_walk), and _joined_items reads its runs in them."""
+    values: list[Any] = []
     for item in items:
-        values: list[Any] = ([item] if type(item) is str else [item.get(k) for k in _PIECE_KEYS]
-                             if isinstance(item, Mapping) else [])
-        for value in values:
-            for piece in value if isinstance(value, list) else [value]:
-                if (type(piece) is str and len(piece) < _OPAQUE_MIN and _RUN_PIECE.fullmatch(piece)
-                        and not _DIGEST.fullmatch(piece) and not _UUID.fullmatch(piece)):
-                    pieces.append(piece)   # a longer piece, a digest or a UUID is read, or refused, on its own
+        values += [item] if type(item) is str else [item.get(k) for k in _PIECE_KEYS] if isinstance(
+            item, Mapping) else []
+    return values
+
+
+def _joined_items(values: list[Any]) -> str:
+    """The pieces of an encoding's characters that a list holds (_piece_values: its strings, and the strings or lists
+    of strings under a text-like key of its objects), joined, when two or more; '' otherwise (blanks dropped)."""
+    pieces: list[str] = []
+    for value in values:
+        for piece in value if isinstance(value, list) else [value]:
+            if (type(piece) is str and len(piece) < _OPAQUE_MIN and _RUN_PIECE.fullmatch(piece)
+                    and not _DIGEST.fullmatch(piece) and not _UUID.fullmatch(piece)):
+                pieces.append(piece)   # a longer piece, a digest or a UUID is read, or refused, on its own
     joined = "".join("".join(pieces).split())
     if len(pieces) <= 1 or len(joined) < _ENCODED_MIN:
         return ""
@@ -426,16 +434,6 @@ class _Joined(str):
         made = super().__new__(cls, joined)
         made.pieces = tuple(pieces)
         return made
-
-
-def _text_pieces(items: list[Any] | tuple[Any, ...]) -> list[str]:
-    """A list's strings, and the strings under a text-like key of its objects (text blocks), in order."""
-    pieces: list[str] = []
-    for item in items:
-        values: list[Any] = [item] if type(item) is str else [item.get(k) for k in _PIECE_KEYS] if isinstance(
-            item, Mapping) else []
-        pieces += [v for v in values if type(v) is str]
-    return pieces
 
 
 def _split_call(joined: _Joined, where: str, tool: str | None) -> None:
