@@ -279,10 +279,11 @@ class LLMExtractor:
         # sent in extra calls (52.9% -> 43.7%; v1-v17, the evasions, Mind2Web-SC; a model answering gold), and a field
         # a text asks and names is read so in 99.0% of them; the rest of the text is still asked beside them
         seen = set().union(*map(_read_fields, reads.values())) if reads else None
-        alone = {clause: said for clause, said in naming.items() if seen is None or set(said) & seen}
-        for clause, said in self._disputed(clauses, off, reads, unsure).items():
+        alone = [clause for clause, said in naming.items() if seen is None or set(said) & seen]
+        disputed = self._disputed(clauses, off, reads, unsure)
+        for clause, said in disputed.items():
             naming[clause] = list(dict.fromkeys([*naming.get(clause, []), *said]))
-            alone[clause] = list(dict.fromkeys([*alone.get(clause, []), *said]))
+        alone = list(dict.fromkeys([*alone, *disputed]))
         # struck-through words (~~Book the Hilton~~) a model reads as taken back: the text is asked unstruck too
         struck = _unstruck(text) if off and _STRUCK.search(text) else ""
         if not naming and not struck:
@@ -295,7 +296,7 @@ class LLMExtractor:
             rest = _without(clauses, naming)
             # a text of one clause is that clause: its reading is the one the model gave; each piece unstruck
             asks = [_unstruck(a) for a in dict.fromkeys(([rest] if named_in_words and _LETTER_RUN.search(rest) else [])
-                                                        + (list(alone) if len(clauses) > 1 else []))]
+                                                        + (alone if len(clauses) > 1 else []))]
         asks += [struck] if struck else []
         readings = []
         if asks:
