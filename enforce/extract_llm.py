@@ -313,7 +313,7 @@ class LLMExtractor:
                       f"{why}, so a clause of the text withdrew them"), {**details, "withdrawn": sorted(found),
                                                                           "withdrawal_asks": asked}
 
-    def _disputed(self, clauses: list[str], off: tuple[str, ...], reads: dict[str, Any] | None = None,
+    def _disputed(self, clauses: list[str], off: tuple[str, ...], reads: dict[str, Any],
                   unsure: frozenset[str] = frozenset()) -> dict[str, list[str]]:
         """The clauses of a text of several in which the bank's classifier, reading each alone, is sure of a field the
         model answered false on the whole text (`off`), or unsure of one in `unsure` (fields whose unsure reading in a
@@ -328,10 +328,9 @@ class LLMExtractor:
         These are llm/'both' figures (there `unsure` is empty); in the cascade, sure of the whole text, a clause's sure
         or unsure reading of a field the whole reading lacks disputes it (062e1f4). A category a text asks is read sure
         in a clause of it alone 94.7% of the time (97.9% sure or not). The classifier only picks what is asked; the
-        model's readings decide. `reads`: _clause_reads(clauses), where the caller has them."""
-        if not off:   # nothing to dispute (and, `reads` not given, `clauses` is empty: no reading to make)
+        model's readings decide. `reads`: _clause_reads(clauses)."""
+        if not off:   # nothing to dispute
             return {}
-        reads = self._clause_reads(clauses) if reads is None else reads
         hold = {clause: _sure_fields(read) | (_read_fields(read) & unsure) for clause, read in reads.items()}
         return {clause: said for clause, held in hold.items() if (said := [f for f in off if f in held])}
 
