@@ -266,11 +266,13 @@ class LLMExtractor:
         pieces. More than MAX_WITHDRAWN clauses name them: the fields are kept, unasked."""
         fields = _answer_fields(self.argument, self.type)[1:]
         off = tuple(f for f in fields if isinstance(value, Mapping) and value.get(f) is False and f not in settled)
-        clauses = _clauses(text) if off else []
-        reads = self._clause_reads(clauses) if off and reads is None else reads or {}
+        if not off:
+            return value, how, details
+        clauses = _clauses(text)
+        reads = self._clause_reads(clauses) if reads is None else reads
         # with no bank there is no second reader to find a request in words no field holds: the field's description
         # words name it in a clause of any length (B31; extra calls on benign texts 40.8% -> 61.7%, with `describe`)
-        naming = _naming_clauses(clauses, off, self._names, anywhere=self.reader is None) if off else {}
+        naming = _naming_clauses(clauses, off, self._names, anywhere=self.reader is None)
         # the rest is asked for a clause that names the field, which may be the withdrawal ("Hotel: not needed"); a
         # clause only the classifier disputes is where it reads the request, asked alone
         named_in_words = bool(naming)
@@ -285,7 +287,7 @@ class LLMExtractor:
             naming[clause] = list(dict.fromkeys([*naming.get(clause, []), *said]))
         alone = list(dict.fromkeys([*alone, *disputed]))
         # struck-through words (~~Book the Hilton~~) a model reads as taken back: the text is asked unstruck too
-        struck = _unstruck(text) if off and _STRUCK.search(text) else ""
+        struck = _unstruck(text) if _STRUCK.search(text) else ""
         if not naming and not struck:
             return value, how, details
         named = {f for said in naming.values() for f in said}
