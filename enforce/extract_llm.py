@@ -287,7 +287,9 @@ class LLMExtractor:
             naming[clause] = list(dict.fromkeys([*naming.get(clause, []), *said]))
         alone = list(dict.fromkeys([*alone, *disputed]))
         # struck-through words (~~Book the Hilton~~) a model reads as taken back: the text is asked unstruck too
-        struck = _unstruck(text) if _STRUCK.search(text) else ""
+        unstruck = _unstruck(text)   # one scan: the text itself where it has no strike
+        strike = unstruck != text
+        struck = unstruck if strike else ""   # "" too where the text is strike marks alone
         if not naming and not struck:
             return value, how, details
         named = {f for said in naming.values() for f in said}
@@ -296,9 +298,11 @@ class LLMExtractor:
         asks = []
         if not over:
             rest = _without(clauses, naming)
-            # a text of one clause is that clause: its reading is the one the model gave; each piece unstruck
-            asks = [_unstruck(a) for a in dict.fromkeys(([rest] if named_in_words and _LETTER_RUN.search(rest) else [])
-                                                        + (alone if len(clauses) > 1 else []))]
+            # a text of one clause is that clause: its reading is the one the model gave; each piece unstruck (a
+            # piece of a text with no strike has none: clauses split at < and >, and ". " joins them)
+            asks = list(dict.fromkeys(([rest] if named_in_words and _LETTER_RUN.search(rest) else [])
+                                      + (alone if len(clauses) > 1 else [])))
+            asks = [_unstruck(a) for a in asks] if strike else asks
         asks += [struck] if struck else []
         readings = []
         if asks:
