@@ -309,10 +309,9 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
                                tool=tool.tool_name) if changed else \
             guard.check(call, context=facts, action_id=tool.tool_call_id, run=counted, integration="openai_agents",
                         tool=tool.tool_name, exclusive=guard in RELEASED and not preview)
-        awaiting(guard, tool.tool_call_id, tool.tool_name if outcome.allowed and not changed and preview and
-                 guard.mode == "enforce" else None)
+        held = guard.mode == "enforce"   # shadow mode refuses nothing
+        awaiting(guard, tool.tool_call_id, tool.tool_name if outcome.allowed and not changed and held and preview else None)
         if outcome.allowed and not changed:
-            held = guard.mode == "enforce"   # shadow mode refuses nothing
             decided = getattr(tool, DECIDED, None)
             if not isinstance(decided, dict):
                 decided = {}
@@ -328,7 +327,7 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             if held:
                 record_later_refusals(found, check)
         elif not outcome.allowed:   # an earlier guardrail of another guard allowed it: that allow did not run
-            not_run(tool, tool.tool_name, f"policy {guard.policy_name} refused the call after it was allowed")
+            not_run(tool, f"policy {guard.policy_name} refused the call after it was allowed")
         if outcome.action in ("halt", "terminate"):
             return ToolGuardrailFunctionOutput.raise_exception(output_info=outcome)
         if not outcome.allowed:
@@ -418,15 +417,15 @@ def refusal_recorded(function: Callable[..., Any], name: str) -> Callable[..., A
         behavior = getattr(out, "behavior", None)
         kind = behavior.get("type") if isinstance(behavior, Mapping) else None
         if kind != "allow":
-            not_run(data.context, str(getattr(data.context, "tool_name", "")),
-                    f"guardrail {name!r}, run after the policy's, refused the call after it was allowed ({kind})")
+            not_run(data.context, f"guardrail {name!r}, run after the policy's, refused the call after it was allowed "
+                    f"({kind})")
         return out
 
     async def awaited(data: Any, pending: Any) -> Any:
         try:
             return refused(data, await pending)
         except BaseException as e:
-            not_run(data.context, str(getattr(data.context, "tool_name", "")), failed_after(name, e))
+            not_run(data.context, failed_after(name, e))
             raise
 
     @functools.wraps(function)
@@ -434,7 +433,7 @@ def refusal_recorded(function: Callable[..., Any], name: str) -> Callable[..., A
         try:
             out = function(data)
         except BaseException as e:
-            not_run(data.context, str(getattr(data.context, "tool_name", "")), failed_after(name, e))
+            not_run(data.context, failed_after(name, e))
             raise
         return awaited(data, out) if inspect.isawaitable(out) else refused(data, out)
     setattr(guardrail, LATER, True)
@@ -506,9 +505,9 @@ def prepared_call(tool: FunctionTool, name: str, arguments: str) -> tuple[str, A
     if getattr(made, WRAPPED, None) is None:
         if hasattr(made, "__agents_prepare_arguments__"):   # made by function_tool, its function no longer found
             raise LookupError(f"openai-agents keeps the function of a function tool no longer as {WRAPPED} (0.24 did)")
-        return "", None   # made by hand: it reads the JSON text itself, as the policy did
-    # fixed per invoker: kept for a plain function (the SDK's invoker; equal only to itself), else read each call
-    prepare, schema = sdk_preparer(made) if type(made) is FunctionType else sdk_preparer.__wrapped__(made)
+        return "", None   # function_tool's, of an SDK that keeps its function elsewhere (drift): nothing prepared
+    # fixed per invoker (made_by_function_tool holds it to a plain function, equal only to itself): kept
+    prepare, schema = sdk_preparer(made)
     sent = json.loads(arguments) if arguments else {}   # as the SDK reads it
     if not isinstance(sent, dict):
         return f"{REFUSED_BY_SDK.format(name)}: a JSON {type(sent).__name__}, not an object", None
@@ -543,8 +542,6 @@ def made_by_function_tool(invoker: Any, made: Any) -> bool:
     the invocation it runs: an invoker of the user's that copied the attributes of the SDK's (functools.wraps) shows
     the SDK's invocation but runs code of its own, which reads the text it is handed, as a tool made by hand does."""
     kind, code = _function_tool_invoker()
-    if kind is FunctionType:   # an SDK whose function_tool makes a plain function: its code is the invocation
-        return type(invoker) is FunctionType and invoker.__code__ is code
     return type(invoker) is kind and type(made) is FunctionType and made.__code__ is code
 
 
@@ -826,20 +823,24 @@ def recording_raise(hook: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return await hook(context, agent, tool)
         except BaseException as e:
-            not_run(context, str(getattr(tool, "name", "")), f"an on_tool_start hook raised after the call was allowed "
-                    f"({type(e).__name__}: {' '.join(str(e).split())[:200]})")
+            not_run(context, f"an on_tool_start hook raised after the call was allowed ({type(e).__name__}: "
+                    f"{' '.join(str(e).split())[:200]})", name=str(getattr(tool, "name", "")))
             raise
     setattr(on_tool_start, RAISE_RECORDED, True)
     return on_tool_start
 
 
-def not_run(context: Any, name: str, why: str) -> None:
+def not_run(context: Any, why: str, *, name: str | None = None) -> None:
     """Record, by each guard whose guardrail allowed the call of `context` (enforce mode), that it did not run (tool
-    `name`); its decision is taken away, so nothing runs it after, and the run's one running call it took is given
-    back (another call of the run may be allowed now)."""
+    `name`, by default the one its ToolContext names: the SDK finds a function tool by the call's name and namespace,
+    so it is the tool's name); its decision is taken away, so nothing runs it after, and the run's one running call it
+    took is given back (another call of the run may be allowed now). recording_raise passes the tool's own name: the
+    hook that raised may have changed the ToolContext."""
     decided = getattr(context, DECIDED, None)
     if not isinstance(decided, dict):
         return
+    if name is None:
+        name = str(getattr(context, "tool_name", ""))
     for guard, made in list(decided.items()):
         if isinstance(made, Decided) and made.held:
             del decided[guard]
