@@ -9,7 +9,6 @@ outcome says what enforcing would have done.
 """
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence, Union
 
 from veriguard.contracts.build_format import MODE_NAMES
 from veriguard.contracts.errors import OperatorError
+from veriguard.enforce.decision_log import _HEX as SHA256_HEX   # a sha256 in 64 lowercase hex digits
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.extractors import tool_calls
 from veriguard.enforce.monitor import ABANDONED, Abandoned, DecisionRecord, Monitor, Veto, gave_up
@@ -27,7 +27,6 @@ CALL_KEY = "tool_call"        # where the call sits in the observation, beside t
 BUSY = ("another allowed call of this run has not finished, and the policy decided on facts beside the call (a ledger) "
         "that it may change: calls are run one at a time")
 HALTED = "halted"
-SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 Context = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]], None]
 RunName = Union[str, Callable[[], str]]
