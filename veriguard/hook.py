@@ -49,7 +49,7 @@ import re
 import stat
 import sys
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping, NamedTuple, NoReturn, Sequence
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, NoReturn, Sequence
 
 INTEGRATION = "claude_code_hook"
 MAX_INPUT = 32 * 1024 * 1024                 # bytes of hook JSON (a Write carries the whole file)
@@ -82,7 +82,7 @@ INPUT_TYPES: Mapping[str, Mapping[str, type | tuple[type, ...]]] = {
     "WebFetch": {"url": str, "prompt": str},
     "WebSearch": {"query": str, "allowed_domains": list, "blocked_domains": list},
 }
-EDIT_TYPES: Mapping[str, type | tuple[type, ...]] = {"old_string": str, "new_string": str, "replace_all": bool}
+EDIT_TYPES: Mapping[str, type | tuple[type, ...]] = {k: t for k, t in INPUT_TYPES["Edit"].items() if k != "file_path"}
 STATE_FILE = ".local/state/veriguard/carried.jsonl"   # under $HOME, unless --state names another file
 USAGE = ("usage: veriguard hook claude-code --build DIR [--log FILE] [--log-key KEY] [--log-checkpoint FILE] "
          "[--context FILE] [--state FILE | --no-state] "
@@ -423,7 +423,7 @@ def _decide(raw: bytes, opts: Options) -> Answer:
 
 
 def _judge(call: Mapping[str, Any], tool: str, command: str, opts: Options) -> Answer:
-    monitor = with_tainted(load_monitor(opts), call)
+    monitor = load_monitor(opts, _session(call))
     command = with_settings_code(command, tool, call["tool_input"], monitor)
     observation = observe(monitor, command, call["cwd"], opts)
     action_id = call.get("tool_use_id", "")
@@ -691,7 +691,9 @@ def _shown(tool: str, command: str) -> str:
 # ------------------------------------------------------------------------------------------------
 # the policy and the observation
 
-def load_monitor(opts: Options) -> Any:
+def load_monitor(opts: Options, session: str = "") -> Any:
+    """The build's monitor; with a state, its shell extractors read the copies the state names (with_copies) and the
+    variables `session`'s earlier commands assigned from the project's secrets (the state's `var` records)."""
     from veriguard.enforce.monitor import Monitor
 
     protect, secrets = agent_places(opts.env)
@@ -716,7 +718,7 @@ def load_monitor(opts: Options) -> Any:
         raise Refused(f"the build {opts.build} cannot be used: {_describe(e)}") from None
     if not state:
         return monitor
-    monitor = with_copies(monitor, copies)
+    monitor = with_copies(monitor, copies, running.variables.get(session, ()))
     monitor.hook_state = (state, copies, sent)   # remember_copies's: the file and what it named at load, read once
     monitor.hook_running = running               # what may still run (remember_copies, unseen_writes)
     return monitor
@@ -838,9 +840,11 @@ def decision_lock(opts: Options) -> Iterator[None]:
             os.close(fd)
 
 
-def with_copies(monitor: Any, copies: list[str]) -> Any:
+def with_copies(monitor: Any, copies: list[str], tainted: Iterable[str] = ()) -> Any:
     """`monitor` whose shell extractors read `copies` as the project's secrets ({carried}, {carried_tree}) and note the
-    copies each command makes (ShellExtractor.copies), for remember_copies."""
+    copies each command makes (ShellExtractor.copies), for remember_copies; and read the `tainted` variables (those
+    this session's earlier commands assigned from the project's secrets: the state's `var` records) as that zone, where
+    a command expands them (shell.through_tainted)."""
     from dataclasses import replace
 
     from veriguard.enforce.shell import ShellExtractor
@@ -848,27 +852,17 @@ def with_copies(monitor: Any, copies: list[str]) -> Any:
 
     extra = places_of({"carried": [c for c in copies if not c.endswith("/")],
                        "carried_tree": [c for c in copies if c.endswith("/")]})
+    names = tuple(sorted(tainted))
     for name, x in list(monitor.extractors.items()):
         if isinstance(x, ShellExtractor):
             monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={}, sends={},
-                                               unfollowed={}, background={}, sourced={})
+                                               unfollowed={}, background={}, sourced={}, tainted=names or x.tainted)
     return monitor
 
 
-def with_tainted(monitor: Any, call: Mapping[str, Any]) -> Any:
-    """`monitor` whose shell extractors read the variables this session's earlier commands assigned from the project's
-    secrets (the state's `var` records) as that zone, where a command expands them (shell.through_tainted)."""
-    from dataclasses import replace
-
-    from veriguard.enforce.shell import ShellExtractor
-
-    running = getattr(monitor, "hook_running", Running({}, {}))
-    names = tuple(sorted(running.variables.get(str(call.get("session_id", ""))[:200], ())))
-    if names:
-        for name, x in list(monitor.extractors.items()):
-            if isinstance(x, ShellExtractor):
-                monitor.extractors[name] = replace(x, tainted=names)
-    return monitor
+def _session(call: Mapping[str, Any]) -> str:
+    """The call's session, as the state records it."""
+    return str(call.get("session_id", ""))[:200]
 
 
 SHELL_OWN = frozenset({"IFS"})   # set by `IFS== read -r k v < .env` itself, never from what it reads
@@ -956,8 +950,8 @@ def unseen_writes(monitor: Any, record: Any, call: Mapping[str, Any], opts: Opti
         raise Refused(f"the command runs code the analysis cannot follow and names {named}, which a command decided "
                       "before sends (two calls of one parallel batch, or a send still running): it may copy one of the "
                       "project's secrets there")
-    still = _still_running(getattr(monitor, "hook_running", Running({}, {})).sends) or _still_sending(
-        getattr(monitor, "hook_running", Running({}, {})).sends)
+    sends = getattr(monitor, "hook_running", Running({}, {})).sends
+    still = _still_running(sends) or _still_sending(sends)
     if still is not None:
         raise Refused(f"the command runs code the analysis does not follow (the project's own, or code a human "
                       f"approves), while a send decided before it may still be reading {still[0]} ("
@@ -1001,12 +995,14 @@ def _still_sending(running: Mapping[str, float]) -> tuple[str, float] | None:
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or pid == str(os.getpid()):
             continue
-        try:
+        try:   # its command line first: one that names none of the files needs no look at its descriptors
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                words = f.read().decode("utf-8", "replace")
+            if not any(os.path.basename(p) in words for p in paths):
+                continue
             held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")} & paths
             if not held:
                 continue
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                words = f.read().decode("utf-8", "replace")
         except OSError:
             continue
         named = next((p for p in sorted(held) if os.path.basename(p) in words), None)
@@ -1036,7 +1032,7 @@ def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen
     if not path or not (made or sends or code or variables):
         return
     running = getattr(monitor, "hook_running", Running({}, {}))
-    session = str(call.get("session_id", ""))[:200]
+    session = _session(call)
     tainted = [v for v in variables if v not in running.variables.get(session, ())]
     coding = _still_running(running.code) if sends else None
     if coding is not None:
@@ -1062,13 +1058,12 @@ def remember_copies(monitor: Any, opts: Options, call: Mapping[str, Any], unseen
     behind = call["tool_input"].get("run_in_background") is True or any(
         x.background.get(call["tool_input"].get("command", ""), False) for x in shells)   # `cmd &` too
     until = round(now + (BACKGROUND_SEND_RUNS_S if behind else SEND_RUNS_S), 3)
-    lines = "".join(json.dumps({"path": c, **({"code": True, "until": until} if is_sent is None else
-                                               {"sent": True, "until": until} if is_sent else {}),
-                                "session_id": str(call.get("session_id", ""))[:200],
-                                "tool_use_id": str(call.get("tool_use_id", ""))[:200], "time": when}) + "\n"
-                    for c, is_sent in [*new, *((c, None) for c in ran)])
-    lines += "".join(json.dumps({"path": cwd, "var": v, "session_id": session, "tool_use_id":
-                                 str(call.get("tool_use_id", ""))[:200], "time": when}) + "\n" for v in tainted)
+    who = {"session_id": session, "tool_use_id": str(call.get("tool_use_id", ""))[:200], "time": when}
+    records = [{"path": c, **({"code": True, "until": until} if is_sent is None else
+                              {"sent": True, "until": until} if is_sent else {}), **who}
+               for c, is_sent in [*new, *((c, None) for c in ran)]]
+    records += [{"path": cwd, "var": v, **who} for v in tainted]
+    lines = "".join(json.dumps(r) + "\n" for r in records)
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
