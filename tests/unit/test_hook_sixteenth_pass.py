@@ -64,7 +64,7 @@ SPELLINGS = [
     ":".join(f"{c:02x}" for c in RAW), ", ".join(f"0x{c:02X}" for c in RAW), VALUE.encode("utf-16-le").hex(),
     base64.b64encode(VALUE[::-1].encode()).decode(), base64.b64encode(base64.b64encode(RAW)).decode(),
     base64.b64encode(bz2.compress(RAW)).decode(), base64.b64encode(lzma.compress(RAW * 4)).decode(),
-    base64.b32encode(gzip.compress(RAW)).decode(), _shift(VALUE, 1, 1), _shift(VALUE, 7, 3),
+    base64.b32encode(gzip.compress(RAW, mtime=0)).decode(), _shift(VALUE, 1, 1), _shift(VALUE, 7, 3),
     codecs.encode(VALUE[::-1], "rot13"), _shift(VALUE[::-1], 11, 0),
 ]
 
