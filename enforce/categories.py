@@ -442,6 +442,12 @@ _YOUR_GERUND = re.compile(r"\b(?:you(?:[’']re| are| were| will be|[’']ll be|
                           r"(?:^|[.;:!?\n]\s*|\b(?:please|pls|now|then|and)\s+)(?:finish|continue|resume|keep|carry on|go on|"
                           r"get on with|start))\s+"
                           rf"(?:(?:just|now|also|then|to be)\s+)?({'|'.join(_GERUNDS)})\b", re.IGNORECASE)
+# an act given as the way to answer or settle something ("Answer it by renting a compact at Fiumicino", "Solve it by
+# purchasing it"): the act asked, in a sentence that is no question and says no how, saving or thanks ("you save by booking
+# early", "thanks for helping by ordering it")
+_BY_GERUND = re.compile(rf"\bby\s+({'|'.join(_GERUNDS)})\b", re.IGNORECASE)
+_NOT_BY_ASK = re.compile(r"\b(?:how|save[sd]?|saving|savings|earn\w*|cheaper|discounts?|points|miles|thanks?|thanked|"
+                         r"thank you|helped|rewarded|punished|fined)\b", re.IGNORECASE)
 _ITEM = re.compile(r"^[ \t]*(?:[-*•·‣▪◦+>]|\(?\d{1,2}[.):]|\(?[a-h][.)]|step\s*\d+\s*[:.)-]?)[ \t]*", re.IGNORECASE | re.MULTILINE)
 _TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$")
 
@@ -504,11 +510,21 @@ def acts_as_asked(text: str) -> str:
     return "".join(out)
 
 
+def by_gerund(sentence: str) -> str:
+    """A sentence with an act given as the way to do something by its gerund as the act ("Answer it by renting a
+    compact" -> "by rent a compact"); the sentence itself when it is a question or says how, saving or thanks."""
+    m = _BY_GERUND.search(sentence)
+    if m is None or sentence.rstrip().endswith("?") or _NOT_BY_ASK.search(sentence[:m.start()]):
+        return sentence
+    return _BY_GERUND.sub(lambda g: "by " + _GERUNDS[g.group(1).lower()], sentence)
+
+
 def reading(text: str) -> str:
     """`text` as the act's reading sees it (see _YOUR_GERUND, acts_as_asked, lists and tables); `text` itself when
     none applies."""
     out = _YOUR_GERUND.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + _GERUNDS[m.group(1).lower()],
                            acts_as_asked(text))
+    out = "".join(map(by_gerund, re.split(r"(?<=[.;!?\n])", out)))
     lines = [line for line in out.split("\n") if line.strip()]
     cells = [[c.strip() for c in m.group(1).split("|")] for m in map(_TABLE_ROW.match, lines) if m]
     rows = [r for r in cells if not all(re.fullmatch(r":?-*:?", c) for c in r)]
