@@ -16,6 +16,7 @@ _PRINTABLE_IGNORABLE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, h
 # Unicode keeps the symbols that frame a Latin letter (ⓔ ⒠ 🄴 🅴) in its two Enclosed Alphanumerics blocks
 ENCLOSED_RANGES = ((0x2460, 0x24FF), (0x1F100, 0x1F1FF))
 _ENCLOSED = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in ENCLOSED_RANGES) + "]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def is_invisible(ch: str) -> bool:
@@ -158,10 +159,16 @@ def spelling_key(text: str) -> str:
     mathematical), invisible characters dropped, spaces of any kind around it stripped, small capitals and IDNA's dots
     read as their letter and `.`, a DNS root dot dropped, punycode (`xn--`) labels decoded. Two strings with one key
     name one thing to a tool that maps names, though the policy compares them as other strings."""
+    return visible_spelling_key(visible(text))
+
+
+def visible_spelling_key(text: str) -> str:
+    """spelling_key of a text that has no invisible characters (what visible returns): a caller that has read the
+    visible text for another reason keys it without reading it again. An ASCII text's key is the same by either
+    branch (NFKC and casefold read ASCII as lower(); the table holds no ASCII character)."""
     if text.isascii():
         key = text.strip().lower()
     else:
-        text = visible(text)
         key = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
         others, table = _spelling_table()
         key = others.sub(lambda m: table[m.group()], key).strip()
@@ -171,10 +178,11 @@ def spelling_key(text: str) -> str:
 
 
 def visible(text: str) -> str:
-    """`text` without its invisible characters (is_invisible), read in C where it has none."""
-    if _printable(text) and not _PRINTABLE_IGNORABLE.search(text):
+    """`text` without its invisible characters (is_invisible), read in C where it has none: no ASCII character is a
+    format control or default-ignorable, so only the others are read (enforce.textnorm.strip_invisible is this)."""
+    if text.isascii() or _printable(text) and not _PRINTABLE_IGNORABLE.search(text):
         return text
-    return "".join(ch for ch in text if not is_invisible(ch))
+    return _NON_ASCII.sub(lambda m: "" if is_invisible(m.group()) else m.group(), text)
 
 
 def _unpunycoded(name: str) -> str:

@@ -40,7 +40,7 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                approval_problem, respelt, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
 from veriguard.contracts.shown import (ascii_form, invisible_beside, latin_compat, separator_form, sign_of,
-                                       spelling_key, visible)
+                                       spelling_key, visible, visible_spelling_key)
 import veriguard.contracts.strict_json as strict_json
 from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
                                               writable_from_outside)
@@ -194,7 +194,7 @@ def _strings_of(todo: list[Any], found: set[str]) -> None:
             todo.extend(item.co_consts)   # a quantifier's generator is a code object among them
 
 
-def _shown_otherwise(args: Any, spellings: Spellings = (frozenset(), {}, 0)) -> tuple[str, str] | None:
+def _shown_otherwise(args: Any, spellings: Spellings) -> tuple[str, str] | None:
     """The argument holding a string that shows another text than it is, and why, or None. A rule
     `recipient != "josé.com"` is NFC with ASCII letters (synth.tables.compared_otherwise); the canonically equivalent
     decomposed `jose` U+0301 `.com`, the full-width `ｊｏｓé.com` and `josé.com` U+200B, which a reader and IDNA take for
@@ -242,9 +242,10 @@ def _text_shown_otherwise(text: str) -> str | None:
 
 
 def _another_spelling(text: str, keys: Mapping[str, str], longest: int) -> str | None:
-    if len(text) > 4 * longest + 4 and len(_core(text)) > 4 * longest + 4:
+    shown = visible(text)   # read once: for the bound below and for the key
+    if len(text) > 4 * longest + 4 and len(shown.strip().rstrip(_ROOT_DOTS).strip()) > 4 * longest + 4:
         return None   # NFKC shortens a text at most 3 to 1 (ㅎㅏㄴ is 한): it has no compared string's key
-    same = keys.get(spelling_key(text))
+    same = keys.get(visible_spelling_key(shown))
     if same is None:
         return None
     return (f"is another spelling of {same!r}, a string the policy compares with (case, width, spaces around it, "
@@ -253,9 +254,9 @@ def _another_spelling(text: str, keys: Mapping[str, str], longest: int) -> str |
             "string; pass it spelt as the policy writes it")
 
 
-def _core(text: str) -> str:
-    """`text` without what spelling_key drops whatever its length: spaces and root dots around it, invisible characters."""
-    return visible(text).strip().rstrip(".\u3002\uff61\uff0e\ufe52").strip()
+# the bound above measures a text without the spaces and root dots around it, whatever its length: `.`, IDNA's `。`
+# `｡` and the full-width and small `．` `﹒` (a set of its own: U+2024, which NFKC also folds to `.`, is not in it)
+_ROOT_DOTS = ".\u3002\uff61\uff0e\ufe52"
 
 
 def load_policy(directory: str | Path, *, accept_unproved: bool = False, trusted_keys: TrustedKeys | None = None,
