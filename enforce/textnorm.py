@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any, Container, Mapping
 
-from veriguard.contracts.shown import is_invisible   # format controls, default-ignorables: one table (stdlib only)
+from veriguard.contracts.shown import is_invisible as is_invisible   # format controls, default-ignorables (stdlib)
+from veriguard.contracts.shown import visible as strip_invisible   # one implementation, shared with the loader
 
 # Each entry: a character that reads as Latin, then the Latin it reads as.
 _LOOKALIKES = """
@@ -103,12 +104,6 @@ class Normalised:
     changes: tuple[str, ...]      # what was done, for the decision log
     pictographs: tuple[str, ...] = ()  # pictographs read by their names that express no mood: 🏨, 🚗, ✈
     routes: tuple[str, ...] = ()       # words joined by an arrow (bos→den), set apart in the text
-
-
-def strip_invisible(text: str) -> str:
-    if text.isascii():   # no ASCII character is a format control or default-ignorable: only the others are read
-        return text
-    return _NON_ASCII.sub(lambda m: "" if is_invisible(m.group()) else m.group(), text)
 
 
 def strip_marks(text: str) -> str:
