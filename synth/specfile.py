@@ -19,11 +19,11 @@ from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.parse import parse_contract, parse_signature, parse_type
 from veriguard.contracts.runtime_support import ArgumentError, flatten_arguments
 from veriguard.contracts.schema import argument_schema
+from veriguard.contracts.shown import visible
 from veriguard.contracts.signature import Argument, Signature, Table
 from veriguard.contracts.spec import Example, Spec
 from veriguard.contracts.types import BoolT, EnumT, IntT, RecordT, TupleT, Type, is_scalar
 from veriguard.contracts.build_format import MODE_NAMES, STRATEGY_NAMES, referenced_files
-from veriguard.enforce.textnorm import strip_invisible
 from veriguard.providers.extraction import EntryProblem, llm_entry_problem
 from veriguard.synth.tables import (COMPARED_FIX, SHOWN_FIX, compared_otherwise, compared_problem, load_table,
                                     shown_otherwise)
@@ -47,10 +47,10 @@ PATH_FIX = "put the file in the spec's folder (or a folder inside it) and give i
 
 def _reading(text: str) -> str:
     """`text` as a person reads it: NFKC (composed and decomposed accents, full-width and compatibility forms alike),
-    without invisible characters (the classifier's reading, enforce.textnorm: format characters such as zero-width
-    spaces and direction marks, and the default-ignorable ones that are not, such as variation selectors and Hangul
-    fillers: `admin` and `admin` + U+FE0F were two enum values that read the same)."""
-    return strip_invisible(unicodedata.normalize("NFKC", text))
+    without invisible characters (contracts.shown.visible, the classifier's reading: format characters such as
+    zero-width spaces and direction marks, and the default-ignorable ones that are not, such as variation selectors
+    and Hangul fillers: `admin` and `admin` + U+FE0F were two enum values that read the same)."""
+    return visible(unicodedata.normalize("NFKC", text))
 
 
 def _alike(values: list[str]) -> tuple[str, str] | None:
@@ -562,8 +562,9 @@ def _hidden_on_a_line(text: str, decls: list[Decl]) -> tuple[str, Pos] | None:
             return (f"{d.kind} {d.id} begins after other text on its line ({line[:d.pos.col - 1].strip()[-40:]!r}): "
                     "a reader takes it for part of what comes before it", d.pos)
         header = _HEADER.match(line, d.pos.col - 1)
-        if header is not None and len(line[:header.end()].expandtabs(8)) > MAX_BODY_COLUMN:
-            return (f"the body of {d.kind} {d.id} begins at column {len(line[:header.end()].expandtabs(8)) + 1} of its "
+        width = 0 if header is None else len(line[:header.end()].expandtabs(8))
+        if header is not None and width > MAX_BODY_COLUMN:
+            return (f"the body of {d.kind} {d.id} begins at column {width + 1} of its "
                     f"line, after its message: a reader sees the message and not what the {d.kind} says; put the body "
                     "on the next line", Pos(d.pos.line, header.end() + 1, d.pos.line, header.end() + 1))
     for n, line in enumerate(lines, 1):
