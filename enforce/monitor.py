@@ -269,9 +269,12 @@ class Monitor:
                                enforcement=Enforcement(self.strategy, STRATEGIES[self.strategy], " / ".join(messages))))
 
 
-def _sha256_json(value: Any) -> str:
+def sha256_json(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+_sha256_json = sha256_json   # the old name, kept for whoever imports it
 
 
 def _sealed(record: DecisionRecord) -> DecisionRecord:
