@@ -98,7 +98,6 @@ import argparse
 import asyncio
 import contextlib
 import functools
-import hashlib
 import itertools
 import json
 import math
@@ -151,6 +150,7 @@ from veriguard.contracts.errors import OperatorError, VeriguardError  # noqa: E4
 from veriguard.contracts.regular_file import FileRefused, read_regular_file  # noqa: E402
 from veriguard.enforce.guard import MODES, Context, Guard, GuardOutcome  # noqa: E402
 from veriguard.enforce.loader import PolicyLoadError  # noqa: E402
+from veriguard.enforce.monitor import sha256_json  # noqa: E402
 from veriguard.contracts.strict_json import StrictJSONError, loads_passing_surrogates as strict_loads  # noqa: E402
 
 RUN = "mcp"                    # one host session per proxy process
@@ -708,7 +708,7 @@ class Proxy:
         self.tasks: set[asyncio.Task[None]] = set()   # the child's readers and restarts (the loop keeps weak references)
         self.held: list[Mapping[str, Any]] = []   # answers to a request whose id another still awaiting its answer has
         self.listed: dict[str, str] = {}    # each tool's definition as the server first listed it (its JSON, no _meta)
-        self.changed: dict[str, str] = {}   # tools the server listed again otherwise: why a call to one is refused
+        self.changed: set[str] = set()   # tools the server listed again otherwise: a call to one is refused
         self.relisting = 0         # the proxy's own tools/list chains under way (the server said its tools changed)
         self.relist_pages = 0      # pages read by those chains
         self.relist_failed = ""    # why the server's changed tool list could not be read ("" while it could)
@@ -862,8 +862,7 @@ class Proxy:
         """Record a request the operator chose to forward unchecked (--unchecked: resources/read, prompts/get...) as an
         allowed record marked unchecked, with the sha256 of the params sent; why it may not go ('' when it may): a
         record that could not be written. Before, such a pass was said on stderr only, and the log held nothing of it."""
-        digest = hashlib.sha256(json.dumps(params, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
-        record = self.guard.record_unchecked(method, digest, action_id=action_id(host_id))
+        record = self.guard.record_unchecked(method, sha256_json(params), action_id=action_id(host_id))
         if record is not None and record.allowed is True:
             return ""
         why = record.fail_closed if record is not None else "nor could its refusal"
@@ -874,32 +873,32 @@ class Proxy:
         server changed the tool's definition after it was first listed (the host and the policy's author read it as it
         was: a tool re-described to pay in dollars where it paid in cents), it listed the name twice, or it said its
         tools changed and the proxy has not read them again yet (or could not)."""
-        if self.relist_failed or self.relisting:
-            return self.relist_failed or ("the MCP server said its tools changed, and the proxy is reading them again; "
-                                          "send the call again")
-        return self.changed.get(name, "")
+        if self.relist_failed:
+            return self.relist_failed
+        if self.relisting:
+            return "the MCP server said its tools changed, and the proxy is reading them again; send the call again"
+        if name in self.changed:
+            return (f"the MCP server changed the definition of tool {name[:100]!r} (its description, schema or "
+                    "annotations) after it was first listed, or listed it twice: the host and the policy read the tool "
+                    "as first listed; restart the proxy to take the new definition")
+        return ""
 
     def pin(self, result: Any) -> None:
         """Keep each tool's definition (its JSON but _meta) as the server first lists it, in the host's tools/list
         answers (every page) and the proxy's own; a tool listed again otherwise, or twice in one answer otherwise,
         goes into `changed`. Before, a call was forwarded to whatever the tool had become."""
         tools = result.get("tools") if isinstance(result, dict) else None
-        seen: dict[str, str] = {}
         for tool in tools if isinstance(tools, list) else ():
             if not isinstance(tool, dict) or type(tool.get("name")) is not str:
                 continue
             name = tool["name"]
             shape = json.dumps({k: v for k, v in tool.items() if k != "_meta"}, sort_keys=True)
-            if self.listed.setdefault(name, shape) != shape or seen.setdefault(name, shape) != shape:
-                self.changed.setdefault(name, f"the MCP server changed the definition of tool {name[:100]!r} (its "
-                                        "description, schema or annotations) after it was first listed, or listed it "
-                                        "twice: the host and the policy read the tool as first listed; restart the "
-                                        "proxy to take the new definition")
+            if self.listed.setdefault(name, shape) != shape:
+                self.changed.add(name)
 
     def relist(self, cursor: str | None = None) -> None:
         """The proxy's own tools/list (a page at `cursor`), after the server said its tools changed: calls wait for
         none, they are refused undecided until every page is read and pinned (relisted)."""
-        self.relisting += 0 if cursor else 1
         self.forward(None, "tools/list", {"cursor": cursor} if cursor else None)
 
     def relisted(self, message: Mapping[str, Any]) -> None:
@@ -911,14 +910,16 @@ class Proxy:
             return
         self.pin(result)
         self.relist_pages += 1
-        if type(cursor) is str and cursor and self.relist_pages >= MAX_RELIST_PAGES:
-            self.relist_failed = (f"the MCP server said its tools changed, and its tool list had more than "
-                                  f"{MAX_RELIST_PAGES} pages")
-        elif type(cursor) is str and cursor:
-            self.relist(cursor)
+        if type(cursor) is str and cursor:
+            if self.relist_pages >= MAX_RELIST_PAGES:
+                self.relist_failed = (f"the MCP server said its tools changed, and its tool list had more than "
+                                      f"{MAX_RELIST_PAGES} pages")
+            else:
+                self.relist(cursor)
         else:
             self.relisting -= 1
-            self.relist_pages = 0 if not self.relisting else self.relist_pages
+            if not self.relisting:
+                self.relist_pages = 0
 
     def reused_id(self, host_id: Any) -> str:
         """Why the host may not use `host_id` now ('' when it may): a request of its with that id, or with the same id
@@ -935,8 +936,9 @@ class Proxy:
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         name = call_name(params)
         arguments = (params.get("arguments") or {}) if not problem else {}
-        if not problem and (self.refusing or self.unlisted(name)):   # refused undecided, recorded
-            self.not_run(host_id, name, self.refusing or self.unlisted(name))
+        undecided = "" if problem else self.refusing or self.unlisted(name)
+        if undecided:   # refused undecided, recorded
+            self.not_run(host_id, name, undecided)
             return
         if problem:   # refused in shadow mode too: there is no call to forward
             reason = problem
@@ -1285,6 +1287,7 @@ class Proxy:
         if "method" in message:     # the child's own requests and notifications
             if message["method"] == "notifications/tools/list_changed" and "id" not in message:
                 if self.listed:   # before the host listed any tool there is nothing to compare
+                    self.relisting += 1
                     self.relist()
             elif "id" in message:
                 self.childs_request(message)
