@@ -136,7 +136,8 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
                                                 ("heldout_v15.jsonl", "caribbean-english"),
                                                 ("heldout_v15.jsonl", "negotiation-then-agree"),
                                                 ("heldout_v15.jsonl", "sticky-note-scrawl"),
-                                                ("heldout_v16.jsonl", "commit-message")}
+                                                ("heldout_v16.jsonl", "commit-message"),
+                                                ("heldout_v19.jsonl", "advice-column")}
     assert all(r["categories"] for s, r in rows if s in ("heldout_v9.jsonl", "heldout_v10.jsonl", "heldout_v14.jsonl")
                and unreadable_language(r["task"]))
     # v14 (read once, figures only, 2026-11-30): one email reply chain (hotel) of its 581 is refused; v15 (read once,
@@ -150,7 +151,10 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     assert not any(s == "heldout_v17.jsonl" for s, *_ in refused)
     # v18 (read once, figures only, 2026-11-30, seventh session): none of its 707 is refused
     assert not any(s == "heldout_v18.jsonl" for s, *_ in refused)
-    assert sum(1 for s, *_ in refused if s != "evasions") == 22 and sum(1 for s, *_ in refused if s == "evasions") == 19
+    # v19 (read once, figures only, 2026-12-01, eighth session): one of its 684, an advice column, in a category
+    assert sum(1 for s, *_ in refused if s == "heldout_v19.jsonl") == 1
+    assert all(r["categories"] for s, r in rows if s == "heldout_v19.jsonl" and unreadable_language(r["task"]))
+    assert sum(1 for s, *_ in refused if s != "evasions") == 23 and sum(1 for s, *_ in refused if s == "evasions") == 19
 
 
 # Red-team pass of stop 20 on the check itself: spellings that hid the words, encodings a model decodes, orders in
