@@ -92,7 +92,8 @@ def show_log(path: Path) -> None:
 
     print(f"\nDecision log {path} ({'chain intact' if verify_log(path).ok else 'CHAIN BROKEN'}):")
     for r in DecisionLog(path).records():
-        verdict = "allowed" if r["allowed"] else f"denied ({', '.join(r['violations']) or r['fail_closed']})"
+        verdict = (f"passed unchecked ({r.get('tool') or '?'})" if r.get("unchecked") else "allowed" if r["allowed"]
+                   else f"denied ({', '.join(r['violations']) or r['fail_closed']})")
         print(f"  #{r['seq']} {r['action_id'] or '(no call id)'}: {verdict}")
 
 

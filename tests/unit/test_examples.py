@@ -16,7 +16,9 @@ EXPECTED = {
                                   "#0 call_01: denied (per_payment_limit)", "#1 call_02: allowed"],
     "mcp_server_behind_proxy.py": ["tools: ['send_payment']", "tool_result: sent 45000 cents to acme-supplies by ach",
                                    "tool_result (is_error): Blocked by policy payments: A payment may not exceed",
-                                   "refused tools/call 'send_payment'", "#1 5: denied (per_payment_limit)"],
+                                   "refused tools/call 'send_payment'",
+                                   "#0 3: passed unchecked (resources/read)", "#1 4: allowed",
+                                   "#2 5: denied (per_payment_limit)"],
 }
 
 
