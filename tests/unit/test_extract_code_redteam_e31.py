@@ -4,8 +4,8 @@ literal, substr), Python reaching LoadDB through builtins, str.translate, str.fo
 as the monitor reads it)."""
 import pytest
 
-from tests.unit.test_agent_logs_e25 import EXTRACTOR, cell, log
-from veriguard.enforce.extract_errors import ExtractionError
+from tests.unit.test_agent_logs_e25 import cell
+from tests.unit.test_extract_code_redteam_e29 import reads_diagnosis_or_is_refused
 
 HIDDEN = {
     "sql_printf_table": "answer = SQLInterpreter(\"select * from pragma_table_info(printf('%s%s','diag','nosis'))\")",
@@ -25,8 +25,4 @@ HIDDEN = {
 @pytest.mark.parametrize("program", HIDDEN.values(), ids=HIDDEN.keys())
 @pytest.mark.parametrize("logged", [cell, str], ids=["cell", "bare"])
 def test_a_name_built_at_run_time_reads_diagnosis_or_is_refused(program, logged):
-    try:
-        pairs = EXTRACTOR.extract({"log": log(logged(program), "x")}).value
-    except ExtractionError:
-        return
-    assert any(db == "diagnosis" for db, _ in pairs)
+    reads_diagnosis_or_is_refused(logged(program))
