@@ -253,7 +253,31 @@ class LLMExtractor:
         clause alone also disputes (_disputed)."""
         text = _read_text(observation, self.text, self.max_chars)
         value, how, details = self._ask_text(text)
+        self._one_number(text, value)
         return self._withdrawn(text, value, how, details, settled, reads, unsure)
+
+    def _one_number(self, text: str, value: Any) -> None:
+        """ExtractionError (extract.llm.ambiguous) when the text holds two values for an integer of the answer: the
+        model read `value`'s number in some clauses, and asked the text without them it reads another number that
+        the rest holds ("Transfer $50 to Bob. Correction: the amount is 5.": 5, and 50 without the correction). A
+        clause of the agent's text that corrects an amount cannot be told from one that steers it, so neither is
+        taken: an amount the policy compares comes from the tool call's own arguments (`from = "path"`). A text
+        whose numbers sit in fewer than two clauses costs no call; a number no clause writes in digits or one word
+        ("five hundred") is not checked."""
+        said = {clause: _numbers(clause) for clause in _number_clauses(text)}
+        if sum(map(bool, said.values())) < 2:
+            return
+        for key, number in _answer_ints(self.argument, self.type, value):
+            rest = [c for c, held in said.items() if number not in held]
+            other = _numbers(". ".join(rest))
+            if len(rest) == len(said) or not other:   # a number no clause writes, or the only one the text holds
+                continue
+            again = _answer_int(self._ask_text(". ".join(rest))[0], key)
+            if again != number and again in other:
+                raise ExtractionError("extract.llm.ambiguous", f"the text holds two values for {key}: the model read "
+                                      f"{number} in it, and {again} in it without the clauses that say {number} (a "
+                                      "correction, or a text that steers the reader); neither is taken: take the "
+                                      "amount from the tool call's arguments (`from = \"path\"`)")
 
     def _withdrawn(self, text: str, value: Any, how: str, details: dict[str, Any],
                    settled: frozenset[str] = frozenset(), reads: dict[str, Any] | None = None,
@@ -460,6 +484,50 @@ class LLMExtractor:
             else:
                 self.stats.cost_usd += cost
         return cost
+
+
+_NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
+                                              "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
+                                              "twenty".split())} | {
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
+    "thousand": 1000, "million": 10**6, "billion": 10**9, "dozen": 12}
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?!\w)|\b(" + "|".join(_NUMBER_WORDS) + r")\b")
+
+
+_IN_NUMBER = re.compile(r"(?<=\d)[.,](?=\d)")
+_KEPT = str.maketrans("\ue000\ue001", ".,")
+
+
+def _number_clauses(text: str) -> list[str]:
+    """_clauses of `text`, a number's point or thousands comma (5.00, 1,000) split nowhere."""
+    masked = _IN_NUMBER.sub(lambda m: "\ue000" if m.group(0) == "." else "\ue001", text)
+    return [clause.translate(_KEPT) for clause in _clauses(masked)]
+
+
+def _numbers(text: str) -> set[int | float]:
+    """The numbers `text` writes, in digits (1,000; 5.00: 5; full-width digits too) or as a number's word."""
+    out: set[int | float] = set()
+    for digits, fraction, word in _NUMBER.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if word:
+            out.add(_NUMBER_WORDS[word])
+            continue
+        whole = int(digits.replace(",", ""))
+        out.add(whole + float(f"0.{fraction}") if fraction and int(fraction) else whole)
+    return out
+
+
+def _answer_ints(argument: str, t: Mapping[str, Any], value: Any) -> list[tuple[str, int]]:
+    """The integers of an answer: the argument's own, or its record's integer fields', each with its name."""
+    if t["kind"] == "int" and type(value) is int:
+        return [(argument, value)]
+    if t["kind"] == "record" and isinstance(value, Mapping):
+        return [(f"{argument}.{f}", value[f]) for f, ft in t["fields"] if ft["kind"] == "int" and type(value.get(f)) is int]
+    return []
+
+
+def _answer_int(value: Any, key: str) -> Any:
+    """The integer `key` (argument or argument.field, from _answer_ints) of another answer to the same question."""
+    return value if "." not in key else value.get(key.split(".", 1)[1]) if isinstance(value, Mapping) else None
 
 
 def _read_fields(result: Any) -> set[str]:
@@ -1590,6 +1658,9 @@ def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any],
     if check_pins:
         _check_pins(name, t, cfg, base)
     mode = str(cfg.get("mode", "llm"))
+    unread = _unread_fields(name, cfg, t, schema)
+    if unread:
+        raise ExtractionError("extract.config", unread)
     classifier, reader = None, None
     if mode != "llm":
         classifier = _classifier(name, cfg, t, base, classify)
@@ -1623,6 +1694,25 @@ def _check_pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: P
         raise ExtractionError("extract.llm.pin", f"argument {name!r}: the build's pinned {differ} differ from what "
                               "this veriguard would send (model, system prompt, answer schema); re-run synth so "
                               "that the certificate covers what the monitor sends")
+
+
+def _unread_fields(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
+    """Why an `llm` entry over a record of booleans ships with no second reader for some field ("" when it does not):
+    with no bank's classifier on its `text`, a field's description (`describe`, or the bank's) is the only word for it
+    besides its name that finds the clause holding its request, so that a clause that withdraws it ("The stay is
+    off", "Vehicle: not needed") cannot take it away (LLMExtractor._withdrawn). A field with neither is read by the
+    model alone, and the text can steer that reading."""
+    if t["kind"] != "record" or any(ft["kind"] != "bool" for _f, ft in t["fields"]) or _unclassified(cfg, t) is None:
+        return ""
+    fields = schema.get("properties", {}).get(name, {}).get("properties", {})
+    bare = [f for f, _ft in t["fields"] if not str(fields.get(f, {}).get("description", "")).strip()]
+    if not bare:
+        return ""
+    return (f"argument {name!r}: the `llm` entry reads a record of booleans with no `bank` and no description of "
+            f"{bare}, so only the model reads those fields and a clause of the agent's text that withdraws one "
+            f"(\"Hotel: not needed\", \"never mind\") could take it away unchecked; add `describe` = {{ "
+            f"{bare[0]} = \"what it means, in the words a request uses\", ... }} for every field, or `bank` (the "
+            "classifier's example bank) with `text`, and re-run synth")
 
 
 def _unclassified(cfg: Mapping[str, Any], t: Mapping[str, Any]) -> str | None:

@@ -162,7 +162,9 @@ TWO = {"kind": "record", "name": "Task", "fields": [["hotel", {"kind": "bool"}],
 ])
 def test_guard_an_answer_in_another_case_spelling_or_word_is_refused(t, argument, data):
     model = ScriptedModel(tool_reply(data))
-    extractor = build_llm_extractor(argument, {"from": "llm", "text": "c"}, t, SPECS, check_pins=False,
+    described = {"hotel": "a hotel", "job": "a job"}   # an entry over booleans none describes is refused (B32)
+    extractor = build_llm_extractor(argument, {"from": "llm", "text": "c", "describe": described}, t, SPECS,
+                                    check_pins=False,
                                     make_provider=lambda: model.provider(structured="tool", model="claude-haiku-4-5"))
     with pytest.raises(ExtractionError) as e:
         extractor.extract({"c": "Write the report to disk"})

@@ -99,7 +99,9 @@ def test_plain_requests_with_those_characters_still_reach_the_model(text):
 # --- agent data the extractor cannot walk (class: data that never ends) ---------------------------------------
 
 def _whole_data(model: ScriptedModel) -> Any:
-    return build_llm_extractor("task", {"from": "llm"}, TASK_T, SPECS, check_pins=False,
+    # the bank's descriptions: an entry over booleans that none describes is refused when built (B32)
+    return build_llm_extractor("task", {"from": "llm", "bank": "mind2web_sc/categories.toml"}, TASK_T, SPECS,
+                               check_pins=False,
                                make_provider=lambda: model.provider(structured="tool", model="claude-haiku-4-5"))
 
 
