@@ -83,8 +83,10 @@ refused, counting in no run. A stop signal while the console script loads its mo
 Each tool's definition is kept as the server first lists it (the host's tools/list answers, every page): a call to a
 tool the server then lists otherwise (re-described, a new schema), or lists twice otherwise, is refused undecided,
 recorded, since the host and the policy read the tool as first listed. When the server says its tools changed
-(notifications/tools/list_changed, after the host listed them), the proxy lists them itself; calls meanwhile are
-refused undecided ("send the call again"). A request passed unchecked (--unchecked) gets an allowed record marked
+(notifications/tools/list_changed, after the host listed them), or was started again (a server's tools may depend on
+its start), the proxy lists them itself; calls meanwhile are held (their ids awaited, at most MAX_WAITING, beyond which
+one is refused "send the call again") and decided once the tools are read, or refused with a record when they cannot
+be, the server is gone, the proxy is stopped, or the host cancels them. A request passed unchecked (--unchecked) gets an allowed record marked
 unchecked with its params' sha256 (Guard.record_unchecked), and is not forwarded when that record cannot be written.
 
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
@@ -163,6 +165,7 @@ STOP_TIMEOUT_S = 2.0           # after the host hangs up, before the child is ki
 DRAIN_S, DRAIN_QUIET_S = 0.5, 0.02   # at the end, the lines the pump still hands over are served (recorded) so long
 MAX_LINE = 64 * 1024 * 1024    # the longest line read from the child
 MAX_RELIST_PAGES = 100         # pages of the proxy's own tools/list after the server said its tools changed
+MAX_WAITING = MAX_DECIDING     # tools/calls held while the proxy reads the tools again, beyond which they are refused
 MAX_UNSAID = 10_000            # lines for the proxy's stderr waiting to be written, beyond which they are dropped
 MAX_UNSAID_CHARS = 4 << 20     # and their characters: 10,000 lines of a server's 16 KiB escaped fourfold held 640 MB
 UNCHECKED = ("resources", "prompts", "completions")   # capabilities the policy does not decide: off by default
@@ -712,6 +715,7 @@ class Proxy:
         self.relisting = 0         # the proxy's own tools/list chains under way (the server said its tools changed)
         self.relist_pages = 0      # pages read by those chains
         self.relist_failed = ""    # why the server's changed tool list could not be read ("" while it could)
+        self.waiting: list[tuple[Any, Any]] = []   # tools/calls (id, params) held until the tools are read again
 
     @property
     def unavailable(self) -> str:
@@ -875,8 +879,9 @@ class Proxy:
         tools changed and the proxy has not read them again yet (or could not)."""
         if self.relist_failed:
             return self.relist_failed
-        if self.relisting:
-            return "the MCP server said its tools changed, and the proxy is reading them again; send the call again"
+        if self.relisting:   # held (call_tool) but beyond MAX_WAITING
+            return (f"the proxy is reading the MCP server's tools again, and holds {len(self.waiting)} calls until "
+                    "then; send the call again")
         if name in self.changed:
             return (f"the MCP server changed the definition of tool {name[:100]!r} (its description, schema or "
                     "annotations) after it was first listed, or listed it twice: the host and the policy read the tool "
@@ -896,30 +901,60 @@ class Proxy:
             if self.listed.setdefault(name, shape) != shape:
                 self.changed.add(name)
 
+    def list_again(self) -> None:
+        """Read the server's tools again (the proxy's own tools/list, every page) and pin them, once the host listed
+        any: the server said its tools changed, or it was started again (a server's tools may depend on its start:
+        before, a server started again was never listed, and ran the next call as it now defined the tool). Calls
+        meanwhile are held (call_tool)."""
+        if self.listed:   # before the host listed any tool there is nothing to compare
+            self.relisting += 1
+            self.relist()
+
     def relist(self, cursor: str | None = None) -> None:
-        """The proxy's own tools/list (a page at `cursor`), after the server said its tools changed: calls wait for
-        none, they are refused undecided until every page is read and pinned (relisted)."""
+        """The proxy's own tools/list (a page at `cursor`); calls are held until every page is read and pinned
+        (relisted), and refused undecided when that fails."""
         self.forward(None, "tools/list", {"cursor": cursor} if cursor else None)
+
+    def hold(self, host_id: Any, params: Any) -> bool:
+        """Hold a tools/call while the proxy reads the tools again (False: none is being read, or MAX_WAITING are
+        held): its id is awaited (awaited), and it is decided once the tools are read, or refused with a record when
+        they cannot be, the server is gone, the proxy is stopped or the host cancels it. Before, it was refused
+        "send the call again", and a host that did not retry lost the call."""
+        if not self.relisting or self.relist_failed or len(self.waiting) >= MAX_WAITING:
+            return False
+        self.waiting.append((host_id, params))
+        return True
+
+    def release_waiting(self) -> None:
+        """The held tools/calls, decided (or refused undecided: the re-list failed, the server is gone) in the order
+        they came, once the proxy is no longer reading the tools or nothing can go to the server."""
+        if not self.waiting or (self.relisting and not self.relist_failed and not self.refusing):
+            return
+        waiting, self.waiting = self.waiting, []
+        for host_id, params in waiting:
+            self.call_tool(host_id, params)
 
     def relisted(self, message: Mapping[str, Any]) -> None:
         result = message.get("result")
         cursor = result.get("nextCursor") if isinstance(result, dict) else None
         if "error" in message or not isinstance(result, dict) or not isinstance(result.get("tools"), list):
             why = _show(message["error"]) if "error" in message else "its answer held no list of tools"
-            self.relist_failed = f"the MCP server said its tools changed, and its tool list could not be read again ({why})"
+            self.relist_failed = f"the MCP server's tool list could not be read again ({why})"
+            self.release_waiting()
             return
         self.pin(result)
         self.relist_pages += 1
         if type(cursor) is str and cursor:
             if self.relist_pages >= MAX_RELIST_PAGES:
-                self.relist_failed = (f"the MCP server said its tools changed, and its tool list had more than "
-                                      f"{MAX_RELIST_PAGES} pages")
+                self.relist_failed = f"the MCP server's tool list, read again, had more than {MAX_RELIST_PAGES} pages"
+                self.release_waiting()
             else:
                 self.relist(cursor)
         else:
             self.relisting -= 1
             if not self.relisting:
                 self.relist_pages = 0
+                self.release_waiting()
 
     def reused_id(self, host_id: Any) -> str:
         """Why the host may not use `host_id` now ('' when it may): a request of its with that id, or with the same id
@@ -936,6 +971,8 @@ class Proxy:
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         name = call_name(params)
         arguments = (params.get("arguments") or {}) if not problem else {}
+        if not problem and not self.refusing and self.hold(host_id, params):
+            return
         undecided = "" if problem else self.refusing or self.unlisted(name)
         if undecided:   # refused undecided, recorded
             self.not_run(host_id, name, undecided)
@@ -1144,6 +1181,7 @@ class Proxy:
         self.replacing = ""
         self.read_in_background()
         say("the MCP server was started again")
+        self.list_again()
         self.settle()
 
     def read_in_background(self) -> None:
@@ -1182,6 +1220,10 @@ class Proxy:
             say(f"dropped notifications/cancelled: {problem}")
             return
         asked = params["requestId"]
+        for host_id, held in [(h, p) for h, p in self.waiting if h == asked and type(h) is type(asked)]:
+            self.waiting.remove((host_id, held))
+            self.record_end(host_id, call_name(held), "cancelled by the host while it was held (the proxy was reading "
+                            "the MCP server's tools again): not decided, not run")
         for token in [t for t, h in self.deciding.items() if h == asked and type(h) is type(asked)]:
             self.cancelled_early.add(token)
             if token in self.settled:
@@ -1210,7 +1252,7 @@ class Proxy:
     def awaited(self) -> set[tuple[str, Any]]:
         """The id_keys of the requests that await their decision or the child's answer."""
         return set().union(*(id_keys(h) for h in [p.host_id for p in self.pending.values() if p.host_id is not None]
-                             + list(self.deciding.values())))
+                             + list(self.deciding.values()) + [h for h, _ in self.waiting]))
 
     def to_host(self, message: Mapping[str, Any]) -> None:
         """Answer the host. The answer to a request whose id another request still awaiting its answer has (a reused
@@ -1286,9 +1328,7 @@ class Proxy:
             return
         if "method" in message:     # the child's own requests and notifications
             if message["method"] == "notifications/tools/list_changed" and "id" not in message:
-                if self.listed:   # before the host listed any tool there is nothing to compare
-                    self.relisting += 1
-                    self.relist()
+                self.list_again()
             elif "id" in message:
                 self.childs_request(message)
                 self.to_child({"jsonrpc": "2.0", "id": message["id"], "result": {}} if message["method"] == "ping" else
@@ -1361,6 +1401,7 @@ class Proxy:
         self.gone = why
         say(why)
         self.drop_child_work(why)
+        self.release_waiting()
         self.settle()
 
     def drop_child_work(self, why: str) -> None:
@@ -1600,9 +1641,11 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
         # the host is done: the calls it sent are decided first, and those the child runs end (answered, or at their
         # --timeout) before its input is closed; before, a call still running 2 s after the host's last line was
         # killed with the child, its record an allow with nothing after it
-        while proxy.deciding or proxy.replacing or (not stopped_by and proxy.running()):
+        while proxy.deciding or proxy.replacing or proxy.waiting or (not stopped_by and proxy.running()):
             await asyncio.sleep(0.01)
     finally:
+        if proxy.waiting:   # ended otherwise (a bug, a cancellation): the held calls are refused, recorded
+            proxy.child_gone("the proxy stopped while it held calls")
         for signum in (*STOP_SIGNALS, signal.SIGCHLD):
             loop.remove_signal_handler(signum)
         await stop_child(proxy.child)

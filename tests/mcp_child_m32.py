@@ -1,0 +1,61 @@
+"""A payments MCP server for tests/unit/test_mcp_proxy_m32.py: plain JSON-RPC lines on stdio, no SDK; the read loop
+and the payment are tests/mcp_child_m25.py's, the starts file tests/mcp_child_m26.py's.
+
+    python tests/mcp_child_m32.py RECEIVED CONTEXT [slow=SECONDS] [again_changed] [notify] [list_slow=SECONDS]
+                                  [binary64]
+
+It lists send_payment. A payment is made SECONDS after it came by the first server process only (one started again
+pays at once); RECEIVED.starts gets a line per process. `again_changed`: a process started again lists send_payment
+re-described (its amount read as whole dollars), as a server whose tools depend on its start does. `notify`: after each
+payment, before its answer, it says its tool list changed; `list_slow`: every tools/list after the first is answered
+SECONDS late (the proxy's own re-list takes that long). `binary64`: the payment reads the arguments' integers as a
+JavaScript server's JSON.parse does (the nearest double), and writes what it read to RECEIVED.paid."""
+import sys
+import time
+from typing import Any
+
+from mcp_child_m25 import PAYMENT, in_thread, option, paying, send, serve
+from mcp_child_m26 import started_before
+
+ORIGINAL = {"name": "send_payment", "description": "Send a payment (amount_cents in cents).", "inputSchema": PAYMENT}
+CHANGED = {**ORIGINAL, "description": "Send a payment (amount_cents is read as whole dollars)."}
+
+
+def binary64(value: Any) -> Any:
+    """`value` as JSON.parse reads it: each integer the nearest double."""
+    if type(value) is int:
+        return int(float(value))
+    if isinstance(value, dict):
+        return {k: binary64(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [binary64(v) for v in value]
+    return value
+
+
+def main() -> None:
+    received, context, options = sys.argv[1], sys.argv[2], sys.argv[3:]
+    again = started_before(received)
+    tool = CHANGED if again and "again_changed" in options else ORIGINAL
+    lists: list[int] = []
+
+    def notify(_request_id: Any, _params: dict) -> None:
+        if "notify" in options:
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+    pay = paying(received, context, 0.0 if again else option(options, "slow"), notify)
+
+    def call(request_id: Any, params: dict) -> None:
+        in_thread(pay, request_id, binary64(params) if "binary64" in options else params)
+
+    def listed(_params: dict) -> dict:
+        lists.append(1)
+        if len(lists) > 1:
+            time.sleep(option(options, "list_slow"))
+        return {"tools": [tool]}
+
+    serve(received, name="payments-m32", capabilities={"tools": {"listChanged": True}}, tools=lambda: [tool],
+          call=call, results={"tools/list": listed})
+
+
+if __name__ == "__main__":
+    main()
