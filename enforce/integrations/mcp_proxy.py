@@ -1351,9 +1351,15 @@ class Proxy:
         """Record a request of the child's that carries a tool call (a tools/call, or a sampling or elicitation whose
         params hold a tool's name and arguments): never forwarded to the host, so never run, but a server asking its
         client to run a tool is worth a record (before: answered "method not found", no trace). Counted in no run's
-        denials: the host did not make it. A notification's params are not read (a server may log its own calls)."""
+        denials: the host did not make it. Any other request but ping (a sampling whose prompt asks the model to pay,
+        an elicitation asking the user for a secret, roots/list) is said on stderr, its method and id only. A
+        notification's params are not read (a server may log its own calls)."""
         method, params = message.get("method"), message.get("params")
         if not (carries_call(params) or calls_a_tool(method)):   # calls_a_tool(method, params) adds nothing here
+            if method != "ping":   # before, an elicitation asking the user for a secret left no trace at all
+                say(f"the MCP server asked the client {_show(method)} (id {_show(message.get('id'))}): not forwarded "
+                    "to the host (the proxy offers the server no sampling, elicitation or roots), answered \"method not "
+                    "found\"")
             return
         name = call_name(params)
         why = (f"the MCP server sent the client a request {_show(method)} (id {_show(message.get('id'))}) carrying a "
