@@ -23,8 +23,11 @@ raise_exception, an error; another guard's policy guardrail): the policy's guard
 tool record that, with or without the hooks. An on_invoke_tool of the user's that wears the attributes of the SDK's
 invoker (functools.wraps, a copied __dict__, a subclass, a partial) runs code of its own on the text it is handed: it
 counts as a tool made by hand. The check the SDK makes before it asks for a call's approval (pre_approval_tool_input_guardrails)
-does not take the run's one running call: the approved call is decided again before it runs; one whose approval is
-refused is recorded as not run by the hooks when its result reaches the model. The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
+does not take the run's one running call (whatever the tool's needs_approval and namespace: the SDK marks a call
+executed before the guardrails of the pass that runs it, and that mark is read): the approved call is decided again
+before it runs; one whose approval is refused is recorded as not run by the hooks when its result reaches the model. At
+each allow the guardrail makes the agent's own hooks record an on_tool_start that raises or is cancelled (with or
+without policy_hooks). The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
 tested (SDK_TESTED) that lacks one gets AgentsSdkUnsupported (env.agents_sdk).
 
 The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
@@ -38,7 +41,10 @@ the one handoff() makes (built by hand or replaced: it is handed the model's arg
 settings send (`extra_body={"tools": [...]}`: a hosted tool beside the agent's list), unless `unguarded` names it; a
 hosted call in an answer (web_search_call...) that `unguarded` does not name is recorded (it ran on the provider's side).
 A RunConfig's model settings are not visible to the hooks: `refuse_hosted_tools(guard)`, a request hook for the OpenAI
-client of the run's models, refuses (recorded) a request that enables a provider-side tool wherever it was set.
+client of the run's models, refuses (recorded) a request that enables a provider-side tool wherever it was set. A guard
+without that hook refuses, at its guardrail, each call of a run whose RunConfig's model settings send tools (the
+guardrail is the first to see the RunConfig; the first model request has gone out by then), unless its policy_hooks
+name "model_settings".
 They check each tool again as it is about to run (on_tool_start, called for function, shell, patch, computer and local
 shell tools alike), so a tool the run added that the agent's list did not show stops the run there. A SandboxAgent's
 capabilities (files, a shell) add such tools, in this agent or in one called as a tool (a nested run, without the
@@ -94,7 +100,9 @@ SDK_TESTED = "openai-agents 0.24"   # the version whose private names this modul
 # `_mcp_tool_binding` (without it an MCP tool is not let through by "mcp_servers": refused); a function tool invoker's
 # closure names `_prepare_arguments` and `schema`, and a ToolContext's `_function_tool_arguments` (the arguments the
 # guardrail validated, which the SDK runs only for the JSON text they were made of; without the closure names the call
-# is refused), agents.tool._get_function_tool_invoke_context (the context the SDK hands an invoker). What holds a call
+# is refused), agents.tool._get_function_tool_invoke_context (the context the SDK hands an invoker), a ToolContext's
+# `_tool_invocations` and `_restored_unbound_approval_call_ids` (whether the SDK marked a call executed, approval_preview:
+# unreadable, the call counts as one that runs). What holds a call
 # to what was decided is public: a FunctionTool's on_invoke_tool (DecidedInvoker); no public path hands the SDK
 # arguments validated once, or its parameters model, so those stay private, checked by sdk_unreadable.
 
@@ -301,6 +309,8 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         if not changed and prepared is None and not invoker_held and \
                 not agent_tool(found)[0]:   # an agent called as a tool: its input is a prompt, its tools decided apart
             changed = UNHELD.format(tool.tool_name)
+        if not changed:
+            changed = run_settings_tools(tool, guard)
         runs = call_text(tool, tool.tool_arguments)   # what the SDK runs (read before detach_call)
         if not changed and runs != tool.tool_arguments:
             changed = RUNS_OTHER.format(tool.tool_name, str(runs)[:200], tool.tool_arguments[:200])
@@ -326,6 +336,7 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
                 detach_call(tool)
             if held:
                 record_later_refusals(found, check)
+                record_hooks_raise(data.agent)
         elif not outcome.allowed:   # an earlier guardrail of another guard allowed it: that allow did not run
             not_run(tool, f"policy {guard.policy_name} refused the call after it was allowed")
         if outcome.action in ("halt", "terminate"):
@@ -340,18 +351,22 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
 
 def approval_preview(context: Any, tool: Any) -> bool:
     """Whether this is the SDK's check of a call before it asks for its approval (RunConfig(tool_execution=
-    ToolExecutionConfig(pre_approval_tool_input_guardrails=True)), a tool whose needs_approval is True, the call not
-    approved yet): nothing runs in this pass, and the approved call is decided again before it runs, so this decision
-    does not take the run's one running call (it took it, and the approved call was refused as busy). The status is
-    read by the call's own tool name (the SDK's approvals are kept by it), so a call of a namespaced tool, a
-    needs_approval function, or a status that cannot be read counts as a call that runs: its check takes the call."""
+    ToolExecutionConfig(pre_approval_tool_input_guardrails=True)); the tool's needs_approval True or a function that
+    said so; any name or namespace): nothing runs in this pass, and the approved call is decided again before it runs,
+    so this decision does not take the run's one running call (it took it, and the approved call was refused as busy).
+    The SDK marks a call executed before the guardrails of the pass that runs it, never before this one: the mark is
+    read (the call's invocation record, private to openai-agents 0.24), and a call whose record cannot be read, or is
+    missing, or was restored unbound from a RunState (the SDK does not mark those), counts as a call that runs: its
+    check takes the call."""
     config = getattr(getattr(context, "run_config", None), "tool_execution", None)
     if getattr(config, "pre_approval_tool_input_guardrails", False) is not True or \
-            getattr(tool, "needs_approval", False) is not True or getattr(context, "tool_namespace", None) is not None \
-            or getattr(context, "tool_name", None) != getattr(tool, "name", None):
+            getattr(tool, "needs_approval", False) is False:
         return False
     try:
-        return context.is_tool_approved(context.tool_name, context.tool_call_id) is None
+        call_id = context.tool_call_id
+        invocation = context._tool_invocations.get(call_id)
+        return invocation is not None and invocation.executed is False and \
+            call_id not in context._restored_unbound_approval_call_ids
     except Exception:
         return False
 
@@ -731,10 +746,16 @@ def unguarded_tools(agent: Any, guard: Guard, unguarded: frozenset[str] = frozen
 SETTINGS = "model_settings"   # named in unguarded: an agent's model settings may send tools of their own
 
 
+# Words of a model settings key that may enable tools: tools, tool_choice, mcp, chat's web_search_options, the legacy
+# functions, file or vector search, plugins and connectors of compatible servers
+SETTINGS_WORDS = ("tool", "mcp", "search", "function", "plugin", "connector", "retriev")
+
+
 def settings_tools(agent: Any) -> str:
     """What in an agent's model settings would send the model tools the agent's list does not show ("" when nothing):
-    a key naming tools or MCP in extra_body, extra_args or extra_query (`extra_body={"tools": [{"type":
-    "web_search"}]}` enables OpenAI's hosted web search, which no guardrail decides). Settings that cannot be read
+    a key naming tools, MCP, a search, functions (SETTINGS_WORDS) in extra_body, extra_args or extra_query
+    (`extra_body={"tools": [{"type": "web_search"}]}`, `extra_args={"web_search_options": {}}` enable OpenAI's hosted web
+    search, which no guardrail decides). Settings that cannot be read
     count as such."""
     settings = getattr(agent, "model_settings", None)
     named = []
@@ -745,8 +766,29 @@ def settings_tools(agent: Any) -> str:
         if not isinstance(extra, Mapping):
             named.append(f"{field} of type {type(extra).__name__}")
             continue
-        named += [f"{field}[{str(key)[:40]!r}]" for key in extra if any(w in str(key).lower() for w in ("tool", "mcp"))]
+        named += [f"{field}[{str(key)[:40]!r}]" for key in extra if any(w in str(key).lower() for w in SETTINGS_WORDS)]
     return ", ".join(named)
+
+
+# Guards whose policy_hooks name "model_settings" in unguarded, or that have a refuse_hosted_tools hook (which reads each
+# request its client sends, and lets through what its own unguarded names): their guardrails let a RunConfig's settings
+# send tools
+SETTINGS_LET: "weakref.WeakSet[Guard]" = weakref.WeakSet()
+RUN_SETTINGS = ("the run's RunConfig model settings send the model tools beside the agent's own ({}): a hosted tool there "
+                "runs on the provider's side, undecided, at every model call of the run, and the hooks cannot see a "
+                "RunConfig before the model is asked; remove them, put refuse_hosted_tools(guard) on the model's client, "
+                "or name \"model_settings\" in policy_hooks(unguarded=...); not run")
+
+
+def run_settings_tools(context: Any, guard: Guard) -> str:
+    """Why a call may not run in a run whose RunConfig's model settings send tools (settings_tools; "" when they send
+    none, the guard's hooks name "model_settings", or the guard has a refuse_hosted_tools hook, which checks the requests
+    of the client it is on, precisely): the guardrail is the first point that sees the RunConfig (its
+    ToolContext's run_config), so from the first function call of such a run on, each call is refused, recorded."""
+    if guard in SETTINGS_LET:
+        return ""
+    extra = settings_tools(getattr(context, "run_config", None))
+    return RUN_SETTINGS.format(extra) if extra else ""
 
 
 class HostedToolsRefused(BaseException):
@@ -781,6 +823,7 @@ def refuse_hosted_tools(guard: Guard, *, unguarded: Iterable[str] = ()) -> Calla
     RunConfig's model settings, which the hooks cannot see before the model is asked), unless `unguarded` names its type
     ("hosted_mcp" for mcp). A JSON body that cannot be read is refused too; other requests (file uploads) pass."""
     let = frozenset(unguarded)
+    SETTINGS_LET.add(guard)   # the hook reads what a RunConfig's settings send: run_settings_tools defers to it
 
     async def hook(request: Any) -> None:
         try:
@@ -830,6 +873,16 @@ def recording_raise(hook: Callable[..., Any]) -> Callable[..., Any]:
     return on_tool_start
 
 
+def record_hooks_raise(agent: Any) -> None:
+    """Make the agent's own hooks (Agent(hooks=...), run beside the run's, after the guardrails) record an on_tool_start
+    that raises or is cancelled (asyncio.wait_for around the run) after a call was allowed (recording_raise). Done by
+    the hooks before each model call, and by the guardrail at each allow: without policy_hooks nothing else did, and
+    the allow was the one record of a call that never ran."""
+    own = getattr(agent, "hooks", None)
+    if own is not None and not getattr(getattr(own, "on_tool_start", None), RAISE_RECORDED, False):
+        own.on_tool_start = recording_raise(own.on_tool_start)
+
+
 def not_run(context: Any, why: str, *, name: str | None = None) -> None:
     """Record, by each guard whose guardrail allowed the call of `context` (enforce mode), that it did not run (tool
     `name`, by default the one its ToolContext names: the SDK finds a function tool by the call's name and namespace,
@@ -871,6 +924,8 @@ class PolicyHooks(RunHooks[Any]):
     def __init__(self, guard: Guard, unguarded: Iterable[str] = (), run: str = "") -> None:
         self.guard, self.unguarded, self.run = guard, frozenset(unguarded), run
         RELEASED.add(guard)
+        if SETTINGS in self.unguarded:
+            SETTINGS_LET.add(guard)
         if type(self).on_tool_start is not PolicyHooks.on_tool_start:   # the user's own, built on these hooks
             self.on_tool_start = recording_raise(self.on_tool_start)  # type: ignore[method-assign]
 
@@ -931,9 +986,7 @@ class PolicyHooks(RunHooks[Any]):
         """Refuse a run that could call a tool undecided; hold each guarded tool to the data decided (hold_to_decided:
         here, before the model is asked, since the SDK compares a tool's invoker with the one it planned the call with)."""
         found = unguarded_tools(agent, self.guard, self.unguarded, hold=True)
-        own = getattr(agent, "hooks", None)   # the agent's hooks run beside these, after the guardrails
-        if own is not None and not getattr(getattr(own, "on_tool_start", None), RAISE_RECORDED, False):
-            own.on_tool_start = recording_raise(own.on_tool_start)
+        record_hooks_raise(agent)
         if found:
             why = (f"refused to ask the model: it could call tools that policy {self.guard.policy_name} does not decide: "
                    f"{'; '.join(found[:5])}{' ...' if len(found) > 5 else ''}")

@@ -1,0 +1,230 @@
+"""Twelfth red-team pass on the integrations (A32, 2026-12-01). Each test but the benign rows failed on c1d7034:
+
+- Agents, with RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True)): the check the SDK
+  makes before asking for a call's approval took the run's one running call (a policy reading a ledger) when the tool's
+  needs_approval was a function, or the tool had a namespace, and the approved call was then refused as busy (a false
+  refusal; A31 left it open); a call so allowed whose approval the person refused had the allow as its one record. The
+  SDK marks a call executed before the guardrails of the pass that runs it, never before the check before approval:
+  that mark is read now, for any needs_approval and any namespace; a call that runs still takes the running call;
+- Agents, without policy_hooks: an on_tool_start of the agent's own hooks that raised, or was cancelled
+  (asyncio.wait_for around the run), after the allow left the allow as the one record of a call that never ran. The
+  guardrail now makes the agent's hooks record it at the allow, as policy_hooks did before each model call;
+- Agents: a RunConfig's model settings that send hosted tools (extra_body tools, chat's web_search_options, hosted MCP)
+  ran them at every model call, and the function calls of that run ran as if nothing was there (the hooks cannot see a
+  RunConfig). The guardrail, the first point that sees the RunConfig, refuses each call of such a run, recorded; and
+  model settings keys naming a search or functions (web_search_options) now count as tools, in an agent's settings too.
+Real SDK code paths: the Agents SDK's chat-completions and responses models over httpx2.MockTransport."""
+import asyncio
+
+import pytest
+
+from tests.unit.test_guard import CONTEXT, PAYMENT, guard
+from tests.unit.test_integration_redteam5 import records
+from tests.unit.test_integration_redteam6 import responses_model, responses_reply
+from tests.unit.test_integration_redteam11 import agent_paying, approve, pre_approval, run, send_tool
+from tests.unit.test_integration_unguarded import Script, agents_fixture, calls
+from tests.unit.test_integration_unguarded import model as agents_model
+from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
+
+BUSY = "another allowed call of this run has not finished"
+NOT_RUN = "an on_tool_start hook raised after the call was allowed"
+
+
+async def asks_approval(context, params, call_id):
+    return True
+
+
+async def asks_none(context, params, call_id):
+    return False
+
+
+def busy(log):
+    return [(allowed, BUSY in why) for allowed, why in records(log)]
+
+
+# --- Agents: the check before approval (pre_approval_tool_input_guardrails) ---------------------------------------------
+@pytest.mark.parametrize("payments", [[PAYMENT], [PAYMENT, PAYMENT]], ids=["one", "parallel"])
+def test_a_call_whose_needs_approval_is_a_function_runs_once_approved(payments_build, tmp_path, payments):
+    """Before: the approved call was refused as busy (nothing ran). Of two parallel approved calls the first runs and the
+    second is refused as busy: the check before approval no longer holds the running call, and a call that runs does."""
+    agents_fixture()
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    agent = agent_paying(send_tool(ran, [policy_guardrail(g)], needs_approval=asks_approval),
+                         calls(*[("send_payment", p) for p in payments]))
+    asyncio.run(approve(agent, g, pre_approval()))
+    assert ran == [45000] and busy(log) == [(True, False)] * (2 * len(payments) - 1) + [
+        (len(payments) == 1, len(payments) == 2)]
+
+
+def test_a_namespaced_tool_runs_once_approved(payments_build, tmp_path):
+    """tool_namespace(): the SDK checks the call by its namespaced name; before, the approved call was refused as busy."""
+    agents_fixture()
+    from agents import Agent, tool_namespace
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    reply = responses_reply(("send_payment", PAYMENT))
+    reply["output"][0]["namespace"] = "billing"
+    tools = tool_namespace(name="billing", description="Billing tools.",
+                           tools=[send_tool(ran, [policy_guardrail(g)], needs_approval=True)])
+    asyncio.run(approve(Agent(name="payer", model=responses_model(reply), tools=tools), g, pre_approval()))
+    assert ran == [45000] and busy(log) == [(True, False), (True, False)]
+
+
+def test_a_refused_approval_of_a_call_whose_needs_approval_is_a_function_is_recorded(payments_build, tmp_path):
+    """Before: the allow made before the approval was asked was the one record of a call the person refused."""
+    agents_fixture()
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    asyncio.run(approve(agent_paying(send_tool(ran, [policy_guardrail(g)], needs_approval=asks_approval)), g,
+                        pre_approval(), refuse=True))
+    assert ran == [] and [(a, "its approval was refused" in why) for a, why in records(log)] == [(True, False),
+                                                                                                (False, True)]
+
+
+def test_benign_a_call_that_needs_no_approval_still_takes_the_running_call(payments_build, tmp_path):
+    """The pre-approval setting on, needs_approval a function that says no: each call runs at once, so its check takes
+    the running call (two parallel calls: the first runs, the second is refused as busy, as without the setting)."""
+    agents_fixture()
+    from agents import Runner
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail, policy_hooks
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    agent = agent_paying(send_tool(ran, [policy_guardrail(g)], needs_approval=asks_none),
+                         calls(("send_payment", PAYMENT), ("send_payment", PAYMENT)))
+    asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g), run_config=pre_approval()))
+    assert ran == [45000] and busy(log) == [(True, False), (False, True)]
+
+
+# --- Agents: the agent's own on_tool_start raises or is cancelled after the allow, without policy_hooks -----------------
+def stopping_hooks(how, entered):
+    """Agent hooks whose on_tool_start raises CancelledError (`how` "raise") or waits to be cancelled (it sets `entered`,
+    an asyncio.Event, first)."""
+    from agents import AgentHooks
+
+    class Hooks(AgentHooks):
+        async def on_tool_start(self, context, agent, tool):
+            if how == "raise":
+                raise asyncio.CancelledError()
+            entered.set()
+            await asyncio.sleep(60)
+    return Hooks()
+
+
+@pytest.mark.parametrize("how", ["raise", "cancel"])
+def test_an_agents_hook_that_stops_the_call_after_its_allow_is_recorded_without_policy_hooks(payments_build, tmp_path,
+                                                                                               how):
+    """`cancel`: the run's task is cancelled while the hook runs (asyncio.wait_for's timeout does that)."""
+    agents_fixture()
+    from agents import RunConfig, Runner
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+
+    async def main():
+        entered = asyncio.Event()
+        agent = agent_paying(send_tool(ran, [policy_guardrail(g)])).clone(hooks=stopping_hooks(how, entered))
+        task = asyncio.ensure_future(Runner.run(agent, "Pay.", context=CONTEXT,
+                                                run_config=RunConfig(tracing_disabled=True)))
+        if how == "cancel":
+            await entered.wait()
+            task.cancel()
+        await task
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(main())
+    assert ran == [] and [(a, NOT_RUN in why) for a, why in records(log)] == [(True, False), (False, True)]
+
+
+# --- Agents: a RunConfig's model settings send hosted tools ------------------------------------------------------------
+HOSTED_SETTINGS = [{"extra_body": {"tools": [{"type": "web_search"}]}}, {"extra_args": {"web_search_options": {}}},
+                   {"extra_body": {"tools": [{"type": "mcp", "server_label": "bank", "server_url": "https://x"}]}}]
+
+
+def run_configured(agent, g, settings, hooks=None):
+    """Run `agent` with a RunConfig of these model `settings`, and policy_hooks(g, **hooks) (no hooks when None)."""
+    from agents import ModelSettings, RunConfig, Runner
+
+    from veriguard.enforce.integrations.openai_agents import policy_hooks
+
+    config = RunConfig(tracing_disabled=True, model_settings=ModelSettings(**settings))
+    return asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, run_config=config,
+                                  **({"hooks": policy_hooks(g, **hooks)} if hooks is not None else {})))
+
+
+@pytest.mark.parametrize("hooks", [{}, None], ids=["hooks", "no-hooks"])
+@pytest.mark.parametrize("settings", HOSTED_SETTINGS, ids=["extra_body-tools", "web_search_options", "hosted-mcp"])
+def test_a_call_in_a_run_whose_run_config_sends_hosted_tools_is_refused(payments_build, tmp_path, settings, hooks):
+    """Before: the call ran, and nothing recorded the hosted tool the RunConfig sent at every model call."""
+    agents_fixture()
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    run_configured(agent_paying(send_tool(ran, [policy_guardrail(g)])), g, settings, hooks)
+    assert ran == [] and [(a, "RunConfig model settings send the model tools" in why) for a, why in records(log)] == [
+        (False, True)]
+
+
+def test_an_agents_settings_that_enable_web_search_options_are_refused_before_the_model_is_asked(payments_build,
+                                                                                                 tmp_path):
+    agents_fixture()
+    from agents import ModelSettings
+
+    from veriguard.enforce.integrations.openai_agents import UnguardedTools, policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    agent = agent_paying(send_tool(ran, [policy_guardrail(g)])).clone(
+        model_settings=ModelSettings(extra_args={"web_search_options": {"search_context_size": "low"}}))
+    with pytest.raises(UnguardedTools, match="web_search_options"):
+        run(agent, g)
+    assert ran == [] and [a for a, _ in records(log)] == [False]
+
+
+@pytest.mark.parametrize("settings", [{"temperature": 0.1, "extra_body": {"metadata": {"team": "ap"}}},
+                                      {"extra_args": {"user": "clerk-7"}, "extra_headers": {"X-Trace": "1"}}])
+def test_benign_run_config_settings_without_tools_run(payments_build, tmp_path, settings):
+    agents_fixture()
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    run_configured(agent_paying(send_tool(ran, [policy_guardrail(g)])), g, settings, {})
+    assert ran == [45000] and [a for a, _ in records(log)] == [True]
+
+
+def test_benign_hooks_that_name_model_settings_let_a_run_configs_tools_through(payments_build, tmp_path):
+    agents_fixture()
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    run_configured(agent_paying(send_tool(ran, [policy_guardrail(g)])), g, HOSTED_SETTINGS[0],
+                   {"unguarded": ["model_settings"]})
+    assert ran == [45000] and [a for a, _ in records(log)] == [True]
+
+
+def test_benign_an_agent_called_with_a_chat_model_and_no_settings_runs(payments_build, tmp_path):
+    """The plain case beside the rows above: a Script model, no settings, one call."""
+    agents_fixture()
+    from agents import Agent
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    agent = Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))),
+                  tools=[send_tool(ran, [policy_guardrail(g)])])
+    run(agent, g)
+    assert ran == [45000] and [a for a, _ in records(log)] == [True]
