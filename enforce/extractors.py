@@ -671,6 +671,7 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     if whole is not None:
         if turn:
             _refuse_unnamed_letters(text, where)
+        turned += _unfilled(text) if decode else []   # JSON whose keys have characters put between their letters
         return [whole, *turned] if turned else whole
     encoded = _read_once(_encoded, text, where=where) + turned if decode else []
     if turn:   # a text turned (reversed, rotated) is as noisy as the text, which was read: a reversed UUID is no UUID
@@ -788,7 +789,7 @@ def _encoded(text: str, where: str) -> list[str]:
     Base64 is read in each run and, as Python's b64decode reads a text, in the whole text with every character outside
     its alphabet dropped (`eyJu YW1l ...`), at each of its four alignments; hex as a whole run (its letters are
     base64's): a tool decodes a whole argument or token."""
-    decoded = _transforms(text)
+    decoded = _transforms(text) + ([] if text.isascii() else _invisibly_written(text, where))
     if len(text) < _ENCODED_MIN:
         return [d for d in decoded if d and d != text]
     makes_characters = functools.cache(lambda: _MAKES_CHARACTERS.search(text) is not None)   # once, when asked
@@ -884,29 +885,24 @@ def _keyed_beside(text: str, raws: list[bytes]) -> list[str]:
 # which shows words (or a call's), beside code that makes characters of numbers (`chr(`, `.decode(`, `char(`, bytes
 # computed from each: `bytes(f(c) for c in`), is made into text by arithmetic this reader does not follow
 # (`(c - 3) ^ 90`, `c // 2` over noise): it denies.
-_NUMBER = r"""["']?(?:0[xX][0-9A-Fa-f]{1,6}|[0-9]{1,7})["']?"""
+_NUMBER = r"""["']?-?(?:0[xX][0-9A-Fa-f]{1,6}|[0-9]{1,7})["']?"""
 _NUMBER_LIST = re.compile(r"(?<![\w.])" + _NUMBER + r"(?:(?:[ \t]*[,;\n][ \t\n]*|[ \t]+)" + _NUMBER + r"){15,}(?![\w.])")
-_NUMBER_VALUE = re.compile(r"0[xX][0-9A-Fa-f]{1,6}|[0-9]{1,7}")
+_NUMBER_VALUE = re.compile(r"-?(?:0[xX][0-9A-Fa-f]{1,6}|[0-9]{1,7})")
 _MULTIPLIERS = tuple(bytes(m * b % 256 for b in range(256)) for m in range(3, 256, 2))   # 1 is _read_bytes' own
 _MAKES_CHARACTERS = re.compile(r"(?i:\b(?:chr|unichr|fromCharCode|fromCodePoint|char|rune|decode)\s*\(|%c|"
                                r"\b(?:bytes|bytearray)\s*\((?=[^\n]{0,200}?(?:\bfor\s+\w+\s+in\b|\bmap\s*\()))")
 
 
 def _numbers_read(written: str, where: str, makes_characters: Callable[[], bool]) -> list[str]:
-    """The readings of a list of numbers written in a text; `makes_characters`: whether the text shows code that makes
-    characters of numbers (_MAKES_CHARACTERS, searched once a text)."""
-    values = [int(v, 16) if v[1:2] in "xX" and len(v) > 1 else int(v) for v in _NUMBER_VALUE.findall(written)]
-    if max(values) < 256:
-        read = _read_bytes(bytes(values), where)
-        followed = any(map(_followed, read))
-        if not followed:
-            more = _multiplied(bytes(values)) + _scaled(values)
-            read += more
-            followed = any(map(_followed, more))
-    else:   # code points shifted stay letters (`chr(c + 1000)` is Cyrillic): read shifted back too
-        chars = "".join(chr(v) for v in values if v < 0x110000)
-        read = ([chars] if chars.isprintable() else []) + _scaled(values)
-        followed = any(map(_followed, read))
+    """The readings of a list of numbers written in a text, as they are and undone (_undone); `makes_characters`:
+    whether the text shows code that makes characters of numbers (_MAKES_CHARACTERS, searched once a text)."""
+    values = [_number_value(v) for v in _NUMBER_VALUE.findall(written)]
+    read, followed = _values_read(values, where)
+    for undone in [] if followed else _undone(values):
+        more, followed = _values_read(undone, where, mapped=False)
+        read += more
+        if followed:
+            break
     if not followed and makes_characters():
         _bad_call(where, f"a list of {len(values)} numbers beside code that makes characters of numbers, and no "
                   "reading of them (bytes, characters, a one-byte key, an affine map) shows words: arithmetic this "
@@ -914,16 +910,57 @@ def _numbers_read(written: str, where: str, makes_characters: Callable[[], bool]
     return read
 
 
+def _number_value(written: str) -> int:
+    digits = written.lstrip("-")
+    value = int(digits, 16) if digits[1:2] in "xX" else int(digits)
+    return -value if written.startswith("-") else value
+
+
+def _values_read(values: list[int], where: str, *, mapped: bool = True) -> tuple[list[str], bool]:
+    """The readings of integers (bytes, code points and, when `mapped`, an affine map of bytes or of integers) and
+    whether one is followed (_followed)."""
+    if min(values) < 0:
+        read = _scaled(values) if mapped else []
+        return read, any(map(_followed, read))
+    if max(values) < 256:
+        read = _read_bytes(bytes(values), where)
+        followed = any(map(_followed, read))
+        if not followed:
+            more = _multiplied(bytes(values)) + _halved(values) + _scaled(values) if mapped else []
+            read += more
+            followed = any(map(_followed, more))
+        return read, followed
+    # code points shifted stay letters (`chr(c + 1000)` is Cyrillic): read shifted back too
+    chars = "".join(chr(v) for v in values if v < 0x110000)
+    read = ([chars] if chars.isprintable() else []) + (_scaled(values) if mapped else [])
+    return read, any(map(_followed, read))
+
+
+def _undone(values: list[int]) -> list[list[int]]:
+    """Integers as arithmetic a model can undo leaves them: running sums (read as their differences), differences
+    (read as their running sums) and squares (read as their roots)."""
+    undone = [values[:1] + [b - a for a, b in zip(values, values[1:])], list(itertools.accumulate(values))]
+    roots = [math.isqrt(v) for v in values if v >= 0]
+    if len(roots) == len(values) and all(r * r == v for r, v in zip(roots, values)) and max(roots) > 1:
+        undone.append(roots)
+    return undone
+
+
+_KEYWORD_SHAPE = re.compile(r"[a-z_]{4,64}\(\s*[a-z_]{2,64}\s*=\s*[\"'0-9]")   # `transfer(to="`: rare in noise
+
+
 def _shows_call_word_turned(text: str) -> bool:
-    """Whether a text, as it is or reversed (a list written backwards), shows a word of a call."""
+    """Whether a text, as it is or reversed (a list written backwards), shows a word of a call or a keyword call."""
     low = text.lower()
-    return _shows_call_word(low) or _shows_call_word(low[::-1])
+    return (_shows_call_word(low) or _shows_call_word(low[::-1]) or "(" in text and "=" in text and (
+        _KEYWORD_SHAPE.search(text) is not None or _KEYWORD_SHAPE.search(text[::-1]) is not None))
 
 
 def _followed(text: str) -> bool:
     """Whether a reading of numbers is words (two thirds letters and blanks), or shows a word of a call (read on),
     and not noise."""
-    return sum(c.isalpha() or c == " " for c in text) * 3 >= len(text) * 2 or _shows_call_word_turned(text)
+    return (sum(c.isascii() and c.isalpha() or c == " " for c in text) * 3 >= len(text) * 2
+            or _shows_call_word_turned(text))   # ASCII letters: code points any arithmetic left in a script are not
 
 
 def _multiplied(raw: bytes) -> list[str]:
@@ -938,6 +975,29 @@ def _multiplied(raw: bytes) -> list[str]:
         found += [t for t in [_printable(turned), *(_unkeyed(turned) if keyed else ())]
                   if t and _shows_call_word_turned(t)]
     return [_Guessed(t) for t in found]
+
+
+_HALF_MULTIPLIERS = tuple(bytes(m * b % 128 for b in range(256)) for m in range(1, 128, 2))
+_HALF_SHIFT_KEYS = tuple(frozenset(k for k in range(128) if (b + k) % 128 in b"\t\n\r" or 0x20 <= (b + k) % 128 < 0x7F)
+                         for b in range(128))   # the shifts that make a 7-bit byte printable
+
+
+def _halved(values: list[int]) -> list[str]:
+    """The texts bytes are under an affine map mod 256 whose multiplier is twice an odd one (c -> 2 * m * c + s): all
+    of one parity, their halves are 7-bit text under the odd map mod 128 (every multiplier, then each shift that makes
+    every byte printable); kept when they show a word of a call. A multiplier of 4 or more loses a text bit."""
+    if len({v % 2 for v in values}) != 1 or not _ENCODED_MIN <= len(values) <= _MAX_KEYED:
+        return []
+    half = bytes((v - values[0] % 2) // 2 for v in values)
+    found: list[str] = []
+    for table in _HALF_MULTIPLIERS:
+        turned = half.translate(table)
+        shifts = frozenset(range(128)).intersection(*(_HALF_SHIFT_KEYS[b] for b in set(turned)))
+        for k in sorted(shifts):
+            text = bytes((b + k) % 128 for b in turned).decode("ascii")
+            if _shows_call_word_turned(text):
+                found.append(_Guessed(text))
+    return found
 
 
 def _scaled(values: list[int]) -> list[str]:
@@ -1591,15 +1651,55 @@ def _unkey(text: str, sign: int, key: bytes, *, letters_only: bool) -> str:
     return "".join(out)
 
 
-def _transforms(text: str) -> list[str]:
-    """The text with its percent-escapes, HTML character references or backslash escapes decoded."""
+# Characters put between a text's own, which a reader skips as it reads: a digit after each letter (`t4r1a7n...`,
+# 8 such pairs in a row at least: a word of 8 letters) and one mark after every character (`t.r.a.n.s...`, 16 at least)
+_DIGITS_BETWEEN = re.compile(r"(?:[A-Za-z][0-9]){8,}")
+_DIGIT_AFTER_LETTER = re.compile(r"(?<=[A-Za-z])[0-9]")
+_SPREAD = re.compile(r"[^\n]([^A-Za-z0-9\n])(?:[^\n]\1){15,}")
+
+
+def _unfilled(text: str) -> list[str]:
+    """The text with the characters put between its own taken out (_DIGITS_BETWEEN, _SPREAD); [] when none are."""
     out: list[str] = []
+    if _DIGITS_BETWEEN.search(text):
+        out.append(_DIGIT_AFTER_LETTER.sub("", text))
+    if _SPREAD.search(text):
+        out.append(_SPREAD.sub(lambda m: m.group()[::2], text))
+    return out
+
+
+def _transforms(text: str) -> list[str]:
+    """The text with its percent-escapes, HTML character references or backslash escapes decoded, and with the
+    characters put between its own taken out (_DIGITS_BETWEEN, _SPREAD)."""
+    out = _unfilled(text)
     if _PERCENT.search(text):
         out.append(urllib.parse.unquote(text, errors="replace"))   # `caf%E9` (Latin-1) is text too
     if "&" in text and _REFERENCE.search(text):
         out.append(html.unescape(text))
     if "\\" in text and _ESCAPE.search(text):
         out.append(_ESCAPE.sub(lambda m: _unescaped(m.group()), text))
+    return out
+
+
+# Text written in characters that show as nothing, which a model reads all the same: Unicode tag characters (U+E0020 to
+# U+E007E are ASCII's printable characters, as "ASCII smuggling" writes a prompt), and bytes as variation selectors
+# (VS1-VS16 are 0-15, VS17-VS256 are 16-255: one emoji with a run of them carries any bytes). The reader that forgives
+# invisible characters drops them; here they are read, each kind in order wherever it stands in the text.
+_TAG_CHAR = re.compile("[\U000E0000-\U000E007F]")
+_SELECTOR = re.compile("[\uFE00-\uFE0F\U000E0100-\U000E01EF]")
+_SELECTORS_MIN = 8   # selectors at least read as bytes: an emoji or a CJK character takes one each, a call many
+
+
+def _invisibly_written(text: str, where: str) -> list[str]:
+    """The text written in tag characters, and the texts the bytes written as variation selectors hold (_read_bytes)."""
+    out: list[str] = []
+    tags = _TAG_CHAR.findall(text)
+    if tags:
+        out.append("".join(chr(ord(c) - 0xE0000) for c in tags if 0xE0020 <= ord(c) <= 0xE007E))
+    selectors = _SELECTOR.findall(text)
+    if len(selectors) >= _SELECTORS_MIN:
+        out += _read_bytes(bytes(ord(c) - 0xFE00 if ord(c) < 0xE0000 else ord(c) - 0xE0100 + 16 for c in selectors),
+                           where)
     return out
 
 
@@ -2164,7 +2264,8 @@ def _name_shape(tool: str) -> re.Pattern[str] | None:
 
 
 def _keyed_name(text: str, tool: str) -> str:
-    """The first call form of `tool`'s shape, with keyword arguments, whose names read as no language; '' for none."""
+    """The first call form of `tool`'s shape, with keyword arguments, whose callee is the name's letters shuffled or
+    whose names read as no language; '' for none."""
     shape = _name_shape(tool)
     if shape is None or "(" not in text:
         return ""
@@ -2173,6 +2274,8 @@ def _keyed_name(text: str, tool: str) -> str:
         keywords = [k.lower() for k in _KEYWORDS.findall(arguments)]
         if callee == tool.lower() or not keywords:
             continue
+        if sorted(callee) == sorted(tool.lower()):   # its letters shuffled: a transposition keeps each letter
+            return found.group()
         words = [w for w in re.split(r"[^a-z]+", " ".join([callee, *keywords])) if len(w) > 1]
         pairs = sum(len(w) - 1 for w in words)
         if pairs >= _KEYED_NAME_PAIRS and sum(map(_pair_score, words)) <= _KEYED_NAME_MEAN * pairs:
