@@ -712,7 +712,8 @@ class Proxy:
         self.held: list[Mapping[str, Any]] = []   # answers to a request whose id another still awaiting its answer has
         self.listed: dict[str, str] = {}    # each tool's definition as the server first listed it (its JSON, no _meta)
         self.changed: set[str] = set()   # tools the server listed again otherwise: a call to one is refused
-        self.relisting = 0         # the proxy's own tools/list chains under way (the server said its tools changed)
+        self.relisting = 0         # 1 while the proxy's own tools/list chain is under way (its tools changed)
+        self.relist_queued = False   # the server said so again meanwhile: one more chain once this one ends
         self.relist_pages = 0      # pages read by those chains
         self.relist_failed = ""    # why the server's changed tool list could not be read ("" while it could)
         self.waiting: list[tuple[Any, Any]] = []   # tools/calls (id, params) held until the tools are read again
@@ -905,10 +906,16 @@ class Proxy:
         """Read the server's tools again (the proxy's own tools/list, every page) and pin them, once the host listed
         any: the server said its tools changed, or it was started again (a server's tools may depend on its start:
         before, a server started again was never listed, and ran the next call as it now defined the tool). Calls
-        meanwhile are held (call_tool)."""
-        if self.listed:   # before the host listed any tool there is nothing to compare
-            self.relisting += 1
-            self.relist()
+        meanwhile are held (call_tool). One chain at a time, and one more after it however often the server said so
+        meanwhile: before, each notification started a chain of its own (a server's 10,000 notifications, 10,000
+        tools/list in flight)."""
+        if not self.listed:   # before the host listed any tool there is nothing to compare
+            return
+        if self.relisting:
+            self.relist_queued = True
+            return
+        self.relisting = 1
+        self.relist()
 
     def relist(self, cursor: str | None = None) -> None:
         """The proxy's own tools/list (a page at `cursor`); calls are held until every page is read and pinned
@@ -951,10 +958,13 @@ class Proxy:
             else:
                 self.relist(cursor)
         else:
-            self.relisting -= 1
-            if not self.relisting:
-                self.relist_pages = 0
-                self.release_waiting()
+            self.relist_pages = 0
+            if self.relist_queued:   # the server said its tools changed while they were read: read them once more
+                self.relist_queued = False
+                self.relist()
+                return
+            self.relisting = 0
+            self.release_waiting()
 
     def reused_id(self, host_id: Any) -> str:
         """Why the host may not use `host_id` now ('' when it may): a request of its with that id, or with the same id
@@ -1327,9 +1337,9 @@ class Proxy:
             self.stray = repr(line.decode("utf-8", "replace").strip())[:200]
             return
         if "method" in message:     # the child's own requests and notifications
-            if message["method"] == "notifications/tools/list_changed" and "id" not in message:
+            if message["method"] == "notifications/tools/list_changed":   # with an id too: the change it says
                 self.list_again()
-            elif "id" in message:
+            if "id" in message:
                 self.childs_request(message)
                 self.to_child({"jsonrpc": "2.0", "id": message["id"], "result": {}} if message["method"] == "ping" else
                               {"jsonrpc": "2.0", "id": message["id"], "error": {

@@ -218,3 +218,39 @@ def test_the_servers_requests_never_reach_the_host_and_are_said(chatty):
     answered = [m for m in s.requests() if m.get("id") in {i for _, i in asked}]
     assert sorted(m["id"] for m in answered) == ["e1", "e2", "r1", "s1"]
     assert all(m["error"]["code"] == -32601 for m in answered), answered
+
+
+# --- 5. how often the server says its tools changed, and how ----------------------------------------------------------
+def test_a_flood_of_list_changed_is_read_once_more_not_once_each(session):
+    """2,000 notifications/tools/list_changed at once: the proxy reads the tools one chain at a time, and once more after
+    it however many came meanwhile (10 reads here, as the notifications come in while the reads end), and the next
+    call is paid. Before: 2,000 tools/list went to the server, and call 2 was
+    refused while they were read."""
+    s = session(child=["flood=2000"])
+    try:
+        s.send(LIST)
+        s.answer("l")
+        s.send(call(1))
+        assert text(s.answer(1)) == "sent 45000"
+        s.send(call(2))
+        assert text(s.answer(2)) == "sent 45000"
+    finally:
+        s.close()
+    assert [m.get("method") for m in s.requests()].count("tools/list") < 100 and s.paid() == [45000, 45000]
+
+
+def test_a_list_changed_carrying_an_id_is_a_change_too(session):
+    """The server re-describes send_payment after its first payment and says so in a list_changed that carries an id:
+    the proxy reads the tools again all the same (and answers the request "method not found"); call 2 is refused
+    undecided, recorded. Before: the notification was taken for a request only, and call 2 paid as re-described."""
+    s = session(child=["redescribe", "notify_id"])
+    try:
+        s.send(LIST)
+        s.answer("l")
+        s.send(call(1))
+        assert text(s.answer(1)) == "sent 45000"
+        s.send(call(2))
+        assert "changed the definition of tool 'send_payment'" in text(s.answer(2))
+    finally:
+        s.close()
+    assert s.paid() == [45000] and [(a, ok) for a, ok, _ in records(s)] == [("1", True), ("2", False)], records(s)
