@@ -216,7 +216,7 @@ CATALOGUE: dict[str, Entry] = {
     # the spec file (synth/specfile.py, synth/tables.py)
     "spec.arguments": Entry(S, "a spec with [contract] rules has no [arguments]"),
     "spec.bank": Entry(S, "the classifier bank's categories are not the argument's fields"),
-    "spec.encoding": Entry(S, "the spec is not UTF-8 text"),
+    "spec.encoding": Entry(S, "the spec is not UTF-8 text, or begins with a byte order mark"),
     "spec.enforcement": Entry(S, "the [enforcement] section has a wrong value"),
     "spec.enum": Entry(S, "an enum is not a non-empty list of distinct strings"),
     "spec.example": Entry(S, "an example does not fit the rules"),
@@ -224,7 +224,7 @@ CATALOGUE: dict[str, Entry] = {
     "spec.hidden_text": Entry(S, "the spec shows otherwise than it reads: bidi, look-alike, invisible, outer spaces, a rule off-screen"),
     "spec.example_args": Entry(S, "an example's arguments do not fit their types"),
     "spec.extraction": Entry(S, "an [extraction] entry's keys or values are wrong, or an endpoint or key it may not use"),
-    "spec.file": Entry(S, "a file the spec names cannot be read"),
+    "spec.file": Entry(S, "the spec or a file it names cannot be read, or is too large"),
     "spec.misplaced": Entry(S, "a rule is declared among properties, or a property among rules"),
     "spec.name": Entry(S, "a name in the spec is not allowed (reserved, malformed or too long)"),
     "spec.no_rules": Entry(S, "[contract] rules declares no rule"),
