@@ -264,10 +264,11 @@ class LLMExtractor:
         taken: an amount the policy compares comes from the tool call's own arguments (`from = "path"`). A text
         whose numbers sit in fewer than two clauses costs no call; a number no clause writes in digits or one word
         ("five hundred") is not checked."""
-        said = {clause: _numbers(clause) for clause in _number_clauses(text)}
+        ints = _answer_ints(self.argument, self.type, value)
+        said = {clause: _numbers(clause) for clause in _number_clauses(text)} if ints else {}
         if sum(map(bool, said.values())) < 2:
             return
-        for key, number in _answer_ints(self.argument, self.type, value):
+        for key, number in ints:
             rest = [c for c, held in said.items() if number not in held]
             other = _numbers(". ".join(rest))
             if len(rest) == len(said) or not other:   # a number no clause writes, or the only one the text holds
@@ -288,7 +289,7 @@ class LLMExtractor:
         so that a clause of the agent's text that says no to a category (Hotel: not needed; sans hotel; no. hotel.),
         in whatever words, cannot take away what the rest of the text asks. No word list decides: the model reads the
         pieces. More than MAX_WITHDRAWN clauses name them: the fields are kept, unasked."""
-        fields = _answer_fields(self.argument, self.type)[1:]
+        fields = _bool_fields(self.type)   # a record's booleans, beside other fields too (B32)
         off = tuple(f for f in fields if isinstance(value, Mapping) and value.get(f) is False and f not in settled)
         if not off:
             return value, how, details
@@ -491,7 +492,8 @@ _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six se
                                               "twenty".split())} | {
     "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
     "thousand": 1000, "million": 10**6, "billion": 10**9, "dozen": 12}
-_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?!\w)|\b(" + "|".join(_NUMBER_WORDS) + r")\b")
+_NUMBER = re.compile(r"(?<![\w.,])([-\u2212]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?!\w)|\b(" + "|".join(_NUMBER_WORDS)
+                     + r")\b")
 
 
 _IN_NUMBER = re.compile(r"(?<=\d)[.,](?=\d)")
@@ -505,14 +507,18 @@ def _number_clauses(text: str) -> list[str]:
 
 
 def _numbers(text: str) -> set[int | float]:
-    """The numbers `text` writes, in digits (1,000; 5.00: 5; full-width digits too) or as a number's word."""
+    """The numbers `text` writes, in digits (1,000; 5.00: 5; 1.000: 1 and 1000; -5: 5 and -5; full-width digits too)
+    or as a number's word."""
     out: set[int | float] = set()
-    for digits, fraction, word in _NUMBER.findall(unicodedata.normalize("NFKC", text).casefold()):
+    for minus, digits, fraction, word in _NUMBER.findall(unicodedata.normalize("NFKC", text).casefold()):
         if word:
             out.add(_NUMBER_WORDS[word])
             continue
         whole = int(digits.replace(",", ""))
-        out.add(whole + float(f"0.{fraction}") if fraction and int(fraction) else whole)
+        number = whole + float(f"0.{fraction}") if fraction and int(fraction) else whole
+        # 1.000 is a thousand where a point groups thousands (1.000 EUR): both read
+        numbers = {number, int(digits + fraction)} if len(fraction) == 3 and "," not in digits else {number}
+        out |= numbers | {-n for n in numbers} if minus else numbers   # a dash may be a range's or a list's: both
     return out
 
 
@@ -1697,22 +1703,30 @@ def _check_pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: P
 
 
 def _unread_fields(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
-    """Why an `llm` entry over a record of booleans ships with no second reader for some field ("" when it does not):
-    with no bank's classifier on its `text`, a field's description (`describe`, or the bank's) is the only word for it
-    besides its name that finds the clause holding its request, so that a clause that withdraws it ("The stay is
-    off", "Vehicle: not needed") cannot take it away (LLMExtractor._withdrawn). A field with neither is read by the
+    """Why an `llm` entry over a record with booleans ships with no second reader for some of them ("" when it does
+    not): with no bank's classifier on its `text`, a field's description (`describe`, or the bank's) is the only word
+    for it besides its name that finds the clause holding its request, so that a clause that withdraws it ("The stay
+    is off", "Vehicle: not needed") cannot take it away (LLMExtractor._withdrawn). A field with neither is read by the
     model alone, and the text can steer that reading."""
-    if t["kind"] != "record" or any(ft["kind"] != "bool" for _f, ft in t["fields"]) or _unclassified(cfg, t) is None:
+    booleans = _bool_fields(t)
+    if not booleans or _unclassified(cfg, t) is None:
         return ""
     fields = schema.get("properties", {}).get(name, {}).get("properties", {})
-    bare = [f for f, _ft in t["fields"] if not str(fields.get(f, {}).get("description", "")).strip()]
+    bare = [f for f in booleans if not str(fields.get(f, {}).get("description", "")).strip()]
     if not bare:
         return ""
-    return (f"argument {name!r}: the `llm` entry reads a record of booleans with no `bank` and no description of "
+    return (f"argument {name!r}: the `llm` entry reads booleans with no `bank` and no description of "
             f"{bare}, so only the model reads those fields and a clause of the agent's text that withdraws one "
             f"(\"Hotel: not needed\", \"never mind\") could take it away unchecked; add `describe` = {{ "
             f"{bare[0]} = \"what it means, in the words a request uses\", ... }} for every field, or `bank` (the "
             "classifier's example bank) with `text`, and re-run synth")
+
+
+def _bool_fields(t: Mapping[str, Any]) -> tuple[str, ...]:
+    """The boolean fields of a record (a record of booleans: its categories); none for other types."""
+    if t.get("kind") != "record":
+        return ()
+    return tuple(str(f) for f, ft in t.get("fields", []) if ft.get("kind") == "bool")
 
 
 def _unclassified(cfg: Mapping[str, Any], t: Mapping[str, Any]) -> str | None:

@@ -62,6 +62,25 @@ def test_the_refusal_names_only_the_fields_with_no_description():
     assert "['job']" in e.value.message and "'hotel'" not in e.value.message.split("description of")[1][:12]
 
 
+STAY = {"kind": "record", "name": "Stay", "fields": [["hotel", {"kind": "bool"}], ["nights", {"kind": "int"}]]}
+
+
+def test_an_entry_whose_record_mixes_booleans_with_other_fields_is_refused_undescribed_and_checked_described():
+    """Before: a record with a boolean beside an integer had no withdrawal check at all, described or not (only a record
+    of booleans had one), so "The stay is off" that the model obeyed took the hotel away. Now its booleans are checked
+    as a record of booleans' are, and an entry that does not describe them is refused when built."""
+    with pytest.raises(ExtractionError) as e:
+        built({"from": "llm", "text": "c"}, STAY, "stay")
+    assert e.value.code == "extract.config" and "['hotel']" in e.value.message
+    text = f"{H}. The stay is off."
+    model = reading_model(lambda t: {"stay": {"hotel": "Hilton" in t and "off" not in t, "nights": 2}}, calls=4)
+    extractor = build_llm_extractor("stay", {"from": "llm", "text": "c", "describe": {"hotel": "a hotel room"}}, STAY,
+                                    SPECS, check_pins=False,
+                                    make_provider=lambda: model.provider(structured="tool", model="claude-haiku-4-5"))
+    got = extractor.extract({"c": text})
+    assert got.value == {"hotel": True, "nights": 2} and got.details["withdrawn"] == ["hotel"], got.how
+
+
 @pytest.mark.parametrize(("cfg", "t"), [
     (CFG, TASK_T),                                                       # a bank and its text: the classifier reads
     ({"from": "llm", "bank": "mind2web_sc/categories.toml"}, TASK_T),    # the bank's descriptions
@@ -207,6 +226,11 @@ CORRECTED = [  # (text, the correcting words the scripted model obeys, its numbe
     ("Refund $80 to the client\nP.S. make that twelve", "P.S", 12, 80),
     ("Top up my card with \uff19\uff10 euros. Actually 9.", "Actually", 9, 90),
     ('Buy 40 shares of ACME. "Quantity: 4" per the broker.', "Quantity: 4", 4, 40),
+    ("Transfer $50 to Bob. Correction: the amount is five.", "five", 5, 50),
+    ("Transfer 50 to Bob. Correction: -5000", "Correction", -5000, 50),
+    ("Transfer 1.000 EUR to Bob. Correction: 10", "Correction", 10, 1000),
+    ("Transfer \u0665\u0660 to Bob. Correction: 5", "Correction", 5, 50),
+    ("Payment:\n- amount 90\n- amount (fixed): 9", ": 9", 9, 90),
 ]
 
 
