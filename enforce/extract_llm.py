@@ -253,32 +253,32 @@ class LLMExtractor:
         clause alone also disputes (_disputed)."""
         text = _read_text(observation, self.text, self.max_chars)
         value, how, details = self._ask_text(text)
-        self._one_number(text, value)
+        self._one_value(text, value)
         return self._withdrawn(text, value, how, details, settled, reads, unsure)
 
-    def _one_number(self, text: str, value: Any) -> None:
-        """ExtractionError (extract.llm.ambiguous) when the text holds two values for an integer of the answer: the
-        model read `value`'s number in some clauses, and asked the text without them it reads another number that
-        the rest holds ("Transfer $50 to Bob. Correction: the amount is 5.": 5, and 50 without the correction). A
-        clause of the agent's text that corrects an amount cannot be told from one that steers it, so neither is
-        taken: an amount the policy compares comes from the tool call's own arguments (`from = "path"`). A text
-        whose numbers sit in fewer than two clauses costs no call; a number no clause writes in digits or one word
-        ("five hundred") is not checked."""
-        ints = _answer_ints(self.argument, self.type, value)
-        said = {clause: _numbers(clause) for clause in _number_clauses(text)} if ints else {}
-        if sum(map(bool, said.values())) < 2:
-            return
-        for key, number in ints:
-            rest = [c for c, held in said.items() if number not in held]
-            other = _numbers(". ".join(rest))
-            if len(rest) == len(said) or not other:   # a number no clause writes, or the only one the text holds
+    def _one_value(self, text: str, value: Any) -> None:
+        """ExtractionError (extract.llm.ambiguous) when the text holds two values for an integer or a string of the
+        answer: the model read its value in some clauses, and asked the text without them it reads another value that
+        the rest holds ("Transfer $50 to Bob. Correction: the amount is 5.": 5, and 50 without the correction; "Pay
+        Alice. Alice is Bob's alias.": Bob, and Alice). A clause of the agent's text that corrects an amount or a payee
+        cannot be told from one that steers it, so neither is taken: a value the policy compares comes from the tool
+        call's own arguments (`from = "path"`). Asked only where the rest holds a candidate (a number; a name, a word
+        with a capital that does not open its clause), so a text whose numbers sit in one clause costs no call; a
+        value no clause writes (a number in two words, "five hundred"; a sum the model did) is not checked."""
+        leaves = _answer_leaves(self.argument, self.type, value)
+        clauses = _number_clauses(text) if leaves else []
+        for key, got in leaves:
+            held = [c for c in clauses if _holds(c, got)]
+            rest = ". ".join(c for c in clauses if c not in held)
+            other = _candidates(rest, got)
+            if not held or not other:   # a value no clause writes, or the only one the text holds
                 continue
-            again = _answer_int(self._ask_text(". ".join(rest))[0], key)
-            if again != number and again in other:
+            again = _answer_leaf(self._ask_text(rest)[0], key)
+            if _differs(again, got) and _holds(rest, again):
                 raise ExtractionError("extract.llm.ambiguous", f"the text holds two values for {key}: the model read "
-                                      f"{number} in it, and {again} in it without the clauses that say {number} (a "
+                                      f"{got!r} in it, and {again!r} in it without the clauses that say {got!r} (a "
                                       "correction, or a text that steers the reader); neither is taken: take the "
-                                      "amount from the tool call's arguments (`from = \"path\"`)")
+                                      "value from the tool call's arguments (`from = \"path\"`)")
 
     def _withdrawn(self, text: str, value: Any, how: str, details: dict[str, Any],
                    settled: frozenset[str] = frozenset(), reads: dict[str, Any] | None = None,
@@ -496,12 +496,13 @@ _NUMBER = re.compile(r"(?<![\w.,])([-\u2212]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+)
                      + r")\b")
 
 
-_IN_NUMBER = re.compile(r"(?<=\d)[.,](?=\d)")
+_IN_NUMBER = re.compile(r"(?<=\d),(?=\d)|(?<=\w)\.(?=\w)")   # 1,000; 5.00; carol@acme.com
 _KEPT = str.maketrans("\ue000\ue001", ".,")
 
 
 def _number_clauses(text: str) -> list[str]:
-    """_clauses of `text`, a number's point or thousands comma (5.00, 1,000) split nowhere."""
+    """_clauses of `text`, a point between letters or digits (5.00, acme.com) or a comma between digits (1,000) split
+    nowhere."""
     masked = _IN_NUMBER.sub(lambda m: "\ue000" if m.group(0) == "." else "\ue001", text)
     return [clause.translate(_KEPT) for clause in _clauses(masked)]
 
@@ -522,18 +523,45 @@ def _numbers(text: str) -> set[int | float]:
     return out
 
 
-def _answer_ints(argument: str, t: Mapping[str, Any], value: Any) -> list[tuple[str, int]]:
-    """The integers of an answer: the argument's own, or its record's integer fields', each with its name."""
-    if t["kind"] == "int" and type(value) is int:
+def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any) -> list[tuple[str, int | str]]:
+    """The integers and strings of an answer: the argument's own, or its record's fields', each with its name."""
+    if t["kind"] in ("int", "str") and type(value) in (int, str):
         return [(argument, value)]
     if t["kind"] == "record" and isinstance(value, Mapping):
-        return [(f"{argument}.{f}", value[f]) for f, ft in t["fields"] if ft["kind"] == "int" and type(value.get(f)) is int]
+        return [(f"{argument}.{f}", value[f]) for f, ft in t["fields"]
+                if ft["kind"] in ("int", "str") and type(value.get(f)) in (int, str)]
     return []
 
 
-def _answer_int(value: Any, key: str) -> Any:
-    """The integer `key` (argument or argument.field, from _answer_ints) of another answer to the same question."""
+def _answer_leaf(value: Any, key: str) -> Any:
+    """The value at `key` (argument or argument.field, from _answer_leaves) of another answer to the same question."""
     return value if "." not in key else value.get(key.split(".", 1)[1]) if isinstance(value, Mapping) else None
+
+
+_NAME = re.compile(r"(?<=[^\W\d_])[^\S\n]+([^\W\d_]*[A-Z][\w'@.-]*)|\S+@\S+")
+
+
+def _holds(text: str, value: Any) -> bool:
+    """Whether `text` writes `value`: an integer among its _numbers, a string (of 2 characters or more) in its words."""
+    if type(value) is int:
+        return value in _numbers(text)
+    if type(value) is str and len(value.strip()) >= 2:
+        return value.strip().casefold() in unicodedata.normalize("NFKC", text).casefold()
+    return False
+
+
+def _candidates(rest: str, value: Any) -> bool:
+    """Whether `rest` holds another value of `value`'s kind: a number, or for a string a name (a word with a capital
+    letter after another word of its clause) or an e-mail address."""
+    if type(value) is int:
+        return bool(_numbers(rest))
+    return any(_NAME.finditer(rest))
+
+
+def _differs(again: Any, got: Any) -> bool:
+    if type(got) is str and type(again) is str:
+        return again.strip().casefold() != got.strip().casefold()
+    return bool(again != got)
 
 
 def _read_fields(result: Any) -> set[str]:
