@@ -97,6 +97,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_repositories(a, compiled, commands)
     if content and a.leading_globs:
         a = through_leading_globs(a, commands)
+    a = through_defined(a, command, tainted, commands) if tainted else a
     unfollowed = a.kind == commands.unknown     # before the steps that make a command unknown for writes it sees
     if content and zones.approval:
         a = through_approval(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), commands)
@@ -161,10 +162,41 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
 
 
 def tainted_expansion(command: str, tainted: tuple[str, ...]) -> str | None:
-    """The first of the `tainted` variables the command's text expands (`$K`, `${K}`, `${K:0:4}`, `${#K}`, `${!K}`),
-    quoted or not, where it is written: a command that assigns the name again before it expands it is counted too."""
-    return next((n for n in tainted if re.search(_FD_USE.format(n=n) if n.isdigit() else
-                                                 r"\$\{?[#!]?" + re.escape(n) + r"(?!\w)", command)), None)
+    """How the command's text reaches one of the `tainted` variables (an earlier command of its shell assigned them from
+    the project's secrets; `*`: a name built at run time, ANY_NAME), or None: an expansion (`$K`, `${K}`, `${K:0:4}`,
+    `${#K}`, `${!K}`), quoted or not, where it is written (a command that assigns the name again before it expands it is
+    counted too); a read of the shell's variables or environment that may name none by `$` (`env`, `printenv K`,
+    `export -p`, `declare -p`, `declare -n r=K`, `set`, `compgen -v`, `${!P*}`, `eval`, arithmetic `$((K))`, `let`,
+    /proc/self/environ); a descriptor left open (_FD_USE; "0", the shell's own input: every later
+    command); with ANY_NAME, the expansion of any name the command does not assign and the shell does not set."""
+    names = tuple(n for n in tainted if not n.endswith(DEFINED))
+    if not names:
+        return None
+    if "0" in names:
+        return "descriptor 0 (the shell's own input)"
+    dumped = _DUMPS.search(command)
+    if dumped is not None:
+        return dumped.group(0).strip()
+    found = next((n for n in names if n != ANY_NAME and re.search(
+        _FD_USE.format(n=n) if n.isdigit() else r"\$\{?[#!]?" + re.escape(n) + r"(?!\w)", command)), None)
+    if found is not None or ANY_NAME not in names:
+        return None if found is None else f"descriptor {found}" if found.isdigit() else f"${found}"
+    own = set(assigned_names(command)) | SHELL_SET
+    return next((f"${m}" for m in _EXPANDED.findall(command) if m not in own), None)
+
+
+ANY_NAME = "*"      # a `var` record: a variable whose name was built at run time holds the project's secrets
+DEFINED = "()"      # a `var` record NAME(): a function or alias an earlier command of the shell defined
+# names the shell or the system sets (an expansion of one is never a name built from a secret)
+SHELL_SET = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR",
+                       "HOSTNAME", "UID", "EUID", "PPID", "RANDOM", "SECONDS", "LINENO", "IFS", "PS1", "PS2", "PS4",
+                       "OPTIND", "OPTARG", "REPLY", "BASH", "BASHPID", "BASH_SOURCE", "FUNCNAME", "EDITOR",
+                       "VIRTUAL_ENV", "CLAUDE_PROJECT_DIR", "HOSTTYPE", "OSTYPE", "SHLVL", "COLUMNS", "LINES"})
+_EXPANDED = re.compile(r"\$\{?[#!]?([A-Za-z_]\w*)")
+# reads of the shell's variables or environment that name none of them
+_DUMPS = re.compile(r"(?:^|[\s;&|(`{])(?:env|printenv|compgen|eval|export\s+-p|(?:declare|typeset|local|readonly)\s+"
+                    r"-\w*[pn]\w*|let)(?=$|[\s;&|)<>`}])|\(\(|(?:^|[\s;&|(`{])set(?=\s*(?:$|[;&|)>`}]))|\$\{!|"
+                    r"/proc/[^\s/]+/(?:task/[^\s/]+/)?environ")
 
 
 # a read of descriptor {n} that an earlier `exec {n}< FILE` left open in the shell: `<&3`, `/dev/fd/3`, `read -u 3`
@@ -179,8 +211,8 @@ def through_tainted(a: Analysis, found: str, zone: str) -> Analysis:
     if ("read", zone) in a.touched:
         return a
     return replace(a, touched=ordered({**dict.fromkeys(a.touched), ("read", zone): None}),
-                   account=a.account + (f"read ${found} ({zone}): an earlier command of this shell assigned it from "
-                                        "what it read there",))
+                   account=a.account + (f"read {found} ({zone}): an earlier command of this shell assigned a variable "
+                                        "from what it read there",))
 
 
 _ASSIGNED = re.compile(r"(?<![\w$\-])([A-Za-z_]\w*)(?:\[[^\]\s]*\])?\+?=")
@@ -211,22 +243,68 @@ def sourced_names(a: Analysis, zones: Zones, carried: tuple[str, ...],
     return tuple(names)
 
 
-_EXEC_OPENS = re.compile(r"\bexec\b[^;&|\n]*")
-_OPENED = re.compile(r"(?<![\w&])(\d+)<>?(?!&)")
+_EXEC_OPENS = re.compile(r"\bexec\b(?:[^;&|\n]|&(?=[\d-]))*")
+_OPENED = re.compile(r"(?<![\w&}])(\d*)<>?(?![&<])")     # no number: descriptor 0, the shell's own input
 
 
 def assigned_names(command: str) -> tuple[str, ...]:
     """The names of the shell variables `command` may assign, written anywhere in its text (`K=`, `export K=`, `read
-    K`, `mapfile -t L`, `printf -v K`, `for K in`, `exec {K}< f`), and the descriptors its `exec` opens for reading
-    (`exec 3< .env`: "3"), which the shell keeps open: more than it does (an option's value, a word of a prompt), never
-    fewer where its text names them."""
+    K`, `mapfile -t L`, `printf -v K`, `for K in`, `exec {K}< f`), the descriptors its `exec` opens for reading
+    (`exec 3< .env`: "3"; `exec < .env`: "0", the shell's own input), which the shell keeps open, and ANY_NAME where it
+    may assign a name built at run time (runtime_named): more than it does (an option's value, a word of a prompt),
+    never fewer where its text names them."""
     names = dict.fromkeys(_ASSIGNED.findall(command))
     for m in _EXEC_OPENS.finditer(command):
-        names.update(dict.fromkeys(_OPENED.findall(m.group(0))))
+        names.update(dict.fromkeys(n or "0" for n in _OPENED.findall(m.group(0))))
         names.update(dict.fromkeys(re.findall(r"\{([A-Za-z_]\w*)\}<", m.group(0))))
     for m in _READ_INTO.finditer(command):
         names.update(dict.fromkeys(_NAME.findall(m.group(1))))
+    if runtime_named(command):
+        names[ANY_NAME] = None
     return tuple(names)
+
+
+# a name an assignment builds at run time: `declare "$n=v"`, `export "K_$k=$v"`, `printf -v "$n"`, `read "$n"`,
+# `eval "K$i=v"` (any eval), a nameref (`declare -n r=$n`), `source`/`.` of what no path names (`<(sed … .env)`)
+_RUNTIME = re.compile(r"(?:^|[\s;&|(`{])(?:eval\b|(?:declare|typeset|local|export|readonly)\s+(?:-\w*\s+)*(?:-\w*n\w*|"
+                      r"[\"']?[\w\[\]]*\$)|(?:printf\s+-v|read\b[^;&|\n]*?|mapfile\b[^;&|\n]*?|readarray\b[^;&|\n]*?)"
+                      r"\s[\"']?[\w]*\$(?!\()|(?:source|\.)\s+(?:<\(|/dev/(?:stdin|fd/)|-(?:\s|$)))|"
+                      r"(?<![\w$])[A-Za-z_]\w*\$\{?\w+\}?\w*(?:\[[^\]\s]*\])?\+?=")
+
+
+def runtime_named(command: str) -> bool:
+    """Whether `command` may assign a variable whose name its text does not show (_RUNTIME)."""
+    return _RUNTIME.search(command) is not None
+
+
+_DEFINES = re.compile(r"(?:^|[\s;&|(`{'\"])(?:function\s+([A-Za-z_][\w.:-]*)|([A-Za-z_][\w.:-]*)\s*\(\s*\)(?=\s*(?:[{(]|\[\[|(?:if|for|while|until|case|select)\b)))")
+_ALIAS = re.compile(r"(?:^|[\s;&|(`{'\"])alias\s+([^;&|\n]*)")
+
+
+def defined_names(command: str) -> tuple[str, ...]:
+    """The functions (`f() {`, `function f`) and aliases (`alias g='…'`) `command` may define, each as NAME + DEFINED:
+    a shell kept across calls runs the body where a later command calls the name (through_defined)."""
+    names = [a or b for a, b in _DEFINES.findall(command)]
+    for m in _ALIAS.finditer(command):
+        names += re.findall(r"(?:^|\s)[\"']?([^\s=\"'$`]+)=", m.group(1))
+    return tuple(dict.fromkeys(n + DEFINED for n in names))
+
+
+def through_defined(a: Analysis, command: str, tainted: tuple[str, ...], table: CommandTable) -> Analysis:
+    """`a` unknown where `command` calls, as a program (at a command's start, quoted or not), a function or alias an
+    earlier command of its shell defined (`tainted`'s NAME() records, defined_names): its body is not in this text."""
+    called = next((n[:-len(DEFINED)] for n in tainted if n.endswith(DEFINED) and re.search(
+        _COMMAND_START + r"[\"'\\]?" + re.escape(n[:-len(DEFINED)]) + r"[\"']?(?=$|[\s;&|)<>`])", command)), None)
+    if called is None:
+        return a
+    return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
+                   account=a.account + (f"unknown (runs {called}, a function or alias an earlier command of this shell "
+                                        "defined: its body is not in this command; a human approves it)",))
+
+
+# where a word is the program a command runs: after a separator, an opening, a keyword, or a prefix that runs its words
+_COMMAND_START = (r"(?:^|[;&|({}`!\n]|\$\(|\b(?:then|do|else|elif|if|while|until|time|command|builtin|exec|nohup|env|"
+                  r"sudo|xargs|nice|timeout\s+\S+|watch|setsid|stdbuf(?:\s+-\S+)*)\s)\s*(?:[A-Za-z_]\w*=\S*\s+)*")
 
 
 def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: CommandTable,
@@ -243,7 +321,7 @@ def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: 
                 for z in zones.of(comps, dot_rule=True) if z not in carried]
     if not written:
         return a
-    read = (f"${tainted}", carried[0]) if tainted is not None else _carried_read(a, zones, carried, globs)
+    read = (tainted, carried[0]) if tainted is not None else _carried_read(a, zones, carried, globs)
     if read is None:
         read = _carried_whole(a, zones, carried, written, globs, disk)
     if read is None:

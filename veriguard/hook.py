@@ -800,7 +800,7 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
             raise Refused(f"the state file {path}, line {n}, has an `until` that is no number; {_state_fix(path)}")
         var = entry.get("var")
         if var is not None:
-            if not isinstance(var, str) or not (var.isidentifier() or (var.isascii() and var.isdigit())):
+            if not isinstance(var, str) or not _state_var(var):
                 raise Refused(f"the state file {path}, line {n}, has a `var` that is no shell name; {_state_fix(path)}")
             variables.setdefault(str(entry.get("session_id", "")), set()).add(var)
             continue
@@ -814,6 +814,16 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
     if len(paths) + len(sent) > STATE_LIMIT:
         raise Refused(f"the state file {path} names more than {STATE_LIMIT} copies; {_state_fix(path)}")
     return list(paths), list(sent), Running(running, coding, {k: frozenset(v) for k, v in variables.items()})
+
+
+def _state_var(var: str) -> bool:
+    """Whether `var` is what a `var` record may hold: a shell name, a descriptor's number, shell.ANY_NAME, or a
+    function's or alias's name followed by shell.DEFINED."""
+    from veriguard.enforce.shell import ANY_NAME, DEFINED
+
+    name = var[:-len(DEFINED)] if var.endswith(DEFINED) else None
+    return (var.isidentifier() or (var.isascii() and var.isdigit()) or var == ANY_NAME
+            or (name is not None and re.fullmatch(r"[A-Za-z_][\w.:-]*", name) is not None))
 
 
 @contextlib.contextmanager
@@ -865,27 +875,13 @@ def _session(call: Mapping[str, Any]) -> str:
     return str(call.get("session_id", ""))[:200]
 
 
-SHELL_OWN = frozenset({"IFS"})   # set by `IFS== read -r k v < .env` itself, never from what it reads
-
-
 def tainting(monitor: Any, record: Any, call: Mapping[str, Any]) -> list[str]:
-    """The names of the shell variables a Bash command may assign (shell.assigned_names) where it reads one of the
-    project's secrets (a `carried` zone, by name, through a copy or through a variable already so marked): a shell kept
-    across calls keeps them, so a later command's expansion of one reads the secret."""
-    from veriguard.enforce.shell import ShellExtractor, assigned_names
+    """What a shell kept across calls holds after this Bash command (shell_session.session_names): the variables it
+    may assign from the project's secrets, the descriptors it opens on them, the functions and aliases it defines."""
+    from veriguard.enforce.shell_session import session_names
 
     text = call["tool_input"].get("command") if call.get("tool_name") == "Bash" else None
-    if not isinstance(text, str):
-        return []
-    for name, x in monitor.extractors.items():
-        got = record.arguments.get(name)
-        if (isinstance(x, ShellExtractor) and x.part == "touched" and isinstance(got, (list, tuple)) and any(
-                isinstance(t, (list, tuple)) and len(t) == 2 and t[0] == "read" and t[1] in x.zones.carried
-                for t in got)):
-            names = [*assigned_names(text), *(n for s in monitor.extractors.values() if isinstance(s, ShellExtractor)
-                                              for n in s.sourced.get(text, ()))]
-            return [n for n in dict.fromkeys(names) if n not in SHELL_OWN]
-    return []
+    return session_names(monitor.extractors, record.arguments, text) if isinstance(text, str) else []
 
 
 def copies_veto(monitor: Any, opts: Options, call: Mapping[str, Any]) -> Any:
