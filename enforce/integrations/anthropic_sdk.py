@@ -21,6 +21,9 @@ request that enables any, wherever the request defines it (`tools`, a `tool_addi
 and reads a body that is JSON whatever its content type says; `split_tool_uses` records every provider-side call it
 finds in a reply as a refusal of a call that ran undecided, and refuses every tool_use block whose id is empty or shared
 with another block of the message (a loop that finds a block by its id could run another input than the one decided).
+A runner with neither the hook nor require_guarded sends them: a guarded function it calls (the runner within a few
+frames above it) reads the runner's request (its params, tools override, extra_body) and refuses the call, recorded,
+when they enable provider-side tools (runner_provider_side): the first point that sees them, after the first request.
 
 The runner runs every tool it is given. A request hook runs inside the runner's loop, so both hooks read the runner's
 own table too (runner_on_stack) and refuse, recorded, a request of a runner that would run a tool no guard decides: a
@@ -260,7 +263,8 @@ WATCH_ATTRIBUTE = "veriguard_watch"   # set on the per-runner wrapper of a metho
 #     _generate_tool_call_response, _get_last_assistant_message_content(), _available_tool_names(), _last_message;
 #   SessionToolRunner: _tools_by_name, _call_tool; BetaFunctionTool: _func_with_validate;
 #   the message streams (BetaMessageStream, MessageStream and their async twins): __json_bufs (name-mangled);
-#   CPython's sys._getframe (runner_on_stack).
+#   BaseToolRunner's _params and _options (runner_provider_side);
+#   CPython's sys._getframe (runner_on_stack, runner_provider_side).
 SDK_VERSION_READ = "anthropic 2.14"
 
 
@@ -294,6 +298,40 @@ def runner_on_stack() -> Any:
             return owner
         frame = frame.f_back
     return None
+
+
+RUNNER_PROVIDER = ("the tool runner running this call sends requests that enable tools run on Anthropic's side, which no "
+                   "guard decides (they may have run there, undecided): {}; give the runner client tools only (require_guarded "
+                   "refuses such a list, refuse_provider_tools such a request, before it is sent); not run")
+RUNNER_FRAMES = 16   # a guarded function is called a few frames below the runner's _run_tool (validation, tool.call)
+
+
+def runner_provider_side() -> str:
+    """Why a guarded call may not run (a refusal reason; "" when it may): the Messages tool runner calling it (a frame
+    within RUNNER_FRAMES above) sends requests that enable provider-side tools (provider_side_tools of its request
+    params, its tools override and extra_body). The request hook and require_guarded refuse those before anything is
+    sent; a runner that has neither sent them, and the guarded function is the first to see it. Params that cannot be
+    read refuse the call."""
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(RUNNER_FRAMES):
+        if frame is None:
+            return ""
+        owner = frame.f_locals.get("self") if "self" in frame.f_code.co_varnames else None
+        if owner is not None and runner_kind(owner) == "BaseToolRunner":
+            break
+        frame = frame.f_back
+    else:
+        return ""
+    try:
+        options = private(owner, "_options", "the request options the runner sends") or {}
+        extra = options.get("extra_body")
+        found = [*provider_side_tools(private(owner, "_params", "the request the runner sends")),
+                 *provider_side_tools({"tools": options.get("tools") or ()}),
+                 *provider_side_tools(extra if isinstance(extra, Mapping) else None)]
+    except (Exception, SdkChanged) as e:
+        return f"the tool runner's request cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]}), so " \
+               "what it runs on Anthropic's side is unknown; not run"
+    return RUNNER_PROVIDER.format(", ".join(found[:5])) if found else ""
 
 
 def runner_kind(owner: Any) -> str:
@@ -695,6 +733,12 @@ def guarded(guard: Guard, *, context: Context = None, run: str | Callable[[], st
                                        integration="anthropic_sdk", tool=tool)
                 act(refused)   # shadow mode: not enforced, and the call runs
                 return refused.run
+            provider = runner_provider_side()
+            if provider:   # the runner's requests run tools on Anthropic's side that no guard decides
+                refused = guard.refuse(provider, run=run, integration="anthropic_sdk", tool=tool)
+                act(refused)
+                if not refused.allowed:
+                    raise ToolError(refused.message)
             bound.apply_defaults()
             call = {"type": "tool_use", "name": tool, "input": dict(bound.arguments)}
             outcome = guard.check(call, context=context, run=run, integration="anthropic_sdk", tool=tool, exclusive=True)

@@ -12,17 +12,25 @@
 - Agents: a RunConfig's model settings that send hosted tools (extra_body tools, chat's web_search_options, hosted MCP)
   ran them at every model call, and the function calls of that run ran as if nothing was there (the hooks cannot see a
   RunConfig). The guardrail, the first point that sees the RunConfig, refuses each call of such a run, recorded; and
-  model settings keys naming a search or functions (web_search_options) now count as tools, in an agent's settings too.
-Real SDK code paths: the Agents SDK's chat-completions and responses models over httpx2.MockTransport."""
+  model settings keys naming a search or functions (web_search_options) now count as tools, in an agent's settings too;
+- Anthropic: a tool runner given a server tool (web search, code execution), MCP servers or extra_body tools, with no
+  request hook and no require_guarded, sent them (the server tool ran: server_tool_use in the reply) and ran the guarded
+  call as if nothing else was there. The guarded function, the first to see the runner's request, refuses it, recorded.
+Real SDK code paths: the Agents SDK's chat-completions and responses models, and the Anthropic client and its tool
+runner (sync and async), over httpx2.MockTransport."""
 import asyncio
 
+import httpx2
 import pytest
 
+from tests.llm_fakes import ScriptedModel
 from tests.unit.test_guard import CONTEXT, PAYMENT, guard
+from tests.unit.test_integration_anthropic import async_payments_tool, client, payments_tool, tool_results, \
+    tool_use_reply
 from tests.unit.test_integration_redteam5 import records
 from tests.unit.test_integration_redteam6 import responses_model, responses_reply
 from tests.unit.test_integration_redteam11 import agent_paying, approve, pre_approval, run, send_tool
-from tests.unit.test_integration_unguarded import Script, agents_fixture, calls
+from tests.unit.test_integration_unguarded import Script, agents_fixture, calls, reply
 from tests.unit.test_integration_unguarded import model as agents_model
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
@@ -228,3 +236,59 @@ def test_benign_an_agent_called_with_a_chat_model_and_no_settings_runs(payments_
                   tools=[send_tool(ran, [policy_guardrail(g)])])
     run(agent, g)
     assert ran == [45000] and [a for a, _ in records(log)] == [True]
+
+
+# --- Anthropic: a tool runner whose requests enable provider-side tools, with no request hook and no require_guarded ---
+SERVER_TOOL_REPLY = [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "iban"}},
+                     {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+                     {"type": "tool_use", "id": "toolu_1", "name": "send_payment", "input": PAYMENT}]
+PROVIDER_SIDE = [{"tools": [{"type": "web_search_20250305", "name": "web_search"}]},
+                 {"tools": [{"type": "code_execution_20250825", "name": "code_execution"}],
+                  "betas": ["code-execution-2025-08-25"]},
+                 {"mcp_servers": [{"type": "url", "url": "https://bank.example/mcp", "name": "bank"}],
+                  "betas": ["mcp-client-2025-04-04"]},
+                 {"extra_body": {"tools": [{"type": "web_fetch_20250910", "name": "web_fetch"}]}}]
+RUNNER_REFUSED = "the tool runner running this call sends requests that enable tools run on Anthropic's side"
+
+
+def runner_kwargs(g, ran, extra, *, asynchronous=False):
+    kw = {key: value for key, value in extra.items() if key != "tools"}
+    return dict(model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "Pay."}],
+                tools=[(async_payments_tool if asynchronous else payments_tool)(g, ran), *extra.get("tools", ())], **kw)
+
+
+@pytest.mark.parametrize("extra", PROVIDER_SIDE, ids=["web_search", "code_execution", "mcp_servers", "extra_body"])
+def test_a_guarded_call_of_a_runner_that_enables_provider_side_tools_is_refused(payments_build, tmp_path, extra):
+    """No request hook, no require_guarded: before, the server tool went out (and ran: server_tool_use in the reply), and
+    the guarded call ran as if nothing else was there. The guarded function is the first to see the runner's request."""
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    model = ScriptedModel(reply(*SERVER_TOOL_REPLY, stop="tool_use"), "Done.")
+    client(model).beta.messages.tool_runner(**runner_kwargs(g, ran, extra)).until_done()
+    assert ran == [] and [(a, RUNNER_REFUSED in why) for a, why in records(log)] == [(False, True)]
+    assert tool_results(model, 1)[0]["is_error"] is True
+
+
+def test_an_async_runner_that_enables_provider_side_tools_is_refused(payments_build, tmp_path):
+    from anthropic import AsyncAnthropic
+
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    model = ScriptedModel(reply(*SERVER_TOOL_REPLY, stop="tool_use"), "Done.")
+    runner = client(model, AsyncAnthropic, httpx2.AsyncClient).beta.messages.tool_runner(
+        **runner_kwargs(g, ran, PROVIDER_SIDE[0], asynchronous=True))
+    asyncio.run(runner.until_done())
+    assert ran == [] and [(a, RUNNER_REFUSED in why) for a, why in records(log)] == [(False, True)]
+
+
+def test_benign_a_runner_of_client_tools_and_a_call_outside_any_runner_run(payments_build, tmp_path):
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    model = ScriptedModel(tool_use_reply(("toolu_1", PAYMENT)), "Done.")
+    client(model).beta.messages.tool_runner(**runner_kwargs(g, ran, {"tool_choice": {
+        "type": "tool", "name": "send_payment", "disable_parallel_tool_use": True}})).until_done()
+    payments_tool(g, ran).call(PAYMENT)
+    assert ran == [45000, 45000] and [a for a, _ in records(log)] == [True, True]
