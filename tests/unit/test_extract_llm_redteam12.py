@@ -161,6 +161,7 @@ RAW_TAIL = '}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tok
     raw_reply(RAW_HEAD + '{"task":{"hotel":fa'),
     message([tool_use({"task": {"hotel": True, "job": False}}), tool_use({"task": {"hotel": False, "job": False}})]),
     message([{"type": "text", "text": "hotel is false"}, tool_use({"task": {"hotel": False, "job": False}})]),
+    message([tool_use({"task": {"hotel": False, "job": False}})], stop="max_tokens"),   # cut at max_tokens
 ])
 def test_guard_an_answer_with_extra_keys_nesting_a_key_twice_or_cut_is_refused(reply):
     model = ScriptedModel(reply)
@@ -181,6 +182,7 @@ def _sse(content: str) -> str:
 @pytest.mark.parametrize("reply", [
     chat('{"task": {"hotel": true, "job": false, "hotel": false}}'),
     chat('{"task": {"hotel": true, "job": fa'),
+    chat('{"task": {"hotel": false, "job": false}}', finish="length"),   # cut at max_tokens, the JSON whole
     chat('{"task": {"hotel": true, "job": false}} {"task": {"hotel": false, "job": false}}'),
     {"status": 200, "text": _sse('{"task": {"hotel": ') + _sse("false"),
      "headers": {"Content-Type": "text/event-stream"}},
