@@ -33,6 +33,11 @@ from typing import Callable, Iterator
 
 COVER_MIN = 4          # characters of each piece of a value split in a command's text
 COVER_PIECES = 4       # pieces at most
+# in a short text (at most COVER_SHORT_TEXT letters and digits), pieces of COVER_SHORT_MIN, the last of 2
+# (`?a=Zq7&b=w3e&c=9r`): a longer text holds most 3-letter pieces of any value (a 240 KB here-document of base64 holds
+# them all), so there they are below what is looked for
+COVER_SHORT_MIN = 3
+COVER_SHORT_TEXT = 512
 COVER_FROM = 8         # values shorter than this are looked for whole only (every value secret_values keeps)
 SHIFT_FROM = 12        # letters and digits a value holds at least to be looked for shifted (_shifted), 4 letters of them
 GZIP_BYTES = 1 << 20   # what a gzip file a command sends is read to, decompressed
@@ -165,11 +170,14 @@ def covered(value: str, text: str) -> bool:
 
 def _covered(value: str, text: str) -> bool:
     """covered, on `value`'s and `text`'s letters and digits, folded (_alnum)."""
+    short = len(text) <= COVER_SHORT_TEXT
+    least = COVER_SHORT_MIN if short else COVER_MIN
     at, pieces = 0, 0
     while at < len(value):
-        if pieces == COVER_PIECES or len(value) - at < COVER_MIN or value[at:at + COVER_MIN] not in text:
+        need = 2 if short and pieces and len(value) - at == 2 else least
+        if pieces == COVER_PIECES or len(value) - at < need or value[at:at + need] not in text:
             return False
-        end = at + COVER_MIN
+        end = at + need
         while end < len(value) and value[at:end + 1] in text:
             end += 1
         at, pieces = end, pieces + 1
