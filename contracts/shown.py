@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from urllib.parse import unquote
 
 # default-ignorable code points that are not format controls (category Cf counts as a whole): combining grapheme
 # joiner, Hangul fillers, Khmer inherent vowels, Mongolian selectors, braille blank, variation selectors, tags
@@ -196,3 +197,51 @@ def _unpunycoded(name: str) -> str:
             except UnicodeError:
                 pass
     return ".".join(labels)
+
+
+@lru_cache(maxsize=1)
+def _prototypes() -> tuple[re.Pattern[str], dict[str, str], list[str]]:
+    """The confusables' sources as one character class, their prototypes, and the ASCII characters' own as a list for
+    str.translate (a dict took 11 µs for 17 ASCII characters, each miss a KeyError)."""
+    from veriguard.contracts.confusables import PROTOTYPES   # 2,527 characters: read on the first look-alike key
+    sources = re.compile("[" + "".join(map(re.escape, PROTOTYPES)) + "]")
+    return sources, PROTOTYPES, [PROTOTYPES.get(chr(cp), chr(cp)) for cp in range(128)]
+
+
+def look_alike_key(text: str) -> str:
+    """UTS #39's skeleton of `text`'s spelling_key: each character that looks like another (Cyrillic `р` `а` `у` `Ь`,
+    Greek `ο`, Cherokee `Ꮲ`, `1` and `l`) read as it, so `раураl.com`, `РАУРАL.СОМ` and `paypal.com` have one key.
+    The map runs before the key (capitals that look like a letter their small form does not: Cyrillic Ь is b, ь is
+    not) and after it (punycode decoded, case folded: a prototype may be a capital, Ꮲ is P)."""
+    return _skeleton(spelling_key(_skeleton(unicodedata.normalize("NFKC", text))))
+
+
+def _skeleton(text: str) -> str:
+    sources, prototypes, ascii_prototypes = _prototypes()
+    if text.isascii():   # NFD keeps ASCII, and an ASCII character's prototype, as it is
+        return text.translate(ascii_prototypes)
+    mapped = sources.sub(lambda m: prototypes[m.group()], unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFD", mapped)
+
+
+# a URL's or mail address's authority: a scheme with `//` or `mailto:`, then who (`user:pw@`), then the host (an IPv6
+# address in brackets, or up to a port, path, query or fragment); without a scheme, `x:8080` is a host and a port
+_AUTHORITY = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://|//|mailto:)?(?:[^/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^/?#:@\[\]]*)",
+                        re.IGNORECASE)
+
+
+def named_hosts(text: str) -> list[str]:
+    """The names a tool reads out of `text` when it is one URL, mail address or percent-encoded name, not a sentence:
+    `text` percent-decoded (`jos%C3%A9.com`), and the host of `https://JOSÉ.COM/path`, `user@JOSÉ.COM`,
+    `mailto:x@JOSÉ.COM` and `JOSÉ.COM:8080` (percent-decoded too). A host without a dot (`ls` of `ls/x`) is not read:
+    it names a domain only in a URL with a scheme."""
+    text = text.strip()
+    if not any(sign in text for sign in "%@:/") or any(ch.isspace() for ch in text):
+        return []
+    decoded = unquote(text) if "%" in text else text
+    found = [decoded] if decoded != text else []
+    held = _AUTHORITY.match(decoded)
+    host = unquote(held.group("host")) if held else ""
+    if host and host != decoded and (held and held.group("scheme") or "." in host):
+        found.append(host)
+    return found

@@ -39,8 +39,8 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, CERTIFIED_GATES,
                                                approval_problem, respelt, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
-from veriguard.contracts.shown import (ascii_form, invisible_beside, latin_compat, separator_form, sign_of,
-                                       spelling_key, visible, visible_spelling_key)
+from veriguard.contracts.shown import (ascii_form, invisible_beside, latin_compat, look_alike_key, named_hosts,
+                                       separator_form, sign_of, spelling_key, visible, visible_spelling_key)
 import veriguard.contracts.strict_json as strict_json
 from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
                                               writable_from_outside)
@@ -126,11 +126,9 @@ class FrozenPolicy:
 
     @cached_property
     def spellings(self) -> Spellings:
-        """The strings the policy compares, and each one's spelling_key (made on the first call, not at load: a hook
-        loads the build for one call, and a large table's keys take time)."""
-        texts = compared_texts(self.module, self.certificate)
-        keys = {spelling_key(text): text for text in texts}
-        return texts, keys, max(map(len, keys), default=0)
+        """The strings the policy compares, and each one's spelling_key and look_alike_key (made on the first call, not
+        at load: a hook loads the build for one call, and a large table's keys take time)."""
+        return spellings_of(compared_texts(self.module, self.certificate))
 
     def _call(self, entry: Any, args: Mapping[str, Any]) -> Decision:
         odd = _shown_otherwise(args, self.spellings)
@@ -158,7 +156,26 @@ class FrozenPolicy:
         return [(name, t) for name, t in self.module.ARGUMENTS]
 
 
-Spellings = tuple[frozenset[str], dict[str, str], int]   # the compared strings, by spelling_key, the longest key
+@dataclass(frozen=True)
+class Spellings:
+    """The strings a policy compares (`texts`), by spelling_key (`keys`) and by look_alike_key (`looks`, made when first
+    asked: only a text that is not ASCII, or a policy that compares one, asks), and the longest key."""
+
+    texts: frozenset[str]
+    keys: dict[str, str]
+    longest: int
+    ascii: bool   # every compared string is ASCII: an ASCII text looks like none it does not spell
+
+    @cached_property
+    def looks(self) -> dict[str, str]:
+        return {look_alike_key(text): text for text in self.texts}
+
+
+def spellings_of(texts: frozenset[str]) -> Spellings:
+    keys = {spelling_key(text): text for text in texts}
+    return Spellings(texts, keys, max(map(len, keys), default=0), all(map(str.isascii, texts)))
+
+
 _CHECKER = ("vg_assumes", "vg_spec_decision", "vg_failed_properties")   # contracts.to_python's runtime checker
 
 
@@ -210,8 +227,8 @@ def _shown_otherwise(args: Any, spellings: Spellings) -> tuple[str, str] | None:
                 if isinstance(item, str):   # str's own methods: a subclass's isascii() is not asked
                     text = str(item)
                     why = None if str.isascii(text) else _text_shown_otherwise(text)
-                    if why is None and spellings[1] and text not in spellings[0]:
-                        why = _another_spelling(text, spellings[1], spellings[2])
+                    if why is None and spellings.keys and text not in spellings.texts:
+                        why = _another_spelling(text, spellings)
                     if why is not None:
                         return str(name), why
                 elif type(item) in (list, tuple, dict) and id(item) not in seen:
@@ -241,17 +258,31 @@ def _text_shown_otherwise(text: str) -> str | None:
     return None
 
 
-def _another_spelling(text: str, keys: Mapping[str, str], longest: int) -> str | None:
+def _another_spelling(text: str, spellings: Spellings) -> str | None:
+    """Why `text` is another spelling of a compared string, or None: itself (its spelling_key), the name it holds as a
+    URL, a mail address or in percent-encoding (named_hosts), or either in look-alike letters of another script
+    (look_alike_key, when the two are not both ASCII: `paypa1.com` is decided as written)."""
     shown = visible(text)   # read once: for the bound below and for the key
-    if len(text) > 4 * longest + 4 and len(shown.strip().rstrip(_ROOT_DOTS).strip()) > 4 * longest + 4:
-        return None   # NFKC shortens a text at most 3 to 1 (ㅎㅏㄴ is 한): it has no compared string's key
-    same = keys.get(visible_spelling_key(shown))
-    if same is None:
-        return None
-    return (f"is another spelling of {same!r}, a string the policy compares with (case, width, spaces around it, "
-            "invisible characters, IDNA's dots, a DNS root dot or punycode: a mail server, IDNA or a tool takes the two "
-            "for one name): the policy compares strings as written, so it is denied rather than decided as another "
-            "string; pass it spelt as the policy writes it")
+    bound = 4 * spellings.longest + 4   # NFKC shortens a text at most 3 to 1 (ㅎㅏㄴ is 한)
+    whole = len(text) <= bound or len(shown.strip().rstrip(_ROOT_DOTS).strip()) <= bound
+    names = ([(shown, False)] if whole else []) + [(host, True) for host in named_hosts(shown) if len(host) <= bound]
+    for name, held in names:
+        key = visible_spelling_key(name)
+        same, how = spellings.keys.get(key), _SPELT
+        if same is None and not (spellings.ascii and str.isascii(key)):   # the key: punycode read as what it spells
+            same, how = spellings.looks.get(look_alike_key(name)), _LOOKS
+            same = None if same is None or str.isascii(key) and str.isascii(same) else same
+        if same is not None:
+            named = f"names {name!r} (a URL's or mail address's host, or percent-encoded), which " if held else ""
+            return (f"{named}is another spelling of {same!r}, a string the policy compares with ({how}: a mail "
+                    "server, IDNA, a reader or a tool takes the two for one name): the policy compares strings as "
+                    "written, so it is denied rather than decided as another string; pass it spelt as the policy "
+                    "writes it")
+    return None
+
+
+_SPELT = "case, width, spaces around it, invisible characters, IDNA's dots, a DNS root dot or punycode"
+_LOOKS = "letters of another script that look like its own (Unicode's confusables)"
 
 
 # the bound above measures a text without the spaces and root dots around it, whatever its length: `.`, IDNA's `。`
