@@ -304,6 +304,7 @@ RUNNER_PROVIDER = ("the tool runner running this call sends requests that enable
                    "guard decides (they may have run there, undecided): {}; give the runner client tools only (require_guarded "
                    "refuses such a list, refuse_provider_tools such a request, before it is sent); not run")
 RUNNER_FRAMES = 16   # a guarded function is called a few frames below the runner's _run_tool (validation, tool.call)
+RUNNER_CALLS = frozenset({"_run_tool", "_run_toolset_member"})   # the Messages runner's methods that call a tool
 
 
 def runner_provider_side() -> str:
@@ -313,10 +314,10 @@ def runner_provider_side() -> str:
     sent; a runner that has neither sent them, and the guarded function is the first to see it. Params that cannot be
     read refuse the call."""
     frame: FrameType | None = sys._getframe(1)
-    for _ in range(RUNNER_FRAMES):
+    for _ in range(RUNNER_FRAMES):   # by the name of the runner's method first: reading a frame's locals costs more
         if frame is None:
             return ""
-        owner = frame.f_locals.get("self") if "self" in frame.f_code.co_varnames else None
+        owner = frame.f_locals.get("self") if frame.f_code.co_name in RUNNER_CALLS else None
         if owner is not None and runner_kind(owner) == "BaseToolRunner":
             break
         frame = frame.f_back
