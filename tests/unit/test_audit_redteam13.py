@@ -57,6 +57,10 @@ LOOK_ALIKES = {
     "a Cyrillic name as a mail address's host": ("billing@\u0440\u0430\u0443\u0440\u0430l.com", "paypal.com"),
     "a Cyrillic name and a zero-width space": ("\u0440\u0430\u0443\u200b\u0440\u0430l.com", "paypal.com"),
     "a Cyrillic a in a table key": ("b\u0430d.com", "bad.com"),
+    "a percent-encoded Cyrillic look-alike": ("%D1%80%D0%B0%D1%83%D1%80%D0%B0l.com", "paypal.com"),
+    "Greek alpha among Cyrillic letters": ("\u0440\u03b1\u0443pal.com", "paypal.com"),
+    "HTTP in capitals and a Cyrillic host": ("HTTP://\u0440\u0430\u0443\u0440\u0430l.COM", "paypal.com"),
+    "a look-alike table key in a mail address": ("x@b\u0430d.com", "bad.com"),
 }
 
 
@@ -127,6 +131,9 @@ HELD = {
     "a host, a port and a path": "bad.com:443/x",
     "a URL with an empty who": "https://@bad.com",
     "a mail address with a plus": "a+b@BAD.COM",
+    "who with two @": "https://a@b@bad.com",
+    "a percent-encoded dot": "bad%2ecom",
+    "a URL and a tab after it": "https://bad.com\t",
 }
 
 
