@@ -38,6 +38,9 @@ VERIFY_KEYS: dict[str, tuple[type, float, float]] = {  # type, least, greatest
     "nagini_timeout": (int, 1, 3600), "hypothesis_examples": (int, 0, 100_000), "mutation_threshold": (float, 0, 1),
     "mutants_per_nagini": (int, 0, 1000), "z3_bound": (int, 1, 8)}
 MAX_TOML_NESTING = 32
+# a spec's own file (its tables, banks and command lists are files of their own, up to MAX_BYTES): the largest in the
+# repository is 10 KB, and reading one of 10 MB took synth 15 s (each TOML string is scanned for its place)
+MAX_SPEC_BYTES = 2**20
 # rules, assumptions and properties together: 256 rules took z3's contract checks 17 s here; 1,500 ended, after
 # minutes of z3, in a RecursionError while the policy was generated (synth exit 70 for an over-large spec)
 MAX_DECLARATIONS = 256
@@ -601,9 +604,10 @@ def load_spec(path: str | Path) -> SpecFile:
     """Read and check a spec; raises SpecError (file:line:col, the value, the fix)."""
     path = Path(path)
     try:
-        data = read_regular_file(path)
+        data = read_regular_file(path, MAX_SPEC_BYTES)
     except FileRefused as e:
-        raise SpecError("spec.file", e.why, file=str(path), fix=f"{e.fix} (the spec)") from None
+        raise SpecError("spec.file", e.why, file=str(path), fix=f"{e.fix} (the spec; tables go in files of their own)") \
+            from None
     text, raw = _parse_toml(data, str(path))
     ld = _Loader(path, text)
     ld.shown_as_written()
@@ -752,6 +756,9 @@ def _parse_toml(data: bytes, file: str) -> tuple[str, dict[str, Any]]:
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise SpecError("spec.encoding", f"the spec is not UTF-8 text (byte {data[e.start]:#04x})", file=file,
                         pos=Pos(line, col), fix="save the file as UTF-8") from None
+    if text.startswith("\ufeff"):   # tomllib reads it as a statement: "Invalid statement" said nothing of why
+        raise SpecError("spec.encoding", "the spec begins with a byte order mark (U+FEFF), which TOML does not allow",
+                        file=file, pos=Pos(1, 1), fix="save the file as UTF-8 without a byte order mark (BOM)")
     deep = too_deep(text, MAX_TOML_NESTING)
     if deep is not None:
         raise SpecError("spec.too_deep", f"arrays or inline tables nest deeper than {MAX_TOML_NESTING} levels; "
