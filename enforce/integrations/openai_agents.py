@@ -880,7 +880,10 @@ def record_hooks_raise(agent: Any) -> None:
     the allow was the one record of a call that never ran."""
     own = getattr(agent, "hooks", None)
     if own is not None and not getattr(getattr(own, "on_tool_start", None), RAISE_RECORDED, False):
-        own.on_tool_start = recording_raise(own.on_tool_start)
+        try:
+            own.on_tool_start = recording_raise(own.on_tool_start)
+        except Exception:   # hooks that cannot be changed (slots, frozen): a raise there stays unrecorded, the call unrun
+            return
 
 
 def not_run(context: Any, why: str, *, name: str | None = None) -> None:

@@ -292,3 +292,23 @@ def test_benign_a_runner_of_client_tools_and_a_call_outside_any_runner_run(payme
         "type": "tool", "name": "send_payment", "disable_parallel_tool_use": True}})).until_done()
     payments_tool(g, ran).call(PAYMENT)
     assert ran == [45000, 45000] and [a for a, _ in records(log)] == [True, True]
+
+
+@pytest.mark.parametrize("hooks", [True, False], ids=["hooks", "no-hooks"])
+def test_agent_hooks_that_cannot_be_changed_leave_the_call_to_run(payments_build, tmp_path, hooks):
+    """An agent's hooks object that refuses attributes (slots, a __setattr__ that raises): the call runs as decided.
+    Before, policy_hooks refused the whole run there (their check failed), a false refusal."""
+    agents_fixture()
+    from agents import AgentHooks
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+
+    class Frozen(AgentHooks):
+        __slots__ = ()
+
+        def __setattr__(self, name, value):
+            raise AttributeError("frozen hooks")
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    run(agent_paying(send_tool(ran, [policy_guardrail(g)])).clone(hooks=Frozen()), g, hooks=hooks)
+    assert ran == [45000] and [a for a, _ in records(log)] == [True]
