@@ -235,9 +235,9 @@ def named_hosts(text: str) -> list[str]:
     `text` percent-decoded (`jos%C3%A9.com`), and the host of `https://JOSÉ.COM/path`, `user@JOSÉ.COM`,
     `mailto:x@JOSÉ.COM` and `JOSÉ.COM:8080` (percent-decoded too). A host without a dot (`ls` of `ls/x`) is not read:
     it names a domain only in a URL with a scheme."""
+    if not ("%" in text or "@" in text or ":" in text or "/" in text) or len(text.split(maxsplit=1)) > 1:
+        return []   # `in` and split search in C; a regular expression's class took 21 µs for 2,000 characters
     text = text.strip()
-    if not any(sign in text for sign in "%@:/") or any(ch.isspace() for ch in text):
-        return []
     decoded = unquote(text) if "%" in text else text
     found = [decoded] if decoded != text else []
     held = _AUTHORITY.match(decoded)
