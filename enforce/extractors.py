@@ -379,6 +379,9 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
                 children += [(k, f"{at}[key {_show(k)}]") for k in x if type(k) is str and not _WORD.fullmatch(k)]
             pieces = ([v for v in x.values() if type(v) is str and not _WORD.fullmatch(v)]   # not a kind, an id
                       if text is not None and join else [])
+            strings = _object_strings(x) if text is not None and join else []
+            if len(strings) > 1 and any(_KEY_VALUE.fullmatch(v) for v in strings):   # a key alone in one value,
+                _refuse_lettered_beside(" ".join(strings), at)   # the letters it hides in another
         elif isinstance(x, (list, tuple)):
             children = [(v, f"{at}[{i}]") for i, v in enumerate(x)]
             values = _piece_values(x) if text is not None and join else []   # collected once for both readings
@@ -394,6 +397,12 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
         if len(pieces) > 1:   # a call written across text blocks, or across an object's strings
             children.append((_Joined("".join(pieces), pieces), f"{at}[joined text]"))
         stack.extend((v, p, depth + 1) for v, p in reversed(children))
+
+
+def _object_strings(x: Mapping[Any, Any]) -> list[str]:
+    """A mapping's string values and the strings of its list values, in order."""
+    return [s for v in x.values() for s in ([v] if type(v) is str else v if isinstance(v, list) else [])
+            if type(s) is str]
 
 
 _PIECE_KEYS = ("text", "source", "content", "data", "value", "chunk", "body", "output", "result", "lines")
@@ -659,6 +668,7 @@ def _text_data(text: str, where: str, found: list[ToolCall] | None, tool: str | 
     if type(text) is _Joined:   # a call written across its pieces, or bytes in one under a key written in another
         _split_call(text, where, tool)
         spaced = " ".join(text.pieces)
+        _refuse_lettered_beside(spaced, where)
         read = _keyed_beside(spaced, _beside_raws(spaced, [m.group().rstrip("=") for m in _BASE64.finditer(spaced)]))
         if all(_RUN_PIECE.fullmatch(piece) for piece in text.pieces):   # an encoded run cut into long pieces
             read += _read_once(_encoded, "".join(spaced.split()), where=where)
@@ -829,6 +839,7 @@ def _encoded(text: str, where: str) -> list[str]:
         decoded += _read_bytes(hex_raws[-1], where)
     if len(text) <= _MAX_BASE85:
         decoded += _keyed_beside(text, hex_raws + base64_raws)
+        _refuse_lettered_beside(text, where)
     unwrapped = "".join(text.split()) if len(text) <= _MAX_BASE85 else ""   # Ascii85 wraps in lines
     # a run decoded shows a character outside base64's (`<` in `<~ ~>`, the others no blank), so unwrapped does too
     if _NOT_BASE64_RUN.search(unwrapped or text):
@@ -840,6 +851,72 @@ def _encoded(text: str, where: str) -> list[str]:
         if _UU_LINE.search(lines):   # one line: the whole text
             decoded += _read_bytes(_from_uu(lines), where)
     return [d for d in decoded if d and d != text]
+
+
+# Letters under a key of letters written beside them (`KEY: LEMON  XLPWK QRXRE ...`, `{"key": "lemon", "codes": [...]}`):
+# a model given both deciphers them. Each word of 4 letters or more standing alone (_LETTERED_KEYS at most) is tried
+# as a Vigenère, variant or Beaufort key at each alignment on the first _LETTERED_READ letters of the rest; letters
+# that read as no language (mean pair score 0 or less) and as one under a key beside them (_LETTERED_MEAN) hide a
+# text: denied.
+# Measured: the best of 300,000 random 32-letter streams scores 0.39 (English 0.6-0.8; `transfer to eve ...` 0.83).
+_LETTERED_WORD = re.compile(r"(?<![\w+/-])[A-Za-z]{4,40}(?![\w+/-])")
+_KEY_VALUE = re.compile(r"\s*[A-Za-z]{4,40}\s*")
+_LETTERED_MIN, _LETTERED_READ, _LETTERED_KEYS, _LETTERED_MEAN = 32, 64, 8, 0.5
+_NOT_LOWER = re.compile("[^a-z]+")
+
+
+def _mean_pairs(letters: str) -> float:
+    return sum(_BIGRAMS[letters[i:i + 2]] for i in range(len(letters) - 1)) / max(len(letters) - 1, 1)
+
+
+_FREQUENT = frozenset(ord(c) - 97 for c in "etaoinshr")   # about 70% of English letters, 35% of random ones
+_FREQUENT_UNDER = tuple(bytes(1 if (v - k) % 26 in _FREQUENT else 0 for v in range(256)) for k in range(26))
+_FREQUENT_FLIPPED = tuple(bytes(1 if (k - v) % 26 in _FREQUENT else 0 for v in range(256)) for k in range(26))
+_LETTER_INDEX = bytes((c - 97) % 26 if 97 <= c <= 122 else 0 for c in range(256))
+
+
+def _lettered_beside(text: str) -> str:
+    """The head of the letters of a line of `text` deciphered under a key that is a word written in `text`, when they
+    read as no language and so deciphered read as one; '' otherwise. An alignment is tried in full only when its
+    letters are as often English's nine commonest as a language's are (counted per column of the key)."""
+    low = text.lower()
+    words = {w.group().lower(): w.end() for w in _LETTERED_WORD.finditer(text)}
+    lines = [letters for letters in (_NOT_LOWER.sub("", line) for line in low.split("\n"))
+             if len(letters) >= _LETTERED_MIN and _mean_pairs(letters[:_LETTERED_READ * 2]) <= 0] if words else []
+    for key in sorted(words, key=_mean_pairs, reverse=True)[:_LETTERED_KEYS]:   # words of a language first
+        after = _NOT_LOWER.sub("", low[words[key]:])[:_LETTERED_READ]   # the letters after it: `key: x, read: ...`
+        for letters in [*lines, after] if _mean_pairs(after) <= 0 else lines:
+            plain = _deciphered(letters.replace(key, "")[:_LETTERED_READ], key)
+            if plain:
+                return plain
+    return ""
+
+
+def _deciphered(stream: str, key: str) -> str:
+    """`stream` deciphered under `key` (Vigenère, its variant, Beaufort) at an alignment where it reads as a language
+    (_LETTERED_MEAN); '' for none."""
+    if len(stream) < _LETTERED_MIN:
+        return ""
+    values, shifts, size = stream.encode("ascii").translate(_LETTER_INDEX), [ord(c) - 97 for c in key], len(key)
+    columns = [values[j::size] for j in range(size)]
+    for sign, tables in ((1, _FREQUENT_UNDER), (-1, _FREQUENT_UNDER), (1, _FREQUENT_FLIPPED)):
+        counts = [{k: column.translate(tables[(sign * k) % 26]).count(1) for k in set(shifts)} for column in columns]
+        for at in range(size):
+            if sum(counts[j][shifts[(j + at) % size]] for j in range(size)) * 100 < 55 * len(values):
+                continue
+            key_at = [shifts[(i + at) % size] for i in range(size)]
+            plain = "".join(chr((v - sign * key_at[i % size]) % 26 + 97) if tables is _FREQUENT_UNDER
+                            else chr((key_at[i % size] - v) % 26 + 97) for i, v in enumerate(values))
+            if _mean_pairs(plain) >= _LETTERED_MEAN:
+                return plain
+    return ""
+
+
+def _refuse_lettered_beside(text: str, where: str) -> None:
+    plain = _read_once(_lettered_beside, text) if len(text) <= _MAX_BASE85 else ""
+    if plain:
+        _bad_call(where, f"letters that read as no language read as one under a key written beside them "
+                  f"({plain[:40]!r}...): a model given both deciphers them, and what they say may be a tool call")
 
 
 # Bytes XORed with a key written beside them (`key=<hex> data=<hex>`, a one-time pad, or a key of any length repeated;
