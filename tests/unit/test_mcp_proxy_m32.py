@@ -144,45 +144,35 @@ def test_a_held_call_the_host_cancels_is_not_run(session):
 
 
 # --- 3. controls: what the policy reads, and what the server reads ---------------------------------------------------
-def test_integers_past_two_to_the_53(session):
-    """An integer the policy reads (amount_cents) past ±(2**53 - 1) is refused by the extractor, recorded, never sent:
-    no reading of it is decided (a JavaScript server reads 9007199254740992 for 9007199254740993). One it does not read
-    (a memo id, a snowflake) is refused unless the spec lists it in `ignore` (then its author said it cannot matter):
-    the policy's decision never depends on a value a binary64 reader reads otherwise."""
-    s = session(child=["binary64"])
-    try:
-        s.send(call(1, {**PAYMENT, "amount_cents": 2 ** 53 + 1}), call(2, {**PAYMENT, "memo_id": 2 ** 64 + 1}),
-               call(3))
-        assert "beyond ±(2**53 - 1)" in text(s.answer(1)) and "['memo_id']" in text(s.answer(2))
-        assert text(s.answer(3)) == "sent 45000"
-    finally:
-        s.close()
-    assert sorted((a, allowed) for a, allowed, _ in records(s)) == [("1", False), ("2", False), ("3", True)]
-    assert calls_sent(s) == [PAYMENT] and s.paid() == [45000]
-
-
 SHAPES = [({"name": "send_payment"}, "extract"), ({"name": "send_payment", "arguments": None}, "extract"),
           ({"name": "send_payment", "arguments": [PAYMENT]}, "arguments must be an object"),
           ({"name": "send_payment", "arguments": json.dumps(PAYMENT)}, "arguments must be an object")]
 NAMES = ["srv/send_payment", "send_payment.v2", "send_paymеnt", "s" * 129, "send_payment\u2028"]
 
 
-def test_shapes_names_and_framing(session):
-    """Every call the policy refuses or cannot read is answered, recorded and never sent; a call framed otherwise
-    (CRLF, a BOM) is read as the server reads it; a second initialize is answered, nothing forwarded."""
-    s = session()
+def test_shapes_names_numbers_and_framing(session):
+    """Every call the policy refuses or cannot read is answered, recorded and never sent: arguments absent, null or not
+    an object, a tool name the policy does not know, an integer it reads (amount_cents) past ±(2**53 - 1) (the
+    extractor refuses it: no reading of it is decided, where a JavaScript server reads 9007199254740992 for
+    9007199254740993), one it does not read (a memo id: refused unless the spec lists it in `ignore`, its author saying
+    it cannot matter), so the decision never depends on a value a binary64 reader reads otherwise. A CRLF line is read;
+    a line with a BOM is a parse error, recorded, not sent; a second initialize is answered, nothing forwarded."""
+    s = session(child=["binary64"])
     lines = [json.dumps({"jsonrpc": "2.0", "id": f"s{i}", "method": "tools/call", "params": p}).encode() + b"\n"
              for i, (p, _) in enumerate(SHAPES)]
     lines += [json.dumps({"jsonrpc": "2.0", "id": f"n{i}", "method": "tools/call",
                           "params": {"name": n, "arguments": PAYMENT}}).encode() + b"\n" for i, n in enumerate(NAMES)]
-    lines += [json.dumps(call("crlf")).encode() + b"\r\n", b"\xef\xbb\xbf" + json.dumps(call("bom")).encode() + b"\n",
+    later = [json.dumps(m).encode() + b"\n" for m in (call("b1", {**PAYMENT, "amount_cents": 2 ** 53 + 1}),
+                                                       call("b2", {**PAYMENT, "memo_id": 2 ** 64 + 1}))]
+    later += [json.dumps(call("crlf")).encode() + b"\r\n", b"\xef\xbb\xbf" + json.dumps(call("bom")).encode() + b"\n",
               json.dumps(call("ls", {**PAYMENT, "recipient": "acme-supplies\u2028"}), ensure_ascii=False).encode()
               + b"\n", json.dumps({**INIT, "id": "init2", "params": {**INIT["params"],
                                                                        "protocolVersion": "2025-06-18"}}).encode() + b"\n"]
     try:
-        s.send(*lines)
-        answers = {i: s.answer(i) for i in [f"s{i}" for i in range(len(SHAPES))] + [f"n{i}" for i in range(len(NAMES))]
-                   + ["crlf", "ls", "init2"]}
+        s.send(*lines)   # at most 8 decisions at once (MAX_DECIDING): the rest once these are answered
+        answers = {i: s.answer(i) for i in [f"s{i}" for i in range(len(SHAPES))] + [f"n{i}" for i in range(len(NAMES))]}
+        s.send(*later)
+        answers |= {i: s.answer(i) for i in ["b1", "b2", "crlf", "ls", "init2"]}
     finally:
         s.close()
     for i, (_, why) in enumerate(SHAPES):
@@ -190,10 +180,13 @@ def test_shapes_names_and_framing(session):
     assert all(answers[f"n{i}"]["result"]["isError"] is True for i in range(len(NAMES)))
     assert text(answers["crlf"]) == "sent 45000" and answers["ls"]["result"]["isError"] is True
     assert answers["init2"]["result"]["protocolVersion"] == "2025-06-18"
-    assert calls_sent(s) == [PAYMENT] * len(calls_sent(s)) and len(calls_sent(s)) in (1, 2)   # CRLF's (and BOM's?)
+    assert "beyond ±(2**53 - 1)" in text(answers["b1"]) and "['memo_id']" in text(answers["b2"])
+    assert calls_sent(s) == [PAYMENT] and s.paid() == [45000]   # the CRLF call's alone
     assert [m.get("method") for m in s.requests()].count("initialize") == 1
     decided = {a for a, _, _ in records(s)}
-    assert {f"s{i}" for i in range(len(SHAPES))} | {f"n{i}" for i in range(len(NAMES))} | {"crlf", "ls"} <= decided
+    assert {f"s{i}" for i in range(len(SHAPES))} | {f"n{i}" for i in range(len(NAMES))} | {"b1", "b2", "crlf",
+                                                                                           "ls"} <= decided
+    assert any("not strict JSON" in why and "BOM" in why for _, _, why in records(s)), records(s)   # the BOM line
 
 
 # --- 4. what the server asks the client ------------------------------------------------------------------------------
