@@ -37,7 +37,8 @@ import numpy as np
 
 from veriguard.contracts.cache_dir import cache_dir
 from veriguard.contracts.errors import EnvironmentProblem
-from veriguard.enforce.wordpiece import TOKENIZER, whole_words
+from veriguard.enforce.attention import row_norms
+from veriguard.enforce.wordpiece import TOKENIZER, AsciiWordPiece, whole_words
 
 DIM = 384
 
@@ -149,6 +150,7 @@ class Embedder:
         self.tokenizer = Tokenizer.from_file(str(TOKENIZER))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.encoder.max_tokens)
+        self.plain = AsciiWordPiece(self.tokenizer.token_to_id, self.encoder.max_tokens)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.outputs = [self.encoder.output] if self.encoder.output else None
         # the RECENT texts last embedded: vector, token states (None when not asked for), longer than the model reads
@@ -200,19 +202,21 @@ class Embedder:
         """The model's last hidden state for a batch padded to its longest text, and the padding mask."""
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
+        mask = np.zeros((len(encs), width), dtype=np.int64)   # np.zeros_like costs more than this (its checks)
         for i, e in enumerate(encs):
             ids[i, :len(e.ids)] = e.ids
             mask[i, :len(e.ids)] = 1
         feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self.inputs:
-            feeds["token_type_ids"] = np.zeros_like(ids)
+            feeds["token_type_ids"] = np.zeros((len(encs), width), dtype=np.int64)
         return self.session.run(self.outputs, feeds)[0], mask
 
     def encoded(self, texts: Sequence[str]) -> list[Any]:
-        """The texts' encodings, one at a time in this thread: encode_batch would hand a few short texts to the
-        tokenizer's own thread pool (one thread per core), whose threads wait on each other on a busy machine."""
-        return [self.tokenizer.encode(t) for t in texts]
+        """The texts' encodings (`ids`, `overflowing`), one at a time in this thread: encode_batch would hand a few
+        short texts to the tokenizer's own thread pool (one thread per core), whose threads wait on each other on a
+        busy machine. Plain ASCII text is tokenised in Python with the same ids (AsciiWordPiece): the library's call
+        costs ~0.1-0.2 ms a text, most of it building offsets and strings the embedder never reads."""
+        return [self.plain.encode(t) or self.tokenizer.encode(t) for t in texts]
 
     def truncated(self, texts: Sequence[str]) -> list[bool]:
         """Whether each text is longer than the model reads (its embedding ignores the rest). The RECENT texts last
@@ -260,8 +264,7 @@ def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The mean of the token states over the mask, L2-normalised: the sentence vector."""
     weights = mask[..., None].astype(np.float32)
     pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), np.float32(1e-9))
-    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
+    return (pooled / np.maximum(row_norms(pooled), np.float32(1e-12))).astype(np.float32)
 
 
 # (get, set) of the OpenBLAS builds numpy wheels ship: plain, 64-bit-integer, and scipy-openblas's own prefix

@@ -343,15 +343,20 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
 
     out = note("HTML or percent escapes decoded", text, decode_escapes(text))
     out = note("markup tags removed", out, strip_tags(out))
-    # look-alikes mapped before NFKC as well: NFKC turns some of them into others (lunate sigma)
-    out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
-    out = note("NFKC", out, unicodedata.normalize("NFKC", out))
-    out = note("invisible characters removed", out, strip_invisible(out))
-    out = note("diacritics and other marks removed", out, strip_marks(out))
-    out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
-    routes = glued_arrows(out)
-    named, pictographs = name_pictographs(out)
-    out = note("pictographs read by their names", out, named)
+    routes: list[str] = []
+    pictographs: list[str] = []
+    if out.isascii():   # no look-alike, mark, arrow or pictograph is ASCII, and ASCII is its own NFKC
+        out = note("invisible characters removed", out, strip_invisible(out))
+    else:
+        # look-alikes mapped before NFKC as well: NFKC turns some of them into others (lunate sigma)
+        out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
+        out = note("NFKC", out, unicodedata.normalize("NFKC", out))
+        out = note("invisible characters removed", out, strip_invisible(out))
+        out = note("diacritics and other marks removed", out, strip_marks(out))
+        out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
+        routes = glued_arrows(out)
+        named, pictographs = name_pictographs(out)
+        out = note("pictographs read by their names", out, named)
     out = re.sub(r"[^\S\n]+", " ", out)
     out = note("spaced or split letters joined", out, join_split_words(join_spaced(out, known), known))
     out = note("words joined by underscores split", out, re.sub(r"(?<=[A-Za-z])_+(?=[A-Za-z])", " ", out))
