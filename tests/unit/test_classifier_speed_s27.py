@@ -132,11 +132,12 @@ def test_the_overflow_flags_come_from_the_recent_texts_not_only_the_last_run():
 
         encode_batch = encode
 
-    emb.tokenizer = NoTokeniser()
+    real_plain = emb.plain   # plain ASCII is tokenised in Python (S32): neither tokeniser may run again
+    emb.tokenizer = emb.plain = NoTokeniser()
     assert emb.truncated([long, "Rent a cheap SUV in Denver", "Fly me from Boston to Chicago"]) == [True, False, False]
     with pytest.raises(AssertionError, match="tokenised again"):
         emb.truncated(["a text no run read"])
-    emb.tokenizer = real
+    emb.tokenizer, emb.plain = real, real_plain
     assert not hasattr(emb, "_overflowing")    # one store of what was embedded
 
 
