@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_guard import PAYMENT
-from tests.unit.test_mcp_proxy_m25 import INIT, call, cancel, records, session_fixture, text
+from tests.unit.test_mcp_proxy_m25 import INIT, call, cancel, records, session_fixture, text, wait_for
 from tests.unit.test_mcp_proxy_m29 import everything
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
@@ -28,12 +28,9 @@ LIST = {"jsonrpc": "2.0", "id": "l", "method": "tools/list"}
 STARTED_AGAIN = "the MCP server was started again"
 
 
-def said(s, words: str, timeout: float = 30.0) -> None:
+def said(s, words: str) -> None:
     """Wait until the proxy's stderr holds `words`."""
-    end = time.monotonic() + timeout
-    while words not in s.stderr.read_text(encoding="utf-8", errors="replace"):
-        assert time.monotonic() < end, f"the proxy did not say {words!r}"
-        time.sleep(0.02)
+    wait_for(lambda: words in s.stderr.read_text(encoding="utf-8", errors="replace"))
 
 
 def calls_sent(s) -> list[dict]:
