@@ -2,11 +2,12 @@
 and the payment are tests/mcp_child_m25.py's, the starts file tests/mcp_child_m26.py's.
 
     python tests/mcp_child_m32.py RECEIVED CONTEXT [slow=SECONDS] [again_changed] [notify] [list_slow=SECONDS]
-                                  [binary64] [flood=N] [redescribe] [notify_id]
+                                  [binary64] [flood=N] [redescribe] [notify_id] [again_slow=SECONDS]
 
 It lists send_payment. A payment is made SECONDS after it came by the first server process only (one started again
 pays at once); RECEIVED.starts gets a line per process. `again_changed`: a process started again lists send_payment
-re-described (its amount read as whole dollars), as a server whose tools depend on its start does. `notify`: after each
+re-described (its amount read as whole dollars), as a server whose tools depend on its start does; `again_slow`: it
+reads nothing for SECONDS first (a slow start). `notify`: after each
 payment, before its answer, it says its tool list changed; `list_slow`: every tools/list after the first is answered
 SECONDS late (the proxy's own re-list takes that long); `flood=N`: N such notifications at each payment; `redescribe`:
 after its first payment send_payment is listed re-described, and `notify_id` says the list changed in a
@@ -38,6 +39,7 @@ def main() -> None:
     received, context, options = sys.argv[1], sys.argv[2], sys.argv[3:]
     again = started_before(received)
     tools = [CHANGED if again and "again_changed" in options else ORIGINAL]
+    time.sleep(option(options, "again_slow") if again else 0.0)
     lists: list[int] = []
 
     def notify(_request_id: Any, _params: dict) -> None:

@@ -84,9 +84,9 @@ Each tool's definition is kept as the server first lists it (the host's tools/li
 tool the server then lists otherwise (re-described, a new schema), or lists twice otherwise, is refused undecided,
 recorded, since the host and the policy read the tool as first listed. When the server says its tools changed
 (notifications/tools/list_changed, after the host listed them), or was started again (a server's tools may depend on
-its start), the proxy lists them itself; calls meanwhile are held (their ids awaited, at most MAX_WAITING, beyond which
-one is refused "send the call again") and decided once the tools are read, or refused with a record when they cannot
-be, the server is gone, the proxy is stopped, or the host cancels them. A request passed unchecked (--unchecked) gets an allowed record marked
+its start), the proxy lists them itself; calls meanwhile, and while the server is started again, are held (their ids
+awaited, at most MAX_WAITING, beyond which one is refused) and decided once the tools are read, or refused with a
+record when they cannot be, the server is gone, the proxy is stopped, or the host cancels them. A request passed unchecked (--unchecked) gets an allowed record marked
 unchecked with its params' sha256 (Guard.record_unchecked), and is not forwarded when that record cannot be written.
 
 Not forwarded: notifications and requests from the child (list changes, progress, logging,
@@ -922,12 +922,17 @@ class Proxy:
         (relisted), and refused undecided when that fails."""
         self.forward(None, "tools/list", {"cursor": cursor} if cursor else None)
 
+    @property
+    def starting_over(self) -> bool:
+        """Whether a call must wait for the server: its tools are being read again, or it is being started again."""
+        return bool(self.relisting and not self.relist_failed) or bool(self.replacing)
+
     def hold(self, host_id: Any, params: Any) -> bool:
-        """Hold a tools/call while the proxy reads the tools again (False: none is being read, or MAX_WAITING are
-        held): its id is awaited (awaited), and it is decided once the tools are read, or refused with a record when
-        they cannot be, the server is gone, the proxy is stopped or the host cancels it. Before, it was refused
-        "send the call again", and a host that did not retry lost the call."""
-        if not self.relisting or self.relist_failed or len(self.waiting) >= MAX_WAITING:
+        """Hold a tools/call while the proxy reads the tools again or starts the server again (starting_over; False
+        when it does not, or MAX_WAITING are held): its id is awaited (awaited), and it is decided once that is done,
+        or refused with a record when the tools cannot be read, the server is gone, the proxy is stopped or the host
+        cancels it. Before, it was refused ("send the call again", "not run"), and a host that did not retry lost it."""
+        if self.gone or self.host_gone or not self.starting_over or len(self.waiting) >= MAX_WAITING:
             return False
         self.waiting.append((host_id, params))
         return True
@@ -935,7 +940,7 @@ class Proxy:
     def release_waiting(self) -> None:
         """The held tools/calls, decided (or refused undecided: the re-list failed, the server is gone) in the order
         they came, once the proxy is no longer reading the tools or nothing can go to the server."""
-        if not self.waiting or (self.relisting and not self.relist_failed and not self.refusing):
+        if not self.waiting or (self.starting_over and not self.gone and not self.host_gone):
             return
         waiting, self.waiting = self.waiting, []
         for host_id, params in waiting:
@@ -981,7 +986,7 @@ class Proxy:
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         name = call_name(params)
         arguments = (params.get("arguments") or {}) if not problem else {}
-        if not problem and not self.refusing and self.hold(host_id, params):
+        if not problem and self.hold(host_id, params):
             return
         undecided = "" if problem else self.refusing or self.unlisted(name)
         if undecided:   # refused undecided, recorded
@@ -1192,6 +1197,7 @@ class Proxy:
         self.read_in_background()
         say("the MCP server was started again")
         self.list_again()
+        self.release_waiting()   # held while it started, when no re-list holds them longer
         self.settle()
 
     def read_in_background(self) -> None:
