@@ -97,7 +97,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_repositories(a, compiled, commands)
     if content and a.leading_globs:
         a = through_leading_globs(a, commands)
-    a = through_defined(a, command, tainted, commands) if tainted else a
+    a = through_set_to_run(through_defined(a, command, tainted, commands), tainted, commands) if tainted else a
     unfollowed = a.kind == commands.unknown     # before the steps that make a command unknown for writes it sees
     if content and zones.approval:
         a = through_approval(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), commands)
@@ -169,7 +169,7 @@ def tainted_expansion(command: str, tainted: tuple[str, ...]) -> str | None:
     `export -p`, `declare -p`, `declare -n r=K`, `set`, `compgen -v`, `${!P*}`, `eval`, arithmetic `$((K))`, `let`,
     /proc/self/environ); a descriptor left open (_FD_USE; "0", the shell's own input: every later
     command); with ANY_NAME, the expansion of any name the command does not assign and the shell does not set."""
-    names = tuple(n for n in tainted if not n.endswith(DEFINED))
+    names = tuple(n for n in tainted if not n.endswith((DEFINED, SET_TO_RUN)))
     if not names:
         return None
     if "0" in names:
@@ -302,9 +302,37 @@ def through_defined(a: Analysis, command: str, tainted: tuple[str, ...], table: 
                                         "defined: its body is not in this command; a human approves it)",))
 
 
+SET_TO_RUN = "="     # a `var` record NAME=: the shell runs what an earlier command set NAME to, before later commands
+# variables whose value the shell (or every program it starts) runs later: a persistent shell keeps them
+RUNS_LATER = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "LD_PRELOAD", "LD_AUDIT",
+                        "DYLD_INSERT_LIBRARIES", "SHELLOPTS", "BASHOPTS"})
+
+
+def set_to_run(command: str) -> tuple[str, ...]:
+    """The settings `command` may leave in its shell that run code before or after each later command (RUNS_LATER
+    variables it assigns: `export BASH_ENV=/tmp/x.sh`, `PROMPT_COMMAND='…'`; a `trap ACTION DEBUG`), each as NAME +
+    SET_TO_RUN (`trap=`)."""
+    names = [n for n in assigned_names(command) if n in RUNS_LATER]
+    names += ["trap"] if _TRAP.search(command) else []
+    return tuple(dict.fromkeys(n + SET_TO_RUN for n in names))
+
+
+def through_set_to_run(a: Analysis, tainted: tuple[str, ...], table: CommandTable) -> Analysis:
+    """`a` unknown where an earlier command of its shell set what the shell runs around each command (`tainted`'s
+    NAME= records, set_to_run): `export BASH_ENV=/tmp/x.sh` makes every later `bash -c` run that file unseen."""
+    held = next((n[:-len(SET_TO_RUN)] for n in tainted if n.endswith(SET_TO_RUN)), None)
+    if held is None:
+        return a
+    return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
+                   account=a.account + (f"unknown (an earlier command of this shell set {held}, which runs code around "
+                                        "the commands that follow: a human approves each of them)",))
+
+
 # where a word is the program a command runs: after a separator, an opening, a keyword, or a prefix that runs its words
 _COMMAND_START = (r"(?:^|[;&|({}`!\n]|\$\(|\b(?:then|do|else|elif|if|while|until|time|command|builtin|exec|nohup|env|"
                   r"sudo|xargs|nice|timeout\s+\S+|watch|setsid|stdbuf(?:\s+-\S+)*)\s)\s*(?:[A-Za-z_]\w*=\S*\s+)*")
+# a trap run around each later command (DEBUG before each, RETURN, ERR after one that fails), not EXIT's cleanup
+_TRAP = re.compile(r"(?:" + _COMMAND_START + r"|['\"])trap\s+(?!-[lp]\b)(?!''|\"\"|-\s)[^;&|\n]*?\b(?:DEBUG|RETURN|ERR)\b")
 
 
 def through_carried(a: Analysis, zones: Zones, carried: tuple[str, ...], table: CommandTable,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from dataclasses import field as _field
 from typing import Any
 
-from veriguard.enforce.shell import ShellExtractor, assigned_names, defined_names
+from veriguard.enforce.shell import ShellExtractor, assigned_names, defined_names, set_to_run
 
 __all__ = ["SHELL_OWN", "ShellSession", "session_names"]
 
@@ -21,12 +21,13 @@ SHELL_OWN = frozenset({"IFS"})   # set by `IFS== read -r k v < .env` itself, nev
 
 def session_names(extractors: Mapping[str, Any], arguments: Mapping[str, Any], command: str) -> list[str]:
     """What a persistent shell keeps after `command` ran, decided with `arguments` by a monitor with `extractors`:
-    the functions and aliases it may define (shell.defined_names), and, where it reads one of the project's secrets
+    the functions and aliases it may define (shell.defined_names), what it sets the shell to run around later commands
+    (shell.set_to_run), and, where it reads one of the project's secrets
     (a `carried` zone, by name, through a copy, or through a variable already so marked), the names of the variables
     it may assign (shell.assigned_names; ANY_NAME for a name built at run time), the descriptors its `exec` opens and
     the keys of a secret file it sources (ShellExtractor.sourced)."""
     shells = [(name, x) for name, x in extractors.items() if isinstance(x, ShellExtractor)]
-    names = list(defined_names(command))
+    names = [*defined_names(command), *set_to_run(command)]
     for name, x in shells:
         got = arguments.get(name)
         if x.part == "touched" and isinstance(got, (list, tuple)) and any(
