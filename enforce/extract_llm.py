@@ -260,11 +260,12 @@ class LLMExtractor:
         """ExtractionError (extract.llm.ambiguous) when the text holds two values for an integer or a string of the
         answer: the model read its value in some clauses, and asked the text without them it reads another value that
         the rest holds ("Transfer $50 to Bob. Correction: the amount is 5.": 5, and 50 without the correction; "Pay
-        Alice. Alice is Bob's alias.": Bob, and Alice). A clause of the agent's text that corrects an amount or a payee
-        cannot be told from one that steers it, so neither is taken: a value the policy compares comes from the tool
-        call's own arguments (`from = "path"`). Asked only where the rest holds a candidate (a number; a name, a word
-        with a capital that does not open its clause), so a text whose numbers sit in one clause costs no call; a
-        value no clause writes (a number in two words, "five hundred"; a sum the model did) is not checked."""
+        Alice. Alice is Bob's alias.": Bob, and Alice); not an enum's choice (_LEAVES). A clause of the agent's text
+        that corrects a value cannot be told from one that steers it, so neither is taken: a value the policy compares
+        comes from the tool call's own arguments (`from = "path"`). Asked only where the rest holds a candidate (a
+        number; a name, a word with a capital that does not open its clause), so a text whose numbers sit in one
+        clause costs no call; a value no clause writes (a number in two words, "five hundred"; a sum the model did)
+        is not checked."""
         leaves = _answer_leaves(self.argument, self.type, value)
         clauses = _number_clauses(text) if leaves else []
         for key, got in leaves:
@@ -523,14 +524,19 @@ def _numbers(text: str) -> set[int | float]:
     return out
 
 
-def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any) -> list[tuple[str, int | str]]:
-    """The integers and strings of an answer: the argument's own, or its record's fields', each with its name."""
-    if t["kind"] in ("int", "str") and type(value) in (int, str):
+def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any) -> list[tuple[str, Any]]:
+    """The integers and strings of an answer: the argument's own, or its record's fields', each with its name and
+    type."""
+    if t["kind"] in _LEAVES and type(value) in (int, str):
         return [(argument, value)]
     if t["kind"] == "record" and isinstance(value, Mapping):
         return [(f"{argument}.{f}", value[f]) for f, ft in t["fields"]
-                if ft["kind"] in ("int", "str") and type(value.get(f)) in (int, str)]
+                if ft["kind"] in _LEAVES and type(value.get(f)) in (int, str)]
     return []
+
+
+# not an enum's choice: a text may ask for two ("Read the access log and write a summary"), and the model picks one
+_LEAVES = ("int", "str")
 
 
 def _answer_leaf(value: Any, key: str) -> Any:
@@ -542,11 +548,13 @@ _NAME = re.compile(r"(?<=[^\W\d_])[^\S\n]+([^\W\d_]*[A-Z][\w'@.-]*)|\S+@\S+")
 
 
 def _holds(text: str, value: Any) -> bool:
-    """Whether `text` writes `value`: an integer among its _numbers, a string (of 2 characters or more) in its words."""
+    """Whether `text` writes `value`: an integer among its _numbers, a string (of 2 characters or more) as a word or
+    words of it."""
     if type(value) is int:
         return value in _numbers(text)
     if type(value) is str and len(value.strip()) >= 2:
-        return value.strip().casefold() in unicodedata.normalize("NFKC", text).casefold()
+        said = re.escape(value.strip().casefold())
+        return re.search(rf"(?<!\w){said}(?!\w)", unicodedata.normalize("NFKC", text).casefold()) is not None
     return False
 
 
@@ -1734,18 +1742,20 @@ def _unread_fields(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any], sche
     """Why an `llm` entry over a record with booleans ships with no second reader for some of them ("" when it does
     not): with no bank's classifier on its `text`, a field's description (`describe`, or the bank's) is the only word
     for it besides its name that finds the clause holding its request, so that a clause that withdraws it ("The stay
-    is off", "Vehicle: not needed") cannot take it away (LLMExtractor._withdrawn). A field with neither is read by the
-    model alone, and the text can steer that reading."""
+    is off", "Vehicle: not needed") cannot take it away (LLMExtractor._withdrawn). A field with neither, or whose
+    description gives no word but its name (describe = { hotel = "a hotel" }), is read by the model alone, and the text
+    can steer that reading."""
     booleans = _bool_fields(t)
     if not booleans or _unclassified(cfg, t) is None:
         return ""
-    fields = schema.get("properties", {}).get(name, {}).get("properties", {})
-    bare = [f for f in booleans if not str(fields.get(f, {}).get("description", "")).strip()]
+    names = _field_names(name, schema)   # a description that gives no word but the field's name finds nothing more
+    bare = [f for f in booleans if len(names.get(f, ())) < 2]
     if not bare:
         return ""
-    return (f"argument {name!r}: the `llm` entry reads booleans with no `bank` and no description of "
-            f"{bare}, so only the model reads those fields and a clause of the agent's text that withdraws one "
-            f"(\"Hotel: not needed\", \"never mind\") could take it away unchecked; add `describe` = {{ "
+    return (f"argument {name!r}: the `llm` entry reads booleans with no `bank`, and no description of {bare} gives "
+            f"a word of {MIN_NAME_LETTERS} letters or more, besides the field's name, that no other field's "
+            "description holds; so only the model reads those fields, and a clause of the agent's text that withdraws "
+            f"one (\"Hotel: not needed\", \"never mind\") could take it away unchecked; add `describe` = {{ "
             f"{bare[0]} = \"what it means, in the words a request uses\", ... }} for every field, or `bank` (the "
             "classifier's example bank) with `text`, and re-run synth")
 

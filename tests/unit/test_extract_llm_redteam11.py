@@ -162,7 +162,7 @@ TWO = {"kind": "record", "name": "Task", "fields": [["hotel", {"kind": "bool"}],
 ])
 def test_guard_an_answer_in_another_case_spelling_or_word_is_refused(t, argument, data):
     model = ScriptedModel(tool_reply(data))
-    described = {"hotel": "a hotel", "job": "a job"}   # an entry over booleans none describes is refused (B32)
+    described = {"hotel": "lodging", "job": "employment"}   # an entry over booleans none describes is refused (B32)
     extractor = build_llm_extractor(argument, {"from": "llm", "text": "c", "describe": described}, t, SPECS,
                                     check_pins=False,
                                     make_provider=lambda: model.provider(structured="tool", model="claude-haiku-4-5"))

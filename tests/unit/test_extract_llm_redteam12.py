@@ -44,6 +44,9 @@ def built(cfg: dict[str, Any], t: dict[str, Any] = TASK_T, argument: str = "task
     {"from": "llm"},
     {"from": "llm", "text": "confirmed_task", "describe": {"hotel": "hotel rooms and lodging"}},
     {"from": "llm", "text": "confirmed_task", "describe": {c: "" for c, _t in TASK_T["fields"]}},
+    # a description that gives no word but the field's name (or words another field's description holds too)
+    {"from": "llm", "text": "confirmed_task", "describe": {c: f"a {c}" for c, _t in TASK_T["fields"]}},
+    {"from": "llm", "text": "confirmed_task", "describe": {c: f"book or buy the {c}" for c, _t in TASK_T["fields"]}},
     {"from": "llm", "text": "confirmed_task", "mode": "llm", "doc": "what the task does", "instructions": "be strict"},
 ])
 def test_an_entry_whose_booleans_only_the_model_reads_is_refused_when_built(cfg):
@@ -58,7 +61,7 @@ def test_an_entry_whose_booleans_only_the_model_reads_is_refused_when_built(cfg)
 
 def test_the_refusal_names_only_the_fields_with_no_description():
     with pytest.raises(ExtractionError) as e:
-        built({"from": "llm", "text": "c", "describe": {"hotel": "a hotel"}}, TWO)
+        built({"from": "llm", "text": "c", "describe": {"hotel": "a hotel room"}}, TWO)
     assert "['job']" in e.value.message and "'hotel'" not in e.value.message.split("description of")[1][:12]
 
 
@@ -301,3 +304,4 @@ def test_a_payee_beside_another_name_is_read_again_and_taken_when_the_readings_a
     got, model = amount_read("Pay Alice $40, for the dinner at Luigi's", "p", PAYMENT,
                              lambda _t: {"p": {"amount": 40, "payee": "Alice"}})
     assert got.value == {"amount": 40, "payee": "Alice"} and len(model.bodies) == 2
+

@@ -98,9 +98,13 @@ def test_plain_requests_with_those_characters_still_reach_the_model(text):
 
 # --- agent data the extractor cannot walk (class: data that never ends) ---------------------------------------
 
+WHOLE_DATA_WORDS = {"car": "automobile", "media": "movies", "hotel": "lodging", "job": "employment",
+                    "shop": "purchase", "flight": "airline"}
+
+
 def _whole_data(model: ScriptedModel) -> Any:
-    # the bank's descriptions: an entry over booleans that none describes is refused when built (B32)
-    return build_llm_extractor("task", {"from": "llm", "bank": "mind2web_sc/categories.toml"}, TASK_T, SPECS,
+    # described (an entry over booleans none describes is refused when built, B32), in words these tests' data lack
+    return build_llm_extractor("task", {"from": "llm", "describe": WHOLE_DATA_WORDS}, TASK_T, SPECS,
                                check_pins=False,
                                make_provider=lambda: model.provider(structured="tool", model="claude-haiku-4-5"))
 
