@@ -863,10 +863,13 @@ _LETTERED_WORD = re.compile(r"(?<![\w+/-])[A-Za-z]{4,40}(?![\w+/-])")
 _KEY_VALUE = re.compile(r"\s*[A-Za-z]{4,40}\s*")
 _LETTERED_MIN, _LETTERED_READ, _LETTERED_KEYS, _LETTERED_MEAN = 32, 64, 8, 0.5
 _NOT_LOWER = re.compile("[^a-z]+")
+_NOT_LOWER_LINE = re.compile("[^a-z\n]+")
+_SEGMENT_END = re.compile(r"[.:;!?]\s")   # a line, or a sentence or a label's end: `key: x. read: LTRDG APZNQ ...`
+_LETTERED_WORDS = 64   # words of the text ranked as keys at most
 
 
 def _mean_pairs(letters: str) -> float:
-    return sum(_BIGRAMS[letters[i:i + 2]] for i in range(len(letters) - 1)) / max(len(letters) - 1, 1)
+    return sum(map(_BIGRAMS.__getitem__, map(str.__add__, letters[:-1], letters[1:]))) / max(len(letters) - 1, 1)
 
 
 _FREQUENT = frozenset(ord(c) - 97 for c in "etaoinshr")   # about 70% of English letters, 35% of random ones
@@ -876,16 +879,15 @@ _LETTER_INDEX = bytes((c - 97) % 26 if 97 <= c <= 122 else 0 for c in range(256)
 
 
 def _lettered_beside(text: str) -> str:
-    """The head of the letters of a line of `text` deciphered under a key that is a word written in `text`, when they
-    read as no language and so deciphered read as one; '' otherwise. An alignment is tried in full only when its
-    letters are as often English's nine commonest as a language's are (counted per column of the key)."""
+    """The head of the letters of a segment of `text` (a line, a sentence) deciphered under a key that is a word written
+    in `text`, when they read as no language and so deciphered read as one; '' otherwise. An alignment is tried in
+    full only when its letters are as often English's nine commonest as a language's are (counted per column)."""
     low = text.lower()
-    words = {w.group().lower(): w.end() for w in _LETTERED_WORD.finditer(text)}
-    lines = [letters for letters in (_NOT_LOWER.sub("", line) for line in low.split("\n"))
-             if len(letters) >= _LETTERED_MIN and _mean_pairs(letters[:_LETTERED_READ * 2]) <= 0] if words else []
+    lines = [letters for letters in _NOT_LOWER_LINE.sub("", _SEGMENT_END.sub("\n", low)).split("\n")
+             if len(letters) >= _LETTERED_MIN and _mean_pairs(letters[:_LETTERED_READ]) <= 0]
+    words = list(dict.fromkeys(w.lower() for w in _LETTERED_WORD.findall(text)))[:_LETTERED_WORDS] if lines else []
     for key in sorted(words, key=_mean_pairs, reverse=True)[:_LETTERED_KEYS]:   # words of a language first
-        after = _NOT_LOWER.sub("", low[words[key]:])[:_LETTERED_READ]   # the letters after it: `key: x, read: ...`
-        for letters in [*lines, after] if _mean_pairs(after) <= 0 else lines:
+        for letters in lines:
             plain = _deciphered(letters.replace(key, "")[:_LETTERED_READ], key)
             if plain:
                 return plain
@@ -1740,8 +1742,9 @@ def _unfilled(text: str) -> list[str]:
     out: list[str] = []
     if _DIGITS_BETWEEN.search(text):
         out.append(_DIGIT_AFTER_LETTER.sub("", text))
-    if _SPREAD.search(text):
-        out.append(_SPREAD.sub(lambda m: m.group()[::2], text))
+    if _SPREAD.search(text):   # not a rule of one mark (`=====`, `- - -`): what is kept shows letters or digits
+        kept = _SPREAD.sub(lambda m: m.group()[::2] if sum(map(str.isalnum, m.group()[::2])) >= 8 else m.group(), text)
+        out += [kept] if kept != text else []
     return out
 
 
