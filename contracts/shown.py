@@ -234,14 +234,16 @@ def named_hosts(text: str) -> list[str]:
     """The names a tool reads out of `text` when it is one URL, mail address or percent-encoded name, not a sentence:
     `text` percent-decoded (`jos%C3%A9.com`), and the host of `https://JOSÉ.COM/path`, `user@JOSÉ.COM`,
     `mailto:x@JOSÉ.COM` and `JOSÉ.COM:8080` (percent-decoded too). A host without a dot (`ls` of `ls/x`) is not read:
-    it names a domain only in a URL with a scheme."""
+    it names a domain only in a URL with a scheme. The host is decoded twice, on purpose (the text, then the host read
+    out of it): a double-encoded host (`jos%25C3%25A9.com`) is read as the name it spells, and refused, not passed."""
     if not ("%" in text or "@" in text or ":" in text or "/" in text) or len(text.split(maxsplit=1)) > 1:
         return []   # `in` and split search in C; a regular expression's class took 21 µs for 2,000 characters
     text = text.strip()
     decoded = unquote(text) if "%" in text else text
     found = [decoded] if decoded != text else []
     held = _AUTHORITY.match(decoded)
-    host = unquote(held.group("host")) if held else ""
-    if host and host != decoded and (held and held.group("scheme") or "." in host):
+    assert held is not None   # every part of _AUTHORITY is optional: it matches any text, if only its empty start
+    host = unquote(held.group("host"))
+    if host and host != decoded and (held.group("scheme") or "." in host):
         found.append(host)
     return found
