@@ -134,11 +134,12 @@ def test_the_pieces_just_embedded_are_not_tokenised_again():
 
         encode = encode_batch   # the embedder encodes one text at a time (S27)
 
-    emb.tokenizer = NoTokeniser()
+    real_plain = emb.plain   # plain ASCII is tokenised in Python (S32): neither tokeniser may run again
+    emb.tokenizer = emb.plain = NoTokeniser()
     assert emb.truncated(pieces) == fresh and emb.truncated(pieces[:1]) == [False]
     with pytest.raises(AssertionError, match="tokenised again"):
         emb.truncated(["a text the last run did not read"])
-    emb.tokenizer = real
+    emb.tokenizer, emb.plain = real, real_plain
     assert emb.truncated(["a text the last run did not read"]) == [False]
 
 
