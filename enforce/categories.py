@@ -519,11 +519,25 @@ def by_gerund(sentence: str) -> str:
     return _BY_GERUND.sub(lambda g: "by " + _GERUNDS[g.group(1).lower()], sentence)
 
 
+# dialect spellings of function words the asks read ("out o' Leeds on t' 3rd an' back", "summat small fae the airport",
+# "gettin' there"): an ask written for "out of", "the", "and", "from", "something" or "-ing" reads them too
+_DIALECT = ((re.compile(r"\bo['’](?= )"), "of"), (re.compile(r"(?<![\w'’])t['’](?= )"), "the"),
+            (re.compile(r"\ban['’](?= )"), "and"), (re.compile(r"\bfae\b"), "from"), (re.compile(r"\boot\b"), "out"),
+            (re.compile(r"\bsummat\b"), "something"), (re.compile(r"\b(\w{2,}in)['’](?=\W|$)"), r"\1g"))
+
+
+def undialected(text: str) -> str:
+    """`text` with the dialect spellings of _DIALECT read as the words they spell."""
+    for pattern, word in _DIALECT:
+        text = pattern.sub(word, text)
+    return text
+
+
 def reading(text: str) -> str:
-    """`text` as the act's reading sees it (see _YOUR_GERUND, acts_as_asked, lists and tables); `text` itself when
-    none applies."""
+    """`text` as the act's reading sees it (see _DIALECT, _YOUR_GERUND, acts_as_asked, lists and tables); `text` itself
+    when none applies."""
     out = _YOUR_GERUND.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + _GERUNDS[m.group(1).lower()],
-                           acts_as_asked(text))
+                           acts_as_asked(undialected(text)))
     out = "".join(map(by_gerund, re.split(r"(?<=[.;!?\n])", out)))
     lines = [line for line in out.split("\n") if line.strip()]
     cells = [[c.strip() for c in m.group(1).split("|")] for m in map(_TABLE_ROW.match, lines) if m]
