@@ -277,7 +277,12 @@ def runtime_named(command: str) -> bool:
     return _RUNTIME.search(command) is not None
 
 
-_DEFINES = re.compile(r"(?:^|[\s;&|(`{'\"])(?:function\s+([A-Za-z_][\w.:-]*)|([A-Za-z_][\w.:-]*)\s*\(\s*\)(?=\s*(?:[{(]|\[\[|(?:if|for|while|until|case|select)\b)))")
+# a function's or alias's name as a `var` record NAME() holds it: the one rule of the state file's writer
+# (defined_names) and reader (hook._state_var); an alias of another name (`alias 9x=…`, `g+`) is recorded escaped
+DEFINED_NAME = re.compile(r"[A-Za-z_][\w.:-]*")
+_ESCAPED = "_:"     # a recorded name that starts so is _ESCAPED + the hex of the name's UTF-8 bytes (defined_record)
+_DEFINES = re.compile(r"(?:^|[\s;&|(`{'\"])(?:function\s+(" + DEFINED_NAME.pattern + r")|(" + DEFINED_NAME.pattern
+                      + r")\s*\(\s*\)(?=\s*(?:[{(]|\[\[|(?:if|for|while|until|case|select)\b)))")
 _ALIAS = re.compile(r"(?:^|[\s;&|(`{'\"])alias\s+([^;&|\n]*)")
 
 
@@ -287,14 +292,33 @@ def defined_names(command: str) -> tuple[str, ...]:
     names = [a or b for a, b in _DEFINES.findall(command)]
     for m in _ALIAS.finditer(command):
         names += re.findall(r"(?:^|\s)[\"']?([^\s=\"'$`]+)=", m.group(1))
-    return tuple(dict.fromkeys(n + DEFINED for n in names))
+    return tuple(dict.fromkeys(map(defined_record, names)))
+
+
+def defined_record(name: str) -> str:
+    """`name` as a NAME() record: the name where DEFINED_NAME reads it whole and it does not start with _ESCAPED, else
+    _ESCAPED + the hex of its UTF-8 bytes (what the state file's reader accepts; defined_name reads it back)."""
+    if DEFINED_NAME.fullmatch(name) is not None and not name.startswith(_ESCAPED):
+        return name + DEFINED
+    return _ESCAPED + name.encode("utf-8", "surrogatepass").hex() + DEFINED
+
+
+def defined_name(record: str) -> str:
+    """The function's or alias's name a NAME() record holds (defined_record)."""
+    name = record[:-len(DEFINED)]
+    if name.startswith(_ESCAPED):
+        try:
+            return bytes.fromhex(name[len(_ESCAPED):]).decode("utf-8", "surrogatepass")
+        except ValueError:      # a record no escape wrote: the name itself
+            return name
+    return name
 
 
 def through_defined(a: Analysis, command: str, tainted: tuple[str, ...], table: CommandTable) -> Analysis:
     """`a` unknown where `command` calls, as a program (at a command's start, quoted or not), a function or alias an
     earlier command of its shell defined (`tainted`'s NAME() records, defined_names): its body is not in this text."""
-    called = next((n[:-len(DEFINED)] for n in tainted if n.endswith(DEFINED) and re.search(
-        _COMMAND_START + r"[\"'\\]?" + re.escape(n[:-len(DEFINED)]) + r"[\"']?(?=$|[\s;&|)<>`])", command)), None)
+    called = next((n for n in map(defined_name, (n for n in tainted if n.endswith(DEFINED))) if re.search(
+        _COMMAND_START + r"[\"'\\]?" + re.escape(n) + r"[\"']?(?=$|[\s;&|)<>`])", command)), None)
     if called is None:
         return a
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),

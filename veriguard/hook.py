@@ -818,12 +818,13 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
 
 def _state_var(var: str) -> bool:
     """Whether `var` is what a `var` record may hold: a shell name, a descriptor's number, shell.ANY_NAME, or a
-    function's or alias's name followed by shell.DEFINED, a variable's name (or `trap`) followed by shell.SET_TO_RUN."""
-    from veriguard.enforce.shell import ANY_NAME, DEFINED, SET_TO_RUN
+    function's or alias's name (shell.DEFINED_NAME, the writer's rule) followed by shell.DEFINED, a variable's name
+    (or `trap`) followed by shell.SET_TO_RUN."""
+    from veriguard.enforce.shell import ANY_NAME, DEFINED, DEFINED_NAME, SET_TO_RUN
 
     name = var[:-len(DEFINED)] if var.endswith(DEFINED) else None
     return (var.isidentifier() or (var.isascii() and var.isdigit()) or var == ANY_NAME
-            or (name is not None and re.fullmatch(r"[A-Za-z_][\w.:-]*", name) is not None)
+            or (name is not None and DEFINED_NAME.fullmatch(name) is not None)
             or (var.endswith(SET_TO_RUN) and var[:-len(SET_TO_RUN)].isidentifier()))
 
 

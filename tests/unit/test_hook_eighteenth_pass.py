@@ -228,3 +228,14 @@ def test_an_exit_trap_and_a_path_change_set_nothing_that_runs_later(build: Path,
     assert answer(build, project, "export PATH=$PATH:$HOME/bin")[0] != "deny"
     assert answer(build, project, "ls -la")[0] == "allow"
     assert not any(r.get("var", "").endswith("=") for r in map(json.loads, state_of(project).read_text().splitlines()))
+
+
+@pytest.mark.parametrize("defined", ["alias 9x='ls'", "alias g+='ls -la'", "alias a/b='ls'", "alias _:3978='ls'"])
+def test_an_alias_of_any_name_is_recorded_as_the_state_reads_it(build: Path, project: dict[str, Path],  # noqa: F811
+                                                                defined: str) -> None:
+    """The state file's writer and reader share one rule for a defined name (shell.DEFINED_NAME): an alias whose name
+    it does not read whole is recorded escaped, so a later call of the session is not denied for a broken state."""
+    assert answer(build, project, defined)[0] != "deny"
+    assert answer(build, project, "ls -la")[0] == "allow"
+    name = defined.split()[1].split("=")[0]
+    assert "an earlier command of this shell defined" in _refused_after(build, project, [f"true; {name}"])
