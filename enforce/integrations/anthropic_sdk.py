@@ -57,7 +57,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import FrameType
-from typing import Annotated, Any, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import Annotated, Any, Callable, Collection, Iterable, Iterator, Mapping, TypeVar
 
 from anthropic.lib.tools import BetaAsyncFunctionTool, BetaFunctionTool, ToolError
 from pydantic import ValidationError, ValidatorFunctionWrapHandler, WrapValidator
@@ -286,15 +286,21 @@ def sdk_changed(owner: Any, lacks: str, what: str) -> SdkChanged:
                       "refused, since that is unknown now; update veriguard")
 
 
-def runner_on_stack() -> Any:
+def runner_on_stack(kind: str = "", methods: Collection[str] = (), limit: int | None = None, above: int = 1) -> Any:
     """The Anthropic tool runner (RUNNERS) sending the request a hook is reading, or None (a request sent outside a
     runner). A request hook runs inside the runner's loop (sync or async: an awaiting coroutine's frame is the awaited
     one's caller; the session runner's requests leave from its own tasks, whose coroutines are its methods), so the
-    runner is the `self` of a frame above it."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        owner = frame.f_locals.get("self") if "self" in frame.f_code.co_varnames else None
-        if owner is not None and runner_kind(owner):
+    runner is the `self` of a frame above it. Narrowed (runner_provider_side): a runner of that `kind` only, the `self`
+    of a frame of one of `methods` only (found by the method's name, which costs less than reading a frame's locals),
+    within `limit` frames; `above` is the frame the walk starts at (1: the caller's)."""
+    frame: FrameType | None = sys._getframe(above)
+    for _ in range(sys.maxsize if limit is None else limit):
+        if frame is None:
+            return None
+        code = frame.f_code
+        owner = frame.f_locals.get("self") if (code.co_name in methods if methods else "self" in code.co_varnames) \
+            else None
+        if owner is not None and (runner_kind(owner) == kind if kind else runner_kind(owner)):
             return owner
         frame = frame.f_back
     return None
@@ -304,7 +310,7 @@ RUNNER_PROVIDER = ("the tool runner running this call sends requests that enable
                    "guard decides (they may have run there, undecided): {}; give the runner client tools only (require_guarded "
                    "refuses such a list, refuse_provider_tools such a request, before it is sent); not run")
 RUNNER_FRAMES = 16   # a guarded function is called a few frames below the runner's _run_tool (validation, tool.call)
-RUNNER_CALLS = frozenset({"_run_tool", "_run_toolset_member"})   # the Messages runner's methods that call a tool
+RUNNER_CALLS = frozenset(RUNNERS["BaseToolRunner"][:2])   # the Messages runner's methods that call a tool
 
 
 def runner_provider_side() -> str:
@@ -313,15 +319,8 @@ def runner_provider_side() -> str:
     params, its tools override and extra_body). The request hook and require_guarded refuse those before anything is
     sent; a runner that has neither sent them, and the guarded function is the first to see it. Params that cannot be
     read refuse the call."""
-    frame: FrameType | None = sys._getframe(1)
-    for _ in range(RUNNER_FRAMES):   # by the name of the runner's method first: reading a frame's locals costs more
-        if frame is None:
-            return ""
-        owner = frame.f_locals.get("self") if frame.f_code.co_name in RUNNER_CALLS else None
-        if owner is not None and runner_kind(owner) == "BaseToolRunner":
-            break
-        frame = frame.f_back
-    else:
+    owner = runner_on_stack("BaseToolRunner", RUNNER_CALLS, RUNNER_FRAMES, above=2)   # 2: this function's caller
+    if owner is None:
         return ""
     try:
         options = private(owner, "_options", "the request options the runner sends") or {}
