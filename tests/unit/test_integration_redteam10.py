@@ -224,13 +224,15 @@ def hooked_model(api, hook, *replies):
     return made("gpt-test", client), bodies
 
 
-def run_configured(agent, g, settings):
+def run_configured(agent, g, settings, hooks=()):
+    """Run `agent` with a RunConfig of these model `settings`, and policy_hooks(g, **hooks) (no hooks when None)."""
     from agents import ModelSettings, RunConfig, Runner
 
     from veriguard.enforce.integrations.openai_agents import policy_hooks
 
-    return asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g), run_config=RunConfig(
-        tracing_disabled=True, model_settings=ModelSettings(**settings))))
+    config = RunConfig(tracing_disabled=True, model_settings=ModelSettings(**settings))
+    return asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, run_config=config,
+                                  **({"hooks": policy_hooks(g, **dict(hooks))} if hooks is not None else {})))
 
 
 @pytest.mark.parametrize("api, settings", [

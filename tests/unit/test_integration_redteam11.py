@@ -33,6 +33,8 @@ from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 from veriguard.enforce.decision_log import DecisionLog
 from veriguard.enforce.monitor import _sealed as sealed
 
+BUSY = "another allowed call of this run has not finished"   # the refusal of a call while another allowed one runs
+
 SMALL = {**PAYMENT, "amount_cents": 100}
 LATER_REFUSED = "run after the policy's, refused the call after it was allowed"
 LATER_FAILED = "run after the policy's, failed after the call was allowed"
@@ -312,8 +314,7 @@ def test_a_call_checked_before_its_approval_runs_once_approved(payments_build, t
                          calls(*[("send_payment", p) for p in payments]))
 
     asyncio.run(approve(agent, g, config))
-    busy = "another allowed call of this run has not finished"
-    assert ran == [45000] and [(a, busy in why) for a, why in records(log)] == \
+    assert ran == [45000] and [(a, BUSY in why) for a, why in records(log)] == \
         [(True, False)] * (2 * len(payments) - 1) + [(len(payments) == 1, len(payments) == 2)]
 
 

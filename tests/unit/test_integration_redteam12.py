@@ -29,13 +29,11 @@ from tests.unit.test_integration_anthropic import async_payments_tool, client, p
     tool_use_reply
 from tests.unit.test_integration_redteam5 import records
 from tests.unit.test_integration_redteam6 import responses_model, responses_reply
-from tests.unit.test_integration_redteam11 import agent_paying, approve, pre_approval, run, send_tool
+from tests.unit.test_integration_redteam10 import NOT_RUN_AFTER_RAISE, run_configured
+from tests.unit.test_integration_redteam11 import BUSY, agent_paying, approve, pre_approval, run, send_tool
 from tests.unit.test_integration_unguarded import Script, agents_fixture, calls, reply
 from tests.unit.test_integration_unguarded import model as agents_model
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
-
-BUSY = "another allowed call of this run has not finished"
-NOT_RUN = "an on_tool_start hook raised after the call was allowed"
 
 
 async def asks_approval(context, params, call_id):
@@ -151,23 +149,12 @@ def test_an_agents_hook_that_stops_the_call_after_its_allow_is_recorded_without_
         await task
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(main())
-    assert ran == [] and [(a, NOT_RUN in why) for a, why in records(log)] == [(True, False), (False, True)]
+    assert ran == [] and [(a, NOT_RUN_AFTER_RAISE in why) for a, why in records(log)] == [(True, False), (False, True)]
 
 
 # --- Agents: a RunConfig's model settings send hosted tools ------------------------------------------------------------
 HOSTED_SETTINGS = [{"extra_body": {"tools": [{"type": "web_search"}]}}, {"extra_args": {"web_search_options": {}}},
                    {"extra_body": {"tools": [{"type": "mcp", "server_label": "bank", "server_url": "https://x"}]}}]
-
-
-def run_configured(agent, g, settings, hooks=None):
-    """Run `agent` with a RunConfig of these model `settings`, and policy_hooks(g, **hooks) (no hooks when None)."""
-    from agents import ModelSettings, RunConfig, Runner
-
-    from veriguard.enforce.integrations.openai_agents import policy_hooks
-
-    config = RunConfig(tracing_disabled=True, model_settings=ModelSettings(**settings))
-    return asyncio.run(Runner.run(agent, "Pay.", context=CONTEXT, run_config=config,
-                                  **({"hooks": policy_hooks(g, **hooks)} if hooks is not None else {})))
 
 
 @pytest.mark.parametrize("hooks", [{}, None], ids=["hooks", "no-hooks"])
