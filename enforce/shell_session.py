@@ -14,7 +14,7 @@ from typing import Any
 
 from veriguard.enforce.shell import ShellExtractor, assigned_names, defined_names, set_to_run
 
-__all__ = ["SHELL_OWN", "ShellSession", "session_names"]
+__all__ = ["SHELL_OWN", "ShellSession", "session_extractors", "session_names"]
 
 SHELL_OWN = frozenset({"IFS"})   # set by `IFS== read -r k v < .env` itself, never from what it reads
 
@@ -38,6 +38,18 @@ def session_names(extractors: Mapping[str, Any], arguments: Mapping[str, Any], c
     return [n for n in dict.fromkeys(names) if n not in SHELL_OWN]
 
 
+def session_extractors(extractors: MutableMapping[str, Any], tainted: tuple[str, ...], extra: tuple[Any, ...] = (),
+                       *, keep: bool = False) -> None:
+    """Sets each shell extractor of `extractors` to read `tainted` (what the shell's earlier commands left in it:
+    session_names; with `keep`, an empty `tainted` keeps the extractor's own) and the places `extra` (copies of the
+    project's secrets), and to note afresh what this command copies, sends, leaves unfollowed, backgrounds, sources."""
+    for name, x in list(extractors.items()):
+        if isinstance(x, ShellExtractor):
+            extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={}, sends={},
+                                       unfollowed={}, background={}, sourced={},
+                                       tainted=(tainted or x.tainted) if keep else tainted)
+
+
 @dataclass
 class ShellSession:
     """The commands of one persistent shell, each decided by `monitor` (a Monitor whose spec reads shell commands:
@@ -52,11 +64,7 @@ class ShellSession:
     def check(self, observation: Mapping[str, Any], **kw: Any) -> Any:
         """monitor.check(observation, **kw) with the shell's record; an allowed command's names are added to it (ran)."""
         extractors: MutableMapping[str, Any] = self.monitor.extractors
-        held = tuple(sorted(self.names))
-        for name, x in list(extractors.items()):
-            if isinstance(x, ShellExtractor):
-                extractors[name] = replace(x, tainted=held, track_copies=True, copies={}, sends={}, unfollowed={},
-                                           background={}, sourced={})
+        session_extractors(extractors, tuple(sorted(self.names)))
         record = self.monitor.check(observation, **kw)
         if record.allowed:
             self.ran(observation, record)

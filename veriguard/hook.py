@@ -857,18 +857,12 @@ def with_copies(monitor: Any, copies: list[str], tainted: Iterable[str] = ()) ->
     copies each command makes (ShellExtractor.copies), for remember_copies; and read the `tainted` variables (those
     this session's earlier commands assigned from the project's secrets: the state's `var` records) as that zone, where
     a command expands them (shell.through_tainted)."""
-    from dataclasses import replace
-
-    from veriguard.enforce.shell import ShellExtractor
+    from veriguard.enforce.shell_session import session_extractors
     from veriguard.enforce.shell_table import places_of
 
     extra = places_of({"carried": [c for c in copies if not c.endswith("/")],
                        "carried_tree": [c for c in copies if c.endswith("/")]})
-    names = tuple(sorted(tainted))
-    for name, x in list(monitor.extractors.items()):
-        if isinstance(x, ShellExtractor):
-            monitor.extractors[name] = replace(x, places=x.places + extra, track_copies=True, copies={}, sends={},
-                                               unfollowed={}, background={}, sourced={}, tainted=names or x.tainted)
+    session_extractors(monitor.extractors, tuple(sorted(tainted)), extra, keep=True)
     return monitor
 
 
