@@ -65,6 +65,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     command changes something outside the project: a path under where one leads is in the zones of its spelling
     under the link too (`ln -s /tmp/x sub`, then `echo > /tmp/x/.envrc` writes `sub/.envrc`)."""
     content = follow_links if content is None else content
+    defined, set_run = split_records(tainted, DEFINED), split_records(tainted, SET_TO_RUN)     # the kinds of record
+    variables = tuple(n for n in tainted if not n.endswith((DEFINED, SET_TO_RUN))) if defined or set_run else tainted
     cwd, home, workspace, tmp = normalise(cwd), normalise(home), normalise(workspace or cwd), normalise(tmp)
     aliases = real_spellings({"workspace": workspace, "home": home, "tmp": tmp}) if follow_links or content else ()
     a = _analyse(command, cwd, home, workspace, tmp, commands, zones, places, aliases)
@@ -97,7 +99,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
         a = through_repositories(a, compiled, commands)
     if content and a.leading_globs:
         a = through_leading_globs(a, commands)
-    a = through_set_to_run(through_defined(a, command, tainted, commands), tainted, commands) if tainted else a
+    a = through_set_to_run(through_defined(a, command, defined, commands), set_run, commands) if tainted else a
     unfollowed = a.kind == commands.unknown     # before the steps that make a command unknown for writes it sees
     if content and zones.approval:
         a = through_approval(a, compiled or zones.compile(workspace, home, tmp, places, aliases, mounts), commands)
@@ -107,7 +109,7 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     a = through_terminal(a, command, commands)
     if rewrites and compiled is not None and a.rewrites:
         a = through_git(a, compiled, ask_git=ask_git)
-    expands = tainted_expansion(command, tainted) if zones.carried else None
+    expands = tainted_expansion(command, variables) if zones.carried else None
     if expands is not None:
         a = through_tainted(a, expands, zones.carried[0])
     if content and zones.carried:     # after the git step: what a git command sends from its commits is read there
@@ -161,15 +163,20 @@ def through_approval(a: Analysis, zones: Zones, table: CommandTable) -> Analysis
                                         "a human approves it)",))
 
 
-def tainted_expansion(command: str, tainted: tuple[str, ...]) -> str | None:
-    """How the command's text reaches one of the `tainted` variables (an earlier command of its shell assigned them from
-    the project's secrets; `*`: a name built at run time, ANY_NAME), or None: an expansion (`$K`, `${K}`, `${K:0:4}`,
+def split_records(tainted: tuple[str, ...], kind: str) -> tuple[str, ...]:
+    """The records of one `kind` (DEFINED, SET_TO_RUN) among `tainted` (a shell's record: session_names)."""
+    return tuple(n for n in tainted if n.endswith(kind))
+
+
+def tainted_expansion(command: str, names: tuple[str, ...]) -> str | None:
+    """How the command's text reaches one of the tainted variables `names` (an earlier command of its shell assigned
+    them from the project's secrets; `*`: a name built at run time, ANY_NAME; the shell's record without its DEFINED
+    and SET_TO_RUN records, which analyse splits off once), or None: an expansion (`$K`, `${K}`, `${K:0:4}`,
     `${#K}`, `${!K}`), quoted or not, where it is written (a command that assigns the name again before it expands it is
     counted too); a read of the shell's variables or environment that may name none by `$` (`env`, `printenv K`,
     `export -p`, `declare -p`, `declare -n r=K`, `set`, `compgen -v`, `${!P*}`, `eval`, arithmetic `$((K))`, `let`,
     /proc/self/environ); a descriptor left open (_FD_USE; "0", the shell's own input: every later
     command); with ANY_NAME, the expansion of any name the command does not assign and the shell does not set."""
-    names = tuple(n for n in tainted if not n.endswith((DEFINED, SET_TO_RUN)))
     if not names:
         return None
     if "0" in names:
@@ -314,11 +321,20 @@ def defined_name(record: str) -> str:
     return name
 
 
-def through_defined(a: Analysis, command: str, tainted: tuple[str, ...], table: CommandTable) -> Analysis:
+@functools.lru_cache(maxsize=64)
+def _calls(names: tuple[str, ...]) -> re.Pattern[str]:
+    """A call, as a program (at a command's start, quoted or not), of one of `names`."""
+    return re.compile(_COMMAND_START + r"[\"'\\]?(?:" + "|".join(map(re.escape, names)) + r")[\"']?(?=$|[\s;&|)<>`])")
+
+
+def through_defined(a: Analysis, command: str, defined: tuple[str, ...], table: CommandTable) -> Analysis:
     """`a` unknown where `command` calls, as a program (at a command's start, quoted or not), a function or alias an
-    earlier command of its shell defined (`tainted`'s NAME() records, defined_names): its body is not in this text."""
-    called = next((n for n in map(defined_name, (n for n in tainted if n.endswith(DEFINED))) if re.search(
-        _COMMAND_START + r"[\"'\\]?" + re.escape(n) + r"[\"']?(?=$|[\s;&|)<>`])", command)), None)
+    earlier command of its shell defined (`defined`: the shell's NAME() records, defined_names): its body is not in
+    this text. One search for all of them; where one is called, the first of `defined` called is the one named."""
+    names = tuple(map(defined_name, defined))
+    if not names or _calls(names).search(command) is None:
+        return a
+    called = next((n for n in names if _calls((n,)).search(command)), None)
     if called is None:
         return a
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
@@ -332,19 +348,19 @@ RUNS_LATER = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2"
                         "DYLD_INSERT_LIBRARIES", "SHELLOPTS", "BASHOPTS"})
 
 
-def set_to_run(command: str) -> tuple[str, ...]:
+def set_to_run(command: str, assigned: tuple[str, ...] | None = None) -> tuple[str, ...]:
     """The settings `command` may leave in its shell that run code before or after each later command (RUNS_LATER
     variables it assigns: `export BASH_ENV=/tmp/x.sh`, `PROMPT_COMMAND='…'`; a `trap ACTION DEBUG`), each as NAME +
-    SET_TO_RUN (`trap=`)."""
-    names = [n for n in assigned_names(command) if n in RUNS_LATER]
+    SET_TO_RUN (`trap=`). `assigned`: assigned_names(command), where the caller has it already."""
+    names = [n for n in (assigned_names(command) if assigned is None else assigned) if n in RUNS_LATER]
     names += ["trap"] if _TRAP.search(command) else []
     return tuple(dict.fromkeys(n + SET_TO_RUN for n in names))
 
 
-def through_set_to_run(a: Analysis, tainted: tuple[str, ...], table: CommandTable) -> Analysis:
-    """`a` unknown where an earlier command of its shell set what the shell runs around each command (`tainted`'s
-    NAME= records, set_to_run): `export BASH_ENV=/tmp/x.sh` makes every later `bash -c` run that file unseen."""
-    held = next((n[:-len(SET_TO_RUN)] for n in tainted if n.endswith(SET_TO_RUN)), None)
+def through_set_to_run(a: Analysis, set_run: tuple[str, ...], table: CommandTable) -> Analysis:
+    """`a` unknown where an earlier command of its shell set what the shell runs around each command (`set_run`: the
+    shell's NAME= records, set_to_run): `export BASH_ENV=/tmp/x.sh` makes every later `bash -c` run that file unseen."""
+    held = set_run[0][:-len(SET_TO_RUN)] if set_run else None
     if held is None:
         return a
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),

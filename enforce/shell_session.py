@@ -27,13 +27,14 @@ def session_names(extractors: Mapping[str, Any], arguments: Mapping[str, Any], c
     it may assign (shell.assigned_names; ANY_NAME for a name built at run time), the descriptors its `exec` opens and
     the keys of a secret file it sources (ShellExtractor.sourced)."""
     shells = [(name, x) for name, x in extractors.items() if isinstance(x, ShellExtractor)]
-    names = [*defined_names(command), *set_to_run(command)]
+    assigned = assigned_names(command)
+    names = [*defined_names(command), *set_to_run(command, assigned)]
     for name, x in shells:
         got = arguments.get(name)
         if x.part == "touched" and isinstance(got, (list, tuple)) and any(
                 isinstance(t, (list, tuple)) and len(t) == 2 and t[0] == "read" and t[1] in x.zones.carried
                 for t in got):
-            names += [*assigned_names(command), *(n for _, s in shells for n in s.sourced.get(command, ()))]
+            names += [*assigned, *(n for _, s in shells for n in s.sourced.get(command, ()))]
             break
     return [n for n in dict.fromkeys(names) if n not in SHELL_OWN]
 
