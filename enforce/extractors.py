@@ -862,7 +862,6 @@ def _encoded(text: str, where: str) -> list[str]:
 _LETTERED_WORD = re.compile(r"(?<![\w+/-])[A-Za-z]{4,40}(?![\w+/-])")
 _KEY_VALUE = re.compile(r"\s*[A-Za-z]{4,40}\s*")
 _LETTERED_MIN, _LETTERED_READ, _LETTERED_KEYS, _LETTERED_MEAN = 32, 64, 8, 0.5
-_NOT_LOWER = re.compile("[^a-z]+")
 _NOT_LOWER_LINE = re.compile("[^a-z\n]+")
 _SEGMENT_END = re.compile(r"[.:;!?]\s")   # a line, or a sentence or a label's end: `key: x. read: LTRDG APZNQ ...`
 _LETTERED_WORDS = 64   # words of the text ranked as keys at most
