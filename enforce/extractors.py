@@ -1056,8 +1056,6 @@ def _multiplied(raw: bytes) -> list[str]:
 
 
 _HALF_MULTIPLIERS = tuple(bytes(m * b % 128 for b in range(256)) for m in range(1, 128, 2))
-_HALF_SHIFT_KEYS = tuple(frozenset(k for k in range(128) if (b + k) % 128 in b"\t\n\r" or 0x20 <= (b + k) % 128 < 0x7F)
-                         for b in range(128))   # the shifts that make a 7-bit byte printable
 
 
 def _halved(values: list[int]) -> list[str]:
@@ -1888,6 +1886,7 @@ _KEYED_DISTINCT = 98   # distinct bytes at most: as many as printable ASCII has,
 _KEYED_FEWEST = 10     # distinct bytes at least: a call's text shows more (`{"name": ` alone shows 8)
 _XOR_KEYS = tuple(frozenset(b ^ p for p in _TEXT_BYTE_VALUES) for b in range(256))          # the keys that make b text
 _SHIFT_KEYS = tuple(frozenset((p - b) % 256 for p in _TEXT_BYTE_VALUES) for b in range(256))
+_HALF_SHIFT_KEYS = tuple(frozenset((p - b) % 128 for p in _TEXT_BYTE_VALUES) for b in range(128))   # 7-bit (_halved)
 
 
 def _unkeyed(raw: bytes) -> list[str]:
