@@ -868,7 +868,13 @@ _LETTERED_WORDS = 64   # words of the text ranked as keys at most
 
 
 def _mean_pairs(letters: str) -> float:
-    return sum(map(_BIGRAMS.__getitem__, map(str.__add__, letters[:-1], letters[1:]))) / max(len(letters) - 1, 1)
+    """The mean score of the letter pairs of a word (_pair_score, whose cache keeps it)."""
+    return _pair_score(letters) / max(len(letters) - 1, 1)
+
+
+def _stream_mean_pairs(letters: str) -> float:
+    """_mean_pairs of a stream of letters, outside _pair_score's cache (a text's streams would fill it)."""
+    return _pair_score.__wrapped__(letters) / max(len(letters) - 1, 1)
 
 
 _FREQUENT = frozenset(ord(c) - 97 for c in "etaoinshr")   # about 70% of English letters, 35% of random ones
@@ -883,7 +889,7 @@ def _lettered_beside(text: str) -> str:
     full only when its letters are as often English's nine commonest as a language's are (counted per column)."""
     low = text.lower()
     lines = [letters for letters in _NOT_LOWER_LINE.sub("", _SEGMENT_END.sub("\n", low)).split("\n")
-             if len(letters) >= _LETTERED_MIN and _mean_pairs(letters[:_LETTERED_READ]) <= 0]
+             if len(letters) >= _LETTERED_MIN and _stream_mean_pairs(letters[:_LETTERED_READ]) <= 0]
     words = list(dict.fromkeys(w.lower() for w in _LETTERED_WORD.findall(text)))[:_LETTERED_WORDS] if lines else []
     for key in sorted(words, key=_mean_pairs, reverse=True)[:_LETTERED_KEYS]:   # words of a language first
         for letters in lines:
@@ -908,7 +914,7 @@ def _deciphered(stream: str, key: str) -> str:
             key_at = [shifts[(i + at) % size] for i in range(size)]
             plain = "".join(chr((v - sign * key_at[i % size]) % 26 + 97) if tables is _FREQUENT_UNDER
                             else chr((key_at[i % size] - v) % 26 + 97) for i, v in enumerate(values))
-            if _mean_pairs(plain) >= _LETTERED_MEAN:
+            if _stream_mean_pairs(plain) >= _LETTERED_MEAN:
                 return plain
     return ""
 
