@@ -438,6 +438,11 @@ def calls_a_tool(method: Any, params: Any = None) -> bool:
     return len(kept) == len(TOOLS_CALL) and all(reads_as(c, t, mixed=mixed) for c, t in zip(kept, TOOLS_CALL))
 
 
+def same_id(host_id: Any, asked: Any) -> bool:
+    """Whether `host_id` is the id `asked` (a cancellation's requestId): equal and of one type (1, True and 1.0 apart)."""
+    return host_id == asked and type(host_id) is type(asked)
+
+
 def call_name(params: Any) -> str:
     """The tool's name a request's params give ("" where they give none)."""
     return params["name"] if isinstance(params, dict) and type(params.get("name")) is str else ""
@@ -712,7 +717,7 @@ class Proxy:
         self.held: list[Mapping[str, Any]] = []   # answers to a request whose id another still awaiting its answer has
         self.listed: dict[str, str] = {}    # each tool's definition as the server first listed it (its JSON, no _meta)
         self.changed: set[str] = set()   # tools the server listed again otherwise: a call to one is refused
-        self.relisting = 0         # 1 while the proxy's own tools/list chain is under way (its tools changed)
+        self.relisting = False     # while the proxy's own tools/list chain is under way (its tools changed)
         self.relist_queued = False   # the server said so again meanwhile: one more chain once this one ends
         self.relist_pages = 0      # pages read by those chains
         self.relist_failed = ""    # why the server's changed tool list could not be read ("" while it could)
@@ -914,7 +919,7 @@ class Proxy:
         if self.relisting:
             self.relist_queued = True
             return
-        self.relisting = 1
+        self.relisting = True
         self.relist()
 
     def relist(self, cursor: str | None = None) -> None:
@@ -924,15 +929,17 @@ class Proxy:
 
     @property
     def starting_over(self) -> bool:
-        """Whether a call must wait for the server: its tools are being read again, or it is being started again."""
-        return bool(self.relisting and not self.relist_failed) or bool(self.replacing)
+        """Whether a call must wait for the server: its tools are being read again, or it is being started again (and
+        neither the server nor the host is gone)."""
+        gone = self.gone or self.host_gone
+        return not gone and ((self.relisting and not self.relist_failed) or bool(self.replacing))
 
     def hold(self, host_id: Any, params: Any) -> bool:
         """Hold a tools/call while the proxy reads the tools again or starts the server again (starting_over; False
         when it does not, or MAX_WAITING are held): its id is awaited (awaited), and it is decided once that is done,
         or refused with a record when the tools cannot be read, the server is gone, the proxy is stopped or the host
         cancels it. Before, it was refused ("send the call again", "not run"), and a host that did not retry lost it."""
-        if self.gone or self.host_gone or not self.starting_over or len(self.waiting) >= MAX_WAITING:
+        if not self.starting_over or len(self.waiting) >= MAX_WAITING:
             return False
         self.waiting.append((host_id, params))
         return True
@@ -940,7 +947,7 @@ class Proxy:
     def release_waiting(self) -> None:
         """The held tools/calls, decided (or refused undecided: the re-list failed, the server is gone) in the order
         they came, once the proxy is no longer reading the tools or nothing can go to the server."""
-        if not self.waiting or (self.starting_over and not self.gone and not self.host_gone):
+        if not self.waiting or self.starting_over:
             return
         waiting, self.waiting = self.waiting, []
         for host_id, params in waiting:
@@ -968,7 +975,7 @@ class Proxy:
                 self.relist_queued = False
                 self.relist()
                 return
-            self.relisting = 0
+            self.relisting = False
             self.release_waiting()
 
     def reused_id(self, host_id: Any) -> str:
@@ -984,10 +991,10 @@ class Proxy:
         call_id = action_id(host_id)
         malformed = malformed_call(params)
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
-        name = call_name(params)
-        arguments = (params.get("arguments") or {}) if not problem else {}
         if not problem and self.hold(host_id, params):
             return
+        name = call_name(params)
+        arguments = (params.get("arguments") or {}) if not problem else {}
         undecided = "" if problem else self.refusing or self.unlisted(name)
         if undecided:   # refused undecided, recorded
             self.not_run(host_id, name, undecided)
@@ -1236,16 +1243,20 @@ class Proxy:
             say(f"dropped notifications/cancelled: {problem}")
             return
         asked = params["requestId"]
-        for host_id, held in [(h, p) for h, p in self.waiting if h == asked and type(h) is type(asked)]:
-            self.waiting.remove((host_id, held))
+        kept: list[tuple[Any, Any]] = []
+        dropped: list[tuple[Any, Any]] = []
+        for entry in self.waiting:   # one pass (the held ids are apart: reused_id)
+            (dropped if same_id(entry[0], asked) else kept).append(entry)
+        self.waiting = kept
+        for host_id, held in dropped:
             self.record_end(host_id, call_name(held), "cancelled by the host while it was held (the proxy was reading "
                             "the MCP server's tools again): not decided, not run")
-        for token in [t for t, h in self.deciding.items() if h == asked and type(h) is type(asked)]:
+        for token in [t for t, h in self.deciding.items() if same_id(h, asked)]:
             self.cancelled_early.add(token)
             if token in self.settled:
                 self.settled[token].give_up("the host cancelled it while it was decided")
         for child_id, pending in list(self.pending.items()):
-            if pending.host_id == asked and type(pending.host_id) is type(asked):
+            if same_id(pending.host_id, asked):
                 del self.pending[child_id]
                 if pending.timer is not None:
                     pending.timer.cancel()
