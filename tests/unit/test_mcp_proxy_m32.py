@@ -19,12 +19,12 @@ import pytest
 from tests.unit.test_guard import PAYMENT
 from tests.unit.test_mcp_proxy_m25 import INIT, call, cancel, records, session_fixture, starts, text, wait_for
 from tests.unit.test_mcp_proxy_m29 import everything
+from tests.unit.test_mcp_proxy_m31 import LIST
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
 
 pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
 
 session = session_fixture(Path(__file__).resolve().parent.parent / "mcp_child_m32.py")
-LIST = {"jsonrpc": "2.0", "id": "l", "method": "tools/list"}
 STARTED_AGAIN = "the MCP server was started again"
 
 
@@ -143,9 +143,10 @@ def test_a_held_call_the_host_cancels_is_not_run(session):
         s.close()
     assert s.paid() == [45000, 45000]
     assert len(calls_sent(s)) == 2, s.requests()
-    assert [(a, allowed) for a, allowed, _ in records(s)][:1] == [("1", True)]
-    assert ("2", False) in [(a, allowed) for a, allowed, _ in records(s)] and ("3", True) in [
-        (a, allowed) for a, allowed, _ in records(s)], records(s)
+    made = records(s)
+    assert [(a, allowed) for a, allowed, _ in made][:1] == [("1", True)]
+    assert ("2", False) in [(a, allowed) for a, allowed, _ in made] and ("3", True) in [
+        (a, allowed) for a, allowed, _ in made], made
 
 
 # --- 3. controls: what the policy reads, and what the server reads ---------------------------------------------------
