@@ -29,13 +29,15 @@ LETTERS = string.ascii_lowercase
 ATBASH = str.maketrans(LETTERS + LETTERS.upper(), LETTERS[::-1] + LETTERS[::-1].upper())
 
 
-def _vigenere(plain: str, key: str, *, every_character: bool = False, beaufort: bool = False) -> str:
+def _vigenere(plain: str, key: str, *, every_character: bool = False, beaufort: bool = False,
+              variant: bool = False) -> str:
     out, i = [], 0
     for ch in plain:
         if ch.isascii() and ch.isalpha():
             base = 97 if ch.islower() else 65
             k = ord(key[i % len(key)]) - 97
-            out.append(chr(((k - (ord(ch) - base)) if beaufort else (ord(ch) - base + k)) % 26 + base))
+            v = ord(ch) - base
+            out.append(chr(((k - v) if beaufort else (v - k) if variant else (v + k)) % 26 + base))
             i += 1
         else:
             out.append(ch)
