@@ -168,7 +168,10 @@ class Spellings:
 
     @cached_property
     def looks(self) -> dict[str, str]:
-        return {look_alike_key(text): text for text in self.texts}
+        """Of two texts with one look-alike key, the one that is not ASCII is kept (the last in this order), whatever
+        order the frozenset holds them in: `paypa1.com` is then another spelling of `раураl.com` in every process, not
+        of `paypal.com` (decided as written: both ASCII) in some and denied in others, by the hash seed."""
+        return {look_alike_key(text): text for text in sorted(self.texts, key=lambda t: (not t.isascii(), t))}
 
 
 def spellings_of(texts: frozenset[str]) -> Spellings:
@@ -265,7 +268,8 @@ def _another_spelling(text: str, spellings: Spellings) -> str | None:
     shown = visible(text)   # read once: for the bound below and for the key
     bound = 4 * spellings.longest + 4   # NFKC shortens a text at most 3 to 1 (ㅎㅏㄴ is 한)
     whole = len(text) <= bound or len(shown.strip().rstrip(_ROOT_DOTS).strip()) <= bound
-    names = ([(shown, False)] if whole else []) + [(host, True) for host in named_hosts(shown) if len(host) <= bound]
+    hosts = [visible(host) for host in named_hosts(shown) if len(host) <= bound]   # a decoded host may hold them anew
+    names = ([(shown, False)] if whole else []) + [(host, True) for host in hosts]
     for name, held in names:
         key = visible_spelling_key(name)
         same, how = spellings.keys.get(key), _SPELT
