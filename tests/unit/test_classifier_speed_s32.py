@@ -145,3 +145,21 @@ def test_attention_pooling_reads_the_same_norms():
         p = (a / a.sum(axis=0, keepdims=True)).T @ z
         want = (p / np.maximum(np.linalg.norm(p, axis=1, keepdims=True), np.float32(1e-12))).ravel()
         assert out[i].tobytes() == want.tobytes()
+
+
+def test_the_tokenizer_settings_are_the_librarys_and_no_piece_is_longer_than_the_bound(emb):  # noqa: F811
+    """The added tokens, max_input_chars_per_word and the longest entry are read from the tokenizer file (review
+    mend): they are the library's own, and words of long pieces still get its ids with the lookup stopped there."""
+    plain, tokenizer = emb.plain, emb.tokenizer
+    assert plain.special == tuple(t.content for _, t in sorted(tokenizer.get_added_tokens_decoder().items()))
+    assert plain.longest_word == tokenizer.model.max_input_chars_per_word == 100
+    assert plain.longest_piece == max(map(len, tokenizer.get_vocab(with_added_tokens=True)))
+    vocab = tokenizer.get_vocab()
+    longest = sorted((w for w in vocab if w.isascii() and w.isalnum()), key=len)[-20:]
+    endings = sorted((w for w in vocab if w.startswith("##") and w[2:].isalnum()), key=len)[-20:]
+    rng = random.Random(1)
+    for _ in range(300):
+        word = rng.choice(longest) + "".join(rng.choice(endings)[2:] for _ in range(rng.randint(0, 5)))
+        word += "".join(rng.choice("qxzjvkw") for _ in range(rng.randint(0, 30)))
+        for text in (word[:100], word[:101], "x" + word[:99]):
+            assert emb.plain.encode(text).ids == tokenizer.encode(text).ids, text
