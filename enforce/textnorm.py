@@ -345,13 +345,13 @@ def normalise(text: str, known: Container[str] = frozenset()) -> Normalised:
     out = note("markup tags removed", out, strip_tags(out))
     routes: list[str] = []
     pictographs: list[str] = []
-    if out.isascii():   # no look-alike, mark, arrow or pictograph is ASCII, and ASCII is its own NFKC
-        out = note("invisible characters removed", out, strip_invisible(out))
-    else:
+    is_ascii = out.isascii()   # no look-alike, mark, arrow or pictograph is ASCII, and ASCII is its own NFKC
+    if not is_ascii:
         # look-alikes mapped before NFKC as well: NFKC turns some of them into others (lunate sigma)
         out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
         out = note("NFKC", out, unicodedata.normalize("NFKC", out))
-        out = note("invisible characters removed", out, strip_invisible(out))
+    out = note("invisible characters removed", out, strip_invisible(out))
+    if not is_ascii:
         out = note("diacritics and other marks removed", out, strip_marks(out))
         out = note("look-alike letters mapped to Latin", out, map_lookalikes(out))
         routes = glued_arrows(out)
