@@ -154,6 +154,8 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     # v19 (read once, figures only, 2026-12-01, eighth session): one of its 684, an advice column, in a category
     assert sum(1 for s, *_ in refused if s == "heldout_v19.jsonl") == 1
     assert all(r["categories"] for s, r in rows if s == "heldout_v19.jsonl" and unreadable_language(r["task"]))
+    # v20 (read once, figures only, 2026-12-01, ninth session): none of its 716 is refused
+    assert not any(s == "heldout_v20.jsonl" for s, *_ in refused)
     assert sum(1 for s, *_ in refused if s != "evasions") == 23 and sum(1 for s, *_ in refused if s == "evasions") == 19
 
 
