@@ -268,13 +268,16 @@ class LLMExtractor:
         is not checked."""
         leaves = _answer_leaves(self.argument, self.type, value)
         clauses = _number_clauses(text) if leaves else []
-        for key, got in leaves:
+        for key, in_record, got in leaves:
             held = [c for c in clauses if _holds(c, got)]
-            rest = ". ".join(c for c in clauses if c not in held)
-            other = _candidates(rest, got)
-            if not held or not other:   # a value no clause writes, or the only one the text holds
+            if not held:   # a value no clause writes
                 continue
-            again = _answer_leaf(self._ask_text(rest)[0], key)
+            rest = ". ".join(c for c in clauses if c not in held)
+            if not _candidates(rest, got):   # the only one the text holds
+                continue
+            again = self._ask_text(rest)[0]
+            if in_record is not None:   # a record's field: its value in the other answer
+                again = again.get(in_record) if isinstance(again, Mapping) else None
             if _differs(again, got) and _holds(rest, again):
                 raise ExtractionError("extract.llm.ambiguous", f"the text holds two values for {key}: the model read "
                                       f"{got!r} in it, and {again!r} in it without the clauses that say {got!r} (a "
@@ -524,24 +527,19 @@ def _numbers(text: str) -> set[int | float]:
     return out
 
 
-def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any) -> list[tuple[str, Any]]:
-    """The integers and strings of an answer: the argument's own, or its record's fields', each with its name and
-    type."""
+def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any) -> list[tuple[str, str | None, Any]]:
+    """The integers and strings of an answer: the argument's own, or its record's fields', each with its name
+    (argument or argument.field), its record field (None for the argument's own) and its value."""
     if t["kind"] in _LEAVES and type(value) in (int, str):
-        return [(argument, value)]
+        return [(argument, None, value)]
     if t["kind"] == "record" and isinstance(value, Mapping):
-        return [(f"{argument}.{f}", value[f]) for f, ft in t["fields"]
+        return [(f"{argument}.{f}", str(f), value[f]) for f, ft in t["fields"]
                 if ft["kind"] in _LEAVES and type(value.get(f)) in (int, str)]
     return []
 
 
 # not an enum's choice: a text may ask for two ("Read the access log and write a summary"), and the model picks one
 _LEAVES = ("int", "str")
-
-
-def _answer_leaf(value: Any, key: str) -> Any:
-    """The value at `key` (argument or argument.field, from _answer_leaves) of another answer to the same question."""
-    return value if "." not in key else value.get(key.split(".", 1)[1]) if isinstance(value, Mapping) else None
 
 
 _NAME = re.compile(r"(?<=[^\W\d_])[^\S\n]+([^\W\d_]*[A-Z][\w'@.-]*)|\S+@\S+")
@@ -563,7 +561,7 @@ def _candidates(rest: str, value: Any) -> bool:
     letter after another word of its clause) or an e-mail address."""
     if type(value) is int:
         return bool(_numbers(rest))
-    return any(_NAME.finditer(rest))
+    return _NAME.search(rest) is not None
 
 
 def _differs(again: Any, got: Any) -> bool:
@@ -1700,15 +1698,16 @@ def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any],
     if check_pins:
         _check_pins(name, t, cfg, base)
     mode = str(cfg.get("mode", "llm"))
-    unread = _unread_fields(name, cfg, t, schema)
+    unclassified = _unclassified(cfg, t)   # t["kind"] and its fields' kinds were read by extraction_request above
+    unread = _unread_fields(name, unclassified, t, schema)
     if unread:
         raise ExtractionError("extract.config", unread)
     classifier, reader = None, None
     if mode != "llm":
-        classifier = _classifier(name, cfg, t, base, classify)
+        classifier = _classifier(name, cfg, t, base, classify, unclassified)
         reader = classifier.classify
-    elif _unclassified(cfg, t) is None:   # t["kind"] and its fields' kinds were read by extraction_request above
-        categories = _categories(t)
+    elif unclassified is None:
+        categories = _bool_fields(t)   # all of the record's fields: _unclassified found them all booleans
         reader = classify or _lazy(lambda: category_classifier(name, cfg, base, categories))
     if make_provider is None:
         def make_provider() -> "Provider":
@@ -1738,15 +1737,15 @@ def _check_pins(name: str, t: Mapping[str, Any], cfg: Mapping[str, Any], base: P
                               "that the certificate covers what the monitor sends")
 
 
-def _unread_fields(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
+def _unread_fields(name: str, unclassified: str | None, t: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
     """Why an `llm` entry over a record with booleans ships with no second reader for some of them ("" when it does
     not): with no bank's classifier on its `text`, a field's description (`describe`, or the bank's) is the only word
     for it besides its name that finds the clause holding its request, so that a clause that withdraws it ("The stay
     is off", "Vehicle: not needed") cannot take it away (LLMExtractor._withdrawn). A field with neither, or whose
     description gives no word but its name (describe = { hotel = "a hotel" }), is read by the model alone, and the text
-    can steer that reading."""
+    can steer that reading. `unclassified`: _unclassified of the entry."""
     booleans = _bool_fields(t)
-    if not booleans or _unclassified(cfg, t) is None:
+    if not booleans or unclassified is None:
         return ""
     names = _field_names(name, schema)   # a description that gives no word but the field's name finds nothing more
     bare = [f for f in booleans if len(names.get(f, ())) < 2]
@@ -1777,20 +1776,15 @@ def _unclassified(cfg: Mapping[str, Any], t: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _categories(t: Mapping[str, Any]) -> tuple[str, ...]:
-    """The categories of a record of booleans: its fields, in order."""
-    return tuple(f for f, _ in t["fields"])
-
-
 def _classifier(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any], base: Path,
-                classify: Callable[[str], Any] | None) -> ClassifierExtractor:
-    problem = _unclassified(cfg, t)
+                classify: Callable[[str], Any] | None, problem: str | None) -> ClassifierExtractor:
+    """`problem`: _unclassified of the entry."""
     if problem is not None:
         raise ExtractionError("extract.config", f"argument {name!r}: mode {cfg.get('mode')!r} {problem}")
     abstain = str(cfg.get("abstain", "deny"))
     if abstain not in ("deny", "restrict"):
         raise ExtractionError("extract.config", f"argument {name!r}: abstain must be 'deny' or 'restrict'")
-    categories = _categories(t)
+    categories = _bool_fields(t)   # all of the record's fields: _unclassified found them all booleans
     if classify is None:
         classify = category_classifier(name, cfg, base, categories)
     return ClassifierExtractor(str(cfg["text"]), classify, categories, abstain)
