@@ -231,6 +231,33 @@ _AUTHORITY = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://|//|mailto:)?(?:[^/?#]*
 
 
 def named_hosts(text: str) -> list[str]:
+    """The names a tool reads out of `text` (_hosts_as_written), and those a browser reads out of it when it differs:
+    the WHATWG URL parser drops C0 controls and spaces around a URL and tabs and line breaks anywhere in it, and for a
+    special scheme reads `\\` as `/` and any number of slashes after the colon (`https:paypal.com`,
+    `https:\\\\paypal.com`, `https://pay<TAB>pal.com`). Parsers disagree (Python's urlsplit reads
+    `https://a.com\\@b.com`'s host as b.com, a browser as a.com), so both readings are named: fail closed."""
+    found = _hosts_as_written(text)
+    read = _as_a_browser_reads(text) if ":" in text else text   # a browser reads a host only after a scheme
+    return found + [host for host in _hosts_as_written(read) if host not in found] if read != text else found
+
+
+_C0_AND_SPACE = "".join(map(chr, range(33)))
+_TAB_AND_NEWLINES = "\t\n\r"
+_SPECIAL_SCHEME = re.compile(r"(?:https?|wss?|ftp|file):[/\\]*", re.IGNORECASE)
+
+
+def _as_a_browser_reads(text: str) -> str:
+    """`text` as the WHATWG URL parser reads it before it finds the host (see named_hosts)."""
+    read = text.strip(_C0_AND_SPACE)
+    for dropped in _TAB_AND_NEWLINES:   # str.replace: a translate table took 6 us for a 27-character URL
+        read = read.replace(dropped, "") if dropped in read else read
+    special = _SPECIAL_SCHEME.match(read)
+    if special is None:
+        return read
+    return read[:read.index(":") + 1] + "//" + read[special.end():].replace("\\", "/")
+
+
+def _hosts_as_written(text: str) -> list[str]:
     """The names a tool reads out of `text` when it is one URL, mail address or percent-encoded name, not a sentence:
     `text` percent-decoded (`jos%C3%A9.com`), and the host of `https://JOSÉ.COM/path`, `user@JOSÉ.COM`,
     `mailto:x@JOSÉ.COM` and `JOSÉ.COM:8080` (percent-decoded too). A host without a dot (`ls` of `ls/x`) is not read:
