@@ -184,15 +184,23 @@ def tainted_expansion(command: str, names: tuple[str, ...]) -> str | None:
     dumped = _DUMPS.search(command)
     if dumped is not None:
         return dumped.group(0).strip()
-    found = next((n for n in names if n != ANY_NAME and re.search(
-        _FD_USE.format(n=n) if n.isdigit() else r"\$\{?[#!]?" + re.escape(n) + r"(?!\w)", command)), None)
+    found = next((n for n in names if n != ANY_NAME and _expands(n, command)), None)
     if found is not None or ANY_NAME not in names:
         return None if found is None else f"descriptor {found}" if found.isdigit() else f"${found}"
     own = set(assigned_names(command)) | SHELL_SET
     return next((f"${m}" for m in _EXPANDED.findall(command) if m not in own), None)
 
 
+def _expands(name: str, command: str) -> bool:
+    """Whether `command` reads the recorded `name`: a descriptor's number, POSITIONAL or a variable's name."""
+    if name == POSITIONAL:
+        return _POSITIONAL_USE.search(command) is not None
+    return re.search(_FD_USE.format(n=name) if name.isdigit() else r"\$\{?[#!]?" + re.escape(name) + r"(?!\w)",
+                     command) is not None
+
+
 ANY_NAME = "*"      # a `var` record: a variable whose name was built at run time holds the project's secrets
+POSITIONAL = "@"    # a `var` record: the shell's positional parameters hold the project's secrets (`set -- $(cat .env)`)
 DEFINED = "()"      # a `var` record NAME(): a function or alias an earlier command of the shell defined
 # names the shell or the system sets (an expansion of one is never a name built from a secret)
 SHELL_SET = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR",
@@ -268,7 +276,15 @@ def assigned_names(command: str) -> tuple[str, ...]:
         names.update(dict.fromkeys(_NAME.findall(m.group(1))))
     if runtime_named(command):
         names[ANY_NAME] = None
+    if _SETS_POSITIONAL.search(command):
+        names[POSITIONAL] = None
     return tuple(names)
+
+
+# `set -- w…` or `set w…` (after options; `-o NAME` takes its word) sets the shell's positional parameters
+_SETS_POSITIONAL = re.compile(r"(?:^|[\s;&|(`{])set(?:\s+[-+][A-Za-z]*o\s+\w+|\s+[-+][A-Za-z]*[A-Za-np-z])*\s+(?:--|[^-+\s;&|)])")
+# an expansion of a positional parameter: $1, $@, $*, ${12}, ${@:2}, ${#1}, ${!#} (the last one)
+_POSITIONAL_USE = re.compile(r"\$(?:[1-9@*]|\{(?:[#!]?(?:\d+|[@*])|!#)(?!\w))")
 
 
 # a name an assignment builds at run time: `declare "$n=v"`, `export "K_$k=$v"`, `printf -v "$n"`, `read "$n"`,

@@ -817,13 +817,14 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
 
 
 def _state_var(var: str) -> bool:
-    """Whether `var` is what a `var` record may hold: a shell name, a descriptor's number, shell.ANY_NAME, or a
+    """Whether `var` is what a `var` record may hold: a shell name, a descriptor's number, shell.ANY_NAME,
+    shell.POSITIONAL, or a
     function's or alias's name (shell.DEFINED_NAME, the writer's rule) followed by shell.DEFINED, a variable's name
     (or `trap`) followed by shell.SET_TO_RUN."""
-    from veriguard.enforce.shell import ANY_NAME, DEFINED, DEFINED_NAME, SET_TO_RUN
+    from veriguard.enforce.shell import ANY_NAME, DEFINED, DEFINED_NAME, POSITIONAL, SET_TO_RUN
 
     name = var[:-len(DEFINED)] if var.endswith(DEFINED) else None
-    return (var.isidentifier() or (var.isascii() and var.isdigit()) or var == ANY_NAME
+    return (var.isidentifier() or (var.isascii() and var.isdigit()) or var in (ANY_NAME, POSITIONAL)
             or (name is not None and DEFINED_NAME.fullmatch(name) is not None)
             or (var.endswith(SET_TO_RUN) and var[:-len(SET_TO_RUN)].isidentifier()))
 
