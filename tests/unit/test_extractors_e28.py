@@ -13,7 +13,7 @@ SHA-512 written in hex deny, as a cipher of a call would.
 import base64
 import hashlib
 import json
-import os
+import random
 import time
 import zlib
 
@@ -126,8 +126,10 @@ def test_a_text_under_a_one_byte_key_is_read_not_refused():   # read by the keye
 
 @pytest.mark.parametrize("kind", ["prose", "base64_image"])
 def test_the_rule_reads_a_long_text_in_bounded_time(kind):
+    # a fixed seed: with os.urandom, about 1 image in 18 (17 of 300, the same on c1d7034 and after the ninth session)
+    # reads as letters under a guessed key and is denied, a benign cost, so the time check failed at random
     unit = ("the patient was given 5 mg at 10am and went home " if kind == "prose"
-            else _b64(b"\x89PNG\r\n\x1a\n" + os.urandom(3000)) + " ")
+            else _b64(b"\x89PNG\r\n\x1a\n" + random.Random(28).randbytes(3000)) + " ")
     written = unit * (1_000_000 // len(unit))
     start = time.perf_counter()
     assert TRANSFER.extract({"content": [OK, text(written)]}).value["to"] == "bob"
