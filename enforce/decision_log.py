@@ -74,7 +74,7 @@ RESERVED = frozenset({"seq", "prev", "hash", "sig", "log"})
 _HEAD_FIELDS = frozenset({"format", "records", "bytes", "first_hash", "last_hash", "time"})
 _LOG_ID = re.compile(r"[0-9a-f]{32}")
 _SIGNED_FIELDS = frozenset({"key_id", "sig"})
-_HEX = re.compile(r"[0-9a-f]{64}")
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")   # a sha256 in 64 lowercase hex digits
 _RECORD_DOMAIN = b"veriguard-log-record/1\n"
 _HEAD_DOMAIN = b"veriguard-log-head/1\n"
 _MAX_HEAD = 64 * 1024
@@ -159,8 +159,8 @@ def _parse_head(data: bytes) -> Head:
     if h["format"] == HEAD_FORMAT and not (type(h["log_id"]) is str and _LOG_ID.fullmatch(h["log_id"])):
         raise _Broken("the head file's log_id is not 32 hex digits")
     counts_ok = all(type(h[k]) is int and h[k] >= 0 for k in ("records", "bytes"))
-    hashes_ok = all(type(h[k]) is str and _HEX.fullmatch(h[k]) for k in ("first_hash", "last_hash"))
-    signed_ok = "sig" not in h or (type(h["key_id"]) is str and _HEX.fullmatch(h["key_id"]) and type(h["sig"]) is str)
+    hashes_ok = all(type(h[k]) is str and SHA256_HEX.fullmatch(h[k]) for k in ("first_hash", "last_hash"))
+    signed_ok = "sig" not in h or (type(h["key_id"]) is str and SHA256_HEX.fullmatch(h["key_id"]) and type(h["sig"]) is str)
     if not (counts_ok and hashes_ok and signed_ok and type(h["time"]) is str):
         raise _Broken("the head file has a field of the wrong type (records and bytes are counts, hashes and "
                       "key_id 64 hex digits, time and sig strings)")

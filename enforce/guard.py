@@ -16,8 +16,7 @@ from typing import Any, Callable, Mapping, Sequence, Union
 
 from veriguard.contracts.build_format import MODE_NAMES
 from veriguard.contracts.errors import OperatorError
-from veriguard.enforce.decision_log import _HEX as SHA256_HEX   # a sha256 in 64 lowercase hex digits
-from veriguard.enforce.decision_log import DecisionLog
+from veriguard.enforce.decision_log import SHA256_HEX, DecisionLog
 from veriguard.enforce.extractors import tool_calls
 from veriguard.enforce.monitor import ABANDONED, Abandoned, DecisionRecord, Monitor, Veto, gave_up
 

@@ -274,13 +274,10 @@ def sha256_json(value: Any) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-_sha256_json = sha256_json   # the old name, kept for whoever imports it
-
-
 def _sealed(record: DecisionRecord) -> DecisionRecord:
     """The record with the hashes that bind its decision to the policy and the arguments it was made on."""
-    arguments = _sha256_json(record.arguments)
-    decision = _sha256_json({"policy_sha256": record.policy_sha256, "arguments_sha256": arguments,
+    arguments = sha256_json(record.arguments)
+    decision = sha256_json({"policy_sha256": record.policy_sha256, "arguments_sha256": arguments,
                              "allowed": record.allowed, "violations": list(record.violations),
                              "denied": [list(x) if isinstance(x, tuple) else x for x in record.denied],
                              **({"unchecked": True} if record.unchecked else {})})

@@ -818,9 +818,8 @@ def read_state(path: str) -> tuple[list[str], list[str], Running]:
 
 def _state_var(var: str) -> bool:
     """Whether `var` is what a `var` record may hold: a shell name, a descriptor's number, shell.ANY_NAME,
-    shell.POSITIONAL, or a
-    function's or alias's name (shell.DEFINED_NAME, the writer's rule) followed by shell.DEFINED, a variable's name
-    (or `trap`) followed by shell.SET_TO_RUN."""
+    shell.POSITIONAL, or a function's or alias's name (shell.DEFINED_NAME, the writer's rule) followed by shell.DEFINED,
+    a variable's name (or `trap`) followed by shell.SET_TO_RUN."""
     from veriguard.enforce.shell import ANY_NAME, DEFINED, DEFINED_NAME, POSITIONAL, SET_TO_RUN
 
     name = var[:-len(DEFINED)] if var.endswith(DEFINED) else None
