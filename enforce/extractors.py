@@ -69,6 +69,7 @@ import bz2
 import functools
 import itertools
 import html
+import io
 import json
 import lzma
 import math
@@ -77,6 +78,7 @@ import string
 import tempfile
 import unicodedata
 import urllib.parse
+import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -1112,8 +1114,8 @@ _DIGEST = re.compile(r"(?:0x)?(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]
                      r"|[0-9A-F]{32}|[0-9A-F]{40}|[0-9A-F]{64}|[0-9A-F]{96}|[0-9A-F]{128})")   # md5, sha1 .. sha512
 _UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
 _JWT_SIGNATURE = re.compile(r"((?<![\w-])eyJ[\w-]{8,}+\.[\w-]*+)\.[\w-]{16,}")   # read once: no backtracking
-_FILE_MAGIC = (b"0\x82", b"0\x81", b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"%PDF", b"PK\x03\x04", b"RIFF", b"OggS", b"ID3", b"BM",
-               b"\x00\x00\x01\x00", b"wOF", b"\x1a\x45\xdf\xa3")
+_FILE_MAGIC = (b"0\x82", b"0\x81", b"%PDF", b"RIFF", b"OggS", b"ID3", b"BM", b"\x00\x00\x01\x00", b"wOF",
+               b"\x1a\x45\xdf\xa3")   # not parsed (_well_formed_file): PNG, JPEG, GIF and zip are (_container)
 
 
 def _noisy(run: str) -> bool:
@@ -1156,7 +1158,7 @@ def _readable(run: str) -> bool:
         candidates.append(bytes.fromhex(run[:len(run) // 2 * 2]))
     if _BASE32.fullmatch(run.rstrip("=")):
         candidates.append(_from_base32(run))
-    return any(raw and (_printable(raw) or any(map(_wordy, _unkeyed(raw))) or raw.startswith(_FILE_MAGIC) or raw[4:8] in (b"ftyp", b"ssh-", b"ecds", b"sk-s", b"sk-e")
+    return any(raw and (_printable(raw) or any(map(_wordy, _unkeyed(raw))) or _well_formed_file(raw)
                         or raw[:2] == b"\x1f\x8b" or raw[:3] in (b"BZh", b"\xfd7z")) for raw in candidates)
 
 
@@ -1500,9 +1502,18 @@ def _typed_along_a_row(word: str) -> bool:
 
 def _refuse_unnamed_letters(text: str, where: str) -> None:
     run = _unnamed_letters(text) if type(text) is str else ""
+    if run and _FILE_RUN.search(text):   # the letters of a file's base64 are drawn at random: no words of a text
+        run = _unnamed_letters(_FILE_RUN.sub(_blank_file, text))
     if run:
         _bad_call(where, f"words whose letters read as no language's ({run[:40]!r}...): a text under a key of "
                   "letters a runtime may be given, which this reader cannot undo")
+
+
+_FILE_RUN = re.compile(r"[A-Za-z0-9+/_-]{64,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}")   # a file's base64 (64 at least)
+
+
+def _blank_file(found: re.Match[str]) -> str:
+    return " " if _well_formed_file(_from_base64(found.group().rstrip("="))) else found.group()
 
 
 def _refuse_opaque(text: str, where: str) -> None:
@@ -1815,8 +1826,183 @@ def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
             held = _read_bytes(inflated, where, depth + 1)
             if held:
                 return held
-    return _keyed(raw) or [_Guessed(span.decode("ascii")) for span in dict.fromkeys(_PRINTABLE_SPAN.findall(raw))
-                           if _SPAN_MARK.search(span)]   # pieces of bytes that are no text: their letters may be noise
+    parsed = _container(raw) if depth < 4 else None
+    carried = [text for piece in parsed.held if piece for text in _read_bytes(piece, where, depth + 1)] if parsed else []
+    return carried + (_keyed(raw) or [_Guessed(span.decode("ascii")) for span in dict.fromkeys(
+        _PRINTABLE_SPAN.findall(raw)) if _SPAN_MARK.search(span)])   # pieces of bytes that are no text: maybe noise
+
+
+# Files a tool returns as base64 (an image, an archive): their bytes are random by nature, so a run that decodes to one
+# is no run to refuse (_readable) and its letters are no words (_refuse_unnamed_letters), but only when the file is
+# well formed as its format is written (a PNG's chunks with their CRCs, a JPEG's segments, a GIF's blocks, a zip's
+# members): a magic number alone before a cipher is no file. What a file may carry as data beside its picture is read
+# like any decoded bytes: a PNG's text chunks and other ancillary chunks (zTXt and iTXt inflated), a JPEG's comment
+# and application segments, a GIF's comment, text and application blocks, a zip's members, and bytes after its end.
+_CONTAINER_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8", b"GIF87a", b"GIF89a", b"PK\x03\x04")
+_IMAGE_DATA_CHUNKS = frozenset((b"IHDR", b"PLTE", b"IDAT", b"IEND"))
+_ZIP_MEMBERS = 64
+
+
+class _Container(NamedTuple):
+    whole: bool          # well formed as its format is written (a truncated file's parts that are there are)
+    held: list[bytes]    # the data it carries beside its picture, to be read
+
+
+def _container(raw: bytes) -> _Container | None:
+    """`raw` parsed as the file its magic number names (_CONTAINER_MAGIC); None for none of them."""
+    if raw.startswith(_CONTAINER_MAGIC[0]):
+        return _png(raw)
+    if raw.startswith(_CONTAINER_MAGIC[1]):
+        return _jpeg(raw)
+    if raw.startswith(_CONTAINER_MAGIC[2:4]):
+        return _gif(raw)
+    if raw.startswith(_CONTAINER_MAGIC[4]):
+        return _zip(raw)
+    return None
+
+
+def _png(raw: bytes) -> _Container:
+    held: list[bytes] = []
+    at = 8
+    while at + 12 <= len(raw):
+        size, kind = int.from_bytes(raw[at:at + 4]), raw[at + 4:at + 8]
+        end = at + 12 + size
+        if at == 8 and kind != b"IHDR" or not kind.isalpha():
+            return _Container(False, held)
+        if end > len(raw):   # cut short: what is there of it is read; the file is whole when its IHDR was
+            return _Container(at > 8, held + ([] if kind in _IMAGE_DATA_CHUNKS else _png_text(kind, raw[at + 8:])))
+        data = raw[at + 8:end - 4]
+        if zlib.crc32(kind + data) != int.from_bytes(raw[end - 4:end]):
+            return _Container(False, held)
+        if kind not in _IMAGE_DATA_CHUNKS:
+            held += _png_text(kind, data)
+        at = end
+        if kind == b"IEND":
+            return _Container(True, held + ([raw[at:]] if at < len(raw) else []))
+    return _Container(at > 8, held + ([raw[at:]] if at < len(raw) else []))
+
+
+def _png_text(kind: bytes, data: bytes) -> list[bytes]:
+    """An ancillary chunk's data; of a text chunk, its keyword and its text (zTXt's compressed, inflated when read)."""
+    keyword, _, rest = data.partition(b"\x00")
+    if kind == b"tEXt":
+        return [keyword, rest]
+    if kind == b"zTXt":
+        return [keyword, rest[1:]]
+    if kind == b"iTXt" and len(rest) >= 2:
+        return [keyword, *rest[2:].split(b"\x00", 2)]   # the language tag, the translated keyword, the text
+    return [data]
+
+
+def _jpeg(raw: bytes) -> _Container:
+    held: list[bytes] = []
+    at, segments = 2, 0
+    while at + 2 <= len(raw):
+        if raw[at] != 0xFF:
+            return _Container(False, held)
+        marker = raw[at + 1]
+        if marker == 0xFF:   # fill bytes before a marker
+            at += 1
+            continue
+        if marker == 0xD9:   # end of image
+            return _Container(segments > 0, held + ([raw[at + 2:]] if at + 2 < len(raw) else []))
+        if 0xD0 <= marker <= 0xD7 or marker == 0x01:
+            at += 2
+            continue
+        if at + 4 > len(raw) or marker == 0x00:
+            return _Container(False, held)
+        size = int.from_bytes(raw[at + 2:at + 4])
+        if size < 2:
+            return _Container(False, held)
+        data = raw[at + 4:at + 2 + size]
+        segments += 1
+        if marker == 0xFE or 0xE0 <= marker <= 0xEF:   # a comment, an application segment (Exif, XMP, ICC)
+            held.append(data)
+        if at + 2 + size > len(raw):
+            return _Container(segments > 1, held)
+        at += 2 + size
+        if marker == 0xDA:   # entropy-coded data to the next marker that is no stuffed 0xFF00 or restart
+            while True:
+                at = raw.find(b"\xff", at)
+                if at < 0 or at + 1 >= len(raw):
+                    return _Container(segments > 1, held)
+                if raw[at + 1] == 0x00 or 0xD0 <= raw[at + 1] <= 0xD7:
+                    at += 2
+                    continue
+                break
+    return _Container(segments > 1, held)
+
+
+def _gif(raw: bytes) -> _Container:
+    held: list[bytes] = []
+    if len(raw) < 13:
+        return _Container(False, held)
+    flags = raw[10]
+    at = 13 + (3 << (flags & 7) + 1 if flags & 0x80 else 0)
+    while at < len(raw):
+        block = raw[at]
+        if block == 0x3B:   # trailer
+            return _Container(True, held + ([raw[at + 1:]] if at + 1 < len(raw) else []))
+        if block == 0x21:
+            if at + 2 > len(raw):
+                return _Container(False, held)
+            label, at = raw[at + 1], at + 2
+        elif block == 0x2C:
+            if at + 10 > len(raw):
+                return _Container(False, held)
+            local = raw[at + 9]
+            label, at = 0x2C, at + 10 + (3 << (local & 7) + 1 if local & 0x80 else 0) + 1   # and the LZW code size
+        else:
+            return _Container(False, held)
+        data = bytearray()
+        while at < len(raw) and raw[at]:
+            data += raw[at + 1:at + 1 + raw[at]]
+            at += 1 + raw[at]
+        if at >= len(raw):
+            return _Container(False, held)
+        at += 1
+        if label != 0x2C:   # a comment, plain text or application block; a graphic control's few bytes too
+            held.append(bytes(data))
+    return _Container(False, held)
+
+
+def _zip(raw: bytes) -> _Container:
+    """A zip's members, each inflated (not past _MAX_JSON_TEXT bytes in all); one encrypted, too large or whose CRC
+    fails makes no whole file."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            members = archive.infolist()
+            if len(members) > _ZIP_MEMBERS or sum(m.file_size for m in members) > _MAX_JSON_TEXT or any(
+                    m.flag_bits & 1 for m in members):
+                return _Container(False, [])
+            return _Container(True, [archive.read(m) for m in members])
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, OSError, EOFError, zlib.error,
+            RuntimeError, ValueError, lzma.LZMAError):
+        return _Container(False, [])
+
+
+_CARRIED_SHAPES = (b"Exif\x00", b"II*\x00", b"MM\x00*", b"ICC_PROFILE\x00", b"http://ns.adobe.com/", b"JFIF\x00",
+                   b"JFXX\x00", b"Adobe", b"Photoshop 3.0\x00", b"MPF\x00", b"NETSCAPE2.0", b"ANIMEXTS1.0", b"XMP DataXMP")
+_CARRIED_SMALL = 32   # bytes of carried data that need no shape: a chunk's few numbers (cHRM's 32, pHYs' 9)
+
+
+def _carried(data: bytes) -> bool:
+    """Whether data a file carries beside its picture is of a shape that is read or known: a few bytes, text, data
+    that inflates, a file, or a segment's published header (Exif, ICC, XMP...); bytes of no shape (a cipher put in a
+    private chunk) make the file no whole one."""
+    return (len(data) <= _CARRIED_SMALL or data.startswith(_CARRIED_SHAPES) or data[36:40] == b"acsp"
+            or bool(_printable(data.rstrip(b"\x00")) or _well_formed_file(data)
+            or data[:2] == b"\x1f\x8b" or len(data) > 1 and data[0] & 0x0F == 8 and (data[0] * 256 + data[1]) % 31 == 0))
+
+
+def _well_formed_file(raw: bytes) -> bool:
+    """Whether `raw` is a file of a format this reader parses and is well formed, with whatever it carries beside its
+    picture of a known shape (_carried), or begins with the magic number of another known format (_FILE_MAGIC: not
+    parsed here)."""
+    parsed = _container(raw)
+    if parsed is not None:
+        return parsed.whole and all(map(_carried, parsed.held))
+    return raw.startswith(_FILE_MAGIC) or raw[4:8] in (b"ftyp", b"ssh-", b"ecds", b"sk-s", b"sk-e")
 
 
 class _Guessed(str):
