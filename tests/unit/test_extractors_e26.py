@@ -8,6 +8,7 @@ percent-encoding, a data URI, a JWT-like part) and a call written in a mapping's
 the agent data twice (tool_calls, then _refuse_named_in_text); it now walks it once, keys included.
 """
 import base64
+import random
 import gzip
 import json
 import time
@@ -15,6 +16,8 @@ import urllib.parse
 import zlib
 
 import pytest
+
+from tests.unit.images_e33 import png  # a well-formed image (E33: a PNG's magic number alone is no image)
 
 from veriguard.enforce import extractors
 from veriguard.enforce.extract_errors import ExtractionError
@@ -152,7 +155,7 @@ PLAIN = {
     "html_nested": LT + "ul>" + LT + "li>one" + LT + "/li>" + LT + "li>two" + LT + "/li>" + LT + "/ul>",
     "inline_code": "Use `len(x)` to count the items.",
     "json_config": json.dumps({"timeout": 30, "retries": 3, "endpoint": "https://api.example.com"}),
-    "png_base64": base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(200))).decode(),
+    "png_base64": base64.b64encode(png(random.Random(26), 8)).decode(),
     "text_base64": b64("hello world, this is a plain note with no call in it at all"),
     "uuid": "id 123e4567-e89b-12d3-a456-426614174000 done",
     "git_sha": "commit 3f9a1c0e5b7d2a4f6e8c0b1d3f5a7c9e1b3d5f70 merged",

@@ -16,10 +16,13 @@ import gzip
 import json
 import lzma
 import os
+import random
 import time
 import zlib
 
 import pytest
+
+from tests.unit.images_e33 import png  # a well-formed image (E33: a PNG's magic number alone is no image)
 
 from veriguard.enforce.extract_errors import ExtractionError
 
@@ -162,7 +165,7 @@ def test_a_bidi_control_before_a_call_denies_for_any_tool():
 
 
 BENIGN = {
-    "png_in_base64": _b64(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8),
+    "png_in_base64": _b64(png(random.Random(27), 24)),
     "random_bytes_in_base64": _b64(bytes.fromhex("8f1c2a9be03d47f5a6c1d92e7b40f3a85c6e19d2b7f04a3c")),
     "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     "uuid": "123e4567-e89b-12d3-a456-426614174000",

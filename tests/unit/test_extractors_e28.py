@@ -19,6 +19,8 @@ import zlib
 
 import pytest
 
+from tests.unit.images_e33 import png  # a well-formed image (E33: a PNG's magic number alone is no image)
+
 from tests.unit.test_extractors_e25 import ANY, EJ, OK, TRANSFER
 from tests.unit.test_extractors_e27 import HERMES, JCALL, _b64, denied, placements, text
 
@@ -79,7 +81,7 @@ BENIGN = {   # what a tool's text holds every day; each passed before and passes
     "sha256_and_md5": "sha256:" + hashlib.sha256(b"x").hexdigest() + " md5 " + hashlib.md5(b"x").hexdigest(),
     "git_log": "commit " + hashlib.sha1(b"x").hexdigest() + "\nAuthor: A <a@b.c>\n\n    fix the parser\n",
     "jwt": "Authorization: Bearer " + _jwt(),
-    "png_data_url": "data:image/png;base64," + _b64(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4),
+    "png_data_url": "data:image/png;base64," + _b64(png(random.Random(28), 16)),
     "pem_certificate": PEM,
     "ssh_public_key": "ssh-ed25519 " + _b64(b"\x00\x00\x00\x0bssh-ed25519\x00\x00\x00 " + bytes(range(100, 132)))
                       + " user@host",
@@ -126,10 +128,10 @@ def test_a_text_under_a_one_byte_key_is_read_not_refused():   # read by the keye
 
 @pytest.mark.parametrize("kind", ["prose", "base64_image"])
 def test_the_rule_reads_a_long_text_in_bounded_time(kind):
-    # a fixed seed: with os.urandom, about 1 image in 18 (17 of 300, the same on c1d7034 and after the ninth session)
-    # reads as letters under a guessed key and is denied, a benign cost, so the time check failed at random
+    # a well-formed PNG (E33): before, a PNG magic number before random bytes, about 1 in 18 of which was denied for
+    # its base64's letters; now a magic number alone is no image (denied), a well-formed image is one
     unit = ("the patient was given 5 mg at 10am and went home " if kind == "prose"
-            else _b64(b"\x89PNG\r\n\x1a\n" + random.Random(28).randbytes(3000)) + " ")
+            else _b64(png(random.Random(28), 32)) + " ")
     written = unit * (1_000_000 // len(unit))
     start = time.perf_counter()
     assert TRANSFER.extract({"content": [OK, text(written)]}).value["to"] == "bob"
