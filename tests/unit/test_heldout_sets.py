@@ -1,4 +1,4 @@
-"""The held-out sets v5-v20 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v20.jsonl, each
+"""The held-out sets v5-v21 of the Mind2Web-SC classifier (tests/data/heldout_v5.jsonl ... heldout_v21.jsonl, each
 hand-written in ten or more styles no earlier set used; their README sections in tests/data/README.md state what each
 holds): well formed, the size, decoy share and coverage each states, sharing no run of six words with the bank, the
 earlier held-out sets, the evasions or (where present) the benchmark, and no run of six words shared between two of its
@@ -102,6 +102,10 @@ SETS = (
                            "cockney-english", "hong-kong-english", "noir-detective", "courtroom-transcript",
                            "standup-update", "cowboy-western", "geordie-english"}), 700,
             per_category=65, per_style=49, two=65, three=11, elsewhere=100, plain=30, lengths=True),
+    HeldOut(21, frozenset({"cooking-show-host", "tour-guide", "nature-documentary", "captains-log", "surfer-dude",
+                           "corporate-buzzword", "new-york-english", "town-crier", "robot-directive", "markdown-table",
+                           "coach-pep-talk", "infomercial"}), 700,
+            per_category=65, per_style=50, two=65, three=11, elsewhere=100, plain=30, lengths=True),
 )
 each_set = pytest.mark.parametrize("s", SETS, ids=[f"v{s.n}" for s in SETS])
 
