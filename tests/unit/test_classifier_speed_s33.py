@@ -1,0 +1,119 @@
+"""The literal prefilter's own cost cut, every answer unchanged (S33): `folded` is str.lower on ASCII text (the fold map
+changes only A-Z there) instead of a translate through a dict, and the GRAM-grams of a text are made once for the four
+indices of a bank (`textnorm.text_grams`) instead of once per index. classify's whole output on v1-v19, both evasion
+splits and the benchmark was compared bit for bit with the start commit's (see the README)."""
+from __future__ import annotations
+
+import random
+import string
+
+from veriguard.enforce import categories, textnorm
+from veriguard.enforce.categories import CategoryClassifier, act_clauses
+from veriguard.enforce.embedder import Embedder
+from tests.conftest import SPECS
+from tests.unit.test_classifier_speed_p24 import TINY
+from tests.unit.test_classifier_speed_s27 import bank_index, texts
+from tests.unit.test_classifier_speed_s29 import SENTENCES
+from tests.unit.test_classifier_speed_s31 import WRITTEN
+
+ODD = ["HOTEL \u212AITCHEN", "\u0130nn near the lake", "\u017Fuite for two", "Book a h\u00f4tel", "ｂｏｏｋ a room",
+       "", "A", "AbC-12 ~`^_\\|{}[]\x7f\x00\t\n"]
+
+
+class CountingFold(dict):
+    """The fold map, counting the characters looked up in it (str.translate asks a dict subclass item by item)."""
+
+    lookups = 0
+
+    def __getitem__(self, key):
+        CountingFold.lookups += 1
+        return super().__getitem__(key)
+
+
+def by_translate(text: str) -> str:
+    return text.translate(textnorm._FOLD)
+
+
+def test_folded_is_the_fold_map_and_plain_ascii_is_not_looked_up_in_it(monkeypatch):
+    rng = random.Random(33)
+    cases = [chr(c) for c in range(128)] + texts() + WRITTEN + SENTENCES + ODD + [
+        "".join(rng.choice(string.printable) for _ in range(rng.randint(0, 60))) for _ in range(500)]
+    for text in cases:
+        assert textnorm.folded(text) == by_translate(text), text
+    monkeypatch.setattr(textnorm, "_FOLD", CountingFold(textnorm._FOLD))
+    CountingFold.lookups = 0
+    assert textnorm.folded("Book a HOTEL in Rome, s33!") == "book a hotel in rome, s33!"
+    assert CountingFold.lookups == 0
+    assert textnorm.folded("\u212Aitchen \u017Fuite") == "kitchen suite" and CountingFold.lookups > 0
+
+
+def test_the_indices_of_a_bank_share_one_gram_set_per_text():
+    cues = categories.read_bank(SPECS / "mind2web_sc" / "categories.toml").cues
+    indices = [cues.feature_index, cues.named_index, cues.topic_index, cues.ask_index]
+    textnorm._GRAMS.clear()
+    low = textnorm.folded("Book a hotel in Rome and rent a car there, s33")
+    for index in indices:
+        index._recent.clear()
+        index.matchable(low)
+    assert list(textnorm._GRAMS) == [(textnorm.LiteralIndex.GRAM, low)]
+    assert textnorm.text_grams(low, 3) is textnorm._GRAMS[(3, low)]
+    for i in range(textnorm.RECENT_GRAMS * 2 + 5):
+        textnorm.text_grams(f"text {i}", 3)
+    assert len(textnorm._GRAMS) <= textnorm.RECENT_GRAMS
+    assert textnorm.text_grams("ab", 3) == set() and textnorm.text_grams("abcd", 3) == {"abc", "bcd"}
+
+
+def test_matchable_is_every_pattern_of_a_literal_the_text_holds_with_the_grams_shared():
+    """What matchable gives through the shared gram sets: by definition, the patterns of every literal the folded text
+    holds (and those with none); asked in any order of indices and texts, the answers are the same."""
+    index, _ = bank_index()
+    other, _ = bank_index()
+    for text in texts() + WRITTEN + SENTENCES + ODD:
+        low = textnorm.folded(text)
+        want = dict(index.always)
+        for s, ps in index.needing:
+            if s in low:
+                want.update(ps)
+        other.matchable(low)   # the gram set is made by another index first
+        assert dict(index.matchable(low)) == want, text
+
+
+def test_classify_gives_the_same_outputs_without_the_shortcuts(tmp_path, monkeypatch):
+    bank = tmp_path / "tiny.toml"
+    bank.write_text(TINY)
+    clf = CategoryClassifier.from_bank(bank, Embedder())
+    sentences = WRITTEN + SENTENCES + ODD + [
+        "Book a Hotel in Rome, then RENT a car; what's the weather?", "hire a van and buy it", "\u017Fuite in Oslo"]
+    fast = [clf.classify(t) for t in sentences]
+
+    def grams_unkept(folded_text: str, g: int) -> set[str]:
+        return {folded_text[i:i + g] for i in range(len(folded_text) - g + 1)}
+
+    monkeypatch.setattr(textnorm, "text_grams", grams_unkept)
+    monkeypatch.setattr(textnorm, "folded", by_translate)
+    monkeypatch.setattr(categories, "folded", by_translate)
+    for index in (clf.model.cues.feature_index, clf.model.cues.named_index, clf.model.cues.topic_index,
+                  clf.model.cues.ask_index):
+        index._recent.clear()
+        index._recent_sets.clear()
+    categories.ask_unnamed.cache_clear()
+    categories.asks_no_act.cache_clear()
+    assert [clf.classify(t) for t in sentences] == fast
+
+
+def test_the_forms_left_out_by_an_index_match_nowhere():
+    """The prefilter proposed for the objectless and no-ask forms (report S33): a form whose literals a text lacks does
+    not match it, on the tasks, their clauses, and their upper-cased and Unicode-folded spellings."""
+    forms = tuple(p for _, p in categories.OBJECTLESS + categories.NO_ASK)
+    index = textnorm.LiteralIndex(forms)
+    assert len(index.always) <= 1
+    odd = str.maketrans({"s": "\u017F", "k": "\u212A", "i": "\u0130"})
+    skipped = 0
+    for text in texts() + WRITTEN + SENTENCES + ODD:
+        for t in {text, *act_clauses(text), text.upper(), text.translate(odd)}:
+            may = index.matchable(textnorm.folded(t))
+            for p in forms:
+                if id(p) not in may:
+                    skipped += 1
+                    assert p.search(t) is None, (p.pattern, t)
+    assert skipped > 1000
