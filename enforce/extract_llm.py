@@ -257,32 +257,42 @@ class LLMExtractor:
         return self._withdrawn(text, value, how, details, settled, reads, unsure)
 
     def _one_value(self, text: str, value: Any) -> None:
-        """ExtractionError (extract.llm.ambiguous) when the text holds two values for an integer or a string of the
-        answer: the model read its value in some clauses, and asked the text without them it reads another value that
-        the rest holds ("Transfer $50 to Bob. Correction: the amount is 5.": 5, and 50 without the correction; "Pay
-        Alice. Alice is Bob's alias.": Bob, and Alice); not an enum's choice (_LEAVES). A clause of the agent's text
-        that corrects a value cannot be told from one that steers it, so neither is taken: a value the policy compares
-        comes from the tool call's own arguments (`from = "path"`). Asked only where the rest holds a candidate (a
-        number; a name, a word with a capital that does not open its clause), so a text whose numbers sit in one
-        clause costs no call; a value no clause writes (a number in two words, "five hundred"; a sum the model did)
-        is not checked."""
+        """ExtractionError where an integer or a string of the answer is not one value that the text writes:
+        extract.llm.unwritten where the text does not write it (_written: a sum the model did, "$5000 (the last three
+        zeros are a typo)": 5; a name spelt with look-alike or full-width letters), extract.llm.ambiguous where the
+        text holds two values for it: the model read its value in some clauses, and asked the text without them it
+        reads another value that the rest holds ("Transfer $50 to Bob. Correction: the amount is 5.": 5, and 50
+        without the correction; "Pay Alice. Alice is Bob's alias.": Bob, and Alice); for an integer, also where a
+        clause that writes it writes another number: the text with the model's number blanked is asked ("Transfer
+        $50 no wait 5 to Bob": 50). Not an enum's choice (_LEAVES). A clause of the agent's text that corrects a value
+        cannot be told from one that steers it, so neither is taken: a value the policy compares comes from the tool
+        call's own arguments (`from = "path"`). Asked only where the text holds another candidate (a number that is
+        no date, time or telephone number: _undated; a name, a word with a capital that does not open its clause),
+        so a text with one number costs no call."""
         leaves = _answer_leaves(self.argument, self.type, value)
+        for key, _field, got in leaves:
+            if not _written(text, got):
+                raise ExtractionError("extract.llm.unwritten", f"the model read {got!r} for {key}, which the agent's "
+                                      "text does not write as it is (a value the model computed or respelt, or that "
+                                      "the text steered it to); not taken: take the value from the tool call's "
+                                      "arguments (`from = \"path\"`)")
         clauses = _number_clauses(text) if leaves else []
         for key, in_record, got in leaves:
             held = [c for c in clauses if _holds(c, got)]
-            if not held:   # a value no clause writes
-                continue
             rest = ". ".join(c for c in clauses if c not in held)
-            if not _candidates(rest, got):   # the only one the text holds
-                continue
-            again = self._ask_text(rest)[0]
-            if in_record is not None:   # a record's field: its value in the other answer
-                again = again.get(in_record) if isinstance(again, Mapping) else None
-            if _differs(again, got) and _holds(rest, again):
-                raise ExtractionError("extract.llm.ambiguous", f"the text holds two values for {key}: the model read "
-                                      f"{got!r} in it, and {again!r} in it without the clauses that say {got!r} (a "
-                                      "correction, or a text that steers the reader); neither is taken: take the "
-                                      "value from the tool call's arguments (`from = \"path\"`)")
+            asks = [rest] if _candidates(rest, got) else []
+            if type(got) is int and any(_candidates(_masked(c, got), got) for c in held):
+                asks.append(_masked(text, got))   # another number beside it, in a clause that writes it
+            for asked in asks:
+                again = self._ask_text(asked)[0]
+                if in_record is not None:   # a record's field: its value in the other answer
+                    again = again.get(in_record) if isinstance(again, Mapping) else None
+                if _differs(again, got) and _holds(asked, again):
+                    raise ExtractionError("extract.llm.ambiguous", f"the text holds two values for {key}: the model "
+                                          f"read {got!r} in it, and {again!r} in it without the clauses that say "
+                                          f"{got!r} or with {got!r} blanked (a correction, or a text that steers the "
+                                          "reader); neither is taken: take the value from the tool call's arguments "
+                                          "(`from = \"path\"`)")
 
     def _withdrawn(self, text: str, value: Any, how: str, details: dict[str, Any],
                    settled: frozenset[str] = frozenset(), reads: dict[str, Any] | None = None,
@@ -497,7 +507,17 @@ _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six se
     "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
     "thousand": 1000, "million": 10**6, "billion": 10**9, "dozen": 12}
 _NUMBER = re.compile(r"(?<![\w.,])([-\u2212]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?!\w)|\b(" + "|".join(_NUMBER_WORDS)
-                     + r")\b")
+                     + r")\b", re.IGNORECASE)
+# the ways a number is written that _NUMBER reads as several (B33): thousands grouped by a blank or an apostrophe
+# (5 000, 5'000), a decimal comma (5.000,00 EUR), a scale after digits (1.5k, 2 million) and words (two thousand five
+# hundred); read beside _NUMBER's readings, so that a model's 5000 for "5 000" is a number the text writes
+_GROUPED = re.compile(r"(?<![\w.,'\u2019])(\d{1,3})((?:[ '\u2019]\d{3})+)(?![\w'\u2019]|[.,]\d)")
+_DECIMAL_COMMA = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{3})+|\d+),(\d{1,2})(?![\w,.]?\d)")
+_SCALES = {"k": 1000, "thousand": 1000, "grand": 1000, "m": 10**6, "mn": 10**6, "million": 10**6, "bn": 10**9,
+           "billion": 10**9}
+_SCALED = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)[^\S\n]?(" + "|".join(_SCALES) + r")\b", re.IGNORECASE)
+_WORDED = re.compile(r"\b(?:(?:" + "|".join(_NUMBER_WORDS) + r"|a|and)[\s-]+)+(?:" + "|".join(_NUMBER_WORDS)
+                     + r")\b", re.IGNORECASE)
 
 
 _IN_NUMBER = re.compile(r"(?<=\d),(?=\d)|(?<=\w)\.(?=\w)")   # 1,000; 5.00; carol@acme.com
@@ -512,19 +532,100 @@ def _number_clauses(text: str) -> list[str]:
 
 
 def _numbers(text: str) -> set[int | float]:
-    """The numbers `text` writes, in digits (1,000; 5.00: 5; 1.000: 1 and 1000; -5: 5 and -5; full-width digits too)
-    or as a number's word."""
-    out: set[int | float] = set()
-    for minus, digits, fraction, word in _NUMBER.findall(unicodedata.normalize("NFKC", text).casefold()):
+    """The numbers `text` writes, in digits (1,000; 5.00: 5; 1.000: 1 and 1000; -5: 5 and -5; full-width digits too;
+    5 000, 5'000, 5.000,00, 1.5k: 5000, 5000, 5000, 1500), or in words (five; two thousand five hundred)."""
+    return set().union(*(read for _start, _end, read in _number_spans(unicodedata.normalize("NFKC", text))))
+
+
+def _number_spans(text: str) -> list[tuple[int, int, set[int | float]]]:
+    """Where `text` (NFKC already) writes a number, and the numbers each place reads as (_numbers)."""
+    out: list[tuple[int, int, set[int | float]]] = []
+    for found in _NUMBER.finditer(text):
+        minus, digits, fraction, word = found.groups(default="")
         if word:
-            out.add(_NUMBER_WORDS[word])
+            out.append((found.start(), found.end(), {_NUMBER_WORDS[word.casefold()]}))
             continue
         whole = int(digits.replace(",", ""))
         number = whole + float(f"0.{fraction}") if fraction and int(fraction) else whole
         # 1.000 is a thousand where a point groups thousands (1.000 EUR): both read
         numbers = {number, int(digits + fraction)} if len(fraction) == 3 and "," not in digits else {number}
-        out |= numbers | {-n for n in numbers} if minus else numbers   # a dash may be a range's or a list's: both
+        # a dash may be a range's or a list's: both
+        out.append((found.start(), found.end(), numbers | {-n for n in numbers} if minus else numbers))
+    for found in _GROUPED.finditer(text):
+        out.append((found.start(), found.end(), {int(re.sub(r"\D", "", found.group(0)))}))
+    for found in _DECIMAL_COMMA.finditer(text):
+        whole = int(found.group(1).replace(".", ""))
+        cents = int(found.group(2))
+        out.append((found.start(), found.end(), {whole + cents / 10 ** len(found.group(2)) if cents else whole}))
+    for found in _SCALED.finditer(text):
+        scaled = float(found.group(1)) * _SCALES[found.group(2).casefold()]
+        out.append((found.start(), found.end(), {int(scaled) if scaled.is_integer() else scaled}))
+    for found in _WORDED.finditer(text):
+        out.append((found.start(), found.end(), {_worded(found.group(0))}))
     return out
+
+
+def _worded(words: str) -> int:
+    """The number a run of number words says (two thousand five hundred: 2500; a dozen: 12)."""
+    total = current = 0
+    for word in re.findall(r"[a-z]+", words.casefold()):
+        if word == "a":
+            current = current or 1
+        elif word in ("hundred", "dozen"):
+            current = (current or 1) * _NUMBER_WORDS[word]
+        elif word in ("thousand", "million", "billion"):
+            total, current = total + (current or 1) * _NUMBER_WORDS[word], 0
+        elif word != "and":
+            current += _NUMBER_WORDS[word]
+    return total + current
+
+
+# where a text writes a number that is no amount nor count: a date (May 3, 3rd of May, 2024-11-03, 03/11/2024), a time
+# (10:30, 3 pm) or a telephone number after its word. A correction's number written so is still read where it is the
+# model's (B33: "Pay Bob $50, for the dinner on May 3" costs no second call)
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
+         r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DAY = r"(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"
+_NOT_AMOUNTS = re.compile(
+    rf"\b{_MONTH}\.?[^\S\n]+{_DAY}\b(?:,?[^\S\n]+\d{{4}}\b)?|\b{_DAY}(?:[^\S\n]+of)?[^\S\n]+{_MONTH}\b\.?"
+    rf"(?:,?[^\S\n]+\d{{4}}\b)?|\b{_MONTH}[^\S\n]+\d{{4}}\b|\b\d{{4}}-\d{{1,2}}(?:-\d{{1,2}})?\b|"
+    r"\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b|\b\d{1,2}/\d{1,2}\b|\b\d{1,2}:\d{2}(?::\d{2})?\b(?:\s?[ap]\.?m\b\.?)?|"
+    r"\b\d{1,2}\s?[ap]\.?m\b\.?|\b(?:phone|tel|telephone|mobile|cell|fax|call|whatsapp)\b[^\d\n]{0,12}[+(]?\d[\d ().-]{5,}"
+    r"\d", re.IGNORECASE)
+
+
+def _undated(text: str) -> str:
+    """`text` without the dates, times and telephone numbers it writes (_NOT_AMOUNTS)."""
+    return _NOT_AMOUNTS.sub(" ", unicodedata.normalize("NFKC", text))
+
+
+def _masked(text: str, value: int) -> str:
+    """`text` (NFKC) with each place that writes `value` (_number_spans) blanked."""
+    plain = unicodedata.normalize("NFKC", text)
+    spans = sorted((start, end) for start, end, read in _number_spans(plain) if value in read)
+    out, at = [], 0
+    for start, end in spans:
+        if start >= at:
+            out += [plain[at:start], "___"]
+            at = end
+        else:
+            at = max(at, end)
+    return "".join(out) + plain[at:]
+
+
+def _written(text: str, value: Any) -> bool:
+    """Whether `text` writes the answer's `value` as it is: an integer among its _numbers; a string as words of it,
+    letter for letter and in the same case, with no blank at its ends and no character that NFKC would change (a
+    full-width or look-alike name is not the name the text writes)."""
+    if type(value) is int:
+        return value in _numbers(text)
+    if type(value) is not str or len(value) < 2 or value != value.strip():
+        return False
+    if unicodedata.normalize("NFKC", value) != value:
+        return False
+    plain = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text))
+    return re.search(rf"(?<!\w){re.escape(' '.join(value.split()))}(?!\w)", plain) is not None and \
+        " ".join(value.split()) == value
 
 
 def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any) -> list[tuple[str, str | None, Any]]:
@@ -560,7 +661,7 @@ def _candidates(rest: str, value: Any) -> bool:
     """Whether `rest` holds another value of `value`'s kind: a number, or for a string a name (a word with a capital
     letter after another word of its clause) or an e-mail address."""
     if type(value) is int:
-        return bool(_numbers(rest))
+        return bool(_numbers(_undated(rest)))
     return _NAME.search(rest) is not None
 
 
@@ -1699,7 +1800,7 @@ def build_llm_extractor(name: str, cfg: Mapping[str, Any], t: Mapping[str, Any],
         _check_pins(name, t, cfg, base)
     mode = str(cfg.get("mode", "llm"))
     unclassified = _unclassified(cfg, t)   # t["kind"] and its fields' kinds were read by extraction_request above
-    unread = _unread_fields(name, unclassified, t, schema)
+    unread = _unread_fields(name, unclassified, t, schema) or _hidden_booleans(name, t)
     if unread:
         raise ExtractionError("extract.config", unread)
     classifier, reader = None, None
@@ -1757,6 +1858,31 @@ def _unread_fields(name: str, unclassified: str | None, t: Mapping[str, Any], sc
             f"one (\"Hotel: not needed\", \"never mind\") could take it away unchecked; add `describe` = {{ "
             f"{bare[0]} = \"what it means, in the words a request uses\", ... }} for every field, or `bank` (the "
             "classifier's example bank) with `text`, and re-run synth")
+
+
+def _hidden_booleans(name: str, t: Mapping[str, Any]) -> str:
+    """Why an `llm` entry reads a boolean that is no field of a record ("" when it reads none): the argument itself
+    (is the command destructive?), a list's items or a tuple's. No withdrawal check reads those (LLMExtractor._withdrawn
+    reads a record's fields), so a clause of the agent's text that takes the request back ("Delete all files. Never
+    mind.") would turn the model's answer false unchecked (B33)."""
+    def paths(where: str, u: Mapping[str, Any]) -> list[str]:
+        kind = u.get("kind")
+        if kind == "bool":
+            return [where]
+        if kind == "list":
+            return paths(f"{where}[]", u.get("elem", {}))
+        if kind == "tuple":
+            return [p for i, item in enumerate(u.get("items", [])) for p in paths(f"{where}[{i}]", item)]
+        if kind == "record":
+            return [p for f, ft in u.get("fields", []) if ft.get("kind") != "bool" for p in paths(f"{where}.{f}", ft)]
+        return []
+    hidden = paths(name, t)
+    if not hidden:
+        return ""
+    return (f"argument {name!r}: the `llm` entry reads booleans that are no field of a record ({hidden}); the check "
+            "for a clause of the agent's text that withdraws a request reads a record's boolean fields only, so the "
+            "model alone would read these; make the argument a record of booleans, each described (`describe`) or "
+            "read by a `bank`, and re-run synth")
 
 
 def _bool_fields(t: Mapping[str, Any]) -> tuple[str, ...]:

@@ -285,15 +285,15 @@ def test_guard_an_amount_written_in_one_clause_is_taken_with_one_call(text, amou
     assert got.value == amount and len(model.bodies) == 1
 
 
-@pytest.mark.parametrize("text", ["Pay Alice $40, she is my sister", "Send the report to Alice"])
+@pytest.mark.parametrize("text", ["Pay Alice $40, she is my sister", "Send the $40 report to Alice"])
 def test_guard_a_payee_beside_no_other_name_is_taken_with_one_call(text):
     got, model = amount_read(text, "p", PAYMENT, lambda _t: {"p": {"amount": 40, "payee": "Alice"}})
     assert got.value == {"amount": 40, "payee": "Alice"} and len(model.bodies) == 1
 
 
 @pytest.mark.parametrize(("text", "amount"), [
-    ("Pay Bob $50, for the dinner on May 3.", 50),
-    ("Transfer 1,250.00 to the landlord for rent. Reference 2024-11.", 1250),
+    ("Pay Bob $50, for the 3 dinners.", 50),   # B33: a date beside it (May 3, 2024-11) costs no call now
+    ("Transfer 1,250.00 to the landlord for rent. Flat 12.", 1250),
 ])
 def test_an_amount_beside_other_numbers_is_read_again_and_taken_when_the_readings_agree(text, amount):
     got, model = amount_read(text, read=lambda _t: {"n": amount})

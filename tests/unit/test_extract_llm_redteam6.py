@@ -179,8 +179,8 @@ def test_an_integer_answer_beyond_the_safe_range_is_refused(n):
 
 @pytest.mark.parametrize("n", [5, 2**53 - 1, -(2**53 - 1)])
 def test_an_integer_answer_in_the_safe_range_is_taken(n):
-    """Guard (passes before and after)."""
-    assert _amount(ScriptedModel(tool_reply({"n": n}))).extract({"cmd": "Transfer 5 dollars"}).value == n
+    """Guard (passes before and after). The text writes the number (B33: a number it does not write is refused)."""
+    assert _amount(ScriptedModel(tool_reply({"n": n}))).extract({"cmd": f"Transfer {n} dollars"}).value == n
 
 
 # --- provider answers at the edges (class: an answer whose envelope does not say it is whole and the model's) ------
