@@ -26,8 +26,10 @@ counts as a tool made by hand. The check the SDK makes before it asks for a call
 does not take the run's one running call (whatever the tool's needs_approval and namespace: the SDK marks a call
 executed before the guardrails of the pass that runs it, and that mark is read): the approved call is decided again
 before it runs; one whose approval is refused is recorded as not run by the hooks when its result reaches the model. At
-each allow the guardrail makes the agent's own hooks record an on_tool_start that raises or is cancelled (with or
-without policy_hooks). The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
+each allow the guardrail makes the agent's own hooks, and the run's (Runner.run(hooks=...), found in the SDK's frame
+that called it), record an on_tool_start that raises or is cancelled (with or without policy_hooks). A call allowed
+before its approval was asked whose approval is refused with `reject(guard, state, item)` (in place of state.reject) is
+recorded as not run at once, for a run that may never be resumed. The SDK's private names read are checked when a guardrail is made: another openai-agents than the one
 tested (SDK_TESTED) that lacks one gets AgentsSdkUnsupported (env.agents_sdk).
 
 The SDK runs a guardrail only where it is attached, and hosted tools (web search, file search, code interpreter,
@@ -40,11 +42,12 @@ guard, or is a handoff that passes the model's arguments to its on_handoff (`inp
 the one handoff() makes (built by hand or replaced: it is handed the model's arguments), or tools an agent's model
 settings send (`extra_body={"tools": [...]}`: a hosted tool beside the agent's list), unless `unguarded` names it; a
 hosted call in an answer (web_search_call...) that `unguarded` does not name is recorded (it ran on the provider's side).
-A RunConfig's model settings are not visible to the hooks: `refuse_hosted_tools(guard)`, a request hook for the OpenAI
-client of the run's models, refuses (recorded) a request that enables a provider-side tool wherever it was set. A guard
-without that hook refuses, at its guardrail, each call of a run whose RunConfig's model settings send tools (the
-guardrail is the first to see the RunConfig; the first model request has gone out by then), unless its policy_hooks
-name "model_settings".
+A RunConfig is not handed to the hooks: they find the run's among the loop's tasks (run_config_of: the SDK's function
+that calls on_llm_start, whose hooks and context are theirs) and refuse, before the model is asked, a run whose
+RunConfig's model settings send tools, unless `unguarded` names "model_settings" (which lets them through in that run
+only). `refuse_hosted_tools(guard)`, a request hook for the OpenAI client of the run's models, refuses (recorded) a
+request that enables a provider-side tool wherever it was set. Without hooks, the guardrail refuses each call of a run
+whose RunConfig's model settings send tools (the first model request has gone out by then).
 They check each tool again as it is about to run (on_tool_start, called for function, shell, patch, computer and local
 shell tools alike), so a tool the run added that the agent's list did not show stops the run there. A SandboxAgent's
 capabilities (files, a shell) add such tools, in this agent or in one called as a tool (a nested run, without the
@@ -55,13 +58,15 @@ an agent tool made otherwise unless `unguarded` names "nested_runs". Such a refu
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import inspect
 import json
+import sys
 import types
 import weakref
-from types import FunctionType
+from types import FrameType, FunctionType
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import agents
@@ -102,8 +107,10 @@ SDK_TESTED = "openai-agents 0.24"   # the version whose private names this modul
 # guardrail validated, which the SDK runs only for the JSON text they were made of; without the closure names the call
 # is refused), agents.tool._get_function_tool_invoke_context (the context the SDK hands an invoker), a ToolContext's
 # `_tool_invocations` and `_restored_unbound_approval_call_ids` (whether the SDK marked a call executed, approval_preview:
-# unreadable, the call counts as one that runs). What holds a call
-# to what was decided is public: a FunctionTool's on_invoke_tool (DecidedInvoker); no public path hands the SDK
+# unreadable, the call counts as one that runs); the names of the SDK's functions and locals that run_config_of reads
+# (RUN_FUNCTIONS: hooks, context_wrapper, run_config; not found, the guardrail's check of the RunConfig stands) and
+# record_run_hooks_raise reads (TOOL_BODY's self.hooks; not found, the run's hooks are left as they are). What holds a
+# call to what was decided is public: a FunctionTool's on_invoke_tool (DecidedInvoker); no public path hands the SDK
 # arguments validated once, or its parameters model, so those stay private, checked by sdk_unreadable.
 
 
@@ -337,6 +344,7 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             if held:
                 record_later_refusals(found, check)
                 record_hooks_raise(data.agent)
+                record_run_hooks_raise()
         elif not outcome.allowed:   # an earlier guardrail of another guard allowed it: that allow did not run
             not_run(tool, f"policy {guard.policy_name} refused the call after it was allowed")
         if outcome.action in ("halt", "terminate"):
@@ -390,6 +398,20 @@ def awaiting(guard: Guard, call_id: str, tool: str | None) -> None:
     calls[call_id] = tool
     while len(calls) > AWAITING_KEPT:
         del calls[next(iter(calls))]
+
+
+def reject(guard: Guard, state: Any, item: Any, **kw: Any) -> None:
+    """`state.reject(item, **kw)` (a RunState's approval item refused), recorded now by `guard` when its guardrail allowed
+    the call before its approval was asked: the run may never be resumed, and then that allow was the call's one record
+    (the hooks record a refusal only when a resumed run asks the model again). The SDK gives no hook at rejection, so
+    call this in place of state.reject. An item whose call id cannot be read is rejected, and nothing is recorded."""
+    state.reject(item, **kw)
+    raw = getattr(item, "raw_item", None)
+    call_id = raw.get("call_id") if isinstance(raw, Mapping) else getattr(raw, "call_id", None)
+    calls = AWAITING.get(guard)
+    if isinstance(call_id, str) and calls and call_id in calls:
+        guard.refuse_run("the call was allowed before its approval was asked, and its approval was refused: not run",
+                         integration="openai_agents", tool=calls.pop(call_id), action_id=call_id)
 
 
 def approval_refused(guard: Guard, items: Any) -> None:
@@ -770,9 +792,9 @@ def settings_tools(agent: Any) -> str:
     return ", ".join(named)
 
 
-# Guards whose policy_hooks name "model_settings" in unguarded, or that have a refuse_hosted_tools hook (which reads each
-# request its client sends, and lets through what its own unguarded names): their guardrails let a RunConfig's settings
-# send tools
+# Guards that have a refuse_hosted_tools hook (which reads each request its client sends, and lets through what its own
+# unguarded names): their guardrails and hooks let a RunConfig's settings send tools (policy_hooks naming
+# "model_settings" let them in their own run only: SETTINGS_RUNS)
 SETTINGS_LET: "weakref.WeakSet[Guard]" = weakref.WeakSet()
 RUN_SETTINGS = ("the run's RunConfig model settings send the model tools beside the agent's own ({}): a hosted tool there "
                 "runs on the provider's side, undecided, at every model call of the run, and the hooks cannot see a "
@@ -780,12 +802,55 @@ RUN_SETTINGS = ("the run's RunConfig model settings send the model tools beside 
                 "or name \"model_settings\" in policy_hooks(unguarded=...); not run")
 
 
+# Per guard, the runs (by the identity of their Usage, which the SDK shares between a run's context and the ToolContext
+# of each of its calls, and makes anew for each run) whose policy_hooks name "model_settings": there the guardrail lets
+# the RunConfig's settings send tools (the hooks read them before each model call)
+SETTINGS_RUNS: "weakref.WeakKeyDictionary[Guard, weakref.WeakValueDictionary[int, Any]]" = weakref.WeakKeyDictionary()
+
+
+def let_settings(guard: Guard, context: Any) -> None:
+    usage = getattr(context, "usage", None)
+    if usage is not None:
+        SETTINGS_RUNS.setdefault(guard, weakref.WeakValueDictionary())[id(usage)] = usage
+
+
+def settings_let_in(guard: Guard, context: Any) -> bool:
+    """Whether the policy_hooks of the run of `context` (a ToolContext) name "model_settings" (let_settings)."""
+    usage, runs = getattr(context, "usage", None), SETTINGS_RUNS.get(guard)
+    return usage is not None and runs is not None and runs.get(id(usage)) is usage
+
+
+# The SDK's functions that ask the model and call the run hooks' on_llm_start first, with their `hooks`, `context_wrapper`
+# and `run_config` (openai-agents 0.24: get_new_response, and run_single_turn_streamed for Runner.run_streamed)
+RUN_FUNCTIONS = frozenset({"get_new_response", "run_single_turn_streamed"})
+AWAIT_DEPTH = 64   # coroutines awaiting one another from a task's own to the SDK's run function
+
+
+def run_config_of(hooks: Any, context: Any) -> tuple[bool, Any]:
+    """(whether it was found, the RunConfig) of the run whose `hooks` are asked before a model call with `context`. The
+    hooks get no RunConfig, and the SDK runs on_llm_start in a task of its own (gather_with_cancel), so the run's function
+    (RUN_FUNCTIONS) is looked for among the coroutines the loop's tasks await: the one whose `hooks` and
+    `context_wrapper` are these objects. Not found (another SDK version): False, and the guardrail's check stands."""
+    for task in asyncio.all_tasks():
+        coro: Any = task.get_coro()
+        for _ in range(AWAIT_DEPTH):
+            frame = getattr(coro, "cr_frame", None) or getattr(coro, "ag_frame", None)
+            if frame is not None and frame.f_code.co_name in RUN_FUNCTIONS:
+                local = frame.f_locals
+                if local.get("hooks") is hooks and local.get("context_wrapper") is context:
+                    return True, local.get("run_config")
+            coro = getattr(coro, "cr_await", None) or getattr(coro, "ag_await", None)
+            if coro is None:
+                break
+    return False, None
+
+
 def run_settings_tools(context: Any, guard: Guard) -> str:
     """Why a call may not run in a run whose RunConfig's model settings send tools (settings_tools; "" when they send
     none, the guard's hooks name "model_settings", or the guard has a refuse_hosted_tools hook, which checks the requests
     of the client it is on, precisely): the guardrail is the first point that sees the RunConfig (its
     ToolContext's run_config), so from the first function call of such a run on, each call is refused, recorded."""
-    if guard in SETTINGS_LET:
+    if guard in SETTINGS_LET or settings_let_in(guard, context):
         return ""
     extra = settings_tools(getattr(context, "run_config", None))
     return RUN_SETTINGS.format(extra) if extra else ""
@@ -873,17 +938,42 @@ def recording_raise(hook: Callable[..., Any]) -> Callable[..., Any]:
     return on_tool_start
 
 
+def wrap_on_tool_start(hooks: Any) -> None:
+    """Make `hooks` (an agent's or a run's) record an on_tool_start that raises or is cancelled after a call was
+    allowed (recording_raise); hooks that cannot be changed are left as they are."""
+    if hooks is not None and not getattr(getattr(hooks, "on_tool_start", None), RAISE_RECORDED, False):
+        try:
+            hooks.on_tool_start = recording_raise(hooks.on_tool_start)
+        except Exception:   # hooks that cannot be changed (slots, frozen): a raise there stays unrecorded, the call unrun
+            return
+
+
 def record_hooks_raise(agent: Any) -> None:
     """Make the agent's own hooks (Agent(hooks=...), run beside the run's, after the guardrails) record an on_tool_start
     that raises or is cancelled (asyncio.wait_for around the run) after a call was allowed (recording_raise). Done by
     the hooks before each model call, and by the guardrail at each allow: without policy_hooks nothing else did, and
     the allow was the one record of a call that never ran."""
-    own = getattr(agent, "hooks", None)
-    if own is not None and not getattr(getattr(own, "on_tool_start", None), RAISE_RECORDED, False):
-        try:
-            own.on_tool_start = recording_raise(own.on_tool_start)
-        except Exception:   # hooks that cannot be changed (slots, frozen): a raise there stays unrecorded, the call unrun
+    wrap_on_tool_start(getattr(agent, "hooks", None))
+
+
+# The SDK's method that runs a function tool's guardrails, then its run hooks' and agent hooks' on_tool_start, then the
+# tool (openai-agents 0.24's _FunctionToolBatchExecutor._execute_single_tool_body, whose `self.hooks` are the run's)
+TOOL_BODY = "_execute_single_tool_body"
+TOOL_BODY_FRAMES = 8   # a guardrail function is called a few frames below it (ToolInputGuardrail.run, a wrapper)
+
+
+def record_run_hooks_raise() -> None:
+    """Make the run's hooks (Runner.run(hooks=...): the user's own, not policy_hooks) record an on_tool_start that
+    raises after a call was allowed (wrap_on_tool_start). The guardrail does not get them: they are the `hooks` of the
+    SDK's method that called it (TOOL_BODY, within TOOL_BODY_FRAMES frames above); not found, nothing is changed."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(TOOL_BODY_FRAMES):
+        if frame is None:
             return
+        if frame.f_code.co_name == TOOL_BODY:
+            wrap_on_tool_start(getattr(frame.f_locals.get("self"), "hooks", None))
+            return
+        frame = frame.f_back
 
 
 def not_run(context: Any, why: str, *, name: str | None = None) -> None:
@@ -927,8 +1017,6 @@ class PolicyHooks(RunHooks[Any]):
     def __init__(self, guard: Guard, unguarded: Iterable[str] = (), run: str = "") -> None:
         self.guard, self.unguarded, self.run = guard, frozenset(unguarded), run
         RELEASED.add(guard)
-        if SETTINGS in self.unguarded:
-            SETTINGS_LET.add(guard)
         if type(self).on_tool_start is not PolicyHooks.on_tool_start:   # the user's own, built on these hooks
             self.on_tool_start = recording_raise(self.on_tool_start)  # type: ignore[method-assign]
 
@@ -982,14 +1070,25 @@ class PolicyHooks(RunHooks[Any]):
 
     async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
         self.guard.finished(self.run)   # the model is asked again: the calls of its last answer have ended
-        self._failing_closed("refused to ask the model", lambda: self._llm_start(agent))
+        self._failing_closed("refused to ask the model", lambda: self._llm_start(agent, context))
         self._failing_closed("refused to ask the model", lambda: approval_refused(self.guard, input_items))
 
-    def _llm_start(self, agent: Any) -> None:
+    def _llm_start(self, agent: Any, context: Any) -> None:
         """Refuse a run that could call a tool undecided; hold each guarded tool to the data decided (hold_to_decided:
-        here, before the model is asked, since the SDK compares a tool's invoker with the one it planned the call with)."""
+        here, before the model is asked, since the SDK compares a tool's invoker with the one it planned the call with).
+        The run's RunConfig, found among the loop's tasks (run_config_of), is read too: model settings of its that send
+        tools are refused here, before the first request leaves, unless `unguarded` names "model_settings", which lets
+        them through in this run only (settings_let_in: the guardrails of the guard's other runs still refuse them), or
+        the guard has a refuse_hosted_tools hook (SETTINGS_LET), which reads each request."""
         found = unguarded_tools(agent, self.guard, self.unguarded, hold=True)
         record_hooks_raise(agent)
+        seen, config = run_config_of(self, context)
+        if seen and SETTINGS in self.unguarded:
+            let_settings(self.guard, context)
+        elif seen and self.guard not in SETTINGS_LET and (extra := settings_tools(config)):
+            found.append(f"the run's RunConfig model settings send the model tools beside the agents' own ({extra}): a "
+                         "hosted tool there runs on the provider's side, undecided (name \"model_settings\" in unguarded "
+                         "to let them through)")
         if found:
             why = (f"refused to ask the model: it could call tools that policy {self.guard.policy_name} does not decide: "
                    f"{'; '.join(found[:5])}{' ...' if len(found) > 5 else ''}")
