@@ -19,6 +19,7 @@
 Real SDK code paths: the Agents SDK's chat-completions and responses models, and the Anthropic client and its tool
 runner (sync and async), over httpx2.MockTransport."""
 import asyncio
+import contextlib
 
 import httpx2
 import pytest
@@ -160,13 +161,15 @@ HOSTED_SETTINGS = [{"extra_body": {"tools": [{"type": "web_search"}]}}, {"extra_
 @pytest.mark.parametrize("hooks", [{}, None], ids=["hooks", "no-hooks"])
 @pytest.mark.parametrize("settings", HOSTED_SETTINGS, ids=["extra_body-tools", "web_search_options", "hosted-mcp"])
 def test_a_call_in_a_run_whose_run_config_sends_hosted_tools_is_refused(payments_build, tmp_path, settings, hooks):
-    """Before: the call ran, and nothing recorded the hosted tool the RunConfig sent at every model call."""
+    """Before: the call ran, and nothing recorded the hosted tool the RunConfig sent at every model call. With the hooks,
+    the run is refused before the model is asked (A33: the hooks find the RunConfig)."""
     agents_fixture()
-    from veriguard.enforce.integrations.openai_agents import policy_guardrail
+    from veriguard.enforce.integrations.openai_agents import UnguardedTools, policy_guardrail
 
     log = tmp_path / "log.jsonl"
     g, ran = guard(payments_build, log=log), []
-    run_configured(agent_paying(send_tool(ran, [policy_guardrail(g)])), g, settings, hooks)
+    with pytest.raises(UnguardedTools) if hooks is not None else contextlib.nullcontext():
+        run_configured(agent_paying(send_tool(ran, [policy_guardrail(g)])), g, settings, hooks)
     assert ran == [] and [(a, "RunConfig model settings send the model tools" in why) for a, why in records(log)] == [
         (False, True)]
 
