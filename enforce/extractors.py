@@ -73,8 +73,10 @@ import io
 import json
 import lzma
 import math
+import pickletools
 import re
 import string
+import struct
 import tempfile
 import unicodedata
 import urllib.parse
@@ -1158,7 +1160,7 @@ def _readable(run: str) -> bool:
         candidates.append(bytes.fromhex(run[:len(run) // 2 * 2]))
     if _BASE32.fullmatch(run.rstrip("=")):
         candidates.append(_from_base32(run))
-    return any(raw and (_printable(raw) or any(map(_wordy, _unkeyed(raw))) or _well_formed_file(raw)
+    return any(raw and (_printable(raw) or _wide_text(raw) or any(map(_wordy, _unkeyed(raw))) or _well_formed_file(raw)
                         or raw[:2] == b"\x1f\x8b" or raw[:3] in (b"BZh", b"\xfd7z")) for raw in candidates)
 
 
@@ -1772,7 +1774,76 @@ def _transforms(text: str) -> list[str]:
         out.append(html.unescape(text))
     if "\\" in text and _ESCAPE.search(text):
         out.append(_ESCAPE.sub(lambda m: _unescaped(m.group()), text))
+    if "\\N{" in text and _NAMED_ESCAPE.search(text):
+        out.append(_NAMED_ESCAPE.sub(_named_escape, text))
+    return out + _spelled(text)
+
+
+# Text spelled in another alphabet that a model reads as letters: Braille patterns (U+2800 block, as ASCII Braille
+# writes letters, digits and marks), Morse code (dots and dashes), the NATO alphabet's words (`Tango Romeo Alfa ...`),
+# a number whose bytes are text (`int.from_bytes`), ROT47 and UTF-7 (read on when they show a call's word or a keyword
+# call), and a span under a bidi override shown in the order it is seen (RLO reverses it on screen).
+_NAMED_ESCAPE = re.compile(r"\\N\{([A-Z0-9 -]{1,88})\}")
+_BRAILLE = re.compile("[\u2800-\u28ff]{4,}")
+_BRAILLE_ASCII = " a1b'k2l@cif/msp\"e3h9o6r^djg>ntq,*5<-u8v.%[$+x!&;:4\\0z7(_?w]#y)="
+_MORSE_CODES = dict(zip(
+    ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .--- -..- -.-- --.. "
+    "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. -.--. -.--.- -...- .-..-. --..-- .-.-.- ---... "
+    ".----. -....- ..--.- .--.-. -..-. -.-.-- ..--.. -.-.-.".split(), "abcdefghijklmnopqrstuvwxyz0123456789()=\",.:'-_@/!?;"))
+_MORSE_CODES[".--"] = "w"
+_MORSE = re.compile(r"[.\-·•–—_]{1,7}(?:(?:[ \t]+|[ \t]*[/|][ \t]*)[.\-·•–—_]{1,7}){7,}")
+_MORSE_MARKS = str.maketrans("·•–—_", "..---")
+_NATO = ("alfa alpha bravo charlie delta echo foxtrot golf hotel india juliett juliet kilo lima mike november oscar papa "
+         "quebec romeo sierra tango uniform victor whiskey whisky xray x-ray yankee zulu").split()
+_NATO_RUN = re.compile(r"(?i)\b(?:" + "|".join(_NATO) + r")(?:[\s,;-]+(?:" + "|".join(_NATO) + r")\b){4,}")
+_NATO_WORD = re.compile(r"(?i)\b(?:" + "|".join(_NATO) + r")\b")
+_DECIMAL = re.compile(r"(?<![\w.])[0-9]{24,4000}(?![\w.])")
+_UTF7 = re.compile(r"\+[A-Za-z0-9+/]{2,}-?")
+_BIDI = re.compile("([\u202d\u202e\u2066\u2067\u2068])([^\u202c\u2069\n]*)[\u202c\u2069]?")
+
+
+def _named_escape(found: re.Match[str]) -> str:
+    try:
+        return unicodedata.lookup(found.group(1))
+    except KeyError:
+        return found.group()
+
+
+def _spelled(text: str) -> list[str]:
+    out: list[str] = []
+    if not text.isascii():
+        if _BRAILLE.search(text):
+            out.append(_BRAILLE.sub(lambda m: "".join(_BRAILLE_ASCII[(ord(c) - 0x2800) % 64] for c in m.group()), text))
+        if _BIDI.search(text):
+            out.append(_BIDI.sub(lambda m: m.group(2)[::-1] if m.group(1) == "\u202e" else m.group(2), text))
+        if _MORSE.search(text.translate(_MORSE_MARKS)):
+            text = text.translate(_MORSE_MARKS)
+    if _MORSE.search(text):
+        out.append(_MORSE.sub(_morse_read, text))
+    if _NATO_RUN.search(text):
+        out.append(_NATO_RUN.sub(lambda m: "".join(w[0].lower() for w in _NATO_WORD.findall(m.group())), text))
+    if _DECIMAL.search(text):
+        out += [read for m in _DECIMAL.finditer(text)
+                if (read := _printable((n := int(m.group())).to_bytes((n.bit_length() + 7) // 8)))]
+    if text.isascii() and len(text) >= _ENCODED_MIN:
+        turned = [text.translate(_ROT47)] + ([_utf7(text)] if "+" in text and _UTF7.search(text) else [])
+        out += [t for t in turned if t != text and _shows_call_word_turned(t)]
     return out
+
+
+def _morse_read(found: re.Match[str]) -> str:
+    words = re.split(r"[ \t]*[/|][ \t]*|[ \t]{3,}", found.group())
+    return " ".join("".join(_MORSE_CODES.get(code, "?") for code in word.split()) for word in words)
+
+
+_ROT47 = str.maketrans("".join(map(chr, range(33, 127))), "".join(chr(33 + (c + 14) % 94) for c in range(33, 127)))
+
+
+def _utf7(text: str) -> str:
+    try:
+        return text.encode("ascii").decode("utf-7")
+    except UnicodeDecodeError:
+        return ""
 
 
 # Text written in characters that show as nothing, which a model reads all the same: Unicode tag characters (U+E0020 to
@@ -1818,7 +1889,9 @@ _MIXED = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9]"))
 def _read_bytes(raw: bytes, where: str, depth: int = 0) -> list[str]:
     """The text decoded bytes hold: the whole as printable UTF-8, what gzip, zlib, bzip2, xz or raw deflate data
     inflates to, or else the printable ASCII runs inside them; [] for none."""
-    whole = _printable(raw)
+    if _pickled(raw):
+        _bad_call(where, "bytes that are a Python pickle, which a runtime loads by running what it names: not read")
+    whole = _printable(raw) or _wide_text(raw)
     if whole:
         return [whole, *_keyed(raw, periodic=False)]
     if depth < 4:
@@ -2003,6 +2076,40 @@ def _well_formed_file(raw: bytes) -> bool:
     if parsed is not None:
         return parsed.whole and all(map(_carried, parsed.held))
     return raw.startswith(_FILE_MAGIC) or raw[4:8] in (b"ftyp", b"ssh-", b"ecds", b"sk-s", b"sk-e")
+
+
+_PICKLE_DATA = frozenset(("STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE",
+                          "BINUNICODE8", "GLOBAL", "STACK_GLOBAL", "REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"))
+
+
+def _pickled(raw: bytes) -> bool:
+    """Whether bytes of 16 or more are, to their last, one pickle that writes a string or names a callable (read
+    statically by pickletools, never loaded)."""
+    if len(raw) < _ENCODED_MIN or raw[-1:] != b"." or raw[:1] not in b"\x80(cVS]}ldI":
+        return False
+    seen = False
+    try:
+        for op, _, at in pickletools.genops(raw):
+            seen = seen or op.name in _PICKLE_DATA
+            if op.name == "STOP":
+                return seen and at == len(raw) - 1
+    except (ValueError, KeyError, IndexError, UnicodeDecodeError, struct.error):
+        return False
+    return False
+
+
+def _wide_text(raw: bytes) -> str:
+    """The text of bytes in UTF-16 or UTF-32 (a third of them NUL or more), '' for none: a tool decodes them too."""
+    if raw.count(0) * 3 < len(raw):
+        return ""
+    for codec in ("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"):
+        try:
+            text = raw.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        if text and _printable(text.encode()):
+            return text
+    return ""
 
 
 class _Guessed(str):
@@ -2529,8 +2636,18 @@ _KEYWORDS = re.compile(r"(?:^|,)\s*([A-Za-z_][A-Za-z_]*)\s*[=:]")
 def _name_shape(tool: str) -> re.Pattern[str] | None:
     if sum(c.isalpha() for c in tool) < 5:
         return None   # a name of 4 letters or fewer has too few pairs to judge
-    shape = "".join("[A-Za-z]" if c.isascii() and c.isalpha() else re.escape(c) for c in tool)
+    shape = "".join("[A-Za-z0-9@$]" if c.isascii() and c.isalpha() else re.escape(c) for c in tool)
     return re.compile(r"(?<![\w.$-])(" + shape + r")\s*\(([^()]{0,400})\)")
+
+
+_LEET = {"4": "a", "@": "a", "8": "b", "3": "e", "6": "bg", "9": "g", "1": "il", "!": "i", "0": "o", "5": "s",
+         "$": "s", "7": "t", "2": "z"}   # letters written as digits and marks (leetspeak)
+
+
+def _leet_of(callee: str, tool: str) -> bool:
+    """Whether `callee` is `tool` with some of its letters written as the digits or marks that look like them."""
+    return len(callee) == len(tool) and callee != tool and all(
+        c == t or t in _LEET.get(c, "") for c, t in zip(callee, tool))
 
 
 def _keyed_name(text: str, tool: str) -> str:
@@ -2544,7 +2661,7 @@ def _keyed_name(text: str, tool: str) -> str:
         keywords = [k.lower() for k in _KEYWORDS.findall(arguments)]
         if callee == tool.lower() or not keywords:
             continue
-        if sorted(callee) == sorted(tool.lower()):   # its letters shuffled: a transposition keeps each letter
+        if sorted(callee) == sorted(tool.lower()) or _leet_of(callee, tool.lower()):   # shuffled, or in leetspeak
             return found.group()
         words = [w for w in re.split(r"[^a-z]+", " ".join([callee, *keywords])) if len(w) > 1]
         pairs = sum(len(w) - 1 for w in words)
