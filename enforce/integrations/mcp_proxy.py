@@ -79,12 +79,16 @@ a write to the host fails (it closed the proxy's output), the proxy stops readin
 deciding, are refused unrun, recorded, and it ends (before, the next call read was run, its answer lost). A request of
 the child's that carries a tool call (a tools/call, a sampling with a tool's name and arguments) is recorded as
 refused, counting in no run. A stop signal while the console script loads its modules is `veriguard/entry.py`'s.
+A server that closes its input while it runs is gone at the next call (refused undecided, recorded); before, asyncio
+dropped each call written to the closed pipe without a word and the host waited --timeout.
 
-Each tool's definition is kept as the server first lists it (the host's tools/list answers, every page): a call to a
+Each tool's definition is kept as the server first lists it (the proxy's own tools/list as the server comes up, before
+any call, and the host's answers, every page): a call to a
 tool the server then lists otherwise (re-described, a new schema), or lists twice otherwise, is refused undecided,
-recorded, since the host and the policy read the tool as first listed. When the server says its tools changed
-(notifications/tools/list_changed, after the host listed them), or was started again (a server's tools may depend on
-its start), the proxy lists them itself; calls meanwhile, and while the server is started again, are held (their ids
+recorded, since the host and the policy read the tool as first listed; an allowed call to a tool the server never
+listed is not run (recorded): nothing the host or the policy read describes it. When the server says its tools changed
+(notifications/tools/list_changed), or was started again (a server's tools may depend on
+its start), the proxy lists them again; calls meanwhile, and while the server is started again, are held (their ids
 awaited, at most MAX_WAITING, beyond which one is refused) and decided once the tools are read, or refused with a
 record when they cannot be, the server is gone, the proxy is stopped, or the host cancels them. A request passed unchecked (--unchecked) gets an allowed record marked
 unchecked with its params' sha256 (Guard.record_unchecked), and is not forwarded when that record cannot be written.
@@ -187,6 +191,8 @@ FORWARDED_KEYS = {method: frozenset(field.alias or name for name, field in model
 LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "LISU", "CANADIAN", "TIFINAGH",
                      "NKO", "VAI", "OSAGE", "DESERET", "GOTHIC", "OLD ITALIC", "RUNIC", "GLAGOLITIC")   # letters that pass for Latin
 INIT_ID = "veriguard-proxy-initialize"
+OWN_ID = "veriguard-proxy-tools-list-"   # the ids of the proxy's own tools/list, OWN_ID + a number
+ChildId = int | str            # a request's id towards the child: the host's renumbered, or one of the proxy's own
 GONE = "the MCP server is gone (it exited or closed its output)"
 FRAMED = ("; the proxy reads one JSON-RPC message per line (MCP's stdio transport), not Content-Length frames (the "
           "Language Server Protocol's)")
@@ -698,7 +704,7 @@ class Proxy:
         info = init.server_info
         self.server_info = {"name": f"veriguard-proxy:{info.name}", "version": info.version}
         self.instructions = init.instructions
-        self.pending: dict[int, Pending] = {}
+        self.pending: dict[ChildId, Pending] = {}
         self.ids = itertools.count(1)
         self.gone = ""             # why the child can no longer answer ("" while it can)
         self.stray = ""            # the child's last line that was not JSON-RPC, to say why a call got no answer
@@ -710,7 +716,7 @@ class Proxy:
         self.cancelled_early: set[int] = set()   # tokens the host cancelled while they were decided
         self.abandoned = 0         # decisions past their deadline whose thread still runs
         self.tokens = itertools.count(1)
-        self.unfinished: dict[int, asyncio.TimerHandle] = {}   # given-up tools/calls the child may still be running
+        self.unfinished: dict[ChildId, asyncio.TimerHandle] = {}   # given-up tools/calls the child may still be running
         self.start = start
         self.replacing = ""        # why the child is being stopped and started again ("" while it is not)
         self.tasks: set[asyncio.Task[None]] = set()   # the child's readers and restarts (the loop keeps weak references)
@@ -722,6 +728,8 @@ class Proxy:
         self.relist_pages = 0      # pages read by those chains
         self.relist_failed = ""    # why the server's changed tool list could not be read ("" while it could)
         self.waiting: list[tuple[Any, Any]] = []   # tools/calls (id, params) held until the tools are read again
+        self.reads_tools = False   # the proxy lists the tools itself from the start (list_first): a tool it never saw
+        # listed is not called
 
     @property
     def unavailable(self) -> str:
@@ -907,6 +915,26 @@ class Proxy:
             if self.listed.setdefault(name, shape) != shape:
                 self.changed.add(name)
 
+    def list_first(self) -> None:
+        """List the server's tools as soon as it is up, before any call, and pin them (as list_again): a host that
+        calls without listing (it listed in an earlier session, or never) gets the tools as the server defined them at
+        the start, and a later change (the server's list_changed, a restart) is read and pinned as for any host. Before,
+        only what the host listed was pinned: a server that re-described a tool the host had not listed in this session
+        ran the call as it now defined the tool (45000 cents decided, paid as whole dollars)."""
+        self.reads_tools = True
+        self.relisting = True
+        self.relist()
+
+    def never_listed(self, name: str) -> str:
+        """Why an allowed call to tool `name` is not run ('' when it may be): the proxy lists the server's tools itself
+        (list_first), and the server has never listed this one, so what it does is described nowhere the host or the
+        policy's author could read."""
+        if not self.reads_tools or name in self.listed:
+            return ""
+        return (f"the MCP server has not listed a tool {name[:100]!r} in this session (the proxy reads its tool list "
+                "when it starts and whenever it changes), so nothing the host or the policy read describes what it "
+                "does; call only tools that tools/list returns")
+
     def list_again(self) -> None:
         """Read the server's tools again (the proxy's own tools/list, every page) and pin them, once the host listed
         any: the server said its tools changed, or it was started again (a server's tools may depend on its start:
@@ -914,7 +942,7 @@ class Proxy:
         meanwhile are held (call_tool). One chain at a time, and one more after it however often the server said so
         meanwhile: before, each notification started a chain of its own (a server's 10,000 notifications, 10,000
         tools/list in flight)."""
-        if not self.listed:   # before the host listed any tool there is nothing to compare
+        if not self.listed and not self.reads_tools:   # nothing listed yet, and nothing to compare
             return
         if self.relisting:
             self.relist_queued = True
@@ -958,7 +986,7 @@ class Proxy:
         cursor = result.get("nextCursor") if isinstance(result, dict) else None
         if "error" in message or not isinstance(result, dict) or not isinstance(result.get("tools"), list):
             why = _show(message["error"]) if "error" in message else "its answer held no list of tools"
-            self.relist_failed = f"the MCP server's tool list could not be read again ({why})"
+            self.relist_failed = f"the MCP server's tool list could not be read ({why})"
             self.release_waiting()
             return
         self.pin(result)
@@ -995,6 +1023,7 @@ class Proxy:
             return
         name = call_name(params)
         arguments = (params.get("arguments") or {}) if not problem else {}
+        self.input_closed()   # so that a call no server can read is refused undecided, not decided and then dropped
         undecided = "" if problem else self.refusing or self.unlisted(name)
         if undecided:   # refused undecided, recorded
             self.not_run(host_id, name, undecided)
@@ -1163,14 +1192,14 @@ class Proxy:
         if not self.deciding and not self.unfinished and not self.replacing and not self.running():
             self.guard.finished(RUN)   # (a decision on a thread may have allowed a call not forwarded yet)
 
-    def linger(self, child_id: int) -> None:
+    def linger(self, child_id: ChildId) -> None:
         """A tools/call given up before the child answered it (cancelled by the host, timed out) may still be running
         there, a server being free to finish what it cannot stop: it holds the run's one running call until the
         child's answer to it comes (dropped) or timeout_s passes, so that the next call is not decided on facts the
         first may still change (a payment cancelled and sent again ran twice on the same ledger)."""
         self.unfinished[child_id] = asyncio.get_running_loop().call_later(self.timeout_s, self.overdue, child_id)
 
-    def overdue(self, child_id: int) -> None:
+    def overdue(self, child_id: ChildId) -> None:
         """A given-up tools/call the child has not answered --timeout after: it may still be running, and may finish
         behind a later call's back (a payment made after the next was decided on the ledger without it). The child is
         stopped (its process group killed: a helper it started dies too) so that the call cannot finish, and started
@@ -1216,22 +1245,34 @@ class Proxy:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    def release(self, child_id: int) -> None:
+    def release(self, child_id: ChildId) -> None:
         timer = self.unfinished.pop(child_id, None)
         if timer is not None:
             timer.cancel()
             self.settle()
 
+    def input_closed(self) -> None:
+        """A child that closed its input (its read end of the pipe) while it runs is gone for the proxy: asyncio drops
+        what is written to a closed pipe without a word, so before, each call went nowhere and was refused only at its
+        --timeout (30 s), and the server was then started again for a call it never received."""
+        stdin = self.child.stdin
+        if not self.unavailable and stdin is not None and stdin.is_closing():
+            self.child_gone("the MCP server closed its input (it reads no more requests)")
+
     def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
+        self.input_closed()
         pending = Pending(host_id, method, tool)
-        if self.refusing:
+        refusing = self.refusing or (self.never_listed(tool) if method == "tools/call" else "")
+        if refusing:
             if method == "tools/call":   # decided before the child or the host went: recorded as not run
-                self.not_run(host_id, tool, self.refusing, allowed=True)
+                self.not_run(host_id, tool, refusing, allowed=True)
             else:
-                self.fail(pending, self.refusing)
+                self.fail(pending, refusing)
             self.settle()
             return
-        child_id = next(self.ids)
+        # the proxy's own tools/list under an id of its own: a server's answer to an integer id it was never sent (a
+        # bug, or log lines) failed the list read at the start, and with it every call of the session
+        child_id: ChildId = next(self.ids) if host_id is not None else f"{OWN_ID}{next(self.ids)}"
         self.pending[child_id] = pending
         pending.timer = asyncio.get_running_loop().call_later(self.timeout_s, self.expired, child_id)
         self.to_child({"jsonrpc": "2.0", "id": child_id, "method": method,
@@ -1364,7 +1405,7 @@ class Proxy:
                                   "from the server"}})
             return
         child_id = message.get("id")
-        pending = self.pending.pop(child_id, None) if type(child_id) is int else None
+        pending = self.pending.pop(child_id, None) if type(child_id) is int or type(child_id) is str else None
         if pending is None:         # late (after a timeout or a cancellation: that call is over now), or not ours
             if type(child_id) is int:
                 self.release(child_id)
@@ -1416,7 +1457,7 @@ class Proxy:
             return
         self.to_host({"jsonrpc": "2.0", "id": pending.host_id, "result": result})
 
-    def expired(self, child_id: int) -> None:
+    def expired(self, child_id: ChildId) -> None:
         pending = self.pending.pop(child_id, None)
         if pending is None:
             return
@@ -1641,6 +1682,7 @@ async def serve(guard: Guard, command: str, args: Sequence[str], *, context: Con
     source = host_in or open(os.dup(sys.stdin.fileno()), "rb")
     threading.Thread(target=_pump, args=(source, asyncio.get_running_loop(), lines), daemon=True).start()
     proxy.read_in_background()
+    proxy.list_first()
     loop, stopped_by = asyncio.get_running_loop(), list[signal.Signals]()
 
     def stop(signum: signal.Signals) -> None:   # calls in flight refused and recorded, no traceback
