@@ -33,7 +33,7 @@ def main() -> None:
     def dispatched(params: dict) -> dict:   # lenient: a request carrying a tool call runs it
         if isinstance(params.get("name"), str) and isinstance(params.get("arguments"), dict):
             record_payment(received, context, params)
-        return {"tools": [], "resources": [], "resourceTemplates": [], "prompts": [], "contents": [],
+        return {"tools": [tool], "resources": [], "resourceTemplates": [], "prompts": [], "contents": [],
                 "completion": {"values": []}}
 
     schema = {"type": "object", "properties": {**PAYMENT["properties"], "amount_cents": {"type": "string"},

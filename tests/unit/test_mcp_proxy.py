@@ -347,6 +347,9 @@ class FakeStdin:
     def write(self, data):
         self.lines.append(json.loads(data))
 
+    def is_closing(self):   # an asyncio StreamWriter's: the proxy asks before each request (M33)
+        return False
+
 
 class FakeChild:
     def __init__(self):

@@ -22,6 +22,7 @@ from tests.unit.test_guard import CONTEXT, OVER_LIMIT
 from tests.unit.test_mcp_proxy_m25 import call, normal_session, records, session_fixture, stoppable, text
 from tests.unit.test_mcp_proxy_m27 import method_then_a_call
 from tests.unit.test_monitor import payments_build  # noqa: F401  (fixture)
+from veriguard.enforce.integrations.mcp_proxy import OWN_ID
 
 pytest.importorskip("mcp", reason="the MCP proxy needs the mcp SDK")
 
@@ -29,6 +30,11 @@ CHILDREN = Path(__file__).resolve().parent.parent
 session = session_fixture(CHILDREN / "mcp_child_m28.py")
 slow_session = session_fixture(CHILDREN / "mcp_child_m27.py")
 UNCHECKED = ["--unchecked", "resources", "--unchecked", "prompts", "--unchecked", "completions"]
+
+
+def hosts(s) -> list[dict]:
+    """The requests the server got but the proxy's own tools/list (M33: it lists the tools itself at the start)."""
+    return [m for m in s.requests() if not str(m.get("id")).startswith(OWN_ID)]
 
 
 # --- 1. a forwarded request takes only its own params to the server -----------------------------------------------
@@ -47,7 +53,7 @@ def test_a_forwarded_request_carrying_a_tool_call_never_reaches_the_server(sessi
     finally:
         s.close()
     assert s.paid() == [45000]   # before: [250000, 45000]
-    assert [m.get("method") for m in s.requests()].count(method) == 0
+    assert [m.get("method") for m in hosts(s)].count(method) == 0
     got = records(s)
     assert got[0][1] is False and "carry a tool's name and arguments" in got[0][2] and got[1] == ("2", True, ""), got
 
@@ -64,7 +70,7 @@ def test_a_tools_list_takes_its_own_params_without_meta(session, params, sent):
         assert [t["name"] for t in s.answer("l")["result"]["tools"]] == ["send_payment"]
     finally:
         s.close()
-    listed = [m for m in s.requests() if m.get("method") == "tools/list"]
+    listed = [m for m in hosts(s) if m.get("method") == "tools/list"]
     assert len(listed) == 1 and listed[0].get("params") == sent, listed
     assert records(s) == []
 
@@ -82,7 +88,7 @@ def test_params_mcp_does_not_give_a_method_are_refused_unrecorded(session, metho
         assert s.answer("x")["error"]["code"] == -32602
     finally:
         s.close()
-    assert [m.get("method") for m in s.requests()].count(method) == 0 and records(s) == []
+    assert [m.get("method") for m in hosts(s)].count(method) == 0 and records(s) == []
 
 
 # --- 2. only scripts whose letters pass for Latin ones read as tools/call ----------------------------------------

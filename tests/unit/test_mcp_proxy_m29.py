@@ -230,7 +230,10 @@ def test_a_tool_call_carried_by_another_message_is_recorded_and_never_run(sessio
     got = records(s)
     assert got[0][:2] == ("", False) and "tool's name and arguments" in got[0][2] and got[1:] == [("2", True, "")], got
     assert s.paid() == [45000]
-    assert [m.get("method") for m in s.requests()] == ["initialize", "notifications/initialized", "tools/call"]
+    # M33: the proxy's own tools/list at the start (no params) is the only other request the server gets
+    assert [m.get("method") for m in s.requests()] == ["initialize", "notifications/initialized", "tools/list",
+                                                      "tools/call"]
+    assert "params" not in s.requests()[2]
 
 
 @pytest.mark.parametrize("message,result", [
