@@ -231,14 +231,39 @@ _AUTHORITY = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://|//|mailto:)?(?:[^/?#]*
 
 
 def named_hosts(text: str) -> list[str]:
-    """The names a tool reads out of `text` (_hosts_as_written), and those a browser reads out of it when it differs:
-    the WHATWG URL parser drops C0 controls and spaces around a URL and tabs and line breaks anywhere in it, and for a
-    special scheme reads `\\` as `/` and any number of slashes after the colon (`https:paypal.com`,
-    `https:\\\\paypal.com`, `https://pay<TAB>pal.com`). Parsers disagree (Python's urlsplit reads
-    `https://a.com\\@b.com`'s host as b.com, a browser as a.com), so both readings are named: fail closed."""
+    """The names a tool reads out of `text` (_hosts_as_written), those a browser reads out of it when it differs, and
+    those a mail program reads out of it (_as_mail_addresses): the WHATWG URL parser drops C0 controls and spaces
+    around a URL and tabs and line breaks anywhere in it, and for a special scheme reads `\\` as `/` and any number of
+    slashes after the colon (`https:paypal.com`, `https:\\\\paypal.com`, `https://pay<TAB>pal.com`). Parsers disagree
+    (Python's urlsplit reads `https://a.com\\@b.com`'s host as b.com, a browser as a.com), so every reading is named:
+    fail closed."""
     found = _hosts_as_written(text)
     read = _as_a_browser_reads(text) if ":" in text else text   # a browser reads a host only after a scheme
-    return found + [host for host in _hosts_as_written(read) if host not in found] if read != text else found
+    for other in ([read] if read != text else []) + (_as_mail_addresses(text) if "@" in text else []):
+        found += [host for host in _hosts_as_written(other) if host not in found]
+    return found
+
+
+_COMMENT = re.compile(r"\([^()]*\)")
+_ADDRESS_LIST = re.compile(r"[,;]")
+_ANGLE_ADDRESS = re.compile(r"<([^<>\s]*)>")
+
+
+def _as_mail_addresses(text: str) -> list[str]:
+    """The addresses a mail program reads out of a header value holding `@`, each as one token: RFC 5322's comments
+    dropped (`x@bad.com(note)`, `x@(note)bad.com`), each address of a list (`x@a.com,y@bad.com`, `;` too) and the
+    address in angle brackets after a display name (`Bob <x@bad.com>`). A part with a space and no angle brackets is a
+    sentence, decided as written."""
+    bare = text
+    while "(" in bare and (cut := _COMMENT.sub("", bare)) != bare:   # nested comments, innermost first
+        bare = cut
+    found = []
+    for part in _ADDRESS_LIST.split(bare):
+        held = _ANGLE_ADDRESS.search(part)
+        address = (held.group(1) if held else part).strip().strip("<>")
+        if "@" in address and address != text and not any(c.isspace() for c in address):
+            found.append(address)
+    return found
 
 
 _C0_AND_SPACE = "".join(map(chr, range(33)))
@@ -271,6 +296,84 @@ def _hosts_as_written(text: str) -> list[str]:
     held = _AUTHORITY.match(decoded)
     assert held is not None   # every part of _AUTHORITY is optional: it matches any text, if only its empty start
     host = unquote(held.group("host"))
-    if host and host != decoded and (held.group("scheme") or "." in host):
+    literal = host.startswith("[") and host.endswith("]")   # an IP address (or a mail domain literal) in brackets
+    host = host[1:-1] if literal else host
+    if host and host != decoded and (held.group("scheme") or "." in host or literal):
         found.append(host)
     return found
+
+
+def address_keys(name: str) -> tuple[str, ...]:
+    """The IP addresses `name` (a spelling_key: lower case, no root dot) is to a resolver, a browser or a tool, each in
+    its one canonical form; () when it is none. IPv4 in one to four parts, each decimal, octal (`0177`) or hex
+    (`0x7f`), the last filling the bytes left (`127.1`, `2130706433`, `0x7f.0.0.1` are 127.0.0.1); a part with a
+    leading zero is read both as inet_aton and the WHATWG URL parser read it (octal) and as decimal (as some parsers
+    do): `0127.0.0.1` is 87.0.0.1 and 127.0.0.1. IPv6 in brackets, with a zone (`::1%eth0`), zeros written out or
+    compressed, a mail address's `IPv6:` before it; an IPv4-mapped one (`::ffff:127.0.0.1`) is read as its IPv4 address. A compared string counts as an
+    address only when written canonically (compared_address)."""
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if ":" in name:   # a mail address's domain literal names IPv6 as `[IPv6:::1]` (RFC 5321)
+        six = _ipv6(name.removeprefix("ipv6:").split("%", 1)[0])
+        return (six,) if six is not None else ()
+    parts = name.split(".")
+    if not 1 <= len(parts) <= 4 or not name[:1].isdigit():
+        return ()
+    readings = (_ipv4(parts, octal=True), _ipv4(parts, octal=False))
+    return tuple(dict.fromkeys(r for r in readings if r is not None))
+
+
+def compared_address(text: str) -> str | None:
+    """The address a string a policy compares is, when it is an IP address written as ipaddress writes one (a string
+    `1000` or `0x3e8` that a rule compares is no address: an argument `1000` is not another spelling of it)."""
+    if not (":" in text or text.count(".") == 3):
+        return None
+    keys = address_keys(text)
+    return keys[0] if keys and (keys[0] == text or _ipv6(text) == keys[0]) else None
+
+
+def address_written_otherwise(text: str) -> str | None:
+    """The IPv4 address a string of four dotted parts is when it is written otherwise than as one (`0177.0.0.1`,
+    `127.000.000.001`, `0x7f.0.0.1`: a tool reads each as 127.0.0.1; `010.0.0.1` is 8.0.0.1 to inet_aton and 10.0.0.1
+    to a reader), the readings joined by ` or `; None for anything else (`1.2.3` stays a version)."""
+    if text.count(".") != 3 or ":" in text:
+        return None
+    keys = address_keys(text.lower())
+    return None if not keys or keys == (text,) else " or ".join(keys)
+
+
+def _ipv4(parts: list[str], *, octal: bool) -> str | None:
+    numbers = [_ipv4_part(part, octal=octal) for part in parts]
+    if None in numbers:
+        return None
+    *head, last = [n for n in numbers if n is not None]
+    if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):
+        return None
+    value = sum(n << 8 * (3 - i) for i, n in enumerate(head)) + last
+    return ".".join(str(value >> shift & 255) for shift in (24, 16, 8, 0))
+
+
+def _ipv4_part(part: str, *, octal: bool) -> int | None:
+    """A part of an IPv4 address as inet_aton and the WHATWG URL parser read it (`0x` hex, a leading `0` octal), or
+    with its leading zeros read as decimal."""
+    if part[:2] == "0x":
+        digits, base = part[2:] or "0", 16
+    elif len(part) > 1 and part[0] == "0":
+        digits, base = (part[1:], 8) if octal else (part, 10)
+    else:
+        digits, base = part, 10
+    if not digits.isascii() or not digits.isalnum() or len(digits) > 32:
+        return None
+    try:
+        return int(digits, base)
+    except ValueError:
+        return None
+
+
+def _ipv6(name: str) -> str | None:
+    import ipaddress   # only a text with `:` that may be an address pays for the import
+    try:
+        address = ipaddress.IPv6Address(name)
+    except ValueError:
+        return None
+    return str(address.ipv4_mapped or address)

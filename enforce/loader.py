@@ -39,8 +39,9 @@ from veriguard.contracts.build_format import (CERT_FORMAT, HEX64, POLICY_CODE, S
                                                SIGNATURE_KEYS, SIGNATURE_NAME, UNCERTIFIED_FILES, CERTIFIED_GATES,
                                                approval_problem, respelt, unheld_gates)
 from veriguard.contracts.errors import AgentInputError, InternalError, OperatorError
-from veriguard.contracts.shown import (ascii_form, invisible_beside, latin_compat, look_alike_key, named_hosts,
-                                       separator_form, sign_of, spelling_key, visible, visible_spelling_key)
+from veriguard.contracts.shown import (address_keys, ascii_form, compared_address, invisible_beside, latin_compat,
+                                       look_alike_key, named_hosts, separator_form, sign_of, spelling_key, visible,
+                                       visible_spelling_key)
 import veriguard.contracts.strict_json as strict_json
 from veriguard.contracts.regular_file import (FileRefused, build_folders_exposed, read_regular_file_and_stat,
                                               writable_from_outside)
@@ -173,6 +174,11 @@ class Spellings:
         of `paypal.com` (decided as written: both ASCII) in some and denied in others, by the hash seed."""
         return {look_alike_key(text): text for text in sorted(self.texts, key=lambda t: (not t.isascii(), t))}
 
+    @cached_property
+    def addresses(self) -> dict[str, str]:
+        """The compared strings that are IP addresses, by their address (made when an argument is first read as one)."""
+        return {key: text for text in sorted(self.texts) if (key := compared_address(text)) is not None}
+
 
 def spellings_of(texts: frozenset[str]) -> Spellings:
     keys = {spelling_key(text): text for text in texts}
@@ -263,8 +269,9 @@ def _text_shown_otherwise(text: str) -> str | None:
 
 def _another_spelling(text: str, spellings: Spellings) -> str | None:
     """Why `text` is another spelling of a compared string, or None: itself (its spelling_key), the name it holds as a
-    URL, a mail address or in percent-encoding (named_hosts), or either in look-alike letters of another script
-    (look_alike_key, when the two are not both ASCII: `paypa1.com` is decided as written)."""
+    URL, a mail address or in percent-encoding (named_hosts), either in look-alike letters of another script
+    (look_alike_key, when the two are not both ASCII: `paypa1.com` is decided as written), or another form of a
+    compared IP address (address_keys)."""
     shown = visible(text)   # read once: for the bound below and for the key
     bound = 4 * spellings.longest + 4   # NFKC shortens a text at most 3 to 1 (ㅎㅏㄴ is 한)
     whole = len(text) <= bound or len(shown.strip().rstrip(_ROOT_DOTS).strip()) <= bound
@@ -276,6 +283,8 @@ def _another_spelling(text: str, spellings: Spellings) -> str | None:
         if same is None and not (spellings.ascii and str.isascii(key)):   # the key: punycode read as what it spells
             same, how = spellings.looks.get(look_alike_key(name)), _LOOKS
             same = None if same is None or str.isascii(key) and str.isascii(same) else same
+        if same is None and (addresses := address_keys(key)):
+            same, how = next(filter(None, map(spellings.addresses.get, addresses)), None), _ADDRESS
         if same is not None:
             named = f"names {name!r} (a URL's or mail address's host, or percent-encoded), which " if held else ""
             return (f"{named}is another spelling of {same!r}, a string the policy compares with ({how}: a mail "
@@ -287,6 +296,8 @@ def _another_spelling(text: str, spellings: Spellings) -> str | None:
 
 _SPELT = "case, width, spaces around it, invisible characters, IDNA's dots, a DNS root dot or punycode"
 _LOOKS = "letters of another script that look like its own (Unicode's confusables)"
+_ADDRESS = ("another form of one IP address: a resolver, a browser and inet_aton read `127.1`, `2130706433`, `0x7f.1`, "
+            "`0177.0.0.1` and `::ffff:127.0.0.1` as 127.0.0.1, and `0:0::1` or `[::1]:22` as ::1")
 
 
 # the bound above measures a text without the spaces and root dots around it, whatever its length: `.`, IDNA's `。`

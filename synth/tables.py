@@ -17,8 +17,8 @@ from veriguard.contracts.parse import MAX_INT_DIGITS
 from veriguard.contracts.regular_file import FileRefused, read_regular_file
 from veriguard.contracts.signature import Table, Value
 from veriguard.contracts.types import MAX_TEXT, BoolT, EnumT, IntT, Scalar
-from veriguard.contracts.shown import (ENCLOSED_RANGES, ascii_form, invisible_beside, joined_to_ascii, latin_compat,
-                                       latin_form)
+from veriguard.contracts.shown import (ENCLOSED_RANGES, address_written_otherwise, ascii_form, invisible_beside,
+                                       joined_to_ascii, latin_compat, latin_form)
 from veriguard.enforce.textnorm import map_lookalikes
 
 SHOWN_FIX = "delete the character (or write the text without it): a spec must read as it is shown"
@@ -150,7 +150,10 @@ def compared_otherwise(value: str) -> str | None:
         return ("it begins or ends with a space or a line break, which shows as nothing (in a table's cell, a JSON key) "
                 "and which a tool strips: the agent's name never equals it")
     if plain:
-        return None
+        address = address_written_otherwise(value)
+        return None if address is None else (
+            f"it is the IP address {address} written otherwise (octal, hex or zero-padded parts): a tool reads it as "
+            f"{address} and an agent's {address} never equals it; write the address as {address.split(' or ')[0]}")
     if not unicodedata.is_normalized("NFC", value):
         return (f"it is not in Unicode's composed form (NFC): it shows as {unicodedata.normalize('NFC', value)!r}, "
                 "which an agent's text spells with other code points, and never equals it")
