@@ -386,12 +386,19 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
             strings = _object_strings(x) if text is not None and join else []
             if len(strings) > 1 and any(_KEY_VALUE.fullmatch(v) for v in strings):   # a key alone in one value,
                 _refuse_lettered_beside(" ".join(strings), at)   # the letters it hides in another
+            records = _records([v for v in x.values() if isinstance(v, list)][:_RECORD_LISTS]) if text is not None else []
+            if records:   # {"keys": ["name", "arguments"], "values": ["transfer", {...}]}: read as the objects they are
+                children.append((records, f"{at}[as records]"))
         elif isinstance(x, (list, tuple)):
             children = [(v, f"{at}[{i}]") for i, v in enumerate(x)]
             values = _piece_values(x) if text is not None and join else []   # collected once for both readings
             joined = _joined_items(values)
             if joined:   # a run cut into the items of a list (a notebook's lines or cells, text blocks)
                 children.append((joined, f"{at}[joined]"))
+            records = _records([x[0], list(x[1:_RECORD_FIELDS + 1])]) if (
+                text is not None and x and isinstance(x[0], list)) else []
+            if records:   # [["name", "arguments"], ["transfer", {...}]]: a header row over its rows
+                children.append((records, f"{at}[as records]"))
             numbers = _number_items(x) if text is not None and join else ""
             if numbers:   # a list of numbers held as data is read as the same list written in text
                 children.append((numbers, f"{at}[numbers]"))
@@ -401,6 +408,27 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
         if len(pieces) > 1:   # a call written across text blocks, or across an object's strings
             children.append((_Joined("".join(pieces), pieces), f"{at}[joined text]"))
         stack.extend((v, p, depth + 1) for v, p in reversed(children))
+
+
+_RECORD_FIELDS = 64   # fields of a header at most read as a record's keys; rows read under it at most as many
+_RECORD_LISTS = 8     # an object's lists at most read as headers and rows
+
+
+def _records(lists: list[Any]) -> list[dict[str, Any]]:
+    """Objects written as columns: each list of 2 to _RECORD_FIELDS distinct strings (keys, a header) zipped with each
+    other list of its length (values, a row), and with each such list inside another (rows)."""
+    out: list[dict[str, Any]] = []
+    for header in lists:
+        if not 2 <= len(header) <= _RECORD_FIELDS or not all(type(k) is str for k in header) or len(
+                set(header)) < len(header):
+            continue
+        for other in lists:
+            if other is header:
+                continue
+            rows = [other] if len(other) == len(header) and not all(isinstance(r, list) for r in other) else [
+                r for r in other[:_RECORD_FIELDS] if isinstance(r, list) and len(r) == len(header)]
+            out += [dict(zip(header, row)) for row in rows if row is not header]
+    return out
 
 
 def _object_strings(x: Mapping[Any, Any]) -> list[str]:
@@ -1774,15 +1802,54 @@ def _transforms(text: str) -> list[str]:
         out.append(html.unescape(text))
     if "\\" in text and _ESCAPE.search(text):
         out.append(_ESCAPE.sub(lambda m: _unescaped(m.group()), text))
+    if '""' in text and _CSV_QUOTES.search(text):   # a CSV cell's quotes, doubled: `1,"{""name"": ""transfer"", ...}"`
+        out.append(text.replace('""', '"'))
     if "\\N{" in text and _NAMED_ESCAPE.search(text):
         out.append(_NAMED_ESCAPE.sub(_named_escape, text))
+    if "&" in text and "*" in text and _YAML_ANCHOR.search(text):
+        out.append(_yaml_expanded(text))
     return out + _spelled(text)
+
+
+# YAML's anchors and aliases, expanded as a YAML reader expands them (`base: &b {to: eve}` ... `transfer: *b`, or
+# `<<: *b` merged): a call whose arguments are an alias is then written in full.
+_YAML_ANCHOR = re.compile(r"^([ \t-]*)[^\n#]*?:[ \t]*&([\w.-]{1,64})[ \t]*(.*)$", re.MULTILINE)
+_YAML_ALIAS = re.compile(r"^([ \t-]*)([^\n#]*?):[ \t]*\*([\w.-]{1,64})[ \t]*$", re.MULTILINE)
+_YAML_ANCHORS = 64   # anchors read at most
+
+
+def _yaml_expanded(text: str) -> str:
+    lines = text.split("\n")
+    anchors: dict[str, str | list[str]] = {}
+    for found in itertools.islice(_YAML_ANCHOR.finditer(text), _YAML_ANCHORS):
+        indent, name, inline = len(found.group(1)), found.group(2), found.group(3).strip()
+        if inline:
+            anchors[name] = inline
+            continue
+        row = text.count("\n", 0, found.start()) + 1
+        block = list(itertools.takewhile(lambda line: not line.strip() or len(line) - len(line.lstrip(" \t-")) > indent,
+                                         lines[row:]))
+        anchors[name] = [line.strip() for line in block if line.strip()]
+
+    def expanded(found: re.Match[str]) -> str:
+        lead, key, value = found.group(1), found.group(2), anchors.get(found.group(3))
+        if value is None:
+            return found.group()
+        if isinstance(value, str):
+            return f"{lead}{key}: {value}"
+        inner = " " * (len(lead) + 2)
+        if key.strip() == "<<":
+            return "\n".join(f"{' ' * len(lead)}{line}" for line in value)
+        return f"{lead}{key}:\n" + "\n".join(inner + line for line in value)
+
+    return _YAML_ALIAS.sub(expanded, text)
 
 
 # Text spelled in another alphabet that a model reads as letters: Braille patterns (U+2800 block, as ASCII Braille
 # writes letters, digits and marks), Morse code (dots and dashes), the NATO alphabet's words (`Tango Romeo Alfa ...`),
 # a number whose bytes are text (`int.from_bytes`), ROT47 and UTF-7 (read on when they show a call's word or a keyword
 # call), and a span under a bidi override shown in the order it is seen (RLO reverses it on screen).
+_CSV_QUOTES = re.compile(r'(?:^|[,;\t])[ \t]*"(?:[^"\n]|"")*?""[^"\n,;]', re.MULTILINE)
 _NAMED_ESCAPE = re.compile(r"\\N\{([A-Z0-9 -]{1,88})\}")
 _BRAILLE = re.compile("[\u2800-\u28ff]{4,}")
 _BRAILLE_ASCII = " a1b'k2l@cif/msp\"e3h9o6r^djg>ntq,*5<-u8v.%[$+x!&;:4\\0z7(_?w]#y)="
@@ -2559,7 +2626,9 @@ _ANY_FORMS = tuple((re.compile(gate, re.MULTILINE), re.compile(form, re.MULTILIN
     (r"""\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+["'0-9-]""",
      r"\([ \t]*[A-Za-z_][\w.-]{0,63}[ \t]+(?:" + _STRING + r"[ \t]+" + _LITERAL + r"|(?:" + _NON_STRING + r"[ \t]+)+"
      + _STRING + r")(?:[ \t]+" + _LITERAL + r")*[ \t]*\)"),
-    (r"\|[ \t]*\r?\n", _TOOL_TABLE.pattern)))
+    (r"\|[ \t]*\r?\n", _TOOL_TABLE.pattern),
+    (r"\|[ \t]*\{", r"^[ \t]*\|[^\n]{0,400}?\b(?i:names?)\b[^\n]{0,400}?\b(?i:arg(?:ument)?s?|param(?:eter)?s?|inputs?)\b"
+     r"[^\n]*\|[ \t]*\r?\n[ \t]*\|?[ \t:|-]+\|[ \t]*\r?\n(?:[^\n]*\r?\n){0,64}?[^\n]*\|[ \t]*\{")))   # name, arguments: {..}
 
 
 def _positional_call(text: str) -> str:
