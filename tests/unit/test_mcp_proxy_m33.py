@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_guard import OVER_LIMIT, PAYMENT
-from tests.unit.test_mcp_proxy_m25 import INIT, call, normal_session, records, session_fixture, text
+from tests.unit.test_mcp_proxy_m25 import INIT, call, cancel, normal_session, records, session_fixture, text
 from tests.unit.test_mcp_proxy_m29 import everything
 from tests.unit.test_mcp_proxy_m31 import LIST
 from tests.unit.test_mcp_proxy_m32 import STARTED_AGAIN, said
@@ -84,6 +84,19 @@ def test_a_tool_the_server_never_listed_is_not_run(m27):
     assert got["isError"] is True and "has not listed a tool 'send_payment'" in got["content"][0]["text"], got
     assert s.paid() == []
     assert [r[:2] for r in records(s)] == [("1", True), ("1", False)] and "not run" in records(s)[1][2], records(s)
+
+
+def test_calls_before_the_first_list_is_read_are_held(session):
+    """What a host that calls at once sees: its calls wait for the proxy's first tools/list (2 s here), then are
+    decided and paid; one it cancels meanwhile is never sent to the server, and its end is recorded."""
+    s = session(child=["list_slow=2"])
+    try:
+        s.send(call(1, SMALL), call(2, SMALL), cancel(2))
+        assert text(s.answer(1)) == "sent 1000"
+    finally:
+        s.close()
+    assert [m.get("method") for m in s.requests()].count("tools/call") == 1 and s.paid() == [1000]
+    assert [r[:2] for r in records(s)] == [("2", False), ("1", True)] and "held" in records(s)[0][2], records(s)
 
 
 # --- 2. a server that closed its input ----------------------------------------------------------------------------
