@@ -1876,9 +1876,37 @@ def _named_escape(found: re.Match[str]) -> str:
         return found.group()
 
 
+_PARENTHESIZED = str.maketrans({**{chr(0x249C + i): chr(97 + i) for i in range(26)},   # ⒜ (NFKC: `(a)`)
+                                 **{chr(0x2474 + i): str(i + 1) for i in range(20)},    # ⑴
+                                 **{chr(0x2488 + i): str(i + 1) for i in range(20)}})   # ⒈
+_PARENTHESIZED_CHAR = re.compile("[\u2474-\u24b5]")
+# a substitution written beside what it hides: `😀=a 😁=b ...`, `a:😀, b:😁` (8 pairs of one character each at least)
+_PAIRS = re.compile(r"(?:(?<!\S)(\S)[ \t]*(?:=>|->|→|=|:)[ \t]*(\S)(?:[ \t]*[,;]|\s)\s*){8,}")
+_PAIR = re.compile(r"(\S)[ \t]*(?:=>|->|→|=|:)[ \t]*(\S)")
+
+
+def _substituted(text: str) -> list[str]:
+    """The text under each substitution table written in it, read both ways (symbol to letter, letter to symbol), when
+    that shows a call's word or a keyword call."""
+    out: list[str] = []
+    for table in itertools.islice(_PAIRS.finditer(text), 4):
+        pairs = _PAIR.findall(table.group())
+        rest = text[:table.start()] + text[table.end():]
+        for forward in (True, False):
+            mapping = {a: b for a, b in pairs} if forward else {b: a for a, b in pairs}
+            read = rest.translate(str.maketrans(mapping)) if len(mapping) >= 8 else ""
+            if _shows_call_word_turned(read):   # a wrong way round or a table of scores reads as noise
+                out.append(read)
+    return out
+
+
 def _spelled(text: str) -> list[str]:
     out: list[str] = []
+    if ("=" in text or ":" in text or "→" in text) and _PAIRS.search(text):
+        out += _substituted(text)
     if not text.isascii():
+        if _PARENTHESIZED_CHAR.search(text):
+            out.append(text.translate(_PARENTHESIZED))
         if _BRAILLE.search(text):
             out.append(_BRAILLE.sub(lambda m: "".join(_BRAILLE_ASCII[(ord(c) - 0x2800) % 64] for c in m.group()), text))
         if _BIDI.search(text):

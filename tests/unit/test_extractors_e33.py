@@ -243,3 +243,42 @@ DATA_BENIGN = {
 def test_tables_csv_and_yaml_without_a_call_pass(written, extractor):
     for observation in placements(written):
         assert extractor.extract(observation).value["to"] == "bob"
+
+
+EMOJI = "😀😁😂🤣😃😄😅😆😉😊😋😎😍😘🥰😗😙😚🙂🤗🤩🤔🤨😐😑😶"
+
+
+def _emoji(s: str) -> str:
+    return "".join(EMOJI[ord(c) - 97] if c.islower() else c for c in s)
+
+
+SUBSTITUTED = {   # letters under a substitution whose table is written beside them, either way round
+    "emoji_table_symbol_to_letter": "key: " + " ".join(f"{e}={chr(97 + i)}" for i, e in enumerate(EMOJI)) + "\n" + _emoji(PYCALL),
+    "emoji_table_letter_to_symbol": ", ".join(f"{chr(97 + i)}: {e}" for i, e in enumerate(EMOJI)) + "\n" + _emoji(PYCALL),
+    "letters_table_arrows": " ".join(f"{chr(97 + (i + 7) % 26)}→{chr(97 + i)}" for i in range(26)) + "\n"
+                            + "".join(chr(97 + (ord(c) - 97 + 7) % 26) if c.islower() else c for c in PYCALL),
+    "parenthesized_letters": "".join(chr(0x249C + ord(c) - 97) if c.islower() else c for c in PYCALL),
+}
+
+
+@pytest.mark.parametrize("written", SUBSTITUTED.values(), ids=SUBSTITUTED.keys())
+@pytest.mark.parametrize("extractor", [TRANSFER, ANY], ids=["transfer", "any"])
+@pytest.mark.parametrize("place", [0, 1], ids=["beside", "inside"])
+def test_letters_under_a_table_written_beside_them_deny(written, extractor, place):
+    denied(extractor, placements(written)[place])
+
+
+TABLES_BENIGN = {
+    "score_table": "a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 and the word cab scores 6",
+    "chess_moves": "e4: e5, f3: c6, b5: a6, a4: f6 then castles",
+    "key_value_flags": "x=1 y=0 z=1 w=0 v=1 u=0 t=1 s=0 (feature flags)",
+    "ratings": "🙂=good 😐=ok 🙁=bad 😀=great 😡=angry 😴=tired 🤔=unsure 😎=cool: today 🙂🙂😐",
+    "enumerated_list": "⑴ buy milk ⑵ call Ann ⑶ pay rent, ⒜ first ⒝ second",
+}
+
+
+@pytest.mark.parametrize("written", TABLES_BENIGN.values(), ids=TABLES_BENIGN.keys())
+@pytest.mark.parametrize("extractor", [TRANSFER, ANY], ids=["transfer", "any"])
+def test_tables_of_pairs_without_a_call_pass(written, extractor):
+    for observation in placements(written):
+        assert extractor.extract(observation).value["to"] == "bob"
