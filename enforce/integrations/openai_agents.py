@@ -98,6 +98,7 @@ NESTED = "nested_runs"   # named in unguarded: an agent called as a tool may run
 HOOKS_ATTRIBUTE = "veriguard_hooks"   # set on a policy_agent_tool: the guard whose hooks its nested run has
 PREPARED = "_function_tool_arguments"   # where a ToolContext keeps the arguments its invoker runs (openai-agents 0.24)
 DECIDED = "veriguard_decided"   # set on a ToolContext: {guard: Decided}, what each guard's guardrail allowed
+PASSED = "veriguard_passed"   # set on a ToolContext: {guard: (tool, text)}, the invocation a DecidedInvoker let run
 SDK_TESTED = "openai-agents 0.24"   # the version whose private names this module reads (sdk_unreadable)
 # The SDK's private names read here (openai-agents 0.24): an agent tool's `_agent_instance` (the agent its nested run
 # runs; an agent tool is also known by `_is_agent_tool` and by its public tool origin, so one without the agent is
@@ -214,6 +215,9 @@ class DecidedInvoker:
         decided = (getattr(ctx, DECIDED, None) or {}).pop(self.guard, None)   # one invocation per decision
         name = str(getattr(self.tool, "name", ""))
         if not isinstance(decided, Decided) or decided.tool is not self.tool:
+            tool, text = (getattr(ctx, PASSED, None) or {}).get(self.guard, (None, None))
+            if tool is self.tool and text == input:   # inside an outer one of this guard (a wrapper of the user's
+                return ""                              # between them) that let this invocation run with this text
             return UNDECIDED.format(self.guard.policy_name, name) if self.guard.mode == "enforce" else ""
         seen = call_text(ctx, input)   # the call as the hooks left it
         # the text seen, read once where it is the text run (the same string: its check would repeat that one)
@@ -224,6 +228,11 @@ class DecidedInvoker:
             # the SDK runs prepared arguments only for their own text: the data decided, for this text of it
             setattr(ctx, PREPARED, dataclasses.replace(decided.prepared, arguments=input))
         if other is None:
+            passed = getattr(ctx, PASSED, None)
+            if not isinstance(passed, dict):
+                passed = {}
+                setattr(ctx, PASSED, passed)
+            passed[self.guard] = (self.tool, input)
             return ""
         why = REWRITTEN.format(name, self.guard.policy_name, str(other)[:200], decided.text[:200])
         if not decided.held:   # shadow mode: it runs, recorded
@@ -926,16 +935,32 @@ RAISE_RECORDED = "veriguard_records_raise"   # set on an on_tool_start hook wrap
 def recording_raise(hook: Callable[..., Any]) -> Callable[..., Any]:
     """`hook` (an on_tool_start the SDK runs after a call's guardrails, before the call) that, when it raises (or is
     cancelled), records each decision that allowed the call as not run: the call never runs, and its one record would
-    otherwise be the allow."""
+    otherwise be the allow. A hook that replaced the tool's on_invoke_tool has the new invoker held to the data decided
+    (hold_swapped)."""
     async def on_tool_start(context: Any, agent: Any, tool: Any) -> Any:
+        before = getattr(tool, "on_invoke_tool", None)
         try:
-            return await hook(context, agent, tool)
+            answer = await hook(context, agent, tool)
         except BaseException as e:
             not_run(context, f"an on_tool_start hook raised after the call was allowed ({type(e).__name__}: "
                     f"{' '.join(str(e).split())[:200]})", name=str(getattr(tool, "name", "")))
             raise
+        if getattr(tool, "on_invoke_tool", None) is not before:
+            hold_swapped(context, tool)
+        return answer
     setattr(on_tool_start, RAISE_RECORDED, True)
     return on_tool_start
+
+
+def hold_swapped(context: Any, tool: Any) -> None:
+    """Put a DecidedInvoker of each guard that allowed the call of `context` in front of the on_invoke_tool a hook put on
+    its tool after the allow: that invoker is code of the user's, run on the text it is handed, like a tool made by
+    hand, so it runs the data decided or nothing, recorded (the hook may have rewritten the call too). Before, it ran
+    (with or without policy_hooks, which recorded it only after it had run) and the allow stood."""
+    decided = getattr(context, DECIDED, None)
+    for guard, made in list(decided.items()) if isinstance(decided, dict) else ():
+        if isinstance(made, Decided) and made.held and made.tool is tool:
+            _hold(tool, guard)
 
 
 def wrap_on_tool_start(hooks: Any) -> None:
