@@ -153,8 +153,9 @@ def test_a_check_that_raises_inside_the_invoker_refuses_with_a_record(payments_b
 
 
 def test_an_invoker_a_hook_swapped_in_after_the_decision_is_recorded(payments_build, tmp_path):
-    """A hook that replaces the tool's on_invoke_tool after the decision runs its own code (nothing can stop that), but
-    the call is no longer held to the data decided: recorded. Before: only the allow record."""
+    """A hook that replaces the tool's on_invoke_tool after the decision runs its own code, which A33 holds to the data
+    decided (a DecidedInvoker put in front of it: test_integration_redteam13): it runs the call decided, and the allow
+    is its record. Before A33 it was not held, and a refusal was recorded after it had run."""
     agents_fixture()
     from agents import Agent, AgentHooks
 
@@ -170,8 +171,7 @@ def test_an_invoker_a_hook_swapped_in_after_the_decision_is_recorded(payments_bu
             tool.on_invoke_tool = other
     run_agent(Agent(name="payer", model=agents_model(Script(calls(("send_payment", PAYMENT)))), tools=[pay(g, ran)],
                     hooks=Swapping()), g)
-    assert [(allowed, "was replaced after policy payments allowed" in why) for allowed, why in records(log)] == [
-        (True, False), (False, True)]
+    assert ran == [45000] and [allowed for allowed, _ in records(log)] == [True]
 
 
 @pytest.mark.parametrize("form", ["sort_keys", "indent", "compact", "reversed", "escaped"])
