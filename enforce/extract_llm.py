@@ -264,7 +264,7 @@ class LLMExtractor:
         reads another value that the rest holds ("Transfer $50 to Bob. Correction: the amount is 5.": 5, and 50
         without the correction; "Pay Alice. Alice is Bob's alias.": Bob, and Alice); for an integer, also where a
         clause that writes it writes another number: the text with the model's number blanked is asked ("Transfer
-        $50 no wait 5 to Bob": 50). Not an enum's choice (_LEAVES). A clause of the agent's text that corrects a value
+        $50 no wait 5 to Bob": 50). An enum's choice: _one_choice. A clause of the agent's text that corrects a value
         cannot be told from one that steers it, so neither is taken: a value the policy compares comes from the tool
         call's own arguments (`from = "path"`). Asked only where the text holds another candidate (a number that is
         no date, time or telephone number: _undated; a name, a word with a capital that does not open its clause),
@@ -278,21 +278,49 @@ class LLMExtractor:
                                       "arguments (`from = \"path\"`)")
         clauses = _number_clauses(text) if leaves else []
         for key, in_record, got in leaves:
+            money = type(got) is int and _MONEY_NAME.search(key) is not None
             held = [c for c in clauses if _holds(c, got)]
             rest = ". ".join(c for c in clauses if c not in held)
-            asks = [rest] if _candidates(rest, got) else []
-            if type(got) is int and any(_candidates(_masked(c, got), got) for c in held):
+            asks = [rest] if _candidates(rest, got, money=money) else []
+            if type(got) is int and any(_candidates(_masked(c, got), got, money=money) for c in held):
                 asks.append(_masked(text, got))   # another number beside it, in a clause that writes it
             for asked in asks:
                 again = self._ask_text(asked)[0]
                 if in_record is not None:   # a record's field: its value in the other answer
                     again = again.get(in_record) if isinstance(again, Mapping) else None
-                if _differs(again, got) and _holds(asked, again):
+                # another value only where the text asked writes it as one (a sum's: not as a count of tickets)
+                if _differs(again, got) and _holds(_undated(asked, money=money) if type(got) is int else asked, again):
                     raise ExtractionError("extract.llm.ambiguous", f"the text holds two values for {key}: the model "
                                           f"read {got!r} in it, and {again!r} in it without the clauses that say "
                                           f"{got!r} or with {got!r} blanked (a correction, or a text that steers the "
                                           "reader); neither is taken: take the value from the tool call's arguments "
                                           "(`from = \"path\"`)")
+        self._one_choice(text, value)
+
+    def _one_choice(self, text: str, value: Any) -> None:
+        """ExtractionError (extract.llm.ambiguous) where the model's choice of an enum is named in a short clause (at
+        most MAX_FRAGMENT_WORDS words: "no wait, business", "Correction: economy", "economy it is") and the text
+        without the clauses that name it asks another choice, which it names ("Fly business. Correction: economy."):
+        a correction, or a text that steers the reader. A choice named with its object ("write a summary to notes.txt")
+        is not checked: a command may ask for two choices, and the model picks one."""
+        leaves = _answer_leaves(self.argument, self.type, value, ("enum",))
+        clauses = _number_clauses(text) if leaves else []
+        for key, in_record, got in leaves:
+            others = [c for c in _choices(self.type, in_record) if c != got]
+            held = [c for c in clauses if _holds(c, _choice_words(got))]
+            if not held or any(len(_LETTER_RUN.findall(c)) > MAX_FRAGMENT_WORDS for c in held):
+                continue
+            rest = ". ".join(c for c in clauses if c not in held)
+            if not any(_holds(rest, _choice_words(other)) for other in others):
+                continue
+            again = self._ask_text(rest)[0]
+            if in_record is not None:
+                again = again.get(in_record) if isinstance(again, Mapping) else None
+            if again != got and type(again) is str and _holds(rest, _choice_words(again)):
+                raise ExtractionError("extract.llm.ambiguous", f"the text names two choices for {key}: the model read "
+                                      f"{got!r}, named in a short clause of its own, and {again!r} in the text "
+                                      f"without it (a correction, or a text that steers the reader); neither is "
+                                      "taken: take the value from the tool call's arguments (`from = \"path\"`)")
 
     def _withdrawn(self, text: str, value: Any, how: str, details: dict[str, Any],
                    settled: frozenset[str] = frozenset(), reads: dict[str, Any] | None = None,
@@ -594,9 +622,28 @@ _NOT_AMOUNTS = re.compile(
     r"\d", re.IGNORECASE)
 
 
-def _undated(text: str) -> str:
-    """`text` without the dates, times and telephone numbers it writes (_NOT_AMOUNTS)."""
-    return _NOT_AMOUNTS.sub(" ", unicodedata.normalize("NFKC", text))
+# for a sum of money (an answer's integer whose name says so: amount, price, fee...), also what is no sum: a count
+# of things that are not money (2 concert tickets, 4 nights), a number that names a thing (order 417940, invoice #8342,
+# room 412) and a year after its preposition (in 2023). Read for a field so named only: the text cannot rename a field
+_MONEY_NAME = re.compile(r"(?i)amount|price|cost|total|sum\b|fee|pay|charge|balance|budget|salary|wage|refund|money|"
+                         r"usd|eur|gbp|dollar|euro|cent")
+_NOT_SUMS = re.compile(
+    r"(?<![\w.,$\u00a3\u20ac])\d+(?:[^\S\n]+[a-z-]+)?[^\S\n]+(?:items?|tickets?|people|persons?|guests?|adults?|"
+    r"children|kids|nights?|days?|weeks?|months?|years?|hours?|minutes?|mins?|lessons?|classes|sessions?|boxes|"
+    r"bags?|chairs?|tables?|rooms?|seats?|pages?|kg|km|miles?|lbs?|litres?|liters?|bottles?|cups?|times|visits?|"
+    r"rides?|trips?|orders?|parcels?|packages?)\b|"
+    r"#[^\S\n]*\d[\d-]*|\b(?:order|invoice|ticket|receipt|ref|reference|batch|account|acct|room|flight|booking|"
+    r"confirmation|tracking|case|po|sku|id|apartment|apt|flat|unit|suite|table|gate|seat|platform)\b[^\S\n]*"
+    r"(?:no\.?|number|#|ending(?: in)?|:)?[^\S\n]*\d[\d-]*|"
+    r"\b(?:in|since|during|until)[^\S\n]+(?:19|20)\d\d\b(?![^\S\n]*(?:[$\u00a3\u20ac]|eur|usd|gbp|chf|dollars?|"
+    r"euros?|pounds?|francs?))", re.IGNORECASE)
+
+
+def _undated(text: str, *, money: bool = False) -> str:
+    """`text` without the dates, times and telephone numbers it writes (_NOT_AMOUNTS); for a sum of `money`, also
+    without what is no sum (_NOT_SUMS)."""
+    plain = _NOT_AMOUNTS.sub(" ", unicodedata.normalize("NFKC", text))
+    return _NOT_SUMS.sub(" ", plain) if money else plain
 
 
 def _masked(text: str, value: int) -> str:
@@ -628,19 +675,28 @@ def _written(text: str, value: Any) -> bool:
         " ".join(value.split()) == value
 
 
-def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any) -> list[tuple[str, str | None, Any]]:
-    """The integers and strings of an answer: the argument's own, or its record's fields', each with its name
-    (argument or argument.field), its record field (None for the argument's own) and its value."""
-    if t["kind"] in _LEAVES and type(value) in (int, str):
+def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any,
+                   kinds: tuple[str, ...] = ("int", "str")) -> list[tuple[str, str | None, Any]]:
+    """The integers and strings of an answer (or the leaves of other `kinds`: "enum"): the argument's own, or its
+    record's fields', each with its name (argument or argument.field), its record field (None for the argument's own)
+    and its value."""
+    if t["kind"] in kinds and type(value) in (int, str):
         return [(argument, None, value)]
     if t["kind"] == "record" and isinstance(value, Mapping):
         return [(f"{argument}.{f}", str(f), value[f]) for f, ft in t["fields"]
-                if ft["kind"] in _LEAVES and type(value.get(f)) in (int, str)]
+                if ft["kind"] in kinds and type(value.get(f)) in (int, str)]
     return []
 
 
-# not an enum's choice: a text may ask for two ("Read the access log and write a summary"), and the model picks one
-_LEAVES = ("int", "str")
+def _choices(t: Mapping[str, Any], in_record: str | None) -> tuple[str, ...]:
+    """The values of the enum `t` (in_record None) or of its record's field `in_record`."""
+    if in_record is None:
+        return tuple(map(str, t.get("values", ())))
+    return next((tuple(map(str, ft.get("values", ()))) for f, ft in t.get("fields", []) if f == in_record), ())
+
+
+def _choice_words(choice: str) -> str:
+    return choice.replace("_", " ").replace("-", " ")
 
 
 _NAME = re.compile(r"(?<=[^\W\d_])[^\S\n]+([^\W\d_]*[A-Z][\w'@.-]*)|\S+@\S+")
@@ -657,11 +713,11 @@ def _holds(text: str, value: Any) -> bool:
     return False
 
 
-def _candidates(rest: str, value: Any) -> bool:
-    """Whether `rest` holds another value of `value`'s kind: a number, or for a string a name (a word with a capital
-    letter after another word of its clause) or an e-mail address."""
+def _candidates(rest: str, value: Any, *, money: bool = False) -> bool:
+    """Whether `rest` holds another value of `value`'s kind: a number (_undated's; `money`: a sum's), or for a string a
+    name (a word with a capital letter after another word of its clause) or an e-mail address."""
     if type(value) is int:
-        return bool(_numbers(_undated(rest)))
+        return bool(_numbers(_undated(rest, money=money)))
     return _NAME.search(rest) is not None
 
 
