@@ -1514,6 +1514,19 @@ class Proxy:
             self.child_gone(f"the MCP server cannot be written to: {describe(e)}")
 
 
+async def how_it_ended(child: asyncio.subprocess.Process) -> str:
+    """Why a child closed its output before the handshake: its exit status or signal, when it ends within
+    STOP_TIMEOUT_S (before, "closed its output (exited?)", whatever the status: a server that failed at once and one
+    that closed its stdout read alike)."""
+    try:
+        status = await asyncio.wait_for(child.wait(), STOP_TIMEOUT_S)
+    except TimeoutError:
+        return "it closed its output and still runs"
+    if status < 0:
+        return f"it was killed by {signal.Signals(-status).name} (it closed its output)"
+    return f"it exited with status {status}"
+
+
 async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
                       cwd: str | Path | None) -> tuple[asyncio.subprocess.Process, types.InitializeResult]:
     """The child started and initialized (ProxyStartError when it will not run or not speak MCP)."""
@@ -1537,7 +1550,7 @@ async def start_child(command: str, args: Sequence[str], start_timeout_s: float,
             while True:
                 line = await child.stdout.readline()
                 if not line:
-                    raise ProxyStartError(f"{failed}: it closed its output (exited?)"
+                    raise ProxyStartError(f"{failed}: {await how_it_ended(child)}"
                                           + (f"; its last line: {stray}" if stray else ""))
                 try:
                     message = strict_loads(line)

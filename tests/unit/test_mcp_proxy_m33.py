@@ -188,9 +188,12 @@ def test_a_server_that_closes_its_stdout_or_ignores_sigterm(session, child, exit
 
 @pytest.mark.parametrize("command,says", [
     (["no-such-mcp-server-m33"], "no executable 'no-such-mcp-server-m33'"),
-    (["false"], "closed its output"),
-    ([sys.executable, "-c", "print('hello')"], "its last line: 'hello'")])
+    (["false"], "it exited with status 1"),
+    ([sys.executable, "-c", "import os, time; os.close(1); time.sleep(30)"], "closed its output and still runs"),
+    ([sys.executable, "-c", "print('hello')"], "it exited with status 0; its last line: 'hello'")])
 def test_a_server_that_does_not_start_exits_2_with_the_reason(payments_build, command, says):   # noqa: F811
+    """Before: "it closed its output (exited?)" for a server that failed at once and one that closed its stdout and
+    kept running alike; now its exit status, or that it still runs (then it is stopped). Exit 2, no traceback."""
     argv = [sys.executable, "-m", "veriguard.enforce.integrations.mcp_proxy", "--build", str(payments_build),
             "--start-timeout", "20", "--", *command]
     done = subprocess.run(argv, input=json.dumps(INIT).encode() + b"\n", capture_output=True, timeout=60)
