@@ -176,8 +176,14 @@ class Spellings:
 
     @cached_property
     def addresses(self) -> dict[str, str]:
-        """The compared strings that are IP addresses, by their address (made when an argument is first read as one)."""
-        return {key: text for text in sorted(self.texts) if (key := compared_address(text)) is not None}
+        """The compared strings that are IP addresses, by their address (made when an argument is first read as one);
+        of two with one address (`::ffff:10.0.0.1` and `10.0.0.1`) the first in code point order, in every process."""
+        found: dict[str, str] = {}
+        for text in self.texts:
+            key = compared_address(text)
+            if key is not None and (key not in found or text < found[key]):
+                found[key] = text
+        return found
 
 
 def spellings_of(texts: frozenset[str]) -> Spellings:
