@@ -3,7 +3,7 @@ and the payment are tests/mcp_child_m25.py's.
 
     python tests/mcp_child_m33.py RECEIVED CONTEXT [slow=SECONDS] [stdout_noise] [twice] [stray] [self_cancel]
                                   [close_stdin] [close_stdout] [ignore_term] [stderr_flood=MB] [big=MB]
-                                  [list_slow=SECONDS]
+                                  [list_slow=SECONDS] [list_fails=N]
 
 It lists send_payment and pays it as M25's server does (SECONDS after it came). `stdout_noise`: before each answer it
 writes log lines to stdout (plain text, a partial JSON object, an answer to an id never asked); `twice`: each call is
@@ -12,7 +12,7 @@ answered twice, the second time "sent 999999"; `stray`: after the handshake it a
 0.5 s after the handshake it closes its input and keeps running (its stdout open); `close_stdout`: after the handshake it
 closes its stdout and keeps running; `ignore_term`: it ignores SIGTERM; `stderr_flood=MB`: after the handshake it writes
 MB megabytes to its stderr; `big=MB`: each answer carries MB megabytes of text; `list_slow`: each tools/list is answered SECONDS late (reading
-nothing meanwhile)."""
+nothing meanwhile); `list_fails=N`: its first N tools/list are answered with no list."""
 import json
 import os
 import select
@@ -90,8 +90,13 @@ def main() -> None:
     if "close_stdin" in options:
         answer_then_close(tool)
         return
+    lists: list[int] = []
+
     def listed(_params: dict) -> dict:
         time.sleep(option(options, "list_slow"))
+        lists.append(1)
+        if len(lists) <= option(options, "list_fails"):
+            return {"tools": "not ready"}
         return {"tools": [tool]}
 
     serve(received, name="payments-m33", capabilities={"tools": {}}, tools=lambda: [tool],

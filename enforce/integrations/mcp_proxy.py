@@ -925,6 +925,13 @@ class Proxy:
         self.relisting = True
         self.relist()
 
+    def read_tools_again(self) -> None:
+        """The tool list could not be read (at the start, or after a change: an error, no answer in time): a call reads
+        it again, held meanwhile, so that a server that failed once does not refuse every later call of the session;
+        one whose list still fails refuses the call with the reason (a tools/list per such call)."""
+        self.relist_failed, self.relisting, self.relist_queued, self.relist_pages = "", False, False, 0
+        self.list_again()
+
     def never_listed(self, name: str) -> str:
         """Why an allowed call to tool `name` is not run ('' when it may be): the proxy lists the server's tools itself
         (list_first), and the server has never listed this one, so what it does is described nowhere the host or the
@@ -979,7 +986,7 @@ class Proxy:
             return
         waiting, self.waiting = self.waiting, []
         for host_id, params in waiting:
-            self.call_tool(host_id, params)
+            self.call_tool(host_id, params, held=True)
 
     def relisted(self, message: Mapping[str, Any]) -> None:
         result = message.get("result")
@@ -1015,10 +1022,13 @@ class Proxy:
         return (f"the request id {host_id!r} is still in use by a request the MCP server has not answered yet; "
                 "give each request an id that no pending request has")
 
-    def call_tool(self, host_id: Any, params: Any, reused: str = "") -> None:
+    def call_tool(self, host_id: Any, params: Any, reused: str = "", *, held: bool = False) -> None:
+        """`held`: it was held while the tools were read (it is not held again for a new read)."""
         call_id = action_id(host_id)
         malformed = malformed_call(params)
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
+        if not problem and not held and self.relist_failed and self.reads_tools and not self.refusing:
+            self.read_tools_again()
         if not problem and self.hold(host_id, params):
             return
         name = call_name(params)

@@ -99,6 +99,27 @@ def test_calls_before_the_first_list_is_read_are_held(session):
     assert [r[:2] for r in records(s)] == [("2", False), ("1", True)] and "held" in records(s)[0][2], records(s)
 
 
+@pytest.mark.parametrize("fails", [1, 99])
+def test_a_tool_list_that_could_not_be_read_is_read_again_at_the_next_call(session, fails):
+    """The proxy's first tools/list fails (the server answers it with no list): the next call reads it again, held
+    meanwhile, and is paid when that works; a server whose list never reads has each call refused with the reason,
+    recorded, never sent (M32's re-list failure refused every later call of the session)."""
+    s = session(child=[f"list_fails={fails}"])
+    try:
+        time.sleep(0.3)   # the first list has failed
+        s.send(call(1, SMALL))
+        first = s.answer(1)["result"]
+        s.send(call(2, SMALL))
+        second = s.answer(2)["result"]
+    finally:
+        s.close()
+    if fails == 1:
+        assert text({"result": first}) == text({"result": second}) == "sent 1000" and s.paid() == [1000, 1000]
+    else:
+        assert all(r["isError"] and "tool list could not be read" in r["content"][0]["text"] for r in (first, second))
+        assert s.paid() == [] and [r[:2] for r in records(s)] == [("1", False), ("2", False)], records(s)
+
+
 # --- 2. a server that closed its input ----------------------------------------------------------------------------
 def test_a_server_that_closed_its_input_is_gone_at_the_next_call(session):
     """Before: the call was written into a pipe nobody reads, and refused only at --timeout (10 s here; 30 s by
