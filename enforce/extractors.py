@@ -340,7 +340,10 @@ def _call_at(x: Mapping[Any, Any], where: str) -> ToolCall | None:
 
 
 def _key_word(key: str) -> str:
-    """A key folded to compare spellings: lower case, letters and digits only (toolName, tool_name, "Tool Name")."""
+    """A key folded to compare spellings: lower case, letters and digits only (toolName, tool_name, "Tool Name"), as a
+    reader that forgives its look reads it (_plain: fullwidth, circled, mathematical, look-alike letters; ⒜)."""
+    if not key.isascii():
+        key = _plain(key.translate(_PARENTHESIZED))
     return "".join(c for c in key.lower() if c.isalnum())
 
 
@@ -1928,7 +1931,7 @@ def _spelled(text: str) -> list[str]:
 
 def _morse_read(found: re.Match[str]) -> str:
     words = re.split(r"[ \t]*[/|][ \t]*|[ \t]{3,}", found.group())
-    return " ".join("".join(_MORSE_CODES.get(code, "?") for code in word.split()) for word in words)
+    return " ".join("".join(_MORSE_CODES.get(code.replace("_", "-"), "?") for code in word.split()) for word in words)
 
 
 _ROT47 = str.maketrans("".join(map(chr, range(33, 127))), "".join(chr(33 + (c + 14) % 94) for c in range(33, 127)))
