@@ -63,6 +63,12 @@ ADDRESSES = {
     "percent-encoded digits": ("%31%32%37.1", "127.0.0.1"),
     "a table key zero-padded (octal 8.0.0.1, decimal 10.0.0.1)": ("010.0.0.1", "10.0.0.1"),
     "user, hex part and port": ("http://user@0x0a.1:80/", "10.0.0.1"),
+    "a percent-encoded zone in a URL": ("http://[::1%25eth0]/", "::1"),
+    "a zero-padded mail domain literal": ("x@[010.0.0.1]", "10.0.0.1"),
+    "a mail address at a hex address": ("x@0xa.0.0.1", "10.0.0.1"),
+    "ssh as root at one number": ("ssh://root@2130706433", "127.0.0.1"),
+    "IPv4-mapped hex in brackets with a port": ("[::ffff:a00:1]:443", "10.0.0.1"),
+    "every part hex and zero-padded, with a port": ("0x7F.0x00.0x00.0x01:8080", "127.0.0.1"),
 }
 
 
@@ -89,6 +95,11 @@ MAIL = {
     "the second of a list, after a space": "x@ok.com; y@bad.com",
     "nested comments": "x@bad.com((nested)c)",
     "mailto with a percent-encoded display name": "mailto:Bob%20<x@bad.com>",
+    "a quoted local part holding a comma": '"a,b"@bad.com',
+    "a root dot and a comment": "x@bad.com.(c)",
+    "an encoded-word display name": "=?utf-8?q?Bob?= <x@bad.com>",
+    "mailto in angle brackets": "<mailto:x@bad.com>",
+    "capitals and a comment in a list": "x@BAD.COM(c),y@ok.com",
 }
 
 
