@@ -107,7 +107,7 @@ MAIL = {
 def test_a_mail_header_value_naming_a_compared_host_is_refused(loopback, recipient):
     with pytest.raises(ArgumentError) as e:
         load_policy(loopback).evaluate_checked(paying(recipient))
-    assert "names 'bad.com'" in e.value.reason.replace("BAD.COM", "bad.com"), e.value
+    assert "names " in e.value.reason and "another spelling of 'bad.com'" in e.value.reason, e.value
 
 
 EVERYDAY = ["127.0.0.2", "10.0.0.2", "12", "::2", "acme.com", "1000", "2024-01-01", "v1.2.3", "3.14", "+1 555 0100",
