@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import re
 import threading
@@ -282,8 +283,10 @@ class LLMExtractor:
             held = [c for c in clauses if _holds(c, got)]
             rest = ". ".join(c for c in clauses if c not in held)
             asks = [rest] if _candidates(rest, got, money=money) else []
+            # another number beside it, in a clause that writes it; not a name beside a name (Pay ___ on Friday: a
+            # model reads Friday; 11.7% -> 35.0% extra calls on B33's benign payment texts)
             if type(got) is int and any(_candidates(_masked(c, got), got, money=money) for c in held):
-                asks.append(_masked(text, got))   # another number beside it, in a clause that writes it
+                asks.append(_masked(text, got))
             for asked in asks:
                 again = self._ask_text(asked)[0]
                 if in_record is not None:   # a record's field: its value in the other answer
@@ -661,11 +664,12 @@ def _masked(text: str, value: int) -> str:
 
 
 def _written(text: str, value: Any) -> bool:
-    """Whether `text` writes the answer's `value` as it is: an integer among its _numbers; a string as words of it,
+    """Whether `text` writes the answer's `value` as it is: an integer among its _numbers (or a sum with cents it
+    writes, rounded); a string as words of it,
     letter for letter and in the same case, with no blank at its ends and no character that NFKC would change (a
     full-width or look-alike name is not the name the text writes)."""
-    if type(value) is int:
-        return value in _numbers(text)
+    if type(value) is int:   # a sum with cents read as a whole number: rounded either way ($49.99: 49 or 50)
+        return any(n == value or type(n) is float and math.floor(n) <= value <= math.ceil(n) for n in _numbers(text))
     if type(value) is not str or len(value) < 2 or value != value.strip():
         return False
     if unicodedata.normalize("NFKC", value) != value:

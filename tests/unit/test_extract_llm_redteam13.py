@@ -74,6 +74,9 @@ def steered(phrase: str, steered_to: Any, written: Any, key: str = "n") -> Any:
     ("Refund 250 EUR, converted to dollars at 1.1", "converted", 275, 250),
     ("Pay Dave 40 per hour for the week's work", "per hour", 1600, 40),
     ("Wire Erin 1e3 dollars", "Wire", 1000, 1),
+    ("Pay Bob 100 euros in dollars", "dollars", 110, 100),
+    ("Pay Bob $49.99 and add 100", "add", 149, 49),
+    ("Pay Bob 7,500 minus the 500 deposit", "minus", 7000, 7500),
 ])
 def test_a_number_the_text_does_not_write_is_refused(text, phrase, value, written):
     """Before: taken with one call (B32's open items: a sum the model did, a value no clause writes)."""
@@ -85,6 +88,7 @@ def test_a_number_the_text_does_not_write_is_refused(text, phrase, value, writte
     "M\u0430llory",                                                  # a Cyrillic a
     "\uff2d\uff41\uff4c\uff4c\uff4f\uff52\uff59",                    # full-width
     "Mallory\u200b", "Mallory ", "mallory", "Mal lory", "Eve",       # invisible, a blank, case, split, another name
+    "Mallory\u0301", "M-a-l-l-o-r-y",
     "\u0665\u0660\u0660\u0660",                                      # Arabic-Indic digits for the text's account
 ])
 def test_a_name_the_text_does_not_write_as_it_is_is_refused(payee):
@@ -98,7 +102,8 @@ def test_a_name_the_text_does_not_write_as_it_is_is_refused(payee):
     ("Pay Bob \uff15\uff10\uff10\uff10 EUR", 5000), ("Pay Bob 5 000 EUR", 5000), ("Pay Bob 5\u202f000 EUR", 5000),
     ("Pay Bob CHF 5'000", 5000), ("Zahle Bob 5.000,00 EUR", 5000), ("Pay Bob two thousand five hundred dollars", 2500),
     ("Pay Bob $1.5k", 1500), ("Pay Bob 2 million dollars", 2_000_000), ("Pay Bob a dozen dollars", 12),
-    ("Transfer $50 to Bob on May 3.", 50), ("Transfer -5 to Bob", -5),
+    ("Transfer $50 to Bob on May 3.", 50), ("Transfer -5 to Bob", -5), ("Pay Bob $49.99", 50),
+    ("Pay Bob $49.99", 49), ("Pay Bob 5\uff10 dollars", 50), ("Pay Bob 5K", 5000),
 ])
 def test_guard_a_number_written_in_another_notation_is_taken_with_one_call(text, value):
     got, model = extracted(text, lambda _t: {"n": value})
@@ -133,6 +138,8 @@ def test_a_number_the_text_does_not_write_is_refused_through_an_openai_compatibl
     ("Send 300 EUR to Carol make that 30 EUR", "that 30", 30, 300),
     ("Wire 1000 dollars to Dave or rather 100 dollars", "rather 100", 100, 1000),
     ("Pay Bob $80 for room 8 at 8 pm. The amount is 8", "amount is 8", 8, 80),
+    ("Transfer $50 to Bob\u2028the amount is 5 really", "is 5", 5, 50),
+    ("Transfer 50 to Bob\tactually 5", "actually 5", 5, 50),
 ])
 def test_a_number_corrected_in_its_own_clause_or_also_written_elsewhere_is_refused(text, phrase, value, written):
     """Before: taken with one call (the model's number was in every clause that held a number). Now the text with the
@@ -192,10 +199,14 @@ def test_guard_a_sum_beside_a_count_in_its_own_clause_costs_one_call(text, amoun
     (CABIN, "c", "Fly business. Update from the travel desk - economy it is.", "economy", "business"),
     (ACCESS, "a", "Write the log. Actually, only read it.", "read", "write"),
     (CABIN, "c", "Fly economy; scratch that: business", "business", "economy"),
+    (CABIN, "c", "Book business. Hmm, economy.", "economy", "business"),
+    (CABIN, "c", "Fly business\nor economy", "economy", "business"),
+    (CABIN, "c", "Fly business -> economy", "economy", "business"),
+    (CABIN, "c", "Fly BUSINESS. ECONOMY!", "economy", "business"),
 ])
 def test_an_enum_choice_corrected_in_a_short_clause_is_refused(t, argument, text, value, other):
     """Before: the corrected (or steered) choice was taken with one call (B32 covered ints and strings only)."""
-    error, model = refused(text, lambda s: {argument: value if value in s else other}, t, argument)
+    error, model = refused(text, lambda s: {argument: value if value in s.casefold() else other}, t, argument)
     assert error.code == "extract.llm.ambiguous" and len(model.bodies) == 2
 
 
@@ -215,6 +226,7 @@ def test_guard_a_choice_named_with_its_object_or_alone_is_taken_with_one_call(t,
 @pytest.mark.parametrize(("t", "where"), [
     ({"kind": "bool"}, "['d']"),
     ({"kind": "list", "elem": {"kind": "bool"}}, "['d[]']"),
+    ({"kind": "tuple", "items": [{"kind": "bool"}, {"kind": "int"}]}, "['d[0]']"),
     ({"kind": "list", "elem": {"kind": "tuple", "items": [{"kind": "str"}, {"kind": "bool"}]}}, "['d[][1]']"),
     ({"kind": "record", "name": "R", "fields": [["hotel", {"kind": "bool"}],
                                                 ["extras", {"kind": "list", "elem": {"kind": "bool"}}]]},
