@@ -309,7 +309,8 @@ def address_keys(name: str) -> tuple[str, ...]:
     (`0x7f`), the last filling the bytes left (`127.1`, `2130706433`, `0x7f.0.0.1` are 127.0.0.1); a part with a
     leading zero is read both as inet_aton and the WHATWG URL parser read it (octal) and as decimal (as some parsers
     do): `0127.0.0.1` is 87.0.0.1 and 127.0.0.1. IPv6 in brackets, with a zone (`::1%eth0`), zeros written out or
-    compressed, a mail address's `IPv6:` before it; an IPv4-mapped one (`::ffff:127.0.0.1`) is read as its IPv4 address. A compared string counts as an
+    compressed, a mail address's `IPv6:` before it; an IPv4-mapped one (`::ffff:127.0.0.1`), a NAT64 one (`64:ff9b::7f00:1`)
+    and a 6to4 one (`2002:7f00:1::`) are read as the IPv4 address they reach. A compared string counts as an
     address only when written canonically (compared_address)."""
     if name.startswith("[") and name.endswith("]"):
         name = name[1:-1]
@@ -376,4 +377,9 @@ def _ipv6(name: str) -> str | None:
         address = ipaddress.IPv6Address(name)
     except ValueError:
         return None
-    return str(address.ipv4_mapped or address)
+    if int(address) >> 32 == _NAT64_PREFIX:   # RFC 6052's well-known prefix: a NAT64 gateway connects to the IPv4 address
+        return str(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return str(address.ipv4_mapped or address.sixtofour or address)
+
+
+_NAT64_PREFIX = 0x64FF9B << 64   # 64:ff9b::/96, shifted right by its 32 bits of IPv4

@@ -69,6 +69,9 @@ ADDRESSES = {
     "ssh as root at one number": ("ssh://root@2130706433", "127.0.0.1"),
     "IPv4-mapped hex in brackets with a port": ("[::ffff:a00:1]:443", "10.0.0.1"),
     "every part hex and zero-padded, with a port": ("0x7F.0x00.0x00.0x01:8080", "127.0.0.1"),
+    "NAT64's well-known prefix": ("64:ff9b::7f00:1", "127.0.0.1"),
+    "NAT64 with dotted IPv4, in a URL": ("http://[64:ff9b::10.0.0.1]/", "10.0.0.1"),
+    "6to4": ("2002:a00:1::1", "10.0.0.1"),
 }
 
 
@@ -110,7 +113,7 @@ def test_a_mail_header_value_naming_a_compared_host_is_refused(loopback, recipie
     assert "names " in e.value.reason and "another spelling of 'bad.com'" in e.value.reason, e.value
 
 
-EVERYDAY = ["127.0.0.2", "10.0.0.2", "12", "::2", "acme.com", "1000", "2024-01-01", "v1.2.3", "3.14", "+1 555 0100",
+EVERYDAY = ["64:ff9c::7f00:1", "2002:a00:2::1", "127.0.0.2", "10.0.0.2", "12", "::2", "acme.com", "1000", "2024-01-01", "v1.2.3", "3.14", "+1 555 0100",
             "1.2.3", "10", "2024.1", "x@ok.com (note)", "meeting at 10.30", "v10.0.0.1", "192.168.0.1", "fe80::1%eth0",
             "a@b.c, d@e.f", "0.0.0.0", "1270001", "127.0.0.10", "Bob Smith <bob@acme.com>", '"bad.com"@evil.com']
 
