@@ -244,7 +244,7 @@ def named_hosts(text: str) -> list[str]:
     return found
 
 
-_COMMENT = re.compile(r"\([^()]*\)")
+_PARENTHESIS = re.compile(r"[()]")
 _ADDRESS_LIST = re.compile(r"[,;]")
 _ANGLE_ADDRESS = re.compile(r"<([^<>\s]*)>")
 
@@ -254,11 +254,8 @@ def _as_mail_addresses(text: str) -> list[str]:
     dropped (`x@bad.com(note)`, `x@(note)bad.com`), each address of a list (`x@a.com,y@bad.com`, `;` too) and the
     address in angle brackets after a display name (`Bob <x@bad.com>`). A part with a space and no angle brackets is a
     sentence, decided as written."""
-    bare = text
-    while "(" in bare and (cut := _COMMENT.sub("", bare)) != bare:   # nested comments, innermost first
-        bare = cut
     found = []
-    for part in _ADDRESS_LIST.split(bare):
+    for part in _ADDRESS_LIST.split(_without_comments(text) if "(" in text else text):
         held = _ANGLE_ADDRESS.search(part)
         address = (held.group(1) if held else part).strip().strip("<>")
         if "@" in address and address != text and not any(c.isspace() for c in address):
@@ -280,6 +277,22 @@ def _as_a_browser_reads(text: str) -> str:
     if special is None:
         return read
     return read[:read.index(":") + 1] + "//" + read[special.end():].replace("\\", "/")
+
+
+def _without_comments(text: str) -> str:
+    """`text` without RFC 5322's comments, nested ones too, in one pass (removing the innermost again and again took
+    9 s for 20,000 levels); an unclosed comment runs to the end, a `)` that closes none stays."""
+    kept, depth, start = [], 0, 0
+    for found in _PARENTHESIS.finditer(text):
+        if found.group() == "(":
+            if depth == 0:
+                kept.append(text[start:found.start()])
+            depth += 1
+        elif depth:
+            depth -= 1
+            start = found.end()
+    kept.append("" if depth else text[start:])
+    return "".join(kept)
 
 
 def _hosts_as_written(text: str) -> list[str]:

@@ -12,6 +12,7 @@ deny) a string, or a host read out of it, that is another form of a compared IP 
 a part with a leading zero is read both as octal and as decimal), and reads the hosts of a mail header value.
 """
 import json
+import time
 
 import pytest
 
@@ -145,3 +146,12 @@ def test_a_compared_string_is_an_address_only_when_written_as_one(text):
 def test_address_keys_of_odd_text_is_nothing_or_an_address(name):
     keys = shown.address_keys(name)
     assert all(isinstance(k, str) and (k.count(".") == 3 or ":" in k) for k in keys), keys
+
+
+def test_nested_comments_are_read_in_linear_time(loopback):
+    """20,000 nested comments before a mail address took 9.4 s when each pass removed the innermost ones."""
+    policy = load_policy(loopback)
+    started = time.process_time()
+    with pytest.raises(ArgumentError):
+        policy.evaluate_checked(paying("(" * 20000 + ")" * 20000 + "x@bad.com"))
+    assert time.process_time() - started < 2.0
