@@ -10,8 +10,8 @@ writes log lines to stdout (plain text, a partial JSON object, an answer to an i
 answered twice, the second time "sent 999999"; `stray`: after the handshake it answers ids it was never asked (1-5 and
 "x"); `self_cancel`: as a call comes it sends notifications/cancelled for it, and never answers it; `close_stdin`:
 0.5 s after the handshake it closes its input and keeps running (its stdout open); `close_stdout`: after the handshake it
-closes its stdout and keeps running; `ignore_term`: it ignores SIGTERM; `stderr_flood=MB`: after the handshake it writes
-MB megabytes to its stderr; `big=MB`: each answer carries MB megabytes of text; `list_slow`: each tools/list is answered SECONDS late (reading
+closes its stdout and keeps running; `ignore_term`: it ignores SIGTERM; `stderr_flood=MB`, `stdout_flood=MB`: after the handshake it
+writes MB megabytes of log lines to its stderr, or its stdout; `big=MB`: each answer carries MB megabytes of text; `list_slow`: each tools/list is answered SECONDS late (reading
 nothing meanwhile); `list_fails=N`: its first N tools/list are answered with no list."""
 import json
 import os
@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from mcp_child_m25 import PAYMENT, in_thread, option, record_payment, send, serve
+from mcp_child_m25 import PAYMENT, in_thread, lock, option, record_payment, send, serve
 
 
 def answer_then_close(tool: dict) -> None:
@@ -78,13 +78,16 @@ def main() -> None:
                 answer(stray, "never asked")
         if "close_stdout" in options:
             os.close(1)
-        if "stderr_flood" in options:
-            threading.Thread(target=flood, args=(int(option(options, "stderr_flood")),), daemon=True).start()
+        if option(options, "stdout_flood"):   # a server logging to stdout: lines that are not JSON-RPC, without end
+            threading.Thread(target=flood, args=(int(option(options, "stdout_flood")), 1), daemon=True).start()
+        if option(options, "stderr_flood"):
+            threading.Thread(target=flood, args=(int(option(options, "stderr_flood")), 2), daemon=True).start()
 
-    def flood(megabytes: int) -> None:
-        line = b"e" * 1023 + b"\n"
+    def flood(megabytes: int, fd: int) -> None:
+        line = b"INFO " + b"e" * 1018 + b"\n"
         for _ in range(megabytes * 1024):
-            os.write(2, line)
+            with lock:   # whole lines between the answers on stdout
+                os.write(fd, line)
 
     tool = {"name": "send_payment", "description": "Send a payment.", "inputSchema": PAYMENT}
     if "close_stdin" in options:

@@ -144,11 +144,10 @@ def test_a_normal_session(session):
     normal_session(session(ledger=300000))
 
 
-@pytest.mark.parametrize("child", [["stdout_noise", "twice"], ["stray"]])
-def test_a_server_that_logs_to_stdout_answers_twice_or_answers_unasked_ids(session, child):
+def test_a_server_that_logs_to_stdout_answers_twice_or_answers_unasked_ids(session):
     """Log lines and a partial object on stdout, a second answer to a call, answers to ids never sent (the proxy's own
     tools/list, sent as the server starts, is not taken by them): each call gets one answer, the first."""
-    s = session(child=child)
+    s = session(child=["stdout_noise", "twice", "stray"])
     try:
         s.send(LIST)
         assert [t["name"] for t in s.answer("l")["result"]["tools"]] == ["send_payment"]
