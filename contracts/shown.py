@@ -333,7 +333,10 @@ def address_keys(name: str) -> tuple[str, ...]:
     parts = name.split(".")
     if not 1 <= len(parts) <= 4 or not name[:1].isdigit():
         return ()
-    readings = (_ipv4(parts, octal=True), _ipv4(parts, octal=False))
+    octal = _ipv4(parts, octal=True)
+    if not any(len(part) > 1 and part[0] == "0" and part[1] != "x" for part in parts):
+        return (octal,) if octal is not None else ()   # no leading zero: both readings are one
+    readings = (octal, _ipv4(parts, octal=False))
     return tuple(dict.fromkeys(r for r in readings if r is not None))
 
 
@@ -357,14 +360,14 @@ def address_written_otherwise(text: str) -> str | None:
 
 
 def _ipv4(parts: list[str], *, octal: bool) -> str | None:
-    numbers = [_ipv4_part(part, octal=octal) for part in parts]
-    if None in numbers:
-        return None
-    *head, last = [n for n in numbers if n is not None]
-    if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):
-        return None
-    value = sum(n << 8 * (3 - i) for i, n in enumerate(head)) + last
-    return ".".join(str(value >> shift & 255) for shift in (24, 16, 8, 0))
+    value = 0
+    for i, part in enumerate(parts):
+        n = _ipv4_part(part, octal=octal)
+        last = i == len(parts) - 1
+        if n is None or n >= (1 << 8 * (5 - len(parts)) if last else 256):   # the last part fills the bytes left
+            return None
+        value |= n if last else n << 8 * (3 - i)
+    return f"{value >> 24}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}"
 
 
 def _ipv4_part(part: str, *, octal: bool) -> int | None:
