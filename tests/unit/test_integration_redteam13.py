@@ -12,7 +12,11 @@
   the agent's hooks;
 - Agents: a call allowed before its approval was asked whose approval was refused, in a run never resumed, had the
   allow as its one record. `reject(guard, state, item)` rejects it and records the refusal at once (the rows fail on
-  8004e60 as the function did not exist).
+  8004e60 as the function did not exist);
+- Agents: an on_invoke_tool a hook (the agent's, the run's, a PolicyHooks subclass) swapped in after the allow ran, on
+  a call the hook rewrote too (with policy_hooks a refusal was recorded only after it had run). It is now held to the
+  data decided: the rewritten call is not run, recorded; a pass-through wrapper runs the call decided at every turn
+  (before: refused at the next turn, a false refusal).
 Real SDK code paths: the Agents SDK's chat-completions and responses models over httpx2.MockTransport."""
 import asyncio
 import json
