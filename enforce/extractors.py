@@ -73,6 +73,7 @@ import io
 import json
 import lzma
 import math
+import operator
 import pickletools
 import re
 import string
@@ -1586,7 +1587,74 @@ def _turned(text: str, tool: str | None, where: str) -> list[str]:
     # text maps onto a call's word by chance: two words of a call, or the tool's own name, must show under one key
     return ([text.translate(_affine_table(a, b)) for (a, b), found in sorted(shown.items())
              if (a, b) != (1, 0) and (a == 1 or len(found) > 1 or own in found)]
-            + ([text[::-1]] if backwards else []) + _periodic(text, tool, where))
+            + ([text[::-1]] if backwards else []) + _periodic(text, tool, where) + _transposed(text, own))
+
+
+# A short call with its characters transposed (blocks of a few characters each reversed, a rail fence, a columnar
+# transposition under a key of a few columns): a model told the rule undoes it. Read only in a short text with a call's
+# marks whose letters read as no language; each undoing kept when it shows a call's word, a keyword call or the tool.
+_TRANSPOSED_MAX = 256      # characters of a text read so at most
+_BLOCKS = range(2, 9)      # block sizes reversed
+_RAILS = range(2, 6)       # rails of a fence
+_COLUMNS = range(2, 6)     # columns of a columnar transposition (every order: 2 + 6 + 24 + 120 keys)
+_CALL_MARK_PAIRS = (("(", "="), ("{", ":"), ("<", ">"))
+_TRANSPOSED_ARGUMENT = re.compile(r"""[a-z_]\([ \t]?[a-z_]{2,64}[ \t]?=[ \t]?["'0-9]""")   # _KEYWORD_SHAPE, cheaper
+_TRANSPOSED_MEAN = 0.6     # mean pair score at most of its letters (a call transposed 0.56 and less; as written 0.86)
+
+
+def _transposed(text: str, own: str) -> list[str]:
+    if not _ENCODED_MIN <= len(text) <= _TRANSPOSED_MAX or not any(a in text and b in text for a, b in _CALL_MARK_PAIRS):
+        return []
+    parts = _TRANSPOSED_PARTS.split(text)   # a line, or a sentence or label's end: `note: <transposed call>`
+    return [r for part in ([text] if len(parts) == 1 else [text, *parts]) for r in _transposed_whole(part, own)]
+
+
+_TRANSPOSED_PARTS = re.compile(r"[.:;!?]\s+|\n")
+
+
+def _transposed_whole(text: str, own: str) -> list[str]:
+    if len(text) < _ENCODED_MIN:
+        return []
+    letters = _NOT_LETTER.sub("", text.lower())
+    if len(letters) < 8 or _stream_mean_pairs(letters) > _TRANSPOSED_MEAN:
+        return []
+    low = text.lower()
+    if _CALL_WORDS_SEEN.search(low) or _TRANSPOSED_ARGUMENT.search(low) or own and f"{own}(" in low:
+        return []   # a part that shows a call's word as it is is read as it is (decoys stand in another part)
+    return [r for r in dict.fromkeys("".join(undo(low)) for undo in _untranspositions(len(text))) if (
+        _TRANSPOSED_ARGUMENT.search(r) or own and f"{own}(" in r
+        or any(part in r for part in _CALL_WORD_PARTS) and _CALL_WORDS_SEEN.search(r))]
+
+
+@functools.lru_cache(maxsize=32)
+def _untranspositions(n: int) -> tuple[Callable[[str], tuple[str, ...]], ...]:
+    """For a text of `n` characters, each undoing (blocks reversed, a rail fence, a columnar key) as an itemgetter."""
+    orders = [list(range(at)) + [j for i in range(at, n, size) for j in reversed(range(i, min(i + size, n)))]
+              for size in _BLOCKS for at in range(size)]
+    orders += [_unfenced(n, rails) for rails in _RAILS]
+    orders += [_uncolumned(n, order) for k in _COLUMNS for order in itertools.permutations(range(k))]
+    return tuple(operator.itemgetter(*order) for order in orders if len(order) == n)
+
+
+def _unfenced(n: int, rails: int) -> list[int]:
+    """Where each character of the plain text stands in a rail fence of `rails` over `n` characters."""
+    cycle = 2 * rails - 2
+    places = sorted(range(n), key=lambda i: (min(i % cycle, cycle - i % cycle), i))
+    out = [0] * n
+    for at, place in enumerate(places):
+        out[place] = at
+    return out
+
+
+def _uncolumned(n: int, order: tuple[int, ...]) -> list[int]:
+    """Where each character of the plain text stands when its columns (of len(order)) are written in `order`."""
+    k = len(order)
+    sizes = [n // k + (1 if j < n % k else 0) for j in range(k)]
+    starts = [0] * k
+    at = 0
+    for j in sorted(range(k), key=lambda j: order[j]):
+        starts[j], at = at, at + sizes[j]
+    return [starts[i % k] + i // k for i in range(n)]
 
 
 _LETTERS = re.compile(r"\b[a-z]{4,32}\b")   # words, not the letters between digits of an encoded run
