@@ -110,7 +110,7 @@ SDK_TESTED = "openai-agents 0.24"   # the version whose private names this modul
 # `_tool_invocations` and `_restored_unbound_approval_call_ids` (whether the SDK marked a call executed, approval_preview:
 # unreadable, the call counts as one that runs); the names of the SDK's functions and locals that run_config_of reads
 # (RUN_FUNCTIONS: hooks, context_wrapper, run_config; not found, the guardrail's check of the RunConfig stands) and
-# record_run_hooks_raise reads (TOOL_BODY's self.hooks; not found, the run's hooks are left as they are). What holds a
+# run_hooks reads (TOOL_BODY's self.hooks; not found, the run's hooks are left as they are). What holds a
 # call to what was decided is public: a FunctionTool's on_invoke_tool (DecidedInvoker); no public path hands the SDK
 # arguments validated once, or its parameters model, so those stay private, checked by sdk_unreadable.
 
@@ -325,8 +325,9 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
         if not changed and prepared is None and not invoker_held and \
                 not agent_tool(found)[0]:   # an agent called as a tool: its input is a prompt, its tools decided apart
             changed = UNHELD.format(tool.tool_name)
+        hooks = run_hooks()
         if not changed:
-            changed = run_settings_tools(tool, guard)
+            changed = run_settings_tools(tool, guard, hooks)
         runs = call_text(tool, tool.tool_arguments)   # what the SDK runs (read before detach_call)
         if not changed and runs != tool.tool_arguments:
             changed = RUNS_OTHER.format(tool.tool_name, str(runs)[:200], tool.tool_arguments[:200])
@@ -353,7 +354,7 @@ def policy_guardrail(guard: Guard, *, context: Facts | None = None, run: Callabl
             if held:
                 record_later_refusals(found, check)
                 record_hooks_raise(data.agent)
-                record_run_hooks_raise()
+                wrap_on_tool_start(hooks)   # the user's run hooks too: without policy_hooks nothing else does
         elif not outcome.allowed:   # an earlier guardrail of another guard allowed it: that allow did not run
             not_run(tool, f"policy {guard.policy_name} refused the call after it was allowed")
         if outcome.action in ("halt", "terminate"):
@@ -854,12 +855,15 @@ def run_config_of(hooks: Any, context: Any) -> tuple[bool, Any]:
     return False, None
 
 
-def run_settings_tools(context: Any, guard: Guard) -> str:
+def run_settings_tools(context: Any, guard: Guard, hooks: Any = None) -> str:
     """Why a call may not run in a run whose RunConfig's model settings send tools (settings_tools; "" when they send
-    none, the guard's hooks name "model_settings", or the guard has a refuse_hosted_tools hook, which checks the requests
-    of the client it is on, precisely): the guardrail is the first point that sees the RunConfig (its
-    ToolContext's run_config), so from the first function call of such a run on, each call is refused, recorded."""
-    if guard in SETTINGS_LET or settings_let_in(guard, context):
+    none; the run's policy_hooks name "model_settings": `hooks`, the run's, or a note they made of the run before a
+    model call, which a call checked before its approval needs; or the guard has a refuse_hosted_tools hook, which checks
+    the requests of the client it is on, precisely): without hooks, the guardrail is the first point that sees the
+    RunConfig (its ToolContext's run_config), so from the first function call of such a run on, each call is refused,
+    recorded."""
+    if guard in SETTINGS_LET or settings_let_in(guard, context) or (
+            isinstance(hooks, PolicyHooks) and hooks.guard is guard and SETTINGS in hooks.unguarded):
         return ""
     extra = settings_tools(getattr(context, "run_config", None))
     return RUN_SETTINGS.format(extra) if extra else ""
@@ -987,18 +991,18 @@ TOOL_BODY = "_execute_single_tool_body"
 TOOL_BODY_FRAMES = 8   # a guardrail function is called a few frames below it (ToolInputGuardrail.run, a wrapper)
 
 
-def record_run_hooks_raise() -> None:
-    """Make the run's hooks (Runner.run(hooks=...): the user's own, not policy_hooks) record an on_tool_start that
-    raises after a call was allowed (wrap_on_tool_start). The guardrail does not get them: they are the `hooks` of the
-    SDK's method that called it (TOOL_BODY, within TOOL_BODY_FRAMES frames above); not found, nothing is changed."""
+def run_hooks() -> Any:
+    """The run's hooks (Runner.run(hooks=...)) of the call a guardrail decides, called from the guardrail's function: the
+    guardrail is not handed them; they are the `hooks` of the SDK's method that called it (TOOL_BODY, within
+    TOOL_BODY_FRAMES frames above the guardrail's function). None when not found."""
     frame: FrameType | None = sys._getframe(2)
     for _ in range(TOOL_BODY_FRAMES):
         if frame is None:
-            return
+            return None
         if frame.f_code.co_name == TOOL_BODY:
-            wrap_on_tool_start(getattr(frame.f_locals.get("self"), "hooks", None))
-            return
+            return getattr(frame.f_locals.get("self"), "hooks", None)
         frame = frame.f_back
+    return None
 
 
 def not_run(context: Any, why: str, *, name: str | None = None) -> None:

@@ -258,3 +258,27 @@ def test_an_invoker_a_hook_swaps_in_after_the_allow_runs_only_the_data_decided(p
     else:
         assert ran == [] and [(a, "were changed after policy" in why) for a, why in records(log)] == [(True, False),
                                                                                                       (False, True)]
+
+
+def test_benign_an_approved_call_of_a_resumed_run_whose_hooks_let_model_settings_runs(payments_build, tmp_path):
+    """A run resumed from its RunState runs the approved call before any model call (so before its hooks note the run):
+    the guardrail reads the run's hooks in the SDK's frame that called it, and they let the RunConfig's tools through."""
+    agents_fixture()
+    from agents import ModelSettings, RunConfig, Runner
+
+    from veriguard.enforce.integrations.openai_agents import policy_guardrail, policy_hooks
+
+    log = tmp_path / "log.jsonl"
+    g, ran = guard(payments_build, log=log), []
+    config = RunConfig(tracing_disabled=True, model_settings=ModelSettings(extra_body={"tools": [{"type": "web_search"}]}))
+    agent = agent_paying(send_tool(ran, [policy_guardrail(g)], needs_approval=True))
+
+    async def main():
+        first = await Runner.run(agent, "Pay.", context=CONTEXT, hooks=policy_hooks(g, unguarded=["model_settings"]),
+                                 run_config=config)
+        state = first.to_state()
+        for item in state.get_interruptions():
+            state.approve(item)
+        await Runner.run(agent, state, hooks=policy_hooks(g, unguarded=["model_settings"]), run_config=config)
+    asyncio.run(main())
+    assert ran == [45000] and [a for a, _ in records(log)] == [True]
