@@ -925,13 +925,6 @@ class Proxy:
         self.relisting = True
         self.relist()
 
-    def read_tools_again(self) -> None:
-        """The tool list could not be read (at the start, or after a change: an error, no answer in time): a call reads
-        it again, held meanwhile, so that a server that failed once does not refuse every later call of the session;
-        one whose list still fails refuses the call with the reason (a tools/list per such call)."""
-        self.relist_failed, self.relisting, self.relist_queued, self.relist_pages = "", False, False, 0
-        self.list_again()
-
     def never_listed(self, name: str) -> str:
         """Why an allowed call to tool `name` is not run ('' when it may be): the proxy lists the server's tools itself
         (list_first), and the server has never listed this one, so what it does is described nowhere the host or the
@@ -954,7 +947,7 @@ class Proxy:
         if self.relisting:
             self.relist_queued = True
             return
-        self.relisting = True
+        self.relisting, self.relist_failed, self.relist_pages = True, "", 0   # a failed read is over: this one decides
         self.relist()
 
     def relist(self, cursor: str | None = None) -> None:
@@ -993,15 +986,13 @@ class Proxy:
         cursor = result.get("nextCursor") if isinstance(result, dict) else None
         if "error" in message or not isinstance(result, dict) or not isinstance(result.get("tools"), list):
             why = _show(message["error"]) if "error" in message else "its answer held no list of tools"
-            self.relist_failed = f"the MCP server's tool list could not be read ({why})"
-            self.release_waiting()
+            self.list_failed(f"the MCP server's tool list could not be read ({why})")
             return
         self.pin(result)
         self.relist_pages += 1
         if type(cursor) is str and cursor:
             if self.relist_pages >= MAX_RELIST_PAGES:
-                self.relist_failed = f"the MCP server's tool list, read again, had more than {MAX_RELIST_PAGES} pages"
-                self.release_waiting()
+                self.list_failed(f"the MCP server's tool list, read again, had more than {MAX_RELIST_PAGES} pages")
             else:
                 self.relist(cursor)
         else:
@@ -1012,6 +1003,14 @@ class Proxy:
                 return
             self.relisting = False
             self.release_waiting()
+
+    def list_failed(self, why: str) -> None:
+        """The proxy's read of the tools failed (`why`): the calls held for it are refused with the reason, and so is a
+        call until the tools are read again, which the next call does (call_tool). Before, the failure held for the
+        rest of the session: every later call was refused, and a later list_changed or restart never read the tools
+        again (the chain stayed marked as under way)."""
+        self.relist_failed, self.relisting, self.relist_queued = why, False, False
+        self.release_waiting()
 
     def reused_id(self, host_id: Any) -> str:
         """Why the host may not use `host_id` now ('' when it may): a request of its with that id, or with the same id
@@ -1028,7 +1027,7 @@ class Proxy:
         malformed = malformed_call(params)
         problem = reused or (f"the tools/call is not valid MCP: {malformed}" if malformed else "")
         if not problem and not held and self.relist_failed and self.reads_tools and not self.refusing:
-            self.read_tools_again()
+            self.list_again()   # read the tools again for this call, held meanwhile (list_failed)
         if not problem and self.hold(host_id, params):
             return
         name = call_name(params)
