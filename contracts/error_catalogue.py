@@ -107,8 +107,7 @@ CATALOGUE: dict[str, Entry] = {
     "extract.config": Entry(S, "the spec's [extraction] entry for an argument is wrong or incomplete"),
     "extract.enum": Entry(A, "an extracted value is not one of its enum's values"),
     "extract.llm.ambiguous": Entry(A, "the agent's text holds two values for an integer the model reads (a correction)"),
-    "extract.llm.unwritten": Entry(A, "the model answered a number or a name that the agent's text does not write "
-                                   "(a value it computed, or spelt otherwise)"),
+    "extract.llm.unwritten": Entry(A, "the model's number or name is not written in the agent's text (computed, respelt)"),
     "extract.llm.auth": Entry(E, "the model provider refused the API key or its access to the model"),
     "extract.llm.bad_request": Entry(E, "the model provider rejected the request (model name, max_tokens, schema)"),
     "extract.llm.busy": Entry(E, "too many model calls are still running (a slow or stalled model server)"),
