@@ -936,8 +936,8 @@ class Proxy:
                 "does; call only tools that tools/list returns")
 
     def list_again(self) -> None:
-        """Read the server's tools again (the proxy's own tools/list, every page) and pin them, once the host listed
-        any: the server said its tools changed, or it was started again (a server's tools may depend on its start:
+        """Read the server's tools again (the proxy's own tools/list, every page) and pin them: the server said its tools
+        changed, or it was started again, or the last read failed (list_failed) (a server's tools may depend on its start:
         before, a server started again was never listed, and ran the next call as it now defined the tool). Calls
         meanwhile are held (call_tool). One chain at a time, and one more after it however often the server said so
         meanwhile: before, each notification started a chain of its own (a server's 10,000 notifications, 10,000
