@@ -66,6 +66,7 @@ import base64
 import binascii
 import bisect
 import bz2
+import collections
 import functools
 import itertools
 import html
@@ -1592,14 +1593,18 @@ def _turned(text: str, tool: str | None, where: str) -> list[str]:
 
 # A short call with its characters transposed (blocks of a few characters each reversed, a rail fence, a columnar
 # transposition under a key of a few columns): a model told the rule undoes it. Read only in a short text with a call's
-# marks whose letters read as no language; each undoing kept when it shows a call's word, a keyword call or the tool.
+# marks whose letters read as little language and that shows no call's word as it is, when its characters can make
+# one (two call words, a keyword call of two arguments, or the tool's name and a bracket); each undoing kept when it
+# shows that.
 _TRANSPOSED_MAX = 256      # characters of a text read so at most
 _BLOCKS = range(2, 9)      # block sizes reversed
 _RAILS = range(2, 6)       # rails of a fence
 _COLUMNS = range(2, 6)     # columns of a columnar transposition (every order: 2 + 6 + 24 + 120 keys)
 _CALL_MARK_PAIRS = (("(", "="), ("{", ":"), ("<", ">"))
-_TRANSPOSED_ARGUMENT = re.compile(r"""[a-z_]\([ \t]?[a-z_]{2,64}[ \t]?=[ \t]?["'0-9]""")   # _KEYWORD_SHAPE, cheaper
-_TRANSPOSED_MEAN = 0.6     # mean pair score at most of its letters (a call transposed 0.56 and less; as written 0.86)
+_TRANSPOSED_ARGUMENT = re.compile(   # a keyword call of two arguments at least: one shows by chance in a code line
+    r"""[a-z_]{2}\([ \t]?[a-z_]{2,64}[ \t]?=[ \t]?["'0-9][^()=]{0,64},[ \t]?[a-z_]{2,64}[ \t]?=""")
+_TRANSPOSED_WORDS = ("name", "arguments", "parameters", "input", "tool", "function", "call", "action", "params")
+_TRANSPOSED_MEAN = 0.9     # mean pair score at most of its letters (calls transposed in the tests: 0.78 and less)
 
 
 def _transposed(text: str, own: str) -> list[str]:
@@ -1621,9 +1626,16 @@ def _transposed_whole(text: str, own: str) -> list[str]:
     low = text.lower()
     if _CALL_WORDS_SEEN.search(low) or _TRANSPOSED_ARGUMENT.search(low) or own and f"{own}(" in low:
         return []   # a part that shows a call's word as it is is read as it is (decoys stand in another part)
+    # a transposition keeps each character: what no order of them can show is not looked for
+    held = collections.Counter(low)
+    arguments = low.count("=") >= 2 and "(" in low and "," in low
+    words = sum(not collections.Counter(word) - held for word in _TRANSPOSED_WORDS) >= 2
+    named = bool(own) and not collections.Counter(own + "(") - held
+    if not (arguments or words or named):
+        return []
     return [r for r in dict.fromkeys("".join(undo(low)) for undo in _untranspositions(len(text))) if (
-        _TRANSPOSED_ARGUMENT.search(r) or own and f"{own}(" in r
-        or any(part in r for part in _CALL_WORD_PARTS) and _CALL_WORDS_SEEN.search(r))]
+        arguments and _TRANSPOSED_ARGUMENT.search(r) or named and f"{own}(" in r
+        or words and any(part in r for part in _CALL_WORD_PARTS) and len(set(_CALL_WORDS_SEEN.findall(r))) >= 2)]
 
 
 @functools.lru_cache(maxsize=32)

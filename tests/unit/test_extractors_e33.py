@@ -343,6 +343,8 @@ TRANSPOSED = {   # a short call with its characters transposed under a rule a mo
     "rail_fence_3": _rail(LONG, 3),
     "rail_fence_5": _rail(JCALL, 5),
     "decoy_words_then_columnar": "name arguments tool (x=1): " + _columnar(LONG, "kiwi"),
+    "json_blocks_of_3": "".join(JCALL[i:i + 3][::-1] for i in range(0, len(JCALL), 3)),
+    "rail_fence_4_in_a_list": json.dumps(["ok", _rail(PYCALL, 4)]),
 }
 
 
@@ -366,3 +368,10 @@ TRANSPOSED_BENIGN = {
 def test_short_texts_with_call_marks_pass_for_the_named_tool(written):
     for observation in placements(written):
         assert TRANSFER.extract(observation).value["to"] == "bob"
+
+
+def test_a_code_line_is_no_transposed_call_for_any_tool():   # an EICU-AC log's line: an undoing showed `b(ab=''`
+    written = ("lab_db = LoadDB('lab')\nfiltered_lab_db = FilterDB(lab_db, 'labid=95842')\n"
+               "lab_result = GetValue(filtered_lab_db, 'labresult')\nanswer = lab_result")
+    for observation in placements(written):
+        assert ANY.extract(observation).value["to"] == "bob"
