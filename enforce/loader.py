@@ -176,10 +176,11 @@ class Spellings:
 
     @cached_property
     def addresses(self) -> dict[str, str]:
-        """The compared strings that are IP addresses, by their address (made when an argument is first read as one);
-        of two with one address (`::ffff:10.0.0.1` and `10.0.0.1`) the first in code point order, in every process."""
+        """The compared strings that are IPv6 addresses, by the address they are (made when an argument is first read
+        as one; a canonical address, IPv4 or IPv6, is its own spelling_key, so `keys` finds it, and synth refuses an
+        IPv4 address written otherwise); of two with one address, the first in code point order, in every process."""
         found: dict[str, str] = {}
-        for text in self.texts:
+        for text in [text for text in self.texts if ":" in text]:   # a comprehension: 100,000 rows in a few ms
             key = compared_address(text)
             if key is not None and (key not in found or text < found[key]):
                 found[key] = text
@@ -290,7 +291,8 @@ def _another_spelling(text: str, spellings: Spellings) -> str | None:
             same, how = spellings.looks.get(look_alike_key(name)), _LOOKS
             same = None if same is None or str.isascii(key) and str.isascii(same) else same
         if same is None and (addresses := address_keys(key)):
-            same, how = next(filter(None, map(spellings.addresses.get, addresses)), None), _ADDRESS
+            same = next(filter(None, (spellings.keys.get(a) or spellings.addresses.get(a) for a in addresses)), None)
+            how = _ADDRESS
         if same is not None:
             named = f"names {name!r} (a URL's or mail address's host, or percent-encoded), which " if held else ""
             return (f"{named}is another spelling of {same!r}, a string the policy compares with ({how}: a mail "
