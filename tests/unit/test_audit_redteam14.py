@@ -155,3 +155,16 @@ def test_nested_comments_are_read_in_linear_time(loopback):
     with pytest.raises(ArgumentError):
         policy.evaluate_checked(paying("(" * 20000 + ")" * 20000 + "x@bad.com"))
     assert time.process_time() - started < 2.0
+
+
+@pytest.fixture(scope="module")
+def mapped(tmp_path_factory):
+    return load_policy(built(tmp_path_factory, "::ffff:127.0.0.1", '{"bad.com": true}'))
+
+
+@pytest.mark.parametrize("recipient", ["127.0.0.1", "0x7f.1", "[::FFFF:7F00:1]", "64:ff9b::7f00:1"])
+def test_a_compared_ipv6_form_is_compared_as_the_address_it_is(mapped, recipient):
+    """A rule comparing `::ffff:127.0.0.1` denies 127.0.0.1 in each form (the compared string is read as an address)."""
+    with pytest.raises(ArgumentError) as e:
+        mapped.evaluate_checked(paying(recipient))
+    assert "another spelling of '::ffff:127.0.0.1'" in e.value.reason, e.value
