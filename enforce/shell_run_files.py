@@ -63,7 +63,7 @@ def _json_scripts(text: str) -> list[str]:
             if isinstance(s, str)]
 
 
-_MAKE_SET = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][\w.-]*)\s*(?::{1,3}=|\?=|\+=|!=|=)\s*(.*)$")
+_MAKE_SET = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_.][\w.-]*)\s*(?::{1,3}=|\?=|\+=|!=|=)\s*(.*)$")
 _MAKE_DEFAULTS = {"CC": "cc", "CXX": "c++", "CPP": "cc -E", "LD": "ld", "AR": "ar", "AS": "as", "RM": "rm -f",
                   "MAKE": "make", "FC": "f77", "SHELL": "/bin/sh"}
 
@@ -89,7 +89,11 @@ def _make(text: str) -> list[str]:
         rule = re.match(r"^[^\s:#=][^:#=]*:(?!=)[^;]*;(.*)$", line)
         if rule:
             out.append(rule.group(1).strip().lstrip("@+-"))
-    return [_make_words(c, values) for c in out]
+    commands = [_make_words(c, values) for c in out]
+    if "SHELL" in values and values["SHELL"] != "/bin/sh" or ".SHELLFLAGS" in values:   # what make runs each line with
+        shell = _make_words(f"{values['SHELL']} {values.get('.SHELLFLAGS', '-c')}", values)
+        commands = [f"{shell} {shlex.quote(c)}" for c in commands] + [shell]
+    return commands
 
 
 def _make_words(command: str, values: dict[str, str], depth: int = 0) -> str:
@@ -136,6 +140,14 @@ def _just(text: str) -> list[str]:
             if m:
                 out.append(m.group(1) or m.group(2))       # a backtick or $() value runs when just reads the file
     close()
+    shell = re.search(r"^set\s+(?:windows-)?shell\s*:=\s*(\[.*\])\s*$", text, re.M)   # what just runs each line with
+    if shell:
+        try:
+            argv = json.loads(shell.group(1).replace("'", '"'))
+        except ValueError:
+            argv = None
+        words = shlex.join(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else "x"
+        out = [f"{words} {shlex.quote(c)}" for c in out] + [words]
     return out
 
 
