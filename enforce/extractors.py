@@ -1594,8 +1594,8 @@ def _turned(text: str, tool: str | None, where: str) -> list[str]:
 # A short call with its characters transposed (blocks of a few characters each reversed, a rail fence, a columnar
 # transposition under a key of a few columns): a model told the rule undoes it. Read only in a short text with a call's
 # marks whose letters read as little language and that shows no call's word as it is, when its characters can make
-# one (two call words, a keyword call of two arguments, or the tool's name and a bracket); each undoing kept when it
-# shows that.
+# one (a name key's and an arguments key's words with a colon, a keyword call of two arguments, or the tool's name and
+# a bracket); each undoing kept when it shows that.
 _TRANSPOSED_MAX = 256      # characters of a text read so at most
 _BLOCKS = range(2, 9)      # block sizes reversed
 _RAILS = range(2, 6)       # rails of a fence
@@ -1603,7 +1603,7 @@ _COLUMNS = range(2, 6)     # columns of a columnar transposition (every order: 2
 _CALL_MARK_PAIRS = (("(", "="), ("{", ":"), ("<", ">"))
 _TRANSPOSED_ARGUMENT = re.compile(   # a keyword call of two arguments at least: one shows by chance in a code line
     r"""[a-z_]{2}\([ \t]?[a-z_]{2,64}[ \t]?=[ \t]?["'0-9][^()=]{0,64},[ \t]?[a-z_]{2,64}[ \t]?=""")
-_TRANSPOSED_WORDS = ("name", "arguments", "parameters", "input", "tool", "function", "call", "action", "params")
+_TRANSPOSED_WORDS = (("name", "tool", "function", "action", "call"), ("arguments", "parameters", "params", "input"))
 _TRANSPOSED_MEAN = 0.9     # mean pair score at most of its letters (calls transposed in the tests: 0.78 and less)
 
 
@@ -1629,7 +1629,7 @@ def _transposed_whole(text: str, own: str) -> list[str]:
     # a transposition keeps each character: what no order of them can show is not looked for
     held = collections.Counter(low)
     arguments = low.count("=") >= 2 and "(" in low and "," in low
-    words = sum(not collections.Counter(word) - held for word in _TRANSPOSED_WORDS) >= 2
+    words = ":" in low and all(any(not collections.Counter(word) - held for word in kind) for kind in _TRANSPOSED_WORDS)
     named = bool(own) and not collections.Counter(own + "(") - held
     if not (arguments or words or named):
         return []
