@@ -118,7 +118,7 @@ def test_other_settings_and_other_files_stay_plain_writes(build: Path, machine: 
     assert tool(build, machine, name, tool_input) == "allow"
 
 
-@pytest.mark.parametrize("command", ["echo 'max-line-length=100' >> tox.ini", "pylint src", "grep init-hook setup.cfg",
+@pytest.mark.parametrize("command", ["echo 'max-line-length=100' >> setup.cfg", "pylint src", "grep init-hook setup.cfg",
                                      "sed -i s/120/100/ pyproject.toml"])
 def test_bash_without_code_settings_stays_allowed(build: Path, machine: dict[str, Path], command: str) -> None:  # noqa: F811
     assert bash(build, machine, command) == "allow"

@@ -241,8 +241,8 @@ def test_a_key_cut_inside_a_word_across_commands_needs_approval(build: Path, mac
 
 @pytest.mark.parametrize("command", [
     "sed -i 's/version = \"1.0\"/version = \"1.1\"/' pyproject.toml",
-    "sed -i '$ s/$/ # ok/' tox.ini",
-    "sed -i 's/envlist = py3/envlist = py312/' tox.ini",
+    "sed -i '$ s/$/ # ok/' setup.cfg",
+    "sed -i 's/envlist = py3/envlist = py312/' setup.cfg",
     "echo 'max-line-length = 100' >> .flake8",
 ])
 def test_other_edits_of_settings_files_stay_allowed(build: Path, machine: dict[str, Path],  # noqa: F811

@@ -104,7 +104,7 @@ def test_code_settings_assembled_by_the_file_tools_need_approval(build: Path, ma
 @pytest.mark.parametrize("command", [
     "cp plain.toml pyproject.toml", "cat plain.toml > setup.cfg", "sed -i 's/x/y/' pyproject.toml",
     "echo '[tool.ruff]' >> pyproject.toml", "cp setup.cfg setup.cfg.bak", "cat setup.cfg tox.ini > /tmp/all.txt",
-    "cp evil.toml /tmp/x.toml", "cat evil.toml", "mkfifo /tmp/f26fifo; echo x >> tox.ini",
+    "cp evil.toml /tmp/x.toml", "cat evil.toml", "mkfifo /tmp/f26fifo; echo x >> setup.cfg",
     "cat src/*.py >> setup.cfg", "cp pl*.toml pyproject.toml",
 ])
 def test_settings_written_from_plain_text_stay_allowed(build: Path, machine: dict[str, Path],  # noqa: F811
