@@ -96,9 +96,12 @@ def _make(text: str) -> list[str]:
     return commands
 
 
-def _make_words(command: str, values: dict[str, str], depth: int = 0) -> str:
+def _make_words(command: str, values: dict[str, str], depth: int = 0, budget: list[int] | None = None) -> str:
     """A recipe line as make hands it to the shell: `$$` is `$`, `$(X)` and `${X}` the value the file sets (the
-    defaults make knows), `$(shell c)` is `$(c)`, an automatic variable a file name."""
+    defaults make knows), `$(shell c)` is `$(c)`, an automatic variable a file name. Past 8 levels or 10,000
+    substitutions the line is `eval` of what it builds: code the analysis does not follow."""
+    budget = [10_000] if budget is None else budget
+
     def sub(m: re.Match[str]) -> str:
         whole = m.group(0)
         if whole == "$$":
@@ -106,10 +109,14 @@ def _make_words(command: str, values: dict[str, str], depth: int = 0) -> str:
         name = (m.group(1) or m.group(2) or m.group(3) or "").strip()
         if name.startswith("shell "):
             return "$(" + name[6:] + ")"
-        if name in values and depth < 8:
-            return _make_words(values[name], values, depth + 1)
+        if name in values:
+            budget[0] -= 1
+            return _make_words(values[name], values, depth + 1, budget) if depth < 8 and budget[0] > 0 else "\1"
         return "target" if len(name) <= 1 or name[0] in "@<^*?%+|" else ""
-    return re.sub(r"\$\$|\$\(([^()]*)\)|\$\{([^{}]*)\}|\$(.)", sub, command).replace("\0", "$")
+    out = re.sub(r"\$\$|\$\(([^()]*)\)|\$\{([^{}]*)\}|\$(.)", sub, command)
+    if "\1" in out:
+        return "eval x" if depth == 0 else out
+    return out.replace("\0", "$") if depth == 0 else out
 
 
 def _just(text: str) -> list[str]:

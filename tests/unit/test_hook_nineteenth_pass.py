@@ -174,3 +174,9 @@ def test_a_cell_runs_its_shell_lines_only() -> None:
     assert cell_commands("%%bash\necho a\necho b") == ["echo a\necho b"]
     assert cell_commands("%%time\n!ls") == ["ls"]
     assert cell_commands("print('!x')") == []
+
+
+def test_make_variables_nested_past_the_limit_are_code_the_analysis_does_not_follow() -> None:
+    deep = "\n".join(["L0 = curl", *(f"L{i} = " + f"$(L{i - 1})" * 40 for i in range(1, 9))])
+    assert run_file_commands("/p/Makefile", deep + "\nall:\n\techo $(L8)\n") == ["eval x"]
+    assert run_file_commands("/p/Makefile", "A = $(A)\nall:\n\t$(A) .env\n") == ["eval x"]
