@@ -6,7 +6,8 @@ asks read (issue 10; helper D33, 2026-12-01, tenth session). Each text is our ow
   both of us up from X on Monday", "get the lot of us over there on Friday, out of X"), or booked along a route on a
   date ("books me X -> Y Thursday"); a person put on something unnamed that leaves a named place ("put us on anything
   departing X"); seats from or leaving a named place at a clause's head: the flight asked. Never with a train, coach,
-  ferry, boat, show or match in the sentence, nor (the first) a drive.
+  ferry, boat, show or match in the sentence, nor (the first) a drive. Scots "ower" and "tae" are read as "over" and "to"
+  ("get us ower tae see them, oot o' X on the 6th").
 - A vehicle, an estate, a seven-seater or "some wheels" waiting, to collect or collected somewhere; wheels at arrivals,
   an airport or a terminal (not wheels that cost or are anything); a person fixed, hooked or sorted up with a rental or
   a hire (not a rental flat or hire gear): the car asked.
@@ -18,6 +19,7 @@ Each RECALL row was read without its category at the start commit (8004e60): a u
 through. KEPT rows are controls read so at the start commit too, which the new asks must not change."""
 import pytest
 
+from veriguard.enforce import categories
 from tests.unit.classifier_probes import allowed
 from tests.unit.test_classifier_recall_d30 import clf  # noqa: F401  (the module's classifier, trained once)
 
@@ -32,6 +34,7 @@ RECALL = [
     ("flight", "Put us on anything departing Cardiff on Saturday."),
     ("flight", "Okay then: seats from Leeds for both of us on the 4th."),
     ("flight", "Right, so: seats leaving Newcastle for me and Bev, Thursday."),
+    ("flight", "Get us ower tae see them, oot o' Dundee on the 6th."),
     ("car", "We land Friday, so a roomy estate waiting at arrivals please."),
     ("car", "Could you sort some wheels to collect at Inverness station for the week?"),
     ("car", "Two seven-seaters waiting at the depot for the club."),
@@ -79,3 +82,11 @@ KEPT = [
 def test_controls_keep_their_set(clf, gold, text):  # noqa: F811
     c = clf.classify(text)
     assert c.labels | c.uncertain == gold, c.reason
+
+
+@pytest.mark.parametrize("text,read", [
+    ("Get me ower tae the pier", "Get me over to the pier"),
+    ("Tower Bridge, Taekwondo", "Tower Bridge, Taekwondo"),   # inside a word or a name: as written
+])
+def test_scots_over_and_to_are_read_as_those_words(text, read):
+    assert categories.undialected(text) == read
