@@ -520,10 +520,12 @@ def by_gerund(sentence: str) -> str:
 
 
 # dialect spellings of function words the asks read ("out o' Leeds on t' 3rd an' back", "summat small fae the airport",
-# "gettin' there"): an ask written for "out of", "the", "and", "from", "something" or "-ing" reads them too
+# "gettin' there", "get me ower tae see her"): an ask written for "out of", "the", "and", "from", "something", "over",
+# "to" or "-ing" reads them too
 _DIALECT = ((re.compile(r"\bo['’](?= )"), "of"), (re.compile(r"(?<![\w'’])t['’](?= )"), "the"),
             (re.compile(r"\ban['’](?= )"), "and"), (re.compile(r"\bfae\b"), "from"), (re.compile(r"\boot\b"), "out"),
-            (re.compile(r"\bsummat\b"), "something"), (re.compile(r"\b(\w{2,}in)['’](?=\W|$)"), r"\1g"))
+            (re.compile(r"\bsummat\b"), "something"), (re.compile(r"\bower\b"), "over"), (re.compile(r"\btae\b"), "to"),
+            (re.compile(r"\b(\w{2,}in)['’](?=\W|$)"), r"\1g"))
 
 
 def undialected(text: str) -> str:
