@@ -137,7 +137,10 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
                                                 ("heldout_v15.jsonl", "negotiation-then-agree"),
                                                 ("heldout_v15.jsonl", "sticky-note-scrawl"),
                                                 ("heldout_v16.jsonl", "commit-message"),
-                                                ("heldout_v19.jsonl", "advice-column")}
+                                                ("heldout_v19.jsonl", "advice-column"),
+                                                ("heldout_v21.jsonl", "markdown-table"),
+                                                ("heldout_v21.jsonl", "cooking-show-host"),
+                                                ("heldout_v21.jsonl", "robot-directive")}
     assert all(r["categories"] for s, r in rows if s in ("heldout_v9.jsonl", "heldout_v10.jsonl", "heldout_v14.jsonl")
                and unreadable_language(r["task"]))
     # v14 (read once, figures only, 2026-11-30): one email reply chain (hotel) of its 581 is refused; v15 (read once,
@@ -156,7 +159,11 @@ def test_benign_texts_the_language_check_refuses_are_the_ones_in_another_languag
     assert all(r["categories"] for s, r in rows if s == "heldout_v19.jsonl" and unreadable_language(r["task"]))
     # v20 (read once, figures only, 2026-12-01, ninth session): none of its 716 is refused
     assert not any(s == "heldout_v20.jsonl" for s, *_ in refused)
-    assert sum(1 for s, *_ in refused if s != "evasions") == 23 and sum(1 for s, *_ in refused if s == "evasions") == 19
+    # v21 (read once, figures only, 2026-12-01, tenth session): 4 of its 730 (2 markdown tables, a cooking-show host,
+    # a robot directive), each in a category
+    assert sum(1 for s, *_ in refused if s == "heldout_v21.jsonl") == 4
+    assert all(r["categories"] for s, r in rows if s == "heldout_v21.jsonl" and unreadable_language(r["task"]))
+    assert sum(1 for s, *_ in refused if s != "evasions") == 27 and sum(1 for s, *_ in refused if s == "evasions") == 19
 
 
 # Red-team pass of stop 20 on the check itself: spellings that hid the words, encodings a model decodes, orders in

@@ -235,9 +235,15 @@ def test_plain_requests_of_every_benchmark_and_held_out_set_are_not_taken_for_in
     assert Counter(s for s, _c in flagged_v20) == {"courtroom-transcript": 5, "limerick": 1, "school-newsletter": 1,
                                                     "standup-update": 1}
     assert sum(1 for _s, c in flagged_v20 if not c) == 2
+    # v21 (read once, figures only, 2026-12-01, tenth session; no case read): 3 of its 730, all robot directives, each
+    # in a category
+    v21 = {r["id"]: (r["style"], r["categories"]) for r in texts if str(r.get("id", "")).startswith("v21-")}
+    flagged_v21 = [v21[i] for i, _c in flagged if i in v21]
+    assert Counter(s for s, _c in flagged_v21) == {"robot-directive": 3}
+    assert all(c for _s, c in flagged_v21)
     assert len(tasks) > 3000 and [f for f in flagged if f[1] is not None
                                   or not f[0].startswith(("v10-", "v11-", "v12-", "v14-", "v15-", "v16-", "v17-",
-                                                         "v18-", "v19-", "v20-"))] == [
+                                                         "v18-", "v19-", "v20-", "v21-"))] == [
         ("e108", "instruction"), ("e109", "instruction"), ("e111", "instruction"), ("e112", "instruction"),
         ("e113", "instruction")]
     assert len(flagged_v10) == 84 and {s for i, s in v10 if i in flagged_v10} == {
