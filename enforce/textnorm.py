@@ -57,6 +57,7 @@ for _first in (0x1F150, 0x1F170, 0x1F1E6):
 _LEET = {"0": "o", "1": "il", "2": "z", "3": "e", "4": "a", "5": "s", "6": "gb", "7": "t", "8": "b", "9": "g",
          "@": "a", "$": "s", "!": "i", "|": "li", "+": "t", "(": "c", "€": "e", "£": "l", "¥": "y", "©": "c",
          "®": "r", "°": "o", "†": "t", "¡": "i", "∩": "n", "∪": "u", "∨": "v", "∘": "o", "×": "x"}
+LEET = _LEET  # public name for other modules (same dict)
 _READABLE_SYMBOLS = frozenset("©®™°")
 _INNER_PUNCTUATION = frozenset("-'’.&/_:,")  # between letters of a word: e-mail, O'Hare, U.S., AT&T
 _SEPARATOR = r"(?:[^\S\n]*[.\-_*·•/|+~:,][^\S\n]*|\s+)"
