@@ -308,8 +308,9 @@ class LLMExtractor:
         is not checked: a command may ask for two choices, and the model picks one."""
         leaves = _answer_leaves(self.argument, self.type, value, ("enum",))
         clauses = _number_clauses(text) if leaves else []
+        choices = dict(_enum_choices(self.argument, self.type))
         for key, in_record, got in leaves:
-            others = [c for c in _choices(self.type, in_record) if c != got]
+            others = [c for c in choices[self.argument if in_record is None else in_record] if c != got]
             held = [c for c in clauses if _holds(c, _choice_words(got))]
             if not held or any(len(_LETTER_RUN.findall(c)) > MAX_FRAGMENT_WORDS for c in held):
                 continue
@@ -691,13 +692,6 @@ def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any,
         return [(f"{argument}.{f}", str(f), value[f]) for f, ft in t["fields"]
                 if ft["kind"] in kinds and type(value.get(f)) in (int, str)]
     return []
-
-
-def _choices(t: Mapping[str, Any], in_record: str | None) -> tuple[str, ...]:
-    """The values of the enum `t` (in_record None) or of its record's field `in_record`."""
-    if in_record is None:
-        return tuple(map(str, t.get("values", ())))
-    return next((tuple(map(str, ft.get("values", ()))) for f, ft in t.get("fields", []) if f == in_record), ())
 
 
 def _choice_words(choice: str) -> str:
