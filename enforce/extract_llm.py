@@ -277,7 +277,8 @@ class LLMExtractor:
                                       "text does not write as it is (a value the model computed or respelt, or that "
                                       "the text steered it to); not taken: take the value from the tool call's "
                                       "arguments (`from = \"path\"`)")
-        clauses = _number_clauses(text) if leaves else []
+        enums = _answer_leaves(self.argument, self.type, value, ("enum",))
+        clauses = _number_clauses(text) if leaves or enums else []
         for key, in_record, got in leaves:
             money = type(got) is int and _MONEY_NAME.search(key) is not None
             held = [c for c in clauses if _holds(c, got)]
@@ -298,16 +299,15 @@ class LLMExtractor:
                                           f"{got!r} or with {got!r} blanked (a correction, or a text that steers the "
                                           "reader); neither is taken: take the value from the tool call's arguments "
                                           "(`from = \"path\"`)")
-        self._one_choice(text, value)
+        self._one_choice(enums, clauses)
 
-    def _one_choice(self, text: str, value: Any) -> None:
+    def _one_choice(self, leaves: list[tuple[str, str | None, Any]], clauses: list[str]) -> None:
         """ExtractionError (extract.llm.ambiguous) where the model's choice of an enum is named in a short clause (at
         most MAX_FRAGMENT_WORDS words: "no wait, business", "Correction: economy", "economy it is") and the text
         without the clauses that name it asks another choice, which it names ("Fly business. Correction: economy."):
         a correction, or a text that steers the reader. A choice named with its object ("write a summary to notes.txt")
-        is not checked: a command may ask for two choices, and the model picks one."""
-        leaves = _answer_leaves(self.argument, self.type, value, ("enum",))
-        clauses = _number_clauses(text) if leaves else []
+        is not checked: a command may ask for two choices, and the model picks one. `leaves`: the answer's enum
+        leaves (_answer_leaves), `clauses`: the text's _number_clauses (computed once, in _one_value)."""
         choices = dict(_enum_choices(self.argument, self.type))
         for key, in_record, got in leaves:
             others = [c for c in choices[self.argument if in_record is None else in_record] if c != got]
