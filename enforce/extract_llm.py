@@ -289,9 +289,7 @@ class LLMExtractor:
             if type(got) is int and any(_candidates(_masked(c, got), got, money=money) for c in held):
                 asks.append(_masked(text, got))
             for asked in asks:
-                again = self._ask_text(asked)[0]
-                if in_record is not None:   # a record's field: its value in the other answer
-                    again = again.get(in_record) if isinstance(again, Mapping) else None
+                again = self._reask(asked, in_record)
                 # another value only where the text asked writes it as one (a sum's: not as a count of tickets)
                 if _differs(again, got) and _holds(_undated(asked, money=money) if type(got) is int else asked, again):
                     raise ExtractionError("extract.llm.ambiguous", f"the text holds two values for {key}: the model "
@@ -317,14 +315,20 @@ class LLMExtractor:
             rest = ". ".join(c for c in clauses if c not in held)
             if not any(_holds(rest, _choice_words(other)) for other in others):
                 continue
-            again = self._ask_text(rest)[0]
-            if in_record is not None:
-                again = again.get(in_record) if isinstance(again, Mapping) else None
+            again = self._reask(rest, in_record)
             if again != got and type(again) is str and _holds(rest, _choice_words(again)):
                 raise ExtractionError("extract.llm.ambiguous", f"the text names two choices for {key}: the model read "
                                       f"{got!r}, named in a short clause of its own, and {again!r} in the text "
                                       f"without it (a correction, or a text that steers the reader); neither is "
                                       "taken: take the value from the tool call's arguments (`from = \"path\"`)")
+
+    def _reask(self, asked: str, in_record: str | None) -> Any:
+        """The model's answer for the text `asked` (_one_value's and _one_choice's second reading); for a record's
+        field `in_record`, that field's value in it (None where the answer is no record)."""
+        again = self._ask_text(asked)[0]
+        if in_record is not None:   # a record's field: its value in the other answer
+            again = again.get(in_record) if isinstance(again, Mapping) else None
+        return again
 
     def _withdrawn(self, text: str, value: Any, how: str, details: dict[str, Any],
                    settled: frozenset[str] = frozenset(), reads: dict[str, Any] | None = None,
