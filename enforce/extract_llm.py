@@ -676,13 +676,13 @@ def _written(text: str, value: Any) -> bool:
     full-width or look-alike name is not the name the text writes)."""
     if type(value) is int:   # a sum with cents read as a whole number: rounded either way ($49.99: 49 or 50)
         return any(n == value or type(n) is float and math.floor(n) <= value <= math.ceil(n) for n in _numbers(text))
-    if type(value) is not str or len(value) < 2 or value != value.strip():
+    # blanks only single spaces (so none at its ends): the text is matched with its blanks made single spaces
+    if type(value) is not str or len(value) < 2 or " ".join(value.split()) != value:
         return False
     if unicodedata.normalize("NFKC", value) != value:
         return False
     plain = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text))
-    return re.search(rf"(?<!\w){re.escape(' '.join(value.split()))}(?!\w)", plain) is not None and \
-        " ".join(value.split()) == value
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", plain) is not None
 
 
 def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any,
