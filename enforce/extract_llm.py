@@ -271,8 +271,11 @@ class LLMExtractor:
         no date, time or telephone number: _undated; a name, a word with a capital that does not open its clause),
         so a text with one number costs no call."""
         leaves = _answer_leaves(self.argument, self.type, value)
+        # the text's NFKC form and the places it writes a number: once, for _written and the whole text's _blanked
+        plain = unicodedata.normalize("NFKC", text) if leaves else text
+        spans = _number_spans(plain) if any(type(got) is int for _key, _field, got in leaves) else []
         for key, _field, got in leaves:
-            if not _written(text, got):
+            if not _written(plain, spans, got):
                 raise ExtractionError("extract.llm.unwritten", f"the model read {got!r} for {key}, which the agent's "
                                       "text does not write as it is (a value the model computed or respelt, or that "
                                       "the text steered it to); not taken: take the value from the tool call's "
@@ -287,7 +290,7 @@ class LLMExtractor:
             # another number beside it, in a clause that writes it; not a name beside a name (Pay ___ on Friday: a
             # model reads Friday; 11.7% -> 35.0% extra calls on B33's benign payment texts)
             if type(got) is int and any(_candidates(_masked(c, got), got, money=money) for c in held):
-                asks.append(_masked(text, got))
+                asks.append(_blanked(plain, spans, got))
             for asked in asks:
                 again = self._reask(asked, in_record)
                 # another value only where the text asked writes it as one (a sum's: not as a count of tickets)
@@ -658,9 +661,14 @@ def _undated(text: str, *, money: bool = False) -> str:
 def _masked(text: str, value: int) -> str:
     """`text` (NFKC) with each place that writes `value` (_number_spans) blanked."""
     plain = unicodedata.normalize("NFKC", text)
-    spans = sorted((start, end) for start, end, read in _number_spans(plain) if value in read)
+    return _blanked(plain, _number_spans(plain), value)
+
+
+def _blanked(plain: str, spans: list[tuple[int, int, set[int | float]]], value: int) -> str:
+    """_masked: `plain` (NFKC already) with each of its number `spans` (its _number_spans) that reads `value`
+    blanked."""
     out, at = [], 0
-    for start, end in spans:
+    for start, end in sorted((start, end) for start, end, read in spans if value in read):
         if start >= at:
             out += [plain[at:start], "___"]
             at = end
@@ -669,20 +677,20 @@ def _masked(text: str, value: int) -> str:
     return "".join(out) + plain[at:]
 
 
-def _written(text: str, value: Any) -> bool:
-    """Whether `text` writes the answer's `value` as it is: an integer among its _numbers (or a sum with cents it
-    writes, rounded); a string as words of it,
+def _written(plain: str, spans: list[tuple[int, int, set[int | float]]], value: Any) -> bool:
+    """Whether the text (`plain`: NFKC already; `spans`: its _number_spans, read for an integer) writes the answer's
+    `value` as it is: an integer among its _numbers (or a sum with cents it writes, rounded); a string as words of it,
     letter for letter and in the same case, with no blank at its ends and no character that NFKC would change (a
     full-width or look-alike name is not the name the text writes)."""
     if type(value) is int:   # a sum with cents read as a whole number: rounded either way ($49.99: 49 or 50)
-        return any(n == value or type(n) is float and math.floor(n) <= value <= math.ceil(n) for n in _numbers(text))
+        numbers: set[int | float] = set().union(*(read for _start, _end, read in spans))
+        return any(n == value or type(n) is float and math.floor(n) <= value <= math.ceil(n) for n in numbers)
     # blanks only single spaces (so none at its ends): the text is matched with its blanks made single spaces
     if type(value) is not str or len(value) < 2 or " ".join(value.split()) != value:
         return False
     if unicodedata.normalize("NFKC", value) != value:
         return False
-    plain = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text))
-    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", plain) is not None
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", re.sub(r"\s+", " ", plain)) is not None
 
 
 def _answer_leaves(argument: str, t: Mapping[str, Any], value: Any,
