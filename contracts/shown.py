@@ -349,14 +349,14 @@ def compared_address(text: str) -> str | None:
     return keys[0] if keys and (keys[0] == text or _ipv6(text) == keys[0]) else None
 
 
-def address_written_otherwise(text: str) -> str | None:
+def address_written_otherwise(text: str) -> tuple[str, ...] | None:
     """The IPv4 address a string of four dotted parts is when it is written otherwise than as one (`0177.0.0.1`,
     `127.000.000.001`, `0x7f.0.0.1`: a tool reads each as 127.0.0.1; `010.0.0.1` is 8.0.0.1 to inet_aton and 10.0.0.1
-    to a reader), the readings joined by ` or `; None for anything else (`1.2.3` stays a version)."""
+    to a reader), its readings (address_keys, the octal one first); None for anything else (`1.2.3` stays a version)."""
     if text.count(".") != 3 or ":" in text:
         return None
     keys = address_keys(text.lower())
-    return None if not keys or keys == (text,) else " or ".join(keys)
+    return None if not keys or keys == (text,) else keys
 
 
 def _ipv4(parts: list[str], *, octal: bool) -> str | None:

@@ -150,10 +150,12 @@ def compared_otherwise(value: str) -> str | None:
         return ("it begins or ends with a space or a line break, which shows as nothing (in a table's cell, a JSON key) "
                 "and which a tool strips: the agent's name never equals it")
     if plain:
-        address = address_written_otherwise(value)
-        return None if address is None else (
-            f"it is the IP address {address} written otherwise (octal, hex or zero-padded parts): a tool reads it as "
-            f"{address} and an agent's {address} never equals it; write the address as {address.split(' or ')[0]}")
+        readings = address_written_otherwise(value)
+        if readings is None:
+            return None
+        address = " or ".join(readings)
+        return (f"it is the IP address {address} written otherwise (octal, hex or zero-padded parts): a tool reads it "
+                f"as {address} and an agent's {address} never equals it; write the address as {readings[0]}")
     if not unicodedata.is_normalized("NFC", value):
         return (f"it is not in Unicode's composed form (NFC): it shows as {unicodedata.normalize('NFC', value)!r}, "
                 "which an agent's text spells with other code points, and never equals it")
