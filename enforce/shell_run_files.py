@@ -63,7 +63,7 @@ def _json_scripts(text: str) -> list[str]:
             if isinstance(s, str)]
 
 
-_MAKE_SET = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_.][\w.-]*)\s*(?::{1,3}=|\?=|\+=|!=|=)\s*(.*)$")
+_MAKE_SET = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_.][\w.-]*)\s*(:{1,3}=|\?=|\+=|!=|=)\s*(.*)$")
 _MAKE_DEFAULTS = {"CC": "cc", "CXX": "c++", "CPP": "cc -E", "LD": "ld", "AR": "ar", "AS": "as", "RM": "rm -f",
                   "MAKE": "make", "FC": "f77", "SHELL": "/bin/sh"}
 
@@ -82,9 +82,9 @@ def _make(text: str) -> list[str]:
             continue
         m = _MAKE_SET.match(line)
         if m:
-            values[m.group(1)] = m.group(2)
-            if "!=" in line.split(m.group(2), 1)[0]:
-                out.append(m.group(2))               # `X != cmd` runs cmd when make reads the file
+            values[m.group(1)] = m.group(3)
+            if m.group(2) == "!=":
+                out.append(m.group(3))               # `X != cmd` runs cmd when make reads the file
         out += [c for c in re.findall(r"\$[({]shell\s+([^)}]*)[)}]", line)]
         rule = re.match(r"^[^\s:#=][^:#=]*:(?!=)[^;]*;(.*)$", line)
         if rule:
