@@ -77,7 +77,7 @@ def _make(text: str) -> list[str]:
         if line.startswith(".RECIPEPREFIX"):
             prefix = (line.split("=", 1)[1].strip() or "\t")[:1] if "=" in line else "\t"
             continue
-        if line.startswith(prefix) and prefix != "":
+        if line.startswith(prefix):                      # prefix is one character, never ""
             out.append(line[1:].strip().lstrip("@+-").strip())
             continue
         m = _MAKE_SET.match(line)
@@ -90,7 +90,7 @@ def _make(text: str) -> list[str]:
         if rule:
             out.append(rule.group(1).strip().lstrip("@+-"))
     commands = [_make_words(c, values) for c in out]
-    if "SHELL" in values and values["SHELL"] != "/bin/sh" or ".SHELLFLAGS" in values:   # what make runs each line with
+    if values["SHELL"] != "/bin/sh" or ".SHELLFLAGS" in values:         # SHELL: one of _MAKE_DEFAULTS   # what make runs each line with
         shell = _make_words(f"{values['SHELL']} {values.get('.SHELLFLAGS', '-c')}", values)
         commands = [f"{shell} {shlex.quote(c)}" for c in commands] + [shell]
     return commands
@@ -149,11 +149,7 @@ def _just(text: str) -> list[str]:
     close()
     shell = re.search(r"^set\s+(?:windows-)?shell\s*:=\s*(\[.*\])\s*$", text, re.M)   # what just runs each line with
     if shell:
-        try:
-            argv = json.loads(shell.group(1).replace("'", '"'))
-        except ValueError:
-            argv = None
-        words = shlex.join(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else "x"
+        words = _argv_words(shell.group(1).replace("'", '"'), "x")
         out = [f"{words} {shlex.quote(c)}" for c in out] + [words]
     return out
 
@@ -187,8 +183,10 @@ def _docker(text: str) -> list[str]:
         word, _, rest = line.partition(" ")
         word = word.upper()
         if word in ("COPY", "ADD"):
-            parts = [p for p in shlex.split(rest, comments=False, posix=True) if not p.startswith("--")] \
-                if _splits(rest) else []
+            try:
+                parts = [p for p in shlex.split(rest, comments=False, posix=True) if not p.startswith("--")]
+            except ValueError:
+                parts = []
             copied += [(src, parts[-1].rstrip("/")) for src in parts[:-1] if parts[-1].rstrip("/")]
         if word != "RUN":
             continue
@@ -202,23 +200,20 @@ def _docker(text: str) -> list[str]:
             i += 1
             rest = "\n".join(body)
         elif rest.startswith("["):
-            try:
-                argv = json.loads(rest)
-            except ValueError:
-                argv = None
-            rest = shlex.join(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else rest
+            rest = _argv_words(rest, rest)
         for src, dst in sorted(copied, key=lambda c: -len(c[1])):   # the image's copy read back as the project's file
             rest = re.sub(rf"(?<![\w./-]){re.escape(dst)}(?=/|\b|$)", src, rest)
         out.append(rest)
     return out
 
 
-def _splits(text: str) -> bool:
+def _argv_words(text: str, fallback: str) -> str:
+    """A JSON list of strings (`["sh", "-c", "x"]`) as shell words; `fallback` for anything else."""
     try:
-        shlex.split(text)
+        argv = json.loads(text)
     except ValueError:
-        return False
-    return True
+        return fallback
+    return shlex.join(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else fallback
 
 
 def _pre_commit(text: str) -> list[str]:
