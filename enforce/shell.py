@@ -37,6 +37,7 @@ from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, le
 from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved,
                                         link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
+from veriguard.enforce.shell_run_files import run_file_kind
 from veriguard.enforce.shell_values import (Needles, blob_texts, in_spellings, in_texts, needles, opaque_held,
                                            opened_held, secret_keys, secret_values, spellings)
 from veriguard.enforce.shell_walk import (Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered,
@@ -798,8 +799,6 @@ def through_run_files(a: Analysis, command: str, table: CommandTable) -> Analysi
     scripts, a Makefile's recipes, a Dockerfile's RUN...): the new text (a here-document, `printf >>`, `sed -i`, `cp`,
     `ln -s`, a patch) is not read as commands here, so a human approves it; the hook's Write and Edit tools are read
     with their text."""
-    from veriguard.enforce.shell_run_files import run_file_kind
-
     # a copy of a run file the command reads keeps its commands, read when that file was written (`cp Makefile
     # /tmp/x`: the copy may be /tmp/x/Makefile)
     read = {path for accesses, path, _ in a.paths if "read" in accesses and run_file_kind(path)}
