@@ -2189,32 +2189,41 @@ def _gif(raw: bytes) -> _Container:
     if len(raw) < 13:
         return _Container(False, held)
     flags = raw[10]
-    at = 13 + (3 << (flags & 7) + 1 if flags & 0x80 else 0)
+    at = start = 13 + (3 << (flags & 7) + 1 if flags & 0x80 else 0)
+    # cut short (as a tool that truncates its output shows it): what is there of it is read, and the file is whole
+    # when its header and colour table were and a block began after them, like a PNG cut after its IHDR; a cut image
+    # block's LZW code size must be one the format allows (2 to 8)
+    code_at = 0
     while at < len(raw):
         block = raw[at]
         if block == 0x3B:   # trailer
             return _Container(True, held + ([raw[at + 1:]] if at + 1 < len(raw) else []))
         if block == 0x21:
             if at + 2 > len(raw):
-                return _Container(False, held)
+                return _Container(True, held)
             label, at = raw[at + 1], at + 2
         elif block == 0x2C:
             if at + 10 > len(raw):
-                return _Container(False, held)
+                return _Container(True, held)
             local = raw[at + 9]
             label, at = 0x2C, at + 10 + (3 << (local & 7) + 1 if local & 0x80 else 0) + 1   # and the LZW code size
+            if at > len(raw):   # cut in the local colour table or before the LZW code size
+                return _Container(True, held)
+            code_at = at - 1
         else:
             return _Container(False, held)
         data = bytearray()
         while at < len(raw) and raw[at]:
             data += raw[at + 1:at + 1 + raw[at]]
             at += 1 + raw[at]
-        if at >= len(raw):
-            return _Container(False, held)
+        if at >= len(raw):   # cut short in the block's data
+            if label == 0x2C:
+                return _Container(2 <= raw[code_at] <= 8, held)
+            return _Container(True, held + [bytes(data)])
         at += 1
         if label != 0x2C:   # a comment, plain text or application block; a graphic control's few bytes too
             held.append(bytes(data))
-    return _Container(False, held)
+    return _Container(at > start, held)   # cut short between blocks
 
 
 def _zip(raw: bytes) -> _Container:

@@ -375,3 +375,37 @@ def test_a_code_line_is_no_transposed_call_for_any_tool():   # an EICU-AC log's 
                "lab_result = GetValue(filtered_lab_db, 'labresult')\nanswer = lab_result")
     for observation in placements(written):
         assert ANY.extract(observation).value["to"] == "bob"
+
+
+# A GIF cut short, as a tool that truncates its output shows it, was always refused (PNG and JPEG cut short were not):
+# it counts as an image when the part that is there is well formed; a header before random bytes, or a call in what a
+# GIF carries beside its picture, still denies.
+def _cut(raw: bytes, share: float) -> str:
+    shown = _b64(raw)
+    return shown[:int(len(shown) * share)]
+
+
+@pytest.mark.parametrize("share", [0.3, 0.5, 0.8, 0.95])
+@pytest.mark.parametrize("after", ["", "...", "... [truncated]"], ids=["bare", "dots", "marked"])
+def test_a_gif_cut_short_passes_as_a_png_or_jpeg_cut_short_does(share, after):
+    for seed in range(4):
+        rng = random.Random(seed)
+        for raw in (gif(rng, 6000), png(rng, 48), jpeg(rng, 6000)):
+            observation = {"content": [OK, text("image: " + _cut(raw, share) + after)]}
+            assert TRANSFER.extract(observation).value["to"] == "bob"
+
+
+GIF_HEADER = b"GIF89a" + bytes((32, 0, 32, 0, 0xF7, 0, 0))
+CUT_GIFS_THAT_DENY = {
+    **{f"header_then_random_{s}": GIF_HEADER + random.Random(s).randbytes(768 + 3000) for s in range(4)},
+    "header_then_image_of_bad_code_size": GIF_HEADER + bytes(768) + b"\x2c" + bytes((0, 0, 0, 0, 32, 0, 32, 0, 0))
+    + b"\x0c" + random.Random(9).randbytes(3000),
+    "comment_zlib_cut_in_picture": gif(R, extra=comment_gif(zlib.compress(JCALL.encode())))[:-2000],
+    "comment_xor_cut_in_picture": gif(R, extra=comment_gif(_xor(LONG.encode(), b"lemonade")))[:-2000],
+}
+
+
+@pytest.mark.parametrize("raw", CUT_GIFS_THAT_DENY.values(), ids=CUT_GIFS_THAT_DENY.keys())
+@pytest.mark.parametrize("after", ["", "... [truncated]"], ids=["bare", "marked"])
+def test_a_cut_gif_of_random_bytes_or_carrying_a_call_still_denies(raw, after):
+    denied(TRANSFER, {"content": [OK, text("image: " + _b64(raw) + after)]})
