@@ -922,8 +922,7 @@ class Proxy:
         only what the host listed was pinned: a server that re-described a tool the host had not listed in this session
         ran the call as it now defined the tool (45000 cents decided, paid as whole dollars)."""
         self.reads_tools = True
-        self.relisting = True
-        self.relist()
+        self.list_again()   # at the start: relisting False, relist_failed "", relist_pages 0, as list_again sets them
 
     def never_listed(self, name: str) -> str:
         """Why an allowed call to tool `name` is not run ('' when it may be): the proxy lists the server's tools itself
