@@ -417,11 +417,18 @@ def reject(guard: Guard, state: Any, item: Any, **kw: Any) -> None:
     call this in place of state.reject. An item whose call id cannot be read is rejected, and nothing is recorded."""
     state.reject(item, **kw)
     raw = getattr(item, "raw_item", None)
-    call_id = raw.get("call_id") if isinstance(raw, Mapping) else getattr(raw, "call_id", None)
+    _refuse_awaiting(guard, raw.get("call_id") if isinstance(raw, Mapping) else getattr(raw, "call_id", None))
+
+
+APPROVAL_REFUSED = "the call was allowed before its approval was asked, and its approval was refused: not run"
+
+
+def _refuse_awaiting(guard: Guard, call_id: Any) -> None:
+    """Record, by `guard`, that the call `call_id` allowed before its approval was asked (AWAITING) did not run: its
+    approval was refused. Nothing when the id is not a string or the call is not awaiting."""
     calls = AWAITING.get(guard)
     if isinstance(call_id, str) and calls and call_id in calls:
-        guard.refuse_run("the call was allowed before its approval was asked, and its approval was refused: not run",
-                         integration="openai_agents", tool=calls.pop(call_id), action_id=call_id)
+        guard.refuse_run(APPROVAL_REFUSED, integration="openai_agents", tool=calls.pop(call_id), action_id=call_id)
 
 
 def approval_refused(guard: Guard, items: Any) -> None:
@@ -433,9 +440,8 @@ def approval_refused(guard: Guard, items: Any) -> None:
     for item in items if isinstance(items, list) else ():
         call_id = item.get("call_id") if isinstance(item, Mapping) else getattr(item, "call_id", None)
         kind = item.get("type") if isinstance(item, Mapping) else getattr(item, "type", None)
-        if kind == "function_call_output" and isinstance(call_id, str) and call_id in calls:
-            guard.refuse_run("the call was allowed before its approval was asked, and its approval was refused: "
-                             "not run", integration="openai_agents", tool=calls.pop(call_id), action_id=call_id)
+        if kind == "function_call_output":
+            _refuse_awaiting(guard, call_id)
 
 
 LATER = "veriguard_records_refusal"   # set on a guardrail function wrapped by refusal_recorded
@@ -810,6 +816,8 @@ RUN_SETTINGS = ("the run's RunConfig model settings send the model tools beside 
                 "runs on the provider's side, undecided, at every model call of the run, and the hooks cannot see a "
                 "RunConfig before the model is asked; remove them, put refuse_hosted_tools(guard) on the model's client, "
                 "or name \"model_settings\" in policy_hooks(unguarded=...); not run")
+HOOK_SETTINGS = ("the run's RunConfig model settings send the model tools beside the agents' own ({}): a hosted tool "
+                 "there runs on the provider's side, undecided (name \"model_settings\" in unguarded to let them through)")
 
 
 # Per guard, the runs (by the identity of their Usage, which the SDK shares between a run's context and the ToolContext
@@ -855,6 +863,14 @@ def run_config_of(hooks: Any, context: Any) -> tuple[bool, Any]:
     return False, None
 
 
+def settings_let(guard: Guard, hooks: Any = None, context: Any = None) -> bool:
+    """Whether `guard` lets a RunConfig's model settings send tools: it has a refuse_hosted_tools hook (SETTINGS_LET),
+    or `hooks` are its policy_hooks naming "model_settings", or the run of `context` is one whose hooks named it
+    (settings_let_in). The one decision of the hooks' check before a model call and of run_settings_tools."""
+    return guard in SETTINGS_LET or settings_let_in(guard, context) or (
+        isinstance(hooks, PolicyHooks) and hooks.guard is guard and SETTINGS in hooks.unguarded)
+
+
 def run_settings_tools(context: Any, guard: Guard, hooks: Any = None) -> str:
     """Why a call may not run in a run whose RunConfig's model settings send tools (settings_tools; "" when they send
     none; the run's policy_hooks name "model_settings": `hooks`, the run's, or a note they made of the run before a
@@ -862,8 +878,7 @@ def run_settings_tools(context: Any, guard: Guard, hooks: Any = None) -> str:
     the requests of the client it is on, precisely): without hooks, the guardrail is the first point that sees the
     RunConfig (its ToolContext's run_config), so from the first function call of such a run on, each call is refused,
     recorded."""
-    if guard in SETTINGS_LET or settings_let_in(guard, context) or (
-            isinstance(hooks, PolicyHooks) and hooks.guard is guard and SETTINGS in hooks.unguarded):
+    if settings_let(guard, hooks, context):
         return ""
     extra = settings_tools(getattr(context, "run_config", None))
     return RUN_SETTINGS.format(extra) if extra else ""
@@ -1111,13 +1126,14 @@ class PolicyHooks(RunHooks[Any]):
         the guard has a refuse_hosted_tools hook (SETTINGS_LET), which reads each request."""
         found = unguarded_tools(agent, self.guard, self.unguarded, hold=True)
         record_hooks_raise(agent)
-        seen, config = run_config_of(self, context)
-        if seen and SETTINGS in self.unguarded:
+        # the RunConfig is read only where it can matter: a guard with a refuse_hosted_tools hook (SETTINGS_LET) reads
+        # each request itself, so unless "model_settings" is named (let_settings needs the run found) the search is skipped
+        let = SETTINGS in self.unguarded
+        seen, config = run_config_of(self, context) if let or not settings_let(self.guard, self) else (False, None)
+        if seen and let:
             let_settings(self.guard, context)
-        elif seen and self.guard not in SETTINGS_LET and (extra := settings_tools(config)):
-            found.append(f"the run's RunConfig model settings send the model tools beside the agents' own ({extra}): a "
-                         "hosted tool there runs on the provider's side, undecided (name \"model_settings\" in unguarded "
-                         "to let them through)")
+        elif seen and not settings_let(self.guard, self) and (extra := settings_tools(config)):
+            found.append(HOOK_SETTINGS.format(extra))
         if found:
             why = (f"refused to ask the model: it could call tools that policy {self.guard.policy_name} does not decide: "
                    f"{'; '.join(found[:5])}{' ...' if len(found) > 5 else ''}")
