@@ -391,7 +391,8 @@ def _walk(root: Any, where: str, visit: Callable[[Mapping[Any, Any], str], Itera
             strings = _object_strings(x) if text is not None and join else []
             if len(strings) > 1 and any(_KEY_VALUE.fullmatch(v) for v in strings):   # a key alone in one value,
                 _refuse_lettered_beside(" ".join(strings), at)   # the letters it hides in another
-            records = _records([v for v in x.values() if isinstance(v, list)][:_RECORD_LISTS]) if text is not None else []
+            lists = [v for v in x.values() if isinstance(v, list)][:_RECORD_LISTS] if text is not None else []
+            records = _records(lists) if len(lists) > 1 else []   # one list alone is no header over a row
             if records:   # {"keys": ["name", "arguments"], "values": ["transfer", {...}]}: read as the objects they are
                 children.append((records, f"{at}[as records]"))
         elif isinstance(x, (list, tuple)):
@@ -1620,10 +1621,10 @@ _TRANSPOSED_PARTS = re.compile(r"[.:;!?]\s+|\n")
 def _transposed_whole(text: str, own: str) -> list[str]:
     if len(text) < _ENCODED_MIN:
         return []
-    letters = _NOT_LETTER.sub("", text.lower())
+    low = text.lower()
+    letters = _NOT_LETTER.sub("", low)
     if len(letters) < 8 or _stream_mean_pairs(letters) > _TRANSPOSED_MEAN:
         return []
-    low = text.lower()
     if _CALL_WORDS_SEEN.search(low) or _TRANSPOSED_ARGUMENT.search(low) or own and f"{own}(" in low:
         return []   # a part that shows a call's word as it is is read as it is (decoys stand in another part)
     # a transposition keeps each character: what no order of them can show is not looked for
@@ -2252,7 +2253,7 @@ def _carried(data: bytes) -> bool:
     private chunk) make the file no whole one."""
     return (len(data) <= _CARRIED_SMALL or data.startswith(_CARRIED_SHAPES) or data[36:40] == b"acsp"
             or bool(_printable(data.rstrip(b"\x00")) or _well_formed_file(data)
-            or data[:2] == b"\x1f\x8b" or len(data) > 1 and data[0] & 0x0F == 8 and (data[0] * 256 + data[1]) % 31 == 0))
+            or _compressed_head(data)))
 
 
 def _well_formed_file(raw: bytes) -> bool:
@@ -2404,11 +2405,16 @@ def _key_tables(distinct: frozenset[int]) -> tuple[bytes, ...]:
         bytes((b + k) % 256 for b in range(256)) for k in sorted(shifts))
 
 
+def _compressed_head(raw: bytes) -> bool:
+    """Whether `raw` begins with a gzip header or a zlib one (deflate, its check bits right)."""
+    return raw[:2] == b"\x1f\x8b" or len(raw) > 1 and raw[0] & 0x0F == 8 and (raw[0] * 256 + raw[1]) % 31 == 0
+
+
 def _inflations(raw: bytes, where: str) -> list[bytes]:
     """What `raw` inflates to as compressed data (gzip or zlib, bzip2, xz, raw deflate); data that inflates past
     _MAX_JSON_TEXT bytes denies: what it holds is not read."""
     out: list[bytes] = []
-    if raw[:2] == b"\x1f\x8b" or len(raw) > 1 and raw[0] & 0x0F == 8 and (raw[0] * 256 + raw[1]) % 31 == 0:
+    if _compressed_head(raw):
         out.append(_inflated(raw, where, zlib.decompressobj(wbits=47)))  # 32 + 15: a gzip or a zlib header
     if raw[:3] == b"BZh":
         out.append(_inflated(raw, where, bz2.BZ2Decompressor()))
