@@ -590,6 +590,7 @@ def with_run_commands(command: str, tool: str, tool_input: Mapping[str, Any], mo
     if tool not in WRITE + EDIT:
         return command
     found: list[str] = []
+    probe = _Probe(monitor, cwd, opts)
     for path in dict.fromkeys(p for k in PATH_KEYS if isinstance(tool_input.get(k), str)
                               for p in _and_real(tool_input[k])):
         texts = ([t for t in (_edited(tool, tool_input, path),) if t] or _strings_in(
@@ -599,17 +600,43 @@ def with_run_commands(command: str, tool: str, tool_input: Mapping[str, Any], mo
         folder = shlex.quote(os.path.dirname(path) or "/")
         runs = [f"(cd -- {folder} && {{ {c}\n}})" for c in dict.fromkeys(cmds)]
         image = run_file_kind(path) == "docker"
-        if runs and _reaches(monitor, " ; ".join(runs), cwd, opts, image=image):   # one reading of all, then each alone
-            found += runs if len(runs) == 1 else [r for r in runs if _reaches(monitor, r, cwd, opts, image=image)]
+        if runs and _reaches(monitor, probe(" ; ".join(runs)), image=image):   # one reading of all, then each alone
+            found += runs if len(runs) == 1 else [r for r in runs if _reaches(monitor, probe(r), image=image)]
     return f"{command} && {{ {' ; '.join(found)} ; }}" if found else command
 
 
-def _reaches(monitor: Any, command: str, cwd: str, opts: Options, *, image: bool) -> bool:
-    """Whether the commands (`command`) do what a typed command is not let do unasked (above), or cannot be read:
-    the extractors' reading alone, no decision and no log record. `image`: they run in a container image."""
+class _Probe:
+    """observe's observation of a command for _reaches: built once (observe re-reads the --context file) and copied
+    with each probe's command in the field; observe itself again where the field's place overlaps another filled-in
+    place (the later one would win there)."""
+
+    def __init__(self, monitor: Any, cwd: str, opts: Options) -> None:
+        self.monitor, self.cwd, self.opts = monitor, cwd, opts
+        self.base: dict[str, Any] | None = None
+
+    def __call__(self, command: str) -> dict[str, Any]:
+        import copy
+
+        if self.base is None:
+            self.base = observe(self.monitor, command, self.cwd, self.opts)
+            return copy.deepcopy(self.base)
+        paths = monitor_paths(self.monitor)
+        field = paths["field"]
+        others = [p for k, p in paths.items() if k != "field" and p is not None]
+        if field is not None and any(p == field or p.startswith(field + ".") or field.startswith(p + ".")
+                                     for p in others):
+            return observe(self.monitor, command, self.cwd, self.opts)
+        observation = copy.deepcopy(self.base)
+        if field is not None:
+            _set(observation, field, command)
+        return observation
+
+
+def _reaches(monitor: Any, observation: dict[str, Any], *, image: bool) -> bool:
+    """Whether the commands in `observation` do what a typed command is not let do unasked (above), or cannot be
+    read: the extractors' reading alone, no decision and no log record. `image`: they run in a container image."""
     from veriguard.enforce.extract_errors import ExtractionError
 
-    observation = observe(monitor, command, cwd, opts)
     for x in monitor.extractors.values():
         kept = {k: dict(v) for k, v in vars(x).items() if k in _RECORDS}    # the reading leaves no copy in the state
         try:
