@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import html
 import importlib
 import re
@@ -572,6 +573,7 @@ def required_literals(pattern: re.Pattern[str]) -> frozenset[str] | None:
     return _best(all_required_literals(pattern))
 
 
+@functools.cache   # the four indices of a bank read the same patterns (the answer is the pattern's, and immutable)
 def all_required_literals(pattern: re.Pattern[str]) -> tuple[frozenset[str], ...]:
     """Every requirement that the parts of `pattern`'s outer sequence give: sets of strings (lower case), every match
     holding one string of each set (a match holds a match of each part of the sequence); () when none is known."""
