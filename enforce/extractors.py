@@ -92,7 +92,7 @@ from typing import Any, NamedTuple, NoReturn, Protocol, TypeVar
 
 import veriguard.contracts.strict_json as strict_json
 from veriguard.enforce.extract_errors import ExtractionError
-from veriguard.enforce.textnorm import map_lookalikes, strip_invisible, strip_marks, strip_tags
+from veriguard.enforce.textnorm import LEET, map_lookalikes, strip_invisible, strip_marks, strip_tags
 
 
 @dataclass(frozen=True)
@@ -2835,14 +2835,11 @@ def _name_shape(tool: str) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w.$-])(" + shape + r")\s*\(([^()]{0,400})\)")
 
 
-_LEET = {"4": "a", "@": "a", "8": "b", "3": "e", "6": "bg", "9": "g", "1": "il", "!": "i", "0": "o", "5": "s",
-         "$": "s", "7": "t", "2": "z"}   # letters written as digits and marks (leetspeak)
-
-
 def _leet_of(callee: str, tool: str) -> bool:
-    """Whether `callee` is `tool` with some of its letters written as the digits or marks that look like them."""
+    """Whether `callee` is `tool` with some of its letters written as the digits or marks that look like them
+    (textnorm's LEET: on what _name_shape lets stand for a letter, digits, @ and $, it reads as the table this held)."""
     return len(callee) == len(tool) and callee != tool and all(
-        c == t or t in _LEET.get(c, "") for c, t in zip(callee, tool))
+        c == t or t in LEET.get(c, "") for c, t in zip(callee, tool))
 
 
 def _keyed_name(text: str, tool: str) -> str:
