@@ -1064,6 +1064,12 @@ class Proxy:
             if outcome.action in ("halt", "terminate"):
                 self.halt_in_flight()
             return
+        self.input_closed()   # as forward does first: a server or host gone outranks a tool never listed
+        unlisted = "" if self.refusing else self.never_listed(name)
+        if unlisted:   # decided, but nothing the host or the policy read describes the tool: recorded as not run
+            self.not_run(host_id, name, unlisted, allowed=True)
+            self.settle()
+            return
         self.forward(host_id, "tools/call", {"name": name, "arguments": arguments}, name)   # exactly what was decided
 
     def decide_in_time(self, host_id: Any, name: str, arguments: dict[str, Any],
@@ -1270,7 +1276,7 @@ class Proxy:
     def forward(self, host_id: Any, method: str, params: Any, tool: str = "") -> None:
         self.input_closed()
         pending = Pending(host_id, method, tool)
-        refusing = self.refusing or (self.never_listed(tool) if method == "tools/call" else "")
+        refusing = self.refusing
         if refusing:
             if method == "tools/call":   # decided before the child or the host went: recorded as not run
                 self.not_run(host_id, tool, refusing, allowed=True)
