@@ -84,7 +84,7 @@ import unicodedata
 import urllib.parse
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -2097,11 +2097,18 @@ _ZIP_MEMBERS = 64
 
 class _Container(NamedTuple):
     whole: bool          # well formed as its format is written (a truncated file's parts that are there are)
-    held: list[bytes]    # the data it carries beside its picture, to be read
+    held: Sequence[bytes]   # the data it carries beside its picture, to be read (a tuple as _container gives it)
 
 
+@functools.lru_cache(maxsize=8)
 def _container(raw: bytes) -> _Container | None:
-    """`raw` parsed as the file its magic number names (_CONTAINER_MAGIC); None for none of them."""
+    """`raw` parsed as the file its magic number names (_CONTAINER_MAGIC); None for none of them. Kept for the same
+    bytes, which _readable, _blank_file, _read_bytes and _well_formed_file each parse (its held data a tuple)."""
+    parsed = _parsed_container(raw)
+    return None if parsed is None else _Container(parsed.whole, tuple(parsed.held))
+
+
+def _parsed_container(raw: bytes) -> _Container | None:
     if raw.startswith(_CONTAINER_MAGIC[0]):
         return _png(raw)
     if raw.startswith(_CONTAINER_MAGIC[1]):
