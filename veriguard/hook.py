@@ -604,8 +604,10 @@ def with_run_commands(command: str, tool: str, tool_input: Mapping[str, Any], mo
         folder = shlex.quote(os.path.dirname(path) or "/")
         runs = [f"(cd -- {folder} && {{ {c}\n}})" for c in dict.fromkeys(cmds)]
         image = run_file_kind(path) == "docker"
-        if runs and _reaches(monitor, probe(" ; ".join(runs)), image=image):   # one reading of all, then each alone
-            found += runs if len(runs) == 1 else [r for r in runs if _reaches(monitor, probe(r), image=image)]
+        # each alone (a send beside an unlisted program reads as the program's unknown, which asks nothing alone),
+        # then all as one (a file one command writes and another sends)
+        each = [r for r in runs if _reaches(monitor, probe(r), image=image)]
+        found += each or (runs if len(runs) > 1 and _reaches(monitor, probe(" ; ".join(runs)), image=image) else [])
     return f"{command} && {{ {' ; '.join(found)} ; }}" if found else command
 
 
